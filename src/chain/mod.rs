@@ -1,0 +1,276 @@
+//! Chain presets and hard-fork schedules.
+//!
+//! A [`ForkSchedule`] says at which block number or timestamp each fork activates and turns a
+//! `(number, timestamp)` pair into the revm [`SpecId`] that governs execution. Schedules come from
+//! a geth genesis `config` object (fixtures and replay bundles), from a built-in preset (Ethereum
+//! mainnet, the 1329/1328 chain), or default to the latest fork for unknown chains.
+
+use revm::primitives::hardfork::SpecId;
+use serde_json::Value;
+
+/// Activation points of every fork that changes EVM semantics.
+///
+/// Block-activated forks carry a block number, post-merge forks a timestamp. `merged` is true when
+/// the chain has passed the merge (geth: `terminalTotalDifficulty == 0` or a merge netsplit at a
+/// block already reached); Shanghai and later only apply after the merge.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForkSchedule {
+    pub chain_id: u64,
+    pub homestead: Option<u64>,
+    pub tangerine: Option<u64>,
+    pub spurious_dragon: Option<u64>,
+    pub byzantium: Option<u64>,
+    pub constantinople: Option<u64>,
+    pub petersburg: Option<u64>,
+    pub istanbul: Option<u64>,
+    pub berlin: Option<u64>,
+    pub london: Option<u64>,
+    /// Block at which the merge happened, when known; `Some(0)` for chains born merged.
+    pub merge_block: Option<u64>,
+    pub shanghai_time: Option<u64>,
+    pub cancun_time: Option<u64>,
+    pub prague_time: Option<u64>,
+    pub osaka_time: Option<u64>,
+}
+
+/// Named chains the tool knows without asking the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainPreset {
+    pub id: u64,
+    pub name: &'static str,
+    pub currency: &'static str,
+    /// Explorer URL template for a transaction; `{hash}` is replaced.
+    pub explorer_tx: Option<&'static str>,
+}
+
+/// Presets, looked up by id or name.
+pub const PRESETS: &[ChainPreset] = &[
+    ChainPreset {
+        id: 1,
+        name: "ethereum",
+        currency: "ETH",
+        explorer_tx: Some("https://etherscan.io/tx/{hash}"),
+    },
+    ChainPreset {
+        id: 1329,
+        name: "mainnet",
+        currency: "native",
+        explorer_tx: None,
+    },
+    ChainPreset {
+        id: 1328,
+        name: "testnet",
+        currency: "native",
+        explorer_tx: None,
+    },
+];
+
+/// Finds a preset by chain id.
+pub fn preset(id: u64) -> Option<&'static ChainPreset> {
+    PRESETS.iter().find(|p| p.id == id)
+}
+
+impl ForkSchedule {
+    /// Every fork active from genesis, up to and including `spec`.
+    pub fn all_from_genesis(chain_id: u64, spec: SpecId) -> Self {
+        let at = |s: SpecId| if spec >= s { Some(0) } else { None };
+        ForkSchedule {
+            chain_id,
+            homestead: at(SpecId::HOMESTEAD),
+            tangerine: at(SpecId::TANGERINE),
+            spurious_dragon: at(SpecId::SPURIOUS_DRAGON),
+            byzantium: at(SpecId::BYZANTIUM),
+            constantinople: at(SpecId::PETERSBURG),
+            petersburg: at(SpecId::PETERSBURG),
+            istanbul: at(SpecId::ISTANBUL),
+            berlin: at(SpecId::BERLIN),
+            london: at(SpecId::LONDON),
+            merge_block: at(SpecId::MERGE),
+            shanghai_time: at(SpecId::SHANGHAI),
+            cancun_time: at(SpecId::CANCUN),
+            prague_time: at(SpecId::PRAGUE),
+            osaka_time: at(SpecId::OSAKA),
+        }
+    }
+
+    /// The Ethereum mainnet schedule.
+    pub fn ethereum_mainnet() -> Self {
+        ForkSchedule {
+            chain_id: 1,
+            homestead: Some(1_150_000),
+            tangerine: Some(2_463_000),
+            spurious_dragon: Some(2_675_000),
+            byzantium: Some(4_370_000),
+            constantinople: Some(7_280_000),
+            petersburg: Some(7_280_000),
+            istanbul: Some(9_069_000),
+            berlin: Some(12_244_000),
+            london: Some(12_965_000),
+            merge_block: Some(15_537_394),
+            shanghai_time: Some(1_681_338_455),
+            cancun_time: Some(1_710_338_135),
+            prague_time: Some(1_746_612_311),
+            osaka_time: Some(1_764_798_551),
+        }
+    }
+
+    /// The schedule for a chain id: a preset when known, otherwise every fork up to `latest`.
+    ///
+    /// The 1329/1328 chain runs the Cancun instruction set with Prague's transaction types; its
+    /// operators document Prague-level EVM semantics, so both presets replay as Prague.
+    pub fn for_chain(chain_id: u64, latest: SpecId) -> Self {
+        match chain_id {
+            1 => Self::ethereum_mainnet(),
+            1329 | 1328 => Self::all_from_genesis(chain_id, SpecId::PRAGUE),
+            _ => Self::all_from_genesis(chain_id, latest),
+        }
+    }
+
+    /// Reads a geth genesis `config` object. Keys are matched case-insensitively, as geth does
+    /// (fixtures contain `"IstanbulBlock"`); unknown keys are ignored.
+    pub fn from_geth_config(config: &Value) -> Result<Self, String> {
+        let obj = config
+            .as_object()
+            .ok_or("chain config is not a JSON object")?;
+        let get = |name: &str| -> Result<Option<u64>, String> {
+            for (k, v) in obj {
+                if k.eq_ignore_ascii_case(name) {
+                    if v.is_null() {
+                        return Ok(None);
+                    }
+                    return crate::source::fixture::parse_u64(v)
+                        .map(Some)
+                        .map_err(|e| format!("chain config key {k}: {e}"));
+                }
+            }
+            Ok(None)
+        };
+        let ttd_zero = obj
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("terminalTotalDifficulty"))
+            .map(|(_, v)| match v {
+                Value::Number(n) => n.as_u64() == Some(0) || n.as_f64() == Some(0.0),
+                Value::String(s) => s == "0" || s == "0x0",
+                _ => false,
+            })
+            .unwrap_or(false);
+        let merge_block = if ttd_zero {
+            Some(get("mergeNetsplitBlock")?.unwrap_or(0))
+        } else {
+            None
+        };
+        let constantinople = get("constantinopleBlock")?;
+        Ok(ForkSchedule {
+            chain_id: get("chainId")?.unwrap_or(1),
+            homestead: get("homesteadBlock")?,
+            tangerine: get("eip150Block")?,
+            spurious_dragon: get("eip158Block")?.or(get("eip155Block")?),
+            byzantium: get("byzantiumBlock")?,
+            constantinople,
+            petersburg: get("petersburgBlock")?,
+            istanbul: get("istanbulBlock")?,
+            berlin: get("berlinBlock")?,
+            london: get("londonBlock")?,
+            merge_block,
+            shanghai_time: get("shanghaiTime")?,
+            cancun_time: get("cancunTime")?,
+            prague_time: get("pragueTime")?,
+            osaka_time: get("osakaTime")?,
+        })
+    }
+
+    /// The fork in force for a block with this number and timestamp.
+    pub fn spec_at(&self, number: u64, timestamp: u64) -> SpecId {
+        let block = |b: Option<u64>| b.is_some_and(|b| number >= b);
+        let time = |t: Option<u64>| t.is_some_and(|t| timestamp >= t);
+        let merged = block(self.merge_block);
+        if merged {
+            if time(self.osaka_time) {
+                return SpecId::OSAKA;
+            }
+            if time(self.prague_time) {
+                return SpecId::PRAGUE;
+            }
+            if time(self.cancun_time) {
+                return SpecId::CANCUN;
+            }
+            if time(self.shanghai_time) {
+                return SpecId::SHANGHAI;
+            }
+            return SpecId::MERGE;
+        }
+        let checks = [
+            (self.london, SpecId::LONDON),
+            (self.berlin, SpecId::BERLIN),
+            (self.istanbul, SpecId::ISTANBUL),
+            (self.petersburg, SpecId::PETERSBURG),
+            // revm has no separate Constantinople: its EIP-1283 was withdrawn by Petersburg.
+            (self.constantinople, SpecId::PETERSBURG),
+            (self.byzantium, SpecId::BYZANTIUM),
+            (self.spurious_dragon, SpecId::SPURIOUS_DRAGON),
+            (self.tangerine, SpecId::TANGERINE),
+            (self.homestead, SpecId::HOMESTEAD),
+        ];
+        checks
+            .iter()
+            .find(|(b, _)| block(*b))
+            .map(|(_, s)| *s)
+            .unwrap_or(SpecId::FRONTIER)
+    }
+}
+
+/// Parses a fork name as given to `--hardfork` (case-insensitive, geth or revm spelling).
+pub fn parse_hardfork(name: &str) -> Option<SpecId> {
+    let n = name.to_ascii_lowercase().replace(['-', '_'], "");
+    Some(match n.as_str() {
+        "frontier" => SpecId::FRONTIER,
+        "homestead" => SpecId::HOMESTEAD,
+        "tangerine" | "tangerinewhistle" | "eip150" => SpecId::TANGERINE,
+        "spuriousdragon" | "eip158" | "eip155" => SpecId::SPURIOUS_DRAGON,
+        "byzantium" => SpecId::BYZANTIUM,
+        "constantinople" | "petersburg" => SpecId::PETERSBURG,
+        "istanbul" | "muirglacier" => SpecId::ISTANBUL,
+        "berlin" => SpecId::BERLIN,
+        "london" | "arrowglacier" | "grayglacier" => SpecId::LONDON,
+        "merge" | "paris" => SpecId::MERGE,
+        "shanghai" => SpecId::SHANGHAI,
+        "cancun" => SpecId::CANCUN,
+        "prague" => SpecId::PRAGUE,
+        "osaka" => SpecId::OSAKA,
+        _ => return None,
+    })
+}
+
+/// The names `--hardfork` accepts, for error messages.
+pub const HARDFORK_NAMES: &str = "frontier, homestead, tangerine, spuriousdragon, byzantium, \
+petersburg, istanbul, berlin, london, merge, shanghai, cancun, prague, osaka";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mainnet_schedule_picks_forks_by_block_and_time() {
+        let s = ForkSchedule::ethereum_mainnet();
+        assert_eq!(s.spec_at(1_000_000, 0), SpecId::FRONTIER);
+        assert_eq!(s.spec_at(4_370_000, 0), SpecId::BYZANTIUM);
+        assert_eq!(s.spec_at(15_537_394, 1_663_224_179), SpecId::MERGE);
+        assert_eq!(s.spec_at(19_426_587, 1_710_338_135), SpecId::CANCUN);
+    }
+
+    #[test]
+    fn geth_config_keys_are_case_insensitive() {
+        let cfg: Value =
+            serde_json::json!({"chainId": 3, "IstanbulBlock": 10, "byzantiumBlock": 0});
+        let s = ForkSchedule::from_geth_config(&cfg).unwrap();
+        assert_eq!(s.spec_at(10, 0), SpecId::ISTANBUL);
+        assert_eq!(s.spec_at(9, 0), SpecId::BYZANTIUM);
+    }
+
+    #[test]
+    fn shanghai_needs_the_merge() {
+        let cfg: Value = serde_json::json!({"chainId": 1337, "londonBlock": 0, "shanghaiTime": 0});
+        let s = ForkSchedule::from_geth_config(&cfg).unwrap();
+        assert_eq!(s.spec_at(5, 100), SpecId::LONDON);
+    }
+}

@@ -1,0 +1,126 @@
+//! `chaintrace block`: trace every transaction of a block.
+
+use std::io::Write;
+
+use chaintrace::chain::preset;
+use chaintrace::render::json::write_json;
+use chaintrace::replay::remote::replay_block;
+use chaintrace::replay::EvmEnv;
+use clap::Args;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::tx::{finish, spec_for};
+
+/// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).
+#[derive(Args, Debug)]
+pub struct BlockArgs {
+    /// Block number (decimal or 0x hex), `latest`, or block hash.
+    pub block: String,
+    #[command(flatten)]
+    pub rpc: RpcArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+}
+
+/// Normalises a block reference to a JSON-RPC block tag or hash.
+pub fn parse_block_ref(s: &str) -> Result<String, CliError> {
+    let t = s.trim();
+    let bad = || {
+        CliError::input(format!(
+            "malformed block {s:?}: expected a number, 0x hex number, latest or a block hash"
+        ))
+    };
+    match t {
+        "latest" | "earliest" | "pending" | "safe" | "finalized" => Ok(t.to_string()),
+        _ if t.len() == 66 && t.starts_with("0x") => {
+            t.parse::<alloy_primitives::B256>().map_err(|_| bad())?;
+            Ok(t.to_string())
+        }
+        _ if t.starts_with("0x") => u64::from_str_radix(&t[2..], 16)
+            .map(|n| format!("{n:#x}"))
+            .map_err(|_| bad()),
+        _ => t
+            .parse::<u64>()
+            .map(|n| format!("{n:#x}"))
+            .map_err(|_| bad()),
+    }
+}
+
+#[derive(Serialize)]
+struct BlockTraceItem<'a, T: Serialize> {
+    #[serde(rename = "txHash")]
+    tx_hash: String,
+    result: &'a T,
+}
+
+impl BlockArgs {
+    pub fn run(&self) -> Result<u8, CliError> {
+        let block_ref = parse_block_ref(&self.block)?;
+        let spec = self.trace.spec(None)?;
+        let hardfork = self.trace.hardfork()?;
+        let decoder = self.trace.decoder()?;
+        let source = self.rpc.source()?;
+        let chain_id = source.chain_id()?;
+        let block = source.block(&block_ref)?;
+        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
+        let env = EvmEnv::new(spec_id, chain_id, &block.info);
+        let traces = if block.txs.is_empty() {
+            Vec::new()
+        } else {
+            replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?.traces
+        };
+        let calls: Vec<(String, Value)> = traces
+            .iter()
+            .map(|t| ("eth_getTransactionReceipt".to_string(), json!([t.hash])))
+            .collect();
+        let receipts = if calls.is_empty() {
+            Vec::new()
+        } else {
+            source
+                .client
+                .batch(&calls)
+                .map_err(|e| CliError::source(e.to_string()))?
+        };
+        let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
+        if self.trace.json {
+            let items: Vec<_> = traces
+                .iter()
+                .map(|t| BlockTraceItem {
+                    tx_hash: format!("{:?}", t.hash),
+                    result: &t.result,
+                })
+                .collect();
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            write_json(&mut out, &items)?;
+            writeln!(out)?;
+            out.flush()?;
+        } else {
+            println!(
+                "block {} ({} transactions)",
+                block.info.number,
+                traces.len()
+            );
+            for (i, t) in traces.iter().enumerate() {
+                println!("\n#{i} {:?}", t.hash);
+                print_trace(t, &self.trace, &decoder, currency)?;
+            }
+        }
+        let mut code = exit::OK;
+        for (t, r) in traces.iter().zip(receipts) {
+            let receipt = r.map_err(|e| CliError::source(e.to_string()))?;
+            if finish(t, Some(&receipt), true) == exit::DIVERGED {
+                code = exit::DIVERGED;
+            }
+        }
+        if code == exit::OK {
+            eprintln!(
+                "self-check: {} transactions match their receipts",
+                traces.len()
+            );
+        }
+        Ok(code)
+    }
+}

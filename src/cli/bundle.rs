@@ -1,0 +1,209 @@
+//! `chaintrace bundle capture`: write a self-contained replay bundle of a mined transaction.
+//!
+//! The bundle is a geth tracetest fixture (so `tx --fixture` and geth's own test harness read
+//! it) plus the receipt, the block hashes BLOCKHASH read and the block-wide log index offset.
+
+use std::collections::BTreeMap;
+
+use alloy_primitives::hex;
+use chaintrace::replay::remote::replay_block;
+use chaintrace::replay::{apply, EvmEnv};
+use chaintrace::trace::{TracerKind, TracerSpec};
+use clap::{Args, Subcommand};
+use revm::primitives::hardfork::SpecId;
+use revm::Database;
+use serde_json::{json, Map, Value};
+
+use super::common::{exit, CliError, RpcArgs};
+use super::tx::{parse_hash, spec_for};
+
+#[derive(Subcommand, Debug)]
+pub enum BundleCommand {
+    /// Capture a mined transaction and exactly the pre-state it needs into one JSON file.
+    Capture(CaptureArgs),
+}
+
+impl BundleCommand {
+    pub fn run(&self) -> Result<u8, CliError> {
+        match self {
+            BundleCommand::Capture(a) => a.run(),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// Transaction hash.
+    pub hash: String,
+    /// Output file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: String,
+    /// Replay under this fork instead of the chain's schedule.
+    #[arg(long, value_name = "NAME")]
+    pub hardfork: Option<String>,
+    #[command(flatten)]
+    pub rpc: RpcArgs,
+}
+
+/// A geth chain config with every fork up to `spec` active from genesis.
+pub fn geth_config(chain_id: u64, spec: SpecId) -> Value {
+    let mut c = Map::new();
+    c.insert("chainId".into(), json!(chain_id));
+    let blocks = [
+        ("homesteadBlock", SpecId::HOMESTEAD),
+        ("eip150Block", SpecId::TANGERINE),
+        ("eip155Block", SpecId::SPURIOUS_DRAGON),
+        ("eip158Block", SpecId::SPURIOUS_DRAGON),
+        ("byzantiumBlock", SpecId::BYZANTIUM),
+        ("constantinopleBlock", SpecId::PETERSBURG),
+        ("petersburgBlock", SpecId::PETERSBURG),
+        ("istanbulBlock", SpecId::ISTANBUL),
+        ("berlinBlock", SpecId::BERLIN),
+        ("londonBlock", SpecId::LONDON),
+    ];
+    for (k, s) in blocks {
+        if spec >= s {
+            c.insert(k.into(), json!(0));
+        }
+    }
+    if spec >= SpecId::MERGE {
+        c.insert("terminalTotalDifficulty".into(), json!(0));
+    }
+    for (k, s) in [
+        ("shanghaiTime", SpecId::SHANGHAI),
+        ("cancunTime", SpecId::CANCUN),
+        ("pragueTime", SpecId::PRAGUE),
+        ("osakaTime", SpecId::OSAKA),
+    ] {
+        if spec >= s {
+            c.insert(k.into(), json!(0));
+        }
+    }
+    Value::Object(c)
+}
+
+impl CaptureArgs {
+    pub fn run(&self) -> Result<u8, CliError> {
+        let hash = parse_hash(&self.hash, "transaction hash")?;
+        let hardfork = self
+            .hardfork
+            .as_deref()
+            .map(|h| {
+                chaintrace::chain::parse_hardfork(h)
+                    .ok_or_else(|| CliError::input(format!("unknown hardfork {h:?}")))
+            })
+            .transpose()?;
+        let source = self.rpc.source()?;
+        let chain_id = source.chain_id()?;
+        let (tx, receipt) = source.tx_and_receipt(hash)?;
+        let block_hash = tx
+            .get("blockHash")
+            .and_then(Value::as_str)
+            .filter(|_| !receipt.is_null())
+            .ok_or_else(|| {
+                CliError::source(format!("transaction {hash} is not mined yet (no receipt)"))
+            })?
+            .to_string();
+        let block = source.block(&block_hash)?;
+        let index = block
+            .txs
+            .iter()
+            .position(|t| t.hash == hash)
+            .ok_or_else(|| CliError::source(format!("transaction {hash} is not in its block")))?;
+        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
+        let env = EvmEnv::new(spec_id, chain_id, &block.info);
+        let tracer = TracerSpec::new(TracerKind::Call, None).expect("default config");
+        let replay = replay_block(&source, &block, &env, index, index, &tracer)?;
+        let snap = &replay.snapshot;
+        // The pre-state of the target: the parent state with the block's earlier txs applied.
+        let mut db = snap.db();
+        let mut log_offset = 0u64;
+        for prior in &block.txs[..index] {
+            log_offset += apply(&mut db, &env, prior)
+                .map_err(|e| CliError::source(e.to_string()))?
+                .logs
+                .len() as u64;
+        }
+        let mut slots: BTreeMap<_, BTreeMap<String, String>> = BTreeMap::new();
+        let mut storage_keys: Vec<_> = snap.storage.keys().copied().collect();
+        storage_keys.sort();
+        for (addr, slot) in storage_keys {
+            let v = db.storage(addr, slot).unwrap_or_default();
+            slots
+                .entry(addr)
+                .or_default()
+                .insert(format!("{slot:#066x}"), format!("{v:#066x}"));
+        }
+        let mut addrs: Vec<_> = snap.accounts.keys().copied().collect();
+        addrs.sort();
+        let mut alloc = Map::new();
+        for addr in addrs {
+            let (balance, nonce, code) = chaintrace::trace::prestate::read_account(&mut db, addr);
+            let mut a = Map::new();
+            a.insert("balance".into(), json!(format!("{balance:#x}")));
+            if nonce != 0 {
+                a.insert("nonce".into(), json!(nonce));
+            }
+            if !code.is_empty() {
+                a.insert("code".into(), json!(format!("0x{}", hex::encode(&code))));
+            }
+            if let Some(s) = slots.remove(&addr) {
+                a.insert("storage".into(), json!(s));
+            }
+            alloc.insert(format!("{addr:?}"), Value::Object(a));
+        }
+        let info = &block.info;
+        let mut context = json!({
+            "number": info.number.to_string(),
+            "difficulty": info.difficulty.to_string(),
+            "timestamp": info.timestamp.to_string(),
+            "gasLimit": info.gas_limit.to_string(),
+            "miner": format!("{:?}", info.coinbase),
+            "mixHash": format!("{:?}", info.mix_hash),
+        });
+        if let Some(b) = info.base_fee {
+            context["baseFeePerGas"] = json!(b.to_string());
+        }
+        if let Some(x) = info.excess_blob_gas {
+            context["excessBlobGas"] = json!(x.to_string());
+        }
+        let block_hashes: BTreeMap<String, String> = snap
+            .block_hashes
+            .iter()
+            .map(|(n, h)| (n.to_string(), format!("{h:?}")))
+            .collect();
+        let bundle = json!({
+            "genesis": {
+                "config": geth_config(chain_id, spec_id),
+                "alloc": alloc,
+                "number": info.number.saturating_sub(1).to_string(),
+                "mixHash": format!("{:?}", info.mix_hash),
+                "gasLimit": info.gas_limit.to_string(),
+                "difficulty": "0",
+                "timestamp": info.timestamp.to_string(),
+            },
+            "context": context,
+            "input": format!("0x{}", hex::encode(&block.txs[index].raw)),
+            "receipt": receipt,
+            "blockHashes": block_hashes,
+            "logIndexOffset": log_offset,
+            "txHash": format!("{hash:?}"),
+        });
+        let text =
+            serde_json::to_string_pretty(&bundle).map_err(|e| CliError::source(e.to_string()))?;
+        // Write then rename, so a crash never leaves half a bundle under the final name.
+        let tmp = format!("{}.tmp", self.output);
+        std::fs::write(&tmp, text + "\n")
+            .map_err(|e| CliError::input(format!("cannot write {tmp}: {e}")))?;
+        std::fs::rename(&tmp, &self.output)
+            .map_err(|e| CliError::input(format!("cannot write {}: {e}", self.output)))?;
+        eprintln!(
+            "bundle: {} accounts, {} slots, {} state round trips → {}",
+            alloc.len(),
+            snap.storage.len(),
+            replay.passes,
+            self.output
+        );
+        Ok(exit::OK)
+    }
+}

@@ -1,0 +1,206 @@
+//! Option groups shared by several subcommands, and the error type of the binary edge.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
+use chaintrace::render::abi::{Abi, Decoder};
+use chaintrace::render::json::write_json;
+use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::replay::{TraceResult, TracedTx};
+use chaintrace::rpc::{redact_url, RpcClient};
+use chaintrace::source::rpc::{RpcSource, SourceError};
+use chaintrace::trace::{TracerKind, TracerSpec};
+use clap::Args;
+use revm::primitives::hardfork::SpecId;
+use serde_json::Value;
+
+/// Documented exit codes.
+pub mod exit {
+    /// Traced, and the traced transaction succeeded.
+    pub const OK: u8 = 0;
+    /// Bad input or usage.
+    pub const BAD_INPUT: u8 = 1;
+    /// RPC or source failure.
+    pub const SOURCE: u8 = 2;
+    /// Traced, and the traced transaction failed at top level.
+    pub const TX_FAILED: u8 = 3;
+    /// The replay diverged from the chain's receipt.
+    pub const DIVERGED: u8 = 4;
+}
+
+/// An error at the binary edge: a one-line message and its exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn input(message: impl Into<String>) -> Self {
+        CliError {
+            code: exit::BAD_INPUT,
+            message: message.into(),
+        }
+    }
+    pub fn source(message: impl Into<String>) -> Self {
+        CliError {
+            code: exit::SOURCE,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SourceError> for CliError {
+    fn from(e: SourceError) -> Self {
+        CliError::source(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            // A closed pipe (`| head`) is the reader's choice, not a failure.
+            return CliError {
+                code: exit::OK,
+                message: String::new(),
+            };
+        }
+        CliError::source(format!("cannot write output: {e}"))
+    }
+}
+
+/// Resolves the node URL: the flag, else `ETH_RPC_URL` (passed in so it can be tested).
+pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Option<String> {
+    flag.or(env)
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().to_string())
+}
+
+/// Where the node is.
+#[derive(Args, Debug, Clone)]
+pub struct RpcArgs {
+    /// JSON-RPC endpoint (http or https); defaults to $ETH_RPC_URL.
+    #[arg(long, value_name = "URL")]
+    pub rpc_url: Option<String>,
+    /// Seconds to wait for one JSON-RPC request.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub rpc_timeout: u64,
+}
+
+impl RpcArgs {
+    pub fn source(&self) -> Result<RpcSource, CliError> {
+        let env = std::env::var("ETH_RPC_URL").ok();
+        let url = resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref()).ok_or_else(|| {
+            CliError::input("no node given: pass --rpc-url URL or set ETH_RPC_URL")
+        })?;
+        let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
+            .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
+        Ok(RpcSource::new(client))
+    }
+}
+
+/// Which tracer, with what config, printed how.
+#[derive(Args, Debug, Clone)]
+pub struct TraceArgs {
+    /// Tracer name: callTracer (default) or prestateTracer.
+    #[arg(long, default_value = "callTracer")]
+    pub tracer: String,
+    /// Tracer configuration as JSON, e.g. '{"withLog":true}'.
+    #[arg(long, value_name = "JSON")]
+    pub tracer_config: Option<String>,
+    /// Print exactly geth's JSON result on stdout and nothing else.
+    #[arg(long)]
+    pub json: bool,
+    /// Replay under this fork instead of the chain's schedule (e.g. cancun, prague).
+    #[arg(long, value_name = "NAME")]
+    pub hardfork: Option<String>,
+    /// JSON ABI (or a Foundry/Hardhat artifact) to name functions, errors and events.
+    #[arg(long, value_name = "FILE")]
+    pub abi: Vec<String>,
+}
+
+impl TraceArgs {
+    pub fn hardfork(&self) -> Result<Option<SpecId>, CliError> {
+        self.hardfork
+            .as_deref()
+            .map(|h| {
+                parse_hardfork(h).ok_or_else(|| {
+                    CliError::input(format!("unknown hardfork {h:?}; known: {HARDFORK_NAMES}"))
+                })
+            })
+            .transpose()
+    }
+
+    /// The tracer spec; `fallback_config` (a fixture's tracerConfig) applies unless
+    /// `--tracer-config` is given.
+    pub fn spec(&self, fallback_config: Option<&Value>) -> Result<TracerSpec, CliError> {
+        let kind =
+            TracerKind::from_name(&self.tracer).map_err(|e| CliError::input(e.to_string()))?;
+        let parsed = self
+            .tracer_config
+            .as_deref()
+            .map(|s| {
+                serde_json::from_str::<Value>(s)
+                    .map_err(|e| CliError::input(format!("--tracer-config is not valid JSON: {e}")))
+            })
+            .transpose()?;
+        TracerSpec::new(kind, parsed.as_ref().or(fallback_config))
+            .map_err(|e| CliError::input(e.to_string()))
+    }
+
+    pub fn decoder(&self) -> Result<Decoder, CliError> {
+        let mut abi: Option<Abi> = None;
+        for path in &self.abi {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::input(format!("cannot read ABI {path}: {e}")))?;
+            let a = Abi::from_json(&text).map_err(|e| CliError::input(format!("{path}: {e}")))?;
+            abi = Some(match abi {
+                None => a,
+                Some(mut prev) => {
+                    prev.merge(a);
+                    prev
+                }
+            });
+        }
+        Ok(Decoder::new(abi))
+    }
+}
+
+/// Whether to colour human output: only on a terminal, and never with NO_COLOR set.
+pub fn use_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Prints one traced transaction for people or as geth JSON.
+pub fn print_trace(
+    t: &TracedTx,
+    args: &TraceArgs,
+    decoder: &Decoder,
+    currency: &str,
+) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        write_json(&mut out, &t.result)?;
+        writeln!(out)?;
+    } else {
+        match &t.result {
+            TraceResult::Call(frame) => {
+                let opts = TreeOptions {
+                    color: use_color(),
+                    show_logs: true,
+                    currency: currency.to_string(),
+                };
+                render_call_tree(frame, decoder, &opts, &mut out)?;
+            }
+            TraceResult::Prestate(p) => {
+                let v = serde_json::to_value(p).map_err(|e| CliError::source(e.to_string()))?;
+                serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;
+                writeln!(out)?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! Renderers: pure functions from a trace to text. Only these write to stdout.
+
+pub mod abi;
+pub mod json;
+pub mod revert;
+pub mod signatures;
+pub mod tree;

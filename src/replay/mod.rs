@@ -1,0 +1,202 @@
+//! Replaying transactions: building revm's environment from chain data, running a block's earlier
+//! transactions, running the target under one tracer, and checking the result against the
+//! receipt the chain recorded.
+
+pub mod env;
+pub mod remote;
+pub mod selfcheck;
+
+pub use env::{BlockInfo, EvmEnv, ReplayTx};
+
+use alloy_primitives::{Bytes, B256};
+use revm::context::result::{ExecutionResult, Output};
+use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
+use revm::primitives::Log;
+use revm::{DatabaseCommit, ExecuteEvm, InspectEvm, MainBuilder};
+use serde::Serialize;
+
+use crate::source::ReplayDb;
+use crate::trace::call::CallFrame;
+use crate::trace::prestate::PrestateResult;
+use crate::trace::{Tracer, TracerSpec};
+
+/// Errors replaying a transaction.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{0}")]
+    BadTransaction(String),
+    #[error("transaction {tx} is invalid in this state: {msg}")]
+    Invalid { tx: B256, msg: String },
+}
+
+/// How a transaction ended.
+#[derive(Clone, Debug)]
+pub struct TxOutcome {
+    pub success: bool,
+    /// Gas used as the receipt reports it (after refunds).
+    pub gas_used: u64,
+    pub logs: Vec<Log>,
+    pub output: Bytes,
+    /// revm's halt reason for a transaction that failed without REVERT.
+    pub halt: Option<String>,
+}
+
+impl TxOutcome {
+    fn from_result(r: &ExecutionResult) -> Self {
+        let (output, halt) = match r {
+            ExecutionResult::Success { output, .. } => (
+                match output {
+                    Output::Call(b) => b.clone(),
+                    Output::Create(b, _) => b.clone(),
+                },
+                None,
+            ),
+            ExecutionResult::Revert { output, .. } => (output.clone(), None),
+            ExecutionResult::Halt { reason, .. } => (Bytes::new(), Some(format!("{reason:?}"))),
+        };
+        TxOutcome {
+            success: r.is_success(),
+            gas_used: r.tx_gas_used(),
+            logs: r.logs().to_vec(),
+            output,
+            halt,
+        }
+    }
+}
+
+/// A tracer's result, serialised exactly as geth prints it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum TraceResult {
+    Call(Box<CallFrame>),
+    Prestate(PrestateResult),
+}
+
+/// A traced transaction.
+#[derive(Clone, Debug)]
+pub struct TracedTx {
+    pub hash: B256,
+    pub result: TraceResult,
+    pub outcome: TxOutcome,
+}
+
+type EvmCtx<'d, 'a> =
+    Context<BlockEnv, TxEnv, CfgEnv, &'d mut ReplayDb<'a>, Journal<&'d mut ReplayDb<'a>>, ()>;
+
+fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
+    ReplayError::Invalid {
+        tx: tx.hash,
+        msg: e.to_string(),
+    }
+}
+
+/// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
+pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
+    let mut evm = EvmCtx::new(&mut *db, env.spec)
+        .with_block(env.block.clone())
+        .with_cfg(env.cfg.clone())
+        .build_mainnet();
+    let out = evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+    drop(evm);
+    let outcome = TxOutcome::from_result(&out.result);
+    db.commit(out.state);
+    Ok(outcome)
+}
+
+/// Runs a transaction under the tracer `spec` describes, commits its state changes and returns
+/// the trace. `log_index_offset` is the number of logs earlier transactions of the block emitted.
+pub fn trace(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    spec: &TracerSpec,
+    log_index_offset: u64,
+) -> Result<TracedTx, ReplayError> {
+    let mut tracer = spec.build(env.spec, log_index_offset);
+    if let Tracer::Prestate(p) = &mut tracer {
+        p.begin(
+            &mut *db,
+            tx.sender,
+            tx.to(),
+            env.block.beneficiary,
+            &tx.authorities,
+        );
+    }
+    let mut evm = EvmCtx::new(&mut *db, env.spec)
+        .with_block(env.block.clone())
+        .with_cfg(env.cfg.clone())
+        .build_mainnet_with_inspector(tracer);
+    let out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+    let tracer = std::mem::replace(&mut evm.inspector, Tracer::None);
+    drop(evm);
+    let outcome = TxOutcome::from_result(&out.result);
+    let result = match tracer {
+        Tracer::Call(t) => TraceResult::Call(Box::new(
+            t.into_result(tx.env.gas_limit, outcome.gas_used)
+                .ok_or_else(|| invalid(tx, "the call tracer saw no top-level frame"))?,
+        )),
+        Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
+        Tracer::None => unreachable!("spec.build never returns Tracer::None"),
+    };
+    db.commit(out.state);
+    Ok(TracedTx {
+        hash: tx.hash,
+        result,
+        outcome,
+    })
+}
+
+/// Builds the complete pre-state snapshot of a fixture or bundle.
+pub fn fixture_snapshot(fx: &crate::source::fixture::Fixture) -> crate::source::StateSnapshot {
+    let mut snap = crate::source::StateSnapshot::complete();
+    for (addr, acc) in &fx.alloc {
+        snap.insert_account(
+            *addr,
+            crate::source::AccountData {
+                balance: acc.balance,
+                nonce: acc.nonce,
+                code: acc.code.clone(),
+            },
+        );
+        for (k, v) in &acc.storage {
+            snap.insert_slot(*addr, *k, *v);
+        }
+    }
+    snap.block_hashes
+        .extend(fx.block_hashes.iter().map(|(k, v)| (*k, *v)));
+    snap
+}
+
+/// The block environment of a fixture, with the fork from its chain config (or `hardfork`).
+pub fn fixture_env(
+    fx: &crate::source::fixture::Fixture,
+    hardfork: Option<revm::primitives::hardfork::SpecId>,
+) -> EvmEnv {
+    let c = &fx.context;
+    let spec = hardfork.unwrap_or_else(|| fx.schedule.spec_at(c.number, c.timestamp));
+    let info = BlockInfo {
+        number: c.number,
+        timestamp: c.timestamp,
+        coinbase: c.coinbase,
+        gas_limit: c.gas_limit,
+        base_fee: c.base_fee,
+        difficulty: c.difficulty,
+        mix_hash: c.mix_hash,
+        excess_blob_gas: c.excess_blob_gas,
+        hash: None,
+    };
+    EvmEnv::new(spec, fx.schedule.chain_id, &info)
+}
+
+/// Replays a fixture's transaction offline under `tracer`.
+pub fn trace_fixture(
+    fx: &crate::source::fixture::Fixture,
+    tracer: &TracerSpec,
+    hardfork: Option<revm::primitives::hardfork::SpecId>,
+) -> Result<TracedTx, ReplayError> {
+    let snap = fixture_snapshot(fx);
+    let env = fixture_env(fx, hardfork);
+    let tx = ReplayTx::decode(&fx.input)?;
+    let mut db = snap.db();
+    trace(&mut db, &env, &tx, tracer, fx.log_index_offset)
+}

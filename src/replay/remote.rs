@@ -1,0 +1,100 @@
+//! Replaying a mined block's transactions against a node's state with speculative prefetch.
+//!
+//! Each pass executes the block prefix against the partial snapshot; every account, slot and
+//! block hash the pass missed is fetched in one batch, and the pass runs again. A pass that
+//! misses nothing is exact, and its traces are the result.
+
+use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource, SourceError};
+use crate::source::StateSnapshot;
+use crate::trace::TracerSpec;
+
+use super::{apply, trace, EvmEnv, ReplayError, TracedTx};
+
+/// The most speculative passes before giving up; each pass costs one round trip.
+pub const MAX_PASSES: usize = 64;
+
+/// The outcome of replaying part of a block.
+pub struct BlockReplay {
+    pub traces: Vec<TracedTx>,
+    /// The block's pre-state as fetched (everything the replay touched).
+    pub snapshot: StateSnapshot,
+    /// State round trips spent (batches).
+    pub passes: usize,
+}
+
+/// Replays `block.txs[..=last]`: the ones before `first` untraced, `first..=last` under `tracer`,
+/// on the state of the block's parent.
+pub fn replay_block(
+    source: &RpcSource,
+    block: &RpcBlock,
+    env: &EvmEnv,
+    first: usize,
+    last: usize,
+    tracer: &TracerSpec,
+) -> Result<BlockReplay, SourceError> {
+    let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+    replay_txs(source, &block.txs[..=last], env, first, &parent, tracer)
+}
+
+/// Replays `txs` on the node's state at block `state_at` (a number tag): the ones before `first`
+/// untraced, the rest under `tracer`.
+pub fn replay_txs(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    tracer: &TracerSpec,
+) -> Result<BlockReplay, SourceError> {
+    let parent = state_at.to_string();
+    let mut snap = StateSnapshot::partial();
+    source.fill(
+        &mut snap,
+        &obvious_accounts(txs, env.block.beneficiary),
+        &parent,
+    )?;
+    let mut passes = 1;
+    loop {
+        let (result, misses) = {
+            let mut db = snap.db();
+            let result = run_pass(&mut db, env, txs, first, tracer);
+            (result, snap.take_misses())
+        };
+        if misses.is_empty() {
+            return Ok(BlockReplay {
+                traces: result?,
+                snapshot: snap,
+                passes,
+            });
+        }
+        if passes >= MAX_PASSES {
+            return Err(SourceError::BadData {
+                what: "state".into(),
+                reason: format!("prefetch did not converge after {passes} round trips"),
+            });
+        }
+        source.fill(&mut snap, &misses, &parent)?;
+        passes += 1;
+    }
+}
+
+fn run_pass(
+    db: &mut crate::source::ReplayDb<'_>,
+    env: &EvmEnv,
+    txs: &[super::ReplayTx],
+    first: usize,
+    tracer: &TracerSpec,
+) -> Result<Vec<TracedTx>, ReplayError> {
+    let mut traces = Vec::new();
+    let mut log_offset = 0u64;
+    for (i, tx) in txs.iter().enumerate() {
+        if i < first {
+            log_offset += apply(db, env, tx)?.logs.len() as u64;
+        } else {
+            let t = trace(db, env, tx, tracer, log_offset)?;
+            log_offset += t.outcome.logs.len() as u64;
+            traces.push(t);
+        }
+    }
+    Ok(traces)
+}

@@ -1,0 +1,236 @@
+//! State, transactions and blocks from a JSON-RPC node.
+//!
+//! Chain data (transaction, receipt, block) costs two round trips; state costs one batched round
+//! trip per speculative pass: execution against a partial [`StateSnapshot`] records every account,
+//! slot and block hash it missed, and [`RpcSource::fill`] fetches them all in one batch request.
+
+use alloy_consensus::TxEnvelope;
+use alloy_primitives::{Address, B256, U256};
+use serde_json::{json, Value};
+
+use super::fixture::{parse_hex, parse_u256, parse_u64};
+use super::{AccountData, Misses, StateSnapshot};
+use crate::replay::{BlockInfo, ReplayError, ReplayTx};
+use crate::rpc::{RpcClient, RpcError};
+
+/// Errors from the RPC source.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error("{what} not found on the node")]
+    NotFound { what: String },
+    #[error("the node returned an unreadable {what}: {reason}")]
+    BadData { what: String, reason: String },
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+/// A block with its transactions, as the node returned it.
+#[derive(Clone, Debug)]
+pub struct RpcBlock {
+    pub info: BlockInfo,
+    pub txs: Vec<ReplayTx>,
+    /// The raw JSON of each transaction, index-aligned with `txs`.
+    pub raw_txs: Vec<Value>,
+}
+
+/// A node seen as a source of chain data and state.
+pub struct RpcSource {
+    pub client: RpcClient,
+}
+
+fn bad(what: &str, reason: impl std::fmt::Display) -> SourceError {
+    SourceError::BadData {
+        what: what.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
+    v.get(key)
+        .ok_or_else(|| bad(what, format!("missing {key}")))
+        .and_then(|x| parse_u64(x).map_err(|e| bad(what, format!("{key}: {e}"))))
+}
+
+/// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
+pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
+    let tx: alloy_rpc_types_eth::Transaction<TxEnvelope> =
+        serde_json::from_value(v.clone()).map_err(|e| bad("transaction", e))?;
+    let sender = tx.inner.signer();
+    Ok(ReplayTx::from_envelope_with_sender(
+        tx.inner.into_inner(),
+        sender,
+    )?)
+}
+
+/// Reads a block header object into the block environment's inputs.
+pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
+    let what = "block";
+    let h256 = |k: &str| {
+        b.get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<B256>().ok())
+    };
+    Ok(BlockInfo {
+        number: get_u64(b, "number", what)?,
+        timestamp: get_u64(b, "timestamp", what)?,
+        coinbase: b
+            .get("miner")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad(what, "missing miner"))?,
+        gas_limit: get_u64(b, "gasLimit", what)?,
+        base_fee: b.get("baseFeePerGas").and_then(|v| parse_u64(v).ok()),
+        difficulty: b
+            .get("difficulty")
+            .and_then(|v| parse_u256(v).ok())
+            .unwrap_or_default(),
+        mix_hash: h256("mixHash")
+            .or_else(|| h256("prevRandao"))
+            .unwrap_or_default(),
+        excess_blob_gas: b.get("excessBlobGas").and_then(|v| parse_u64(v).ok()),
+        hash: h256("hash"),
+    })
+}
+
+impl RpcSource {
+    pub fn new(client: RpcClient) -> Self {
+        RpcSource { client }
+    }
+
+    pub fn chain_id(&self) -> Result<u64, SourceError> {
+        let v = self.client.call("eth_chainId", json!([]))?;
+        parse_u64(&v).map_err(|e| bad("chain id", e))
+    }
+
+    /// A block by number tag or hash, with full transactions.
+    pub fn block(&self, block_ref: &str) -> Result<RpcBlock, SourceError> {
+        let (method, param) = if block_ref.len() == 66 {
+            ("eth_getBlockByHash", json!(block_ref))
+        } else {
+            ("eth_getBlockByNumber", json!(block_ref))
+        };
+        let v = self.client.call(method, json!([param, true]))?;
+        if v.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {block_ref}"),
+            });
+        }
+        Self::parse_block(&v)
+    }
+
+    pub fn parse_block(v: &Value) -> Result<RpcBlock, SourceError> {
+        let info = block_info_from_json(v)?;
+        let raw_txs = v
+            .get("transactions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let txs = raw_txs
+            .iter()
+            .map(tx_from_json)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RpcBlock { info, txs, raw_txs })
+    }
+
+    /// The transaction and its receipt, in one round trip.
+    pub fn tx_and_receipt(&self, hash: B256) -> Result<(Value, Value), SourceError> {
+        let calls = vec![
+            ("eth_getTransactionByHash".to_string(), json!([hash])),
+            ("eth_getTransactionReceipt".to_string(), json!([hash])),
+        ];
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let tx = res.next().unwrap_or(Ok(Value::Null))?;
+        let receipt = res.next().unwrap_or(Ok(Value::Null))?;
+        if tx.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("transaction {hash}"),
+            });
+        }
+        Ok((tx, receipt))
+    }
+
+    /// Fetches everything in `misses` as of block `at` (a number tag) in one batch request.
+    pub fn fill(
+        &self,
+        snap: &mut StateSnapshot,
+        misses: &Misses,
+        at: &str,
+    ) -> Result<(), SourceError> {
+        let mut calls = Vec::new();
+        for a in &misses.accounts {
+            calls.push(("eth_getBalance".to_string(), json!([a, at])));
+            calls.push(("eth_getTransactionCount".to_string(), json!([a, at])));
+            calls.push(("eth_getCode".to_string(), json!([a, at])));
+        }
+        for (a, slot) in &misses.slots {
+            calls.push((
+                "eth_getStorageAt".to_string(),
+                json!([a, format!("{slot:#x}"), at]),
+            ));
+        }
+        for n in &misses.block_hashes {
+            calls.push((
+                "eth_getBlockByNumber".to_string(),
+                json!([format!("{n:#x}"), false]),
+            ));
+        }
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let mut next =
+            || -> Result<Value, SourceError> { Ok(res.next().unwrap_or(Ok(Value::Null))?) };
+        for a in &misses.accounts {
+            let balance = parse_u256(&next()?).map_err(|e| bad("balance", e))?;
+            let nonce = parse_u64(&next()?).map_err(|e| bad("nonce", e))?;
+            let code = next()?;
+            let code = parse_hex(code.as_str().unwrap_or("0x")).map_err(|e| bad("code", e))?;
+            snap.insert_account(
+                *a,
+                AccountData {
+                    balance,
+                    nonce,
+                    code,
+                },
+            );
+        }
+        for (a, slot) in &misses.slots {
+            let v = parse_u256(&next()?).map_err(|e| bad("storage value", e))?;
+            snap.insert_slot(*a, *slot, v);
+        }
+        for n in &misses.block_hashes {
+            let b = next()?;
+            let h = b
+                .get("hash")
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse::<B256>().ok())
+                .unwrap_or_default();
+            snap.block_hashes.insert(*n, h);
+        }
+        Ok(())
+    }
+}
+
+/// The accounts every transaction obviously touches: sender, recipient, coinbase.
+pub fn obvious_accounts(txs: &[ReplayTx], coinbase: Address) -> Misses {
+    let mut m = Misses::default();
+    m.accounts.insert(coinbase);
+    for tx in txs {
+        m.accounts.insert(tx.sender);
+        if let Some(to) = tx.to() {
+            m.accounts.insert(to);
+        }
+        for a in &tx.authorities {
+            m.accounts.insert(*a);
+        }
+        for item in tx.env.access_list.iter() {
+            m.accounts.insert(item.address);
+            for k in &item.storage_keys {
+                m.slots.insert((item.address, U256::from_be_bytes(k.0)));
+            }
+        }
+    }
+    m
+}

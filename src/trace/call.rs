@@ -1,0 +1,435 @@
+//! geth's `callTracer`: a tree of call frames with gas, input, output, errors and (with
+//! `withLog`) the logs each frame emitted.
+//!
+//! Frames are opened in revm's `call`/`create` hooks and closed in `call_end`/`create_end`.
+//! SELFDESTRUCT frames are detected per opcode (geth emits one whenever the opcode runs, whatever
+//! its effect under EIP-6780), so `step` looks at one byte and returns unless that byte is 0xff.
+
+use alloy_primitives::{Address, Bytes, B256, U256};
+use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
+use revm::interpreter::{
+    interpreter_types::{Jumps, LoopControl},
+    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
+    InstructionResult, Interpreter, InterpreterAction,
+};
+use revm::primitives::Log;
+use revm::{Database, Inspector};
+use serde::{Deserialize, Serialize};
+
+use super::errors::{geth_error, returns_gas, LastStep};
+use super::hexser;
+use crate::render::revert::decode_revert_reason;
+
+/// `tracerConfig` of the call tracer.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CallTracerConfig {
+    pub only_top_call: bool,
+    pub with_log: bool,
+}
+
+/// The kind of a frame, printed as geth's opcode name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CallKind {
+    Call,
+    Callcode,
+    Delegatecall,
+    Staticcall,
+    Create,
+    Create2,
+    Selfdestruct,
+}
+
+impl CallKind {
+    pub fn is_create(self) -> bool {
+        matches!(self, CallKind::Create | CallKind::Create2)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallKind::Call => "CALL",
+            CallKind::Callcode => "CALLCODE",
+            CallKind::Delegatecall => "DELEGATECALL",
+            CallKind::Staticcall => "STATICCALL",
+            CallKind::Create => "CREATE",
+            CallKind::Create2 => "CREATE2",
+            CallKind::Selfdestruct => "SELFDESTRUCT",
+        }
+    }
+}
+
+/// A log as the call tracer prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallLog {
+    #[serde(serialize_with = "hexser::address")]
+    pub address: Address,
+    #[serde(serialize_with = "hexser::b256_vec")]
+    pub topics: Vec<B256>,
+    #[serde(
+        serialize_with = "hexser::bytes",
+        deserialize_with = "hexser::de_bytes"
+    )]
+    pub data: Bytes,
+    /// Block-wide log index.
+    #[serde(
+        serialize_with = "hexser::u64_hex",
+        deserialize_with = "hexser::de_u64",
+        default
+    )]
+    pub index: u64,
+    /// Number of sub-calls the frame had made when the log was emitted.
+    #[serde(
+        serialize_with = "hexser::u64_hex",
+        deserialize_with = "hexser::de_u64",
+        default
+    )]
+    pub position: u64,
+}
+
+/// One call frame, fields in geth's order with geth's omission rules.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFrame {
+    #[serde(serialize_with = "hexser::address")]
+    pub from: Address,
+    #[serde(
+        serialize_with = "hexser::u64_hex",
+        deserialize_with = "hexser::de_u64"
+    )]
+    pub gas: u64,
+    #[serde(
+        rename = "gasUsed",
+        serialize_with = "hexser::u64_hex",
+        deserialize_with = "hexser::de_u64"
+    )]
+    pub gas_used: u64,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "hexser::opt_address",
+        default
+    )]
+    pub to: Option<Address>,
+    #[serde(
+        serialize_with = "hexser::bytes",
+        deserialize_with = "hexser::de_bytes"
+    )]
+    pub input: Bytes,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "hexser::opt_bytes",
+        deserialize_with = "hexser::de_opt_bytes",
+        default
+    )]
+    pub output: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    #[serde(
+        rename = "revertReason",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub revert_reason: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub calls: Vec<CallFrame>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub logs: Vec<CallLog>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "hexser::opt_u256_hex",
+        deserialize_with = "hexser::de_opt_u256",
+        default
+    )]
+    pub value: Option<U256>,
+    #[serde(rename = "type")]
+    pub kind: CallKind,
+}
+
+impl CallFrame {
+    fn new(
+        kind: CallKind,
+        from: Address,
+        to: Option<Address>,
+        input: Bytes,
+        gas: u64,
+        value: Option<U256>,
+    ) -> Self {
+        CallFrame {
+            from,
+            gas,
+            gas_used: 0,
+            to,
+            input,
+            output: None,
+            error: None,
+            revert_reason: None,
+            calls: Vec::new(),
+            logs: Vec::new(),
+            value,
+            kind,
+        }
+    }
+
+    /// geth's `processOutput`: on success keep the output; on failure keep the error, drop `to`
+    /// of a failed CREATE, and keep the output (and its decoded reason) only for a revert.
+    fn set_result(&mut self, output: &Bytes, error: Option<String>) {
+        let Some(error) = error else {
+            self.output = (!output.is_empty()).then(|| output.clone());
+            return;
+        };
+        let reverted = error == "execution reverted";
+        self.error = Some(error);
+        if self.kind.is_create() {
+            self.to = None;
+        }
+        if !reverted || output.is_empty() {
+            return;
+        }
+        self.output = Some(output.clone());
+        if output.len() >= 4 {
+            self.revert_reason = decode_revert_reason(output);
+        }
+    }
+
+    /// Drops logs of failed frames and of everything beneath them (geth's `clearFailedLogs`).
+    fn clear_failed_logs(&mut self, parent_failed: bool) {
+        let failed = parent_failed || self.error.is_some();
+        if failed {
+            self.logs.clear();
+        }
+        for c in &mut self.calls {
+            c.clear_failed_logs(failed);
+        }
+    }
+}
+
+struct OpenFrame {
+    frame: CallFrame,
+    last: LastStep,
+}
+
+/// The call tracer's state during one transaction.
+pub struct CallTracer {
+    config: CallTracerConfig,
+    stack: Vec<OpenFrame>,
+    root: Option<CallFrame>,
+    log_index_offset: u64,
+    /// SELFDESTRUCT seen in `step`, emitted in `step_end` if the opcode succeeded.
+    pending_selfdestruct: Option<(Address, Address, U256)>,
+}
+
+type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
+
+impl CallTracer {
+    pub fn new(config: CallTracerConfig, log_index_offset: u64) -> Self {
+        CallTracer {
+            config,
+            stack: Vec::new(),
+            root: None,
+            log_index_offset,
+            pending_selfdestruct: None,
+        }
+    }
+
+    fn open(&mut self, frame: CallFrame) {
+        self.stack.push(OpenFrame {
+            frame,
+            last: LastStep::default(),
+        });
+    }
+
+    fn close(
+        &mut self,
+        result: InstructionResult,
+        output: &Bytes,
+        gas_limit: u64,
+        gas_remaining: u64,
+        created: Option<Address>,
+    ) {
+        let Some(mut open) = self.stack.pop() else {
+            return;
+        };
+        let f = &mut open.frame;
+        f.gas_used = if returns_gas(result) {
+            gas_limit.saturating_sub(gas_remaining)
+        } else {
+            gas_limit
+        };
+        if let (Some(addr), true) = (created, f.kind.is_create()) {
+            f.to = Some(addr);
+        }
+        f.set_result(output, geth_error(result, open.last, f.kind.is_create()));
+        match self.stack.last_mut() {
+            Some(parent) => {
+                if !self.config.only_top_call {
+                    parent.frame.calls.push(open.frame);
+                }
+            }
+            None => self.root = Some(open.frame),
+        }
+    }
+
+    /// Finishes the trace: the top frame's `gas` is the tx gas limit and its `gasUsed` the gas
+    /// the receipt reports (after refunds), as geth's `OnTxEnd` sets them.
+    pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<CallFrame> {
+        let mut root = self.root?;
+        root.gas = tx_gas_limit;
+        root.gas_used = receipt_gas_used;
+        if self.config.with_log {
+            root.clear_failed_logs(false);
+        }
+        Some(root)
+    }
+}
+
+impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
+    fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        let op = interp.bytecode.opcode();
+        if let Some(top) = self.stack.last_mut() {
+            top.last = LastStep {
+                op,
+                stack_len: interp.stack.len(),
+                returned: op == 0xf3,
+            };
+        }
+        if op == 0xff && self.config.only_top_call {
+            return;
+        }
+        if op == 0xff {
+            let contract = interp.input.target_address;
+            let Some(top) = interp.stack.data().last() else {
+                return;
+            };
+            let beneficiary = Address::from_word(B256::from(top.to_be_bytes::<32>()));
+            let balance = ctx
+                .journaled_state
+                .state
+                .get(&contract)
+                .map(|a| a.info.balance)
+                .unwrap_or_default();
+            self.pending_selfdestruct = Some((contract, beneficiary, balance));
+        }
+    }
+
+    fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+        let Some((contract, beneficiary, balance)) = self.pending_selfdestruct.take() else {
+            return;
+        };
+        let ok = matches!(
+            interp.bytecode.action(),
+            Some(InterpreterAction::Return(r)) if r.result == InstructionResult::SelfDestruct
+        );
+        if !ok {
+            return;
+        }
+        if let Some(parent) = self.stack.last_mut() {
+            let mut f = CallFrame::new(
+                CallKind::Selfdestruct,
+                contract,
+                Some(beneficiary),
+                Bytes::new(),
+                0,
+                Some(balance),
+            );
+            f.gas_used = 0;
+            parent.frame.calls.push(f);
+        }
+    }
+
+    fn log_full(&mut self, _interp: &mut Interpreter, ctx: &mut Ctx<DB>, log: Log) {
+        self.log(ctx, log)
+    }
+
+    fn log(&mut self, ctx: &mut Ctx<DB>, log: Log) {
+        if !self.config.with_log || (self.config.only_top_call && self.stack.len() > 1) {
+            return;
+        }
+        let index = self.log_index_offset + ctx.journaled_state.logs.len().saturating_sub(1) as u64;
+        if let Some(top) = self.stack.last_mut() {
+            let position = top.frame.calls.len() as u64;
+            top.frame.logs.push(CallLog {
+                address: log.address,
+                topics: log.data.topics().to_vec(),
+                data: log.data.data.clone(),
+                index,
+                position,
+            });
+        }
+    }
+
+    fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        let (kind, from, to) = match inputs.scheme {
+            CallScheme::Call => (CallKind::Call, inputs.caller, inputs.target_address),
+            CallScheme::StaticCall => (CallKind::Staticcall, inputs.caller, inputs.target_address),
+            CallScheme::CallCode => (
+                CallKind::Callcode,
+                inputs.target_address,
+                inputs.bytecode_address,
+            ),
+            CallScheme::DelegateCall => (
+                CallKind::Delegatecall,
+                inputs.target_address,
+                inputs.bytecode_address,
+            ),
+        };
+        let value = (kind != CallKind::Staticcall).then(|| inputs.value.get());
+        let input = inputs.input.bytes(ctx);
+        self.open(CallFrame::new(
+            kind,
+            from,
+            Some(to),
+            input,
+            inputs.gas_limit,
+            value,
+        ));
+        None
+    }
+
+    fn call_end(&mut self, _ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
+        let r = &outcome.result;
+        self.close(
+            r.result,
+            &r.output,
+            inputs.gas_limit,
+            r.gas.remaining(),
+            None,
+        );
+    }
+
+    fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
+        let kind = match inputs.scheme() {
+            CreateScheme::Create2 { .. } => CallKind::Create2,
+            _ => CallKind::Create,
+        };
+        let nonce = ctx
+            .journaled_state
+            .state
+            .get(&inputs.caller())
+            .map(|a| a.info.nonce)
+            .unwrap_or(0);
+        let to = inputs.created_address(nonce);
+        self.open(CallFrame::new(
+            kind,
+            inputs.caller(),
+            Some(to),
+            inputs.init_code().clone(),
+            inputs.gas_limit(),
+            Some(inputs.value()),
+        ));
+        None
+    }
+
+    fn create_end(
+        &mut self,
+        _ctx: &mut Ctx<DB>,
+        inputs: &CreateInputs,
+        outcome: &mut CreateOutcome,
+    ) {
+        let r = &outcome.result;
+        self.close(
+            r.result,
+            &r.output,
+            inputs.gas_limit(),
+            r.gas.remaining(),
+            outcome.address,
+        );
+    }
+}

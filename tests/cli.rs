@@ -1,0 +1,142 @@
+//! End-to-end CLI behaviour: exit codes and one-line messages for bad input, geth JSON on stdout.
+
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn chaintrace(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("ETH_RPC_URL")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run chaintrace");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn assert_one_line_error(r: &Run, code: i32, needle: &str) {
+    assert_eq!(r.code, code, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.is_empty(),
+        "stdout must stay empty on error: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains(needle),
+        "stderr {:?} lacks {needle:?}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "panic: {}", r.stderr);
+}
+
+#[test]
+fn malformed_hash_is_bad_input() {
+    let r = chaintrace(&["tx", "0x1234", "--rpc-url", "http://127.0.0.1:1"]);
+    assert_one_line_error(&r, 1, "malformed transaction hash");
+}
+
+#[test]
+fn missing_fixture_file_is_bad_input() {
+    let r = chaintrace(&["tx", "--fixture", "does/not/exist.json"]);
+    assert_one_line_error(&r, 1, "cannot read does/not/exist.json");
+}
+
+#[test]
+fn fixture_that_is_not_json_is_bad_input() {
+    let r = chaintrace(&["tx", "--fixture", "Cargo.toml"]);
+    assert_one_line_error(&r, 1, "is not valid JSON");
+}
+
+#[test]
+fn unknown_tracer_lists_the_known_ones() {
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--tracer",
+        "fooTracer",
+    ]);
+    assert_one_line_error(&r, 1, "known tracers: callTracer, prestateTracer");
+}
+
+#[test]
+fn bad_tracer_config_is_bad_input() {
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--tracer-config",
+        "{nope",
+    ]);
+    assert_one_line_error(&r, 1, "--tracer-config is not valid JSON");
+}
+
+#[test]
+fn malformed_block_ref_is_bad_input() {
+    let r = chaintrace(&["block", "12abc", "--rpc-url", "http://127.0.0.1:1"]);
+    assert_one_line_error(&r, 1, "malformed block");
+}
+
+#[test]
+fn missing_node_url_is_bad_input() {
+    let r = chaintrace(&[
+        "tx",
+        "0x0000000000000000000000000000000000000000000000000000000000000001",
+    ]);
+    assert_one_line_error(&r, 1, "--rpc-url");
+}
+
+#[test]
+fn unreachable_node_names_method_and_hides_credentials() {
+    // Port 1 on loopback refuses connections at once.
+    let r = chaintrace(&[
+        "tx",
+        "0x0000000000000000000000000000000000000000000000000000000000000001",
+        "--rpc-url",
+        "http://user:secretpw@127.0.0.1:1/v2/abcDEF123456789xyz?apikey=hunter2",
+        "--rpc-timeout",
+        "2",
+    ]);
+    assert_one_line_error(&r, 2, "eth_chainId");
+    for secret in ["secretpw", "abcDEF123456789xyz", "hunter2"] {
+        assert!(
+            !r.stderr.contains(secret),
+            "credential {secret} leaked: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn bundled_fixture_reverts_with_exit_3_and_geth_json() {
+    let r = chaintrace(&["tx", "--fixture", "fixtures/reverted-nested.json", "--json"]);
+    assert_eq!(r.code, 3, "stderr: {}", r.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).expect("stdout is exactly one JSON value");
+    assert!(v["error"].is_string(), "top frame failed: {v}");
+    assert!(
+        r.stderr.contains("self-check: replay matches the receipt"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn bundled_fixture_tree_names_the_reason() {
+    let r = chaintrace(&["tx", "--fixture", "fixtures/reverted-nested.json"]);
+    assert_eq!(r.code, 3, "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("reverted"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains('\u{1b}'),
+        "no colour when not a terminal"
+    );
+}
