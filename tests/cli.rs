@@ -140,3 +140,64 @@ fn bundled_fixture_tree_names_the_reason() {
         "no colour when not a terminal"
     );
 }
+
+#[test]
+fn divergence_from_the_receipt_exits_4_and_names_the_fields() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/reverted-nested.json"
+    ))
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["receipt"]["gasUsed"] = serde_json::json!("0x1");
+    v["receipt"]["status"] = serde_json::json!("0x1");
+    let dir = std::env::temp_dir().join(format!("chaintrace-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tampered.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let r = chaintrace(&["tx", "--fixture", path.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 4, "stderr: {}", r.stderr);
+    assert!(r.stderr.contains("self-check FAILED"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("status: replay 0x0 but receipt 0x1"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("gasUsed: replay 52696 but receipt 1"),
+        "{}",
+        r.stderr
+    );
+    // The trace itself is still printed: a divergence is reported, never hidden.
+    assert!(serde_json::from_str::<serde_json::Value>(&r.stdout).is_ok());
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn unknown_hardfork_is_bad_input() {
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--hardfork",
+        "atlantis",
+    ]);
+    assert_one_line_error(&r, 1, "unknown hardfork \"atlantis\"");
+}
+
+#[test]
+fn prestate_tracer_on_the_bundle_is_json() {
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--json",
+        "--tracer",
+        "prestateTracer",
+        "--tracer-config",
+        r#"{"diffMode":true}"#,
+    ]);
+    assert_eq!(r.code, 3, "stderr: {}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(v["pre"].is_object() && v["post"].is_object(), "{v}");
+}

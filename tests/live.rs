@@ -273,3 +273,138 @@ fn every_scenario_tx_replays_like_the_node() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn block_json_is_geth_shaped_and_matches_the_node() {
+    let s = anvil::scenario();
+    let receipt = s.anvil.receipt(s.multi_tx_block[0]);
+    let number = parse_u64(&receipt["blockNumber"]).to_string();
+    let run = chaintrace(&["block", &number, "--rpc-url", &s.url, "--json"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "self-check: {} transactions match their receipts",
+            s.multi_tx_block.len()
+        )),
+        "{}",
+        run.stderr
+    );
+    let ours: Value = serde_json::from_str(&run.stdout).expect("one JSON value");
+    let theirs = s.anvil.rpc(
+        "debug_traceBlockByNumber",
+        json!([receipt["blockNumber"], {"tracer": "callTracer"}]),
+    );
+    let (ours, theirs) = (ours.as_array().unwrap(), theirs.as_array().unwrap());
+    assert_eq!(ours.len(), s.multi_tx_block.len());
+    assert_eq!(ours.len(), theirs.len());
+    for ((o, t), hash) in ours.iter().zip(theirs).zip(&s.multi_tx_block) {
+        assert_eq!(
+            o.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["result", "txHash"]
+        );
+        assert_eq!(o["txHash"], json!(format!("{hash:?}")));
+        let r = s.anvil.receipt(*hash);
+        assert_eq!(parse_u64(&o["result"]["gasUsed"]), parse_u64(&r["gasUsed"]));
+        let mut t = t["result"].clone();
+        normalise_anvil_frame(&mut t);
+        for k in ["gas", "gasUsed"] {
+            t[k] = o["result"][k].clone();
+        }
+        assert_eq!(o["result"], t, "tx {hash:?}");
+    }
+}
+
+#[test]
+fn simulated_call_matches_debug_trace_call() {
+    let s = anvil::scenario();
+    let hub = format!("{:?}", s.addr("Hub"));
+    let from = format!("{:?}", s.anvil.sender());
+    for (sig, args) in [
+        ("failNested(uint256)", vec![anvil::w_u(7)]),
+        ("deep(uint256)", vec![anvil::w_u(3)]),
+    ] {
+        let data = anvil::hex0x(&anvil::calldata(sig, &args));
+        let run = chaintrace(&[
+            "call",
+            "--from",
+            &from,
+            "--to",
+            &hub,
+            "--data",
+            &data,
+            "--gas",
+            "1000000",
+            "--rpc-url",
+            &s.url,
+            "--json",
+        ]);
+        let theirs = s.anvil.try_rpc(
+            "debug_traceCall",
+            json!([{"from": from, "to": hub, "data": data, "gas": "0xf4240"}, "latest", {"tracer": "callTracer"}]),
+        );
+        let Ok(Ok(mut theirs)) = theirs else {
+            panic!("debug_traceCall failed: {theirs:?}")
+        };
+        assert!(
+            run.code == 0 || run.code == 3,
+            "{sig}: exit {} stderr {}",
+            run.code,
+            run.stderr
+        );
+        assert_eq!(
+            run.code == 0,
+            theirs.get("error").is_none(),
+            "{sig}: status differs"
+        );
+        let ours: Value = serde_json::from_str(&run.stdout).expect("one JSON value");
+        assert_eq!(
+            ours["gas"],
+            json!("0xf4240"),
+            "{sig}: top gas is the call's gas limit"
+        );
+        normalise_anvil_frame(&mut theirs);
+        for k in ["gas", "gasUsed"] {
+            theirs[k] = ours[k].clone();
+        }
+        assert_eq!(ours, theirs, "{sig}");
+    }
+}
+
+#[test]
+fn unknown_transaction_is_a_source_error() {
+    let s = anvil::scenario();
+    let run = chaintrace(&[
+        "tx",
+        "0x00000000000000000000000000000000000000000000000000000000deadbeef",
+        "--rpc-url",
+        &s.url,
+    ]);
+    assert_eq!(run.code, 2, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("not found on the node"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn remote_trace_costs_few_round_trips() {
+    let s = anvil::scenario();
+    for label in [
+        "deep nesting (5 levels, value forwarded)",
+        "CREATE + CREATE2 (+ failed CREATE)",
+        "block: deep nesting",
+    ] {
+        let hash = format!("{:?}", s.tx(label).hash);
+        let run = chaintrace(&["tx", &hash, "--rpc-url", &s.url, "--json"]);
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("rpc: "))
+            .unwrap_or_else(|| panic!("no rpc stats line: {}", run.stderr));
+        let requests: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        // chain id, tx + receipt (one batch), block, then one batch per speculative pass.
+        assert!(requests <= 8, "{label}: {line}");
+    }
+}

@@ -10,7 +10,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::tx::{finish, spec_for};
 
 /// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).
@@ -66,10 +66,11 @@ impl BlockArgs {
         let block = source.block(&block_ref)?;
         let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
-        let traces = if block.txs.is_empty() {
-            Vec::new()
+        let (traces, passes) = if block.txs.is_empty() {
+            (Vec::new(), 0)
         } else {
-            replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?.traces
+            let r = replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?;
+            (r.traces, r.passes)
         };
         let calls: Vec<(String, Value)> = traces
             .iter()
@@ -108,6 +109,7 @@ impl BlockArgs {
                 print_trace(t, &self.trace, &decoder, currency)?;
             }
         }
+        report_rpc(&source, passes);
         let mut code = exit::OK;
         for (t, r) in traces.iter().zip(receipts) {
             let receipt = r.map_err(|e| CliError::source(e.to_string()))?;

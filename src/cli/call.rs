@@ -9,7 +9,7 @@ use clap::Args;
 use revm::context::TxEnv;
 
 use super::block::parse_block_ref;
-use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::tx::spec_for;
 
 /// Trace a call that is not on chain, on the state after block `--block` (default latest).
@@ -113,6 +113,7 @@ impl CallArgs {
             &state_at,
             &spec,
         )?;
+        let passes = replay.passes;
         let traced = replay
             .traces
             .into_iter()
@@ -120,6 +121,7 @@ impl CallArgs {
             .ok_or_else(|| CliError::source("replay produced no trace"))?;
         let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
         print_trace(&traced, &self.trace, &decoder, currency)?;
+        report_rpc(&source, passes);
         Ok(if traced.outcome.success {
             exit::OK
         } else {

@@ -167,6 +167,15 @@ impl TraceArgs {
     }
 }
 
+/// Reports what the node was asked, on stderr: HTTP requests, JSON-RPC calls, state passes.
+pub fn report_rpc(source: &RpcSource, passes: usize) {
+    let st = source.client.stats();
+    eprintln!(
+        "rpc: {} requests, {} calls, {} state passes",
+        st.requests, st.calls, passes
+    );
+}
+
 /// Whether to colour human output: only on a terminal, and never with NO_COLOR set.
 pub fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -203,4 +212,23 @@ pub fn print_trace(
     }
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_rpc_url;
+
+    #[test]
+    fn flag_wins_over_environment() {
+        assert_eq!(
+            resolve_rpc_url(Some("http://a"), Some("http://b")).as_deref(),
+            Some("http://a")
+        );
+        assert_eq!(
+            resolve_rpc_url(None, Some(" http://b ")).as_deref(),
+            Some("http://b")
+        );
+        assert_eq!(resolve_rpc_url(None, Some("")), None);
+        assert_eq!(resolve_rpc_url(None, None), None);
+    }
 }

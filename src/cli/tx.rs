@@ -11,7 +11,7 @@ use clap::Args;
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
 
-use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 
 /// Trace one transaction: by hash from a node, or offline from a fixture or replay bundle.
 #[derive(Args, Debug)]
@@ -97,9 +97,10 @@ impl TxArgs {
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
         let spec = self.trace.spec(None)?;
         let source = self.rpc.source()?;
-        let (traced, receipt, chain_id) = trace_remote(&source, hash, &spec, hardfork)?;
+        let (traced, receipt, chain_id, passes) = trace_remote(&source, hash, &spec, hardfork)?;
         let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
         print_trace(&traced, &self.trace, &decoder, currency)?;
+        report_rpc(&source, passes);
         Ok(finish(&traced, Some(&receipt), false))
     }
 }
@@ -110,7 +111,7 @@ pub fn trace_remote(
     hash: B256,
     spec: &chaintrace::trace::TracerSpec,
     hardfork: Option<SpecId>,
-) -> Result<(TracedTx, Value, u64), CliError> {
+) -> Result<(TracedTx, Value, u64, usize), CliError> {
     let chain_id = source.chain_id()?;
     let (tx, receipt) = source.tx_and_receipt(hash)?;
     let block_hash = tx
@@ -133,10 +134,11 @@ pub fn trace_remote(
     let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
     let env = EvmEnv::new(spec_id, chain_id, &block.info);
     let replay = replay_block(source, &block, &env, index, index, spec)?;
+    let passes = replay.passes;
     let traced = replay
         .traces
         .into_iter()
         .next()
         .ok_or_else(|| CliError::source("replay produced no trace"))?;
-    Ok((traced, receipt, chain_id))
+    Ok((traced, receipt, chain_id, passes))
 }
