@@ -5,6 +5,8 @@
 //! (trees, JSON). [`rpc`] and [`chain`] serve the source and the replay plan.
 
 pub mod chain;
+pub mod node;
+pub mod policy;
 pub mod render;
 pub mod replay;
 pub mod rpc;

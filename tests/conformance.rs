@@ -60,6 +60,7 @@ fn run(sub: &str, kind: TracerKind) -> usize {
                     failures.push(format!("{name}:\n  want {expected}\n  got  {got}"));
                 }
             }
+            other => panic!("{name}: unexpected result kind {other:?}"),
         }
     }
     assert!(

@@ -20,6 +20,7 @@ struct Run {
 
 fn chaintrace(args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        .env("CHAINTRACE_NO_CACHE", "1")
         .args(args)
         .env_remove("ETH_RPC_URL")
         .env("NO_COLOR", "1")
@@ -37,8 +38,6 @@ fn anvil_error_to_geth(e: &str) -> String {
     match e {
         // revm's StateChangeDuringStaticCall is geth's ErrWriteProtection.
         "StateChangeDuringStaticCall" => "write protection".into(),
-        // revm's reentrancy-sentry OOG (SSTORE with <= 2300 gas left) is plain out of gas in geth.
-        "out of gas: not enough gas for reentrancy sentry" => "out of gas".into(),
         other => other.to_string(),
     }
 }

@@ -37,8 +37,14 @@ pub struct ForkSchedule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainPreset {
     pub id: u64,
+    /// The id as `eth_chainId` returns it (`0x531`).
+    pub hex_id: &'static str,
+    /// CAIP-2 chain id (`eip155:1329`), as wallet providers name chains.
+    pub caip2: &'static str,
     pub name: &'static str,
     pub currency: &'static str,
+    /// Decimals of the native currency.
+    pub decimals: u8,
     /// Explorer URL template for a transaction; `{hash}` is replaced.
     pub explorer_tx: Option<&'static str>,
 }
@@ -47,19 +53,28 @@ pub struct ChainPreset {
 pub const PRESETS: &[ChainPreset] = &[
     ChainPreset {
         id: 1,
+        hex_id: "0x1",
+        caip2: "eip155:1",
         name: "ethereum",
+        decimals: 18,
         currency: "ETH",
         explorer_tx: Some("https://etherscan.io/tx/{hash}"),
     },
     ChainPreset {
         id: 1329,
+        hex_id: "0x531",
+        caip2: "eip155:1329",
         name: "mainnet",
+        decimals: 18,
         currency: "native",
         explorer_tx: None,
     },
     ChainPreset {
         id: 1328,
+        hex_id: "0x530",
+        caip2: "eip155:1328",
         name: "testnet",
+        decimals: 18,
         currency: "native",
         explorer_tx: None,
     },
@@ -68,6 +83,33 @@ pub const PRESETS: &[ChainPreset] = &[
 /// Finds a preset by chain id.
 pub fn preset(id: u64) -> Option<&'static ChainPreset> {
     PRESETS.iter().find(|p| p.id == id)
+}
+
+/// Resolves a `--chain` value: a decimal id (`1329`), a hex id (`0x531`), a CAIP-2 id
+/// (`eip155:1329`) or a preset name (`mainnet`, `testnet`, `ethereum`), case-insensitively.
+pub fn resolve_chain(s: &str) -> Option<&'static ChainPreset> {
+    let t = s.trim().to_ascii_lowercase();
+    let id = if let Some(h) = t.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()
+    } else if let Some(d) = t.strip_prefix("eip155:") {
+        d.parse().ok()
+    } else {
+        t.parse().ok()
+    };
+    match id {
+        Some(id) => preset(id),
+        None => PRESETS.iter().find(|p| p.name == t),
+    }
+}
+
+impl ChainPreset {
+    /// The explorer link for a transaction hash: `template` (a `--explorer` override, `{hash}`
+    /// replaced) when given, else the preset's own template; `None` when neither exists.
+    pub fn tx_url(&self, hash: &str, template: Option<&str>) -> Option<String> {
+        template
+            .or(self.explorer_tx)
+            .map(|t| t.replace("{hash}", hash))
+    }
 }
 
 impl ForkSchedule {
@@ -265,6 +307,36 @@ mod tests {
         let s = ForkSchedule::from_geth_config(&cfg).unwrap();
         assert_eq!(s.spec_at(10, 0), SpecId::ISTANBUL);
         assert_eq!(s.spec_at(9, 0), SpecId::BYZANTIUM);
+    }
+
+    #[test]
+    fn chain_is_resolved_by_id_hex_caip2_and_name() {
+        for s in [
+            "1329",
+            "0x531",
+            "0X531",
+            "eip155:1329",
+            "mainnet",
+            "MAINNET",
+        ] {
+            let p = resolve_chain(s).unwrap_or_else(|| panic!("{s} not resolved"));
+            assert_eq!(
+                (p.id, p.hex_id, p.caip2, p.decimals),
+                (1329, "0x531", "eip155:1329", 18)
+            );
+        }
+        for s in ["1328", "0x530", "eip155:1328", "testnet"] {
+            assert_eq!(resolve_chain(s).map(|p| p.id), Some(1328), "{s}");
+        }
+        assert_eq!(resolve_chain("7"), None);
+        assert_eq!(resolve_chain("devnet"), None);
+        let p = resolve_chain("testnet").unwrap();
+        assert_eq!(p.tx_url("0xab", None), None);
+        assert_eq!(
+            p.tx_url("0xab", Some("https://x.example/tx/{hash}"))
+                .as_deref(),
+            Some("https://x.example/tx/0xab")
+        );
     }
 
     #[test]

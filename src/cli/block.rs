@@ -3,11 +3,10 @@
 use std::io::Write;
 
 use chaintrace::chain::preset;
-use chaintrace::render::json::write_json;
+use chaintrace::render::json::write_trace;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
 use clap::Args;
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
@@ -16,12 +15,19 @@ use super::tx::{finish, spec_for};
 /// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).
 #[derive(Args, Debug)]
 pub struct BlockArgs {
-    /// Block number (decimal or 0x hex), `latest`, or block hash.
+    /// Block number (decimal or 0x hex), `latest`, block hash, or an inclusive range `A..B`
+    /// (streams NDJSON: one {"block","txHash","result"} line per transaction).
     pub block: String,
     #[command(flatten)]
     pub rpc: RpcArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// Print the node's own debug_traceBlockByNumber/ByHash with the same tracer and config.
+    #[arg(long)]
+    pub remote: bool,
+    /// No progress bar and no self-check summary on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Normalises a block reference to a JSON-RPC block tag or hash.
@@ -48,16 +54,23 @@ pub fn parse_block_ref(s: &str) -> Result<String, CliError> {
     }
 }
 
-#[derive(Serialize)]
-struct BlockTraceItem<'a, T: Serialize> {
-    #[serde(rename = "txHash")]
-    tx_hash: String,
-    result: &'a T,
-}
-
 impl BlockArgs {
     pub fn run(&self) -> Result<u8, CliError> {
+        if let Some(range) = super::range::parse_range(&self.block) {
+            let range = range?;
+            let spec = self.trace.spec(None)?;
+            let hardfork = self.trace.hardfork()?;
+            let source = self.rpc.source()?;
+            let chain_id = source.chain_id()?;
+            let (code, passes) =
+                super::range::run(&source, chain_id, range, &spec, hardfork, self.quiet)?;
+            report_rpc(&source, passes);
+            return Ok(code);
+        }
         let block_ref = parse_block_ref(&self.block)?;
+        if self.remote {
+            return super::state::run_remote_block(&self.rpc, &self.trace, &block_ref);
+        }
         let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
         let decoder = self.trace.decoder()?;
@@ -86,17 +99,20 @@ impl BlockArgs {
         };
         let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
         if self.trace.json {
-            let items: Vec<_> = traces
-                .iter()
-                .map(|t| BlockTraceItem {
-                    tx_hash: format!("{:?}", t.hash),
-                    result: &t.result,
-                })
-                .collect();
+            // geth's debug_traceBlock shape: [{"txHash": ..., "result": ...}], written item by
+            // item so struct logs stream from their spools.
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            write_json(&mut out, &items)?;
-            writeln!(out)?;
+            out.write_all(b"[")?;
+            for (i, t) in traces.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)?;
+                write_trace(&mut out, &t.result)?;
+                out.write_all(b"}")?;
+            }
+            out.write_all(b"]\n")?;
             out.flush()?;
         } else {
             println!(

@@ -40,6 +40,9 @@ pub struct CallArgs {
     pub rpc: RpcArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// Print the node's own debug_traceCall with the same tracer and config.
+    #[arg(long)]
+    pub remote: bool,
 }
 
 fn parse_address(s: &str, flag: &str) -> Result<Address, CliError> {
@@ -69,6 +72,17 @@ impl CallArgs {
         let gas_price =
             u128::try_from(gas_price).map_err(|_| CliError::input("--gas-price is too large"))?;
         let block_ref = parse_block_ref(&self.block)?;
+        if self.remote {
+            let mut call = serde_json::json!({"from": from, "data": data, "value": value,
+                "gasPrice": format!("{gas_price:#x}")});
+            if let Some(to) = to {
+                call["to"] = serde_json::json!(to);
+            }
+            if let Some(g) = &self.gas {
+                call["gas"] = serde_json::json!(parse_quantity(g, "--gas")?);
+            }
+            return super::state::run_remote_call(&self.rpc, &self.trace, call, &block_ref);
+        }
         let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
         let decoder = self.trace.decoder()?;

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::abi::{Abi, Decoder};
-use chaintrace::render::json::write_json;
+use chaintrace::render::json::write_trace;
+use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
-use chaintrace::replay::{TraceResult, TracedTx};
+use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::rpc::{RpcSource, SourceError};
 use chaintrace::trace::{TracerKind, TracerSpec};
@@ -53,6 +54,10 @@ impl CliError {
 
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
+        // A failing tracer script is bad input, not a failing node.
+        if let SourceError::Replay(ReplayError::Tracer(m)) = &e {
+            return CliError::input(m.clone());
+        }
         CliError::source(e.to_string())
     }
 }
@@ -103,9 +108,13 @@ impl RpcArgs {
 /// Which tracer, with what config, printed how.
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
-    /// Tracer name: callTracer (default) or prestateTracer.
+    /// Tracer name (callTracer, prestateTracer, ...), or a JavaScript tracer: a .js file, or
+    /// inline source starting with '{' (geth's JS tracer API).
     #[arg(long, default_value = "callTracer")]
     pub tracer: String,
+    /// Time limit of a JavaScript tracer, Go duration syntax (e.g. 500ms, 10s); default 5s.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
     /// Tracer configuration as JSON, e.g. '{"withLog":true}'.
     #[arg(long, value_name = "JSON")]
     pub tracer_config: Option<String>,
@@ -135,6 +144,9 @@ impl TraceArgs {
     /// The tracer spec; `fallback_config` (a fixture's tracerConfig) applies unless
     /// `--tracer-config` is given.
     pub fn spec(&self, fallback_config: Option<&Value>) -> Result<TracerSpec, CliError> {
+        if let Some(source) = js_source(&self.tracer)? {
+            return self.js_spec(&source, fallback_config);
+        }
         let kind =
             TracerKind::from_name(&self.tracer).map_err(|e| CliError::input(e.to_string()))?;
         let parsed = self
@@ -147,6 +159,34 @@ impl TraceArgs {
             .transpose()?;
         TracerSpec::new(kind, parsed.as_ref().or(fallback_config))
             .map_err(|e| CliError::input(e.to_string()))
+    }
+
+    fn config(&self, fallback: Option<&Value>) -> Result<Option<Value>, CliError> {
+        match self.tracer_config.as_deref() {
+            Some(s) => serde_json::from_str::<Value>(s)
+                .map(Some)
+                .map_err(|e| CliError::input(format!("--tracer-config is not valid JSON: {e}"))),
+            None => Ok(fallback.cloned()),
+        }
+    }
+
+    #[cfg(feature = "js")]
+    fn js_spec(&self, source: &str, fallback: Option<&Value>) -> Result<TracerSpec, CliError> {
+        let timeout = match self.timeout.as_deref() {
+            Some(t) => chaintrace::trace::js::parse_go_duration(t)
+                .map_err(|e| CliError::input(format!("--timeout: {e}")))?,
+            None => chaintrace::trace::js::DEFAULT_TIMEOUT,
+        };
+        let config = self.config(fallback)?;
+        TracerSpec::js(source, config.as_ref(), timeout).map_err(|e| CliError::input(e.to_string()))
+    }
+
+    #[cfg(not(feature = "js"))]
+    fn js_spec(&self, _source: &str, fallback: Option<&Value>) -> Result<TracerSpec, CliError> {
+        self.config(fallback)?;
+        Err(CliError::input(
+            "this build has no JavaScript tracers (rebuild with the `js` feature)",
+        ))
     }
 
     pub fn decoder(&self) -> Result<Decoder, CliError> {
@@ -165,6 +205,21 @@ impl TraceArgs {
         }
         Ok(Decoder::new(abi))
     }
+}
+
+/// The source of a JavaScript tracer given as `--tracer`: inline when it starts with `{`, read
+/// from the file when it names a `.js` file; `None` for a tracer name.
+pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
+    let t = tracer.trim_start();
+    if t.starts_with('{') {
+        return Ok(Some(tracer.to_string()));
+    }
+    if tracer.ends_with(".js") {
+        return std::fs::read_to_string(tracer)
+            .map(Some)
+            .map_err(|e| CliError::input(format!("cannot read tracer {tracer}: {e}")));
+    }
+    Ok(None)
 }
 
 /// Reports what the node was asked, on stderr: HTTP requests, JSON-RPC calls, state passes.
@@ -191,7 +246,7 @@ pub fn print_trace(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        write_json(&mut out, &t.result)?;
+        write_trace(&mut out, &t.result)?;
         writeln!(out)?;
     } else {
         match &t.result {
@@ -203,8 +258,9 @@ pub fn print_trace(
                 };
                 render_call_tree(frame, decoder, &opts, &mut out)?;
             }
-            TraceResult::Prestate(p) => {
-                let v = serde_json::to_value(p).map_err(|e| CliError::source(e.to_string()))?;
+            TraceResult::StructLog(r) => render_struct_logs(r, &mut out)?,
+            other => {
+                let v = serde_json::to_value(other).map_err(|e| CliError::source(e.to_string()))?;
                 serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;
                 writeln!(out)?;
             }

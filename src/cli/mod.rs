@@ -1,10 +1,18 @@
 //! Command-line interface: clap definitions, one file per subcommand. Each subcommand converts
 //! its arguments into library types, calls the library and returns an exit code.
 
+pub mod access;
 pub mod block;
 pub mod bundle;
 pub mod call;
 pub mod common;
+pub mod diff;
+pub mod gas;
+pub mod node;
+pub mod policy;
+pub mod preflight;
+pub mod range;
+pub mod state;
 pub mod tx;
 
 use clap::{Parser, Subcommand};
@@ -15,7 +23,8 @@ pub use common::CliError;
 ///
 /// Exit codes: 0 traced and the transaction succeeded; 1 bad input or usage; 2 RPC or source
 /// failure; 3 traced and the transaction failed at top level; 4 the replay diverged from the
-/// chain's receipt.
+/// chain's receipt; 5 a node check found a blocker; 6 a policy denies; 7 an invalid request body; 8 `diff` found the local and the node's
+/// traces differ.
 #[derive(Parser, Debug)]
 #[command(name = "chaintrace", version, about, long_about)]
 pub struct Cli {
@@ -31,9 +40,23 @@ pub enum Command {
     Block(block::BlockArgs),
     /// Trace a simulated call on a block's state.
     Call(call::CallArgs),
+    /// Every account and slot a transaction read or wrote, with values before and after.
+    Access(access::AccessArgs),
+    /// Compare the local trace of a transaction with the node's own, field by field.
+    Diff(diff::DiffArgs),
+    /// Gas tables (by opcode, frame, contract) and a flamegraph for one transaction.
+    Gas(gas::GasArgs),
     /// Replay bundles: self-contained offline copies of a transaction and its pre-state.
     #[command(subcommand)]
     Bundle(bundle::BundleCommand),
+    /// Operator toolkit: node status, log doctor, state-store split pre-flight.
+    #[command(subcommand)]
+    Node(node::NodeCommand),
+    /// Wallet provider policies: evaluate a policy against a request.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
+    /// Check an agent's /rpc request before the wallet provider signs it.
+    Preflight(preflight::PreflightArgs),
 }
 
 impl Cli {
@@ -42,7 +65,13 @@ impl Cli {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),
             Command::Call(a) => a.run(),
+            Command::Access(a) => a.run(),
+            Command::Diff(a) => a.run(),
+            Command::Gas(a) => a.run(),
             Command::Bundle(b) => b.run(),
+            Command::Node(n) => n.run(),
+            Command::Policy(p) => p.run(),
+            Command::Preflight(a) => a.run(),
         }
     }
 }

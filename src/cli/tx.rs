@@ -2,16 +2,20 @@
 
 use alloy_primitives::B256;
 use chaintrace::chain::{preset, ForkSchedule};
-use chaintrace::replay::remote::replay_block;
+use chaintrace::replay::mined::{Mined, StateMode};
 use chaintrace::replay::selfcheck::{compare, Divergence};
-use chaintrace::replay::{trace_fixture, EvmEnv, TracedTx};
+use chaintrace::replay::{trace, trace_fixture, TracedTx};
+use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
 use chaintrace::source::rpc::RpcSource;
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
+use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::state::{
+    node_result_code, node_tracer_options, print_node_result, print_note, report, StateArgs,
+};
 
 /// Trace one transaction: by hash from a node, or offline from a fixture or replay bundle.
 #[derive(Args, Debug)]
@@ -26,6 +30,12 @@ pub struct TxArgs {
     pub rpc: RpcArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Print the node's own debug_traceTransaction with the same tracer and config instead of
+    /// replaying locally.
+    #[arg(long)]
+    pub remote: bool,
 }
 
 /// Parses a 32-byte hash given on the command line.
@@ -95,50 +105,52 @@ impl TxArgs {
             return Ok(finish(&traced, fx.receipt.as_ref(), false));
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
+        if self.remote {
+            let source = self.rpc.source()?;
+            let opts = node_tracer_options(&self.trace)?;
+            let v = source
+                .client
+                .call("debug_traceTransaction", json!([hash, opts]))
+                .map_err(|e| CliError::source(e.to_string()))?;
+            print_node_result(&v, &self.trace, &decoder, "ETH")?;
+            report(&source, None, None, 0);
+            return Ok(node_result_code(&v));
+        }
         let spec = self.trace.spec(None)?;
         let source = self.rpc.source()?;
-        let (traced, receipt, chain_id, passes) = trace_remote(&source, hash, &spec, hardfork)?;
-        let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
+        let cache = self.state.cache();
+        let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
+        let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
+        let currency = preset(mined.chain_id).map(|p| p.currency).unwrap_or("ETH");
         print_trace(&traced, &self.trace, &decoder, currency)?;
-        report_rpc(&source, passes);
-        Ok(finish(&traced, Some(&receipt), false))
+        print_note(&mined);
+        report(&source, cache.as_ref(), Some(&mined), mined.passes);
+        Ok(finish(&traced, Some(&mined.receipt), false))
     }
 }
 
-/// Fetches a mined transaction and its block, replays the block up to it, and traces it.
+/// Traces a loaded mined transaction under `spec` (fetching whatever the replay still misses).
+pub fn trace_mined(
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    mined: &mut Mined,
+    spec: &chaintrace::trace::TracerSpec,
+) -> Result<TracedTx, CliError> {
+    Ok(mined.run(source, cache, |db, env, tx, offset| {
+        trace(db, env, tx, spec, offset)
+    })?)
+}
+
+/// Fetches a mined transaction (fast path when the node serves it, else the RPC path; no cache)
+/// and traces it: `(trace, receipt, chain id, state passes)`.
 pub fn trace_remote(
     source: &RpcSource,
     hash: B256,
     spec: &chaintrace::trace::TracerSpec,
     hardfork: Option<SpecId>,
 ) -> Result<(TracedTx, Value, u64, usize), CliError> {
-    let chain_id = source.chain_id()?;
-    let (tx, receipt) = source.tx_and_receipt(hash)?;
-    let block_hash = tx
-        .get("blockHash")
-        .and_then(Value::as_str)
-        .filter(|_| !receipt.is_null())
-        .ok_or_else(|| {
-            CliError::source(format!("transaction {hash} is not mined yet (no receipt)"))
-        })?;
-    let block = source.block(block_hash)?;
-    let index = block
-        .txs
-        .iter()
-        .position(|t| t.hash == hash)
-        .ok_or_else(|| {
-            CliError::source(format!(
-                "transaction {hash} is not in its block {block_hash}"
-            ))
-        })?;
-    let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
-    let env = EvmEnv::new(spec_id, chain_id, &block.info);
-    let replay = replay_block(source, &block, &env, index, index, spec)?;
-    let passes = replay.passes;
-    let traced = replay
-        .traces
-        .into_iter()
-        .next()
-        .ok_or_else(|| CliError::source("replay produced no trace"))?;
-    Ok((traced, receipt, chain_id, passes))
+    let mut mined = Mined::load(source, None, hash, StateMode::Auto, hardfork)?;
+    let traced = trace_mined(source, None, &mut mined, spec)?;
+    print_note(&mined);
+    Ok((traced, mined.receipt, mined.chain_id, mined.passes))
 }

@@ -59,6 +59,15 @@ pub fn to_json_string<T: Serialize + ?Sized>(value: &T) -> String {
     String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
 
+/// Writes a tracer result as geth prints it. Struct logs stream from their spool rather than
+/// going through one in-memory JSON value.
+pub fn write_trace<W: Write>(out: &mut W, result: &crate::replay::TraceResult) -> io::Result<()> {
+    match result {
+        crate::replay::TraceResult::StructLog(r) => r.write_to(out),
+        other => write_json(out, other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,7 +1,9 @@
 //! Renderers: pure functions from a trace to text. Only these write to stdout.
 
 pub mod abi;
+pub mod gas;
 pub mod json;
 pub mod revert;
 pub mod signatures;
+pub mod steps;
 pub mod tree;

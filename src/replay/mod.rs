@@ -2,7 +2,9 @@
 //! transactions, running the target under one tracer, and checking the result against the
 //! receipt the chain recorded.
 
+pub mod access;
 pub mod env;
+pub mod mined;
 pub mod remote;
 pub mod selfcheck;
 
@@ -27,6 +29,9 @@ pub enum ReplayError {
     BadTransaction(String),
     #[error("transaction {tx} is invalid in this state: {msg}")]
     Invalid { tx: B256, msg: String },
+    /// A JavaScript tracer failed (exception, timeout); the transaction itself ran normally.
+    #[error("{0}")]
+    Tracer(String),
 }
 
 /// How a transaction ended.
@@ -70,6 +75,11 @@ impl TxOutcome {
 pub enum TraceResult {
     Call(Box<CallFrame>),
     Prestate(PrestateResult),
+    StructLog(crate::trace::opcode::StructLogResult),
+    /// `chaintrace gas` tables (not a geth shape).
+    Gas(Box<crate::trace::gas::GasReport>),
+    /// Whatever a JavaScript tracer's `result` returned.
+    Js(serde_json::Value),
 }
 
 /// A traced transaction.
@@ -136,6 +146,28 @@ pub fn trace(
                 .ok_or_else(|| invalid(tx, "the call tracer saw no top-level frame"))?,
         )),
         Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
+        Tracer::StructLog(t) => TraceResult::StructLog(t.into_result(outcome.gas_used)),
+        Tracer::Gas(t) => {
+            let g = out.result.gas();
+            TraceResult::Gas(Box::new(t.into_report(
+                tx.env.gas_limit,
+                outcome.gas_used,
+                g.final_refunded(),
+                g.floor_gas(),
+            )))
+        }
+        #[cfg(feature = "js")]
+        Tracer::Js(t) => TraceResult::Js(
+            t.into_result(
+                &tx.env,
+                &env.block,
+                outcome.gas_used,
+                tx.hash,
+                &out.state,
+                &mut *db,
+            )
+            .map_err(ReplayError::Tracer)?,
+        ),
         Tracer::None => unreachable!("spec.build never returns Tracer::None"),
     };
     db.commit(out.state);

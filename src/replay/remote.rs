@@ -54,12 +54,24 @@ pub fn replay_txs(
         &parent,
     )?;
     let mut passes = 1;
+    // Speculative passes run untraced (a struct log of a discarded pass is wasted work); once
+    // execution misses nothing, one traced pass runs. A tracer may read state execution did not
+    // (the prestate tracer's delegation targets), so that pass may still miss and loop again.
+    let mut traced = false;
     loop {
         let (result, misses) = {
             let mut db = snap.db();
-            let result = run_pass(&mut db, env, txs, first, tracer);
+            let result = if traced {
+                run_pass(&mut db, env, txs, first, tracer)
+            } else {
+                run_pass(&mut db, env, txs, txs.len(), tracer)
+            };
             (result, snap.take_misses())
         };
+        if misses.is_empty() && !traced {
+            traced = true;
+            continue;
+        }
         if misses.is_empty() {
             return Ok(BlockReplay {
                 traces: result?,

@@ -11,7 +11,8 @@
 //!   mix-up (a reordered answer would otherwise hand one slot's storage value to another).
 //!   Batches are cut into chunks of at most [`MAX_BATCH_SIZE`] calls because providers cap batch
 //!   sizes. Nodes and proxies that refuse batches are detected once and then served with single
-//!   calls for the rest of the client's life.
+//!   calls for the rest of the client's life, sent in parallel but at most [`MAX_IN_FLIGHT`] at
+//!   a time so a rate-limited endpoint is not flooded.
 //! * **Bounded retries.** Hosted nodes rate-limit (HTTP 429) and hiccup (502/503/504, dropped
 //!   connections, timeouts). Those are retried with exponential backoff (200, 400, 800 ms; at most
 //!   three retries), inside an overall budget of `timeout * 4`, so a dead node can never stall a
@@ -35,6 +36,8 @@ use serde_json::{Map, Value};
 /// Providers commonly cap batches at 500 to 1000 calls.
 pub const MAX_BATCH_SIZE: usize = 500;
 
+/// Most single requests open at once when a node that refuses batches is served call by call.
+pub const MAX_IN_FLIGHT: usize = 8;
 /// Retries after the first attempt for retryable failures.
 const MAX_RETRIES: u32 = 3;
 /// First backoff delay; doubled on every retry (200, 400, 800 ms).
@@ -324,14 +327,33 @@ impl RpcClient {
         Ok(out)
     }
 
-    /// Sends each call on its own; node-level failures stay per item, like in a batch.
+    /// Sends each call on its own, at most [`MAX_IN_FLIGHT`] at a time; node-level failures stay
+    /// per item, like in a batch.
     fn singles(&self, chunk: &[(String, Value)]) -> Result<Vec<Result<Value, RpcError>>, RpcError> {
-        chunk
-            .iter()
-            .map(|(method, params)| match self.call_inner(method, params) {
-                Err(e @ (RpcError::Node { .. } | RpcError::BadResponse { .. })) => Ok(Err(e)),
-                other => other.map(Ok),
-            })
+        let one = |(method, params): &(String, Value)| match self.call_inner(method, params) {
+            Err(e @ (RpcError::Node { .. } | RpcError::BadResponse { .. })) => Ok(Err(e)),
+            other => other.map(Ok),
+        };
+        if chunk.len() <= 1 {
+            return chunk.iter().map(one).collect();
+        }
+        // Workers take the next index from a shared counter, so no more than MAX_IN_FLIGHT
+        // requests are open at once however long the chunk is.
+        let next = AtomicU64::new(0);
+        type Slot = std::sync::Mutex<Option<Result<Result<Value, RpcError>, RpcError>>>;
+        let slots: Vec<Slot> = chunk.iter().map(|_| Slot::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..MAX_IN_FLIGHT.min(chunk.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(call) = chunk.get(i) else { break };
+                    *slots[i].lock().unwrap() = Some(one(call));
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap().expect("every call was sent"))
             .collect()
     }
 

@@ -6,7 +6,9 @@
 //! hash it missed, the RPC layer fetches them all in one batch, and execution runs again until
 //! nothing is missing. Everything below the source is the same for all of them.
 
+pub mod cache;
 pub mod fixture;
+pub mod prestate_rpc;
 pub mod rpc;
 
 use std::cell::RefCell;

@@ -37,12 +37,13 @@ pub fn geth_error(result: InstructionResult, last: LastStep, is_create: bool) ->
     let s = match result {
         R::Stop | R::Return | R::SelfDestruct => return None,
         R::Revert => "execution reverted",
+        // geth wraps errors of dynamic gas functions: `fmt.Errorf("%w: %v", ErrOutOfGas, err)`.
+        R::ReentrancySentryOOG => "out of gas: not enough gas for reentrancy sentry",
         R::OutOfGas
         | R::MemoryOOG
         | R::MemoryLimitOOG
         | R::PrecompileOOG
-        | R::InvalidOperandOOG
-        | R::ReentrancySentryOOG => {
+        | R::InvalidOperandOOG => {
             if is_create && last.returned {
                 "contract creation code storage out of gas"
             } else {

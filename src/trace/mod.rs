@@ -5,8 +5,13 @@
 
 pub mod call;
 pub mod errors;
+pub mod gas;
 pub mod hexser;
+#[cfg(feature = "js")]
+pub mod js;
+pub mod opcode;
 pub mod prestate;
+pub mod spool;
 
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
@@ -16,15 +21,22 @@ use revm::{Database, Inspector};
 use serde_json::Value;
 
 use call::{CallTracer, CallTracerConfig};
+use opcode::{StructLogger, StructLoggerConfig};
 use prestate::{PrestateConfig, PrestateTracer};
 
 /// Errors choosing or configuring a tracer.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("unknown tracer {0:?}; known tracers: {known}", known = TracerKind::NAMES.join(", "))]
+    #[error(
+        "unknown tracer {0:?}; known tracers: {known}, or a JavaScript tracer (a .js file, or inline source starting with '{{')",
+        known = TracerKind::NAMES.join(", ")
+    )]
     UnknownTracer(String),
     #[error("invalid tracerConfig for {tracer}: {msg}")]
     BadConfig { tracer: &'static str, msg: String },
+    /// A JavaScript tracer that cannot run (syntax error, missing function, setup failed).
+    #[error("invalid JavaScript tracer: {0}")]
+    Js(String),
 }
 
 /// The tracers chaintrace knows, by geth name.
@@ -32,15 +44,26 @@ pub enum TraceError {
 pub enum TracerKind {
     Call,
     Prestate,
+    /// geth's struct logger (the default tracer of debug_traceTransaction).
+    StructLog,
+    /// A JavaScript tracer (geth's JS tracer API), built with [`TracerSpec::js`].
+    #[cfg(feature = "js")]
+    Js,
 }
 
 impl TracerKind {
-    pub const NAMES: &'static [&'static str] = &["callTracer", "prestateTracer"];
+    pub const NAMES: &'static [&'static str] = &[
+        "callTracer",
+        "prestateTracer",
+        "opcodeTracer",
+        "structLogger",
+    ];
 
     pub fn from_name(name: &str) -> Result<Self, TraceError> {
         match name {
             "callTracer" => Ok(TracerKind::Call),
             "prestateTracer" => Ok(TracerKind::Prestate),
+            "opcodeTracer" | "structLogger" => Ok(TracerKind::StructLog),
             other => Err(TraceError::UnknownTracer(other.to_string())),
         }
     }
@@ -49,6 +72,9 @@ impl TracerKind {
         match self {
             TracerKind::Call => "callTracer",
             TracerKind::Prestate => "prestateTracer",
+            TracerKind::StructLog => "opcodeTracer",
+            #[cfg(feature = "js")]
+            TracerKind::Js => "javascript",
         }
     }
 }
@@ -58,9 +84,26 @@ impl TracerKind {
 pub enum TracerSpec {
     Call(CallTracerConfig),
     Prestate(PrestateConfig),
+    StructLog(StructLoggerConfig),
+    /// Gas accounting for `chaintrace gas` (not a geth tracer; not selectable by name).
+    Gas,
+    #[cfg(feature = "js")]
+    Js(js::JsSpec),
 }
 
 impl TracerSpec {
+    /// A JavaScript tracer from its source; the script is checked now, before any replay.
+    #[cfg(feature = "js")]
+    pub fn js(
+        source: &str,
+        config: Option<&Value>,
+        timeout: std::time::Duration,
+    ) -> Result<Self, TraceError> {
+        js::JsSpec::new(source, config, timeout)
+            .map(TracerSpec::Js)
+            .map_err(TraceError::Js)
+    }
+
     /// Decodes `tracerConfig` (absent or `null` means defaults) for the named tracer.
     pub fn new(kind: TracerKind, config: Option<&Value>) -> Result<Self, TraceError> {
         fn decode<T: serde::de::DeserializeOwned + Default>(
@@ -87,6 +130,14 @@ impl TracerSpec {
                 }
                 TracerSpec::Prestate(c)
             }
+            TracerKind::StructLog => TracerSpec::StructLog(decode(kind.name(), config)?),
+            #[cfg(feature = "js")]
+            TracerKind::Js => {
+                return Err(TraceError::BadConfig {
+                    tracer: kind.name(),
+                    msg: "a JavaScript tracer needs its source (TracerSpec::js)".into(),
+                })
+            }
         })
     }
 
@@ -94,6 +145,9 @@ impl TracerSpec {
         match self {
             TracerSpec::Call(_) => TracerKind::Call,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
+            TracerSpec::StructLog(_) | TracerSpec::Gas => TracerKind::StructLog,
+            #[cfg(feature = "js")]
+            TracerSpec::Js(_) => TracerKind::Js,
         }
     }
 
@@ -102,6 +156,10 @@ impl TracerSpec {
         match self {
             TracerSpec::Call(c) => Tracer::Call(CallTracer::new(c.clone(), log_index_offset)),
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
+            TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
+            TracerSpec::Gas => Tracer::Gas(Box::default()),
+            #[cfg(feature = "js")]
+            TracerSpec::Js(j) => Tracer::Js(Box::new(j.build(spec))),
         }
     }
 }
@@ -110,6 +168,10 @@ impl TracerSpec {
 pub enum Tracer {
     Call(CallTracer),
     Prestate(PrestateTracer),
+    StructLog(Box<StructLogger>),
+    Gas(Box<gas::GasProfiler>),
+    #[cfg(feature = "js")]
+    Js(Box<js::JsTracer>),
     /// No tracing: replaying the transactions before the target in its block.
     None,
 }
@@ -121,6 +183,10 @@ macro_rules! dispatch {
         match $self {
             Tracer::Call($t) => $e,
             Tracer::Prestate($t) => $e,
+            Tracer::StructLog($t) => $e,
+            Tracer::Gas($t) => $e,
+            #[cfg(feature = "js")]
+            Tracer::Js($t) => $e,
             Tracer::None => $default,
         }
     };

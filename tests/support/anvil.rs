@@ -460,7 +460,12 @@ const ETH: u128 = 1_000_000_000_000_000_000;
 /// Starts anvil, deploys the test contracts and sends the scenario's
 /// transactions (every one mined; receipts checked by the caller).
 pub fn scenario() -> Scenario {
-    let anvil = Anvil::start();
+    scenario_with_args(&[])
+}
+
+/// [`scenario`] on an anvil started with extra arguments (e.g. `--steps-tracing`).
+pub fn scenario_with_args(extra: &[&str]) -> Scenario {
+    let anvil = Anvil::start_with_args(extra);
     let accts = anvil.accounts();
     let (sender, alice, bob, carol) = (accts[0], accts[1], accts[2], accts[3]);
     let mut txs: Vec<ScenarioTx> = Vec::new();

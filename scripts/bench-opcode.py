@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Struct-log (opcodeTracer) benchmark: chaintrace vs anvil 1.7.1, side by side in one run.
+
+Workloads, deployed with anvil_setCode on a fresh local anvil:
+  A  arithmetic loop, 40,000 iterations: ~1.04M gas, ~280k opcodes (stack only, no storage);
+  B  storage + memory loop, 175,000 iterations: ~25.7M gas, ~2.6M opcodes (SSTORE to 8 slots,
+     MSTORE), traced with stack and storage, and once more with memory.
+
+For each trace the struct logs go to a file. Reported: wall time and peak RSS of
+`chaintrace tx HASH --tracer opcodeTracer --json` (a whole process: RPC fetch, replay, output),
+and for workload A the same trace from anvil's own debug_traceTransaction (time of the HTTP call,
+anvil's peak RSS growth). Targets from the issue: peak RSS <= 64 MB for chaintrace on both
+workloads, chaintrace >= 3x faster than anvil on A. Nothing is asserted: figures are printed.
+"""
+import json, os, resource, socket, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ANVIL = os.environ.get("CHAINTRACE_ANVIL", os.path.join(ROOT, ".tools/bin/anvil"))
+BIN = os.path.join(ROOT, "target/release/chaintrace")
+
+
+def rpc(url, method, params):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    req = urllib.request.Request(url, body, {"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        out = json.load(r)
+    if "error" in out:
+        raise SystemExit(f"{method}: {out['error']}")
+    return out["result"]
+
+
+def loop_a(n):
+    return "62%06x5b600190038060045700" % n
+
+
+def loop_b(n):
+    return "62%06x5b805f5280806007165560019003806004" % n + "5700"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def vm_hwm_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def run_measured(cmd, stdout_path):
+    """Runs cmd with stdout to a file; returns (seconds, peak RSS MB, exit code)."""
+    with open(stdout_path, "wb") as out:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+    err = p.stderr.read().decode()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 3):
+        raise SystemExit(f"{' '.join(cmd)} failed ({code}): {err}")
+    return dt, usage.ru_maxrss / 1024.0, code
+
+
+def main():
+    if not os.path.exists(BIN):
+        subprocess.check_call(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    # Prague: Osaka's EIP-7825 caps a transaction at 2^24 gas, too little for workload B.
+    # --steps-tracing: without it anvil 1.7.1 answers debug_traceTransaction with no struct logs.
+    anvil = subprocess.Popen([ANVIL, "--host", "127.0.0.1", "--port", str(port), "--silent", "--hardfork", "prague",
+                              "--steps-tracing"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                rpc(url, "eth_chainId", [])
+                break
+            except Exception:
+                time.sleep(0.05)
+        sender = rpc(url, "eth_accounts", [])[0]
+        hashes = {}
+        for name, addr, code, gas in [("A", "0x" + "00" * 18 + "c0de", loop_a(40_000), 2_000_000),
+                                      ("B", "0x" + "00" * 18 + "c0df", loop_b(175_000), 29_000_000)]:
+            rpc(url, "anvil_setCode", [addr, "0x" + code])
+            h = rpc(url, "eth_sendTransaction", [{"from": sender, "to": addr, "gas": hex(gas)}])
+            r = None
+            for _ in range(400):
+                r = rpc(url, "eth_getTransactionReceipt", [h])
+                if r is not None:
+                    break
+                time.sleep(0.05)
+            if r is None:
+                raise SystemExit(f"workload {name}: transaction {h} was not mined")
+            hashes[name] = (h, int(r["gasUsed"], 16))
+        tmp = tempfile.mkdtemp(prefix="chaintrace-bench-")
+        rows = []
+        for name, cfg in [("A", {}), ("B", {}), ("B", {"enableMemory": True})]:
+            h, gas = hashes[name]
+            path = os.path.join(tmp, f"{name}.json")
+            cmd = [BIN, "tx", h, "--rpc-url", url, "--json", "--no-cache", "--hardfork", "prague", "--tracer", "opcodeTracer",
+                   "--tracer-config", json.dumps(cfg)]
+            dt, rss, _ = run_measured(cmd, path)
+            size = os.path.getsize(path)
+            rows.append((f"chaintrace {name} {json.dumps(cfg)}", gas, None, dt, rss, size))
+            if name != "A":
+                os.remove(path)
+        # The peer: anvil's own struct logs for workload A.
+        h, gas = hashes["A"]
+        before = vm_hwm_kb(anvil.pid)
+        t0 = time.perf_counter()
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "debug_traceTransaction", "params": [h, {}]}).encode()
+        req = urllib.request.Request(url, body, {"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=600) as r:
+            data = r.read()
+        dt_anvil = time.perf_counter() - t0
+        after = vm_hwm_kb(anvil.pid)
+        # Parsed only now: a large parent process would inflate the children's peak RSS, which
+        # counts the forked image before exec.
+        reply = json.loads(data)
+        if "error" in reply:
+            raise SystemExit(f"anvil debug_traceTransaction: {reply['error']}")
+        steps_anvil = len(reply["result"]["structLogs"])
+        with open(os.path.join(tmp, "A.json")) as f:
+            rows[0] = rows[0][:2] + (len(json.load(f)["structLogs"]),) + rows[0][3:]
+        rows.append(("anvil debug_traceTransaction A {}", gas, steps_anvil, dt_anvil, after / 1024.0, len(data)))
+        print(f"{'run':44} {'gas':>10} {'steps':>9} {'seconds':>8} {'peak RSS MB':>12} {'output MB':>10}")
+        for label, gas, steps, dt, rss, size in rows:
+            print(f"{label:44} {gas:>10} {steps if steps is not None else '':>9} {dt:>8.3f} {rss:>12.1f} {size / 1e6:>10.1f}")
+        ours_a = rows[0][3]
+        print(f"\nworkload A: chaintrace is {dt_anvil / ours_a:.2f}x faster than anvil (target >= 3x);"
+              f" anvil peak RSS grew {(after - before) / 1024.0:.1f} MB (to {after / 1024.0:.1f} MB)")
+        worst = max(r[4] for r in rows[:3])
+        print(f"chaintrace peak RSS, worst of the three runs: {worst:.1f} MB (target <= 64 MB)")
+    finally:
+        anvil.terminate()
+        anvil.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+//! `rpc_proxy`: a loopback JSON-RPC proxy for benchmarks and fault tests. It forwards every HTTP
+//! request to an upstream node after an injected delay, counts requests and calls, and can
+//! misbehave on purpose.
+//!
+//! ```text
+//! rpc_proxy --upstream URL [--delay-ms N] [--fault MODE] [--deny PREFIX]
+//! ```
+//!
+//! It prints `listening http://127.0.0.1:PORT` on its first stdout line. `GET /stats` answers
+//! `{"requests": N, "calls": M, "roundTrips": R}` (HTTP requests, JSON-RPC calls, and periods
+//! with a request in flight, i.e. latencies paid in sequence) and
+//! `GET /reset` zeroes them. Faults: `429-first` (the first request of every kind gets HTTP 429),
+//! `drop20` (every fifth request is dropped without an answer), `truncate` (answers are cut in
+//! half), `wrong-ids` (batch answers carry unknown ids), `rpc-error` (every call is answered with
+//! a JSON-RPC error object), `hang` (requests are read and never answered), `no-batch` (batch
+//! requests are refused, as by some public endpoints). `--deny debug_`
+//! answers methods with that prefix "method not found", like a node without the debug API.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+struct Config {
+    upstream: String,
+    delay: Duration,
+    fault: String,
+    deny: Option<String>,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    calls: AtomicU64,
+    seen: AtomicU64,
+    /// Requests being served right now.
+    in_flight: AtomicU64,
+    /// Round trips: periods with at least one request in flight. Requests a client sends
+    /// concurrently overlap and count once, so this is the number of latencies paid in sequence.
+    rounds: AtomicU64,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut cfg = Config {
+        upstream: String::new(),
+        delay: Duration::ZERO,
+        fault: String::new(),
+        deny: None,
+    };
+    let mut port = 0u16;
+    while let Some(a) = args.next() {
+        let v = args.next().unwrap_or_default();
+        match a.as_str() {
+            "--upstream" => cfg.upstream = v,
+            "--delay-ms" => cfg.delay = Duration::from_millis(v.parse().expect("--delay-ms N")),
+            "--fault" => cfg.fault = v,
+            "--deny" => cfg.deny = Some(v),
+            "--port" => port = v.parse().expect("--port N"),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    assert!(!cfg.upstream.is_empty(), "--upstream URL is required");
+    let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind");
+    println!("listening http://{}", listener.local_addr().unwrap());
+    std::io::stdout().flush().unwrap();
+    let cfg = Arc::new(cfg);
+    let counters = Arc::new(Counters::default());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(300)))
+        .build()
+        .into();
+    for stream in listener.incoming().flatten() {
+        let (cfg, counters, agent) = (cfg.clone(), counters.clone(), agent.clone());
+        std::thread::spawn(move || {
+            let _ = serve(stream, &cfg, &counters, &agent);
+        });
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<(String, String)>> {
+    let mut r = BufReader::new(stream);
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut len = 0usize;
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    Ok(Some((target, String::from_utf8_lossy(&body).into_owned())))
+}
+
+fn respond(stream: &mut TcpStream, status: u16, body: &str) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+fn error_for(req: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": code, "message": message}})
+}
+
+fn serve(
+    mut stream: TcpStream,
+    cfg: &Config,
+    counters: &Counters,
+    agent: &ureq::Agent,
+) -> std::io::Result<()> {
+    let Some((target, body)) = read_request(&mut stream)? else {
+        return Ok(());
+    };
+    if target.starts_with("/stats") {
+        let v = json!({"requests": counters.requests.load(Ordering::SeqCst),
+            "calls": counters.calls.load(Ordering::SeqCst),
+            "roundTrips": counters.rounds.load(Ordering::SeqCst)});
+        return respond(&mut stream, 200, &v.to_string());
+    }
+    if target.starts_with("/reset") {
+        counters.requests.store(0, Ordering::SeqCst);
+        counters.calls.store(0, Ordering::SeqCst);
+        counters.rounds.store(0, Ordering::SeqCst);
+        return respond(&mut stream, 200, "{}");
+    }
+    if counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
+        counters.rounds.fetch_add(1, Ordering::SeqCst);
+    }
+    let result = forward_or_fault(&mut stream, &body, cfg, counters, agent);
+    counters.in_flight.fetch_sub(1, Ordering::SeqCst);
+    result
+}
+
+fn forward_or_fault(
+    stream: &mut TcpStream,
+    body: &str,
+    cfg: &Config,
+    counters: &Counters,
+    agent: &ureq::Agent,
+) -> std::io::Result<()> {
+    let body = body.to_string();
+    let n = counters.seen.fetch_add(1, Ordering::SeqCst);
+    counters.requests.fetch_add(1, Ordering::SeqCst);
+    let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let items: Vec<Value> = match &parsed {
+        Value::Array(a) => a.clone(),
+        one => vec![one.clone()],
+    };
+    counters
+        .calls
+        .fetch_add(items.len() as u64, Ordering::SeqCst);
+    std::thread::sleep(cfg.delay);
+    match cfg.fault.as_str() {
+        "hang" => {
+            std::thread::sleep(Duration::from_secs(3600));
+            return Ok(());
+        }
+        "drop20" if n % 5 == 1 => return Ok(()),
+        "429-first" if n == 0 => return respond(stream, 429, "rate limited"),
+        "no-batch" if parsed.is_array() => {
+            let e = json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32600, "message": "batch requests are not supported"}});
+            return respond(stream, 200, &e.to_string());
+        }
+        "rpc-error" => {
+            let errs: Vec<Value> = items
+                .iter()
+                .map(|r| error_for(r, -32000, "internal error: injected fault"))
+                .collect();
+            let out = if parsed.is_array() {
+                Value::Array(errs)
+            } else {
+                errs[0].clone()
+            };
+            return respond(stream, 200, &out.to_string());
+        }
+        _ => {}
+    }
+    let denied = |r: &Value| {
+        cfg.deny.as_deref().is_some_and(|p| {
+            r.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m.starts_with(p))
+        })
+    };
+    let text = if items.iter().any(denied) {
+        // Answer denied calls here and forward the rest one by one, keeping batch order.
+        let mut answers = Vec::new();
+        for r in &items {
+            answers.push(if denied(r) {
+                error_for(r, -32601, "Method not found")
+            } else {
+                serde_json::from_str(&forward(agent, &cfg.upstream, &r.to_string())?)
+                    .unwrap_or(Value::Null)
+            });
+        }
+        if parsed.is_array() {
+            Value::Array(answers).to_string()
+        } else {
+            answers[0].to_string()
+        }
+    } else {
+        forward(agent, &cfg.upstream, &body)?
+    };
+    let text = match cfg.fault.as_str() {
+        "truncate" => text[..text.len() / 2].to_string(),
+        "wrong-ids" if parsed.is_array() => {
+            let mut v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            if let Some(a) = v.as_array_mut() {
+                for (i, r) in a.iter_mut().enumerate() {
+                    r["id"] = json!(900_000 + i);
+                }
+            }
+            v.to_string()
+        }
+        _ => text,
+    };
+    respond(stream, 200, &text)
+}
+
+fn forward(agent: &ureq::Agent, upstream: &str, body: &str) -> std::io::Result<String> {
+    let mut resp = agent
+        .post(upstream)
+        .header("content-type", "application/json")
+        .send(body)
+        .map_err(std::io::Error::other)?;
+    resp.body_mut()
+        .with_config()
+        .limit(1 << 30)
+        .read_to_string()
+        .map_err(std::io::Error::other)
+}

@@ -1,0 +1,132 @@
+//! `chaintrace access <HASH>`: the state access pattern of a mined transaction — every account
+//! and slot read or written, its value before and after, and the frames that touched it — as a
+//! table, or JSON with `--json`. `--remote` prints the node's own `debug_traceStateAccess`.
+
+use std::io::Write;
+
+use chaintrace::render::json::write_json;
+use chaintrace::replay::access::{trace_access, Access};
+use chaintrace::replay::mined::Mined;
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use serde_json::json;
+
+use super::common::{exit, CliError, RpcArgs};
+use super::state::{print_note, report, StateArgs};
+use super::tx::{finish, parse_hash};
+
+/// Every account and slot a transaction read or wrote, with values before and after.
+#[derive(Args, Debug)]
+pub struct AccessArgs {
+    /// Transaction hash (0x + 64 hex digits).
+    pub hash: String,
+    /// Print JSON: [{"address","slot"?,"read","written","before","after","touchedBy"}].
+    #[arg(long)]
+    pub json: bool,
+    /// Print the node's own debug_traceStateAccess result instead of replaying locally.
+    #[arg(long)]
+    pub remote: bool,
+    /// Replay under this fork instead of the chain's schedule.
+    #[arg(long, value_name = "NAME")]
+    pub hardfork: Option<String>,
+    #[command(flatten)]
+    pub rpc: RpcArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+/// Renders the access pattern as a table: one row per account or slot.
+pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()> {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "address",
+            "slot",
+            "access",
+            "before",
+            "after",
+            "touched by",
+        ]);
+    for r in rows {
+        let access = match (r.read, r.written) {
+            (true, true) => "read+write",
+            (false, true) => "write",
+            _ => "read",
+        };
+        let slot = r
+            .slot
+            .map_or("(account)".to_string(), |s| format!("{s:#x}"));
+        let value = |v: alloy_primitives::U256, n: Option<u64>| match n {
+            Some(n) => format!("balance {v}, nonce {n}"),
+            None => format!("{v:#x}"),
+        };
+        let by: Vec<String> = r
+            .touched_by
+            .iter()
+            .map(|t| format!("#{} {:?}", t.frame, t.contract))
+            .collect();
+        t.add_row(vec![
+            format!("{:?}", r.address),
+            slot,
+            access.to_string(),
+            value(r.before, r.nonce_before),
+            value(r.after, r.nonce_after),
+            by.join(", "),
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+impl AccessArgs {
+    pub fn run(&self) -> Result<u8, CliError> {
+        let hash = parse_hash(&self.hash, "transaction hash")?;
+        let hardfork = self
+            .hardfork
+            .as_deref()
+            .map(|h| {
+                chaintrace::chain::parse_hardfork(h)
+                    .ok_or_else(|| CliError::input(format!("unknown hardfork {h:?}")))
+            })
+            .transpose()?;
+        let source = self.rpc.source()?;
+        let stdout = std::io::stdout();
+        if self.remote {
+            let v = source
+                .client
+                .call("debug_traceStateAccess", json!([hash]))
+                .map_err(|e| CliError::source(e.to_string()))?;
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            if self.json {
+                write_json(&mut out, &v)?;
+            } else {
+                serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;
+            }
+            writeln!(out)?;
+            out.flush()?;
+            report(&source, None, None, 0);
+            return Ok(exit::OK);
+        }
+        let cache = self.state.cache();
+        let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
+        let (rows, outcome) = mined.run(&source, cache.as_ref(), |db, env, tx, _| {
+            trace_access(db, env, tx)
+        })?;
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        if self.json {
+            write_json(&mut out, &rows)?;
+            writeln!(out)?;
+        } else {
+            render_table(&rows, &mut out)?;
+        }
+        out.flush()?;
+        print_note(&mined);
+        report(&source, cache.as_ref(), Some(&mined), mined.passes);
+        let traced = chaintrace::replay::TracedTx {
+            hash,
+            result: chaintrace::replay::TraceResult::Js(serde_json::Value::Null),
+            outcome,
+        };
+        Ok(finish(&traced, Some(&mined.receipt), true))
+    }
+}

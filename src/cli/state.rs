@@ -1,0 +1,202 @@
+//! Options for where a mined transaction's pre-state comes from (`--state-source`, the cache),
+//! `--remote` (print the node's own trace), and the stderr report of what the node was asked.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use chaintrace::render::abi::Decoder;
+use chaintrace::render::json::write_json;
+use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::replay::mined::{Mined, StateMode};
+use chaintrace::source::cache::{default_root, Cache};
+use chaintrace::source::rpc::RpcSource;
+use chaintrace::trace::call::CallFrame;
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+
+use super::common::{use_color, CliError, TraceArgs};
+
+/// `--state-source`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StateSourceArg {
+    /// Try the node's prestateTracer, fall back to eth_get* state with a note on stderr.
+    Auto,
+    /// The node's debug_traceTransaction with prestateTracer (two round trips), or fail.
+    Prestate,
+    /// eth_getBalance/Code/StorageAt, one batch per speculative pass.
+    Rpc,
+}
+
+/// Where pre-state comes from, and the on-disk cache.
+#[derive(Args, Debug, Clone)]
+pub struct StateArgs {
+    /// Where a mined transaction's pre-state comes from.
+    #[arg(long, value_enum, default_value = "auto", value_name = "SOURCE")]
+    pub state_source: StateSourceArg,
+    /// Cache directory for immutable chain data [default: $XDG_CACHE_HOME/chaintrace or
+    /// ~/.cache/chaintrace].
+    #[arg(long, value_name = "DIR", env = "CHAINTRACE_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Neither read nor write the on-disk cache (also CHAINTRACE_NO_CACHE=1).
+    #[arg(long, env = "CHAINTRACE_NO_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_cache: bool,
+}
+
+impl StateArgs {
+    pub fn mode(&self) -> StateMode {
+        match self.state_source {
+            StateSourceArg::Auto => StateMode::Auto,
+            StateSourceArg::Prestate => StateMode::Prestate,
+            StateSourceArg::Rpc => StateMode::Rpc,
+        }
+    }
+
+    /// The cache, unless `--no-cache` (or no cache directory can be found).
+    pub fn cache(&self) -> Option<Cache> {
+        if self.no_cache {
+            return None;
+        }
+        let root = self.cache_dir.clone().or_else(|| {
+            default_root(
+                std::env::var("XDG_CACHE_HOME").ok().as_deref(),
+                std::env::var("HOME").ok().as_deref(),
+            )
+        })?;
+        Some(Cache::new(root))
+    }
+}
+
+/// Prints the cache's warnings and the one-line rpc report on stderr:
+/// `rpc: N requests, M calls, K state passes (...)`.
+pub fn report(source: &RpcSource, cache: Option<&Cache>, mined: Option<&Mined>, passes: usize) {
+    if let Some(c) = cache {
+        for w in c.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+    }
+    let st = source.client.stats();
+    let state = match mined {
+        Some(m) if m.fast => "; state: node prestate",
+        Some(_) => "; state: eth_get*",
+        None => "",
+    };
+    let hits = cache.map_or(String::new(), |c| format!("; cache hits: {}", c.hits()));
+    eprintln!(
+        "rpc: {} requests, {} calls, {} state passes{state}{hits}",
+        st.requests, st.calls, passes
+    );
+}
+
+/// Prints the fast path's fallback note, if any.
+pub fn print_note(m: &Mined) {
+    if let Some(n) = &m.note {
+        eprintln!("note: {n}");
+    }
+}
+
+/// The tracer options the node is asked for with `--remote`: the same name and config.
+pub fn node_tracer_options(args: &TraceArgs) -> Result<Value, CliError> {
+    let tracer = match super::common::js_source(&args.tracer)? {
+        Some(src) => src,
+        None => args.tracer.clone(),
+    };
+    let mut opts = json!({ "tracer": tracer });
+    if let Some(c) = &args.tracer_config {
+        let cfg: Value = serde_json::from_str(c)
+            .map_err(|e| CliError::input(format!("--tracer-config is not valid JSON: {e}")))?;
+        opts["tracerConfig"] = cfg;
+    }
+    if let Some(t) = &args.timeout {
+        opts["timeout"] = json!(t);
+    }
+    Ok(opts)
+}
+
+/// Prints a trace the node produced, in the same renderers as a local one: geth JSON with
+/// `--json`, a call tree for callTracer results, pretty JSON otherwise.
+pub fn print_node_result(
+    v: &Value,
+    args: &TraceArgs,
+    decoder: &Decoder,
+    currency: &str,
+) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        write_json(&mut out, v)?;
+        writeln!(out)?;
+    } else if let (Some(frame), true) = (
+        serde_json::from_value::<CallFrame>(v.clone()).ok(),
+        args.tracer == "callTracer",
+    ) {
+        let opts = TreeOptions {
+            color: use_color(),
+            show_logs: true,
+            currency: currency.to_string(),
+        };
+        render_call_tree(&frame, decoder, &opts, &mut out)?;
+    } else {
+        serde_json::to_writer_pretty(&mut out, v).map_err(std::io::Error::other)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The exit code for a node's callTracer result: 3 when the top frame failed.
+pub fn node_result_code(v: &Value) -> u8 {
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        super::common::exit::TX_FAILED
+    } else {
+        super::common::exit::OK
+    }
+}
+
+/// `block --remote`: the node's own debug_traceBlockByNumber/ByHash, printed like a local block.
+pub fn run_remote_block(
+    rpc: &super::common::RpcArgs,
+    args: &TraceArgs,
+    block_ref: &str,
+) -> Result<u8, CliError> {
+    let source = rpc.source()?;
+    let method = if block_ref.len() == 66 {
+        "debug_traceBlockByHash"
+    } else {
+        "debug_traceBlockByNumber"
+    };
+    let v = source
+        .client
+        .call(method, json!([block_ref, node_tracer_options(args)?]))
+        .map_err(|e| CliError::source(e.to_string()))?;
+    let decoder = args.decoder()?;
+    if args.json {
+        print_node_result(&v, args, &decoder, "ETH")?;
+    } else {
+        for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+            println!("\n#{i} {}", item["txHash"].as_str().unwrap_or("?"));
+            print_node_result(&item["result"], args, &decoder, "ETH")?;
+        }
+    }
+    report(&source, None, None, 0);
+    Ok(super::common::exit::OK)
+}
+
+/// `call --remote`: the node's own debug_traceCall, printed like a local call.
+pub fn run_remote_call(
+    rpc: &super::common::RpcArgs,
+    args: &TraceArgs,
+    call: Value,
+    block_ref: &str,
+) -> Result<u8, CliError> {
+    let source = rpc.source()?;
+    let v = source
+        .client
+        .call(
+            "debug_traceCall",
+            json!([call, block_ref, node_tracer_options(args)?]),
+        )
+        .map_err(|e| CliError::source(e.to_string()))?;
+    print_node_result(&v, args, &args.decoder()?, "ETH")?;
+    report(&source, None, None, 0);
+    Ok(node_result_code(&v))
+}

@@ -1,0 +1,65 @@
+//! Operator toolkit for nodes of the 1329/1328 chain (node binary `chaind`).
+//!
+//! * [`status`]: what a node's operator interface (CometBFT RPC, port 26657) says about sync,
+//!   peers and lag, sampled twice to tell a moving height from a stuck one.
+//! * [`doctor`]: a diagnosis of a node log by the error classes of the chain's operator
+//!   documentation, with ordered steps; [`crash`] collects a crash report around a panic.
+//! * [`split`]: a pre-flight of the EVM state-store split migration from a node's home.
+//!
+//! Everything here reads text and files and returns plain values; printing is left to the
+//! pure renderers next to each value and to the CLI.
+
+pub mod crash;
+pub mod doctor;
+pub mod doctor_steps;
+pub mod http;
+pub mod logtime;
+pub mod split;
+pub mod split_settings;
+mod split_store;
+pub mod status;
+
+/// Errors of the operator toolkit. URLs in messages are always redacted.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The operator URL cannot be used.
+    #[error("invalid node URL {0}")]
+    BadUrl(String),
+    /// No HTTP answer: connection refused, DNS failure, reset.
+    #[error("GET {path}: cannot reach {url}: {reason}; is the node running and its RPC (laddr, port 26657) reachable from here?")]
+    Unreachable {
+        url: String,
+        path: String,
+        reason: String,
+    },
+    /// The node accepted the connection but did not answer in time.
+    #[error("GET {path}: {url} did not answer within {secs} s; the node may be overloaded or hung (raise --timeout to wait longer)")]
+    Timeout {
+        url: String,
+        path: String,
+        secs: u64,
+    },
+    /// An HTTP error status.
+    #[error("GET {path}: HTTP {status} from {url}")]
+    Http {
+        url: String,
+        path: String,
+        status: u16,
+    },
+    /// An answer that is not the expected JSON.
+    #[error("GET {path}: unusable answer from {url}: {reason}")]
+    BadResponse {
+        url: String,
+        path: String,
+        reason: String,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    /// A configuration file is not valid TOML.
+    #[error("{path} is not valid TOML: {reason}")]
+    Config { path: String, reason: String },
+}

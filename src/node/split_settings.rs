@@ -1,0 +1,197 @@
+//! The parts of the split pre-flight beyond the state settings: recommended network and mempool
+//! settings, confirmation from a start-up log, the tracing API over JSON-RPC, and the renderer.
+
+use std::io::{self, Write};
+
+use serde_json::json;
+use toml::{Table, Value};
+
+use super::doctor::field;
+use super::split::{lookup, Severity, SplitReport};
+use crate::rpc::RpcClient;
+
+/// Settings the operator documentation recommends: large blocks need big packets, and the
+/// mempool settings keep invalid transactions from being re-gossiped.
+pub fn recommended(config: &Table, r: &mut SplitReport) {
+    let payload = lookup(config, "p2p", "max-packet-msg-payload-size").and_then(Value::as_integer);
+    if payload.is_none_or(|p| p < 1_024_000) {
+        r.push(
+            Severity::Warning,
+            "max-packet-msg-payload-size",
+            format!(
+                "[p2p] max-packet-msg-payload-size is {}; large blocks need 1024000",
+                payload.map(|p| p.to_string()).unwrap_or("not set".into())
+            ),
+            Some("set `max-packet-msg-payload-size = 1024000` under [p2p] in config/config.toml"),
+        );
+    }
+    let checks: [(&str, Value, &str); 3] = [
+        ("keep-invalid-txs-in-cache", Value::Boolean(true), "true"),
+        ("ttl-duration", Value::String("5s".into()), "\"5s\""),
+        ("ttl-num-blocks", Value::Integer(5), "5"),
+    ];
+    for (key, want, shown) in checks {
+        let got = lookup(config, "mempool", key);
+        if got != Some(&want) {
+            r.push(
+                Severity::Warning,
+                key,
+                format!(
+                    "[mempool] {key} is {}; recommended {shown}",
+                    got.map(shown_toml).unwrap_or("not set".into())
+                ),
+                Some(&format!(
+                    "set `{key} = {shown}` under [mempool] in config/config.toml"
+                )),
+            );
+        }
+    }
+}
+
+/// Looks for the three start-up lines a node with the split writes.
+pub fn confirm_log(log: &str, r: &mut SplitReport) {
+    let lines = [
+        ("ChainDB SS is enabled", "log-ss-enabled", &["backend"][..]),
+        (
+            "ChainDB EVM StateStore optimization is enabled",
+            "log-evm-ss-optimization",
+            &["separateDBs"][..],
+        ),
+        (
+            "EVM state store enabled",
+            "log-evm-ss-enabled",
+            &["dir", "separateDBs"][..],
+        ),
+    ];
+    let mut confirmed = 0;
+    for (text, code, fields) in lines {
+        // The last start of the node is the one that counts.
+        let found = log.lines().rev().find(|l| l.contains(text));
+        confirmed +=
+            usize::from(found.is_some_and(|l| field(l, "separateDBs").as_deref() != Some("false")));
+        match found {
+            Some(line) => {
+                let facts: Vec<String> = fields
+                    .iter()
+                    .map(|f| format!("{f}={}", field(line, f).unwrap_or("?".into())))
+                    .collect();
+                let separate = field(line, "separateDBs");
+                if r.split_enabled && separate.as_deref() == Some("false") {
+                    r.push(
+                        Severity::Warning,
+                        code,
+                        format!("log: {text:?} says separateDBs=false although evm-ss-split = true: the running binary did not apply the split"),
+                        Some("upgrade chaind to 6.5 or later and restart"),
+                    );
+                } else {
+                    r.push(
+                        Severity::Info,
+                        code,
+                        format!("log confirms {text:?} ({})", facts.join(", ")),
+                        None,
+                    );
+                }
+            }
+            None => r.push(
+                Severity::Warning,
+                code,
+                format!("log has no {text:?} line"),
+                Some("restart the node with the new settings and check its start-up log"),
+            ),
+        }
+    }
+    // A start with the split that went on to commit blocks has passed all three checks.
+    let committed = log.contains("committed state") || log.contains("finalizing commit");
+    if r.split_enabled && confirmed == 3 && committed {
+        for c in &mut r.startup_checks {
+            c.status = super::split::CheckStatus::Pass;
+            c.fix = None;
+        }
+        for f in &mut r.findings {
+            if f.code.starts_with("startup-check-") && f.severity != Severity::Info {
+                if f.severity == Severity::Blocker {
+                    r.blockers -= 1;
+                } else {
+                    r.warnings -= 1;
+                }
+                f.severity = Severity::Info;
+                f.message = format!("{} (passed on the logged start: the node started with the split and committed blocks)", f.message);
+                f.fix = None;
+            }
+        }
+    }
+}
+
+/// `debug_traceBlockByNumber ["latest", {}]` must return a result: RPC nodes serve traces.
+pub fn check_tracing(client: &RpcClient, r: &mut SplitReport) {
+    match client.call("debug_traceBlockByNumber", json!(["latest", {}])) {
+        Ok(v) if !v.is_null() => r.push(
+            Severity::Info,
+            "rpc-trace",
+            format!("debug_traceBlockByNumber on latest returned a result ({})", kind(&v)),
+            None,
+        ),
+        Ok(_) => r.push(
+            Severity::Blocker,
+            "rpc-trace",
+            "debug_traceBlockByNumber on latest returned null".into(),
+            Some("check the EVM state store is readable: the node's log at start-up"),
+        ),
+        Err(e) => r.push(
+            Severity::Blocker,
+            "rpc-trace",
+            format!("debug_traceBlockByNumber on latest failed: {e}"),
+            Some("the EVM state store must serve traces after the split: check the start-up log and the [evm] RPC settings"),
+        ),
+    }
+}
+
+/// A TOML value as written in a config file.
+fn shown_toml(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Integer(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Boolean(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn kind(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Array(a) => format!("{} transaction trace(s)", a.len()),
+        _ => "an object".into(),
+    }
+}
+
+/// The report for people: start-up checks, then findings grouped worst first.
+pub fn render_split(r: &SplitReport, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "split pre-flight of {} (evm-ss-split {})",
+        r.home,
+        if r.split_enabled { "on" } else { "off" }
+    )?;
+    for sev in [Severity::Blocker, Severity::Warning, Severity::Info] {
+        for f in r.findings.iter().filter(|f| f.severity == sev) {
+            let tag = match sev {
+                Severity::Blocker => "BLOCKER",
+                Severity::Warning => "warning",
+                Severity::Info => "info   ",
+            };
+            writeln!(out, "{tag}  {}", f.message)?;
+            if let Some(fix) = &f.fix {
+                writeln!(out, "         fix: {fix}")?;
+            }
+        }
+    }
+    let verdict = if r.blockers > 0 {
+        format!(
+            "NOT READY: {} blocker(s), {} warning(s)",
+            r.blockers, r.warnings
+        )
+    } else {
+        format!("ready: no blocker, {} warning(s)", r.warnings)
+    };
+    writeln!(out, "{verdict}")
+}

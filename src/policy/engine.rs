@@ -1,0 +1,437 @@
+//! The wallet provider's policy engine, evaluated locally.
+//!
+//! A policy is a list of rules. A rule applies to one signing method and holds when all its
+//! conditions hold (an empty list always holds). The provider denies by default: a request is
+//! allowed only when at least one ALLOW rule matches and no DENY rule matches, so a policy with
+//! only DENY rules blocks everything. Conditions read the transaction (`field_source`
+//! `ethereum_transaction`, field `to` or `value`) and compare it, in the order *transaction
+//! field, operator, rule value*, with `eq`, `gt`, `gte`, `lt`, `lte` or `in`. Wei amounts in rules
+//! are decimal strings (a JSON number could not carry 2^256) and are compared as 256-bit integers;
+//! addresses are compared case-insensitively.
+
+use std::fmt;
+
+use alloy_primitives::{Address, U256};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::PolicyError;
+
+/// What a matching rule asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Action {
+    Allow,
+    Deny,
+}
+
+/// The signing methods rules can govern.
+pub const METHODS: [&str; 2] = ["eth_sendTransaction", "eth_signTransaction"];
+
+/// A transaction field a condition reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    To,
+    Value,
+}
+
+/// A comparison; the transaction field is always the left operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    Eq,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+}
+
+/// A condition's right operand, typed by its field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Address(Address),
+    Addresses(Vec<Address>),
+    Wei(U256),
+    WeiList(Vec<U256>),
+}
+
+/// One condition of a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    pub field: Field,
+    pub operator: Operator,
+    pub operand: Operand,
+}
+
+/// One rule of a policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub name: String,
+    pub action: Action,
+    pub method: String,
+    pub conditions: Vec<Condition>,
+}
+
+/// A parsed policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Policy {
+    pub name: Option<String>,
+    pub rules: Vec<Rule>,
+}
+
+/// The transaction fields rules can see. `to` is `None` for a contract creation; a missing
+/// `value` is zero, as the provider treats it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxFields {
+    pub to: Option<Address>,
+    pub value: U256,
+}
+
+/// How one rule fared against the request.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleOutcome {
+    pub name: String,
+    pub action: Action,
+    pub matched: bool,
+    /// Why: the method mismatch, or each condition with its result.
+    pub explanation: Vec<String>,
+}
+
+/// The engine's decision with its reasons.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evaluation {
+    pub allowed: bool,
+    pub reason: String,
+    pub matched_rules: Vec<String>,
+    pub rules: Vec<RuleOutcome>,
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Field::To => "to",
+            Field::Value => "value",
+        })
+    }
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operator::Eq => "eq",
+            Operator::Gt => "gt",
+            Operator::Gte => "gte",
+            Operator::Lt => "lt",
+            Operator::Lte => "lte",
+            Operator::In => "in",
+        })
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+        match self {
+            Operand::Address(a) => write!(f, "{a:#x}"),
+            Operand::Wei(w) => write!(f, "{w}"),
+            Operand::Addresses(v) => {
+                f.write_str(&list(v.iter().map(|a| format!("{a:#x}")).collect()))
+            }
+            Operand::WeiList(v) => f.write_str(&list(v.iter().map(|w| w.to_string()).collect())),
+        }
+    }
+}
+
+impl Policy {
+    /// Parses a policy document: an object with `rules` (and optionally `name`), or a bare
+    /// array of rules.
+    pub fn from_json(v: &Value) -> Result<Policy, PolicyError> {
+        let (name, rules) = match v {
+            Value::Array(rules) => (None, rules),
+            Value::Object(o) => match o.get("rules") {
+                Some(Value::Array(rules)) => (
+                    o.get("name").and_then(Value::as_str).map(String::from),
+                    rules,
+                ),
+                _ => return Err(invalid("policy", "it has no `rules` array")),
+            },
+            _ => return Err(invalid("policy", "expected an object with `rules`")),
+        };
+        let rules = rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| parse_rule(i, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Policy { name, rules })
+    }
+
+    /// Evaluates the policy for a request made with `method` on `tx`.
+    pub fn evaluate(&self, method: &str, tx: &TxFields) -> Evaluation {
+        let rules: Vec<RuleOutcome> = self.rules.iter().map(|r| r.evaluate(method, tx)).collect();
+        let matched = |a: Action| rules.iter().filter(move |r| r.matched && r.action == a);
+        let deny: Vec<&str> = matched(Action::Deny).map(|r| r.name.as_str()).collect();
+        let allow: Vec<&str> = matched(Action::Allow).map(|r| r.name.as_str()).collect();
+        let quote = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (allowed, reason) = if !deny.is_empty() {
+            (false, format!("DENY rule {} matched", quote(&deny)))
+        } else if !allow.is_empty() {
+            (
+                true,
+                format!(
+                    "ALLOW rule {} matched and no DENY rule matched",
+                    quote(&allow)
+                ),
+            )
+        } else if !self.rules.iter().any(|r| r.action == Action::Allow) {
+            (
+                false,
+                "default deny: the policy has no ALLOW rule, so it blocks everything".into(),
+            )
+        } else {
+            (false, "default deny: no ALLOW rule matched".into())
+        };
+        Evaluation {
+            allowed,
+            reason,
+            matched_rules: rules
+                .iter()
+                .filter(|r| r.matched)
+                .map(|r| r.name.clone())
+                .collect(),
+            rules,
+        }
+    }
+}
+
+impl Rule {
+    fn evaluate(&self, method: &str, tx: &TxFields) -> RuleOutcome {
+        let mut explanation = Vec::new();
+        let matched = if self.method != method {
+            explanation.push(format!(
+                "applies to {}, the request is {method}",
+                self.method
+            ));
+            false
+        } else {
+            if self.conditions.is_empty() {
+                explanation.push("no conditions: matches every request of its method".into());
+            }
+            let mut all = true;
+            for c in &self.conditions {
+                let (holds, actual) = c.holds(tx);
+                explanation.push(format!(
+                    "{} {} {} ({actual}): {holds}",
+                    c.field, c.operator, c.operand
+                ));
+                all &= holds;
+            }
+            all
+        };
+        RuleOutcome {
+            name: self.name.clone(),
+            action: self.action,
+            matched,
+            explanation,
+        }
+    }
+}
+
+impl Condition {
+    /// Whether the condition holds, and the transaction's value as shown in explanations.
+    fn holds(&self, tx: &TxFields) -> (bool, String) {
+        match (self.field, &self.operand) {
+            (Field::To, operand) => {
+                let Some(to) = tx.to else {
+                    return (false, "no `to`: a contract creation".into());
+                };
+                let holds = match operand {
+                    Operand::Address(a) => to == *a,
+                    Operand::Addresses(list) => list.contains(&to),
+                    _ => false,
+                };
+                (holds, format!("to is {to:#x}"))
+            }
+            (Field::Value, operand) => {
+                let v = tx.value;
+                let holds = match (self.operator, operand) {
+                    (Operator::In, Operand::WeiList(list)) => list.contains(&v),
+                    (Operator::Eq, Operand::Wei(w)) => v == *w,
+                    (Operator::Gt, Operand::Wei(w)) => v > *w,
+                    (Operator::Gte, Operand::Wei(w)) => v >= *w,
+                    (Operator::Lt, Operand::Wei(w)) => v < *w,
+                    (Operator::Lte, Operand::Wei(w)) => v <= *w,
+                    _ => false,
+                };
+                (holds, format!("value is {v} wei"))
+            }
+        }
+    }
+}
+
+fn invalid(at: &str, reason: impl Into<String>) -> PolicyError {
+    PolicyError::InvalidPolicy {
+        at: at.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(|| format!("rule #{}", index + 1));
+    let at = format!("rule {name:?}");
+    let obj = v
+        .as_object()
+        .ok_or_else(|| invalid(&at, "a rule must be an object"))?;
+    let action = match obj.get("action").and_then(Value::as_str) {
+        Some(a) if a.eq_ignore_ascii_case("allow") => Action::Allow,
+        Some(a) if a.eq_ignore_ascii_case("deny") => Action::Deny,
+        other => {
+            return Err(invalid(
+                &at,
+                format!("`action` must be ALLOW or DENY, got {other:?}"),
+            ))
+        }
+    };
+    let method = match obj.get("method").and_then(Value::as_str) {
+        Some(m) if METHODS.contains(&m) => m.to_string(),
+        other => {
+            return Err(invalid(
+                &at,
+                format!(
+                    "`method` must be one of {}, got {other:?}",
+                    METHODS.join(", ")
+                ),
+            ))
+        }
+    };
+    let conditions = match obj.get("conditions") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(cs)) => cs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse_condition(&format!("{at} condition #{}", i + 1), c))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(invalid(&at, "`conditions` must be an array")),
+    };
+    Ok(Rule {
+        name,
+        action,
+        method,
+        conditions,
+    })
+}
+
+fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
+    let source = c
+        .get("field_source")
+        .or_else(|| c.get("fieldSource"))
+        .and_then(Value::as_str);
+    if source != Some("ethereum_transaction") {
+        return Err(invalid(
+            at,
+            format!("`field_source` must be ethereum_transaction, got {source:?}"),
+        ));
+    }
+    let field = match c.get("field").and_then(Value::as_str) {
+        Some("to") => Field::To,
+        Some("value") => Field::Value,
+        other => {
+            return Err(invalid(
+                at,
+                format!("`field` must be to or value, got {other:?}"),
+            ))
+        }
+    };
+    let operator = match c.get("operator").and_then(Value::as_str) {
+        Some("eq") => Operator::Eq,
+        Some("gt") => Operator::Gt,
+        Some("gte") => Operator::Gte,
+        Some("lt") => Operator::Lt,
+        Some("lte") => Operator::Lte,
+        Some("in") => Operator::In,
+        other => {
+            return Err(invalid(
+                at,
+                format!("`operator` must be eq, gt, gte, lt, lte or in, got {other:?}"),
+            ))
+        }
+    };
+    let value = c
+        .get("value")
+        .ok_or_else(|| invalid(at, "it has no `value`"))?;
+    let operand = match (field, operator, value) {
+        (_, Operator::In, Value::Array(items)) if items.is_empty() => {
+            return Err(invalid(at, "`in` needs a non-empty array"))
+        }
+        (_, Operator::In, v) if !v.is_array() => {
+            return Err(invalid(at, "`in` needs an array of values"))
+        }
+        (_, op, Value::Array(_)) if op != Operator::In => {
+            return Err(invalid(
+                at,
+                format!("`{op}` needs a single value, not an array"),
+            ))
+        }
+        (Field::To, Operator::In, Value::Array(items)) => Operand::Addresses(
+            items
+                .iter()
+                .map(|i| address(at, i))
+                .collect::<Result<_, _>>()?,
+        ),
+        (Field::To, Operator::Eq, v) => Operand::Address(address(at, v)?),
+        (Field::To, op, _) => {
+            return Err(invalid(
+                at,
+                format!("`to` is an address: use eq or in, not {op}"),
+            ))
+        }
+        (Field::Value, Operator::In, Value::Array(items)) => {
+            Operand::WeiList(items.iter().map(|i| wei(at, i)).collect::<Result<_, _>>()?)
+        }
+        (Field::Value, _, v) => Operand::Wei(wei(at, v)?),
+    };
+    Ok(Condition {
+        field,
+        operator,
+        operand,
+    })
+}
+
+fn address(at: &str, v: &Value) -> Result<Address, PolicyError> {
+    v.as_str()
+        .and_then(|s| {
+            let s = s.trim();
+            (s.len() == 42 && s.starts_with("0x")).then(|| s.parse::<Address>().ok())?
+        })
+        .ok_or_else(|| invalid(at, format!("{v} is not a 0x address of 20 bytes")))
+}
+
+fn wei(at: &str, v: &Value) -> Result<U256, PolicyError> {
+    match v {
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            U256::from_str_radix(s, 10)
+                .map_err(|_| invalid(at, format!("{s:?} does not fit in 256 bits")))
+        }
+        Value::Number(_) => Err(invalid(
+            at,
+            format!(
+                "wei amounts are decimal strings, not JSON numbers (write \"{v}\"): a number \
+                 above 2^53 loses precision"
+            ),
+        )),
+        _ => Err(invalid(
+            at,
+            format!("{v} is not a decimal wei string such as \"1000000000000000000\""),
+        )),
+    }
+}

@@ -1,0 +1,247 @@
+//! RFC 8785 JSON Canonicalization Scheme (JCS).
+//!
+//! Wallet providers sign the canonical form of a request body, so what matters is exactly the
+//! bytes JCS produces: object members sorted by the UTF-16 code units of their names, no
+//! whitespace, strings with the minimal escaping of ECMAScript's `JSON.stringify`, and numbers
+//! as ECMAScript's `Number.prototype.toString` prints an IEEE-754 double. The last rule is why a
+//! quantity sent as a JSON number is unsafe: `123456789012345678901` canonicalises to
+//! `123456789012345680000`.
+
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+use serde_json::{Number, Value};
+
+/// Parses JSON text with every non-integer number (and every integer beyond 64 bits) read by a
+/// correctly rounded conversion of its literal, as an ECMAScript parser does. serde_json's own
+/// fast float parser may land one double off, which would change the canonical digits.
+pub fn parse_exact(text: &str) -> Result<Value, serde_json::Error> {
+    let raw: Box<RawValue> = serde_json::from_str(text)?;
+    from_raw(&raw)
+}
+
+fn from_raw(raw: &RawValue) -> Result<Value, serde_json::Error> {
+    let t = raw.get().trim();
+    match t.as_bytes().first() {
+        Some(b'{') => {
+            let m: BTreeMap<String, Box<RawValue>> = serde_json::from_str(t)?;
+            m.into_iter()
+                .map(|(k, v)| Ok((k, from_raw(&v)?)))
+                .collect::<Result<serde_json::Map<_, _>, _>>()
+                .map(Value::Object)
+        }
+        Some(b'[') => {
+            let items: Vec<Box<RawValue>> = serde_json::from_str(t)?;
+            items
+                .iter()
+                .map(|v| from_raw(v))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        }
+        Some(b'-' | b'0'..=b'9') => {
+            if let Ok(u) = t.parse::<u64>() {
+                return Ok(Value::from(u));
+            }
+            if let Ok(i) = t.parse::<i64>() {
+                return Ok(Value::from(i));
+            }
+            match t.parse::<f64>().ok().and_then(Number::from_f64) {
+                Some(n) => Ok(Value::Number(n)),
+                None => serde_json::from_str(t),
+            }
+        }
+        _ => serde_json::from_str(t),
+    }
+}
+
+/// The canonical JCS serialisation of `v`.
+pub fn canonicalize(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(v, &mut out);
+    out
+}
+
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number(n)),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            // UTF-16 order differs from code-point order above the BMP: U+1F600 (D83D DE00)
+            // sorts before U+FB33.
+            members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push('{');
+            for (i, (k, item)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(k, out);
+                out.push(':');
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A JSON number as the IEEE-754 double JCS sees: integers beyond 2^53 lose precision here,
+/// exactly as they do in the provider's canonicaliser.
+fn number(n: &Number) -> String {
+    let f = if let Some(u) = n.as_u64() {
+        u as f64
+    } else if let Some(i) = n.as_i64() {
+        i as f64
+    } else {
+        n.as_f64().unwrap_or(f64::NAN)
+    };
+    es6_number(f)
+}
+
+/// ECMAScript `Number.prototype.toString` for a finite double (ECMA-262 Number::toString).
+pub fn es6_number(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    if !f.is_finite() {
+        // JSON cannot carry these; JCS says to fail, and serde_json never produces them.
+        return "null".into();
+    }
+    if f < 0.0 {
+        return format!("-{}", es6_number(-f));
+    }
+    // Rust's `{:e}` prints the shortest digits that round-trip, as ECMAScript requires.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i32;
+    let n = exp.parse::<i32>().expect("exponent is an integer") + 1;
+    if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let sign = if e >= 0 { '+' } else { '-' };
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        format!("{first}{frac}e{sign}{}", e.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(text: &str) -> String {
+        canonicalize(&parse_exact(text).unwrap())
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_2_example() {
+        let input = r#"{
+          "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+          "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+          "literals": [null, true, false]
+        }"#;
+        assert_eq!(
+            canon(input),
+            r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#
+        );
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_3_sorts_by_utf16_code_units() {
+        let input = r#"{"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"}"#;
+        let out = canon(input);
+        let keys: Vec<&str> = [
+            "\\r",
+            "1",
+            "\u{80}",
+            "\u{f6}",
+            "\u{20ac}",
+            "\u{1f600}",
+            "\u{fb33}",
+        ]
+        .to_vec();
+        let mut pos = 0;
+        for k in keys {
+            let at = out[pos..]
+                .find(&format!("\"{k}\":"))
+                .unwrap_or_else(|| panic!("{k} out of order in {out}"));
+            pos += at + 1;
+        }
+    }
+
+    #[test]
+    fn es6_number_formatting_matches_ecmascript() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123456789012345678901.0, "123456789012345680000"),
+            (0.000001, "0.000001"),
+            (0.0000001, "1e-7"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (9007199254740993.0, "9007199254740992"),
+            (295147905179352830000.0, "295147905179352830000"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(es6_number(*f), *want, "{f:e}");
+        }
+    }
+
+    #[test]
+    fn big_integers_are_canonicalised_as_doubles() {
+        assert_eq!(canon("[123456789012345678901]"), "[123456789012345680000]");
+        assert_eq!(canon("[18446744073709551615]"), "[18446744073709552000]");
+        assert_eq!(canon("[-9007199254740993]"), "[-9007199254740992]");
+    }
+
+    #[test]
+    fn control_characters_use_short_or_lowercase_unicode_escapes() {
+        assert_eq!(
+            canon(r#"["\u0001\b\t\n\f\r\u001F\u2028é"]"#),
+            "[\"\\u0001\\b\\t\\n\\f\\r\\u001f\u{2028}é\"]"
+        );
+    }
+}

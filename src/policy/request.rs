@@ -1,0 +1,429 @@
+//! The `/rpc` request body as the wallet provider will sign it, and the secrets around it.
+//!
+//! The provider canonicalises the body with RFC 8785 before it is signed, so every
+//! `params.transaction` field must be a `0x` hex string: a JSON number is written back as an
+//! IEEE-754 double and the signed amount would not be the intended one. Request files may hold
+//! just the body, or `{ "body": …, "headers": … }` as an HTTP client would send it; headers and
+//! any secret-named field (app secret, authorization private key, signatures) are only ever
+//! used to learn which strings must never be printed.
+
+use alloy_primitives::{Address, U256};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::engine::{TxFields, METHODS};
+use super::jcs::canonicalize;
+
+/// Transaction fields that are lists, exempt from the hex-string rule.
+const LIST_FIELDS: [&str; 4] = [
+    "access_list",
+    "accessList",
+    "authorization_list",
+    "authorizationList",
+];
+/// Transaction fields that hold a 20-byte address.
+const ADDRESS_FIELDS: [&str; 2] = ["to", "from"];
+/// Transaction fields that hold arbitrary bytes rather than a quantity.
+const BYTES_FIELDS: [&str; 2] = ["data", "input"];
+
+/// A problem that would make the provider reject or mis-sign the body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RequestIssue {
+    /// JSON path of the offending member, e.g. `params.transaction.value`.
+    pub path: String,
+    pub problem: String,
+}
+
+/// Splits a request file into the body to be signed and the rest of the document (headers).
+pub fn body_of(doc: &Value) -> &Value {
+    match doc.get("body") {
+        Some(b) if b.is_object() && doc.get("method").is_none() => b,
+        _ => doc,
+    }
+}
+
+/// The request's method, when it is a string.
+pub fn method_of(body: &Value) -> Option<&str> {
+    body.get("method").and_then(Value::as_str)
+}
+
+/// The `params.transaction` object.
+pub fn transaction_of(body: &Value) -> Option<&Map<String, Value>> {
+    body.get("params")?.get("transaction")?.as_object()
+}
+
+/// The chain id named by a CAIP-2 string `eip155:<decimal>`.
+pub fn parse_caip2(s: &str) -> Option<u64> {
+    let id = s.strip_prefix("eip155:")?;
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) || id.starts_with('0') {
+        return None;
+    }
+    id.parse().ok()
+}
+
+/// Every reason the provider would refuse or mis-sign `body`; `chain_id` is the chain the
+/// transaction is meant for (from `eth_chainId`), when known.
+pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
+    let mut issues = Vec::new();
+    let mut issue = |path: &str, problem: String| {
+        issues.push(RequestIssue {
+            path: path.to_string(),
+            problem,
+        })
+    };
+    if !body.is_object() {
+        issue("", "the body must be a JSON object".into());
+        return issues;
+    }
+    match body.get("method") {
+        Some(Value::String(m)) if METHODS.contains(&m.as_str()) => {}
+        other => issue(
+            "method",
+            format!(
+                "must be one of {}, got {}",
+                METHODS.join(", "),
+                shown(other)
+            ),
+        ),
+    }
+    match body.get("caip2") {
+        Some(Value::String(c)) => match (parse_caip2(c), chain_id) {
+            (None, _) => issue(
+                "caip2",
+                format!("{c:?} is not a CAIP-2 EVM chain id such as \"eip155:1329\""),
+            ),
+            (Some(id), Some(want)) if id != want => issue(
+                "caip2",
+                format!("{c:?} names chain {id}, but the node is chain {want} (eip155:{want})"),
+            ),
+            _ => {}
+        },
+        other => issue(
+            "caip2",
+            format!("is required (e.g. \"eip155:1329\"), got {}", shown(other)),
+        ),
+    }
+    if let Some(ct) = body.get("chain_type") {
+        if ct.as_str() != Some("ethereum") {
+            issue("chain_type", format!("must be \"ethereum\", got {ct}"));
+        }
+    }
+    for path in secret_paths(body, "") {
+        issue(
+            &path,
+            "looks like a secret: it would be sent to the provider inside the signed body; \
+             secrets belong in headers or the signer, never in the body"
+                .into(),
+        );
+    }
+    let Some(tx) = transaction_of(body) else {
+        issue(
+            "params.transaction",
+            "is required and must be an object".into(),
+        );
+        return issues;
+    };
+    for (k, v) in tx {
+        if LIST_FIELDS.contains(&k.as_str()) {
+            continue;
+        }
+        let path = format!("params.transaction.{k}");
+        if let Some(problem) = field_problem(k, v) {
+            issue(&path, problem);
+        } else if k == "chain_id" || k == "chainId" {
+            let id = v
+                .as_str()
+                .and_then(|s| u64::from_str_radix(&s[2..], 16).ok());
+            if let (Some(id), Some(want)) = (id, chain_id) {
+                if id != want {
+                    issue(
+                        &path,
+                        format!("is chain {id}, but the node is chain {want}"),
+                    );
+                }
+            }
+        }
+    }
+    issues
+}
+
+fn shown(v: Option<&Value>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+}
+
+/// Why a transaction field is not an acceptable hex string, if it is not.
+fn field_problem(key: &str, v: &Value) -> Option<String> {
+    let s = match v {
+        Value::String(s) => s,
+        Value::Number(n) => {
+            let canonical = canonicalize(v);
+            let hint = n
+                .as_u64()
+                .map(|u| format!(" such as \"{u:#x}\""))
+                .unwrap_or_default();
+            let changed = if canonical == n.to_string() || n.as_u64().is_some_and(|u| u < (1 << 53))
+            {
+                String::new()
+            } else {
+                format!(" and this one would be signed as {canonical}")
+            };
+            return Some(format!(
+                "is a JSON number: the body is RFC 8785-canonicalised before signing, which \
+                 writes numbers as IEEE-754 doubles (exact only up to 2^53){changed}; send a \
+                 0x hex string{hint}"
+            ));
+        }
+        other => return Some(format!("must be a 0x hex string, got {other}")),
+    };
+    let Some(hex) = s.strip_prefix("0x") else {
+        let decimal = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        return Some(if decimal {
+            format!("{s:?} is a decimal string; send a 0x hex string")
+        } else {
+            format!("{s:?} is not a 0x hex string")
+        });
+    };
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Some(format!("{s:?} is not a 0x hex string"));
+    }
+    if ADDRESS_FIELDS.contains(&key) && hex.len() != 40 {
+        return Some(format!("{s:?} is not a 20-byte address"));
+    }
+    if BYTES_FIELDS.contains(&key) && hex.len() % 2 != 0 {
+        return Some(format!("{s:?} has an odd number of hex digits"));
+    }
+    if !ADDRESS_FIELDS.contains(&key) && !BYTES_FIELDS.contains(&key) && hex.is_empty() {
+        return Some(format!("{s:?} is an empty quantity; zero is \"0x0\""));
+    }
+    None
+}
+
+/// The fields policies read, parsed leniently (hex or decimal strings, small JSON numbers) so a
+/// body with format problems can still be evaluated.
+pub fn tx_fields(body: &Value) -> Result<TxFields, String> {
+    let tx = transaction_of(body).ok_or("the body has no params.transaction object")?;
+    let to = match tx.get("to") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(address(v).ok_or_else(|| format!("`to` {v} is not an address"))?),
+    };
+    let value = match tx.get("value") {
+        None | Some(Value::Null) => U256::ZERO,
+        Some(v) => quantity(v).ok_or_else(|| format!("`value` {v} is not a wei amount"))?,
+    };
+    Ok(TxFields { to, value })
+}
+
+/// An address from a JSON string.
+pub fn address(v: &Value) -> Option<Address> {
+    v.as_str()
+        .filter(|s| s.len() == 42 && s.starts_with("0x"))?
+        .parse()
+        .ok()
+}
+
+/// A quantity from a hex or decimal string, or a JSON integer that fits 64 bits.
+pub fn quantity(v: &Value) -> Option<U256> {
+    match v {
+        Value::String(s) => crate::source::fixture::parse_u256_str(s).ok(),
+        Value::Number(n) => n.as_u64().map(U256::from),
+        _ => None,
+    }
+}
+
+/// Whether a member name denotes a secret (app secret, private or authorization key, token).
+pub fn is_secret_name(name: &str) -> bool {
+    let n: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    [
+        "secret",
+        "privatekey",
+        "privkey",
+        "authorization",
+        "signature",
+        "apikey",
+        "password",
+        "passphrase",
+        "mnemonic",
+        "token",
+        "authkey",
+        "credential",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
+}
+
+fn secret_paths(v: &Value, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Value::Object(m) = v {
+        for (k, item) in m {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            if is_secret_name(k) {
+                out.push(path);
+            } else {
+                out.extend(secret_paths(item, &path));
+            }
+        }
+    }
+    out
+}
+
+/// The body with every secret-named member's value replaced, for printing.
+pub fn redacted_body(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, item)| {
+                    let item = if is_secret_name(k) {
+                        Value::String("[redacted]".into())
+                    } else {
+                        redacted_body(item)
+                    };
+                    (k.clone(), item)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redacted_body).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Strings that must never be printed, and the scrubbing of text that might contain them.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+/// Secrets shorter than this are not scrubbed: they would mangle ordinary output and are not
+/// real keys anyway.
+const MIN_SECRET_LEN: usize = 6;
+
+impl Redactor {
+    /// Learns the values of secret-named environment variables (passed in, so it is testable).
+    pub fn add_env<I: IntoIterator<Item = (String, String)>>(&mut self, vars: I) {
+        for (k, v) in vars {
+            if is_secret_name(&k) || k.to_ascii_lowercase().contains("private") {
+                self.add(&v);
+            }
+        }
+    }
+
+    /// Learns every string under a secret-named member of `doc` (body or headers).
+    pub fn add_json(&mut self, doc: &Value) {
+        if let Value::Object(m) = doc {
+            for (k, v) in m {
+                if is_secret_name(k) {
+                    self.add_all_strings(v);
+                } else {
+                    self.add_json(v);
+                }
+            }
+        } else if let Value::Array(items) = doc {
+            items.iter().for_each(|i| self.add_json(i));
+        }
+    }
+
+    fn add_all_strings(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.add(s),
+            Value::Number(n) => self.add(&n.to_string()),
+            Value::Array(items) => items.iter().for_each(|i| self.add_all_strings(i)),
+            Value::Object(m) => m.values().for_each(|i| self.add_all_strings(i)),
+            _ => {}
+        }
+    }
+
+    /// Adds a secret value, and its parts: `Basic <b64>` headers and `wallet-auth:<key>`
+    /// prefixed keys are also recognised without their prefix.
+    pub fn add(&mut self, value: &str) {
+        let value = value.trim();
+        let mut parts = vec![value.to_string()];
+        parts.extend(value.split_whitespace().map(String::from));
+        if let Some((_, rest)) = value.split_once(':') {
+            parts.push(rest.to_string());
+        }
+        for p in parts {
+            if p.len() >= MIN_SECRET_LEN && !self.secrets.contains(&p) {
+                self.secrets.push(p);
+            }
+        }
+        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
+    /// `text` with every known secret replaced by `[redacted]`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_non_hex_transaction_field_is_reported() {
+        let body = json!({"method": "eth_sendTransaction", "caip2": "eip155:1329",
+            "params": {"transaction": {"to": "0x1234", "value": "1000", "data": "0xabc",
+                       "nonce": 7, "gas_limit": "0x", "access_list": []}}});
+        let issues = validate(&body, Some(1329));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "params.transaction.data",
+                "params.transaction.gas_limit",
+                "params.transaction.nonce",
+                "params.transaction.to",
+                "params.transaction.value"
+            ]
+        );
+        assert!(
+            issues[2].problem.contains("such as \"0x7\""),
+            "{}",
+            issues[2].problem
+        );
+        assert!(!issues[2].problem.contains("would be signed as"));
+    }
+
+    #[test]
+    fn caip2_must_be_well_formed_and_match() {
+        assert_eq!(parse_caip2("eip155:1329"), Some(1329));
+        for bad in ["eip155:", "eip155:0x531", "eip155:01", "cosmos:1329"] {
+            assert_eq!(parse_caip2(bad), None, "{bad}");
+        }
+        let body = json!({"method": "eth_signTransaction", "caip2": "eip155:1328",
+                          "params": {"transaction": {}}});
+        assert_eq!(validate(&body, Some(1328)), []);
+        assert_eq!(validate(&body, Some(1329))[0].path, "caip2");
+    }
+
+    #[test]
+    fn redactor_scrubs_env_and_file_secrets_with_their_parts() {
+        let mut r = Redactor::default();
+        r.add_env([
+            ("APP_SECRET".to_string(), "s3cr3t-value".to_string()),
+            ("HOME".to_string(), "/root".to_string()),
+        ]);
+        r.add_json(
+            &json!({"headers": {"Authorization": "Basic QWxhZGRpbjpvcGVu"},
+                           "authorization_key": "wallet-auth:MIGHAgEAkey"}),
+        );
+        assert_eq!(
+            r.scrub("a s3cr3t-value b QWxhZGRpbjpvcGVu c MIGHAgEAkey /root"),
+            "a [redacted] b [redacted] c [redacted] /root"
+        );
+    }
+}

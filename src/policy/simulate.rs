@@ -1,0 +1,145 @@
+//! Local simulation of a request's transaction on the node's latest state.
+//!
+//! The transaction runs in the embedded EVM on state fetched from the node (the same replay
+//! path as `chaintrace call`), with `eth_call` semantics: the sender's nonce is not checked and
+//! no fee is charged, so the verdict is about what the transaction *does*, not about the wallet's
+//! gas budget. The value is still transferred, so a wallet that cannot pay it fails here as it
+//! would on chain.
+
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use revm::context::TxEnv;
+use revm::primitives::hardfork::SpecId;
+use serde_json::{Map, Value};
+
+use crate::chain::ForkSchedule;
+use crate::render::abi::Decoder;
+use crate::replay::remote::replay_txs;
+use crate::replay::{EvmEnv, ReplayError, ReplayTx};
+use crate::source::fixture::parse_hex;
+use crate::source::rpc::{RpcSource, SourceError};
+use crate::trace::{TracerKind, TracerSpec};
+
+use super::request::{address, quantity};
+
+/// EIP-7825's cap on one transaction's gas limit.
+const OSAKA_TX_GAS_CAP: u64 = 1 << 24;
+
+/// What the transaction would do at `latest`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Simulation {
+    /// The block whose resulting state the transaction ran on.
+    pub block: u64,
+    pub would_revert: bool,
+    /// The decoded revert reason, the halt reason, or why the transaction is invalid.
+    pub revert_reason: Option<String>,
+    pub gas_used: u64,
+}
+
+/// Runs `tx` (the request's `params.transaction`) from `from` on the node's latest state.
+pub fn simulate(
+    source: &RpcSource,
+    chain_id: u64,
+    from: Address,
+    tx: &Map<String, Value>,
+    decoder: &Decoder,
+) -> Result<Simulation, SourceError> {
+    let field = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| tx.get(*n))
+            .filter(|v| !v.is_null())
+    };
+    let bad = |what: &str, v: &Value| SourceError::BadData {
+        what: "request transaction".into(),
+        reason: format!("`{what}` {v} cannot be used"),
+    };
+    let to = field(&["to"])
+        .map(|v| address(v).ok_or_else(|| bad("to", v)))
+        .transpose()?;
+    let value = field(&["value"])
+        .map(|v| quantity(v).ok_or_else(|| bad("value", v)))
+        .transpose()?
+        .unwrap_or(U256::ZERO);
+    let data: Bytes = match field(&["data", "input"]) {
+        Some(v) => v
+            .as_str()
+            .and_then(|s| parse_hex(s).ok())
+            .ok_or_else(|| bad("data", v))?,
+        None => Bytes::new(),
+    };
+    let block = source.block("latest")?;
+    let spec = ForkSchedule::for_chain(chain_id, SpecId::OSAKA)
+        .spec_at(block.info.number, block.info.timestamp);
+    let gas = match field(&["gas_limit", "gasLimit", "gas"]) {
+        Some(v) => quantity(v)
+            .and_then(|g| u64::try_from(g).ok())
+            .ok_or_else(|| bad("gas_limit", v))?,
+        // No limit given: the provider estimates one, which can never exceed the block's gas
+        // limit nor, from Osaka on, the per-transaction cap of EIP-7825.
+        None if spec >= SpecId::OSAKA => block.info.gas_limit.min(OSAKA_TX_GAS_CAP),
+        None => block.info.gas_limit,
+    };
+    let mut env = EvmEnv::new(spec, chain_id, &block.info);
+    env.cfg.disable_nonce_check = true;
+    env.cfg.disable_base_fee = true;
+    let replay_tx = ReplayTx {
+        hash: B256::ZERO,
+        sender: from,
+        env: TxEnv {
+            tx_type: 0,
+            caller: from,
+            gas_limit: gas,
+            gas_price: 0,
+            kind: to.map(TxKind::Call).unwrap_or(TxKind::Create),
+            value,
+            data,
+            ..Default::default()
+        },
+        authorities: Vec::new(),
+        raw: Bytes::new(),
+    };
+    let tracer = TracerSpec::new(TracerKind::Call, None).expect("callTracer takes no config");
+    let state_at = format!("{:#x}", block.info.number);
+    let replay = match replay_txs(
+        source,
+        std::slice::from_ref(&replay_tx),
+        &env,
+        0,
+        &state_at,
+        &tracer,
+    ) {
+        Ok(r) => r,
+        Err(SourceError::Replay(ReplayError::Invalid { msg, .. })) => {
+            return Ok(Simulation {
+                block: block.info.number,
+                would_revert: true,
+                revert_reason: Some(format!("invalid transaction: {msg}")),
+                gas_used: 0,
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    let traced = replay
+        .traces
+        .into_iter()
+        .next()
+        .ok_or(SourceError::BadData {
+            what: "simulation".into(),
+            reason: "the replay produced no trace".into(),
+        })?;
+    let o = &traced.outcome;
+    let revert_reason = if o.success {
+        None
+    } else {
+        decoder
+            .describe_revert(&o.output)
+            .or_else(|| o.halt.clone())
+            .or_else(|| Some("execution reverted without data".into()))
+    };
+    Ok(Simulation {
+        block: block.info.number,
+        would_revert: !o.success,
+        revert_reason,
+        gas_used: o.gas_used,
+    })
+}

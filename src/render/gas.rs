@@ -1,0 +1,244 @@
+//! `chaintrace gas`: where the gas went, as tables (comfy-table), stable JSON, and a flamegraph
+//! (inferno) of gas by call stack.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use alloy_primitives::Address;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use serde_json::{json, Value};
+
+use super::abi::Decoder;
+use crate::trace::errors::op_name;
+use crate::trace::gas::{GasFrame, GasReport};
+
+/// One row of the opcode table: name, executions (None for residual rows), gas.
+pub fn opcode_rows(r: &GasReport) -> Vec<(String, Option<u64>, u64)> {
+    let mut rows: Vec<(String, Option<u64>, u64)> = r
+        .ops
+        .iter()
+        .enumerate()
+        .filter(|(_, (count, gas))| *count > 0 || *gas > 0)
+        .map(|(op, (count, gas))| (op_name(op as u8), Some(*count), *gas))
+        .collect();
+    rows.extend(
+        r.residuals
+            .iter()
+            .map(|(k, g)| (k.label().to_string(), None, *g)),
+    );
+    rows.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    rows
+}
+
+/// Per contract: frames, self gas, inclusive gas (outermost frames only, so recursion is not
+/// counted twice).
+pub fn contract_rows(r: &GasReport) -> Vec<(Address, u64, u64, u64)> {
+    let mut by: BTreeMap<Address, (u64, u64, u64)> = BTreeMap::new();
+    for (i, f) in r.frames.iter().enumerate() {
+        let e = by.entry(f.code_address).or_default();
+        e.0 += 1;
+        e.1 += f.self_gas;
+        let mut p = r.frames[i].parent;
+        let mut nested = false;
+        while let Some(pi) = p {
+            if r.frames[pi].code_address == f.code_address {
+                nested = true;
+                break;
+            }
+            p = r.frames[pi].parent;
+        }
+        if !nested {
+            e.2 += f.inclusive;
+        }
+    }
+    let mut rows: Vec<_> = by.into_iter().map(|(a, (c, s, i))| (a, c, s, i)).collect();
+    rows.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| a.0.cmp(&b.0)));
+    rows
+}
+
+fn function(f: &GasFrame, d: &Decoder) -> String {
+    if f.kind.is_create() {
+        return "constructor".to_string();
+    }
+    if f.input.is_empty() {
+        return "()".to_string();
+    }
+    d.function_name(&f.input).unwrap_or_else(|| {
+        format!(
+            "0x{}",
+            alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
+        )
+    })
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64) * 100.0 / (whole as f64)
+    }
+}
+
+/// The tables as one JSON value with stable keys.
+pub fn gas_json(r: &GasReport, d: &Decoder) -> Value {
+    let opcodes: Vec<Value> = opcode_rows(r)
+        .into_iter()
+        .map(|(op, count, gas)| {
+            json!({"op": op, "count": count, "gas": gas, "share": (share(gas, r.execution) * 100.0).round() / 100.0})
+        })
+        .collect();
+    let contracts: Vec<Value> = contract_rows(r)
+        .into_iter()
+        .map(|(a, calls, s, i)| json!({"address": format!("{a:?}"), "calls": calls, "selfGas": s, "inclusiveGas": i}))
+        .collect();
+    let frames: Vec<Value> = r
+        .frames
+        .iter()
+        .map(|f| {
+            json!({"depth": f.depth, "type": f.kind.as_str(), "address": format!("{:?}", f.code_address),
+                   "function": function(f, d), "selfGas": f.self_gas, "inclusiveGas": f.inclusive, "failed": f.failed})
+        })
+        .collect();
+    json!({
+        "transaction": {"intrinsicGas": r.intrinsic, "executionGas": r.execution, "refund": r.refund,
+                        "gasUsed": r.gas_used, "floorGas": r.floor},
+        "opcodes": opcodes,
+        "contracts": contracts,
+        "frames": frames,
+    })
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
+    t
+}
+
+fn num(n: u64) -> Cell {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    Cell::new(out).set_alignment(CellAlignment::Right)
+}
+
+/// Prints the transaction line and the opcode, contract and frame tables.
+pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> io::Result<()> {
+    let mut t = table(&["intrinsic", "execution", "refund", "gas used"]);
+    t.add_row(vec![
+        num(r.intrinsic),
+        num(r.execution),
+        num(r.refund),
+        num(r.gas_used),
+    ]);
+    writeln!(out, "transaction\n{t}")?;
+    if r.floor > 0 && r.floor == r.gas_used {
+        writeln!(out, "(gas used is the EIP-7623 calldata floor)")?;
+    }
+    let mut t = table(&["opcode", "count", "gas", "share"]);
+    for (op, count, gas) in opcode_rows(r) {
+        t.add_row(vec![
+            Cell::new(op),
+            count.map(num).unwrap_or_else(|| Cell::new("")),
+            num(gas),
+            Cell::new(format!("{:.2}%", share(gas, r.execution)))
+                .set_alignment(CellAlignment::Right),
+        ]);
+    }
+    writeln!(out, "\nby opcode (execution gas)\n{t}")?;
+    let mut t = table(&["contract", "frames", "self gas", "inclusive gas"]);
+    for (a, calls, s, i) in contract_rows(r) {
+        t.add_row(vec![
+            Cell::new(format!("{a:?}")),
+            num(calls),
+            num(s),
+            num(i),
+        ]);
+    }
+    writeln!(out, "\nby contract\n{t}")?;
+    let mut t = table(&["frame", "function", "self gas", "inclusive gas"]);
+    for f in &r.frames {
+        let status = if f.failed { " ✗" } else { "" };
+        t.add_row(vec![
+            Cell::new(format!(
+                "{}{} {:?}{status}",
+                "  ".repeat(f.depth),
+                f.kind.as_str(),
+                f.code_address
+            )),
+            Cell::new(function(f, d)),
+            num(f.self_gas),
+            num(f.inclusive),
+        ]);
+    }
+    writeln!(out, "\nby frame\n{t}")
+}
+
+/// Collapsed stacks (`a;b;c weight`) of self gas by call stack; with `by_op`, opcode leaves.
+pub fn collapsed_stacks(r: &GasReport, d: &Decoder) -> Vec<(String, u64)> {
+    collapsed(r, d, false)
+}
+
+fn frame_label(f: &GasFrame, d: &Decoder) -> String {
+    let a = format!("{:?}", f.code_address);
+    // Semicolons separate stack levels in the collapsed format; keep them out of labels.
+    format!("{}…{} {}", &a[..6], &a[a.len() - 4..], function(f, d)).replace(';', ",")
+}
+
+fn collapsed(r: &GasReport, d: &Decoder, by_op: bool) -> Vec<(String, u64)> {
+    let mut paths: Vec<String> = Vec::with_capacity(r.frames.len());
+    let mut lines = Vec::new();
+    for f in &r.frames {
+        let label = frame_label(f, d);
+        let path = match f.parent {
+            Some(p) => format!("{};{label}", paths[p]),
+            None => label,
+        };
+        if by_op {
+            for (op, g) in &f.ops {
+                lines.push((format!("{path};{}", op_name(*op)), *g));
+            }
+            if let Some((k, g)) = f.residual {
+                lines.push((format!("{path};{}", k.label()), g));
+            }
+        } else if f.self_gas > 0 {
+            lines.push((path.clone(), f.self_gas));
+        }
+        paths.push(path);
+    }
+    lines
+}
+
+/// Writes an SVG flamegraph of execution gas by call stack (opcode leaves with `by_op`).
+pub fn write_flamegraph<W: Write>(
+    r: &GasReport,
+    d: &Decoder,
+    by_op: bool,
+    out: W,
+) -> io::Result<()> {
+    let lines: Vec<String> = collapsed(r, d, by_op)
+        .into_iter()
+        .filter(|(_, g)| *g > 0)
+        .map(|(p, g)| format!("{p} {g}"))
+        .collect();
+    if lines.is_empty() {
+        // inferno refuses an empty profile; a transfer to an account without code spends no
+        // execution gas, and its flamegraph says so.
+        let mut out = out;
+        return writeln!(
+            out,
+            r#"<?xml version="1.0" standalone="no"?><svg version="1.1" width="600" height="60" xmlns="http://www.w3.org/2000/svg"><title>all (0 gas, 100%)</title><text x="10" y="35">no execution gas: nothing ran</text></svg>"#
+        );
+    }
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = "Gas by call stack".to_string();
+    opts.count_name = "gas".to_string();
+    opts.name_type = "Frame:".to_string();
+    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
+        .map_err(io::Error::other)
+}

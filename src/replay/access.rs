@@ -1,0 +1,215 @@
+//! The state access pattern of a transaction: every account and storage slot it read or wrote,
+//! with its value before and after the transaction, and which frames (call ids and contracts)
+//! touched it.
+//!
+//! An [`AccessTracer`] notes who touched what while the transaction runs; values come from the
+//! database under revm's journal (the pre-state, which a transaction does not write until
+//! commit) and from the post-state revm returns, so the tracer itself reads nothing and cannot
+//! change gas.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alloy_primitives::{Address, U256};
+use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
+use revm::interpreter::interpreter_types::Jumps;
+use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
+use revm::{Database, DatabaseCommit, InspectEvm, Inspector, MainBuilder};
+use serde::Serialize;
+
+use super::{EvmEnv, ReplayError, ReplayTx, TxOutcome};
+use crate::source::ReplayDb;
+use crate::trace::prestate::read_account;
+
+/// A frame that touched an item: its id in call order (0 = top) and the code running in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Toucher {
+    pub frame: usize,
+    pub contract: Address,
+}
+
+/// One account or slot in the access pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Access {
+    pub address: Address,
+    /// `None` for the account itself (balance, nonce, code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<U256>,
+    pub read: bool,
+    pub written: bool,
+    /// Slot value, or account balance, before and after the transaction.
+    pub before: U256,
+    pub after: U256,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nonce_before: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nonce_after: Option<u64>,
+    pub touched_by: Vec<Toucher>,
+}
+
+#[derive(Default)]
+struct Item {
+    read: bool,
+    written: bool,
+    by: BTreeSet<Toucher>,
+}
+
+/// Notes every account and slot access with the frame that made it.
+#[derive(Default)]
+pub struct AccessTracer {
+    items: BTreeMap<(Address, Option<U256>), Item>,
+    frames: Vec<usize>,
+    next_frame: usize,
+}
+
+fn word_to_address(w: &U256) -> Address {
+    Address::from_word(w.to_be_bytes::<32>().into())
+}
+
+impl AccessTracer {
+    fn note(&mut self, addr: Address, slot: Option<U256>, write: bool, contract: Address) {
+        let frame = self.frames.last().copied().unwrap_or(0);
+        let item = self.items.entry((addr, slot)).or_default();
+        item.read |= !write;
+        item.written |= write;
+        item.by.insert(Toucher { frame, contract });
+    }
+
+    fn enter(&mut self) {
+        self.frames.push(self.next_frame);
+        self.next_frame += 1;
+    }
+}
+
+type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
+
+impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
+    fn step(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+        let op = interp.bytecode.opcode();
+        let stack = interp.stack.data();
+        let Some(top) = stack.last().copied() else {
+            if op == 0x47 {
+                let me = interp.input.target_address;
+                self.note(me, None, false, interp.input.bytecode_address.unwrap_or(me));
+            }
+            return;
+        };
+        let me = interp.input.target_address;
+        let code = interp.input.bytecode_address.unwrap_or(me);
+        match op {
+            0x54 => self.note(me, Some(top), false, code),
+            0x55 => self.note(me, Some(top), true, code),
+            0x31 | 0x3b | 0x3c | 0x3f => self.note(word_to_address(&top), None, false, code),
+            0x47 => self.note(me, None, false, code),
+            0xff => {
+                self.note(me, None, true, code);
+                self.note(word_to_address(&top), None, true, code);
+            }
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, _ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        let moves_value = inputs.transfers_value();
+        let caller_code = inputs.caller;
+        self.note(inputs.target_address, None, moves_value, caller_code);
+        if moves_value {
+            self.note(inputs.caller, None, true, caller_code);
+        }
+        self.enter();
+        None
+    }
+
+    fn call_end(&mut self, _ctx: &mut Ctx<DB>, _inputs: &CallInputs, _outcome: &mut CallOutcome) {
+        self.frames.pop();
+    }
+
+    fn create(&mut self, _ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
+        self.note(inputs.caller(), None, true, inputs.caller());
+        self.enter();
+        None
+    }
+
+    fn create_end(
+        &mut self,
+        _ctx: &mut Ctx<DB>,
+        _inputs: &CreateInputs,
+        outcome: &mut CreateOutcome,
+    ) {
+        let frame = self.frames.pop().unwrap_or(0);
+        if let Some(a) = outcome.address {
+            let item = self.items.entry((a, None)).or_default();
+            item.written = true;
+            item.by.insert(Toucher { frame, contract: a });
+        }
+    }
+}
+
+type EvmCtx<'d, 'a> =
+    Context<BlockEnv, TxEnv, CfgEnv, &'d mut ReplayDb<'a>, Journal<&'d mut ReplayDb<'a>>, ()>;
+
+/// Runs `tx` under an [`AccessTracer`], commits it, and returns its access pattern.
+pub fn trace_access(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+) -> Result<(Vec<Access>, TxOutcome), ReplayError> {
+    let mut tracer = AccessTracer::default();
+    // The sender always pays (nonce, fee) and the recipient is always looked up.
+    tracer.note(tx.sender, None, true, tx.sender);
+    let mut evm = EvmCtx::new(&mut *db, env.spec)
+        .with_block(env.block.clone())
+        .with_cfg(env.cfg.clone())
+        .build_mainnet_with_inspector(tracer);
+    let out = evm
+        .inspect_tx(tx.env.clone())
+        .map_err(|e| ReplayError::Invalid {
+            tx: tx.hash,
+            msg: e.to_string(),
+        })?;
+    let tracer = std::mem::take(&mut evm.inspector);
+    drop(evm);
+    let outcome = TxOutcome::from_result(&out.result);
+    let mut rows = Vec::with_capacity(tracer.items.len());
+    for ((addr, slot), item) in tracer.items {
+        let post = out.state.get(&addr);
+        let row = match slot {
+            Some(k) => {
+                let before = db.storage(addr, k).unwrap_or_default();
+                let after = post
+                    .and_then(|a| a.storage.get(&k))
+                    .map_or(before, |s| s.present_value);
+                Access {
+                    address: addr,
+                    slot: Some(k),
+                    read: item.read,
+                    written: item.written,
+                    before,
+                    after,
+                    nonce_before: None,
+                    nonce_after: None,
+                    touched_by: item.by.into_iter().collect(),
+                }
+            }
+            None => {
+                let (balance, nonce, _) = read_account(&mut *db, addr);
+                let (after, nonce_after) =
+                    post.map_or((balance, nonce), |a| (a.info.balance, a.info.nonce));
+                Access {
+                    address: addr,
+                    slot: None,
+                    read: item.read,
+                    written: item.written,
+                    before: balance,
+                    after,
+                    nonce_before: Some(nonce),
+                    nonce_after: Some(nonce_after),
+                    touched_by: item.by.into_iter().collect(),
+                }
+            }
+        };
+        rows.push(row);
+    }
+    db.commit(out.state);
+    Ok((rows, outcome))
+}

@@ -1,0 +1,407 @@
+//! Replaying one mined transaction from a node, in as few round trips as the node allows.
+//!
+//! * **Fast path** (`prestate`): the first batch asks for the node's identity, the transaction,
+//!   its receipt and the node's `prestateTracer` pre-state; the second for the block header. The
+//!   replay then runs offline on that exact pre-state, with no earlier transaction replayed.
+//! * **RPC path** (`rpc`): the block's earlier transactions are replayed on the parent block's
+//!   state, fetched by speculative prefetch (one batch per pass).
+//! * `auto` tries the fast path and falls back to the RPC path, saying why in [`Mined::note`].
+//!
+//! With a [`Cache`], everything fetched is immutable and stored; a second trace of the same
+//! transaction costs one small request (the node's identity) and no state request.
+//!
+//! A miss on the fast path (something the node's prestate left out) is fetched from the parent
+//! block only when that is exact (the first transaction of its block, or a block hash); otherwise
+//! the replay falls back to the RPC path rather than guess.
+
+use alloy_primitives::{keccak256, B256};
+use revm::primitives::hardfork::SpecId;
+use serde_json::{json, Value};
+
+use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
+use crate::chain::ForkSchedule;
+use crate::source::cache::{Cache, Kind};
+use crate::source::prestate_rpc::{
+    first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
+    Identity,
+};
+use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
+use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::{Misses, ReplayDb, StateSnapshot};
+
+/// The most speculative passes before giving up; each pass costs one round trip.
+pub const MAX_PASSES: usize = 64;
+
+/// Where the pre-state comes from (`--state-source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateMode {
+    Auto,
+    Prestate,
+    Rpc,
+}
+
+/// A mined transaction ready to replay: chain data, environment and pre-state.
+pub struct Mined {
+    pub chain_id: u64,
+    pub tx_json: Value,
+    pub receipt: Value,
+    pub info: BlockInfo,
+    pub env: EvmEnv,
+    /// Earlier transactions of the block, replayed untraced first (RPC path only).
+    pub prefix: Vec<ReplayTx>,
+    pub target: ReplayTx,
+    /// Block-wide index of the target's first log (fast path; the RPC path counts the prefix).
+    log_offset: u64,
+    pub snapshot: StateSnapshot,
+    /// State round trips spent so far.
+    pub passes: usize,
+    /// True when the pre-state is the node's prestate (fast path).
+    pub fast: bool,
+    /// Why the fast path was not used, for a one-line note on stderr.
+    pub note: Option<String>,
+    parent: String,
+    parent_hash: B256,
+    index: usize,
+}
+
+/// The fork for a block of a chain, honouring an explicit `--hardfork`.
+pub fn spec_for(chain_id: u64, info: &BlockInfo, hardfork: Option<SpecId>) -> SpecId {
+    hardfork.unwrap_or_else(|| {
+        ForkSchedule::for_chain(chain_id, SpecId::OSAKA).spec_at(info.number, info.timestamp)
+    })
+}
+
+fn h256(v: &Value, key: &str) -> Option<B256> {
+    v.get(key)?.as_str()?.parse().ok()
+}
+
+/// The node's identity, the transaction, its receipt, and the node's prestate when asked for
+/// (an error message when the node could not give it).
+type FirstFetch = (Identity, Value, Value, Option<Result<Value, String>>);
+
+/// Learns the node's chain, and fetches (or reads from the cache) the transaction, its receipt
+/// and, unless `mode` is `Rpc`, the node's prestate for it.
+fn fetch_first(
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    hash: B256,
+    mode: StateMode,
+) -> Result<FirstFetch, SourceError> {
+    let url_key = format!("{:x}", keccak256(source.client.redacted_url()));
+    let memo = cache
+        .and_then(|c| c.get(Kind::Endpoint, &url_key))
+        .and_then(|v| Identity::from_json(&v));
+    if let (Some(c), Some(id)) = (cache, memo) {
+        c.select_chain(id.chain_id, id.genesis);
+    }
+    let key = format!("{hash:?}");
+    let get = |k: Kind| {
+        cache
+            .filter(|_| memo.is_some())
+            .and_then(|c| c.get(k, &key))
+    };
+    let mut tx = get(Kind::Tx);
+    let want_pre = mode != StateMode::Rpc;
+    let mut pre = if want_pre {
+        get(Kind::Prestate).map(Ok)
+    } else {
+        None
+    };
+    let first = first_round(source, hash, tx.is_none(), want_pre && pre.is_none())?;
+    let id = first.identity;
+    if let Some(c) = cache {
+        if memo != Some(id) {
+            // First visit, or the URL now serves another chain: what was read is not for it.
+            c.select_chain(id.chain_id, id.genesis);
+            c.put(Kind::Endpoint, &url_key, &id.to_json());
+            if first.tx.is_none() {
+                tx = c.get(Kind::Tx, &key);
+            }
+            if want_pre && first.prestate.is_none() {
+                pre = c.get(Kind::Prestate, &key).map(Ok);
+            }
+        }
+    }
+    let (tx, receipt) = match (first.tx, tx) {
+        (Some(pair), _) => pair,
+        (None, Some(v)) => (v["tx"].clone(), v["receipt"].clone()),
+        (None, None) => {
+            // The identity memo was stale and the new chain's cache lacks the entry.
+            let again = first_round(source, hash, true, want_pre && pre.is_none())?;
+            pre = pre.or(again.prestate.map(|r| r.map_err(|e| e.to_string())));
+            again.tx.expect("asked for the transaction")
+        }
+    };
+    let pre = pre.or(first.prestate.map(|r| r.map_err(|e| e.to_string())));
+    if let Some(c) = cache {
+        if !receipt.is_null() {
+            c.put(Kind::Tx, &key, &json!({"tx": tx, "receipt": receipt}));
+        }
+        if let Some(Ok(p)) = &pre {
+            c.put(Kind::Prestate, &key, p);
+        }
+    }
+    Ok((id, tx, receipt, pre))
+}
+
+/// Gets a block (header only, or with full transactions) by hash, through the cache.
+fn block_json(
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    hash: B256,
+    full: bool,
+) -> Result<Value, SourceError> {
+    let (kind, key) = (
+        if full { Kind::Block } else { Kind::Header },
+        format!("{hash:?}"),
+    );
+    if let Some(v) = cache.and_then(|c| c.get(kind, &key)) {
+        return Ok(v);
+    }
+    let v = if full {
+        let v = source
+            .client
+            .call("eth_getBlockByHash", json!([hash, true]))?;
+        if v.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {hash}"),
+            });
+        }
+        v
+    } else {
+        header(source, hash)?
+    };
+    if let Some(c) = cache {
+        c.put(kind, &key, &v);
+    }
+    Ok(v)
+}
+
+impl Mined {
+    /// Fetches everything needed to replay transaction `hash` (see the module docs).
+    pub fn load(
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        hash: B256,
+        mode: StateMode,
+        hardfork: Option<SpecId>,
+    ) -> Result<Mined, SourceError> {
+        let (id, tx_json, receipt, pre) = fetch_first(source, cache, hash, mode)?;
+        let block_hash = h256(&tx_json, "blockHash")
+            .filter(|_| !receipt.is_null())
+            .ok_or_else(|| SourceError::BadData {
+                what: "transaction".into(),
+                reason: format!("{hash} is not mined yet (no receipt)"),
+            })?;
+        let index = tx_json
+            .get("transactionIndex")
+            .and_then(|v| crate::source::fixture::parse_u64(v).ok())
+            .unwrap_or(0) as usize;
+        let note = match pre {
+            Some(Ok(p)) => {
+                let head = block_json(source, cache, block_hash, false)?;
+                let info = block_info_from_json(&head)?;
+                let env = EvmEnv::new(spec_for(id.chain_id, &info, hardfork), id.chain_id, &info);
+                let mut snapshot = snapshot_from_prestate(&p)?;
+                let parent_hash = h256(&head, "parentHash").unwrap_or_default();
+                if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}")))
+                {
+                    merge_json(&mut snapshot, &s, false);
+                }
+                return Ok(Mined {
+                    chain_id: id.chain_id,
+                    target: tx_from_json(&tx_json)?,
+                    log_offset: first_log_index(&receipt).unwrap_or(0),
+                    tx_json,
+                    receipt,
+                    parent: format!("{:#x}", info.number.saturating_sub(1)),
+                    info,
+                    env,
+                    prefix: Vec::new(),
+                    snapshot,
+                    passes: 0,
+                    fast: true,
+                    note: None,
+                    parent_hash,
+                    index,
+                });
+            }
+            Some(Err(e)) if mode == StateMode::Prestate => {
+                return Err(SourceError::BadData {
+                    what: "prestate".into(),
+                    reason: format!("{e}; use --state-source rpc"),
+                })
+            }
+            Some(Err(e)) => Some(format!(
+                "the node's prestateTracer is unavailable ({e}); fetching state with eth_get* instead"
+            )),
+            None => None,
+        };
+        let mut m = Self::load_rpc(source, cache, id.chain_id, tx_json, receipt, hardfork)?;
+        m.note = note;
+        Ok(m)
+    }
+
+    fn load_rpc(
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        chain_id: u64,
+        tx_json: Value,
+        receipt: Value,
+        hardfork: Option<SpecId>,
+    ) -> Result<Mined, SourceError> {
+        let block_hash = h256(&tx_json, "blockHash").unwrap_or_default();
+        let raw = block_json(source, cache, block_hash, true)?;
+        let block: RpcBlock = RpcSource::parse_block(&raw)?;
+        let hash = h256(&tx_json, "hash").unwrap_or_default();
+        let index = block
+            .txs
+            .iter()
+            .position(|t| t.hash == hash)
+            .ok_or_else(|| SourceError::BadData {
+                what: "block".into(),
+                reason: format!("transaction {hash} is not in its block {block_hash}"),
+            })?;
+        let info = block.info.clone();
+        let env = EvmEnv::new(spec_for(chain_id, &info, hardfork), chain_id, &info);
+        let parent_hash = h256(&raw, "parentHash").unwrap_or_default();
+        let mut snapshot = StateSnapshot::partial();
+        if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}"))) {
+            merge_json(&mut snapshot, &s, true);
+        }
+        let mut txs = block.txs;
+        txs.truncate(index + 1);
+        let target = txs.pop().expect("index is in range");
+        let mut m = Mined {
+            chain_id,
+            tx_json,
+            receipt,
+            parent: format!("{:#x}", info.number.saturating_sub(1)),
+            info,
+            env,
+            prefix: txs,
+            target,
+            log_offset: 0,
+            snapshot,
+            passes: 0,
+            fast: false,
+            note: None,
+            parent_hash,
+            index,
+        };
+        let mut all = m.prefix.clone();
+        all.push(m.target.clone());
+        let mut obvious = obvious_accounts(&all, m.env.block.beneficiary);
+        obvious
+            .accounts
+            .retain(|a| !m.snapshot.accounts.contains_key(a));
+        obvious
+            .slots
+            .retain(|k| !m.snapshot.storage.contains_key(k));
+        if !obvious.is_empty() {
+            source.fill(&mut m.snapshot, &obvious, &m.parent)?;
+            m.passes += 1;
+        }
+        Ok(m)
+    }
+
+    /// Runs the target (after the prefix) with `f` until the pre-state is complete for it, and
+    /// returns what `f` returned on the complete pass. `f` gets the database, environment,
+    /// target and the block-wide index of its first log.
+    pub fn run<T>(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        f: impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
+    ) -> Result<T, SourceError> {
+        loop {
+            let (result, misses) = {
+                let mut db = self.snapshot.db();
+                let result = self.pass(&mut db, &f);
+                (result, self.snapshot.take_misses())
+            };
+            if misses.is_empty() {
+                self.save(cache);
+                return Ok(result?);
+            }
+            if self.passes >= MAX_PASSES {
+                return Err(SourceError::BadData {
+                    what: "state".into(),
+                    reason: format!(
+                        "prefetch did not converge after {} round trips",
+                        self.passes
+                    ),
+                });
+            }
+            self.fill(source, cache, &misses)?;
+        }
+    }
+
+    fn pass<T>(
+        &self,
+        db: &mut ReplayDb<'_>,
+        f: &impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
+    ) -> Result<T, ReplayError> {
+        let mut offset = self.log_offset;
+        for tx in &self.prefix {
+            offset += apply(db, &self.env, tx)?.logs.len() as u64;
+        }
+        f(db, &self.env, &self.target, offset)
+    }
+
+    /// Fetches a pass's misses. On the fast path, accounts and slots the node's prestate left out
+    /// are read from the parent block only for the block's first transaction (where that state is
+    /// exact); otherwise the replay switches to the RPC path.
+    fn fill(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        misses: &Misses,
+    ) -> Result<(), SourceError> {
+        let state_missing = !misses.accounts.is_empty() || !misses.slots.is_empty();
+        if self.fast && state_missing && self.index > 0 {
+            let mut rpc = Self::load_rpc(
+                source,
+                cache,
+                self.chain_id,
+                self.tx_json.take(),
+                self.receipt.take(),
+                Some(self.env.spec),
+            )?;
+            rpc.passes += self.passes;
+            rpc.note = Some(format!(
+                "the node's prestate lacks {} item(s) this replay reads; replaying the block's \
+                 earlier transactions on eth_get* state instead",
+                misses.accounts.len() + misses.slots.len()
+            ));
+            *self = rpc;
+            return Ok(());
+        }
+        source.fill(&mut self.snapshot, misses, &self.parent)?;
+        self.passes += 1;
+        Ok(())
+    }
+
+    /// Stores what was fetched from the parent block's state (immutable) in the cache.
+    fn save(&self, cache: Option<&Cache>) {
+        let Some(c) = cache else { return };
+        if self.parent_hash == B256::ZERO {
+            return;
+        }
+        let key = format!("{:?}", self.parent_hash);
+        if self.fast {
+            // Only block hashes (and, for a block's first tx, parent state) were fetched.
+            let mut s = StateSnapshot::partial();
+            s.block_hashes = self.snapshot.block_hashes.clone();
+            if let Some(old) = c.get(Kind::State, &key) {
+                merge_json(&mut s, &old, true);
+            }
+            if s.block_hashes.is_empty() && s.accounts.is_empty() {
+                return;
+            }
+            c.put(Kind::State, &key, &snapshot_to_json(&s));
+        } else {
+            c.put(Kind::State, &key, &snapshot_to_json(&self.snapshot));
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! A durable on-disk cache of immutable chain data: transactions with their receipts, block
+//! headers and blocks, a transaction's pre-state from the node, and state read at a block.
+//!
+//! Why it looks the way it does:
+//!
+//! * **Per chain, per genesis.** Entries live under `<root>/<chain id>/<genesis hash>/`. The
+//!   chain id alone is not enough: a restarted devnet (anvil, hardhat) reuses chain id 31337 and,
+//!   with deterministic dev keys, even transaction hashes, while its genesis hash changes with
+//!   the start time. Keying by both keeps a new devnet from reading an old one's state.
+//! * **Immutable data only.** Keys are content addresses (tx hash, block hash, parent block hash
+//!   for state), so an entry never needs invalidation.
+//! * **Atomic writes.** An entry is written to a unique temporary file in the same directory and
+//!   renamed into place; a process killed mid-write leaves at worst a stray `*.tmp` file, which
+//!   readers never look at.
+//! * **Checksummed.** Each file is `keccak256(body)` in hex, a newline, then the JSON body. A
+//!   truncated or corrupt entry fails the check, is deleted, reported as a warning and treated as
+//!   a miss, so the data is fetched again.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use alloy_primitives::{hex, keccak256, B256};
+use serde_json::Value;
+
+/// Kinds of entries, each in its own directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `{"tx": .., "receipt": ..}` of a mined transaction, by tx hash.
+    Tx,
+    /// A block header (no transactions), by block hash.
+    Header,
+    /// A block with full transactions, by block hash.
+    Block,
+    /// The node's `prestateTracer` result for a transaction, by tx hash.
+    Prestate,
+    /// State read at a block (accounts, slots, block hashes), by that block's hash.
+    State,
+    /// A node URL's chain identity (`{"chainId", "genesis"}`), by hash of the URL.
+    Endpoint,
+}
+
+impl Kind {
+    fn dir(self) -> &'static str {
+        match self {
+            Kind::Tx => "tx",
+            Kind::Header => "header",
+            Kind::Block => "block",
+            Kind::Prestate => "prestate",
+            Kind::State => "state",
+            Kind::Endpoint => "endpoint",
+        }
+    }
+}
+
+/// The default cache root: `$XDG_CACHE_HOME/chaintrace`, else `~/.cache/chaintrace`.
+pub fn default_root(xdg_cache_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    match xdg_cache_home.filter(|s| !s.is_empty()) {
+        Some(x) => Some(Path::new(x).join("chaintrace")),
+        None => home
+            .filter(|s| !s.is_empty())
+            .map(|h| Path::new(h).join(".cache").join("chaintrace")),
+    }
+}
+
+/// An on-disk cache rooted at one directory. Failures to write are never fatal: the cache is an
+/// optimisation, so a read-only or full disk degrades to fetching.
+#[derive(Debug)]
+pub struct Cache {
+    root: PathBuf,
+    /// `<root>/<chain>/<genesis>`, set once the node's identity is known.
+    chain_dir: Mutex<Option<PathBuf>>,
+    warnings: Mutex<Vec<String>>,
+    hits: AtomicU64,
+}
+
+static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl Cache {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Cache {
+            root: root.into(),
+            chain_dir: Mutex::new(None),
+            warnings: Mutex::new(Vec::new()),
+            hits: AtomicU64::new(0),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Selects the chain whose entries `get`/`put` use from now on.
+    pub fn select_chain(&self, chain_id: u64, genesis: B256) {
+        let dir = self
+            .root
+            .join(chain_id.to_string())
+            .join(hex::encode(&genesis[..8]));
+        *self.chain_dir.lock().unwrap() = Some(dir);
+    }
+
+    /// Entries read successfully so far.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    /// Takes the warnings (dropped corrupt entries) recorded since the last call.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.lock().unwrap())
+    }
+
+    fn path(&self, kind: Kind, key: &str) -> Option<PathBuf> {
+        let base = if kind == Kind::Endpoint {
+            self.root.clone()
+        } else {
+            self.chain_dir.lock().unwrap().clone()?
+        };
+        Some(base.join(kind.dir()).join(format!("{key}.json")))
+    }
+
+    /// The entry `kind/key`, if present and intact. A damaged entry is deleted and reported.
+    pub fn get(&self, kind: Kind, key: &str) -> Option<Value> {
+        let path = self.path(kind, key)?;
+        let bytes = fs::read(&path).ok()?;
+        match decode(&bytes) {
+            Ok(v) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(v)
+            }
+            Err(why) => {
+                let _ = fs::remove_file(&path);
+                self.warnings.lock().unwrap().push(format!(
+                    "cache entry {} is {why}; dropped it and fetching again",
+                    path.display()
+                ));
+                None
+            }
+        }
+    }
+
+    /// Stores `value` as `kind/key` atomically (write a temporary file, then rename).
+    pub fn put(&self, kind: Kind, key: &str, value: &Value) {
+        let Some(path) = self.path(kind, key) else {
+            return;
+        };
+        if let Err(e) = write_atomic(&path, &encode(value)) {
+            self.warnings
+                .lock()
+                .unwrap()
+                .push(format!("cannot write cache entry {}: {e}", path.display()));
+        }
+    }
+}
+
+/// `hex(keccak256(body)) \n body`.
+pub fn encode(value: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut out = hex::encode(keccak256(&body)).into_bytes();
+    out.push(b'\n');
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Checks and parses an entry; the error says what is wrong with it.
+pub fn decode(bytes: &[u8]) -> Result<Value, &'static str> {
+    let nl = bytes
+        .iter()
+        .position(|b| *b == b'\n')
+        .ok_or("truncated (no checksum line)")?;
+    let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
+    if sum != hex::encode(keccak256(body)).as_bytes() {
+        return Err("corrupt or truncated (checksum mismatch)");
+    }
+    serde_json::from_slice(body).map_err(|_| "unreadable (not JSON)")
+}
+
+/// Writes `bytes` to a unique temporary file next to `path`, syncs it, and renames it over
+/// `path`; readers see the old entry, no entry, or the whole new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name().and_then(|s| s.to_str()).unwrap_or("entry"),
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "chaintrace-cache-unit-{name}-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn roundtrip_and_corruption_is_dropped_with_a_warning() {
+        let dir = tmpdir("rt");
+        let c = Cache::new(&dir);
+        assert_eq!(c.get(Kind::Tx, "a"), None, "no chain selected yet");
+        c.select_chain(31337, B256::repeat_byte(7));
+        let v = json!({"tx": {"hash": "0x01"}, "receipt": null});
+        c.put(Kind::Tx, "a", &v);
+        assert_eq!(c.get(Kind::Tx, "a"), Some(v.clone()));
+        assert_eq!(c.hits(), 1);
+        let path = c.path(Kind::Tx, "a").unwrap();
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert_eq!(c.get(Kind::Tx, "a"), None);
+        assert!(!path.exists(), "a corrupt entry is deleted");
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("checksum mismatch"), "{w:?}");
+        // Another chain (a restarted devnet) does not see the entry.
+        c.put(Kind::Tx, "a", &v);
+        c.select_chain(31337, B256::repeat_byte(8));
+        assert_eq!(c.get(Kind::Tx, "a"), None);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn decode_rejects_damage() {
+        let good = encode(&json!([1, 2, 3]));
+        assert_eq!(decode(&good), Ok(json!([1, 2, 3])));
+        assert!(decode(b"").is_err());
+        assert!(decode(&good[..10]).is_err());
+        let mut flipped = good.clone();
+        let n = flipped.len();
+        flipped[n - 2] = b'9';
+        assert!(decode(&flipped).is_err());
+    }
+
+    #[test]
+    fn default_root_prefers_xdg() {
+        assert_eq!(
+            default_root(Some("/x"), Some("/h")),
+            Some(PathBuf::from("/x/chaintrace"))
+        );
+        assert_eq!(
+            default_root(Some(""), Some("/h")),
+            Some(PathBuf::from("/h/.cache/chaintrace"))
+        );
+        assert_eq!(default_root(None, None), None);
+    }
+}

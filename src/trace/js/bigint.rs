@@ -1,0 +1,148 @@
+//! `bigInt`: the arbitrary-precision integers geth hands to tracers (stack words, balances,
+//! values), with the method-call API of BigInteger.js that geth's scripts are written against.
+//!
+//! Written for chaintrace over JavaScript's native `BigInt`: a `BigInteger` object holds one
+//! native value in `value`; every operation returns a new object. `toJSON` gives the decimal
+//! string, `valueOf` a Number (so `ctx.gasPrice + '.'` reads as in geth). Rust builds these
+//! objects directly from a U256 with the shared prototype, without going through JavaScript.
+
+use alloy_primitives::U256;
+use boa_engine::builtins::object::OrdinaryObject;
+use boa_engine::object::JsObject;
+use boa_engine::{js_string, Context, JsBigInt, JsResult, JsValue};
+
+/// The JavaScript half: defines the global `bigInt` and returns `BigInteger.prototype`.
+pub const PRELUDE: &str = r#"(function () {
+  function BigInteger(v) { this.value = v; }
+  function digits(s, b) {
+    var r = 0n, B = BigInt(b);
+    for (var i = 0; i < s.length; i++) {
+      var d = parseInt(s[i], b);
+      if (isNaN(d)) { throw new Error("Invalid integer: " + s); }
+      r = r * B + BigInt(d);
+    }
+    return r;
+  }
+  function parse(v, base) {
+    if (v instanceof BigInteger) { return v.value; }
+    switch (typeof v) {
+      case "bigint": return v;
+      case "number":
+        if (!isFinite(v)) { throw new Error("Invalid integer: " + v); }
+        return BigInt(Math.trunc(v));
+      case "string":
+        var s = v.trim(), neg = false;
+        if (s[0] === "-") { neg = true; s = s.slice(1); } else if (s[0] === "+") { s = s.slice(1); }
+        var b = base === undefined ? 10 : Number(base), r;
+        if (s.length === 0) { throw new Error("Invalid integer: " + v); }
+        if (b === 16) { s = s.replace(/^0x/i, ""); }
+        if (b === 10 && /^[0-9]+$/.test(s)) { r = BigInt(s); }
+        else if (b === 10 && /^0x[0-9a-f]+$/i.test(s)) { r = BigInt(s); }
+        else if (b === 16 && /^[0-9a-f]+$/i.test(s)) { r = BigInt("0x" + s); }
+        else { r = digits(s.toLowerCase(), b); }
+        return neg ? -r : r;
+      case "undefined": return 0n;
+    }
+    throw new Error("Invalid integer: " + v);
+  }
+  function big(v) { return new BigInteger(v); }
+  function bigInt(v, base) { return big(parse(v, base)); }
+  function nonZero(d) { if (d === 0n) { throw new Error("Cannot divide by zero"); } return d; }
+  var P = BigInteger.prototype;
+  P.add = P.plus = function (o) { return big(this.value + parse(o)); };
+  P.subtract = P.minus = function (o) { return big(this.value - parse(o)); };
+  P.multiply = P.times = function (o) { return big(this.value * parse(o)); };
+  P.divide = P.over = function (o) { return big(this.value / nonZero(parse(o))); };
+  P.mod = P.remainder = function (o) { return big(this.value % nonZero(parse(o))); };
+  P.divmod = function (o) {
+    var d = nonZero(parse(o));
+    return { quotient: big(this.value / d), remainder: big(this.value % d) };
+  };
+  P.pow = function (o) {
+    var e = parse(o), v = this.value;
+    if (e < 0n) { return big(v === 1n ? 1n : v === -1n ? (e % 2n === 0n ? 1n : -1n) : 0n); }
+    return big(v ** e);
+  };
+  P.modPow = function (e, m) {
+    var E = parse(e), M = nonZero(parse(m)), r = 1n, b = this.value % M;
+    if (b < 0n) { b += M; }
+    while (E > 0n) { if (E & 1n) { r = (r * b) % M; } b = (b * b) % M; E >>= 1n; }
+    return big(r);
+  };
+  P.square = function () { return big(this.value * this.value); };
+  P.abs = function () { return big(this.value < 0n ? -this.value : this.value); };
+  P.negate = function () { return big(-this.value); };
+  P.next = function () { return big(this.value + 1n); };
+  P.prev = function () { return big(this.value - 1n); };
+  P.compare = P.compareTo = function (o) {
+    var w = parse(o);
+    return this.value === w ? 0 : this.value > w ? 1 : -1;
+  };
+  P.compareAbs = function (o) {
+    var a = this.value < 0n ? -this.value : this.value, w = parse(o);
+    if (w < 0n) { w = -w; }
+    return a === w ? 0 : a > w ? 1 : -1;
+  };
+  P.equals = P.eq = function (o) { return this.value === parse(o); };
+  P.notEquals = P.neq = function (o) { return this.value !== parse(o); };
+  P.greater = P.gt = function (o) { return this.value > parse(o); };
+  P.greaterOrEquals = P.geq = function (o) { return this.value >= parse(o); };
+  P.lesser = P.lt = function (o) { return this.value < parse(o); };
+  P.lesserOrEquals = P.leq = function (o) { return this.value <= parse(o); };
+  P.isZero = function () { return this.value === 0n; };
+  P.isPositive = function () { return this.value > 0n; };
+  P.isNegative = function () { return this.value < 0n; };
+  P.isEven = function () { return this.value % 2n === 0n; };
+  P.isOdd = function () { return this.value % 2n !== 0n; };
+  P.isUnit = function () { return this.value === 1n || this.value === -1n; };
+  P.isDivisibleBy = function (o) { var d = parse(o); return d !== 0n && this.value % d === 0n; };
+  P.shiftLeft = function (n) { return big(this.value << parse(n)); };
+  P.shiftRight = function (n) { return big(this.value >> parse(n)); };
+  P.and = function (o) { return big(this.value & parse(o)); };
+  P.or = function (o) { return big(this.value | parse(o)); };
+  P.xor = function (o) { return big(this.value ^ parse(o)); };
+  P.not = function () { return big(~this.value); };
+  P.bitLength = function () {
+    var v = this.value < 0n ? -this.value - 1n : this.value;
+    return big(BigInt(v === 0n ? 0 : v.toString(2).length));
+  };
+  P.toString = function (radix) { return this.value.toString(radix === undefined ? 10 : radix); };
+  P.toJSON = function () { return this.value.toString(); };
+  P.valueOf = P.toJSNumber = function () { return Number(this.value); };
+  bigInt.prototype = P;
+  bigInt.zero = big(0n);
+  bigInt.one = big(1n);
+  bigInt.minusOne = big(-1n);
+  bigInt.isInstance = function (x) { return x instanceof BigInteger; };
+  bigInt.max = function (a, b) { a = bigInt(a); b = bigInt(b); return a.greater(b) ? a : b; };
+  bigInt.min = function (a, b) { a = bigInt(a); b = bigInt(b); return a.lesser(b) ? a : b; };
+  bigInt.gcd = function (a, b) {
+    var x = bigInt(a).abs().value, y = bigInt(b).abs().value;
+    while (y !== 0n) { var t = x % y; x = y; y = t; }
+    return big(x);
+  };
+  bigInt.lcm = function (a, b) {
+    var x = bigInt(a).abs(), y = bigInt(b).abs();
+    return x.isZero() || y.isZero() ? big(0n) : x.multiply(y).divide(bigInt.gcd(x, y));
+  };
+  Object.defineProperty(globalThis, "bigInt", { value: bigInt, writable: false, enumerable: false });
+  return P;
+})()"#;
+
+/// A native BigInt holding `v`.
+pub fn native(v: U256) -> JsBigInt {
+    if let Ok(small) = u128::try_from(v) {
+        return JsBigInt::from(small);
+    }
+    let hi = JsBigInt::from(u128::try_from(v >> 128).unwrap_or(u128::MAX));
+    let lo = JsBigInt::from(u128::try_from(v & U256::from(u128::MAX)).unwrap_or(0));
+    let shifted = JsBigInt::mul(&hi, &JsBigInt::from(1u128 << 127));
+    JsBigInt::add(&JsBigInt::mul(&shifted, &JsBigInt::from(2u8)), &lo)
+}
+
+/// A `bigInt` object (BigInteger.prototype) holding `v`.
+pub fn make(proto: &JsObject, v: U256, ctx: &mut Context) -> JsResult<JsValue> {
+    let obj = JsObject::from_proto_and_data(proto.clone(), OrdinaryObject);
+    obj.set(js_string!("value"), JsValue::from(native(v)), false, ctx)?;
+    Ok(obj.into())
+}

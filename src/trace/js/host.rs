@@ -1,0 +1,304 @@
+//! The boa host of one tracer: a JavaScript context with geth's globals, the tracer object, and
+//! the calls into it under the time limit.
+//!
+//! A context is built per traced transaction (scripts keep state in `this`). Building it also
+//! validates the script: a syntax error, a missing `result`/`fault`, or only one of
+//! `enter`/`exit` fails here, before any replay, and so does an exception in `setup`.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use alloy_primitives::{Address, Bytes, B256, U256};
+use boa_engine::object::{JsObject, ObjectInitializer};
+use boa_engine::property::Attribute;
+use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
+use revm::primitives::hardfork::SpecId;
+
+use super::objects::{big_value, make_db, make_frames, make_log, BigProto, Shared};
+use super::timeout::{run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
+use super::{bigint, globals};
+
+/// The tracer functions chaintrace calls, by geth's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    Setup,
+    Step,
+    Fault,
+    Enter,
+    Exit,
+    Result,
+}
+
+impl Hook {
+    pub fn name(self) -> &'static str {
+        match self {
+            Hook::Setup => "setup",
+            Hook::Step => "step",
+            Hook::Fault => "fault",
+            Hook::Enter => "enter",
+            Hook::Exit => "exit",
+            Hook::Result => "result",
+        }
+    }
+}
+
+/// What `ctx` holds in `result(ctx, db)`.
+#[derive(Clone, Debug, Default)]
+pub struct TxContext {
+    pub create: bool,
+    pub from: Address,
+    pub to: Address,
+    pub input: Bytes,
+    pub gas: u64,
+    pub gas_price: U256,
+    pub value: U256,
+    pub block: u64,
+    pub coinbase: Address,
+    pub output: Bytes,
+    pub error: Option<String>,
+    pub gas_used: u64,
+    pub tx_hash: Option<B256>,
+    pub block_hash: Option<B256>,
+    pub tx_index: Option<u64>,
+}
+
+/// geth's wording for an exception in a tracer function.
+pub fn wrap(msg: &str, hook: Hook) -> String {
+    format!("{msg}    in server-side tracer function '{}'", hook.name())
+}
+
+/// The message of a JavaScript exception, without boa's position text.
+fn js_message(e: &JsError, ctx: &mut Context) -> String {
+    if let Ok(n) = e.try_native(ctx) {
+        // `kind: message` without boa's "(file at line:col)" position text.
+        return if n.message().is_empty() {
+            n.kind().to_string()
+        } else {
+            format!("{}: {}", n.kind(), n.message().trim())
+        };
+    }
+    if let Ok(v) = e.clone().into_opaque(ctx) {
+        if let Ok(s) = v.to_string(ctx) {
+            return s.to_std_string_escaped();
+        }
+    }
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// One tracer's JavaScript world.
+pub struct Host {
+    ctx: Context,
+    shared: Rc<Shared>,
+    step: Option<Script>,
+    fault: Script,
+    enter: Option<Script>,
+    exit: Option<Script>,
+    result: Script,
+    deadline: Instant,
+}
+
+fn compile(ctx: &mut Context, code: &str) -> Result<Script, String> {
+    Script::parse(Source::from_bytes(code), None, ctx).map_err(|e| js_message(&e, ctx))
+}
+
+fn hidden(ctx: &mut Context, name: &str, v: impl Into<JsValue>) -> Result<(), String> {
+    ctx.register_global_property(
+        js_string!(name),
+        v,
+        Attribute::WRITABLE | Attribute::NON_ENUMERABLE | Attribute::CONFIGURABLE,
+    )
+    .map_err(|e| e.to_string())
+}
+
+impl Host {
+    /// Builds the context, evaluates the tracer object, checks its functions and runs `setup`
+    /// with `config` (the tracerConfig JSON text).
+    pub fn new(
+        source: &str,
+        config: &str,
+        spec: SpecId,
+        timeout: Duration,
+        shared: Rc<Shared>,
+    ) -> Result<Self, String> {
+        let deadline = Instant::now() + timeout;
+        let mut ctx = Context::default();
+        let limit = (timeout.as_secs_f64() * LOOP_ITERATIONS_PER_SECOND as f64) as u64;
+        ctx.runtime_limits_mut()
+            .set_loop_iteration_limit(limit.max(1_000_000));
+
+        let proto = ctx
+            .eval(Source::from_bytes(bigint::PRELUDE))
+            .map_err(|e| format!("bigInt prelude: {e}"))?
+            .as_object()
+            .ok_or("bigInt prelude returned no prototype")?;
+        ctx.insert_data(BigProto(proto));
+        globals::register(&shared, spec, &mut ctx).map_err(|e| e.to_string())?;
+        let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
+        let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
+        let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(|e| e.to_string())?;
+        hidden(&mut ctx, "__log", log)?;
+        hidden(&mut ctx, "__db", db)?;
+        hidden(&mut ctx, "__frame", frame)?;
+        hidden(&mut ctx, "__frameResult", frame_result)?;
+
+        let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
+        let tracer = match run_with_deadline(&object, &mut ctx, deadline) {
+            Run::TimedOut => return Err("execution timeout".into()),
+            Run::Done(Err(e)) => return Err(js_message(&e, &mut ctx)),
+            Run::Done(Ok(v)) => v,
+        };
+        let Some(obj) = tracer.as_object() else {
+            return Err(
+                "the tracer must be an object literal, e.g. {step: …, fault: …, result: …}".into(),
+            );
+        };
+        let has = |ctx: &mut Context, name: &str| -> bool {
+            obj.get(js_string!(name), ctx)
+                .ok()
+                .is_some_and(|v| v.as_callable().is_some())
+        };
+        if !has(&mut ctx, "result") {
+            return Err("trace object must expose a function result()".into());
+        }
+        if !has(&mut ctx, "fault") {
+            return Err("trace object must expose a function fault()".into());
+        }
+        let (has_enter, has_exit) = (has(&mut ctx, "enter"), has(&mut ctx, "exit"));
+        if has_enter != has_exit {
+            return Err(
+                "trace object must expose either both or none of enter() and exit()".into(),
+            );
+        }
+        let has_step = has(&mut ctx, "step");
+        let has_setup = has(&mut ctx, "setup");
+        hidden(&mut ctx, "__tracer", obj)?;
+
+        let mut host = Host {
+            step: has_step
+                .then(|| compile(&mut ctx, "__tracer.step(__log, __db)"))
+                .transpose()?,
+            fault: compile(&mut ctx, "__tracer.fault(__log, __db)")?,
+            enter: has_enter
+                .then(|| compile(&mut ctx, "__tracer.enter(__frame)"))
+                .transpose()?,
+            exit: has_exit
+                .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
+                .transpose()?,
+            result: compile(&mut ctx, "JSON.stringify(__tracer.result(__ctx, __db))")?,
+            ctx,
+            shared,
+            deadline,
+        };
+        if has_setup {
+            hidden(&mut host.ctx, "__config", js_string!(config))?;
+            let setup = compile(&mut host.ctx, "__tracer.setup(__config)")?;
+            host.run(&setup, Hook::Setup)?;
+        }
+        Ok(host)
+    }
+
+    pub fn has_step(&self) -> bool {
+        self.step.is_some()
+    }
+
+    pub fn has_frames(&self) -> bool {
+        self.enter.is_some()
+    }
+
+    fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
+        let out = run_with_deadline(script, &mut self.ctx, self.deadline);
+        let fatal = self.shared.fatal.borrow_mut().take();
+        match out {
+            Run::TimedOut => Err(wrap("execution timeout", hook)),
+            _ if fatal.is_some() => Err(wrap(&fatal.unwrap_or_default(), hook)),
+            Run::Done(Ok(v)) => Ok(v),
+            Run::Done(Err(e)) => {
+                let msg = js_message(&e, &mut self.ctx);
+                if msg.starts_with("RuntimeLimitError") && msg.contains("loop") {
+                    return Err(wrap("execution timeout", hook));
+                }
+                Err(wrap(&msg, hook))
+            }
+        }
+    }
+
+    /// Calls `step`, `fault`, `enter` or `exit` (whichever the script defines).
+    pub fn call(&mut self, hook: Hook) -> Result<(), String> {
+        let script = match hook {
+            Hook::Step => self.step.clone(),
+            Hook::Fault => Some(self.fault.clone()),
+            Hook::Enter => self.enter.clone(),
+            Hook::Exit => self.exit.clone(),
+            Hook::Setup | Hook::Result => None,
+        };
+        match script {
+            Some(s) => self.run(&s, hook).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    fn ctx_object(&mut self, t: &TxContext) -> Result<JsObject, JsError> {
+        let c = &mut self.ctx;
+        let from = globals::to_buf(t.from.as_slice(), c)?;
+        let to = globals::to_buf(t.to.as_slice(), c)?;
+        let input = globals::to_buf(&t.input, c)?;
+        let output = globals::to_buf(&t.output, c)?;
+        let coinbase = globals::to_buf(t.coinbase.as_slice(), c)?;
+        let value = big_value(t.value, c)?;
+        let gas_price = big_value(t.gas_price, c)?;
+        let tx_hash = t
+            .tx_hash
+            .map(|h| globals::to_buf(h.as_slice(), c))
+            .transpose()?;
+        let block_hash = t
+            .block_hash
+            .map(|h| globals::to_buf(h.as_slice(), c))
+            .transpose()?;
+        let a = Attribute::all();
+        let mut o = ObjectInitializer::new(c);
+        o.property(
+            js_string!("type"),
+            js_string!(if t.create { "CREATE" } else { "CALL" }),
+            a,
+        )
+        .property(js_string!("from"), from, a)
+        .property(js_string!("to"), to, a)
+        .property(js_string!("input"), input, a)
+        .property(js_string!("gas"), t.gas as f64, a)
+        .property(js_string!("gasPrice"), gas_price, a)
+        .property(js_string!("value"), value, a)
+        .property(js_string!("block"), t.block as f64, a)
+        .property(js_string!("coinbase"), coinbase, a)
+        .property(js_string!("output"), output, a)
+        .property(js_string!("gasUsed"), t.gas_used as f64, a);
+        if let Some(e) = &t.error {
+            o.property(js_string!("error"), js_string!(e.as_str()), a);
+        }
+        if let Some(h) = tx_hash {
+            o.property(js_string!("txHash"), h, a);
+        }
+        if let Some(h) = block_hash {
+            o.property(js_string!("blockHash"), h, a);
+        }
+        if let Some(i) = t.tx_index {
+            o.property(js_string!("txIndex"), i as f64, a);
+        }
+        Ok(o.build())
+    }
+
+    /// Calls `result(ctx, db)` and returns its value as JSON (`JSON.stringify`'s rules: a
+    /// `Uint8Array` becomes `{"0":…}`, a bigInt its decimal string).
+    pub fn result(&mut self, t: &TxContext) -> Result<serde_json::Value, String> {
+        let obj = self
+            .ctx_object(t)
+            .map_err(|e| wrap(&js_message(&e, &mut self.ctx), Hook::Result))?;
+        hidden(&mut self.ctx, "__ctx", obj)?;
+        let script = self.result.clone();
+        let v = self.run(&script, Hook::Result)?;
+        let Some(s) = v.as_string() else {
+            return Ok(serde_json::Value::Null);
+        };
+        serde_json::from_str(&s.to_std_string_escaped())
+            .map_err(|e| format!("tracer result is not JSON: {e}"))
+    }
+}

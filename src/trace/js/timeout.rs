@@ -1,0 +1,117 @@
+//! The tracer's time limit: Go duration parsing and the budgeted evaluation that enforces it.
+//!
+//! boa 0.22 has no way to interrupt a running script from another thread. What it has is
+//! `Script::evaluate_async_with_budget`: the VM yields to its executor every `budget` "clock
+//! cycles" (instruction costs). We drive that future ourselves with a no-op waker and look at
+//! the clock each time it yields; past the deadline we drop the future, which abandons the
+//! script mid-loop. So every tracer function is invoked through a tiny pre-compiled script
+//! (`__tracer.step(__log, __db)`), never through a plain `JsObject::call`.
+//!
+//! Built-ins that call back into JavaScript (`Array.prototype.forEach` …) run their callbacks
+//! without budget; for a `while(1)` inside such a callback the VM's loop-iteration limit is the
+//! backstop, sized so that hitting it means the script was looping for about the timeout anyway.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use boa_engine::{Context, JsResult, JsValue, Script};
+
+/// geth's default tracer timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// VM "clock cycles" between two looks at the clock; a few microseconds of script.
+const BUDGET: u32 = 20_000;
+
+/// Loop iterations allowed per function invocation and per second of timeout (the backstop for
+/// loops the budget cannot see). boa runs a few tens of millions of simple iterations a second.
+pub const LOOP_ITERATIONS_PER_SECOND: u64 = 20_000_000;
+
+/// The outcome of one budgeted evaluation.
+pub enum Run {
+    Done(JsResult<JsValue>),
+    TimedOut,
+}
+
+/// Evaluates `script` until it finishes or `deadline` passes.
+pub fn run_with_deadline(script: &Script, ctx: &mut Context, deadline: Instant) -> Run {
+    let mut fut = pin!(script.evaluate_async_with_budget(ctx, BUDGET));
+    let mut cx = TaskContext::from_waker(Waker::noop());
+    loop {
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(r) => return Run::Done(r),
+            Poll::Pending => {
+                if Instant::now() >= deadline {
+                    return Run::TimedOut;
+                }
+            }
+        }
+    }
+}
+
+/// Parses a Go duration (`5s`, `1m30s`, `500ms`, `1.5h`, `300us`, `250µs`, `10ns`).
+pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?} (Go syntax, e.g. 5s, 1m30s, 500ms)");
+    let t = s.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if t.is_empty() || t.starts_with('-') {
+        return Err(bad());
+    }
+    let mut rest = t.strip_prefix('+').unwrap_or(t);
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        if num_len == 0 {
+            return Err(bad());
+        }
+        let n: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += n * scale;
+        rest = &rest[unit_len..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_parse() {
+        assert_eq!(parse_go_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_go_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(
+            parse_go_duration("500ms").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_go_duration("1.5h").unwrap(),
+            Duration::from_secs(5400)
+        );
+        assert_eq!(
+            parse_go_duration("250µs").unwrap(),
+            Duration::from_micros(250)
+        );
+        assert_eq!(parse_go_duration("0").unwrap(), Duration::ZERO);
+        assert!(parse_go_duration("5").is_err());
+        assert!(parse_go_duration("-1s").is_err());
+        assert!(parse_go_duration("5 parsecs").is_err());
+    }
+}

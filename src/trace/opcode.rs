@@ -1,0 +1,369 @@
+//! geth's struct logger (`opcodeTracer`, also `structLogger`): one entry per executed opcode.
+//!
+//! Entries are written as JSON into a [`Spool`] as execution proceeds (memory while small, a
+//! temporary file beyond), so a 30M-gas transaction never holds its struct logs in memory.
+//! `step` writes the parts that are known before the opcode runs (stack, return data, memory
+//! before expansion, storage, refund) into a reused buffer; `step_end` knows the gas cost and
+//! any pre-execution error, and writes the whole entry. No allocation happens per opcode.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use alloy_primitives::{Address, Bytes, U256};
+use revm::bytecode::opcode::OpCode;
+use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
+use revm::interpreter::interpreter_types::{Jumps, LoopControl, MemoryTr, ReturnData};
+use revm::interpreter::{
+    CallInputs, CallOutcome, CreateInputs, CreateOutcome, FrameInput, InstructionResult,
+    Interpreter, InterpreterAction,
+};
+use revm::{Database, Inspector};
+use serde::Deserialize;
+
+use super::errors::{geth_error, LastStep};
+use super::hexser::{push_hex, push_quantity, push_u64, push_word};
+use super::spool::Spool;
+
+/// `tracerConfig` of the struct logger.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StructLoggerConfig {
+    pub enable_memory: bool,
+    pub disable_stack: bool,
+    pub disable_storage: bool,
+    pub enable_return_data: bool,
+    /// Maximum bytes of struct-log output (geth v1.15+); 0 means unlimited.
+    pub limit: u64,
+}
+
+/// The struct logger's result: `{gas, failed, returnValue, structLogs}`. The struct logs stay in
+/// their spool and are copied straight to the output when printed.
+#[derive(Clone, Debug)]
+pub struct StructLogResult {
+    pub gas: u64,
+    pub failed: bool,
+    pub return_value: Bytes,
+    /// The entries, comma-separated, without the enclosing brackets.
+    pub logs: Arc<Mutex<Spool>>,
+    pub entries: u64,
+}
+
+impl StructLogResult {
+    /// Writes the result as geth prints it, streaming the struct logs from the spool.
+    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut head = Vec::with_capacity(96);
+        head.extend_from_slice(b"{\"gas\":");
+        push_u64(&mut head, self.gas);
+        head.extend_from_slice(if self.failed {
+            b",\"failed\":true"
+        } else {
+            b",\"failed\":false"
+        });
+        head.extend_from_slice(b",\"returnValue\":\"");
+        push_hex(&mut head, &self.return_value);
+        head.extend_from_slice(b"\",\"structLogs\":[");
+        out.write_all(&head)?;
+        self.logs.lock().expect("spool lock").copy_to(out)?;
+        out.write_all(b"]}")
+    }
+}
+
+impl serde::Serialize for StructLogResult {
+    /// For callers that need one JSON value (the result is read into memory).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = Vec::new();
+        self.write_to(&mut buf).map_err(serde::ser::Error::custom)?;
+        let raw: Box<serde_json::value::RawValue> =
+            serde_json::from_slice(&buf).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+/// The struct logger's state during one transaction.
+pub struct StructLogger {
+    cfg: StructLoggerConfig,
+    out: Spool,
+    entries: u64,
+    /// Set in `step`, consumed in `step_end`.
+    pending: Option<Pending>,
+    /// The parts of the pending entry after `depth` (stack, memory, …), reused across steps.
+    tail: Vec<u8>,
+    line: Vec<u8>,
+    /// Refund counters of the frames below the current one, as they stood when each called down.
+    /// geth's refund counter is transaction-wide; revm keeps one per frame.
+    refund_below: Vec<i64>,
+    refund_sum_below: i64,
+    /// The current frame's own refund counter at its latest step.
+    frame_refund: i64,
+    /// Per contract, every slot seen so far (geth prints the cumulative map on SLOAD/SSTORE).
+    storage: HashMap<Address, BTreeMap<U256, U256>>,
+    top_output: Bytes,
+    top_result: Option<InstructionResult>,
+}
+
+#[derive(Clone, Copy)]
+struct Pending {
+    pc: usize,
+    op: u8,
+    gas: u64,
+    depth: usize,
+    stack_len: usize,
+}
+
+type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
+
+fn current_slot<DB: Database>(ctx: &mut Ctx<DB>, addr: Address, slot: U256) -> U256 {
+    if let Some(v) = ctx
+        .journaled_state
+        .state
+        .get(&addr)
+        .and_then(|a| a.storage.get(&slot))
+    {
+        return v.present_value;
+    }
+    ctx.journaled_state
+        .database
+        .storage(addr, slot)
+        .unwrap_or_default()
+}
+
+impl StructLogger {
+    pub fn new(cfg: StructLoggerConfig) -> Self {
+        StructLogger {
+            cfg,
+            out: Spool::default(),
+            entries: 0,
+            pending: None,
+            tail: Vec::with_capacity(4096),
+            line: Vec::with_capacity(4096),
+            refund_below: Vec::new(),
+            refund_sum_below: 0,
+            frame_refund: 0,
+            storage: HashMap::new(),
+            top_output: Bytes::new(),
+            top_result: None,
+        }
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.cfg.limit != 0 && self.out.len() > self.cfg.limit
+    }
+
+    fn enter(&mut self, parent_refund: i64) {
+        self.refund_below.push(parent_refund);
+        self.refund_sum_below += parent_refund;
+    }
+
+    fn exit(&mut self, result: InstructionResult, output: &Bytes) {
+        if let Some(r) = self.refund_below.pop() {
+            self.refund_sum_below -= r;
+        }
+        if self.refund_below.is_empty() {
+            self.top_result = Some(result);
+            self.top_output = output.clone();
+        }
+    }
+
+    /// Finishes the result; `gas_used` is the receipt's.
+    pub fn into_result(mut self, gas_used: u64) -> StructLogResult {
+        let _ = self.out.flush();
+        let failed = self.top_result.is_some_and(|r| !r.is_ok());
+        let return_value = match self.top_result {
+            Some(r) if r.is_ok() || r.is_revert() => self.top_output.clone(),
+            _ => Bytes::new(),
+        };
+        StructLogResult {
+            gas: gas_used,
+            failed,
+            return_value,
+            logs: Arc::new(Mutex::new(self.out)),
+            entries: self.entries,
+        }
+    }
+}
+
+impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
+    fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if self.limit_reached() {
+            return;
+        }
+        let op = interp.bytecode.opcode();
+        let stack = interp.stack.data();
+        let tail = &mut self.tail;
+        tail.clear();
+        if !self.cfg.disable_stack {
+            tail.extend_from_slice(b",\"stack\":[");
+            for (i, v) in stack.iter().enumerate() {
+                if i > 0 {
+                    tail.push(b',');
+                }
+                tail.push(b'"');
+                push_quantity(tail, v);
+                tail.push(b'"');
+            }
+            tail.push(b']');
+        }
+        if self.cfg.enable_return_data {
+            let rd = interp.return_data.buffer();
+            if !rd.is_empty() {
+                tail.extend_from_slice(b",\"returnData\":\"");
+                push_hex(tail, rd);
+                tail.push(b'"');
+            }
+        }
+        if self.cfg.enable_memory {
+            let size = interp.memory.size();
+            if size > 0 {
+                tail.extend_from_slice(b",\"memory\":[");
+                let mem = interp.memory.slice(0..size);
+                for (i, word) in mem.chunks(32).enumerate() {
+                    if i > 0 {
+                        tail.push(b',');
+                    }
+                    tail.push(b'"');
+                    push_hex(tail, word);
+                    tail.push(b'"');
+                }
+                tail.push(b']');
+            }
+        }
+        let len = stack.len();
+        if !self.cfg.disable_storage && ((op == 0x54 && len >= 1) || (op == 0x55 && len >= 2)) {
+            let contract = interp.input.target_address;
+            let slot = stack[len - 1];
+            let value = if op == 0x54 {
+                current_slot(ctx, contract, slot)
+            } else {
+                stack[len - 2]
+            };
+            let map = self.storage.entry(contract).or_default();
+            map.insert(slot, value);
+            tail.extend_from_slice(b",\"storage\":{");
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    tail.push(b',');
+                }
+                tail.push(b'"');
+                push_word(tail, k);
+                tail.extend_from_slice(b"\":\"");
+                push_word(tail, v);
+                tail.push(b'"');
+            }
+            tail.push(b'}');
+        }
+        self.frame_refund = interp.gas.refunded();
+        let refund = self.refund_sum_below + self.frame_refund;
+        if refund > 0 {
+            tail.extend_from_slice(b",\"refund\":");
+            push_u64(tail, refund as u64);
+        }
+        self.pending = Some(Pending {
+            pc: interp.bytecode.pc(),
+            op,
+            gas: interp.gas.remaining(),
+            depth: interp.input.depth + 1,
+            stack_len: len,
+        });
+    }
+
+    fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+        let Some(p) = self.pending.take() else { return };
+        let after = interp.gas.remaining();
+        let mut cost = p.gas.wrapping_sub(after);
+        let mut error = None;
+        match interp.bytecode.action() {
+            // CREATE's forwarded gas is charged inside the opcode in geth, not in its cost.
+            Some(InterpreterAction::NewFrame(FrameInput::Create(inputs))) => {
+                cost = cost.saturating_sub(inputs.gas_limit());
+            }
+            Some(InterpreterAction::Return(r)) => {
+                use InstructionResult as R;
+                if matches!(
+                    r.result,
+                    R::OutOfGas
+                        | R::MemoryOOG
+                        | R::MemoryLimitOOG
+                        | R::InvalidOperandOOG
+                        | R::ReentrancySentryOOG
+                        | R::StackUnderflow
+                        | R::StackOverflow
+                ) {
+                    let last = LastStep {
+                        op: p.op,
+                        stack_len: p.stack_len,
+                        returned: false,
+                    };
+                    error = geth_error(r.result, last, false);
+                }
+            }
+            _ => {}
+        }
+        let line = &mut self.line;
+        line.clear();
+        if self.entries > 0 {
+            line.push(b',');
+        }
+        line.extend_from_slice(b"{\"pc\":");
+        push_u64(line, p.pc as u64);
+        line.extend_from_slice(b",\"op\":\"");
+        match OpCode::new(p.op) {
+            Some(code) => line.extend_from_slice(code.as_str().as_bytes()),
+            None => {
+                let _ = write!(line, "opcode {:#x} not defined", p.op);
+            }
+        }
+        line.extend_from_slice(b"\",\"gas\":");
+        push_u64(line, p.gas);
+        line.extend_from_slice(b",\"gasCost\":");
+        push_u64(line, cost);
+        line.extend_from_slice(b",\"depth\":");
+        push_u64(line, p.depth as u64);
+        if let Some(e) = error {
+            line.extend_from_slice(b",\"error\":");
+            line.extend_from_slice(crate::render::json::to_json_string(&e).as_bytes());
+        }
+        line.extend_from_slice(&self.tail);
+        line.push(b'}');
+        if self.out.write_all(line).is_ok() {
+            self.entries += 1;
+        }
+    }
+
+    fn call(&mut self, _ctx: &mut Ctx<DB>, _inputs: &mut CallInputs) -> Option<CallOutcome> {
+        let parent = self.pending_parent_refund();
+        self.enter(parent);
+        None
+    }
+
+    fn call_end(&mut self, _ctx: &mut Ctx<DB>, _inputs: &CallInputs, outcome: &mut CallOutcome) {
+        self.exit(outcome.result.result, &outcome.result.output);
+    }
+
+    fn create(&mut self, _ctx: &mut Ctx<DB>, _inputs: &mut CreateInputs) -> Option<CreateOutcome> {
+        let parent = self.pending_parent_refund();
+        self.enter(parent);
+        None
+    }
+
+    fn create_end(
+        &mut self,
+        _ctx: &mut Ctx<DB>,
+        _inputs: &CreateInputs,
+        outcome: &mut CreateOutcome,
+    ) {
+        self.exit(outcome.result.result, &outcome.result.output);
+    }
+}
+
+impl StructLogger {
+    /// The calling frame's own refund counter when it calls down, as its CALL/CREATE step saw
+    /// it (nothing changes it between that step and the child's creation); 0 for the top frame.
+    fn pending_parent_refund(&mut self) -> i64 {
+        if self.refund_below.is_empty() {
+            0
+        } else {
+            self.frame_refund
+        }
+    }
+}

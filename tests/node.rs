@@ -1,0 +1,648 @@
+//! `node status`, `node doctor` and `node split-check` end to end, against the sample logs and
+//! node homes under tests/data/node/ and a local HTTP server standing in for the operator
+//! interface (and, for split-check, for the EVM JSON-RPC).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn chaintrace_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("ETH_RPC_URL")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run chaintrace");
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        pipe.write_all(bytes).unwrap();
+    }
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn chaintrace(args: &[&str]) -> Run {
+    chaintrace_with_stdin(args, None)
+}
+
+fn json_of(r: &Run) -> Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", r.stdout, r.stderr))
+}
+
+// ------------------------------------------------------------------ a fake operator interface
+
+/// What the fake server does with one request: answer `(status, body)`, or hang.
+enum Reply {
+    Answer(u16, String),
+    Hang,
+}
+
+/// Serves HTTP/1.1 on 127.0.0.1 from a thread; `handler` gets the path and the body.
+fn serve(handler: impl Fn(&str, &str) -> Reply + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handler = Arc::new(handler);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let handler = handler.clone();
+            std::thread::spawn(move || answer(stream, &*handler));
+        }
+    });
+    url
+}
+
+fn answer(stream: TcpStream, handler: &dyn Fn(&str, &str) -> Reply) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap_or(0);
+    let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).unwrap_or(());
+    match handler(&path, &String::from_utf8_lossy(&body)) {
+        Reply::Hang => std::thread::sleep(Duration::from_secs(30)),
+        Reply::Answer(status, text) => {
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    }
+}
+
+fn status_json(height: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": -1, "result": {
+        "node_info": {"id": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "network": "test-chain-1",
+                      "version": "0.38.17", "moniker": "rpc-01"},
+        "sync_info": {"latest_block_hash": "ABCD", "latest_app_hash": "EF01",
+                      "latest_block_height": height.to_string(),
+                      "latest_block_time": "2024-05-01T12:00:00.123456789Z",
+                      "earliest_block_height": "1000", "catching_up": false},
+        "validator_info": {}
+    }})
+    .to_string()
+}
+
+/// A node whose height moves by `step` on every /status call; with `lag`, /lag_status is served.
+fn fake_node(step: u64, lag: bool) -> String {
+    let height = Arc::new(AtomicU64::new(5000));
+    serve(move |path, _| match path {
+        "/status" => Reply::Answer(200, status_json(height.fetch_add(step, Ordering::SeqCst))),
+        "/net_info" => Reply::Answer(
+            200,
+            json!({"jsonrpc": "2.0", "id": -1, "result": {"listening": true, "n_peers": "3",
+                   "peers": [{"node_info": {}}, {"node_info": {}}, {"node_info": {}}]}})
+            .to_string(),
+        ),
+        "/lag_status" if lag => Reply::Answer(
+            200,
+            json!({"current_height": "5000", "max_peer_block_height": "5002", "lag": "2"})
+                .to_string(),
+        ),
+        _ => Reply::Answer(404, "404 page not found".into()),
+    })
+}
+
+#[test]
+fn status_reports_a_moving_height() {
+    let url = fake_node(3, true);
+    let r = chaintrace(&[
+        "node",
+        "status",
+        "--url",
+        &url,
+        "--interval",
+        "0.2",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut v = json_of(&r);
+    let ms = v["intervalMs"].as_u64().unwrap();
+    assert!((200..5000).contains(&ms), "{ms}");
+    v["intervalMs"] = json!(0);
+    assert_eq!(
+        v,
+        json!({
+            "url": url, "nodeId": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "moniker": "rpc-01",
+            "network": "test-chain-1", "version": "0.38.17", "latestBlockHeight": 5003,
+            "latestBlockTime": "2024-05-01T12:00:00.123456789Z", "latestBlockHash": "ABCD",
+            "earliestBlockHeight": 1000, "catchingUp": false, "peers": 3,
+            "lagStatus": {"current_height": "5000", "max_peer_block_height": "5002", "lag": "2"},
+            "lag": 2, "samples": [5000, 5003], "intervalMs": 0, "heightMoving": true
+        })
+    );
+    let human = chaintrace(&["node", "status", "--url", &url, "--interval", "0.1"]);
+    assert_eq!(human.code, 0);
+    assert!(
+        human.stdout.contains("height       5009 moving (+3 in"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("peers        3\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("lag          2 blocks\n"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn status_flags_a_stuck_height_with_exit_5() {
+    let url = fake_node(0, false);
+    let r = chaintrace(&["node", "status", "--url", &url, "--interval", "0.1"]);
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("height       5000 NOT MOVING: 5000 → 5000"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("lag status   not served by this node"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("restart, then `chaind rollback`, then restore a snapshot"));
+    let v = json_of(&chaintrace(&[
+        "node",
+        "status",
+        "--url",
+        &url,
+        "--interval",
+        "0.1",
+        "--json",
+    ]));
+    assert_eq!(
+        (v["heightMoving"].as_bool(), v["lagStatus"].is_null()),
+        (Some(false), true)
+    );
+}
+
+#[test]
+fn status_of_a_hanging_node_is_a_timeout() {
+    let url = serve(|_, _| Reply::Hang);
+    let started = Instant::now();
+    let r = chaintrace(&["node", "status", "--url", &url, "--timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(10), "no timeout");
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty());
+    assert_eq!(
+        r.stderr,
+        format!("error: GET /status: {url} did not answer within 1 s; the node may be overloaded or hung (raise --timeout to wait longer)\n")
+    );
+}
+
+#[test]
+fn status_of_an_unreachable_node_says_so() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = chaintrace(&[
+        "node",
+        "status",
+        "--url",
+        &format!("tcp://127.0.0.1:{port}"),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(&format!(
+            "GET /status: cannot reach http://127.0.0.1:{port}: connection refused"
+        )),
+        "{}",
+        r.stderr
+    );
+    let r = chaintrace(&["node", "status", "--url", "ftp://x"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("invalid node URL"), "{}", r.stderr);
+}
+
+#[test]
+fn status_rejects_an_answer_without_a_height() {
+    let url = serve(|_, _| Reply::Answer(200, r#"{"result":{"sync_info":{}}}"#.into()));
+    let r = chaintrace(&["node", "status", "--url", &url]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("it has no result.sync_info.latest_block_height"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ------------------------------------------------------------------ doctor
+
+fn doctor(log: &str) -> Value {
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        &format!("tests/data/node/logs/{log}"),
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    json_of(&r)["diagnosis"].clone()
+}
+
+fn classes(d: &Value) -> Vec<String> {
+    d["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["class"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_error_class_is_recognised() {
+    let cases = [
+        ("peer-id-mismatch.log", "peer-id-mismatch"),
+        ("no-peers.log", "no-peers"),
+        ("peer-connectivity.log", "peer-connectivity"),
+        ("consensus-halt.log", "consensus-halt"),
+        ("priv-validator-missing.log", "priv-validator-missing"),
+        ("duplicate-signature.log", "duplicate-signature"),
+        ("database-corrupted.log", "database-corrupted"),
+        ("database-locked.log", "database-locked"),
+        ("stuck-height.log", "stuck-height"),
+        ("crash.log", "crash"),
+    ];
+    for (log, class) in cases {
+        assert_eq!(classes(&doctor(log)), vec![class.to_string()], "{log}");
+    }
+    assert_eq!(classes(&doctor("healthy.log")), Vec::<String>::new());
+}
+
+#[test]
+fn app_hash_is_primary_and_peer_errors_are_its_symptoms() {
+    let d = doctor("app-hash.log");
+    assert_eq!(d["linesRead"], 7);
+    let p = &d["problems"];
+    assert_eq!(p.as_array().unwrap().len(), 1);
+    assert_eq!(p[0]["class"], "app-hash-mismatch");
+    assert_eq!(
+        (p[0]["lines"].as_u64(), p[0]["firstLine"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(
+        p[0]["details"],
+        json!({
+            "commitHash": "C0FFEE00112233445566778899AABBCCDDEEFF00112233445566778899AABBCC",
+            "expectedAppHash": "9A2F6C1D4E5B7A8C9D0E1F2A3B4C5D6E7F8091A2B3C4D5E6F708192A3B4C5D6E",
+            "gotAppHash": "4B3C2D1E0F9A8B7C6D5E4F3A2B1C0D9E8F7A6B5C4D3E2F1A0B9C8D7E6F5A4B3C",
+            "height": "1234567"
+        })
+    );
+    assert_eq!(
+        p[0]["symptoms"],
+        json!([
+            {"class": "no-peers", "title": "no peers", "lines": 1},
+            {"class": "peer-connectivity", "title": "peer connectivity", "lines": 2}
+        ])
+    );
+    let steps: Vec<&str> = p[0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(steps[0], "Stop the node.");
+    assert!(
+        steps[1].contains("`chaind debug dump-iavl 1234567`")
+            && steps[1].contains("dump-iavl -d {home}/data/committer.db -o DIR")
+    );
+    assert_eq!(steps[2], "Roll back one block: `chaind rollback`.");
+    assert!(steps[3].starts_with("If the rollback fails, restore a fresh snapshot"));
+    assert!(steps[4].starts_with("Restart the node and watch"));
+}
+
+#[test]
+fn stuck_height_escalates_restart_rollback_snapshot() {
+    let d = doctor("stuck-height.log");
+    let p = &d["problems"][0];
+    assert_eq!(
+        p["details"],
+        json!({"height": "701", "maxRound": "29", "seconds": "267"})
+    );
+    let steps: Vec<&str> = p["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(steps[0].starts_with("Restart the node"));
+    assert!(steps[1].contains("`chaind rollback`"));
+    assert!(steps[2].contains("snapshot"));
+}
+
+#[test]
+fn doctor_reads_stdin_and_fills_the_home_into_steps() {
+    let log = std::fs::read("tests/data/node/logs/app-hash.log").unwrap();
+    let r = chaintrace_with_stdin(&["node", "doctor", "--home", "/srv/chaind"], Some(&log));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("7 lines read: 1 problem(s), most urgent first\n\n1. app hash mismatch (primary): 2 line(s), lines 4–7\n"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("dump-iavl -d /srv/chaind/data/committer.db -o DIR"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("symptoms of this problem, no separate fix: no peers (1 line(s)), peer connectivity (2 line(s))"));
+    let peers = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/peer-id-mismatch.log",
+    ]);
+    assert!(
+        peers.stdout.contains(
+            "with 99887766554433221100ffeeddccbbaa99887766@203.0.113.9:26656, or remove it"
+        ),
+        "{}",
+        peers.stdout
+    );
+}
+
+#[test]
+fn crash_report_collects_context_and_the_full_stack_trace() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/crash.log",
+        "--crash-report",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = json_of(&r);
+    let c = &v["crashReport"];
+    // 1,500 lines in 12.5 minutes: the 15-minute window is the larger one.
+    assert_eq!(
+        (
+            c["crashLine"].as_u64(),
+            c["contextFirst"].as_u64(),
+            c["contextLast"].as_u64(),
+            c["window"].as_str()
+        ),
+        (Some(1501), Some(1), Some(1500), Some("15 minutes"))
+    );
+    assert_eq!(
+        (c["stackFirst"].as_u64(), c["stackLast"].as_u64()),
+        (Some(1501), Some(1513))
+    );
+    let stack = std::fs::read_to_string(dir.join("stack.txt")).unwrap();
+    assert!(stack.starts_with("panic: runtime error: invalid memory address"));
+    assert!(
+        stack.contains("goroutine 1234 [running]:")
+            && stack.ends_with("\t/build/cmd/chaind/main.go:20 +0x45\n"),
+        "{stack}"
+    );
+    assert!(!stack.contains("starting ABCI"));
+    let context = std::fs::read_to_string(dir.join("context.log")).unwrap();
+    assert_eq!(context.lines().count(), 1500);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["crash"]["crashLine"], 1501);
+    assert_eq!(report["diagnosis"]["problems"][0]["class"], "crash");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn doctor_on_a_missing_file_is_bad_input() {
+    let r = chaintrace(&["node", "doctor", "--log", "no/such.log"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("cannot read no/such.log"), "{}", r.stderr);
+}
+
+// ------------------------------------------------------------------ split-check
+
+fn split(home: &str, extra: &[&str]) -> (i32, Value) {
+    let path = format!("tests/data/node/homes/{home}");
+    let r = chaintrace(
+        &[
+            &["node", "split-check", "--home", &path, "--json"][..],
+            extra,
+        ]
+        .concat(),
+    );
+    (r.code, json_of(&r))
+}
+
+fn codes_of(v: &Value, severity: &str) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == severity)
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn statuses(v: &Value) -> Vec<String> {
+    v["startupChecks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn split_check_outcome_per_node_home() {
+    let cases: [(&str, i32, &[&str], [&str; 3]); 8] = [
+        ("fresh", 0, &[], ["pass", "pass", "pass"]),
+        ("ready", 0, &[], ["pass", "pass", "unknown"]),
+        (
+            "check1-evm-missing",
+            5,
+            &["startup-check-1"],
+            ["abort", "pass", "pass"],
+        ),
+        (
+            "check2-evm-empty",
+            5,
+            &["startup-check-2"],
+            ["pass", "abort", "pass"],
+        ),
+        ("validator", 5, &["validator"], ["pass", "pass", "unknown"]),
+        ("archive", 5, &["archive"], ["pass", "pass", "unknown"]),
+        (
+            "legacy",
+            5,
+            &["sc-enable", "legacy-evm-ss-mode", "legacy-evm-ss-mode"],
+            ["not-run", "not-run", "not-run"],
+        ),
+        ("reverted", 0, &[], ["not-run", "not-run", "not-run"]),
+    ];
+    for (home, code, blockers, checks) in cases {
+        let (c, v) = split(home, &[]);
+        assert_eq!(c, code, "{home}: {v:#}");
+        assert_eq!(codes_of(&v, "blocker"), blockers.to_vec(), "{home}");
+        assert_eq!(
+            v["blockers"].as_u64(),
+            Some(blockers.len() as u64),
+            "{home}"
+        );
+        assert_eq!(statuses(&v), checks.to_vec(), "{home}");
+    }
+    let (_, v) = split("reverted", &[]);
+    assert_eq!(
+        codes_of(&v, "warning"),
+        [
+            "evm-ss-split",
+            "stale-evm-ss",
+            "max-packet-msg-payload-size",
+            "keep-invalid-txs-in-cache",
+            "ttl-duration",
+            "ttl-num-blocks"
+        ]
+    );
+    let (_, v) = split("legacy", &[]);
+    assert!(codes_of(&v, "warning").contains(&"ss-backend".to_string()));
+}
+
+#[test]
+fn split_check_human_report() {
+    let r = chaintrace(&[
+        "node",
+        "split-check",
+        "--home",
+        "tests/data/node/homes/check1-evm-missing",
+    ]);
+    assert_eq!(r.code, 5);
+    assert!(r.stdout.starts_with(
+        "split pre-flight of tests/data/node/homes/check1-evm-missing (evm-ss-split on)\n\
+         BLOCKER  start-up check 1 (Cosmos SS has history and data/evm_ss/ is missing or empty) would ABORT: "
+    ), "{}", r.stdout);
+    assert!(r.stdout.contains(
+        "         fix: state sync the node with evm-ss-split = true, or set evm-ss-split = false\n"
+    ));
+    assert!(
+        r.stdout
+            .ends_with("NOT READY: 1 blocker(s), 0 warning(s)\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn split_check_confirms_the_startup_log() {
+    let (code, v) = split(
+        "ready",
+        &["--log", "tests/data/node/logs/split-startup.log"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(statuses(&v), ["pass", "pass", "pass"]);
+    assert_eq!(v["warnings"], 0);
+    let infos = codes_of(&v, "info");
+    for c in [
+        "log-ss-enabled",
+        "log-evm-ss-optimization",
+        "log-evm-ss-enabled",
+    ] {
+        assert!(infos.contains(&c.to_string()), "{c}: {infos:?}");
+    }
+    let (_, v) = split("ready", &["--log", "tests/data/node/logs/healthy.log"]);
+    assert_eq!(
+        codes_of(&v, "warning"),
+        [
+            "startup-check-3",
+            "log-ss-enabled",
+            "log-evm-ss-optimization",
+            "log-evm-ss-enabled"
+        ]
+    );
+}
+
+#[test]
+fn split_check_calls_debug_trace_block_by_number() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let s2 = seen.clone();
+    let ok = serve(move |_, body| {
+        let req: Value = serde_json::from_str(body).unwrap();
+        s2.lock().unwrap().push(req.clone());
+        Reply::Answer(
+            200,
+            json!({"jsonrpc": "2.0", "id": req["id"], "result": []}).to_string(),
+        )
+    });
+    let (code, v) = split("ready", &["--rpc-url", &ok]);
+    assert_eq!(code, 0);
+    assert!(codes_of(&v, "info").contains(&"rpc-trace".to_string()));
+    let req = &seen.lock().unwrap()[0];
+    assert_eq!(
+        (&req["method"], &req["params"]),
+        (&json!("debug_traceBlockByNumber"), &json!(["latest", {}]))
+    );
+    let failing = serve(|_, body| {
+        let req: Value = serde_json::from_str(body).unwrap();
+        Reply::Answer(200, json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32000, "message": "evm state store not found"}}).to_string())
+    });
+    let (code, v) = split("ready", &["--rpc-url", &failing]);
+    assert_eq!(code, 5);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "rpc-trace")
+        .unwrap();
+    assert_eq!(f["severity"], "blocker");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("evm state store not found"),
+        "{f}"
+    );
+}
+
+#[test]
+fn split_check_of_a_directory_without_config_is_a_blocker() {
+    let (code, v) = split("../logs", &[]);
+    assert_eq!(code, 5);
+    assert_eq!(codes_of(&v, "blocker"), ["app-toml-missing"]);
+    let r = chaintrace(&["node", "split-check", "--home", "no/such/dir"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("is not a directory"), "{}", r.stderr);
+}

@@ -1,0 +1,82 @@
+//! Test support: the loopback JSON-RPC proxy (`src/bin/rpc_proxy.rs`) in front of a node, with
+//! injected delay or faults, and a way to run the chaintrace binary.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A running proxy; killed on drop.
+pub struct Proxy {
+    child: Child,
+    pub url: String,
+}
+
+impl Proxy {
+    /// Starts `rpc_proxy --upstream <upstream> <extra...>` and waits for its address.
+    pub fn start(upstream: &str, extra: &[&str]) -> Proxy {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rpc_proxy"))
+            .arg("--upstream")
+            .arg(upstream)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rpc_proxy");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("proxy prints its address");
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("unexpected proxy banner {line:?}"))
+            .to_string();
+        Proxy { child, url }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the chaintrace binary (no ETH_RPC_URL, no colour).
+pub fn chaintrace(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        .args(args)
+        .env_remove("ETH_RPC_URL")
+        .env_remove("CHAINTRACE_CACHE_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run chaintrace");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The `rpc: N requests, ...` line's N.
+pub fn requests(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("rpc: "))
+        .unwrap_or_else(|| panic!("no rpc stats line in: {stderr}"));
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The `... K state passes` figure of the rpc line.
+pub fn state_passes(stderr: &str) -> u64 {
+    let line = stderr.lines().find(|l| l.starts_with("rpc: ")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words.iter().position(|w| *w == "state").unwrap();
+    words[i - 1].parse().unwrap()
+}
