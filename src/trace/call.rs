@@ -42,6 +42,22 @@ pub enum CallKind {
 }
 
 impl CallKind {
+    pub fn of_call(scheme: CallScheme) -> Self {
+        match scheme {
+            CallScheme::Call => CallKind::Call,
+            CallScheme::StaticCall => CallKind::Staticcall,
+            CallScheme::CallCode => CallKind::Callcode,
+            CallScheme::DelegateCall => CallKind::Delegatecall,
+        }
+    }
+
+    pub fn of_create(scheme: CreateScheme) -> Self {
+        match scheme {
+            CreateScheme::Create2 { .. } => CallKind::Create2,
+            _ => CallKind::Create,
+        }
+    }
+
     pub fn is_create(self) -> bool {
         matches!(self, CallKind::Create | CallKind::Create2)
     }
@@ -204,6 +220,18 @@ impl CallFrame {
 struct OpenFrame {
     frame: CallFrame,
     last: LastStep,
+}
+
+/// The address a CREATE will create, from the creator's nonce in the journal (the nonce is bumped
+/// after the `create` hook).
+pub fn create_target<DB: Database>(ctx: &Ctx<DB>, inputs: &CreateInputs) -> Address {
+    let nonce = ctx
+        .journaled_state
+        .state
+        .get(&inputs.caller())
+        .map(|a| a.info.nonce)
+        .unwrap_or(0);
+    inputs.created_address(nonce)
 }
 
 /// The call tracer's state during one transaction.
@@ -395,17 +423,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
     }
 
     fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
-        let kind = match inputs.scheme() {
-            CreateScheme::Create2 { .. } => CallKind::Create2,
-            _ => CallKind::Create,
-        };
-        let nonce = ctx
-            .journaled_state
-            .state
-            .get(&inputs.caller())
-            .map(|a| a.info.nonce)
-            .unwrap_or(0);
-        let to = inputs.created_address(nonce);
+        let kind = CallKind::of_create(inputs.scheme());
+        let to = create_target(ctx, inputs);
         self.open(CallFrame::new(
             kind,
             inputs.caller(),

@@ -80,6 +80,24 @@ pub fn geth_error(result: InstructionResult, last: LastStep, is_create: bool) ->
     Some(s.to_string())
 }
 
+/// Whether an opcode ended with a failure geth detects before the opcode executes (stack and gas
+/// checks, including dynamic gas): geth then reports the error on the opcode's own step and
+/// tracers' `OnOpcode` sees it, while failures during execution (REVERT, INVALID, bad jump,
+/// write protection) leave the step clean.
+pub fn fails_before_execution(result: InstructionResult) -> bool {
+    use InstructionResult as R;
+    matches!(
+        result,
+        R::OutOfGas
+            | R::MemoryOOG
+            | R::MemoryLimitOOG
+            | R::InvalidOperandOOG
+            | R::ReentrancySentryOOG
+            | R::StackUnderflow
+            | R::StackOverflow
+    )
+}
+
 /// Whether geth hands the frame's gas back to the caller for this failure (failures detected
 /// before the frame runs: depth, balance, nonce overflow). Any other failure but a revert
 /// consumes all the frame's gas.

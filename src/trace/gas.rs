@@ -12,12 +12,12 @@ use alloy_primitives::{Address, Bytes};
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl};
 use revm::interpreter::{
-    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, FrameInput,
-    InstructionResult, Interpreter, InterpreterAction,
+    CallInputs, CallOutcome, CreateInputs, CreateOutcome, FrameInput, InstructionResult,
+    Interpreter, InterpreterAction,
 };
 use revm::{Database, Inspector};
 
-use super::call::CallKind;
+use super::call::{create_target, CallKind};
 use super::errors::returns_gas;
 
 /// A residual row of the opcode table.
@@ -247,12 +247,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for GasProfiler {
     }
 
     fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
-        let kind = match inputs.scheme {
-            CallScheme::Call => CallKind::Call,
-            CallScheme::StaticCall => CallKind::Staticcall,
-            CallScheme::CallCode => CallKind::Callcode,
-            CallScheme::DelegateCall => CallKind::Delegatecall,
-        };
+        let kind = CallKind::of_call(inputs.scheme);
         let input = inputs.input.bytes(ctx);
         self.open(kind, inputs.bytecode_address, input, inputs.gas_limit);
         None
@@ -263,17 +258,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for GasProfiler {
     }
 
     fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
-        let kind = match inputs.scheme() {
-            revm::interpreter::CreateScheme::Create2 { .. } => CallKind::Create2,
-            _ => CallKind::Create,
-        };
-        let nonce = ctx
-            .journaled_state
-            .state
-            .get(&inputs.caller())
-            .map(|a| a.info.nonce)
-            .unwrap_or(0);
-        let addr = inputs.created_address(nonce);
+        let kind = CallKind::of_create(inputs.scheme());
+        let addr = create_target(ctx, inputs);
         self.open(kind, addr, inputs.init_code().clone(), inputs.gas_limit());
         None
     }

@@ -21,7 +21,7 @@ use revm::interpreter::{
 use revm::{Database, Inspector};
 use serde::Deserialize;
 
-use super::errors::{geth_error, LastStep};
+use super::errors::{fails_before_execution, geth_error, LastStep};
 use super::hexser::{push_hex, push_quantity, push_u64, push_word};
 use super::spool::Spool;
 
@@ -277,25 +277,13 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             Some(InterpreterAction::NewFrame(FrameInput::Create(inputs))) => {
                 cost = cost.saturating_sub(inputs.gas_limit());
             }
-            Some(InterpreterAction::Return(r)) => {
-                use InstructionResult as R;
-                if matches!(
-                    r.result,
-                    R::OutOfGas
-                        | R::MemoryOOG
-                        | R::MemoryLimitOOG
-                        | R::InvalidOperandOOG
-                        | R::ReentrancySentryOOG
-                        | R::StackUnderflow
-                        | R::StackOverflow
-                ) {
-                    let last = LastStep {
-                        op: p.op,
-                        stack_len: p.stack_len,
-                        returned: false,
-                    };
-                    error = geth_error(r.result, last, false);
-                }
+            Some(InterpreterAction::Return(r)) if fails_before_execution(r.result) => {
+                let last = LastStep {
+                    op: p.op,
+                    stack_len: p.stack_len,
+                    returned: false,
+                };
+                error = geth_error(r.result, last, false);
             }
             _ => {}
         }

@@ -13,13 +13,14 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, KECCAK256_EMPTY, U256};
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
-    InstructionResult, Interpreter, InterpreterAction,
+    Interpreter, InterpreterAction,
 };
 use revm::primitives::hardfork::SpecId;
 use revm::state::EvmState;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
+use super::errors::fails_before_execution;
 use super::hexser;
 
 /// `tracerConfig` of the prestate tracer.
@@ -420,16 +421,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for PrestateTracer {
             return;
         };
         if let Some(InterpreterAction::Return(r)) = interp.bytecode.action() {
-            use InstructionResult as R;
-            if matches!(
-                r.result,
-                R::OutOfGas
-                    | R::MemoryOOG
-                    | R::MemoryLimitOOG
-                    | R::InvalidOperandOOG
-                    | R::StackUnderflow
-                    | R::StackOverflow
-            ) {
+            if fails_before_execution(r.result) {
                 return;
             }
         }

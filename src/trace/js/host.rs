@@ -94,7 +94,33 @@ pub struct Host {
     enter: Option<Script>,
     exit: Option<Script>,
     result: Script,
+    /// Plain function calls for scripts without loop statements (see [`loop_free`]).
+    direct: Option<Direct>,
     deadline: Instant,
+}
+
+/// The tracer's functions and their arguments, for direct calls.
+struct Direct {
+    this: JsValue,
+    step: Option<JsObject>,
+    fault: JsObject,
+    enter: Option<JsObject>,
+    exit: Option<JsObject>,
+    log_db: [JsValue; 2],
+    frame: [JsValue; 1],
+    frame_result: [JsValue; 1],
+    /// Calls since the clock was last read.
+    since_clock: u32,
+}
+
+/// Whether the script has no `for`, `while` or `do` anywhere (strings and comments included,
+/// which only errs towards the budgeted path). Such a script cannot spin in a loop: its
+/// functions are then called directly, which costs half of a budgeted evaluation, and the
+/// deadline is checked between calls. Runaway recursion is bounded by boa's recursion limit.
+pub fn loop_free(source: &str) -> bool {
+    !source
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .any(|w| matches!(w, "for" | "while" | "do"))
 }
 
 fn compile(ctx: &mut Context, code: &str) -> Result<Script, String> {
@@ -136,10 +162,10 @@ impl Host {
         let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(|e| e.to_string())?;
-        hidden(&mut ctx, "__log", log)?;
-        hidden(&mut ctx, "__db", db)?;
-        hidden(&mut ctx, "__frame", frame)?;
-        hidden(&mut ctx, "__frameResult", frame_result)?;
+        hidden(&mut ctx, "__log", log.clone())?;
+        hidden(&mut ctx, "__db", db.clone())?;
+        hidden(&mut ctx, "__frame", frame.clone())?;
+        hidden(&mut ctx, "__frameResult", frame_result.clone())?;
 
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
         let tracer = match run_with_deadline(&object, &mut ctx, deadline) {
@@ -171,6 +197,26 @@ impl Host {
         }
         let has_step = has(&mut ctx, "step");
         let has_setup = has(&mut ctx, "setup");
+        let direct = if loop_free(source) {
+            let f = |ctx: &mut Context, name: &str| {
+                obj.get(js_string!(name), ctx)
+                    .ok()
+                    .and_then(|v| v.as_callable())
+            };
+            Some(Direct {
+                this: obj.clone().into(),
+                step: f(&mut ctx, "step"),
+                fault: f(&mut ctx, "fault").ok_or("fault() vanished")?,
+                enter: f(&mut ctx, "enter"),
+                exit: f(&mut ctx, "exit"),
+                log_db: [log.into(), db.into()],
+                frame: [frame.into()],
+                frame_result: [frame_result.into()],
+                since_clock: 0,
+            })
+        } else {
+            None
+        };
         hidden(&mut ctx, "__tracer", obj)?;
 
         let mut host = Host {
@@ -185,6 +231,7 @@ impl Host {
                 .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
                 .transpose()?,
             result: compile(&mut ctx, "JSON.stringify(__tracer.result(__ctx, __db))")?,
+            direct,
             ctx,
             shared,
             deadline,
@@ -207,6 +254,10 @@ impl Host {
 
     fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
         let out = run_with_deadline(script, &mut self.ctx, self.deadline);
+        self.finish(out, hook)
+    }
+
+    fn finish(&mut self, out: Run, hook: Hook) -> Result<JsValue, String> {
         let fatal = self.shared.fatal.borrow_mut().take();
         match out {
             Run::TimedOut => Err(wrap("execution timeout", hook)),
@@ -224,6 +275,27 @@ impl Host {
 
     /// Calls `step`, `fault`, `enter` or `exit` (whichever the script defines).
     pub fn call(&mut self, hook: Hook) -> Result<(), String> {
+        if let Some(d) = self.direct.as_mut() {
+            let (f, args): (Option<&JsObject>, &[JsValue]) = match hook {
+                Hook::Step => (d.step.as_ref(), &d.log_db),
+                Hook::Fault => (Some(&d.fault), &d.log_db),
+                Hook::Enter => (d.enter.as_ref(), &d.frame),
+                Hook::Exit => (d.exit.as_ref(), &d.frame_result),
+                Hook::Setup | Hook::Result => (None, &[]),
+            };
+            let Some(f) = f else {
+                return Ok(());
+            };
+            let out = f.call(&d.this, args, &mut self.ctx);
+            d.since_clock += 1;
+            // geth's deadline covers the whole trace, not one call.
+            let late = d.since_clock >= 64 && {
+                d.since_clock = 0;
+                Instant::now() >= self.deadline
+            };
+            let out = if late { Run::TimedOut } else { Run::Done(out) };
+            return self.finish(out, hook).map(|_| ());
+        }
         let script = match hook {
             Hook::Step => self.step.clone(),
             Hook::Fault => Some(self.fault.clone()),
@@ -300,5 +372,18 @@ impl Host {
         };
         serde_json::from_str(&s.to_std_string_escaped())
             .map_err(|e| format!("tracer result is not JSON: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loop_free;
+
+    #[test]
+    fn loop_keywords_select_the_budgeted_path() {
+        assert!(loop_free("{step: function(log) { this.n++; }, done: 1, format: 'x'}"));
+        assert!(!loop_free("{step: function() { while(1) {} }}"));
+        assert!(!loop_free("{step: function() { for (;;) {} }}"));
+        assert!(!loop_free("{step: function() { do {} while (0) }}"));
     }
 }

@@ -14,7 +14,9 @@ use std::rc::Rc;
 use alloy_primitives::{Address, Bytes, U256};
 use boa_engine::object::{JsObject, ObjectInitializer};
 use boa_engine::property::Attribute;
-use boa_engine::{js_string, Context, JsError, JsNativeError, JsResult, JsValue, NativeFunction};
+use boa_engine::{
+    js_string, Context, JsError, JsNativeError, JsResult, JsString, JsValue, NativeFunction,
+};
 use revm::bytecode::opcode::OpCode;
 use revm::interpreter::interpreter_types::MemoryTr;
 use revm::interpreter::Interpreter;
@@ -195,10 +197,16 @@ macro_rules! method {
 pub fn make_log(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<JsObject> {
     let mut o = ObjectInitializer::new(ctx);
     method!(o, "toNumber", 0, sh, |a, _c| Ok(sh.step.borrow().op.into()));
-    method!(o, "toString", 0, sh, |a, _c| Ok(js_string!(op_name(
-        sh.step.borrow().op
-    ))
-    .into()));
+        // Names are made once: `op.toString()` runs on nearly every step of many scripts.
+    let names: Vec<JsString> = (0..=255u8).map(|op| js_string!(op_name(op))).collect();
+    {
+        let sh = sh.clone();
+        o.function(
+            native(move |_, _, _| Ok(names[sh.step.borrow().op as usize].clone().into())),
+            js_string!("toString"),
+            0,
+        );
+    }
     method!(o, "isPush", 0, sh, |a, _c| {
         let op = sh.step.borrow().op;
         Ok(OpCode::new(op).is_some_and(|c| c.is_push()).into())
