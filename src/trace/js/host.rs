@@ -113,12 +113,28 @@ struct Direct {
     since_clock: u32,
 }
 
-/// Whether the script has no `for`, `while` or `do` anywhere (strings and comments included,
+/// The source after the comments that precede the object literal (a library file's header).
+/// Comments further in are kept: telling them from strings and regex literals needs a lexer.
+fn skip_header_comments(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(rest) = s.strip_prefix("//") {
+            s = rest.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(rest) = s.strip_prefix("/*") {
+            s = rest.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return s;
+        }
+    }
+}
+
+/// Whether the script has no `for`, `while` or `do` past its header comments (strings and
+/// comments included,
 /// which only errs towards the budgeted path). Such a script cannot spin in a loop: its
 /// functions are then called directly, which costs half of a budgeted evaluation, and the
 /// deadline is checked between calls. Runaway recursion is bounded by boa's recursion limit.
 pub fn loop_free(source: &str) -> bool {
-    !source
+    !skip_header_comments(source)
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .any(|w| matches!(w, "for" | "while" | "do"))
 }
@@ -381,9 +397,17 @@ mod tests {
 
     #[test]
     fn loop_keywords_select_the_budgeted_path() {
-        assert!(loop_free("{step: function(log) { this.n++; }, done: 1, format: 'x'}"));
+        assert!(loop_free(
+            "{step: function(log) { this.n++; }, done: 1, format: 'x'}"
+        ));
         assert!(!loop_free("{step: function() { while(1) {} }}"));
         assert!(!loop_free("{step: function() { for (;;) {} }}"));
         assert!(!loop_free("{step: function() { do {} while (0) }}"));
+        assert!(loop_free(
+            "// counts, for each opcode\n/* while */ {step: function() {}}"
+        ));
+        assert!(!loop_free(
+            "// header\n{s: '//', step: function() { while(1) {} }}"
+        ));
     }
 }
