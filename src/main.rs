@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let mut cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {

@@ -407,3 +407,40 @@ fn remote_trace_costs_few_round_trips() {
         assert!(requests <= 8, "{label}: {line}");
     }
 }
+
+#[test]
+fn human_output_links_the_explorer_and_names_the_failure() {
+    let s = anvil::scenario();
+    let tx = s.tx("revert custom error (nested, bubbled)");
+    let hash = format!("{:?}", tx.hash);
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        &s.url,
+        "--explorer",
+        "https://explorer.example/tx/{hash}",
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("explorer: https://explorer.example/tx/{hash}")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("reverted: "), "{}", run.stdout);
+    assert!(!run.stdout.contains('\u{1b}'), "NO_COLOR is honoured");
+    let json = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        &s.url,
+        "--json",
+        "--explorer",
+        "https://explorer.example/tx/{hash}",
+    ]);
+    assert!(
+        !json.stdout.contains("explorer"),
+        "--json prints only geth's JSON"
+    );
+}

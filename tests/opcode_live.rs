@@ -265,3 +265,76 @@ fn gas_tables_reconcile_with_every_receipt() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The gas report's block and call forms: every transaction of a block (geth's block shape with
+/// the report as `result`), and a simulated call, each reconciling to its gas used.
+#[test]
+fn gas_report_for_blocks_and_calls() {
+    let s = anvil::scenario();
+    let receipt = s.anvil.receipt(s.multi_tx_block[0]);
+    let number = anvil::parse_u64(&receipt["blockNumber"]).to_string();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+            .env("CHAINTRACE_NO_CACHE", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code().unwrap_or(-1), v)
+    };
+    let reconciles = |r: &Value| {
+        let t = &r["transaction"];
+        let ops: u64 = r["opcodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["gas"].as_u64().unwrap())
+            .sum();
+        assert_eq!(ops, t["executionGas"].as_u64().unwrap(), "{r}");
+        let used = (ops + t["intrinsicGas"].as_u64().unwrap() - t["refund"].as_u64().unwrap())
+            .max(t["floorGas"].as_u64().unwrap());
+        assert_eq!(used, t["gasUsed"].as_u64().unwrap(), "{r}");
+        used
+    };
+    let (code, v) = run(&[
+        "block",
+        &number,
+        "--rpc-url",
+        &s.url,
+        "--json",
+        "--gas-report",
+    ]);
+    assert_eq!(code, 0);
+    let items = v.as_array().unwrap();
+    assert_eq!(items.len(), s.multi_tx_block.len());
+    for (item, hash) in items.iter().zip(&s.multi_tx_block) {
+        assert_eq!(item["txHash"], json!(format!("{hash:?}")));
+        let used = reconciles(&item["result"]);
+        assert_eq!(used, anvil::parse_u64(&s.anvil.receipt(*hash)["gasUsed"]));
+    }
+    let hub = format!("{:?}", s.addr("Hub"));
+    let from = format!("{:?}", s.anvil.sender());
+    let data = anvil::hex0x(&anvil::calldata("deep(uint256)", &[anvil::w_u(3)]));
+    let (code, v) = run(&[
+        "call",
+        "--from",
+        &from,
+        "--to",
+        &hub,
+        "--data",
+        &data,
+        "--gas",
+        "1000000",
+        "--rpc-url",
+        &s.url,
+        "--json",
+        "--gas-report",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    reconciles(&v);
+    assert!(
+        v["frames"].as_array().unwrap().len() >= 4,
+        "deep(3) nests calls: {v}"
+    );
+}

@@ -112,6 +112,15 @@ impl ChainPreset {
     }
 }
 
+/// The explorer link for a transaction on any chain: the `--explorer` template when given (any
+/// chain), else the chain preset's own template.
+pub fn explorer_tx_url(chain_id: u64, hash: &str, template: Option<&str>) -> Option<String> {
+    match preset(chain_id) {
+        Some(p) => p.tx_url(hash, template),
+        None => template.map(|t| t.replace("{hash}", hash)),
+    }
+}
+
 impl ForkSchedule {
     /// Every fork active from genesis, up to and including `spec`.
     pub fn all_from_genesis(chain_id: u64, spec: SpecId) -> Self {
@@ -290,6 +299,19 @@ petersburg, istanbul, berlin, london, merge, shanghai, cancun, prague, osaka";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explorer_links_come_from_the_override_or_the_preset() {
+        assert_eq!(
+            explorer_tx_url(1, "0xab", None).as_deref(),
+            Some("https://etherscan.io/tx/0xab")
+        );
+        assert_eq!(explorer_tx_url(1329, "0xab", None), None);
+        assert_eq!(
+            explorer_tx_url(1329, "0xab", Some("https://x.example/tx/{hash}")).as_deref(),
+            Some("https://x.example/tx/0xab")
+        );
+    }
 
     #[test]
     fn mainnet_schedule_picks_forks_by_block_and_time() {

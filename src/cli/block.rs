@@ -67,6 +67,11 @@ impl BlockArgs {
             report_rpc(&source, passes);
             return Ok(code);
         }
+        if self.trace.flamegraph.is_some() {
+            return Err(CliError::input(
+                "--flamegraph draws one transaction: use it with tx, call or gas",
+            ));
+        }
         let block_ref = parse_block_ref(&self.block)?;
         if self.remote {
             return super::state::run_remote_block(&self.rpc, &self.trace, &block_ref);

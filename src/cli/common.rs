@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::abi::{Abi, Decoder};
-use chaintrace::render::json::write_trace;
+use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
+use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
@@ -127,6 +128,16 @@ pub struct TraceArgs {
     /// JSON ABI (or a Foundry/Hardhat artifact) to name functions, errors and events.
     #[arg(long, value_name = "FILE")]
     pub abi: Vec<String>,
+    /// Instead of a trace, print where the gas went: by opcode, contract and frame, and the
+    /// transaction line (intrinsic, execution, refund, gas used). `--json` gives the same tables.
+    #[arg(long)]
+    pub gas_report: bool,
+    /// With a gas report of one transaction, also write an SVG flamegraph of gas by call stack.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph: Option<String>,
+    /// In the flamegraph, split each frame's own gas by opcode.
+    #[arg(long, requires = "flamegraph")]
+    pub by_op: bool,
 }
 
 impl TraceArgs {
@@ -144,6 +155,9 @@ impl TraceArgs {
     /// The tracer spec; `fallback_config` (a fixture's tracerConfig) applies unless
     /// `--tracer-config` is given.
     pub fn spec(&self, fallback_config: Option<&Value>) -> Result<TracerSpec, CliError> {
+        if self.gas_report || self.flamegraph.is_some() {
+            return Ok(TracerSpec::Gas);
+        }
         if let Some(source) = js_source(&self.tracer)? {
             return self.js_spec(&source, fallback_config);
         }
@@ -245,7 +259,22 @@ pub fn print_trace(
 ) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if args.json {
+    if let TraceResult::Gas(report) = &t.result {
+        if let Some(path) = &args.flamegraph {
+            let file = std::fs::File::create(path)
+                .map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
+            write_flamegraph(report, decoder, args.by_op, std::io::BufWriter::new(file)).map_err(
+                |e| CliError::source(format!("cannot write the flamegraph {path}: {e}")),
+            )?;
+            eprintln!("flamegraph: {path}");
+        }
+        if args.json {
+            write_json(&mut out, &gas_json(report, decoder))?;
+            writeln!(out)?;
+        } else {
+            render_gas_tables(report, decoder, &mut out)?;
+        }
+    } else if args.json {
         write_trace(&mut out, &t.result)?;
         writeln!(out)?;
     } else {

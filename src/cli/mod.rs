@@ -60,8 +60,8 @@ pub enum Command {
 }
 
 impl Cli {
-    pub fn run(&self) -> Result<u8, CliError> {
-        match &self.command {
+    pub fn run(&mut self) -> Result<u8, CliError> {
+        match &mut self.command {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),
             Command::Call(a) => a.run(),

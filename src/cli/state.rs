@@ -96,6 +96,11 @@ pub fn print_note(m: &Mined) {
 
 /// The tracer options the node is asked for with `--remote`: the same name and config.
 pub fn node_tracer_options(args: &TraceArgs) -> Result<Value, CliError> {
+    if args.gas_report || args.flamegraph.is_some() {
+        return Err(CliError::input(
+            "--gas-report is computed locally; nodes have no such tracer (drop --remote)",
+        ));
+    }
     let tracer = match super::common::js_source(&args.tracer)? {
         Some(src) => src,
         None => args.tracer.clone(),

@@ -2,7 +2,7 @@
 
 use alloy_primitives::B256;
 use chaintrace::chain::{preset, ForkSchedule};
-use chaintrace::replay::mined::{Mined, StateMode};
+use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{compare, Divergence};
 use chaintrace::replay::{trace, trace_fixture, TracedTx};
 use chaintrace::source::cache::Cache;
@@ -32,6 +32,10 @@ pub struct TxArgs {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub state: StateArgs,
+    /// Explorer link template for the transaction in human output, `{hash}` replaced (e.g.
+    /// https://explorer.example/tx/{hash}); defaults to the chain preset's.
+    #[arg(long, value_name = "TEMPLATE", env = "CHAINTRACE_EXPLORER")]
+    pub explorer: Option<String>,
     /// Print the node's own debug_traceTransaction with the same tracer and config instead of
     /// replaying locally.
     #[arg(long)]
@@ -123,6 +127,15 @@ impl TxArgs {
         let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
         let currency = preset(mined.chain_id).map(|p| p.currency).unwrap_or("ETH");
         print_trace(&traced, &self.trace, &decoder, currency)?;
+        if !self.trace.json {
+            if let Some(url) = chaintrace::chain::explorer_tx_url(
+                mined.chain_id,
+                &format!("{hash:?}"),
+                self.explorer.as_deref(),
+            ) {
+                println!("explorer: {url}");
+            }
+        }
         print_note(&mined);
         report(&source, cache.as_ref(), Some(&mined), mined.passes);
         Ok(finish(&traced, Some(&mined.receipt), false))
@@ -139,18 +152,4 @@ pub fn trace_mined(
     Ok(mined.run(source, cache, |db, env, tx, offset| {
         trace(db, env, tx, spec, offset)
     })?)
-}
-
-/// Fetches a mined transaction (fast path when the node serves it, else the RPC path; no cache)
-/// and traces it: `(trace, receipt, chain id, state passes)`.
-pub fn trace_remote(
-    source: &RpcSource,
-    hash: B256,
-    spec: &chaintrace::trace::TracerSpec,
-    hardfork: Option<SpecId>,
-) -> Result<(TracedTx, Value, u64, usize), CliError> {
-    let mut mined = Mined::load(source, None, hash, StateMode::Auto, hardfork)?;
-    let traced = trace_mined(source, None, &mut mined, spec)?;
-    print_note(&mined);
-    Ok((traced, mined.receipt, mined.chain_id, mined.passes))
 }

@@ -64,6 +64,10 @@ pub fn to_json_string<T: Serialize + ?Sized>(value: &T) -> String {
 pub fn write_trace<W: Write>(out: &mut W, result: &crate::replay::TraceResult) -> io::Result<()> {
     match result {
         crate::replay::TraceResult::StructLog(r) => r.write_to(out),
+        crate::replay::TraceResult::Gas(r) => write_json(
+            out,
+            &crate::render::gas::gas_json(r, &crate::render::abi::Decoder::default()),
+        ),
         other => write_json(out, other),
     }
 }
