@@ -444,3 +444,24 @@ fn human_output_links_the_explorer_and_names_the_failure() {
         "--json prints only geth's JSON"
     );
 }
+
+/// JS tracers see where a mined transaction sits: `ctx.blockHash`, `ctx.txIndex`, `ctx.txHash`.
+#[test]
+fn js_ctx_knows_block_hash_and_index() {
+    let s = anvil::scenario();
+    let script = "{result: function(ctx) { return {blockHash: toHex(ctx.blockHash), txIndex: ctx.txIndex, txHash: toHex(ctx.txHash)}; }, fault: function() {}}";
+    for hash in &s.multi_tx_block {
+        let h = format!("{hash:?}");
+        let run = chaintrace(&["tx", &h, "--rpc-url", &s.url, "--json", "--tracer", script]);
+        assert!(run.code == 0 || run.code == 3, "{}", run.stderr);
+        let v: Value = serde_json::from_str(&run.stdout).unwrap();
+        let r = s.anvil.receipt(*hash);
+        assert_eq!(v["blockHash"], r["blockHash"], "{v}");
+        assert_eq!(
+            v["txIndex"].as_u64(),
+            Some(parse_u64(&r["transactionIndex"])),
+            "{v}"
+        );
+        assert_eq!(v["txHash"], json!(h));
+    }
+}

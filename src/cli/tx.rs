@@ -4,7 +4,7 @@ use alloy_primitives::B256;
 use chaintrace::chain::{preset, ForkSchedule};
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{compare, Divergence};
-use chaintrace::replay::{trace, trace_fixture, TracedTx};
+use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
 use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
 use chaintrace::source::rpc::RpcSource;
@@ -149,7 +149,8 @@ pub fn trace_mined(
     mined: &mut Mined,
     spec: &chaintrace::trace::TracerSpec,
 ) -> Result<TracedTx, CliError> {
+    let index = Some(mined.index as u64);
     Ok(mined.run(source, cache, |db, env, tx, offset| {
-        trace(db, env, tx, spec, offset)
+        trace_at(db, env, tx, spec, offset, index)
     })?)
 }

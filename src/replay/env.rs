@@ -35,6 +35,8 @@ pub struct EvmEnv {
     pub spec: SpecId,
     pub cfg: CfgEnv,
     pub block: BlockEnv,
+    /// The block's hash, when known (mined blocks; JS tracers' `ctx.blockHash`).
+    pub block_hash: Option<B256>,
 }
 
 impl EvmEnv {
@@ -67,7 +69,12 @@ impl EvmEnv {
                 fraction,
             ));
         }
-        EvmEnv { spec, cfg, block }
+        EvmEnv {
+            spec,
+            cfg,
+            block,
+            block_hash: info.hash,
+        }
     }
 }
 

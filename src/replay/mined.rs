@@ -61,7 +61,8 @@ pub struct Mined {
     pub note: Option<String>,
     parent: String,
     parent_hash: B256,
-    index: usize,
+    /// Position of the transaction in its block.
+    pub index: usize,
 }
 
 /// The fork for a block of a chain, honouring an explicit `--hardfork`.

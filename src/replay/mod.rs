@@ -122,6 +122,18 @@ pub fn trace(
     spec: &TracerSpec,
     log_index_offset: u64,
 ) -> Result<TracedTx, ReplayError> {
+    trace_at(db, env, tx, spec, log_index_offset, None)
+}
+
+/// [`trace`] for a transaction at position `tx_index` of its block (JS tracers' `ctx.txIndex`).
+pub fn trace_at(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    spec: &TracerSpec,
+    log_index_offset: u64,
+    tx_index: Option<u64>,
+) -> Result<TracedTx, ReplayError> {
     let mut tracer = spec.build(env.spec, log_index_offset);
     if let Tracer::Prestate(p) = &mut tracer {
         p.begin(
@@ -162,7 +174,7 @@ pub fn trace(
                 &tx.env,
                 &env.block,
                 outcome.gas_used,
-                tx.hash,
+                (tx.hash, env.block_hash, tx_index),
                 &out.state,
                 &mut *db,
             )

@@ -8,7 +8,7 @@ use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource, SourceError};
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
 
-use super::{apply, trace, EvmEnv, ReplayError, TracedTx};
+use super::{apply, trace_at, EvmEnv, ReplayError, TracedTx};
 
 /// The most speculative passes before giving up; each pass costs one round trip.
 pub const MAX_PASSES: usize = 64;
@@ -103,7 +103,7 @@ fn run_pass(
         if i < first {
             log_offset += apply(db, env, tx)?.logs.len() as u64;
         } else {
-            let t = trace(db, env, tx, tracer, log_offset)?;
+            let t = trace_at(db, env, tx, tracer, log_offset, Some(i as u64))?;
             log_offset += t.outcome.logs.len() as u64;
             traces.push(t);
         }

@@ -297,7 +297,7 @@ impl JsTracer {
         tx: &TxEnv,
         block: &BlockEnv,
         gas_used: u64,
-        tx_hash: B256,
+        (tx_hash, block_hash, tx_index): (B256, Option<B256>, Option<u64>),
         state: &EvmState,
         db: &mut DB,
     ) -> Result<Value, String> {
@@ -326,8 +326,9 @@ impl JsTracer {
             error: self.top.error.clone(),
             gas_used,
             tx_hash: (tx_hash != B256::ZERO).then_some(tx_hash),
-            block_hash: None,
-            tx_index: None,
+            // Only a mined transaction has a block hash and an index (not a simulated call).
+            block_hash: block_hash.filter(|_| tx_hash != B256::ZERO),
+            tx_index: tx_index.filter(|_| tx_hash != B256::ZERO),
         };
         let mut view = StateView { state, db };
         let r = call_with(&self.shared, None, &mut view, |_| host.result(&t));
