@@ -465,3 +465,28 @@ fn js_ctx_knows_block_hash_and_index() {
         assert_eq!(v["txHash"], json!(h));
     }
 }
+
+/// A simulated call without --gas gets the block's gas limit, capped at EIP-7825's 2^24 on an
+/// Osaka chain (anvil's default), as a node's estimate would be.
+#[test]
+fn simulated_call_default_gas_respects_the_osaka_cap() {
+    let s = anvil::scenario();
+    let hub = format!("{:?}", s.addr("Hub"));
+    let from = format!("{:?}", s.anvil.sender());
+    let data = anvil::hex0x(&anvil::calldata("deep(uint256)", &[anvil::w_u(2)]));
+    let run = chaintrace(&[
+        "call",
+        "--from",
+        &from,
+        "--to",
+        &hub,
+        "--data",
+        &data,
+        "--rpc-url",
+        &s.url,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["gas"], json!("0x1000000"), "{v}");
+}

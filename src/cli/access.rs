@@ -81,14 +81,7 @@ pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()
 impl AccessArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let hash = parse_hash(&self.hash, "transaction hash")?;
-        let hardfork = self
-            .hardfork
-            .as_deref()
-            .map(|h| {
-                chaintrace::chain::parse_hardfork(h)
-                    .ok_or_else(|| CliError::input(format!("unknown hardfork {h:?}")))
-            })
-            .transpose()?;
+        let hardfork = super::common::hardfork_arg(self.hardfork.as_deref())?;
         let source = self.rpc.source()?;
         let stdout = std::io::stdout();
         if self.remote {

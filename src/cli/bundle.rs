@@ -85,14 +85,7 @@ pub fn geth_config(chain_id: u64, spec: SpecId) -> Value {
 impl CaptureArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let hash = parse_hash(&self.hash, "transaction hash")?;
-        let hardfork = self
-            .hardfork
-            .as_deref()
-            .map(|h| {
-                chaintrace::chain::parse_hardfork(h)
-                    .ok_or_else(|| CliError::input(format!("unknown hardfork {h:?}")))
-            })
-            .transpose()?;
+        let hardfork = super::common::hardfork_arg(self.hardfork.as_deref())?;
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let (tx, receipt) = source.tx_and_receipt(hash)?;

@@ -1,12 +1,12 @@
 //! `chaintrace call`: trace a simulated call on a block's state (geth's debug_traceCall).
 
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_primitives::{Address, Bytes, U256};
 use chaintrace::chain::preset;
+use chaintrace::replay::env::default_call_gas;
 use chaintrace::replay::remote::replay_txs;
 use chaintrace::replay::{EvmEnv, ReplayTx};
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use clap::Args;
-use revm::context::TxEnv;
 
 use super::block::parse_block_ref;
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
@@ -27,7 +27,7 @@ pub struct CallArgs {
     /// Value in wei (decimal or 0x hex).
     #[arg(long, default_value = "0")]
     pub value: String,
-    /// Gas limit (default: the block's gas limit).
+    /// Gas limit (default: the block's gas limit, capped at 2^24 from Osaka on, EIP-7825).
     #[arg(long)]
     pub gas: Option<String>,
     /// Gas price in wei (default 0: no fee is charged and the base fee is not enforced).
@@ -89,35 +89,14 @@ impl CallArgs {
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
+        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
         let gas = match &self.gas {
             Some(g) => u64::try_from(parse_quantity(g, "--gas")?)
                 .map_err(|_| CliError::input("--gas is too large"))?,
-            None => block.info.gas_limit,
+            None => default_call_gas(spec_id, block.info.gas_limit),
         };
-        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
-        let mut env = EvmEnv::new(spec_id, chain_id, &block.info);
-        // eth_call semantics: the sender's nonce is not checked, and a zero gas price is allowed
-        // under any base fee.
-        env.cfg.disable_nonce_check = true;
-        if gas_price == 0 {
-            env.cfg.disable_base_fee = true;
-        }
-        let tx = ReplayTx {
-            hash: B256::ZERO,
-            sender: from,
-            env: TxEnv {
-                tx_type: 0,
-                caller: from,
-                gas_limit: gas,
-                gas_price,
-                kind: to.map(TxKind::Call).unwrap_or(TxKind::Create),
-                value,
-                data,
-                ..Default::default()
-            },
-            authorities: Vec::new(),
-            raw: Bytes::new(),
-        };
+        let env = EvmEnv::new(spec_id, chain_id, &block.info).for_call(gas_price);
+        let tx = ReplayTx::simulated(from, to, data, value, gas, gas_price);
         let state_at = format!("{:#x}", block.info.number);
         let replay = replay_txs(
             &source,

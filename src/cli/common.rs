@@ -106,6 +106,16 @@ impl RpcArgs {
     }
 }
 
+/// Parses a `--hardfork` value; unknown names are bad input listing the known ones.
+pub fn hardfork_arg(name: Option<&str>) -> Result<Option<SpecId>, CliError> {
+    name.map(|h| {
+        parse_hardfork(h).ok_or_else(|| {
+            CliError::input(format!("unknown hardfork {h:?}; known: {HARDFORK_NAMES}"))
+        })
+    })
+    .transpose()
+}
+
 /// Which tracer, with what config, printed how.
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
@@ -142,14 +152,7 @@ pub struct TraceArgs {
 
 impl TraceArgs {
     pub fn hardfork(&self) -> Result<Option<SpecId>, CliError> {
-        self.hardfork
-            .as_deref()
-            .map(|h| {
-                parse_hardfork(h).ok_or_else(|| {
-                    CliError::input(format!("unknown hardfork {h:?}; known: {HARDFORK_NAMES}"))
-                })
-            })
-            .transpose()
+        hardfork_arg(self.hardfork.as_deref())
     }
 
     /// The tracer spec; `fallback_config` (a fixture's tracerConfig) applies unless

@@ -6,13 +6,13 @@
 //! gas budget. The value is still transferred, so a wallet that cannot pay it fails here as it
 //! would on chain.
 
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
-use revm::context::TxEnv;
+use alloy_primitives::{Address, Bytes, U256};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{Map, Value};
 
 use crate::chain::ForkSchedule;
 use crate::render::abi::Decoder;
+use crate::replay::env::default_call_gas;
 use crate::replay::remote::replay_txs;
 use crate::replay::{EvmEnv, ReplayError, ReplayTx};
 use crate::source::fixture::parse_hex;
@@ -20,9 +20,6 @@ use crate::source::rpc::{RpcSource, SourceError};
 use crate::trace::{TracerKind, TracerSpec};
 
 use super::request::{address, quantity};
-
-/// EIP-7825's cap on one transaction's gas limit.
-const OSAKA_TX_GAS_CAP: u64 = 1 << 24;
 
 /// What the transaction would do at `latest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,28 +73,10 @@ pub fn simulate(
             .ok_or_else(|| bad("gas_limit", v))?,
         // No limit given: the provider estimates one, which can never exceed the block's gas
         // limit nor, from Osaka on, the per-transaction cap of EIP-7825.
-        None if spec >= SpecId::OSAKA => block.info.gas_limit.min(OSAKA_TX_GAS_CAP),
-        None => block.info.gas_limit,
+        None => default_call_gas(spec, block.info.gas_limit),
     };
-    let mut env = EvmEnv::new(spec, chain_id, &block.info);
-    env.cfg.disable_nonce_check = true;
-    env.cfg.disable_base_fee = true;
-    let replay_tx = ReplayTx {
-        hash: B256::ZERO,
-        sender: from,
-        env: TxEnv {
-            tx_type: 0,
-            caller: from,
-            gas_limit: gas,
-            gas_price: 0,
-            kind: to.map(TxKind::Call).unwrap_or(TxKind::Create),
-            value,
-            data,
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    let env = EvmEnv::new(spec, chain_id, &block.info).for_call(0);
+    let replay_tx = ReplayTx::simulated(from, to, data, value, gas, 0);
     let tracer = TracerSpec::new(TracerKind::Call, None).expect("callTracer takes no config");
     let state_at = format!("{:#x}", block.info.number);
     let replay = match replay_txs(

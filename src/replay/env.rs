@@ -78,6 +78,31 @@ impl EvmEnv {
     }
 }
 
+/// EIP-7825 (Osaka): the most gas one transaction may have.
+pub const OSAKA_TX_GAS_CAP: u64 = 1 << 24;
+
+/// The gas a simulated call gets when none is given: the block's gas limit, and from Osaka on no
+/// more than EIP-7825's per-transaction cap (a node's estimate could not exceed either).
+pub fn default_call_gas(spec: SpecId, block_gas_limit: u64) -> u64 {
+    if spec >= SpecId::OSAKA {
+        block_gas_limit.min(OSAKA_TX_GAS_CAP)
+    } else {
+        block_gas_limit
+    }
+}
+
+impl EvmEnv {
+    /// eth_call semantics for a simulated call: the sender's nonce is not checked, and a zero
+    /// gas price is allowed under any base fee.
+    pub fn for_call(mut self, gas_price: u128) -> Self {
+        self.cfg.disable_nonce_check = true;
+        if gas_price == 0 {
+            self.cfg.disable_base_fee = true;
+        }
+        self
+    }
+}
+
 /// A signed transaction ready to replay.
 #[derive(Clone, Debug)]
 pub struct ReplayTx {
@@ -158,6 +183,33 @@ impl ReplayTx {
             authorities,
             raw: raw.into(),
         })
+    }
+
+    /// An unsigned call to simulate (debug_traceCall): no hash, no signature.
+    pub fn simulated(
+        from: Address,
+        to: Option<Address>,
+        data: Bytes,
+        value: U256,
+        gas_limit: u64,
+        gas_price: u128,
+    ) -> Self {
+        ReplayTx {
+            hash: B256::ZERO,
+            sender: from,
+            env: TxEnv {
+                tx_type: 0,
+                caller: from,
+                gas_limit,
+                gas_price,
+                kind: to.map(TxKind::Call).unwrap_or(TxKind::Create),
+                value,
+                data,
+                ..Default::default()
+            },
+            authorities: Vec::new(),
+            raw: Bytes::new(),
+        }
     }
 
     /// The transaction's recipient, or `None` for a contract creation.
