@@ -7,7 +7,6 @@ use chaintrace::render::json::write_trace;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
 use clap::Args;
-use serde_json::{json, Value};
 
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::tx::{finish, spec_for};
@@ -90,18 +89,8 @@ impl BlockArgs {
             let r = replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?;
             (r.traces, r.passes)
         };
-        let calls: Vec<(String, Value)> = traces
-            .iter()
-            .map(|t| ("eth_getTransactionReceipt".to_string(), json!([t.hash])))
-            .collect();
-        let receipts = if calls.is_empty() {
-            Vec::new()
-        } else {
-            source
-                .client
-                .batch(&calls)
-                .map_err(|e| CliError::source(e.to_string()))?
-        };
+        let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
+        let receipts = source.receipts(&hashes)?;
         let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
         if self.trace.json {
             // geth's debug_traceBlock shape: [{"txHash": ..., "result": ...}], written item by
@@ -132,8 +121,7 @@ impl BlockArgs {
         }
         report_rpc(&source, passes);
         let mut code = exit::OK;
-        for (t, r) in traces.iter().zip(receipts) {
-            let receipt = r.map_err(|e| CliError::source(e.to_string()))?;
+        for (t, receipt) in traces.iter().zip(receipts) {
             if finish(t, Some(&receipt), true) == exit::DIVERGED {
                 code = exit::DIVERGED;
             }

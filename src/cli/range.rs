@@ -19,7 +19,7 @@ use chaintrace::source::rpc::{RpcBlock, RpcSource, SourceError};
 use chaintrace::trace::TracerSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::common::{exit, CliError};
 use super::tx::finish;
@@ -50,20 +50,8 @@ struct Fetched {
 
 fn fetch(source: &RpcSource, n: u64) -> Result<Fetched, SourceError> {
     let block = source.block(&format!("{n:#x}"))?;
-    let calls: Vec<(String, Value)> = block
-        .txs
-        .iter()
-        .map(|t| ("eth_getTransactionReceipt".to_string(), json!([t.hash])))
-        .collect();
-    let receipts = if calls.is_empty() {
-        Vec::new()
-    } else {
-        source
-            .client
-            .batch(&calls)?
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()?
-    };
+    let hashes: Vec<_> = block.txs.iter().map(|t| t.hash).collect();
+    let receipts = source.receipts(&hashes)?;
     Ok(Fetched { block, receipts })
 }
 

@@ -126,6 +126,7 @@ pub fn trace(
 }
 
 /// [`trace`] for a transaction at position `tx_index` of its block (JS tracers' `ctx.txIndex`).
+#[cfg_attr(not(feature = "js"), allow(unused_variables))]
 pub fn trace_at(
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,

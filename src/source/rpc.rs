@@ -151,6 +151,22 @@ impl RpcSource {
         Ok((tx, receipt))
     }
 
+    /// The receipts of `hashes`, in order, in one batch request.
+    pub fn receipts(&self, hashes: &[B256]) -> Result<Vec<Value>, SourceError> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let calls: Vec<(String, Value)> = hashes
+            .iter()
+            .map(|h| ("eth_getTransactionReceipt".to_string(), json!([h])))
+            .collect();
+        Ok(self
+            .client
+            .batch(&calls)?
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?)
+    }
+
     /// Fetches everything in `misses` as of block `at` (a number tag) in one batch request.
     pub fn fill(
         &self,
