@@ -201,3 +201,19 @@ fn prestate_tracer_on_the_bundle_is_json() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert!(v["pre"].is_object() && v["post"].is_object(), "{v}");
 }
+
+#[test]
+fn tracer_config_must_be_an_object() {
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--tracer-config",
+        "[1]",
+    ]);
+    assert_one_line_error(
+        &r,
+        1,
+        "invalid tracerConfig for callTracer: expected a JSON object, got [1]",
+    );
+}

@@ -112,6 +112,10 @@ impl TracerSpec {
         ) -> Result<T, TraceError> {
             match v {
                 None | Some(Value::Null) => Ok(T::default()),
+                Some(v) if !v.is_object() => Err(TraceError::BadConfig {
+                    tracer,
+                    msg: format!("expected a JSON object, got {v}"),
+                }),
                 Some(v) => serde_json::from_value(v.clone()).map_err(|e| TraceError::BadConfig {
                     tracer,
                     msg: e.to_string(),
