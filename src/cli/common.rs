@@ -253,6 +253,15 @@ pub fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Call-tree options for the terminal: colour by [`use_color`], logs shown.
+pub fn tree_options(currency: &str) -> TreeOptions {
+    TreeOptions {
+        color: use_color(),
+        show_logs: true,
+        currency: currency.to_string(),
+    }
+}
+
 /// Prints one traced transaction for people or as geth JSON.
 pub fn print_trace(
     t: &TracedTx,
@@ -283,11 +292,7 @@ pub fn print_trace(
     } else {
         match &t.result {
             TraceResult::Call(frame) => {
-                let opts = TreeOptions {
-                    color: use_color(),
-                    show_logs: true,
-                    currency: currency.to_string(),
-                };
+                let opts = tree_options(currency);
                 render_call_tree(frame, decoder, &opts, &mut out)?;
             }
             TraceResult::StructLog(r) => render_struct_logs(r, &mut out)?,

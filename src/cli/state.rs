@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use chaintrace::render::abi::Decoder;
 use chaintrace::render::json::write_json;
-use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::render::tree::render_call_tree;
 use chaintrace::replay::mined::{Mined, StateMode};
 use chaintrace::source::cache::{default_root, Cache};
 use chaintrace::source::rpc::RpcSource;
@@ -14,7 +14,7 @@ use chaintrace::trace::call::CallFrame;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
-use super::common::{use_color, CliError, TraceArgs};
+use super::common::{tree_options, CliError, TraceArgs};
 
 /// `--state-source`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -134,11 +134,7 @@ pub fn print_node_result(
         serde_json::from_value::<CallFrame>(v.clone()).ok(),
         args.tracer == "callTracer",
     ) {
-        let opts = TreeOptions {
-            color: use_color(),
-            show_logs: true,
-            currency: currency.to_string(),
-        };
+        let opts = tree_options(currency);
         render_call_tree(&frame, decoder, &opts, &mut out)?;
     } else {
         serde_json::to_writer_pretty(&mut out, v).map_err(std::io::Error::other)?;

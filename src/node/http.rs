@@ -48,12 +48,7 @@ impl OperatorClient {
             )));
         }
         let timeout = timeout.max(Duration::from_millis(1));
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("chaintrace/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let agent = crate::rpc::http_agent(timeout);
         Ok(OperatorClient {
             base: url,
             redacted,

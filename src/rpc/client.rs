@@ -250,12 +250,7 @@ impl RpcClient {
             format!("Basic {}", base64(&creds))
         });
         let timeout = timeout.max(Duration::from_millis(1));
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("chaintrace/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let agent = http_agent(timeout);
         Ok(RpcClient {
             inner: Arc::new(Inner {
                 endpoint,
@@ -846,6 +841,17 @@ fn secret_segments(path: &str) -> Vec<bool> {
             secret
         })
         .collect()
+}
+
+/// The HTTP agent every chaintrace client uses: HTTP error statuses are answers to read (a
+/// JSON-RPC error often comes with a 4xx/5xx), one global timeout per request, our user agent.
+pub fn http_agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(timeout))
+        .user_agent(concat!("chaintrace/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
 }
 
 /// `url` with everything that could be a credential replaced, so it can be printed.

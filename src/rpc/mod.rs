@@ -13,4 +13,4 @@
 
 pub mod client;
 
-pub use client::{redact_url, RpcClient, RpcError, RpcStats};
+pub use client::{http_agent, redact_url, RpcClient, RpcError, RpcStats};
