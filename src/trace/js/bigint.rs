@@ -5,13 +5,21 @@
 //! native value in `value`; every operation returns a new object. `toJSON` gives the decimal
 //! string, `valueOf` a Number (so `ctx.gasPrice + '.'` reads as in geth). Rust builds these
 //! objects directly from a U256 with the shared prototype, without going through JavaScript.
+//!
+//! Parsing the prelude is most of the cost of a fresh context (boa parses a few KB a
+//! millisecond), and many scripts never use `bigInt`. So it runs on first use: the global
+//! `bigInt` is an accessor that runs it on first read, and Rust runs it when it first hands a
+//! value over.
 
 use alloy_primitives::U256;
 use boa_engine::builtins::object::OrdinaryObject;
+use boa_engine::object::builtins::JsFunction;
 use boa_engine::object::JsObject;
-use boa_engine::{js_string, Context, JsBigInt, JsResult, JsValue};
+use boa_engine::property::PropertyDescriptor;
+use boa_engine::{js_string, Context, JsBigInt, JsNativeError, JsResult, JsValue};
+use boa_engine::{NativeFunction, Source};
 
-/// The JavaScript half: defines the global `bigInt` and returns `BigInteger.prototype`.
+/// The JavaScript half: returns the `bigInt` function (its `prototype` is the objects' one).
 pub const PRELUDE: &str = r#"(function () {
   function BigInteger(v) { this.value = v; }
   function digits(s, b) {
@@ -125,9 +133,52 @@ pub const PRELUDE: &str = r#"(function () {
     var x = bigInt(a).abs(), y = bigInt(b).abs();
     return x.isZero() || y.isZero() ? big(0n) : x.multiply(y).divide(bigInt.gcd(x, y));
   };
-  Object.defineProperty(globalThis, "bigInt", { value: bigInt, writable: false, enumerable: false });
-  return P;
+  return bigInt;
 })()"#;
+
+/// The prelude's results, kept in the context's host data once it ran.
+struct Installed {
+    func: JsObject,
+    proto: JsObject,
+}
+
+/// Defines the global `bigInt`: a getter that runs the prelude on first read. Like the data
+/// property the prelude used to define, it cannot be written (no setter), enumerated or
+/// reconfigured; only its descriptor shows the difference. It stays a getter: boa's inline
+/// cache records the slot found before a getter runs under the shape seen after it, so a
+/// getter that turned its own property into data would be called again on the data.
+pub fn register(ctx: &mut Context) -> JsResult<()> {
+    let get = NativeFunction::from_fn_ptr(|_, _, ctx| Ok(install(ctx)?.func.clone().into()))
+        .to_js_function(ctx.realm());
+    let desc = PropertyDescriptor::builder()
+        .get(get)
+        .set(JsValue::undefined())
+        .enumerable(false)
+        .configurable(false);
+    ctx.global_object()
+        .define_property_or_throw(js_string!("bigInt"), desc, ctx)?;
+    Ok(())
+}
+
+/// Runs the prelude unless it ran.
+fn install(ctx: &mut Context) -> JsResult<&Installed> {
+    if !ctx.has_data::<Installed>() {
+        let func = ctx
+            .eval(Source::from_bytes(PRELUDE))?
+            .as_object()
+            .ok_or_else(|| JsNativeError::error().with_message("bigInt prelude failed"))?;
+        let proto = func
+            .get(js_string!("prototype"), ctx)?
+            .as_object()
+            .ok_or_else(|| JsNativeError::error().with_message("bigInt prelude failed"))?;
+        ctx.insert_data(Installed { func, proto });
+    }
+    ctx.get_data::<Installed>().ok_or_else(|| {
+        JsNativeError::error()
+            .with_message("bigInt is not initialised")
+            .into()
+    })
+}
 
 /// A native BigInt holding `v`.
 pub fn native(v: U256) -> JsBigInt {
@@ -140,9 +191,117 @@ pub fn native(v: U256) -> JsBigInt {
     JsBigInt::add(&JsBigInt::mul(&shifted, &JsBigInt::from(2u8)), &lo)
 }
 
+/// A getter returning a `bigInt` holding `v`, made (and the prelude run) on the first read and
+/// the same object on every later one. For `ctx.value` and `ctx.gasPrice`: most `result`
+/// functions never read them, and the prelude costs more than the rest of `result`.
+pub fn lazy(v: U256, ctx: &mut Context) -> JsFunction {
+    // The cache lives in a plain object the collector traces, not in the closure.
+    let holder = JsObject::with_null_proto();
+    let captures = (holder, JsValue::from(native(v)));
+    NativeFunction::from_copy_closure_with_captures(
+        |_, _, (holder, raw), ctx| {
+            let cached = holder.get(js_string!("v"), ctx)?;
+            if !cached.is_undefined() {
+                return Ok(cached);
+            }
+            let proto = install(ctx)?.proto.clone();
+            let obj = JsObject::from_proto_and_data(proto, OrdinaryObject);
+            obj.set(js_string!("value"), raw.clone(), false, ctx)?;
+            holder.set(js_string!("v"), obj.clone(), false, ctx)?;
+            Ok(obj.into())
+        },
+        captures,
+    )
+    .to_js_function(ctx.realm())
+}
+
 /// A `bigInt` object (BigInteger.prototype) holding `v`.
-pub fn make(proto: &JsObject, v: U256, ctx: &mut Context) -> JsResult<JsValue> {
-    let obj = JsObject::from_proto_and_data(proto.clone(), OrdinaryObject);
+pub fn make(v: U256, ctx: &mut Context) -> JsResult<JsValue> {
+    let proto = install(ctx)?.proto.clone();
+    let obj = JsObject::from_proto_and_data(proto, OrdinaryObject);
     obj.set(js_string!("value"), JsValue::from(native(v)), false, ctx)?;
     Ok(obj.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(code: &str, ctx: &mut Context) -> String {
+        match ctx.eval(Source::from_bytes(code)) {
+            Ok(v) => v.to_string(ctx).unwrap().to_std_string_escaped(),
+            Err(e) => format!("threw {e}"),
+        }
+    }
+
+    /// A context as the prelude used to leave it: evaluated at once, defining the global.
+    fn eager() -> Context {
+        let mut ctx = Context::default();
+        let code = PRELUDE.replace(
+            "  return bigInt;",
+            "  Object.defineProperty(globalThis, \"bigInt\", \
+             { value: bigInt, writable: false, enumerable: false });\n  return bigInt;",
+        );
+        ctx.eval(Source::from_bytes(code.as_str())).unwrap();
+        ctx
+    }
+
+    fn lazy() -> Context {
+        let mut ctx = Context::default();
+        register(&mut ctx).unwrap();
+        ctx
+    }
+
+    #[test]
+    fn the_lazy_global_behaves_as_the_eager_one() {
+        let probes = [
+            "typeof bigInt",
+            "bigInt(5).add('0x10', 16).multiply(3).toString(16)",
+            "bigInt('-12').pow(3).toJSON()",
+            "'bigInt' in globalThis",
+            "delete globalThis.bigInt",
+            "bigInt = 3; typeof bigInt",
+            "(function () { 'use strict'; try { bigInt = 3 } catch (e) { return e.message } })()",
+            "(function () { try { Object.defineProperty(globalThis, 'bigInt', {value: 1}) } \
+             catch (e) { return e.message } })()",
+            "var d = Object.getOwnPropertyDescriptor(globalThis, 'bigInt'); \
+             [d.enumerable, d.configurable].join()",
+            // The same code reading `bigInt` again (boa's inline cache, see `register`).
+            "var f = function (n) { return bigInt(n).toString() }; [f(1), f(2), f(3)].join()",
+            "Object.getOwnPropertyNames(globalThis).indexOf('bigInt') \
+             - Object.getOwnPropertyNames(globalThis).indexOf('globalThis')",
+            "Object.keys(globalThis).join()",
+            "bigInt.isInstance(bigInt.one) && bigInt.one instanceof bigInt",
+            "Object.getOwnPropertyNames(bigInt.prototype).join()",
+            "bigInt('zz')",
+        ];
+        // In one context after another, and each as the first touch of a fresh context.
+        let (mut a, mut b) = (eager(), lazy());
+        for p in probes {
+            assert_eq!(eval(p, &mut a), eval(p, &mut b), "{p}");
+        }
+        for p in probes {
+            assert_eq!(eval(p, &mut eager()), eval(p, &mut lazy()), "{p}");
+        }
+    }
+
+    #[test]
+    fn rust_values_install_the_prelude() {
+        let mut ctx = lazy();
+        let v = make(U256::from(42u8), &mut ctx).unwrap();
+        ctx.register_global_property(js_string!("v"), v, boa_engine::property::Attribute::all())
+            .unwrap();
+        assert_eq!(
+            eval(
+                "[v.add(1).toString(), v instanceof bigInt, bigInt.isInstance(v), \
+                 v.add(2) instanceof bigInt].join()",
+                &mut ctx
+            ),
+            "43,true,true,true"
+        );
+        let big = U256::MAX - U256::from(1u8);
+        let v = make(big, &mut ctx).unwrap();
+        let s = v.to_string(&mut ctx).unwrap().to_std_string_escaped();
+        assert_eq!(s, big.to_string());
+    }
 }

@@ -5,6 +5,7 @@
 //! plain array of numbers, or (where geth allows it) a hex string; `db` methods reject strings
 //! with geth's `invalid buffer type`.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use alloy_primitives::{hex, Address, B256};
@@ -111,12 +112,38 @@ fn arg(args: &[JsValue], i: usize) -> JsValue {
     args.get(i).cloned().unwrap_or_default()
 }
 
-/// Registers the helper functions on the global object.
+/// The fork whose precompiles `isPrecompiled` knows, in the context's host data: a host built
+/// before the fork is known (to validate a script) can then serve the transaction.
+struct Fork {
+    precompiles: PrecompileSpecId,
+    /// Whether `isPrecompiled` answered under this fork (its answer may live on in `this`).
+    asked: Cell<bool>,
+}
+
+fn set_fork(spec: SpecId, ctx: &mut Context) {
+    ctx.insert_data(Fork {
+        precompiles: PrecompileSpecId::from_spec_id(spec),
+        asked: Cell::new(false),
+    });
+}
+
+/// Points `isPrecompiled` at `spec`; false if it already answered under a fork with other
+/// precompiles (during `setup`), when the context cannot serve `spec` as a fresh one would.
+pub fn retarget(spec: SpecId, ctx: &mut Context) -> bool {
+    let target = PrecompileSpecId::from_spec_id(spec);
+    let Some(fork) = ctx.get_data::<Fork>() else {
+        return false;
+    };
+    if fork.asked.get() && fork.precompiles != target {
+        return false;
+    }
+    set_fork(spec, ctx);
+    true
+}
+
+/// Registers the helper functions on the global object, with `isPrecompiled` at fork `spec`.
 pub fn register(shared: &Rc<Shared>, spec: SpecId, ctx: &mut Context) -> JsResult<()> {
-    let precompiles: Vec<Address> = Precompiles::new(PrecompileSpecId::from_spec_id(spec))
-        .addresses()
-        .copied()
-        .collect();
+    set_fork(spec, ctx);
     let reg = |name: &str, len: usize, f: NativeFunction, ctx: &mut Context| {
         ctx.register_global_callable(js_string!(name), len, f)
     };
@@ -171,9 +198,13 @@ pub fn register(shared: &Rc<Shared>, spec: SpecId, ctx: &mut Context) -> JsResul
     reg(
         "isPrecompiled",
         1,
-        native(move |_, args, ctx| {
+        native(|_, args, ctx| {
             let a = bytes_to_address(&from_buf(&arg(args, 0), true, ctx)?);
-            Ok(precompiles.contains(&a).into())
+            let fork = ctx
+                .get_data::<Fork>()
+                .ok_or_else(|| JsNativeError::error().with_message("isPrecompiled: no fork set"))?;
+            fork.asked.set(true);
+            Ok(Precompiles::new(fork.precompiles).contains(&a).into())
         }),
         ctx,
     )?;

@@ -161,15 +161,8 @@ where
     unsafe { NativeFunction::from_closure(f) }
 }
 
-/// The shared `BigInteger.prototype`, kept in the context's host data.
-pub struct BigProto(pub JsObject);
-
 fn big(v: U256, ctx: &mut Context) -> JsResult<JsValue> {
-    let proto = ctx
-        .get_data::<BigProto>()
-        .map(|p| p.0.clone())
-        .ok_or_else(|| JsNativeError::error().with_message("bigInt is not initialised"))?;
-    bigint::make(&proto, v, ctx)
+    bigint::make(v, ctx)
 }
 
 fn opt_str(s: &Option<String>) -> JsValue {
