@@ -117,7 +117,7 @@ fn ours(s: &Setup, script: &str) -> (Value, u64) {
     let mut db = s.snap.db();
     let t = trace(&mut db, &s.env, &s.tx, &spec, 0).unwrap();
     match t.result {
-        TraceResult::Js(v) => (v, t.outcome.gas_used),
+        TraceResult::Js(v) => (serde_json::from_str(v.get()).unwrap(), t.outcome.gas_used),
         _ => unreachable!(),
     }
 }
@@ -237,6 +237,32 @@ fn main() {
         ("step counter", STEP_COUNTER.to_string()),
         ("gas by opcode", gas_by_op),
     ];
+    if let Some(n) = std::env::var_os("PROFILE_OURS") {
+        let s = setup();
+        let script = if n == "gas" { scripts[1].1.clone() } else { STEP_COUNTER.to_string() };
+        for _ in 0..50 {
+            ours(&s, &script);
+        }
+        return;
+    }
+    if std::env::var_os("PROBE").is_some() {
+        let probe = [
+            ("empty step", "{step: function(){}, fault: function(){}, result: function(){return 0}}".to_string()),
+            ("no step", "{fault: function(){}, result: function(){return 0}}".to_string()),
+        ];
+        in_process(&probe);
+        let (t, _) = time(9, || TracerSpec::js(STEP_COUNTER, None, Duration::from_secs(60)).unwrap());
+        println!("TracerSpec::js {:.2} ms", t.as_secs_f64() * 1e3);
+        let (t, _) = time(9, || JsInspector::new(STEP_COUNTER.to_string(), Value::Null).unwrap());
+        println!("JsInspector::new {:.2} ms", t.as_secs_f64() * 1e3);
+        let s = setup();
+        let (t, _) = time(9, || {
+            let mut db = s.snap.db();
+            chaintrace::replay::apply(&mut db, &s.env, &s.tx).unwrap()
+        });
+        println!("apply (no inspector) {:.2} ms", t.as_secs_f64() * 1e3);
+        return;
+    }
     in_process(&scripts);
     end_to_end(&scripts);
 }

@@ -84,7 +84,7 @@ fn scenario(script: &str) -> Value {
     let t = trace(&mut db, &env, &tx, &spec, 0).unwrap();
     assert!(t.outcome.success);
     match t.result {
-        TraceResult::Js(v) => v,
+        TraceResult::Js(v) => serde_json::from_str(v.get()).unwrap(),
         _ => panic!("not a JS result"),
     }
 }
@@ -203,7 +203,7 @@ fn js_call_tracer_equals_the_native_call_tracer_on_geth_fixtures() {
             _ => unreachable!(),
         };
         let got = match trace_fixture(&fx, &js, None).map(|t| t.result) {
-            Ok(TraceResult::Js(v)) => v,
+            Ok(TraceResult::Js(v)) => serde_json::from_str::<Value>(v.get()).unwrap(),
             Ok(_) => unreachable!(),
             Err(e) => {
                 failures.push(format!("{}: {e}", path.display()));

@@ -117,7 +117,9 @@ impl AccessArgs {
         report(&source, cache.as_ref(), Some(&mined), mined.passes);
         let traced = chaintrace::replay::TracedTx {
             hash,
-            result: chaintrace::replay::TraceResult::Js(serde_json::Value::Null),
+            result: chaintrace::replay::TraceResult::Js(
+                serde_json::value::RawValue::from_string("null".into()).expect("valid JSON"),
+            ),
             outcome,
         };
         Ok(finish(&traced, Some(&mined.receipt), true))

@@ -46,6 +46,16 @@ impl Formatter for GoFormatter {
     }
 }
 
+/// Go's HTML-safe escaping applied to JSON text made elsewhere (a JavaScript tracer's
+/// `JSON.stringify` output); the escaped characters only occur inside strings.
+pub fn escape_html(json: &str) -> String {
+    let mut out = Vec::with_capacity(json.len());
+    GoFormatter
+        .write_string_fragment(&mut out, json)
+        .expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("escaping keeps UTF-8")
+}
+
 /// Writes `value` as compact Go-style JSON.
 pub fn write_json<T: Serialize + ?Sized, W: Write>(out: &mut W, value: &T) -> io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter);

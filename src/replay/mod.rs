@@ -78,8 +78,8 @@ pub enum TraceResult {
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
     Gas(Box<crate::trace::gas::GasReport>),
-    /// Whatever a JavaScript tracer's `result` returned.
-    Js(serde_json::Value),
+    /// Whatever a JavaScript tracer's `result` returned, as the JSON text it stringified to.
+    Js(Box<serde_json::value::RawValue>),
 }
 
 /// A traced transaction.

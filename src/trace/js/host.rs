@@ -1,7 +1,7 @@
 //! The boa host of one tracer: a JavaScript context with geth's globals, the tracer object, and
 //! the calls into it under the time limit.
 //!
-//! A context is built per traced transaction (scripts keep state in `this`). Building it also
+//! A context serves one traced transaction (scripts keep state in `this`). Building it also
 //! validates the script: a syntax error, a missing `result`/`fault`, or only one of
 //! `enter`/`exit` fails here, before any replay, and so does an exception in `setup`.
 
@@ -14,9 +14,13 @@ use boa_engine::property::Attribute;
 use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
 use revm::primitives::hardfork::SpecId;
 
-use super::objects::{big_value, make_db, make_frames, make_log, BigProto, Shared};
+use super::objects::{make_db, make_frames, make_log, Shared};
 use super::timeout::{run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
+use serde_json::value::RawValue;
+
+use super::fast::Fast;
 use super::{bigint, globals};
+use crate::render::json::escape_html;
 
 /// The tracer functions chaintrace calls, by geth's name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +100,14 @@ pub struct Host {
     result: Script,
     /// Plain function calls for scripts without loop statements (see [`loop_free`]).
     direct: Option<Direct>,
+    /// Natively evaluated hooks, while the script stays inside their subset.
+    fast: Option<Fast>,
+    /// Native hook calls since the clock was last read.
+    fast_calls: u32,
+    /// Whether the hooks may read `log.stack`, `log.memory` or `log.contract`: not when they
+    /// compiled to native code (which cannot), even after a deoptimisation hands the same
+    /// functions to boa.
+    views: bool,
     deadline: Instant,
 }
 
@@ -168,12 +180,7 @@ impl Host {
         ctx.runtime_limits_mut()
             .set_loop_iteration_limit(limit.max(1_000_000));
 
-        let proto = ctx
-            .eval(Source::from_bytes(bigint::PRELUDE))
-            .map_err(|e| format!("bigInt prelude: {e}"))?
-            .as_object()
-            .ok_or("bigInt prelude returned no prototype")?;
-        ctx.insert_data(BigProto(proto));
+        bigint::register(&mut ctx).map_err(|e| e.to_string())?;
         globals::register(&shared, spec, &mut ctx).map_err(|e| e.to_string())?;
         let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
@@ -233,7 +240,7 @@ impl Host {
         } else {
             None
         };
-        hidden(&mut ctx, "__tracer", obj)?;
+        hidden(&mut ctx, "__tracer", obj.clone())?;
 
         let mut host = Host {
             step: has_step
@@ -248,6 +255,9 @@ impl Host {
                 .transpose()?,
             result: compile(&mut ctx, "JSON.stringify(__tracer.result(__ctx, __db))")?,
             direct,
+            fast: None,
+            fast_calls: 0,
+            views: true,
             ctx,
             shared,
             deadline,
@@ -257,7 +267,26 @@ impl Host {
             let setup = compile(&mut host.ctx, "__tracer.setup(__config)")?;
             host.run(&setup, Hook::Setup)?;
         }
+        // After `setup`: the shadow state starts from what it left.
+        host.fast = Fast::new(source, &obj, &mut host.ctx);
+        host.views = host.fast.is_none();
         Ok(host)
+    }
+
+    /// Readies a host that validated the script (and ran `setup`) to trace one transaction
+    /// under `spec`, as a fresh one would: the clock restarts. False if it cannot (see
+    /// [`globals::retarget`]); the caller then builds a fresh one.
+    pub fn rearm(&mut self, spec: SpecId, timeout: Duration) -> bool {
+        if !globals::retarget(spec, &mut self.ctx) {
+            return false;
+        }
+        self.deadline = Instant::now() + timeout;
+        true
+    }
+
+    /// What the host objects read; the inspector writes it.
+    pub fn shared(&self) -> &Rc<Shared> {
+        &self.shared
     }
 
     pub fn has_step(&self) -> bool {
@@ -266,6 +295,31 @@ impl Host {
 
     pub fn has_frames(&self) -> bool {
         self.enter.is_some()
+    }
+
+    /// Whether `log`'s stack, memory and contract views must be filled before each step.
+    pub fn needs_views(&self) -> bool {
+        self.views
+    }
+
+    /// Whether the hooks currently run natively (see [`Fast`]).
+    pub fn fast_active(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// Runs every hook in boa from now on.
+    pub fn disable_fast(&mut self) {
+        self.leave_fast().ok();
+    }
+
+    /// Writes the native state back into boa and turns the native path off.
+    fn leave_fast(&mut self) -> Result<(), String> {
+        match self.fast.take() {
+            Some(mut f) => f
+                .flush(&mut self.ctx)
+                .map_err(|e| format!("writing tracer state back: {e}")),
+            None => Ok(()),
+        }
     }
 
     fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
@@ -291,6 +345,21 @@ impl Host {
 
     /// Calls `step`, `fault`, `enter` or `exit` (whichever the script defines).
     pub fn call(&mut self, hook: Hook) -> Result<(), String> {
+        if let Some(f) = self.fast.as_mut() {
+            if f.run(hook, &self.shared).is_ok() {
+                self.fast_calls += 1;
+                // geth's deadline covers the whole trace, not one call.
+                if self.fast_calls >= 1024 {
+                    self.fast_calls = 0;
+                    if Instant::now() >= self.deadline {
+                        return Err(wrap("execution timeout", hook));
+                    }
+                }
+                return Ok(());
+            }
+            // Deoptimised: nothing of this call remains; boa runs it, and all later ones.
+            self.leave_fast().map_err(|e| wrap(&e, hook))?;
+        }
         if let Some(d) = self.direct.as_mut() {
             let (f, args): (Option<&JsObject>, &[JsValue]) = match hook {
                 Hook::Step => (d.step.as_ref(), &d.log_db),
@@ -332,8 +401,8 @@ impl Host {
         let input = globals::to_buf(&t.input, c)?;
         let output = globals::to_buf(&t.output, c)?;
         let coinbase = globals::to_buf(t.coinbase.as_slice(), c)?;
-        let value = big_value(t.value, c)?;
-        let gas_price = big_value(t.gas_price, c)?;
+        let value = bigint::lazy(t.value, c);
+        let gas_price = bigint::lazy(t.gas_price, c);
         let tx_hash = t
             .tx_hash
             .map(|h| globals::to_buf(h.as_slice(), c))
@@ -343,6 +412,7 @@ impl Host {
             .map(|h| globals::to_buf(h.as_slice(), c))
             .transpose()?;
         let a = Attribute::all();
+        let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;
         let mut o = ObjectInitializer::new(c);
         o.property(
             js_string!("type"),
@@ -353,8 +423,9 @@ impl Host {
         .property(js_string!("to"), to, a)
         .property(js_string!("input"), input, a)
         .property(js_string!("gas"), t.gas as f64, a)
-        .property(js_string!("gasPrice"), gas_price, a)
-        .property(js_string!("value"), value, a)
+        // Getters (made on first read) for the two bigInts; see `bigint::lazy`.
+        .accessor(js_string!("gasPrice"), Some(gas_price), None, getter)
+        .accessor(js_string!("value"), Some(value), None, getter)
         .property(js_string!("block"), t.block as f64, a)
         .property(js_string!("coinbase"), coinbase, a)
         .property(js_string!("output"), output, a)
@@ -374,20 +445,23 @@ impl Host {
         Ok(o.build())
     }
 
-    /// Calls `result(ctx, db)` and returns its value as JSON (`JSON.stringify`'s rules: a
+    /// Calls `result(ctx, db)` and returns its value as JSON text (`JSON.stringify`'s rules: a
     /// `Uint8Array` becomes `{"0":…}`, a bigInt its decimal string).
-    pub fn result(&mut self, t: &TxContext) -> Result<serde_json::Value, String> {
+    pub fn result(&mut self, t: &TxContext) -> Result<Box<RawValue>, String> {
+        self.leave_fast().map_err(|e| wrap(&e, Hook::Result))?;
         let obj = self
             .ctx_object(t)
             .map_err(|e| wrap(&js_message(&e, &mut self.ctx), Hook::Result))?;
         hidden(&mut self.ctx, "__ctx", obj)?;
         let script = self.result.clone();
         let v = self.run(&script, Hook::Result)?;
-        let Some(s) = v.as_string() else {
-            return Ok(serde_json::Value::Null);
+        // The text itself, not a parsed value: geth prints JSON.stringify's key order and
+        // number forms, with Go's HTML escaping applied when it encodes the response.
+        let text = match v.as_string() {
+            Some(s) => escape_html(&s.to_std_string_escaped()),
+            None => "null".to_string(),
         };
-        serde_json::from_str(&s.to_std_string_escaped())
-            .map_err(|e| format!("tracer result is not JSON: {e}"))
+        RawValue::from_string(text).map_err(|e| format!("tracer result is not JSON: {e}"))
     }
 }
 

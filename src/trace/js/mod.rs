@@ -18,9 +18,11 @@
 //! SELFDESTRUCT frames).
 
 pub mod bigint;
+mod fast;
 pub mod globals;
 pub mod host;
 pub mod objects;
+mod spare;
 pub mod state;
 pub mod timeout;
 
@@ -59,6 +61,8 @@ pub struct JsSpec {
     /// Set once any tracer built from this spec timed out, so a re-run of the same replay
     /// (the next prefetch pass) fails at once instead of waiting out the limit again.
     timed_out: Arc<AtomicBool>,
+    /// The key of the host that validated the script, kept for the first build (`spare.rs`).
+    spare: Arc<spare::Key>,
 }
 
 impl JsSpec {
@@ -68,12 +72,15 @@ impl JsSpec {
             None | Some(Value::Null) => "{}".to_string(),
             Some(v) => v.to_string(),
         };
-        Host::new(source, &config, SpecId::OSAKA, timeout, Shared::new())?;
+        let host = Host::new(source, &config, SpecId::OSAKA, timeout, Shared::new())?;
+        let key = spare::Key::new();
+        spare::put(&key, host);
         Ok(JsSpec {
             source: source.into(),
             config,
             timeout,
             timed_out: Arc::new(AtomicBool::new(false)),
+            spare: key,
         })
     }
 
@@ -81,26 +88,34 @@ impl JsSpec {
         self.timeout
     }
 
-    /// A fresh tracer for one transaction under fork `spec`.
+    /// A fresh tracer for one transaction under fork `spec`: the first one on the thread
+    /// that validated the script gets the validating host, later ones build their own.
     pub fn build(&self, spec: SpecId) -> JsTracer {
-        let shared = Shared::new();
+        let spare =
+            spare::take(&self.spare).and_then(|mut h| h.rearm(spec, self.timeout).then_some(h));
         let (host, error) = if self.timed_out.load(Ordering::Relaxed) {
             (None, Some(host::wrap("execution timeout", Hook::Setup)))
+        } else if let Some(h) = spare {
+            (Some(h), None)
         } else {
             match Host::new(
                 &self.source,
                 &self.config,
                 spec,
                 self.timeout,
-                shared.clone(),
+                Shared::new(),
             ) {
                 Ok(h) => (Some(h), None),
                 Err(e) => (None, Some(e)),
             }
         };
+        let shared = host
+            .as_ref()
+            .map_or_else(Shared::new, |h| h.shared().clone());
         JsTracer {
             has_step: host.as_ref().is_some_and(Host::has_step),
             has_frames: host.as_ref().is_some_and(Host::has_frames),
+            views: host.as_ref().is_none_or(Host::needs_views),
             host,
             shared,
             error,
@@ -146,6 +161,8 @@ pub struct JsTracer {
     error: Option<String>,
     has_step: bool,
     has_frames: bool,
+    /// Whether `capture` fills the stack, memory and contract views.
+    views: bool,
     frames: Vec<Frame>,
     /// Bumped when the current frame changes, so per-frame fields are copied once per frame.
     frame_id: u64,
@@ -300,7 +317,7 @@ impl JsTracer {
         (tx_hash, block_hash, tx_index): (B256, Option<B256>, Option<u64>),
         state: &EvmState,
         db: &mut DB,
-    ) -> Result<Value, String> {
+    ) -> Result<Box<serde_json::value::RawValue>, String> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -355,6 +372,9 @@ impl JsTracer {
         s.depth = depth;
         s.refund = (base + interp.gas.refunded()).max(0) as u64;
         s.stack_len = stack.len();
+        if !self.views {
+            return;
+        }
         let k = OpCode::new(op)
             .map(|c| c.inputs() as usize)
             .unwrap_or(0)

@@ -1,0 +1,854 @@
+//! From the tracer's source to [`Func`]s: the hook functions of the object literal, when their
+//! bodies stay inside the subset the native evaluator models exactly.
+//!
+//! The subset: `var`/`let`/`const` locals, `if`/`else`, blocks, `return`, expression
+//! statements; literals, object and array literals with static keys, `this`, member reads and
+//! writes, `=`/compound/logical assignment, `++`/`--`, arithmetic, bitwise, comparison, logical
+//! and conditional operators, `typeof`, `void`; and the argument getters that
+//! return plain values (`log.getPC()`, `log.op.toString()`, `frame.getType()`, …). Anything
+//! else — loops, calls of other functions, globals, closures, `db`, stack, memory, any other
+//! use of the arguments — leaves the hook uncompiled, and the tracer then runs in boa only.
+
+use std::rc::Rc;
+
+use boa_engine::ast::declaration::{Binding, LexicalDeclaration, Variable};
+use boa_engine::ast::expression::access::{PropertyAccess, PropertyAccessField};
+use boa_engine::ast::expression::literal::{
+    LiteralKind, ObjectMethodDefinition, PropertyDefinition,
+};
+use boa_engine::ast::expression::operator::assign::{AssignOp, AssignTarget};
+use boa_engine::ast::expression::operator::binary::{
+    ArithmeticOp, BinaryOp, BitwiseOp, LogicalOp, RelationalOp,
+};
+use boa_engine::ast::expression::operator::unary::UnaryOp;
+use boa_engine::ast::expression::operator::update::{UpdateOp, UpdateTarget};
+use boa_engine::ast::function::{FormalParameterList, FunctionBody};
+use boa_engine::ast::property::{MethodDefinitionKind, PropertyName};
+use boa_engine::ast::scope::Scope;
+use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
+use boa_engine::interner::{Interner, Sym};
+use boa_engine::parser::{Parser, Source};
+
+use super::value::{Key, Strings, V};
+
+/// Binary operators evaluated on values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    UShr,
+    Eq,
+    Ne,
+    StrictEq,
+    StrictNe,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Short-circuit operators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Logic {
+    And,
+    Or,
+    Coalesce,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Un {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    TypeOf,
+    Void,
+}
+
+/// The argument getters that return plain values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Getter {
+    Pc,
+    Gas,
+    Cost,
+    Depth,
+    Refund,
+    StepError,
+    OpNumber,
+    OpName,
+    OpIsPush,
+    FrameType,
+    FrameGas,
+    ResultGasUsed,
+    ResultError,
+}
+
+#[derive(Debug)]
+pub enum Expr {
+    Const(V),
+    Local(u16),
+    This,
+    /// A getter call; its arguments are evaluated (for their effects) and ignored.
+    Get(Getter, Vec<Expr>),
+    Member(Box<Expr>, Key),
+    Index(Box<Expr>, Box<Expr>),
+    Assign(Box<Target>, Box<Expr>),
+    Compound(Box<Target>, Bin, Box<Expr>),
+    LogicAssign(Box<Target>, Logic, Box<Expr>),
+    Update {
+        target: Box<Target>,
+        inc: bool,
+        prefix: bool,
+    },
+    Bin(Bin, Box<Expr>, Box<Expr>),
+    Logic(Logic, Box<Expr>, Box<Expr>),
+    Un(Un, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Seq(Box<Expr>, Box<Expr>),
+    Object(Vec<(Key, Expr)>),
+    Array(Vec<Expr>),
+}
+
+#[derive(Debug)]
+pub enum Target {
+    Local(u16),
+    Member(Expr, Key),
+    Index(Expr, Expr),
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    Expr(Expr),
+    /// `let`/`const`/`var x = …`; a `let x;` sets undefined, a `var x;` does nothing.
+    Init(u16, Option<Expr>),
+    If(Expr, Box<Stmt>, Option<Box<Stmt>>),
+    Block(Vec<Stmt>),
+    Return(Option<Expr>),
+    Empty,
+}
+
+/// One compiled hook function.
+#[derive(Debug)]
+pub struct Func {
+    pub locals: u16,
+    pub body: Vec<Stmt>,
+}
+
+/// The compiled hooks of a tracer; `None` where the script has no such function.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    pub step: Option<Func>,
+    pub fault: Option<Func>,
+    pub enter: Option<Func>,
+    pub exit: Option<Func>,
+}
+
+/// What a hook's parameter stands for.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Param {
+    Log,
+    Db,
+    Frame,
+    FrameResult,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Bind {
+    Local { slot: u16, konst: bool, ready: bool },
+    Param(Param),
+}
+
+/// Compiles the hooks of `source` (the tracer's object literal) if every one the script
+/// defines is inside the subset.
+pub fn compile(source: &str, strings: &mut Strings) -> Option<Compiled> {
+    let text = format!("(\n{source}\n)");
+    let mut interner = Interner::default();
+    let script = Parser::new(Source::from_bytes(&text))
+        .parse_script(&Scope::new_global(), &mut interner)
+        .ok()?;
+    let [StatementListItem::Statement(stmt)] = script.statements().statements() else {
+        return None;
+    };
+    let Statement::Expression(e) = stmt.as_ref() else {
+        return None;
+    };
+    let Expression::ObjectLiteral(obj) = strip(e) else {
+        return None;
+    };
+    let mut out = Compiled::default();
+    let mut seen = Vec::new();
+    for p in obj.properties() {
+        let (name, params, body) = match p {
+            PropertyDefinition::Property(PropertyName::Literal(id), value) => {
+                let name = resolve(&interner, id.sym())?;
+                match strip(value) {
+                    Expression::FunctionExpression(f) => {
+                        (name, Some(f.parameters()), Some(f.body()))
+                    }
+                    _ => (name, None, None),
+                }
+            }
+            PropertyDefinition::MethodDefinition(m) => method(m, &interner)?,
+            PropertyDefinition::IdentifierReference(id) => {
+                (resolve(&interner, id.sym())?, None, None)
+            }
+            // Computed keys, spreads, `__proto__` setters: which hook is which is not static.
+            _ => return None,
+        };
+        if name == "__proto__" || seen.contains(&name) {
+            return None;
+        }
+        seen.push(name.clone());
+        let kinds: &[Param] = match name.as_str() {
+            "step" | "fault" => &[Param::Log, Param::Db],
+            "enter" => &[Param::Frame],
+            "exit" => &[Param::FrameResult],
+            _ => continue,
+        };
+        // A hook that is not a function literal (a reference, a number) is not compiled.
+        let (Some(formal), Some(body)) = (params, body) else {
+            return None;
+        };
+        let f = Compiler::new(&interner, strings).function(formal, body, kinds)?;
+        let slot = match name.as_str() {
+            "step" => &mut out.step,
+            "fault" => &mut out.fault,
+            "enter" => &mut out.enter,
+            _ => &mut out.exit,
+        };
+        *slot = Some(f);
+    }
+    Some(out)
+}
+
+fn method<'a>(
+    m: &'a ObjectMethodDefinition,
+    interner: &Interner,
+) -> Option<(
+    String,
+    Option<&'a FormalParameterList>,
+    Option<&'a FunctionBody>,
+)> {
+    if m.kind() != MethodDefinitionKind::Ordinary {
+        return None;
+    }
+    let PropertyName::Literal(id) = m.name() else {
+        return None;
+    };
+    Some((
+        resolve(interner, id.sym())?,
+        Some(m.parameters()),
+        Some(m.body()),
+    ))
+}
+
+fn strip(mut e: &Expression) -> &Expression {
+    while let Expression::Parenthesized(p) = e {
+        e = p.expression();
+    }
+    e
+}
+
+fn resolve(interner: &Interner, sym: Sym) -> Option<String> {
+    interner.resolve_expect(sym).utf8().map(str::to_string)
+}
+
+struct Compiler<'i> {
+    interner: &'i Interner,
+    strings: &'i mut Strings,
+    /// Block scopes, innermost last; the first holds the parameters and `var`s.
+    scopes: Vec<Vec<(Sym, Bind)>>,
+    locals: u16,
+}
+
+impl<'i> Compiler<'i> {
+    fn new(interner: &'i Interner, strings: &'i mut Strings) -> Self {
+        Compiler {
+            interner,
+            strings,
+            scopes: Vec::new(),
+            locals: 0,
+        }
+    }
+
+    fn name(&self, sym: Sym) -> Option<String> {
+        resolve(self.interner, sym)
+    }
+
+    fn slot(&mut self) -> Option<u16> {
+        let s = self.locals;
+        self.locals = self.locals.checked_add(1)?;
+        Some(s)
+    }
+
+    fn function(
+        mut self,
+        formal: &FormalParameterList,
+        body: &FunctionBody,
+        params: &[Param],
+    ) -> Option<Func> {
+        let mut scope = Vec::new();
+        for (i, p) in formal.as_ref().iter().enumerate() {
+            if p.is_rest_param() || p.init().is_some() {
+                return None;
+            }
+            let Binding::Identifier(id) = p.variable().binding() else {
+                return None;
+            };
+            let bind = match params.get(i) {
+                Some(&p) => Bind::Param(p),
+                // Arguments geth does not pass are undefined locals.
+                None => Bind::Local {
+                    slot: self.slot()?,
+                    konst: false,
+                    ready: true,
+                },
+            };
+            scope.push((id.sym(), bind));
+        }
+        let items = body.statements();
+        let mut vars = Vec::new();
+        hoisted_vars(items, &mut vars)?;
+        for sym in vars {
+            if scope.iter().any(|(s, _)| *s == sym) {
+                continue;
+            }
+            let slot = self.slot()?;
+            scope.push((
+                sym,
+                Bind::Local {
+                    slot,
+                    konst: false,
+                    ready: true,
+                },
+            ));
+        }
+        self.scopes.push(scope);
+        let body = self.block(items)?;
+        Some(Func {
+            locals: self.locals,
+            body,
+        })
+    }
+
+    /// A statement list in a new block scope holding its `let`/`const` names.
+    fn block(&mut self, items: &[StatementListItem]) -> Option<Vec<Stmt>> {
+        let mut scope = Vec::new();
+        for item in items {
+            if let StatementListItem::Declaration(d) = item {
+                let Declaration::Lexical(lex) = d.as_ref() else {
+                    return None;
+                };
+                let konst = match lex {
+                    LexicalDeclaration::Const(_) => true,
+                    LexicalDeclaration::Let(_) => false,
+                    _ => return None,
+                };
+                for v in lex.variable_list().as_ref() {
+                    let Binding::Identifier(id) = v.binding() else {
+                        return None;
+                    };
+                    let slot = self.slot()?;
+                    scope.push((
+                        id.sym(),
+                        Bind::Local {
+                            slot,
+                            konst,
+                            ready: false,
+                        },
+                    ));
+                }
+            }
+        }
+        self.scopes.push(scope);
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                StatementListItem::Statement(s) => out.push(self.stmt(s)?),
+                StatementListItem::Declaration(d) => {
+                    let Declaration::Lexical(lex) = d.as_ref() else {
+                        return None;
+                    };
+                    for v in lex.variable_list().as_ref() {
+                        out.push(self.lexical(v)?);
+                    }
+                }
+            }
+        }
+        self.scopes.pop();
+        Some(out)
+    }
+
+    fn lexical(&mut self, v: &Variable) -> Option<Stmt> {
+        let Binding::Identifier(id) = v.binding() else {
+            return None;
+        };
+        let init = match v.init() {
+            Some(e) => Some(self.expr(e)?),
+            None => None,
+        };
+        let scope = self.scopes.last_mut()?;
+        let (_, bind) = scope.iter_mut().find(|(s, _)| *s == id.sym())?;
+        let Bind::Local { slot, ready, .. } = bind else {
+            return None;
+        };
+        *ready = true;
+        Some(Stmt::Init(
+            *slot,
+            Some(init.unwrap_or(Expr::Const(V::Undef))),
+        ))
+    }
+
+    fn lookup(&self, sym: Sym) -> Option<Bind> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| *n == sym).map(|(_, b)| *b))
+    }
+
+    fn stmt(&mut self, s: &Statement) -> Option<Stmt> {
+        Some(match s {
+            Statement::Empty => Stmt::Empty,
+            Statement::Expression(e) => Stmt::Expr(self.expr(e)?),
+            Statement::Block(b) => Stmt::Block(self.block(b.statement_list().statements())?),
+            Statement::If(i) => {
+                let cond = self.expr(i.cond())?;
+                let then = self.branch(i.body())?;
+                let other = match i.else_node() {
+                    Some(e) => Some(self.branch(e)?),
+                    None => None,
+                };
+                Stmt::If(cond, Box::new(then), other.map(Box::new))
+            }
+            Statement::Return(r) => Stmt::Return(match r.target() {
+                Some(e) => Some(self.expr(e)?),
+                None => None,
+            }),
+            Statement::Var(v) => {
+                let mut out = Vec::new();
+                for var in v.0.as_ref() {
+                    let Binding::Identifier(id) = var.binding() else {
+                        return None;
+                    };
+                    let Some(Bind::Local { slot, .. }) = self.lookup(id.sym()) else {
+                        return None;
+                    };
+                    let init = match var.init() {
+                        Some(e) => Some(self.expr(e)?),
+                        None => None,
+                    };
+                    if init.is_some() {
+                        out.push(Stmt::Init(slot, init));
+                    }
+                }
+                Stmt::Block(out)
+            }
+            _ => return None,
+        })
+    }
+
+    /// The body of an `if`: a statement, in a scope of its own when it is a block.
+    fn branch(&mut self, s: &Statement) -> Option<Stmt> {
+        self.stmt(s)
+    }
+
+    fn exprs(&mut self, es: &[Expression]) -> Option<Vec<Expr>> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn text(&mut self, sym: Sym) -> Option<Rc<str>> {
+        let s = self.name(sym)?;
+        Some(self.strings.intern(&s))
+    }
+
+    fn key(&mut self, sym: Sym) -> Option<Key> {
+        Some(Key::from_name(self.text(sym)?))
+    }
+
+    fn expr(&mut self, e: &Expression) -> Option<Expr> {
+        Some(match e {
+            Expression::Parenthesized(p) => self.expr(p.expression())?,
+            Expression::This(_) => Expr::This,
+            Expression::Literal(l) => Expr::Const(match l.kind() {
+                LiteralKind::String(s) => V::Str(self.text(*s)?),
+                LiteralKind::Num(n) => V::Num(*n),
+                LiteralKind::Int(i) => V::Num(f64::from(*i)),
+                LiteralKind::Bool(b) => V::Bool(*b),
+                LiteralKind::Null => V::Null,
+                LiteralKind::Undefined => V::Undef,
+                _ => return None,
+            }),
+            Expression::Identifier(id) => match self.lookup(id.sym()) {
+                Some(Bind::Local { slot, ready, .. }) => {
+                    if !ready {
+                        return None;
+                    }
+                    Expr::Local(slot)
+                }
+                Some(Bind::Param(_)) => return None,
+                None => match self.name(id.sym())?.as_str() {
+                    "undefined" => Expr::Const(V::Undef),
+                    "NaN" => Expr::Const(V::Num(f64::NAN)),
+                    "Infinity" => Expr::Const(V::Num(f64::INFINITY)),
+                    _ => return None,
+                },
+            },
+            Expression::PropertyAccess(PropertyAccess::Simple(a)) => {
+                let target = self.expr(a.target())?;
+                match a.field() {
+                    PropertyAccessField::Const(id) => {
+                        Expr::Member(Box::new(target), self.key(id.sym())?)
+                    }
+                    PropertyAccessField::Expr(k) => match self.static_key(k) {
+                        Some(key) => Expr::Member(Box::new(target), key),
+                        None => Expr::Index(Box::new(target), Box::new(self.expr(k)?)),
+                    },
+                }
+            }
+            Expression::Call(c) => self.call(c.function(), c.args())?,
+            Expression::Assign(a) => {
+                let target = Box::new(self.target(a.lhs())?);
+                let rhs = Box::new(self.expr(a.rhs())?);
+                match a.op() {
+                    AssignOp::Assign => Expr::Assign(target, rhs),
+                    AssignOp::BoolAnd => Expr::LogicAssign(target, Logic::And, rhs),
+                    AssignOp::BoolOr => Expr::LogicAssign(target, Logic::Or, rhs),
+                    AssignOp::Coalesce => Expr::LogicAssign(target, Logic::Coalesce, rhs),
+                    op => Expr::Compound(target, compound(op)?, rhs),
+                }
+            }
+            Expression::Update(u) => {
+                let target = match u.target() {
+                    UpdateTarget::Identifier(id) => self.local_target(id.sym())?,
+                    UpdateTarget::PropertyAccess(PropertyAccess::Simple(a)) => {
+                        self.member_target(a.target(), a.field())?
+                    }
+                    _ => return None,
+                };
+                let (inc, prefix) = match u.op() {
+                    UpdateOp::IncrementPost => (true, false),
+                    UpdateOp::IncrementPre => (true, true),
+                    UpdateOp::DecrementPost => (false, false),
+                    UpdateOp::DecrementPre => (false, true),
+                };
+                Expr::Update {
+                    target: Box::new(target),
+                    inc,
+                    prefix,
+                }
+            }
+            Expression::Binary(b) => {
+                let (l, r) = (self.expr(b.lhs())?, self.expr(b.rhs())?);
+                let op = match b.op() {
+                    BinaryOp::Comma => return Some(Expr::Seq(Box::new(l), Box::new(r))),
+                    BinaryOp::Logical(op) => {
+                        let op = match op {
+                            LogicalOp::And => Logic::And,
+                            LogicalOp::Or => Logic::Or,
+                            LogicalOp::Coalesce => Logic::Coalesce,
+                        };
+                        return Some(Expr::Logic(op, Box::new(l), Box::new(r)));
+                    }
+                    BinaryOp::Arithmetic(op) => match op {
+                        ArithmeticOp::Add => Bin::Add,
+                        ArithmeticOp::Sub => Bin::Sub,
+                        ArithmeticOp::Mul => Bin::Mul,
+                        ArithmeticOp::Div => Bin::Div,
+                        ArithmeticOp::Mod => Bin::Mod,
+                        ArithmeticOp::Exp => return None,
+                    },
+                    BinaryOp::Bitwise(op) => match op {
+                        BitwiseOp::And => Bin::And,
+                        BitwiseOp::Or => Bin::Or,
+                        BitwiseOp::Xor => Bin::Xor,
+                        BitwiseOp::Shl => Bin::Shl,
+                        BitwiseOp::Shr => Bin::Shr,
+                        BitwiseOp::UShr => Bin::UShr,
+                    },
+                    BinaryOp::Relational(op) => match op {
+                        RelationalOp::Equal => Bin::Eq,
+                        RelationalOp::NotEqual => Bin::Ne,
+                        RelationalOp::StrictEqual => Bin::StrictEq,
+                        RelationalOp::StrictNotEqual => Bin::StrictNe,
+                        RelationalOp::LessThan => Bin::Lt,
+                        RelationalOp::LessThanOrEqual => Bin::Le,
+                        RelationalOp::GreaterThan => Bin::Gt,
+                        RelationalOp::GreaterThanOrEqual => Bin::Ge,
+                        _ => return None,
+                    },
+                };
+                Expr::Bin(op, Box::new(l), Box::new(r))
+            }
+            Expression::Unary(u) => {
+                let op = match u.op() {
+                    UnaryOp::Minus => Un::Neg,
+                    UnaryOp::Plus => Un::Plus,
+                    UnaryOp::Not => Un::Not,
+                    UnaryOp::Tilde => Un::BitNot,
+                    UnaryOp::TypeOf => Un::TypeOf,
+                    UnaryOp::Void => Un::Void,
+                    _ => return None,
+                };
+                Expr::Un(op, Box::new(self.expr(u.target())?))
+            }
+            Expression::Conditional(c) => Expr::Cond(
+                Box::new(self.expr(c.condition())?),
+                Box::new(self.expr(c.if_true())?),
+                Box::new(self.expr(c.if_false())?),
+            ),
+            Expression::ObjectLiteral(o) => {
+                let mut props = Vec::new();
+                for p in o.properties() {
+                    let (key, value) = match p {
+                        PropertyDefinition::Property(PropertyName::Literal(id), v) => {
+                            (self.key(id.sym())?, self.expr(v)?)
+                        }
+                        PropertyDefinition::IdentifierReference(id) => {
+                            let v = self.expr(&Expression::Identifier(*id))?;
+                            (self.key(id.sym())?, v)
+                        }
+                        _ => return None,
+                    };
+                    // `__proto__: x` sets the prototype.
+                    if key == Key::Name(Rc::from("__proto__")) {
+                        return None;
+                    }
+                    props.push((key, value));
+                }
+                Expr::Object(props)
+            }
+            Expression::ArrayLiteral(a) => {
+                if a.has_trailing_comma_spread() {
+                    return None;
+                }
+                let mut items = Vec::new();
+                for item in a.as_ref() {
+                    let Some(item) = item else {
+                        return None;
+                    };
+                    if matches!(item, Expression::Spread(_)) {
+                        return None;
+                    }
+                    items.push(self.expr(item)?);
+                }
+                Expr::Array(items)
+            }
+            _ => return None,
+        })
+    }
+
+    /// A key known at compile time: `o["name"]`, `o[3]`.
+    fn static_key(&mut self, e: &Expression) -> Option<Key> {
+        match strip(e) {
+            Expression::Literal(l) => match l.kind() {
+                LiteralKind::String(s) => Some(Key::from_name(self.text(*s)?)),
+                LiteralKind::Int(i) => Key::from_num(f64::from(*i)),
+                LiteralKind::Num(n) => Key::from_num(*n),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn param(&self, e: &Expression) -> Option<Param> {
+        match strip(e) {
+            Expression::Identifier(id) => match self.lookup(id.sym())? {
+                Bind::Param(p) => Some(p),
+                Bind::Local { .. } => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn field_name(&self, f: &PropertyAccessField) -> Option<String> {
+        match f {
+            PropertyAccessField::Const(id) => self.name(id.sym()),
+            PropertyAccessField::Expr(_) => None,
+        }
+    }
+
+    fn call(&mut self, callee: &Expression, args: &[Expression]) -> Option<Expr> {
+        let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
+            return None;
+        };
+        let method = self.field_name(m.field())?;
+        let args_ir = self.exprs(args)?;
+        // `log.op.toString()` and friends.
+        if let Expression::PropertyAccess(PropertyAccess::Simple(inner)) = strip(m.target()) {
+            if self.param(inner.target()) == Some(Param::Log)
+                && self.field_name(inner.field()).as_deref() == Some("op")
+            {
+                let g = match method.as_str() {
+                    "toNumber" => Getter::OpNumber,
+                    "toString" => Getter::OpName,
+                    "isPush" => Getter::OpIsPush,
+                    _ => return None,
+                };
+                return Some(Expr::Get(g, args_ir));
+            }
+        }
+        if let Some(p) = self.param(m.target()) {
+            let g = match (p, method.as_str()) {
+                (Param::Log, "getPC") => Getter::Pc,
+                (Param::Log, "getGas") => Getter::Gas,
+                (Param::Log, "getCost") => Getter::Cost,
+                (Param::Log, "getDepth") => Getter::Depth,
+                (Param::Log, "getRefund") => Getter::Refund,
+                (Param::Log, "getError") => Getter::StepError,
+                (Param::Frame, "getType") => Getter::FrameType,
+                (Param::Frame, "getGas") => Getter::FrameGas,
+                (Param::FrameResult, "getGasUsed") => Getter::ResultGasUsed,
+                (Param::FrameResult, "getError") => Getter::ResultError,
+                _ => return None,
+            };
+            return Some(Expr::Get(g, args_ir));
+        }
+        None
+    }
+
+    fn local_target(&self, sym: Sym) -> Option<Target> {
+        match self.lookup(sym)? {
+            Bind::Local {
+                slot,
+                konst: false,
+                ready: true,
+            } => Some(Target::Local(slot)),
+            _ => None,
+        }
+    }
+
+    fn member_target(
+        &mut self,
+        target: &Expression,
+        field: &PropertyAccessField,
+    ) -> Option<Target> {
+        let obj = self.expr(target)?;
+        Some(match field {
+            PropertyAccessField::Const(id) => Target::Member(obj, self.key(id.sym())?),
+            PropertyAccessField::Expr(k) => match self.static_key(k) {
+                Some(key) => Target::Member(obj, key),
+                None => Target::Index(obj, self.expr(k)?),
+            },
+        })
+    }
+
+    fn target(&mut self, t: &AssignTarget) -> Option<Target> {
+        match t {
+            AssignTarget::Identifier(id) => self.local_target(id.sym()),
+            AssignTarget::Access(PropertyAccess::Simple(a)) => {
+                self.member_target(a.target(), a.field())
+            }
+            _ => None,
+        }
+    }
+}
+
+fn compound(op: AssignOp) -> Option<Bin> {
+    Some(match op {
+        AssignOp::Add => Bin::Add,
+        AssignOp::Sub => Bin::Sub,
+        AssignOp::Mul => Bin::Mul,
+        AssignOp::Div => Bin::Div,
+        AssignOp::Mod => Bin::Mod,
+        AssignOp::And => Bin::And,
+        AssignOp::Or => Bin::Or,
+        AssignOp::Xor => Bin::Xor,
+        AssignOp::Shl => Bin::Shl,
+        AssignOp::Shr => Bin::Shr,
+        AssignOp::Ushr => Bin::UShr,
+        _ => return None,
+    })
+}
+
+/// The `var` names of a function body (they are function-scoped), or `None` for a statement
+/// outside the subset.
+fn hoisted_vars(items: &[StatementListItem], out: &mut Vec<Sym>) -> Option<()> {
+    for item in items {
+        if let StatementListItem::Statement(s) = item {
+            var_names(s, out)?;
+        }
+    }
+    Some(())
+}
+
+fn var_names(s: &Statement, out: &mut Vec<Sym>) -> Option<()> {
+    match s {
+        Statement::Var(v) => {
+            for var in v.0.as_ref() {
+                let Binding::Identifier(id) = var.binding() else {
+                    return None;
+                };
+                if !out.contains(&id.sym()) {
+                    out.push(id.sym());
+                }
+            }
+        }
+        Statement::Block(b) => hoisted_vars(b.statement_list().statements(), out)?,
+        Statement::If(i) => {
+            var_names(i.body(), out)?;
+            if let Some(e) = i.else_node() {
+                var_names(e, out)?;
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compile;
+    use crate::trace::js::fast::value::Strings;
+
+    fn lib(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/tracers/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn library_counters_compile() {
+        let mut strings = Strings::default();
+        for name in ["opcode_count.js", "gas_by_opcode.js"] {
+            let c = compile(&lib(name), &mut strings)
+                .unwrap_or_else(|| panic!("{name} did not compile"));
+            assert!(c.step.is_some() && c.fault.is_some(), "{name}");
+        }
+        let c = compile(
+            "{n: 0, step(log) { this.n++; }, fault() {}, result() { return this.n; }}",
+            &mut strings,
+        )
+        .unwrap();
+        assert!(c.step.is_some() && c.enter.is_none());
+    }
+
+    #[test]
+    fn scripts_outside_the_subset_stay_in_boa() {
+        for src in [
+            // a loop, a global, the stack, db, an unknown method, a closure variable
+            "{step: function(log) { for (;;) {} }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { toHex(log.op); }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { this.x = log.stack.peek(0); }, fault: function() {}, result: function() {}}",
+            "{step: function(log, db) { db.getBalance(1); }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { this.a.push(1); }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { x++; }, fault: function() {}, result: function() {}}",
+            // use before `let`, assignment to a const, a parameter used as a value
+            "{step: function(log) { y = 1; let y; }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { const c = 1; c = 2; }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { this.l = log; }, fault: function() {}, result: function() {}}",
+            // a hook that is not a function literal, a computed key
+            "{step: stepFn, fault: function() {}, result: function() {}}",
+            "{['step']: function() {}, fault: function() {}, result: function() {}}",
+            // an enter that reads a buffer
+            "{enter: function(f) { this.f = f.getFrom(); }, exit: function() {}, fault: function() {}, result: function() {}}",
+        ] {
+            assert!(compile(src, &mut Strings::default()).is_none(), "compiled: {src}");
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The evaluator of compiled hooks: a tree walk over [`Stmt`]/[`Expr`] with JavaScript's
+//! evaluation order, reading the argument getters straight from [`Shared`].
+
+use std::borrow::Cow;
+use std::rc::Rc;
+
+use revm::bytecode::opcode::OpCode;
+
+use super::compile::{Bin, Expr, Getter, Logic, Stmt, Target, Un};
+use super::heap::{Heap, Pos};
+use super::value::{compare, to_i32, Deopt, Key, R, V};
+use crate::trace::js::objects::Shared;
+
+/// Names of the 256 opcodes, as `log.op.toString()` gives them.
+pub struct Names(pub Vec<Rc<str>>);
+
+pub struct Machine<'a> {
+    pub heap: &'a mut Heap,
+    pub locals: &'a mut [V],
+    pub this: u32,
+    pub shared: &'a Shared,
+    pub names: &'a Names,
+}
+
+enum Flow {
+    Normal,
+    Return,
+}
+
+impl Machine<'_> {
+    pub fn run(&mut self, body: &[Stmt]) -> R<()> {
+        for s in body {
+            if let Flow::Return = self.exec(s)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, s: &Stmt) -> R<Flow> {
+        match s {
+            Stmt::Empty => {}
+            Stmt::Expr(e) => {
+                self.eval(e)?;
+            }
+            Stmt::Init(slot, init) => {
+                if let Some(e) = init {
+                    let v = self.eval(e)?;
+                    self.locals[*slot as usize] = v;
+                }
+            }
+            Stmt::If(c, then, other) => {
+                if self.eval(c)?.truthy() {
+                    return self.exec(then);
+                } else if let Some(o) = other {
+                    return self.exec(o);
+                }
+            }
+            Stmt::Block(b) => {
+                for s in b {
+                    if let Flow::Return = self.exec(s)? {
+                        return Ok(Flow::Return);
+                    }
+                }
+            }
+            Stmt::Return(e) => {
+                if let Some(e) = e {
+                    self.eval(e)?;
+                }
+                return Ok(Flow::Return);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    #[inline]
+    fn getter(&self, g: Getter) -> V {
+        let num = |n: u64| V::Num(n as f64);
+        let text = |s: &Option<String>| match s {
+            Some(s) => V::Str(Rc::from(s.as_str())),
+            None => V::Undef,
+        };
+        match g {
+            Getter::FrameType => V::Str(Rc::from(self.shared.frame.borrow().kind)),
+            Getter::FrameGas => num(self.shared.frame.borrow().gas),
+            Getter::ResultGasUsed => num(self.shared.frame_result.borrow().gas_used),
+            Getter::ResultError => text(&self.shared.frame_result.borrow().error),
+            _ => {
+                let s = self.shared.step.borrow();
+                match g {
+                    Getter::Pc => num(s.pc),
+                    Getter::Gas => num(s.gas),
+                    Getter::Cost => num(s.cost),
+                    Getter::Depth => num(s.depth),
+                    Getter::Refund => num(s.refund),
+                    Getter::StepError => text(&s.error),
+                    Getter::OpNumber => num(u64::from(s.op)),
+                    Getter::OpName => V::Str(self.names.0[s.op as usize].clone()),
+                    Getter::OpIsPush => V::Bool(OpCode::new(s.op).is_some_and(|c| c.is_push())),
+                    // Frame getters are answered above.
+                    _ => V::Undef,
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn object(&self, v: V) -> R<u32> {
+        match v {
+            V::Obj(id) => Ok(id),
+            _ => Err(Deopt),
+        }
+    }
+
+    #[inline]
+    fn read(&self, v: V, key: &Key) -> R<V> {
+        match v {
+            V::Obj(id) => self.heap.get(id, key),
+            V::Str(s) if key.name() == Some("length") && s.is_ascii() => Ok(V::Num(s.len() as f64)),
+            _ => Err(Deopt),
+        }
+    }
+
+    fn eval(&mut self, e: &Expr) -> R<V> {
+        Ok(match e {
+            Expr::Const(v) => v.clone(),
+            Expr::Local(s) => self.locals[*s as usize].clone(),
+            Expr::This => V::Obj(self.this),
+            Expr::Get(g, args) => {
+                for a in args {
+                    self.eval(a)?;
+                }
+                self.getter(*g)
+            }
+            Expr::Member(o, key) => {
+                let o = self.eval(o)?;
+                self.read(o, key)?
+            }
+            Expr::Index(o, k) => {
+                let o = self.eval(o)?;
+                let k = self.eval(k)?;
+                if !matches!(o, V::Obj(_) | V::Str(_)) {
+                    return Err(Deopt);
+                }
+                self.read(o, &k.to_key()?)?
+            }
+            Expr::Assign(t, rhs) => {
+                let place = self.place(t)?;
+                let v = self.eval(rhs)?;
+                self.store(&place, v.clone())?;
+                v
+            }
+            Expr::Compound(t, op, rhs) => {
+                let place = self.place(t)?;
+                let old = self.load(&place)?;
+                let r = self.eval(rhs)?;
+                let v = binary(*op, &old, &r)?;
+                self.store(&place, v.clone())?;
+                v
+            }
+            Expr::LogicAssign(t, op, rhs) => {
+                let place = self.place(t)?;
+                let old = self.load(&place)?;
+                if !continues(*op, &old) {
+                    return Ok(old);
+                }
+                let v = self.eval(rhs)?;
+                self.store(&place, v.clone())?;
+                v
+            }
+            Expr::Update {
+                target,
+                inc,
+                prefix,
+            } => {
+                let place = self.place(target)?;
+                let old = self.load(&place)?.to_num()?;
+                let new = if *inc { old + 1.0 } else { old - 1.0 };
+                self.store(&place, V::Num(new))?;
+                V::Num(if *prefix { new } else { old })
+            }
+            Expr::Bin(op, l, r) => {
+                let l = self.eval(l)?;
+                let r = self.eval(r)?;
+                binary(*op, &l, &r)?
+            }
+            Expr::Logic(op, l, r) => {
+                let l = self.eval(l)?;
+                if continues(*op, &l) {
+                    self.eval(r)?
+                } else {
+                    l
+                }
+            }
+            Expr::Un(op, x) => {
+                let x = self.eval(x)?;
+                match op {
+                    Un::Neg => V::Num(-x.to_num()?),
+                    Un::Plus => V::Num(x.to_num()?),
+                    Un::Not => V::Bool(!x.truthy()),
+                    Un::BitNot => V::Num(f64::from(!to_i32(x.to_num()?))),
+                    Un::TypeOf => V::Str(Rc::from(x.type_of())),
+                    Un::Void => V::Undef,
+                }
+            }
+            Expr::Cond(c, a, b) => {
+                if self.eval(c)?.truthy() {
+                    self.eval(a)?
+                } else {
+                    self.eval(b)?
+                }
+            }
+            Expr::Seq(a, b) => {
+                self.eval(a)?;
+                self.eval(b)?
+            }
+            Expr::Object(props) => {
+                let mut vals = Vec::with_capacity(props.len());
+                for (k, e) in props {
+                    vals.push((k.clone(), self.eval(e)?));
+                }
+                V::Obj(self.heap.create(false, vals)?)
+            }
+            Expr::Array(items) => {
+                let mut vals = Vec::with_capacity(items.len());
+                for (i, e) in items.iter().enumerate() {
+                    vals.push((Key::Idx(i as u32), self.eval(e)?));
+                }
+                V::Obj(self.heap.create(true, vals)?)
+            }
+        })
+    }
+
+    /// Evaluates the object and key parts of an assignment target, in order.
+    #[inline]
+    fn place<'e>(&mut self, t: &'e Target) -> R<Place<'e>> {
+        Ok(match t {
+            Target::Local(s) => Place::Local(*s),
+            Target::Member(o, key) => {
+                let o = self.eval(o)?;
+                let id = self.object(o)?;
+                Place::Prop(id, Cow::Borrowed(key), self.heap.locate(id, key))
+            }
+            Target::Index(o, k) => {
+                let o = self.eval(o)?;
+                let k = self.eval(k)?;
+                let id = self.object(o)?;
+                let key = k.to_key()?;
+                let pos = self.heap.locate(id, &key);
+                Place::Prop(id, Cow::Owned(key), pos)
+            }
+        })
+    }
+
+    #[inline]
+    fn load(&self, p: &Place) -> R<V> {
+        match p {
+            Place::Local(s) => Ok(self.locals[*s as usize].clone()),
+            Place::Prop(id, key, pos) => self.heap.read(*id, key, *pos),
+        }
+    }
+
+    #[inline]
+    fn store(&mut self, p: &Place, v: V) -> R<()> {
+        match p {
+            Place::Local(s) => {
+                self.locals[*s as usize] = v;
+                Ok(())
+            }
+            Place::Prop(id, key, pos) => {
+                // A property found stays where it is; one that was missing may have been
+                // added while the right-hand side ran.
+                let pos = pos.or_else(|| self.heap.locate(*id, key));
+                self.heap.write(*id, key, pos, v)
+            }
+        }
+    }
+}
+
+enum Place<'e> {
+    Local(u16),
+    /// Object, key, and where the key was when the target was evaluated.
+    Prop(u32, Cow<'e, Key>, Option<Pos>),
+}
+
+/// Whether a short-circuit operator goes on to its right side.
+#[inline]
+fn continues(op: Logic, l: &V) -> bool {
+    match op {
+        Logic::And => l.truthy(),
+        Logic::Or => !l.truthy(),
+        Logic::Coalesce => matches!(l, V::Undef | V::Null),
+    }
+}
+
+#[inline]
+fn binary(op: Bin, a: &V, b: &V) -> R<V> {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let num = |f: fn(f64, f64) -> f64| -> R<V> { Ok(V::Num(f(a.to_num()?, b.to_num()?))) };
+    let int = |f: fn(i32, i32) -> i32| -> R<V> {
+        Ok(V::Num(f64::from(f(
+            to_i32(a.to_num()?),
+            to_i32(b.to_num()?),
+        ))))
+    };
+    let cmp = |want: &[std::cmp::Ordering]| -> R<V> {
+        Ok(V::Bool(compare(a, b)?.is_some_and(|o| want.contains(&o))))
+    };
+    match op {
+        Bin::Add => match (a, b) {
+            (V::Obj(_) | V::Opaque(_), _) | (_, V::Obj(_) | V::Opaque(_)) => Err(Deopt),
+            (V::Str(_), _) | (_, V::Str(_)) => {
+                let (x, y) = (a.to_str()?, b.to_str()?);
+                let mut s = String::with_capacity(x.len() + y.len());
+                s.push_str(&x);
+                s.push_str(&y);
+                Ok(V::Str(Rc::from(s)))
+            }
+            _ => num(|x, y| x + y),
+        },
+        Bin::Sub => num(|x, y| x - y),
+        Bin::Mul => num(|x, y| x * y),
+        Bin::Div => num(|x, y| x / y),
+        Bin::Mod => num(|x, y| x % y),
+        Bin::And => int(|x, y| x & y),
+        Bin::Or => int(|x, y| x | y),
+        Bin::Xor => int(|x, y| x ^ y),
+        Bin::Shl => int(|x, y| x.wrapping_shl(y as u32 & 31)),
+        Bin::Shr => int(|x, y| x.wrapping_shr(y as u32 & 31)),
+        Bin::UShr => {
+            let x = to_i32(a.to_num()?) as u32;
+            let y = to_i32(b.to_num()?) as u32 & 31;
+            Ok(V::Num(f64::from(x >> y)))
+        }
+        Bin::Eq => Ok(V::Bool(a.loose_eq(b)?)),
+        Bin::Ne => Ok(V::Bool(!a.loose_eq(b)?)),
+        Bin::StrictEq => Ok(V::Bool(a.strict_eq(b))),
+        Bin::StrictNe => Ok(V::Bool(!a.strict_eq(b))),
+        Bin::Lt => cmp(&[Less]),
+        Bin::Le => cmp(&[Less, Equal]),
+        Bin::Gt => cmp(&[Greater]),
+        Bin::Ge => cmp(&[Greater, Equal]),
+    }
+}

@@ -1,0 +1,508 @@
+//! The shadow heap: native copies of the tracer object and the plain objects and arrays
+//! reachable from it, which compiled hooks read and write instead of boa's objects.
+//!
+//! Imported once after `setup`; written back into the same boa objects (so other references to
+//! them see the result) before boa runs any tracer code again: at `result`, or when a hook
+//! deoptimises. Property order is JavaScript's: indices ascending, then names in insertion
+//! order; names are only ever added or replaced, never deleted, so writing back in shadow order
+//! reproduces boa's order. Every write in a hook is logged, so a hook that deoptimises halfway
+//! is undone and boa runs it from the start.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use boa_engine::object::builtins::JsArray;
+use boa_engine::object::JsObject;
+use boa_engine::property::PropertyKey;
+use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
+
+use super::value::{Deopt, Key, Strings, R, V};
+
+/// Indices above this are left to boa (a sparse write would allocate the gap).
+const DENSE_MAX: usize = 1 << 16;
+/// Objects above this are left to boa, whose collector can free them.
+const HEAP_MAX: usize = 1 << 20;
+/// Objects with more names than this get a hash index.
+const LINEAR_MAX: usize = 8;
+
+#[derive(Debug)]
+pub struct Obj {
+    pub array: bool,
+    /// The boa object this shadows; `None` for an object a hook created.
+    pub origin: Option<JsObject>,
+    pub dirty: bool,
+    /// Index-keyed properties (array elements); `None` is a hole.
+    pub elems: Vec<Option<V>>,
+    pub named: Vec<(Rc<str>, V)>,
+    index: HashMap<Rc<str>, usize>,
+}
+
+impl Obj {
+    fn new(array: bool, origin: Option<JsObject>) -> Self {
+        Obj {
+            array,
+            origin,
+            dirty: false,
+            elems: Vec::new(),
+            named: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    #[inline]
+    fn find(&self, name: &Rc<str>) -> Option<usize> {
+        if self.named.len() <= LINEAR_MAX {
+            // Names are interned (see [`Names`]): pointer equality is the common hit.
+            (self.named.iter().position(|(n, _)| Rc::ptr_eq(n, name)))
+                .or_else(|| self.named.iter().position(|(n, _)| **n == **name))
+        } else {
+            self.index.get(&**name).copied()
+        }
+    }
+
+    fn append(&mut self, name: Rc<str>, v: V) {
+        self.named.push((name, v));
+        if self.named.len() > LINEAR_MAX {
+            if self.index.is_empty() {
+                for (i, (n, _)) in self.named.iter().enumerate() {
+                    self.index.insert(n.clone(), i);
+                }
+            } else {
+                let i = self.named.len() - 1;
+                self.index.insert(self.named[i].0.clone(), i);
+            }
+        }
+    }
+
+    fn pop(&mut self) {
+        if let Some((n, _)) = self.named.pop() {
+            self.index.remove(&n);
+            if self.named.len() <= LINEAR_MAX {
+                self.index.clear();
+            }
+        }
+    }
+}
+
+/// Where an own property lives in a shadow object.
+#[derive(Clone, Copy, Debug)]
+pub enum Pos {
+    Elem(usize),
+    Named(usize),
+}
+
+#[derive(Debug)]
+enum Undo {
+    /// An element or name was replaced.
+    Elem(u32, usize, Option<V>),
+    Named(u32, usize, V),
+    /// A name was appended.
+    Appended(u32),
+    /// The element vector had this length.
+    Len(u32, usize),
+}
+
+#[derive(Debug)]
+pub struct Heap {
+    objs: Vec<Obj>,
+    ids: HashMap<JsObject, u32>,
+    /// Keys found on `Object.prototype` / `Array.prototype` (a read of a missing key there
+    /// reaches the prototype; a write may hit a setter).
+    object_proto: HashSet<Key>,
+    array_proto: HashSet<Key>,
+    object_proto_obj: JsObject,
+    array_proto_obj: JsObject,
+    undo: Vec<Undo>,
+    /// Objects at the start of the running hook; those above were created by it.
+    mark: usize,
+    /// Whether an object created by the running hook was stored into an older one.
+    escaped: bool,
+}
+
+fn proto_keys(proto: &JsObject, ctx: &mut Context) -> JsResult<HashSet<Key>> {
+    let mut out = HashSet::new();
+    let mut cur = Some(proto.clone());
+    while let Some(o) = cur {
+        for k in o.own_property_keys(ctx)? {
+            match k {
+                PropertyKey::Index(i) => {
+                    out.insert(Key::Idx(i.get()));
+                }
+                PropertyKey::String(s) => {
+                    out.insert(Key::from_name(Rc::from(s.to_std_string_escaped())));
+                }
+                PropertyKey::Symbol(_) => {}
+            }
+        }
+        cur = o.prototype();
+    }
+    Ok(out)
+}
+
+impl Heap {
+    pub fn new(ctx: &mut Context) -> JsResult<Self> {
+        let object_proto_obj = ctx.intrinsics().constructors().object().prototype();
+        let array_proto_obj = ctx.intrinsics().constructors().array().prototype();
+        Ok(Heap {
+            objs: Vec::new(),
+            ids: HashMap::new(),
+            object_proto: proto_keys(&object_proto_obj, ctx)?,
+            array_proto: proto_keys(&array_proto_obj, ctx)?,
+            object_proto_obj,
+            array_proto_obj,
+            undo: Vec::new(),
+            mark: 0,
+            escaped: false,
+        })
+    }
+
+    #[inline]
+    fn proto_has(&self, array: bool, key: &Key) -> bool {
+        if array {
+            self.array_proto.contains(key)
+        } else {
+            self.object_proto.contains(key)
+        }
+    }
+
+    /// Where `key` lives in object `id`, if it is an own property.
+    #[inline]
+    pub fn locate(&self, id: u32, key: &Key) -> Option<Pos> {
+        let o = &self.objs[id as usize];
+        match key {
+            Key::Idx(i) => {
+                let i = *i as usize;
+                o.elems
+                    .get(i)
+                    .is_some_and(Option::is_some)
+                    .then_some(Pos::Elem(i))
+            }
+            Key::Name(n) => o.find(n).map(Pos::Named),
+        }
+    }
+
+    /// The value of `key` when it is not an own property (`pos` is `None`): undefined, unless
+    /// the prototype may have it.
+    #[inline]
+    pub fn read(&self, id: u32, key: &Key, pos: Option<Pos>) -> R<V> {
+        let o = &self.objs[id as usize];
+        match pos {
+            Some(Pos::Elem(i)) => Ok(o.elems[i].clone().unwrap_or(V::Undef)),
+            Some(Pos::Named(i)) => Ok(o.named[i].1.clone()),
+            None => {
+                if o.array && key.name() == Some("length") {
+                    return Ok(V::Num(o.elems.len() as f64));
+                }
+                if self.proto_has(o.array, key) {
+                    return Err(Deopt);
+                }
+                Ok(V::Undef)
+            }
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32, key: &Key) -> R<V> {
+        self.read(id, key, self.locate(id, key))
+    }
+
+    /// Assigns `key` of object `id`; `pos` is what [`Heap::locate`] said for it.
+    #[inline]
+    pub fn write(&mut self, id: u32, key: &Key, pos: Option<Pos>, v: V) -> R<()> {
+        if let V::Obj(child) = v {
+            if child as usize >= self.mark && (id as usize) < self.mark {
+                self.escaped = true;
+            }
+        }
+        match pos {
+            Some(Pos::Elem(i)) => {
+                let o = &mut self.objs[id as usize];
+                let old = o.elems[i].replace(v);
+                self.undo.push(Undo::Elem(id, i, old));
+                o.dirty = true;
+                return Ok(());
+            }
+            Some(Pos::Named(p)) => {
+                let o = &mut self.objs[id as usize];
+                let old = std::mem::replace(&mut o.named[p].1, v);
+                self.undo.push(Undo::Named(id, p, old));
+                o.dirty = true;
+                return Ok(());
+            }
+            None => {}
+        }
+        let array = self.objs[id as usize].array;
+        // A new property: the prototype may have a setter for it, `__proto__` is one, and an
+        // array's `length` truncates.
+        if self.proto_has(array, key) || (array && key.name() == Some("length")) {
+            return Err(Deopt);
+        }
+        let o = &mut self.objs[id as usize];
+        match key {
+            Key::Idx(i) => {
+                let i = *i as usize;
+                if i >= DENSE_MAX {
+                    return Err(Deopt);
+                }
+                if i >= o.elems.len() {
+                    self.undo.push(Undo::Len(id, o.elems.len()));
+                    o.elems.resize(i + 1, None);
+                }
+                let old = o.elems[i].replace(v);
+                self.undo.push(Undo::Elem(id, i, old));
+            }
+            Key::Name(n) => {
+                o.append(n.clone(), v);
+                self.undo.push(Undo::Appended(id));
+            }
+        }
+        o.dirty = true;
+        Ok(())
+    }
+
+    /// A new object or array (a literal); its properties are defined, not assigned.
+    pub fn create(&mut self, array: bool, props: Vec<(Key, V)>) -> R<u32> {
+        if self.objs.len() >= HEAP_MAX {
+            return Err(Deopt);
+        }
+        let mut o = Obj::new(array, None);
+        for (k, v) in props {
+            match k {
+                Key::Idx(i) if (i as usize) < DENSE_MAX => {
+                    let i = i as usize;
+                    if i >= o.elems.len() {
+                        o.elems.resize(i + 1, None);
+                    }
+                    o.elems[i] = Some(v);
+                }
+                Key::Idx(_) => return Err(Deopt),
+                Key::Name(n) => match o.find(&n) {
+                    Some(p) => o.named[p].1 = v,
+                    None => o.append(n, v),
+                },
+            }
+        }
+        self.objs.push(o);
+        Ok((self.objs.len() - 1) as u32)
+    }
+
+    /// Starts a hook.
+    #[inline]
+    pub fn begin(&mut self) {
+        self.undo.clear();
+        self.mark = self.objs.len();
+        self.escaped = false;
+    }
+
+    /// Ends a hook that completed; objects it created that nothing older refers to are freed.
+    #[inline]
+    pub fn commit(&mut self) {
+        self.undo.clear();
+        if !self.escaped {
+            self.objs.truncate(self.mark);
+        }
+    }
+
+    /// Undoes the writes of a hook that deoptimised.
+    pub fn rollback(&mut self) {
+        while let Some(u) = self.undo.pop() {
+            match u {
+                Undo::Elem(id, i, old) => self.objs[id as usize].elems[i] = old,
+                Undo::Named(id, p, old) => self.objs[id as usize].named[p].1 = old,
+                Undo::Appended(id) => self.objs[id as usize].pop(),
+                Undo::Len(id, len) => self.objs[id as usize].elems.truncate(len),
+            }
+        }
+        self.objs.truncate(self.mark);
+    }
+
+    /// Imports a boa value; plain objects and arrays become shadow objects (with everything
+    /// reachable from them), anything else is held opaque.
+    pub fn import(&mut self, v: &JsValue, strings: &mut Strings, ctx: &mut Context) -> JsResult<V> {
+        let mut pending = Vec::new();
+        let out = self.import_one(v, &mut pending, strings, ctx)?;
+        while let Some((id, props)) = pending.pop() {
+            for (k, jv) in props {
+                let v = self.import_one(&jv, &mut pending, strings, ctx)?;
+                let o = &mut self.objs[id as usize];
+                match k {
+                    Key::Idx(i) => o.elems[i as usize] = Some(v),
+                    Key::Name(n) => o.append(n, v),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn import_one(
+        &mut self,
+        v: &JsValue,
+        pending: &mut Vec<(u32, Vec<(Key, JsValue)>)>,
+        strings: &mut Strings,
+        ctx: &mut Context,
+    ) -> JsResult<V> {
+        if v.is_undefined() {
+            return Ok(V::Undef);
+        }
+        if v.is_null() {
+            return Ok(V::Null);
+        }
+        if let Some(b) = v.as_boolean() {
+            return Ok(V::Bool(b));
+        }
+        if let Some(n) = v.as_number() {
+            return Ok(V::Num(n));
+        }
+        if let Some(s) = v.as_string() {
+            return Ok(match s.to_std_string() {
+                Ok(s) => V::Str(strings.intern(&s)),
+                Err(_) => V::Opaque(v.clone()),
+            });
+        }
+        let Some(obj) = v.as_object() else {
+            return Ok(V::Opaque(v.clone()));
+        };
+        if let Some(id) = self.ids.get(&obj) {
+            return Ok(V::Obj(*id));
+        }
+        let Some((array, len, props)) = self.plain(&obj, strings, ctx)? else {
+            return Ok(V::Opaque(v.clone()));
+        };
+        if self.objs.len() >= HEAP_MAX {
+            return Ok(V::Opaque(v.clone()));
+        }
+        let mut o = Obj::new(array, Some(obj.clone()));
+        o.elems.resize(len, None);
+        self.objs.push(o);
+        let id = (self.objs.len() - 1) as u32;
+        self.ids.insert(obj, id);
+        pending.push((id, props));
+        Ok(V::Obj(id))
+    }
+
+    /// The own properties of a plain object or array, if it is one: the standard prototype,
+    /// extensible, only string keys, only ordinary data properties, indices below the limit.
+    #[allow(clippy::type_complexity)]
+    fn plain(
+        &self,
+        obj: &JsObject,
+        strings: &mut Strings,
+        ctx: &mut Context,
+    ) -> JsResult<Option<(bool, usize, Vec<(Key, JsValue)>)>> {
+        let proto = obj.prototype();
+        let array = if obj.is_array() {
+            if proto.as_ref() != Some(&self.array_proto_obj) {
+                return Ok(None);
+            }
+            true
+        } else if obj.is_ordinary() && proto.as_ref() == Some(&self.object_proto_obj) {
+            false
+        } else {
+            return Ok(None);
+        };
+        if !obj.is_extensible(ctx)? {
+            return Ok(None);
+        }
+        let mut len = 0usize;
+        if array {
+            let n = JsArray::from_object(obj.clone())?.length(ctx)? as usize;
+            if n > DENSE_MAX {
+                return Ok(None);
+            }
+            len = n;
+        }
+        let mut props = Vec::new();
+        for key in obj.own_property_keys(ctx)? {
+            let k = match &key {
+                PropertyKey::Index(i) if (i.get() as usize) < DENSE_MAX => Key::Idx(i.get()),
+                PropertyKey::String(s) => {
+                    let Ok(s) = s.to_std_string() else {
+                        return Ok(None);
+                    };
+                    if array && s == "length" {
+                        continue;
+                    }
+                    Key::from_name(strings.intern(&s))
+                }
+                _ => return Ok(None),
+            };
+            let Some(d) = obj.borrow().properties().get(&key) else {
+                return Ok(None);
+            };
+            if d.is_accessor_descriptor()
+                || d.writable() != Some(true)
+                || d.enumerable() != Some(true)
+                || d.configurable() != Some(true)
+            {
+                return Ok(None);
+            }
+            if let Key::Idx(i) = k {
+                len = len.max(i as usize + 1);
+            }
+            props.push((k, d.expect_value().clone()));
+        }
+        Ok(Some((array, len, props)))
+    }
+
+    /// Writes every changed shadow object back into boa, creating boa objects for new ones.
+    pub fn flush(&mut self, ctx: &mut Context) -> JsResult<()> {
+        let mut pending: Vec<u32> = (0..self.objs.len() as u32)
+            .filter(|&i| self.objs[i as usize].dirty && self.objs[i as usize].origin.is_some())
+            .collect();
+        while let Some(id) = pending.pop() {
+            let o = &mut self.objs[id as usize];
+            if !o.dirty {
+                continue;
+            }
+            o.dirty = false;
+            let target = o.origin.clone().expect("flushed objects have a boa object");
+            let elems: Vec<(u32, V)> = o
+                .elems
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.clone().map(|v| (i as u32, v)))
+                .collect();
+            let named = o.named.clone();
+            for (i, v) in elems {
+                let jv = self.export(&v, &mut pending, ctx)?;
+                target.set(i, jv, true, ctx)?;
+            }
+            for (n, v) in named {
+                let jv = self.export(&v, &mut pending, ctx)?;
+                target.set(JsString::from(&*n), jv, true, ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn export(&mut self, v: &V, pending: &mut Vec<u32>, ctx: &mut Context) -> JsResult<JsValue> {
+        Ok(match v {
+            V::Undef => JsValue::undefined(),
+            V::Null => JsValue::null(),
+            V::Bool(b) => JsValue::from(*b),
+            V::Num(n) => JsValue::from(*n),
+            V::Str(s) => JsValue::from(JsString::from(&**s)),
+            V::Opaque(v) => v.clone(),
+            V::Obj(id) => {
+                let o = &mut self.objs[*id as usize];
+                if let Some(js) = &o.origin {
+                    return Ok(js.clone().into());
+                }
+                let js: JsObject = if o.array {
+                    JsArray::new(ctx)?.into()
+                } else {
+                    JsObject::with_object_proto(ctx.intrinsics())
+                };
+                o.origin = Some(js.clone());
+                o.dirty = true;
+                if o.array {
+                    // Trailing holes count in an array's length.
+                    js.set(js_string!("length"), o.elems.len(), true, ctx)?;
+                }
+                self.ids.insert(js.clone(), *id);
+                pending.push(*id);
+                js.into()
+            }
+        })
+    }
+}
