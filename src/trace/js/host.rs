@@ -343,22 +343,32 @@ impl Host {
         }
     }
 
+    /// Runs `hook` natively if the native path is on: `None` when boa must run it (the path
+    /// is off, or deoptimised just now — nothing of this call then remains).
+    pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), String>> {
+        let f = self.fast.as_mut()?;
+        if f.run(hook, &self.shared).is_ok() {
+            self.fast_calls += 1;
+            // geth's deadline covers the whole trace, not one call.
+            if self.fast_calls >= 1024 {
+                self.fast_calls = 0;
+                if Instant::now() >= self.deadline {
+                    return Some(Err(wrap("execution timeout", hook)));
+                }
+            }
+            return Some(Ok(()));
+        }
+        // Deoptimised: boa runs this call, and all later ones.
+        match self.leave_fast() {
+            Ok(()) => None,
+            Err(e) => Some(Err(wrap(&e, hook))),
+        }
+    }
+
     /// Calls `step`, `fault`, `enter` or `exit` (whichever the script defines).
     pub fn call(&mut self, hook: Hook) -> Result<(), String> {
-        if let Some(f) = self.fast.as_mut() {
-            if f.run(hook, &self.shared).is_ok() {
-                self.fast_calls += 1;
-                // geth's deadline covers the whole trace, not one call.
-                if self.fast_calls >= 1024 {
-                    self.fast_calls = 0;
-                    if Instant::now() >= self.deadline {
-                        return Err(wrap("execution timeout", hook));
-                    }
-                }
-                return Ok(());
-            }
-            // Deoptimised: nothing of this call remains; boa runs it, and all later ones.
-            self.leave_fast().map_err(|e| wrap(&e, hook))?;
+        if let Some(r) = self.try_fast(hook) {
+            return r;
         }
         if let Some(d) = self.direct.as_mut() {
             let (f, args): (Option<&JsObject>, &[JsValue]) = match hook {

@@ -221,6 +221,13 @@ impl JsTracer {
         let Some(host) = self.host.as_mut() else {
             return;
         };
+        // Native hooks read neither the interpreter nor the state.
+        if let Some(r) = host.try_fast(hook) {
+            if let Err(e) = r {
+                self.fail(e);
+            }
+            return;
+        }
         let mut view = StateView {
             state: &ctx.journaled_state.inner.state,
             db: &mut ctx.journaled_state.database,

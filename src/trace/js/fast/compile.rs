@@ -9,8 +9,6 @@
 //! else — loops, calls of other functions, globals, closures, `db`, stack, memory, any other
 //! use of the arguments — leaves the hook uncompiled, and the tracer then runs in boa only.
 
-use std::rc::Rc;
-
 use boa_engine::ast::declaration::{Binding, LexicalDeclaration, Variable};
 use boa_engine::ast::expression::access::{PropertyAccess, PropertyAccessField};
 use boa_engine::ast::expression::literal::{
@@ -29,7 +27,7 @@ use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
-use super::value::{Key, Strings, V};
+use super::value::{Key, Strings, Text, V};
 
 /// Binary operators evaluated on values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -99,6 +97,8 @@ pub enum Expr {
     /// A getter call; its arguments are evaluated (for their effects) and ignored.
     Get(Getter, Vec<Expr>),
     Member(Box<Expr>, Key),
+    /// `this.key` or `local.key`: the object needs no evaluation.
+    Path(Base, Key),
     Index(Box<Expr>, Box<Expr>),
     Assign(Box<Target>, Box<Expr>),
     Compound(Box<Target>, Bin, Box<Expr>),
@@ -117,10 +117,36 @@ pub enum Expr {
     Array(Vec<Expr>),
 }
 
+/// An object reached without evaluating an expression.
+#[derive(Clone, Copy, Debug)]
+pub enum Base {
+    This,
+    Local(u16),
+}
+
+impl Base {
+    fn of(e: &Expr) -> Option<Base> {
+        match e {
+            Expr::This => Some(Base::This),
+            Expr::Local(s) => Some(Base::Local(*s)),
+            _ => None,
+        }
+    }
+}
+
+/// `o.key`, as a path when `o` is `this` or a local.
+fn member(o: Expr, key: Key) -> Expr {
+    match Base::of(&o) {
+        Some(b) => Expr::Path(b, key),
+        None => Expr::Member(Box::new(o), key),
+    }
+}
+
 #[derive(Debug)]
 pub enum Target {
     Local(u16),
     Member(Expr, Key),
+    Path(Base, Key),
     Index(Expr, Expr),
 }
 
@@ -449,7 +475,11 @@ impl<'i> Compiler<'i> {
                         out.push(Stmt::Init(slot, init));
                     }
                 }
-                Stmt::Block(out)
+                match out.len() {
+                    0 => Stmt::Empty,
+                    1 => out.pop()?,
+                    _ => Stmt::Block(out),
+                }
             }
             _ => return None,
         })
@@ -464,7 +494,7 @@ impl<'i> Compiler<'i> {
         es.iter().map(|e| self.expr(e)).collect()
     }
 
-    fn text(&mut self, sym: Sym) -> Option<Rc<str>> {
+    fn text(&mut self, sym: Sym) -> Option<Text> {
         let s = self.name(sym)?;
         Some(self.strings.intern(&s))
     }
@@ -504,11 +534,9 @@ impl<'i> Compiler<'i> {
             Expression::PropertyAccess(PropertyAccess::Simple(a)) => {
                 let target = self.expr(a.target())?;
                 match a.field() {
-                    PropertyAccessField::Const(id) => {
-                        Expr::Member(Box::new(target), self.key(id.sym())?)
-                    }
+                    PropertyAccessField::Const(id) => member(target, self.key(id.sym())?),
                     PropertyAccessField::Expr(k) => match self.static_key(k) {
-                        Some(key) => Expr::Member(Box::new(target), key),
+                        Some(key) => member(target, key),
                         None => Expr::Index(Box::new(target), Box::new(self.expr(k)?)),
                     },
                 }
@@ -618,7 +646,7 @@ impl<'i> Compiler<'i> {
                         _ => return None,
                     };
                     // `__proto__: x` sets the prototype.
-                    if key == Key::Name(Rc::from("__proto__")) {
+                    if key == Key::Name(Text::from("__proto__")) {
                         return None;
                     }
                     props.push((key, value));
@@ -732,9 +760,18 @@ impl<'i> Compiler<'i> {
     ) -> Option<Target> {
         let obj = self.expr(target)?;
         Some(match field {
-            PropertyAccessField::Const(id) => Target::Member(obj, self.key(id.sym())?),
+            PropertyAccessField::Const(id) => {
+                let key = self.key(id.sym())?;
+                match Base::of(&obj) {
+                    Some(b) => Target::Path(b, key),
+                    None => Target::Member(obj, key),
+                }
+            }
             PropertyAccessField::Expr(k) => match self.static_key(k) {
-                Some(key) => Target::Member(obj, key),
+                Some(key) => match Base::of(&obj) {
+                    Some(b) => Target::Path(b, key),
+                    None => Target::Member(obj, key),
+                },
                 None => Target::Index(obj, self.expr(k)?),
             },
         })

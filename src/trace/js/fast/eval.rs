@@ -2,17 +2,16 @@
 //! evaluation order, reading the argument getters straight from [`Shared`].
 
 use std::borrow::Cow;
-use std::rc::Rc;
 
 use revm::bytecode::opcode::OpCode;
 
-use super::compile::{Bin, Expr, Getter, Logic, Stmt, Target, Un};
+use super::compile::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
 use super::heap::{Heap, Pos};
-use super::value::{compare, to_i32, Deopt, Key, R, V};
+use super::value::{compare, to_i32, Deopt, Key, Text, R, V};
 use crate::trace::js::objects::Shared;
 
 /// Names of the 256 opcodes, as `log.op.toString()` gives them.
-pub struct Names(pub Vec<Rc<str>>);
+pub struct Names(pub Vec<Text>);
 
 pub struct Machine<'a> {
     pub heap: &'a mut Heap,
@@ -77,11 +76,11 @@ impl Machine<'_> {
     fn getter(&self, g: Getter) -> V {
         let num = |n: u64| V::Num(n as f64);
         let text = |s: &Option<String>| match s {
-            Some(s) => V::Str(Rc::from(s.as_str())),
+            Some(s) => V::Str(Text::from(s.as_str())),
             None => V::Undef,
         };
         match g {
-            Getter::FrameType => V::Str(Rc::from(self.shared.frame.borrow().kind)),
+            Getter::FrameType => V::Str(Text::from(self.shared.frame.borrow().kind)),
             Getter::FrameGas => num(self.shared.frame.borrow().gas),
             Getter::ResultGasUsed => num(self.shared.frame_result.borrow().gas_used),
             Getter::ResultError => text(&self.shared.frame_result.borrow().error),
@@ -104,6 +103,19 @@ impl Machine<'_> {
         }
     }
 
+    /// The object a path starts from; a local that holds no object is left to boa (reading a
+    /// property of a primitive, or of undefined, which throws).
+    #[inline]
+    fn base(&self, b: Base) -> R<u32> {
+        match b {
+            Base::This => Ok(self.this),
+            Base::Local(s) => match &self.locals[s as usize] {
+                V::Obj(id) => Ok(*id),
+                _ => Err(Deopt),
+            },
+        }
+    }
+
     #[inline]
     fn object(&self, v: V) -> R<u32> {
         match v {
@@ -121,20 +133,103 @@ impl Machine<'_> {
         }
     }
 
+    /// The frequent expressions; the rest are in [`Machine::eval_other`], which keeps this
+    /// function's frame small (it runs several times per opcode).
     fn eval(&mut self, e: &Expr) -> R<V> {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(s) => Ok(self.locals[*s as usize].clone()),
+            Expr::This => Ok(V::Obj(self.this)),
+            Expr::Get(g, args) if args.is_empty() => Ok(self.getter(*g)),
+            Expr::Path(b, key) => {
+                let id = self.base(*b)?;
+                self.heap.get(id, key)
+            }
+            Expr::Member(o, key) => {
+                let o = self.eval(o)?;
+                self.read(o, key)
+            }
+            Expr::Update {
+                target,
+                inc,
+                prefix,
+            } => {
+                // `this.n++`: a number property changed in place.
+                if let Target::Path(b, key) = &**target {
+                    let id = self.base(*b)?;
+                    if let Some(pos) = self.heap.locate(id, key) {
+                        if let Some(n) = self.heap.num_at(id, pos) {
+                            let new = if *inc { n + 1.0 } else { n - 1.0 };
+                            self.heap.set_num(id, pos, n, new);
+                            return Ok(V::Num(if *prefix { new } else { n }));
+                        }
+                    }
+                }
+                self.eval_other(e)
+            }
+            Expr::Compound(target, op, rhs) => {
+                // `e.gas += cost`: a number property changed in place.
+                if let Target::Path(b, key) = &**target {
+                    let id = self.base(*b)?;
+                    if let Some(pos) = self.heap.locate(id, key) {
+                        if let Some(x) = self.heap.num_at(id, pos) {
+                            let pure = match &**rhs {
+                                Expr::Const(_) | Expr::Local(_) => true,
+                                Expr::Get(_, args) => args.is_empty(),
+                                _ => false,
+                            };
+                            let r = self.eval(rhs)?;
+                            // The right side may have replaced the property (unless it cannot
+                            // write); `x` is what JavaScript read before evaluating it.
+                            let now = if pure {
+                                Some(pos)
+                            } else {
+                                self.heap.locate(id, key)
+                            };
+                            if let (V::Num(y), Some(now)) = (&r, now) {
+                                if let Some(n) = arithmetic(*op, x, *y) {
+                                    self.heap.set_num_any(id, now, n);
+                                    return Ok(V::Num(n));
+                                }
+                            }
+                            let v = binary(*op, &V::Num(x), &r)?;
+                            let now = self.heap.locate(id, key);
+                            self.heap.write(id, key, now, v.clone())?;
+                            return Ok(v);
+                        }
+                    }
+                }
+                self.eval_other(e)
+            }
+            Expr::Index(o, k) => {
+                let o = self.eval(o)?;
+                let k = self.eval(k)?;
+                match (o, k) {
+                    (V::Obj(id), V::Num(n)) => self.heap.get(id, &Key::from_num(n).ok_or(Deopt)?),
+                    (o @ (V::Obj(_) | V::Str(_)), k) => self.read(o, &k.to_key()?),
+                    _ => Err(Deopt),
+                }
+            }
+            Expr::Bin(op, l, r) => {
+                let l = self.eval(l)?;
+                let r = self.eval(r)?;
+                binary(*op, &l, &r)
+            }
+            _ => self.eval_other(e),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_other(&mut self, e: &Expr) -> R<V> {
         Ok(match e {
-            Expr::Const(v) => v.clone(),
-            Expr::Local(s) => self.locals[*s as usize].clone(),
-            Expr::This => V::Obj(self.this),
+            Expr::Const(_) | Expr::Local(_) | Expr::This | Expr::Member(..) | Expr::Path(..) => {
+                self.eval(e)?
+            }
             Expr::Get(g, args) => {
                 for a in args {
                     self.eval(a)?;
                 }
                 self.getter(*g)
-            }
-            Expr::Member(o, key) => {
-                let o = self.eval(o)?;
-                self.read(o, key)?
             }
             Expr::Index(o, k) => {
                 let o = self.eval(o)?;
@@ -154,6 +249,13 @@ impl Machine<'_> {
                 let place = self.place(t)?;
                 let old = self.load(&place)?;
                 let r = self.eval(rhs)?;
+                // A number property updated by a number: in place.
+                if let (Place::Prop(id, _, Some(pos)), V::Num(x), V::Num(y)) = (&place, &old, &r) {
+                    if let Some(n) = arithmetic(*op, *x, *y) {
+                        self.heap.set_num(*id, *pos, *x, n);
+                        return Ok(V::Num(n));
+                    }
+                }
                 let v = binary(*op, &old, &r)?;
                 self.store(&place, v.clone())?;
                 v
@@ -174,10 +276,16 @@ impl Machine<'_> {
                 prefix,
             } => {
                 let place = self.place(target)?;
-                let old = self.load(&place)?.to_num()?;
-                let new = if *inc { old + 1.0 } else { old - 1.0 };
-                self.store(&place, V::Num(new))?;
-                V::Num(if *prefix { new } else { old })
+                let old = self.load(&place)?;
+                let n = old.to_num()?;
+                let new = if *inc { n + 1.0 } else { n - 1.0 };
+                match (&place, old) {
+                    (Place::Prop(id, _, Some(pos)), V::Num(_)) => {
+                        self.heap.set_num(*id, *pos, n, new)
+                    }
+                    _ => self.store(&place, V::Num(new))?,
+                }
+                V::Num(if *prefix { new } else { n })
             }
             Expr::Bin(op, l, r) => {
                 let l = self.eval(l)?;
@@ -199,7 +307,7 @@ impl Machine<'_> {
                     Un::Plus => V::Num(x.to_num()?),
                     Un::Not => V::Bool(!x.truthy()),
                     Un::BitNot => V::Num(f64::from(!to_i32(x.to_num()?))),
-                    Un::TypeOf => V::Str(Rc::from(x.type_of())),
+                    Un::TypeOf => V::Str(Text::from(x.type_of())),
                     Un::Void => V::Undef,
                 }
             }
@@ -236,6 +344,10 @@ impl Machine<'_> {
     fn place<'e>(&mut self, t: &'e Target) -> R<Place<'e>> {
         Ok(match t {
             Target::Local(s) => Place::Local(*s),
+            Target::Path(b, key) => {
+                let id = self.base(*b)?;
+                Place::Prop(id, Cow::Borrowed(key), self.heap.locate(id, key))
+            }
             Target::Member(o, key) => {
                 let o = self.eval(o)?;
                 let id = self.object(o)?;
@@ -283,6 +395,19 @@ enum Place<'e> {
     Prop(u32, Cow<'e, Key>, Option<Pos>),
 }
 
+/// `+ - * / %` on two numbers.
+#[inline]
+fn arithmetic(op: Bin, x: f64, y: f64) -> Option<f64> {
+    Some(match op {
+        Bin::Add => x + y,
+        Bin::Sub => x - y,
+        Bin::Mul => x * y,
+        Bin::Div => x / y,
+        Bin::Mod => x % y,
+        _ => return None,
+    })
+}
+
 /// Whether a short-circuit operator goes on to its right side.
 #[inline]
 fn continues(op: Logic, l: &V) -> bool {
@@ -314,7 +439,7 @@ fn binary(op: Bin, a: &V, b: &V) -> R<V> {
                 let mut s = String::with_capacity(x.len() + y.len());
                 s.push_str(&x);
                 s.push_str(&y);
-                Ok(V::Str(Rc::from(s)))
+                Ok(V::Str(Text::from(s)))
             }
             _ => num(|x, y| x + y),
         },

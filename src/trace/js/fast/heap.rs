@@ -9,14 +9,13 @@
 //! is undone and boa runs it from the start.
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
 
 use boa_engine::object::builtins::JsArray;
 use boa_engine::object::JsObject;
 use boa_engine::property::PropertyKey;
 use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
-use super::value::{Deopt, Key, Strings, R, V};
+use super::value::{Deopt, Key, Strings, Text, R, V};
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
 const DENSE_MAX: usize = 1 << 16;
@@ -33,8 +32,8 @@ pub struct Obj {
     pub dirty: bool,
     /// Index-keyed properties (array elements); `None` is a hole.
     pub elems: Vec<Option<V>>,
-    pub named: Vec<(Rc<str>, V)>,
-    index: HashMap<Rc<str>, usize>,
+    pub named: Vec<(Text, V)>,
+    index: HashMap<Text, usize>,
 }
 
 impl Obj {
@@ -50,17 +49,17 @@ impl Obj {
     }
 
     #[inline]
-    fn find(&self, name: &Rc<str>) -> Option<usize> {
+    fn find(&self, name: &Text) -> Option<usize> {
         if self.named.len() <= LINEAR_MAX {
             // Names are interned (see [`Names`]): pointer equality is the common hit.
-            (self.named.iter().position(|(n, _)| Rc::ptr_eq(n, name)))
+            (self.named.iter().position(|(n, _)| Text::ptr_eq(n, name)))
                 .or_else(|| self.named.iter().position(|(n, _)| **n == **name))
         } else {
             self.index.get(&**name).copied()
         }
     }
 
-    fn append(&mut self, name: Rc<str>, v: V) {
+    fn append(&mut self, name: Text, v: V) {
         self.named.push((name, v));
         if self.named.len() > LINEAR_MAX {
             if self.index.is_empty() {
@@ -100,6 +99,8 @@ enum Undo {
     Appended(u32),
     /// The element vector had this length.
     Len(u32, usize),
+    /// A number was replaced by a number.
+    Num(u32, Pos, f64),
 }
 
 #[derive(Debug)]
@@ -129,7 +130,7 @@ fn proto_keys(proto: &JsObject, ctx: &mut Context) -> JsResult<HashSet<Key>> {
                     out.insert(Key::Idx(i.get()));
                 }
                 PropertyKey::String(s) => {
-                    out.insert(Key::from_name(Rc::from(s.to_std_string_escaped())));
+                    out.insert(Key::from_name(Text::from(s.to_std_string_escaped())));
                 }
                 PropertyKey::Symbol(_) => {}
             }
@@ -260,6 +261,49 @@ impl Heap {
         Ok(())
     }
 
+    /// Stores the number `new` at an own property, whatever it held.
+    #[inline]
+    pub fn set_num_any(&mut self, id: u32, pos: Pos, new: f64) {
+        let o = &mut self.objs[id as usize];
+        let slot = match pos {
+            Pos::Elem(i) => o.elems[i].get_or_insert(V::Undef),
+            Pos::Named(i) => &mut o.named[i].1,
+        };
+        let old = std::mem::replace(slot, V::Num(new));
+        o.dirty = true;
+        self.undo.push(match (old, pos) {
+            (V::Num(n), _) => Undo::Num(id, pos, n),
+            (old, Pos::Elem(i)) => Undo::Elem(id, i, Some(old)),
+            (old, Pos::Named(i)) => Undo::Named(id, i, old),
+        });
+    }
+
+    /// The number at an own property, if it holds one.
+    #[inline]
+    pub fn num_at(&self, id: u32, pos: Pos) -> Option<f64> {
+        let o = &self.objs[id as usize];
+        let v = match pos {
+            Pos::Elem(i) => o.elems[i].as_ref()?,
+            Pos::Named(i) => &o.named[i].1,
+        };
+        match v {
+            V::Num(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// Replaces the number `old` at an own property with `new`.
+    #[inline]
+    pub fn set_num(&mut self, id: u32, pos: Pos, old: f64, new: f64) {
+        let o = &mut self.objs[id as usize];
+        match pos {
+            Pos::Elem(i) => o.elems[i] = Some(V::Num(new)),
+            Pos::Named(i) => o.named[i].1 = V::Num(new),
+        }
+        o.dirty = true;
+        self.undo.push(Undo::Num(id, pos, old));
+    }
+
     /// A new object or array (a literal); its properties are defined, not assigned.
     pub fn create(&mut self, array: bool, props: Vec<(Key, V)>) -> R<u32> {
         if self.objs.len() >= HEAP_MAX {
@@ -311,6 +355,8 @@ impl Heap {
                 Undo::Named(id, p, old) => self.objs[id as usize].named[p].1 = old,
                 Undo::Appended(id) => self.objs[id as usize].pop(),
                 Undo::Len(id, len) => self.objs[id as usize].elems.truncate(len),
+                Undo::Num(id, Pos::Elem(i), n) => self.objs[id as usize].elems[i] = Some(V::Num(n)),
+                Undo::Num(id, Pos::Named(i), n) => self.objs[id as usize].named[i].1 = V::Num(n),
             }
         }
         self.objs.truncate(self.mark);

@@ -180,17 +180,37 @@ fn state_shared_with_a_closure_is_written_back_in_place() {
 #[test]
 #[ignore]
 fn tmp_speed() {
-    for src in [
-        "{count: 0, step: function(log) { this.count++; }, fault: function() {}, result: function() { return this.count; }}",
-        "{step: function(log) { }, fault: function() {}, result: function() { return 1; }}",
+    for body in [
+        "this.count++;",
+        "",
+        "var x = 1;",
+        "this.count;",
+        "log.getPC();",
+        "1 + 2;",
     ] {
+        let src = format!("{{count: 0, step: function(log) {{ {body} }}, fault: function() {{}}, result: function() {{ return this.count; }}}}");
+        let src = src.as_str();
         let shared = Shared::new();
-        let mut host = Host::new(src, "{}", SpecId::PRAGUE, Duration::from_secs(5), shared.clone()).unwrap();
+        let mut host = Host::new(
+            src,
+            "{}",
+            SpecId::PRAGUE,
+            Duration::from_secs(5),
+            shared.clone(),
+        )
+        .unwrap();
         assert!(host.fast_active());
         let t = std::time::Instant::now();
-        for _ in 0..1_000_000 {
+        let n: u32 = std::env::var("N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000_000);
+        for _ in 0..n {
             host.call(Hook::Step).unwrap();
         }
-        eprintln!("{:.1} ns/call", t.elapsed().as_nanos() as f64 / 1e6);
+        eprintln!(
+            "{body:<16} {:.1} ns/call",
+            t.elapsed().as_nanos() as f64 / f64::from(n)
+        );
     }
 }

@@ -7,17 +7,67 @@ use std::rc::Rc;
 
 use boa_engine::JsValue;
 
+/// A string: one pointer wide, so that a [`V`] is two words and travels in registers.
+#[derive(Clone, Debug, Eq)]
+pub struct Text(Rc<Box<str>>);
+
+impl Text {
+    #[inline]
+    pub fn ptr_eq(a: &Text, b: &Text) -> bool {
+        Rc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text(Rc::new(Box::from(s)))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        Text(Rc::new(s.into_boxed_str()))
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq for Text {
+    #[inline]
+    fn eq(&self, other: &Text) -> bool {
+        Text::ptr_eq(self, other) || *self.0 == *other.0
+    }
+}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self.0).hash(h)
+    }
+}
+
 /// One `Rc` per distinct text among property names, string literals and opcode names, so
 /// that name lookups mostly compare pointers.
 #[derive(Default)]
-pub struct Strings(std::collections::HashSet<Rc<str>>);
+pub struct Strings(std::collections::HashSet<Text>);
 
 impl Strings {
-    pub fn intern(&mut self, s: &str) -> Rc<str> {
+    pub fn intern(&mut self, s: &str) -> Text {
         if let Some(r) = self.0.get(s) {
             return r.clone();
         }
-        let r: Rc<str> = Rc::from(s);
+        let r = Text::from(s);
         self.0.insert(r.clone());
         r
     }
@@ -35,7 +85,7 @@ pub enum V {
     Null,
     Bool(bool),
     Num(f64),
-    Str(Rc<str>),
+    Str(Text),
     /// A plain object or array of the shadow heap.
     Obj(u32),
     /// A value held for boa (a function, a bigInt, a typed array…): it can be stored and moved,
@@ -48,12 +98,12 @@ pub enum V {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
     Idx(u32),
-    Name(Rc<str>),
+    Name(Text),
 }
 
 impl Key {
     #[inline]
-    pub fn from_name(s: Rc<str>) -> Key {
+    pub fn from_name(s: Text) -> Key {
         match canonical_index(&s) {
             Some(i) => Key::Idx(i),
             None => Key::Name(s),
@@ -66,7 +116,7 @@ impl Key {
         if (0.0..4_294_967_295.0).contains(&n) && n.fract() == 0.0 {
             return Some(Key::Idx(n as u32));
         }
-        num_to_string(n).map(|s| Key::Name(Rc::from(s)))
+        num_to_string(n).map(|s| Key::Name(Text::from(s)))
     }
 
     #[inline]
@@ -130,13 +180,13 @@ impl V {
     }
 
     /// `ToString` for primitives.
-    pub fn to_str(&self) -> R<Rc<str>> {
+    pub fn to_str(&self) -> R<Text> {
         Ok(match self {
             V::Str(s) => s.clone(),
-            V::Undef => Rc::from("undefined"),
-            V::Null => Rc::from("null"),
-            V::Bool(b) => Rc::from(if *b { "true" } else { "false" }),
-            V::Num(n) => Rc::from(num_to_string(*n).ok_or(Deopt)?),
+            V::Undef => Text::from("undefined"),
+            V::Null => Text::from("null"),
+            V::Bool(b) => Text::from(if *b { "true" } else { "false" }),
+            V::Num(n) => Text::from(num_to_string(*n).ok_or(Deopt)?),
             _ => return Err(Deopt),
         })
     }
@@ -222,13 +272,16 @@ mod tests {
 
     #[test]
     fn keys_and_numbers_follow_javascript() {
-        assert_eq!(Key::from_name(Rc::from("12")), Key::Idx(12));
-        assert_eq!(Key::from_name(Rc::from("012")), Key::Name(Rc::from("012")));
+        assert_eq!(Key::from_name(Text::from("12")), Key::Idx(12));
         assert_eq!(
-            Key::from_name(Rc::from("4294967295")),
-            Key::Name(Rc::from("4294967295"))
+            Key::from_name(Text::from("012")),
+            Key::Name(Text::from("012"))
         );
-        assert_eq!(Key::from_num(-1.0), Some(Key::Name(Rc::from("-1"))));
+        assert_eq!(
+            Key::from_name(Text::from("4294967295")),
+            Key::Name(Text::from("4294967295"))
+        );
+        assert_eq!(Key::from_num(-1.0), Some(Key::Name(Text::from("-1"))));
         assert_eq!(Key::from_num(1.5), None);
         assert_eq!(num_to_string(1e20).unwrap(), "100000000000000000000");
         assert_eq!(num_to_string(1e21), None);
