@@ -83,6 +83,15 @@ impl Obj {
     }
 }
 
+#[inline]
+fn num_undo(id: u32, pos: Pos, old: f64) -> Undo {
+    // Positions are below DENSE_MAX or the name count, both far below 2^32.
+    match pos {
+        Pos::Elem(i) => Undo::NumElem(id, i as u32, old),
+        Pos::Named(i) => Undo::NumNamed(id, i as u32, old),
+    }
+}
+
 /// Where an own property lives in a shadow object.
 #[derive(Clone, Copy, Debug)]
 pub enum Pos {
@@ -100,7 +109,8 @@ enum Undo {
     /// The element vector had this length.
     Len(u32, usize),
     /// A number was replaced by a number.
-    Num(u32, Pos, f64),
+    NumElem(u32, u32, f64),
+    NumNamed(u32, u32, f64),
 }
 
 #[derive(Debug)]
@@ -269,12 +279,17 @@ impl Heap {
             Pos::Elem(i) => o.elems[i].get_or_insert(V::Undef),
             Pos::Named(i) => &mut o.named[i].1,
         };
-        let old = std::mem::replace(slot, V::Num(new));
         o.dirty = true;
-        self.undo.push(match (old, pos) {
-            (V::Num(n), _) => Undo::Num(id, pos, n),
-            (old, Pos::Elem(i)) => Undo::Elem(id, i, Some(old)),
-            (old, Pos::Named(i)) => Undo::Named(id, i, old),
+        if let V::Num(x) = slot {
+            let old = *x;
+            *x = new;
+            self.undo.push(num_undo(id, pos, old));
+            return;
+        }
+        let old = std::mem::replace(slot, V::Num(new));
+        self.undo.push(match pos {
+            Pos::Elem(i) => Undo::Elem(id, i, Some(old)),
+            Pos::Named(i) => Undo::Named(id, i, old),
         });
     }
 
@@ -296,12 +311,17 @@ impl Heap {
     #[inline]
     pub fn set_num(&mut self, id: u32, pos: Pos, old: f64, new: f64) {
         let o = &mut self.objs[id as usize];
-        match pos {
-            Pos::Elem(i) => o.elems[i] = Some(V::Num(new)),
-            Pos::Named(i) => o.named[i].1 = V::Num(new),
+        let slot = match pos {
+            Pos::Elem(i) => o.elems[i].get_or_insert(V::Undef),
+            Pos::Named(i) => &mut o.named[i].1,
+        };
+        // The payload alone: rebuilding the whole value costs a store-forwarding stall.
+        match slot {
+            V::Num(x) => *x = new,
+            other => *other = V::Num(new),
         }
         o.dirty = true;
-        self.undo.push(Undo::Num(id, pos, old));
+        self.undo.push(num_undo(id, pos, old));
     }
 
     /// A new object or array (a literal); its properties are defined, not assigned.
@@ -355,8 +375,10 @@ impl Heap {
                 Undo::Named(id, p, old) => self.objs[id as usize].named[p].1 = old,
                 Undo::Appended(id) => self.objs[id as usize].pop(),
                 Undo::Len(id, len) => self.objs[id as usize].elems.truncate(len),
-                Undo::Num(id, Pos::Elem(i), n) => self.objs[id as usize].elems[i] = Some(V::Num(n)),
-                Undo::Num(id, Pos::Named(i), n) => self.objs[id as usize].named[i].1 = V::Num(n),
+                Undo::NumElem(id, i, n) => {
+                    self.objs[id as usize].elems[i as usize] = Some(V::Num(n))
+                }
+                Undo::NumNamed(id, i, n) => self.objs[id as usize].named[i as usize].1 = V::Num(n),
             }
         }
         self.objs.truncate(self.mark);

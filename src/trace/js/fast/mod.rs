@@ -90,7 +90,9 @@ impl Fast {
             return Ok(());
         };
         let locals = &mut self.locals[..f.locals as usize];
-        locals.fill(V::Undef);
+        for l in locals.iter_mut() {
+            *l = V::Undef;
+        }
         self.heap.begin();
         let mut m = Machine {
             heap: &mut self.heap,

@@ -79,7 +79,7 @@ pub struct Deopt;
 
 pub type R<T> = Result<T, Deopt>;
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum V {
     Undef,
     Null,
@@ -91,6 +91,21 @@ pub enum V {
     /// A value held for boa (a function, a bigInt, a typed array…): it can be stored and moved,
     /// but any operation on it is left to boa.
     Opaque(JsValue),
+}
+
+impl Clone for V {
+    #[inline]
+    fn clone(&self) -> V {
+        match self {
+            V::Undef => V::Undef,
+            V::Null => V::Null,
+            V::Bool(b) => V::Bool(*b),
+            V::Num(n) => V::Num(*n),
+            V::Obj(id) => V::Obj(*id),
+            V::Str(s) => V::Str(s.clone()),
+            V::Opaque(v) => V::Opaque(v.clone()),
+        }
+    }
 }
 
 /// A property key: an array index (JavaScript's canonical numeric strings below 2^32 − 1) or a
