@@ -27,7 +27,7 @@ use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
-use super::value::{Key, Strings, Text, V};
+use super::value::{Key, Tables, Text, V};
 
 /// Binary operators evaluated on values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,7 +194,7 @@ enum Bind {
 
 /// Compiles the hooks of `source` (the tracer's object literal) if every one the script
 /// defines is inside the subset.
-pub fn compile(source: &str, strings: &mut Strings) -> Option<Compiled> {
+pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
     let text = format!("(\n{source}\n)");
     let mut interner = Interner::default();
     let script = Parser::new(Source::from_bytes(&text))
@@ -289,14 +289,14 @@ fn resolve(interner: &Interner, sym: Sym) -> Option<String> {
 
 struct Compiler<'i> {
     interner: &'i Interner,
-    strings: &'i mut Strings,
+    strings: &'i mut Tables,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
 }
 
 impl<'i> Compiler<'i> {
-    fn new(interner: &'i Interner, strings: &'i mut Strings) -> Self {
+    fn new(interner: &'i Interner, strings: &'i mut Tables) -> Self {
         Compiler {
             interner,
             strings,
@@ -508,10 +508,13 @@ impl<'i> Compiler<'i> {
             Expression::Parenthesized(p) => self.expr(p.expression())?,
             Expression::This(_) => Expr::This,
             Expression::Literal(l) => Expr::Const(match l.kind() {
-                LiteralKind::String(s) => V::Str(self.text(*s)?),
-                LiteralKind::Num(n) => V::Num(*n),
-                LiteralKind::Int(i) => V::Num(f64::from(*i)),
-                LiteralKind::Bool(b) => V::Bool(*b),
+                LiteralKind::String(s) => {
+                    let t = self.name(*s)?;
+                    V::Str(self.strings.intern_id(&t))
+                }
+                LiteralKind::Num(n) => V::num(*n),
+                LiteralKind::Int(i) => V::num(f64::from(*i)),
+                LiteralKind::Bool(b) => V::bool(*b),
                 LiteralKind::Null => V::Null,
                 LiteralKind::Undefined => V::Undef,
                 _ => return None,
@@ -526,8 +529,8 @@ impl<'i> Compiler<'i> {
                 Some(Bind::Param(_)) => return None,
                 None => match self.name(id.sym())?.as_str() {
                     "undefined" => Expr::Const(V::Undef),
-                    "NaN" => Expr::Const(V::Num(f64::NAN)),
-                    "Infinity" => Expr::Const(V::Num(f64::INFINITY)),
+                    "NaN" => Expr::Const(V::num(f64::NAN)),
+                    "Infinity" => Expr::Const(V::num(f64::INFINITY)),
                     _ => return None,
                 },
             },
@@ -843,7 +846,7 @@ fn var_names(s: &Statement, out: &mut Vec<Sym>) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::compile;
-    use crate::trace::js::fast::value::Strings;
+    use crate::trace::js::fast::value::Tables;
 
     fn lib(name: &str) -> String {
         std::fs::read_to_string(format!("{}/tracers/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -851,7 +854,7 @@ mod tests {
 
     #[test]
     fn library_counters_compile() {
-        let mut strings = Strings::default();
+        let mut strings = Tables::default();
         for name in ["opcode_count.js", "gas_by_opcode.js"] {
             let c = compile(&lib(name), &mut strings)
                 .unwrap_or_else(|| panic!("{name} did not compile"));
@@ -885,7 +888,7 @@ mod tests {
             // an enter that reads a buffer
             "{enter: function(f) { this.f = f.getFrom(); }, exit: function() {}, fault: function() {}, result: function() {}}",
         ] {
-            assert!(compile(src, &mut Strings::default()).is_none(), "compiled: {src}");
+            assert!(compile(src, &mut Tables::default()).is_none(), "compiled: {src}");
         }
     }
 }

@@ -7,11 +7,11 @@ use revm::bytecode::opcode::OpCode;
 
 use super::compile::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
 use super::heap::{Heap, Pos};
-use super::value::{compare, to_i32, Deopt, Key, Text, R, V};
+use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::js::objects::Shared;
 
 /// Names of the 256 opcodes, as `log.op.toString()` gives them.
-pub struct Names(pub Vec<Text>);
+pub struct Names(pub Vec<V>);
 
 pub struct Machine<'a> {
     pub heap: &'a mut Heap,
@@ -49,7 +49,8 @@ impl Machine<'_> {
                 }
             }
             Stmt::If(c, then, other) => {
-                if self.eval(c)?.truthy() {
+                let c = self.eval(c)?;
+                if self.truthy(c) {
                     return self.exec(then);
                 } else if let Some(o) = other {
                     return self.exec(o);
@@ -73,17 +74,41 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn getter(&self, g: Getter) -> V {
-        let num = |n: u64| V::Num(n as f64);
-        let text = |s: &Option<String>| match s {
-            Some(s) => V::Str(Text::from(s.as_str())),
-            None => V::Undef,
-        };
-        match g {
-            Getter::FrameType => V::Str(Text::from(self.shared.frame.borrow().kind)),
+    fn truthy(&self, v: V) -> bool {
+        self.heap.t.truthy(v)
+    }
+
+    #[inline]
+    fn t(&self) -> &Tables {
+        &self.heap.t
+    }
+
+    /// An error text or frame kind as a string value (interned: there are few of them).
+    fn text(&mut self, s: Option<&str>) -> R<V> {
+        match s {
+            Some(s) => Ok(V::Str(self.heap.t.intern_id(s))),
+            None => Ok(V::Undef),
+        }
+    }
+
+    #[inline]
+    fn getter(&mut self, g: Getter) -> R<V> {
+        let num = |n: u64| V::num(n as f64);
+        Ok(match g {
+            Getter::FrameType => {
+                let kind = self.shared.frame.borrow().kind;
+                self.text(Some(kind))?
+            }
             Getter::FrameGas => num(self.shared.frame.borrow().gas),
             Getter::ResultGasUsed => num(self.shared.frame_result.borrow().gas_used),
-            Getter::ResultError => text(&self.shared.frame_result.borrow().error),
+            Getter::ResultError => {
+                let e = self.shared.frame_result.borrow().error.clone();
+                self.text(e.as_deref())?
+            }
+            Getter::StepError => {
+                let e = self.shared.step.borrow().error.clone();
+                self.text(e.as_deref())?
+            }
             _ => {
                 let s = self.shared.step.borrow();
                 match g {
@@ -92,15 +117,14 @@ impl Machine<'_> {
                     Getter::Cost => num(s.cost),
                     Getter::Depth => num(s.depth),
                     Getter::Refund => num(s.refund),
-                    Getter::StepError => text(&s.error),
                     Getter::OpNumber => num(u64::from(s.op)),
-                    Getter::OpName => V::Str(self.names.0[s.op as usize].clone()),
-                    Getter::OpIsPush => V::Bool(OpCode::new(s.op).is_some_and(|c| c.is_push())),
-                    // Frame getters are answered above.
+                    Getter::OpName => self.names.0[s.op as usize],
+                    Getter::OpIsPush => V::bool(OpCode::new(s.op).is_some_and(|c| c.is_push())),
+                    // Answered above.
                     _ => V::Undef,
                 }
             }
-        }
+        })
     }
 
     /// The object a path starts from; a local that holds no object is left to boa (reading a
@@ -109,8 +133,8 @@ impl Machine<'_> {
     fn base(&self, b: Base) -> R<u32> {
         match b {
             Base::This => Ok(self.this),
-            Base::Local(s) => match &self.locals[s as usize] {
-                V::Obj(id) => Ok(*id),
+            Base::Local(s) => match self.locals[s as usize] {
+                V::Obj(id) => Ok(id as u32),
                 _ => Err(Deopt),
             },
         }
@@ -119,7 +143,7 @@ impl Machine<'_> {
     #[inline]
     fn object(&self, v: V) -> R<u32> {
         match v {
-            V::Obj(id) => Ok(id),
+            V::Obj(id) => Ok(id as u32),
             _ => Err(Deopt),
         }
     }
@@ -127,8 +151,10 @@ impl Machine<'_> {
     #[inline]
     fn read(&self, v: V, key: &Key) -> R<V> {
         match v {
-            V::Obj(id) => self.heap.get(id, key),
-            V::Str(s) if key.name() == Some("length") && s.is_ascii() => Ok(V::Num(s.len() as f64)),
+            V::Obj(id) => self.heap.get(id as u32, key),
+            V::Str(s) if key.name() == Some("length") && self.t().text(s).is_ascii() => {
+                Ok(V::num(self.t().text(s).len() as f64))
+            }
             _ => Err(Deopt),
         }
     }
@@ -137,10 +163,10 @@ impl Machine<'_> {
     /// function's frame small (it runs several times per opcode).
     fn eval(&mut self, e: &Expr) -> R<V> {
         match e {
-            Expr::Const(v) => Ok(v.clone()),
-            Expr::Local(s) => Ok(self.locals[*s as usize].clone()),
-            Expr::This => Ok(V::Obj(self.this)),
-            Expr::Get(g, args) if args.is_empty() => Ok(self.getter(*g)),
+            Expr::Const(v) => Ok(*v),
+            Expr::Local(s) => Ok(self.locals[*s as usize]),
+            Expr::This => Ok(V::Obj(u64::from(self.this))),
+            Expr::Get(g, args) if args.is_empty() => self.getter(*g),
             Expr::Path(b, key) => {
                 let id = self.base(*b)?;
                 self.heap.get(id, key)
@@ -161,7 +187,7 @@ impl Machine<'_> {
                         if let Some(n) = self.heap.num_at(id, pos) {
                             let new = if *inc { n + 1.0 } else { n - 1.0 };
                             self.heap.set_num(id, pos, n, new);
-                            return Ok(V::Num(if *prefix { new } else { n }));
+                            return Ok(V::num(if *prefix { new } else { n }));
                         }
                     }
                 }
@@ -186,15 +212,15 @@ impl Machine<'_> {
                             } else {
                                 self.heap.locate(id, key)
                             };
-                            if let (V::Num(y), Some(now)) = (&r, now) {
-                                if let Some(n) = arithmetic(*op, x, *y) {
+                            if let (V::Num(y), Some(now)) = (r, now) {
+                                if let Some(n) = arithmetic(*op, x, f64::from_bits(y)) {
                                     self.heap.set_num_any(id, now, n);
-                                    return Ok(V::Num(n));
+                                    return Ok(V::num(n));
                                 }
                             }
-                            let v = binary(*op, &V::Num(x), &r)?;
+                            let v = self.binary(*op, V::num(x), r)?;
                             let now = self.heap.locate(id, key);
-                            self.heap.write(id, key, now, v.clone())?;
+                            self.heap.write(id, key, now, v)?;
                             return Ok(v);
                         }
                     }
@@ -205,15 +231,21 @@ impl Machine<'_> {
                 let o = self.eval(o)?;
                 let k = self.eval(k)?;
                 match (o, k) {
-                    (V::Obj(id), V::Num(n)) => self.heap.get(id, &Key::from_num(n).ok_or(Deopt)?),
-                    (o @ (V::Obj(_) | V::Str(_)), k) => self.read(o, &k.to_key()?),
+                    (V::Obj(id), V::Num(n)) => {
+                        let key = Key::from_num(f64::from_bits(n)).ok_or(Deopt)?;
+                        self.heap.get(id as u32, &key)
+                    }
+                    (o @ (V::Obj(_) | V::Str(_)), k) => {
+                        let key = self.t().to_key(k)?;
+                        self.read(o, &key)
+                    }
                     _ => Err(Deopt),
                 }
             }
             Expr::Bin(op, l, r) => {
                 let l = self.eval(l)?;
                 let r = self.eval(r)?;
-                binary(*op, &l, &r)
+                self.binary(*op, l, r)
             }
             _ => self.eval_other(e),
         }
@@ -229,45 +261,31 @@ impl Machine<'_> {
                 for a in args {
                     self.eval(a)?;
                 }
-                self.getter(*g)
+                self.getter(*g)?
             }
-            Expr::Index(o, k) => {
-                let o = self.eval(o)?;
-                let k = self.eval(k)?;
-                if !matches!(o, V::Obj(_) | V::Str(_)) {
-                    return Err(Deopt);
-                }
-                self.read(o, &k.to_key()?)?
-            }
+            Expr::Index(..) | Expr::Bin(..) => unreachable!("evaluated in eval"),
             Expr::Assign(t, rhs) => {
                 let place = self.place(t)?;
                 let v = self.eval(rhs)?;
-                self.store(&place, v.clone())?;
+                self.store(&place, v)?;
                 v
             }
             Expr::Compound(t, op, rhs) => {
                 let place = self.place(t)?;
                 let old = self.load(&place)?;
                 let r = self.eval(rhs)?;
-                // A number property updated by a number: in place.
-                if let (Place::Prop(id, _, Some(pos)), V::Num(x), V::Num(y)) = (&place, &old, &r) {
-                    if let Some(n) = arithmetic(*op, *x, *y) {
-                        self.heap.set_num(*id, *pos, *x, n);
-                        return Ok(V::Num(n));
-                    }
-                }
-                let v = binary(*op, &old, &r)?;
-                self.store(&place, v.clone())?;
+                let v = self.binary(*op, old, r)?;
+                self.store(&place, v)?;
                 v
             }
             Expr::LogicAssign(t, op, rhs) => {
                 let place = self.place(t)?;
                 let old = self.load(&place)?;
-                if !continues(*op, &old) {
+                if !self.continues(*op, old) {
                     return Ok(old);
                 }
                 let v = self.eval(rhs)?;
-                self.store(&place, v.clone())?;
+                self.store(&place, v)?;
                 v
             }
             Expr::Update {
@@ -276,25 +294,14 @@ impl Machine<'_> {
                 prefix,
             } => {
                 let place = self.place(target)?;
-                let old = self.load(&place)?;
-                let n = old.to_num()?;
+                let n = self.load(&place)?.to_num()?;
                 let new = if *inc { n + 1.0 } else { n - 1.0 };
-                match (&place, old) {
-                    (Place::Prop(id, _, Some(pos)), V::Num(_)) => {
-                        self.heap.set_num(*id, *pos, n, new)
-                    }
-                    _ => self.store(&place, V::Num(new))?,
-                }
-                V::Num(if *prefix { new } else { n })
-            }
-            Expr::Bin(op, l, r) => {
-                let l = self.eval(l)?;
-                let r = self.eval(r)?;
-                binary(*op, &l, &r)?
+                self.store(&place, V::num(new))?;
+                V::num(if *prefix { new } else { n })
             }
             Expr::Logic(op, l, r) => {
                 let l = self.eval(l)?;
-                if continues(*op, &l) {
+                if self.continues(*op, l) {
                     self.eval(r)?
                 } else {
                     l
@@ -303,16 +310,20 @@ impl Machine<'_> {
             Expr::Un(op, x) => {
                 let x = self.eval(x)?;
                 match op {
-                    Un::Neg => V::Num(-x.to_num()?),
-                    Un::Plus => V::Num(x.to_num()?),
-                    Un::Not => V::Bool(!x.truthy()),
-                    Un::BitNot => V::Num(f64::from(!to_i32(x.to_num()?))),
-                    Un::TypeOf => V::Str(Text::from(x.type_of())),
+                    Un::Neg => V::num(-x.to_num()?),
+                    Un::Plus => V::num(x.to_num()?),
+                    Un::Not => V::bool(!self.truthy(x)),
+                    Un::BitNot => V::num(f64::from(!to_i32(x.to_num()?))),
+                    Un::TypeOf => {
+                        let t = self.t().type_of(x);
+                        self.text(Some(t))?
+                    }
                     Un::Void => V::Undef,
                 }
             }
             Expr::Cond(c, a, b) => {
-                if self.eval(c)?.truthy() {
+                let c = self.eval(c)?;
+                if self.truthy(c) {
                     self.eval(a)?
                 } else {
                     self.eval(b)?
@@ -327,14 +338,14 @@ impl Machine<'_> {
                 for (k, e) in props {
                     vals.push((k.clone(), self.eval(e)?));
                 }
-                V::Obj(self.heap.create(false, vals)?)
+                V::Obj(u64::from(self.heap.create(false, vals)?))
             }
             Expr::Array(items) => {
                 let mut vals = Vec::with_capacity(items.len());
                 for (i, e) in items.iter().enumerate() {
                     vals.push((Key::Idx(i as u32), self.eval(e)?));
                 }
-                V::Obj(self.heap.create(true, vals)?)
+                V::Obj(u64::from(self.heap.create(true, vals)?))
             }
         })
     }
@@ -357,7 +368,7 @@ impl Machine<'_> {
                 let o = self.eval(o)?;
                 let k = self.eval(k)?;
                 let id = self.object(o)?;
-                let key = k.to_key()?;
+                let key = self.t().to_key(k)?;
                 let pos = self.heap.locate(id, &key);
                 Place::Prop(id, Cow::Owned(key), pos)
             }
@@ -367,7 +378,7 @@ impl Machine<'_> {
     #[inline]
     fn load(&self, p: &Place) -> R<V> {
         match p {
-            Place::Local(s) => Ok(self.locals[*s as usize].clone()),
+            Place::Local(s) => Ok(self.locals[*s as usize]),
             Place::Prop(id, key, pos) => self.heap.read(*id, key, *pos),
         }
     }
@@ -385,6 +396,68 @@ impl Machine<'_> {
                 let pos = pos.or_else(|| self.heap.locate(*id, key));
                 self.heap.write(*id, key, pos, v)
             }
+        }
+    }
+
+    /// Whether a short-circuit operator goes on to its right side.
+    #[inline]
+    fn continues(&self, op: Logic, l: V) -> bool {
+        match op {
+            Logic::And => self.truthy(l),
+            Logic::Or => !self.truthy(l),
+            Logic::Coalesce => matches!(l, V::Undef | V::Null),
+        }
+    }
+
+    #[inline]
+    fn binary(&mut self, op: Bin, a: V, b: V) -> R<V> {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let num = |f: fn(f64, f64) -> f64| -> R<V> { Ok(V::num(f(a.to_num()?, b.to_num()?))) };
+        let int = |f: fn(i32, i32) -> i32| -> R<V> {
+            Ok(V::num(f64::from(f(
+                to_i32(a.to_num()?),
+                to_i32(b.to_num()?),
+            ))))
+        };
+        let t = &self.heap.t;
+        let cmp = |want: &[std::cmp::Ordering]| -> R<V> {
+            Ok(V::bool(t.compare(a, b)?.is_some_and(|o| want.contains(&o))))
+        };
+        match op {
+            Bin::Add => match (a, b) {
+                (V::Num(x), V::Num(y)) => Ok(V::num(f64::from_bits(x) + f64::from_bits(y))),
+                (V::Obj(_) | V::Opaque(_), _) | (_, V::Obj(_) | V::Opaque(_)) => Err(Deopt),
+                (V::Str(_), _) | (_, V::Str(_)) => {
+                    let (x, y) = (t.to_str(a)?, t.to_str(b)?);
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(&x);
+                    s.push_str(&y);
+                    self.heap.t.str_value(&Text::from(s))
+                }
+                _ => num(|x, y| x + y),
+            },
+            Bin::Sub => num(|x, y| x - y),
+            Bin::Mul => num(|x, y| x * y),
+            Bin::Div => num(|x, y| x / y),
+            Bin::Mod => num(|x, y| x % y),
+            Bin::And => int(|x, y| x & y),
+            Bin::Or => int(|x, y| x | y),
+            Bin::Xor => int(|x, y| x ^ y),
+            Bin::Shl => int(|x, y| x.wrapping_shl(y as u32 & 31)),
+            Bin::Shr => int(|x, y| x.wrapping_shr(y as u32 & 31)),
+            Bin::UShr => {
+                let x = to_i32(a.to_num()?) as u32;
+                let y = to_i32(b.to_num()?) as u32 & 31;
+                Ok(V::num(f64::from(x >> y)))
+            }
+            Bin::Eq => Ok(V::bool(t.loose_eq(a, b)?)),
+            Bin::Ne => Ok(V::bool(!t.loose_eq(a, b)?)),
+            Bin::StrictEq => Ok(V::bool(t.strict_eq(a, b))),
+            Bin::StrictNe => Ok(V::bool(!t.strict_eq(a, b))),
+            Bin::Lt => cmp(&[Less]),
+            Bin::Le => cmp(&[Less, Equal]),
+            Bin::Gt => cmp(&[Greater]),
+            Bin::Ge => cmp(&[Greater, Equal]),
         }
     }
 }
@@ -406,64 +479,4 @@ fn arithmetic(op: Bin, x: f64, y: f64) -> Option<f64> {
         Bin::Mod => x % y,
         _ => return None,
     })
-}
-
-/// Whether a short-circuit operator goes on to its right side.
-#[inline]
-fn continues(op: Logic, l: &V) -> bool {
-    match op {
-        Logic::And => l.truthy(),
-        Logic::Or => !l.truthy(),
-        Logic::Coalesce => matches!(l, V::Undef | V::Null),
-    }
-}
-
-#[inline]
-fn binary(op: Bin, a: &V, b: &V) -> R<V> {
-    use std::cmp::Ordering::{Equal, Greater, Less};
-    let num = |f: fn(f64, f64) -> f64| -> R<V> { Ok(V::Num(f(a.to_num()?, b.to_num()?))) };
-    let int = |f: fn(i32, i32) -> i32| -> R<V> {
-        Ok(V::Num(f64::from(f(
-            to_i32(a.to_num()?),
-            to_i32(b.to_num()?),
-        ))))
-    };
-    let cmp = |want: &[std::cmp::Ordering]| -> R<V> {
-        Ok(V::Bool(compare(a, b)?.is_some_and(|o| want.contains(&o))))
-    };
-    match op {
-        Bin::Add => match (a, b) {
-            (V::Obj(_) | V::Opaque(_), _) | (_, V::Obj(_) | V::Opaque(_)) => Err(Deopt),
-            (V::Str(_), _) | (_, V::Str(_)) => {
-                let (x, y) = (a.to_str()?, b.to_str()?);
-                let mut s = String::with_capacity(x.len() + y.len());
-                s.push_str(&x);
-                s.push_str(&y);
-                Ok(V::Str(Text::from(s)))
-            }
-            _ => num(|x, y| x + y),
-        },
-        Bin::Sub => num(|x, y| x - y),
-        Bin::Mul => num(|x, y| x * y),
-        Bin::Div => num(|x, y| x / y),
-        Bin::Mod => num(|x, y| x % y),
-        Bin::And => int(|x, y| x & y),
-        Bin::Or => int(|x, y| x | y),
-        Bin::Xor => int(|x, y| x ^ y),
-        Bin::Shl => int(|x, y| x.wrapping_shl(y as u32 & 31)),
-        Bin::Shr => int(|x, y| x.wrapping_shr(y as u32 & 31)),
-        Bin::UShr => {
-            let x = to_i32(a.to_num()?) as u32;
-            let y = to_i32(b.to_num()?) as u32 & 31;
-            Ok(V::Num(f64::from(x >> y)))
-        }
-        Bin::Eq => Ok(V::Bool(a.loose_eq(b)?)),
-        Bin::Ne => Ok(V::Bool(!a.loose_eq(b)?)),
-        Bin::StrictEq => Ok(V::Bool(a.strict_eq(b))),
-        Bin::StrictNe => Ok(V::Bool(!a.strict_eq(b))),
-        Bin::Lt => cmp(&[Less]),
-        Bin::Le => cmp(&[Less, Equal]),
-        Bin::Gt => cmp(&[Greater]),
-        Bin::Ge => cmp(&[Greater, Equal]),
-    }
 }

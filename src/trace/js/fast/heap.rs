@@ -15,7 +15,7 @@ use boa_engine::object::JsObject;
 use boa_engine::property::PropertyKey;
 use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
-use super::value::{Deopt, Key, Strings, Text, R, V};
+use super::value::{Deopt, Key, Tables, Text, R, V};
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
 const DENSE_MAX: usize = 1 << 16;
@@ -126,8 +126,12 @@ pub struct Heap {
     undo: Vec<Undo>,
     /// Objects at the start of the running hook; those above were created by it.
     mark: usize,
-    /// Whether an object created by the running hook was stored into an older one.
+    /// Whether an object or string created by the running hook was stored into an object.
     escaped: bool,
+    /// Strings at the start of the running hook.
+    str_mark: usize,
+    /// The strings and boa values that values refer to.
+    pub t: Tables,
 }
 
 fn proto_keys(proto: &JsObject, ctx: &mut Context) -> JsResult<HashSet<Key>> {
@@ -151,7 +155,7 @@ fn proto_keys(proto: &JsObject, ctx: &mut Context) -> JsResult<HashSet<Key>> {
 }
 
 impl Heap {
-    pub fn new(ctx: &mut Context) -> JsResult<Self> {
+    pub fn new(t: Tables, ctx: &mut Context) -> JsResult<Self> {
         let object_proto_obj = ctx.intrinsics().constructors().object().prototype();
         let array_proto_obj = ctx.intrinsics().constructors().array().prototype();
         Ok(Heap {
@@ -164,6 +168,8 @@ impl Heap {
             undo: Vec::new(),
             mark: 0,
             escaped: false,
+            str_mark: 0,
+            t,
         })
     }
 
@@ -198,11 +204,11 @@ impl Heap {
     pub fn read(&self, id: u32, key: &Key, pos: Option<Pos>) -> R<V> {
         let o = &self.objs[id as usize];
         match pos {
-            Some(Pos::Elem(i)) => Ok(o.elems[i].clone().unwrap_or(V::Undef)),
-            Some(Pos::Named(i)) => Ok(o.named[i].1.clone()),
+            Some(Pos::Elem(i)) => Ok(o.elems[i].unwrap_or(V::Undef)),
+            Some(Pos::Named(i)) => Ok(o.named[i].1),
             None => {
                 if o.array && key.name() == Some("length") {
-                    return Ok(V::Num(o.elems.len() as f64));
+                    return Ok(V::num(o.elems.len() as f64));
                 }
                 if self.proto_has(o.array, key) {
                     return Err(Deopt);
@@ -220,11 +226,7 @@ impl Heap {
     /// Assigns `key` of object `id`; `pos` is what [`Heap::locate`] said for it.
     #[inline]
     pub fn write(&mut self, id: u32, key: &Key, pos: Option<Pos>, v: V) -> R<()> {
-        if let V::Obj(child) = v {
-            if child as usize >= self.mark && (id as usize) < self.mark {
-                self.escaped = true;
-            }
-        }
+        self.note_store(id, v);
         match pos {
             Some(Pos::Elem(i)) => {
                 let o = &mut self.objs[id as usize];
@@ -281,12 +283,12 @@ impl Heap {
         };
         o.dirty = true;
         if let V::Num(x) = slot {
-            let old = *x;
-            *x = new;
+            let old = f64::from_bits(*x);
+            *x = new.to_bits();
             self.undo.push(num_undo(id, pos, old));
             return;
         }
-        let old = std::mem::replace(slot, V::Num(new));
+        let old = std::mem::replace(slot, V::num(new));
         self.undo.push(match pos {
             Pos::Elem(i) => Undo::Elem(id, i, Some(old)),
             Pos::Named(i) => Undo::Named(id, i, old),
@@ -302,7 +304,7 @@ impl Heap {
             Pos::Named(i) => &o.named[i].1,
         };
         match v {
-            V::Num(n) => Some(*n),
+            V::Num(n) => Some(f64::from_bits(*n)),
             _ => None,
         }
     }
@@ -317,11 +319,23 @@ impl Heap {
         };
         // The payload alone: rebuilding the whole value costs a store-forwarding stall.
         match slot {
-            V::Num(x) => *x = new,
-            other => *other = V::Num(new),
+            V::Num(x) => *x = new.to_bits(),
+            other => *other = V::num(new),
         }
         o.dirty = true;
         self.undo.push(num_undo(id, pos, old));
+    }
+
+    /// Marks objects and strings made by this hook as kept when they are stored.
+    #[inline]
+    fn note_store(&mut self, id: u32, v: V) {
+        match v {
+            V::Obj(child) if child as usize >= self.mark && (id as usize) < self.mark => {
+                self.escaped = true
+            }
+            V::Str(s) if s as usize >= self.str_mark => self.escaped = true,
+            _ => {}
+        }
     }
 
     /// A new object or array (a literal); its properties are defined, not assigned.
@@ -355,6 +369,7 @@ impl Heap {
     pub fn begin(&mut self) {
         self.undo.clear();
         self.mark = self.objs.len();
+        self.str_mark = self.t.strs_len();
         self.escaped = false;
     }
 
@@ -364,6 +379,9 @@ impl Heap {
         self.undo.clear();
         if !self.escaped {
             self.objs.truncate(self.mark);
+            if self.t.strs_len() > self.str_mark {
+                self.t.truncate(self.str_mark);
+            }
         }
     }
 
@@ -376,22 +394,23 @@ impl Heap {
                 Undo::Appended(id) => self.objs[id as usize].pop(),
                 Undo::Len(id, len) => self.objs[id as usize].elems.truncate(len),
                 Undo::NumElem(id, i, n) => {
-                    self.objs[id as usize].elems[i as usize] = Some(V::Num(n))
+                    self.objs[id as usize].elems[i as usize] = Some(V::num(n))
                 }
-                Undo::NumNamed(id, i, n) => self.objs[id as usize].named[i as usize].1 = V::Num(n),
+                Undo::NumNamed(id, i, n) => self.objs[id as usize].named[i as usize].1 = V::num(n),
             }
         }
         self.objs.truncate(self.mark);
+        self.t.truncate(self.str_mark);
     }
 
     /// Imports a boa value; plain objects and arrays become shadow objects (with everything
     /// reachable from them), anything else is held opaque.
-    pub fn import(&mut self, v: &JsValue, strings: &mut Strings, ctx: &mut Context) -> JsResult<V> {
+    pub fn import(&mut self, v: &JsValue, ctx: &mut Context) -> JsResult<V> {
         let mut pending = Vec::new();
-        let out = self.import_one(v, &mut pending, strings, ctx)?;
+        let out = self.import_one(v, &mut pending, ctx)?;
         while let Some((id, props)) = pending.pop() {
             for (k, jv) in props {
-                let v = self.import_one(&jv, &mut pending, strings, ctx)?;
+                let v = self.import_one(&jv, &mut pending, ctx)?;
                 let o = &mut self.objs[id as usize];
                 match k {
                     Key::Idx(i) => o.elems[i as usize] = Some(v),
@@ -406,7 +425,6 @@ impl Heap {
         &mut self,
         v: &JsValue,
         pending: &mut Vec<(u32, Vec<(Key, JsValue)>)>,
-        strings: &mut Strings,
         ctx: &mut Context,
     ) -> JsResult<V> {
         if v.is_undefined() {
@@ -416,28 +434,28 @@ impl Heap {
             return Ok(V::Null);
         }
         if let Some(b) = v.as_boolean() {
-            return Ok(V::Bool(b));
+            return Ok(V::bool(b));
         }
         if let Some(n) = v.as_number() {
-            return Ok(V::Num(n));
+            return Ok(V::num(n));
         }
         if let Some(s) = v.as_string() {
             return Ok(match s.to_std_string() {
-                Ok(s) => V::Str(strings.intern(&s)),
-                Err(_) => V::Opaque(v.clone()),
+                Ok(s) => V::Str(self.t.intern_id(&s)),
+                Err(_) => self.t.opaque(v.clone()),
             });
         }
         let Some(obj) = v.as_object() else {
-            return Ok(V::Opaque(v.clone()));
+            return Ok(self.t.opaque(v.clone()));
         };
         if let Some(id) = self.ids.get(&obj) {
-            return Ok(V::Obj(*id));
+            return Ok(V::Obj(u64::from(*id)));
         }
-        let Some((array, len, props)) = self.plain(&obj, strings, ctx)? else {
-            return Ok(V::Opaque(v.clone()));
+        let Some((array, len, props)) = self.plain(&obj, ctx)? else {
+            return Ok(self.t.opaque(v.clone()));
         };
         if self.objs.len() >= HEAP_MAX {
-            return Ok(V::Opaque(v.clone()));
+            return Ok(self.t.opaque(v.clone()));
         }
         let mut o = Obj::new(array, Some(obj.clone()));
         o.elems.resize(len, None);
@@ -445,16 +463,15 @@ impl Heap {
         let id = (self.objs.len() - 1) as u32;
         self.ids.insert(obj, id);
         pending.push((id, props));
-        Ok(V::Obj(id))
+        Ok(V::Obj(u64::from(id)))
     }
 
     /// The own properties of a plain object or array, if it is one: the standard prototype,
     /// extensible, only string keys, only ordinary data properties, indices below the limit.
     #[allow(clippy::type_complexity)]
     fn plain(
-        &self,
+        &mut self,
         obj: &JsObject,
-        strings: &mut Strings,
         ctx: &mut Context,
     ) -> JsResult<Option<(bool, usize, Vec<(Key, JsValue)>)>> {
         let proto = obj.prototype();
@@ -490,7 +507,7 @@ impl Heap {
                     if array && s == "length" {
                         continue;
                     }
-                    Key::from_name(strings.intern(&s))
+                    Key::from_name(self.t.intern(&s))
                 }
                 _ => return Ok(None),
             };
@@ -528,7 +545,7 @@ impl Heap {
                 .elems
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| v.clone().map(|v| (i as u32, v)))
+                .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
                 .collect();
             let named = o.named.clone();
             for (i, v) in elems {
@@ -547,12 +564,14 @@ impl Heap {
         Ok(match v {
             V::Undef => JsValue::undefined(),
             V::Null => JsValue::null(),
-            V::Bool(b) => JsValue::from(*b),
-            V::Num(n) => JsValue::from(*n),
-            V::Str(s) => JsValue::from(JsString::from(&**s)),
-            V::Opaque(v) => v.clone(),
+            V::True => JsValue::from(true),
+            V::False => JsValue::from(false),
+            V::Num(n) => JsValue::from(f64::from_bits(*n)),
+            V::Str(s) => JsValue::from(JsString::from(&**self.t.text(*s))),
+            V::Opaque(o) => self.t.js(*o).clone(),
             V::Obj(id) => {
-                let o = &mut self.objs[*id as usize];
+                let id = *id as u32;
+                let o = &mut self.objs[id as usize];
                 if let Some(js) = &o.origin {
                     return Ok(js.clone().into());
                 }
@@ -567,8 +586,8 @@ impl Heap {
                     // Trailing holes count in an array's length.
                     js.set(js_string!("length"), o.elems.len(), true, ctx)?;
                 }
-                self.ids.insert(js.clone(), *id);
-                pending.push(*id);
+                self.ids.insert(js.clone(), id);
+                pending.push(id);
                 js.into()
             }
         })

@@ -31,7 +31,7 @@ use compile::{Compiled, Func};
 use eval::{Machine, Names};
 use heap::Heap;
 pub use value::Deopt;
-use value::{Strings, V};
+use value::{Tables, V};
 
 /// The natively evaluated hooks of one tracer and its shadow state.
 pub struct Fast {
@@ -54,11 +54,16 @@ impl Fast {
         if !enabled() {
             return None;
         }
-        let mut strings = Strings::default();
+        let mut strings = Tables::default();
         let code = compile::compile(source, &mut strings)?;
-        let mut heap = Heap::new(ctx).ok()?;
+        let names = Names(
+            (0..=255u8)
+                .map(|op| V::Str(strings.intern_id(&op_name(op))))
+                .collect(),
+        );
+        let mut heap = Heap::new(strings, ctx).ok()?;
         let tracer = JsValue::from(tracer.clone());
-        let V::Obj(this) = heap.import(&tracer, &mut strings, ctx).ok()? else {
+        let V::Obj(this) = heap.import(&tracer, ctx).ok()? else {
             return None;
         };
         let locals = [&code.step, &code.fault, &code.enter, &code.exit]
@@ -69,9 +74,9 @@ impl Fast {
         Some(Fast {
             code,
             heap,
-            this,
+            this: this as u32,
             locals: vec![V::Undef; locals],
-            names: Names((0..=255u8).map(|op| strings.intern(&op_name(op))).collect()),
+            names,
         })
     }
 

@@ -57,19 +57,165 @@ impl std::hash::Hash for Text {
     }
 }
 
-/// One `Rc` per distinct text among property names, string literals and opcode names, so
-/// that name lookups mostly compare pointers.
-#[derive(Default)]
-pub struct Strings(std::collections::HashSet<Text>);
+/// Strings and boa values that [`V`] refers to by number, so that a `V` is a plain two-word
+/// value (tag and payload) that functions return in registers.
+///
+/// Strings are interned (one `Text` per distinct text among names, literals and opcode names,
+/// so name lookups mostly compare pointers); strings a hook makes (concatenation, number
+/// text) are appended and dropped again when the hook stored none of them.
+#[derive(Default, Debug)]
+pub struct Tables {
+    strs: Vec<Text>,
+    index: std::collections::HashMap<Text, u64>,
+    opaque: Vec<JsValue>,
+}
 
-impl Strings {
+/// Strings above this many are left to boa, whose collector frees them.
+const STR_MAX: usize = 1 << 20;
+
+impl Tables {
+    /// The shared `Text` for `s`.
     pub fn intern(&mut self, s: &str) -> Text {
-        if let Some(r) = self.0.get(s) {
-            return r.clone();
+        let id = self.intern_id(s);
+        self.strs[id as usize].clone()
+    }
+
+    pub fn intern_id(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
         }
-        let r = Text::from(s);
-        self.0.insert(r.clone());
-        r
+        let t = Text::from(s);
+        self.strs.push(t.clone());
+        let i = (self.strs.len() - 1) as u64;
+        self.index.insert(t, i);
+        i
+    }
+
+    /// A string value for `t` (interned when it is the first of its text).
+    #[inline]
+    pub fn str_value(&mut self, t: &Text) -> R<V> {
+        if let Some(&i) = self.index.get(&**t) {
+            return Ok(V::Str(i));
+        }
+        if self.strs.len() >= STR_MAX {
+            return Err(Deopt);
+        }
+        Ok(V::Str(self.intern_id(t)))
+    }
+
+    #[inline]
+    pub fn text(&self, id: u64) -> &Text {
+        &self.strs[id as usize]
+    }
+
+    pub fn opaque(&mut self, v: JsValue) -> V {
+        self.opaque.push(v);
+        V::Opaque((self.opaque.len() - 1) as u64)
+    }
+
+    pub fn js(&self, id: u64) -> &JsValue {
+        &self.opaque[id as usize]
+    }
+
+    pub fn strs_len(&self) -> usize {
+        self.strs.len()
+    }
+
+    /// Drops the strings from `mark` on.
+    pub fn truncate(&mut self, mark: usize) {
+        for t in self.strs.drain(mark..) {
+            self.index.remove(&*t);
+        }
+    }
+
+    #[inline]
+    pub fn truthy(&self, v: V) -> bool {
+        match v {
+            V::Undef | V::Null | V::False => false,
+            V::True | V::Obj(_) => true,
+            V::Num(b) => {
+                let n = f64::from_bits(b);
+                n != 0.0 && !n.is_nan()
+            }
+            V::Str(s) => !self.text(s).is_empty(),
+            V::Opaque(o) => self.js(o).to_boolean(),
+        }
+    }
+
+    /// `ToString` for primitives.
+    pub fn to_str(&self, v: V) -> R<Text> {
+        Ok(match v {
+            V::Str(s) => self.text(s).clone(),
+            V::Undef => Text::from("undefined"),
+            V::Null => Text::from("null"),
+            V::True => Text::from("true"),
+            V::False => Text::from("false"),
+            V::Num(n) => Text::from(num_to_string(f64::from_bits(n)).ok_or(Deopt)?),
+            _ => return Err(Deopt),
+        })
+    }
+
+    /// The property key this value becomes.
+    #[inline]
+    pub fn to_key(&self, v: V) -> R<Key> {
+        match v {
+            V::Num(n) => Key::from_num(f64::from_bits(n)).ok_or(Deopt),
+            V::Str(s) => Ok(Key::from_name(self.text(s).clone())),
+            V::Undef | V::Null | V::True | V::False => Ok(Key::from_name(self.to_str(v)?)),
+            _ => Err(Deopt),
+        }
+    }
+
+    pub fn type_of(&self, v: V) -> &'static str {
+        match v {
+            V::Undef => "undefined",
+            V::Null | V::Obj(_) => "object",
+            V::True | V::False => "boolean",
+            V::Num(_) => "number",
+            V::Str(_) => "string",
+            V::Opaque(o) => self.js(o).type_of(),
+        }
+    }
+
+    #[inline]
+    pub fn strict_eq(&self, a: V, b: V) -> bool {
+        match (a, b) {
+            (V::Num(x), V::Num(y)) => f64::from_bits(x) == f64::from_bits(y),
+            (V::Str(x), V::Str(y)) => x == y || self.text(x) == self.text(y),
+            (V::Opaque(x), V::Opaque(y)) => self.js(x).strict_equals(self.js(y)),
+            (a, b) => a == b,
+        }
+    }
+
+    /// `==`, where no conversion with effects or unmodelled text is involved.
+    #[inline]
+    pub fn loose_eq(&self, a: V, b: V) -> R<bool> {
+        let nullish = |v: V| matches!(v, V::Undef | V::Null);
+        let boolean = |v: V| matches!(v, V::True | V::False);
+        match (a, b) {
+            (V::Opaque(_), _) | (_, V::Opaque(_)) => Err(Deopt),
+            (a, b) if nullish(a) || nullish(b) => Ok(nullish(a) && nullish(b)),
+            (V::Num(_), V::Num(_)) | (V::Str(_), V::Str(_)) | (V::Obj(_), V::Obj(_)) => {
+                Ok(self.strict_eq(a, b))
+            }
+            (a, b) if boolean(a) && boolean(b) => Ok(a == b),
+            _ => Err(Deopt),
+        }
+    }
+
+    /// `<`-family comparison; `None` when undefined (a NaN is involved).
+    #[inline]
+    pub fn compare(&self, a: V, b: V) -> R<Option<std::cmp::Ordering>> {
+        if let (V::Str(x), V::Str(y)) = (a, b) {
+            let (x, y) = (self.text(x), self.text(y));
+            // Code-unit order equals byte order for ASCII; other text is left to boa.
+            if !x.is_ascii() || !y.is_ascii() {
+                return Err(Deopt);
+            }
+            return Ok(Some(x.as_bytes().cmp(y.as_bytes())));
+        }
+        let (x, y) = (a.to_num()?, b.to_num()?);
+        Ok(x.partial_cmp(&y))
     }
 }
 
@@ -79,31 +225,47 @@ pub struct Deopt;
 
 pub type R<T> = Result<T, Deopt>;
 
-#[derive(Debug)]
+/// A JavaScript value: numbers as their bits, strings and boa values as numbers into
+/// [`Tables`], objects as numbers into the shadow heap. Two words, `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum V {
     Undef,
     Null,
-    Bool(bool),
-    Num(f64),
-    Str(Text),
+    False,
+    True,
+    Num(u64),
+    Str(u64),
     /// A plain object or array of the shadow heap.
-    Obj(u32),
+    Obj(u64),
     /// A value held for boa (a function, a bigInt, a typed array…): it can be stored and moved,
     /// but any operation on it is left to boa.
-    Opaque(JsValue),
+    Opaque(u64),
 }
 
-impl Clone for V {
+impl V {
     #[inline]
-    fn clone(&self) -> V {
+    pub fn num(n: f64) -> V {
+        V::Num(n.to_bits())
+    }
+
+    #[inline]
+    pub fn bool(b: bool) -> V {
+        if b {
+            V::True
+        } else {
+            V::False
+        }
+    }
+
+    /// `ToNumber` for the primitives whose conversion is trivial.
+    #[inline]
+    pub fn to_num(self) -> R<f64> {
         match self {
-            V::Undef => V::Undef,
-            V::Null => V::Null,
-            V::Bool(b) => V::Bool(*b),
-            V::Num(n) => V::Num(*n),
-            V::Obj(id) => V::Obj(*id),
-            V::Str(s) => V::Str(s.clone()),
-            V::Opaque(v) => V::Opaque(v.clone()),
+            V::Num(n) => Ok(f64::from_bits(n)),
+            V::Undef => Ok(f64::NAN),
+            V::Null | V::False => Ok(0.0),
+            V::True => Ok(1.0),
+            _ => Err(Deopt),
         }
     }
 }
@@ -169,94 +331,6 @@ pub fn num_to_string(n: f64) -> Option<String> {
     (n.fract() == 0.0 && n.abs() < 1e21).then(|| format!("{}", n as i128))
 }
 
-impl V {
-    #[inline]
-    pub fn truthy(&self) -> bool {
-        match self {
-            V::Undef | V::Null => false,
-            V::Bool(b) => *b,
-            V::Num(n) => *n != 0.0 && !n.is_nan(),
-            V::Str(s) => !s.is_empty(),
-            V::Obj(_) => true,
-            V::Opaque(v) => v.to_boolean(),
-        }
-    }
-
-    /// `ToNumber` for the primitives whose conversion is trivial.
-    #[inline]
-    pub fn to_num(&self) -> R<f64> {
-        match self {
-            V::Num(n) => Ok(*n),
-            V::Undef => Ok(f64::NAN),
-            V::Null => Ok(0.0),
-            V::Bool(b) => Ok(f64::from(u8::from(*b))),
-            _ => Err(Deopt),
-        }
-    }
-
-    /// `ToString` for primitives.
-    pub fn to_str(&self) -> R<Text> {
-        Ok(match self {
-            V::Str(s) => s.clone(),
-            V::Undef => Text::from("undefined"),
-            V::Null => Text::from("null"),
-            V::Bool(b) => Text::from(if *b { "true" } else { "false" }),
-            V::Num(n) => Text::from(num_to_string(*n).ok_or(Deopt)?),
-            _ => return Err(Deopt),
-        })
-    }
-
-    /// The property key this value becomes.
-    #[inline]
-    pub fn to_key(&self) -> R<Key> {
-        match self {
-            V::Num(n) => Key::from_num(*n).ok_or(Deopt),
-            V::Str(s) => Ok(Key::from_name(s.clone())),
-            V::Undef | V::Null | V::Bool(_) => Ok(Key::from_name(self.to_str()?)),
-            _ => Err(Deopt),
-        }
-    }
-
-    pub fn type_of(&self) -> &'static str {
-        match self {
-            V::Undef => "undefined",
-            V::Null | V::Obj(_) => "object",
-            V::Bool(_) => "boolean",
-            V::Num(_) => "number",
-            V::Str(_) => "string",
-            V::Opaque(v) => v.type_of(),
-        }
-    }
-
-    #[inline]
-    pub fn strict_eq(&self, other: &V) -> bool {
-        match (self, other) {
-            (V::Undef, V::Undef) | (V::Null, V::Null) => true,
-            (V::Bool(a), V::Bool(b)) => a == b,
-            (V::Num(a), V::Num(b)) => a == b,
-            (V::Str(a), V::Str(b)) => a == b,
-            (V::Obj(a), V::Obj(b)) => a == b,
-            (V::Opaque(a), V::Opaque(b)) => a.strict_equals(b),
-            _ => false,
-        }
-    }
-
-    /// `==`, where no conversion with effects or unmodelled text is involved.
-    #[inline]
-    pub fn loose_eq(&self, other: &V) -> R<bool> {
-        let nullish = |v: &V| matches!(v, V::Undef | V::Null);
-        match (self, other) {
-            (V::Opaque(_), _) | (_, V::Opaque(_)) => Err(Deopt),
-            (a, b) if nullish(a) || nullish(b) => Ok(nullish(a) && nullish(b)),
-            (V::Num(_), V::Num(_))
-            | (V::Str(_), V::Str(_))
-            | (V::Bool(_), V::Bool(_))
-            | (V::Obj(_), V::Obj(_)) => Ok(self.strict_eq(other)),
-            _ => Err(Deopt),
-        }
-    }
-}
-
 /// `ToInt32`.
 #[inline]
 pub fn to_i32(n: f64) -> i32 {
@@ -265,20 +339,6 @@ pub fn to_i32(n: f64) -> i32 {
     }
     let m = n.trunc().rem_euclid(4_294_967_296.0);
     m as u32 as i32
-}
-
-/// `<`-family comparison; `None` when undefined (a NaN is involved).
-#[inline]
-pub fn compare(a: &V, b: &V) -> R<Option<std::cmp::Ordering>> {
-    if let (V::Str(x), V::Str(y)) = (a, b) {
-        // Code-unit order equals byte order for ASCII; other text is left to boa.
-        if !x.is_ascii() || !y.is_ascii() {
-            return Err(Deopt);
-        }
-        return Ok(Some(x.as_bytes().cmp(y.as_bytes())));
-    }
-    let (x, y) = (a.to_num()?, b.to_num()?);
-    Ok(x.partial_cmp(&y))
 }
 
 #[cfg(test)]
