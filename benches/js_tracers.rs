@@ -141,6 +141,14 @@ fn peer(s: &Setup, script: &str) -> Value {
 fn in_process(scripts: &[(&str, String)]) {
     let s = setup();
     println!("== in process, same replay ({ITERATIONS} loop iterations), median of {RUNS} ==");
+    let (replay, _) = time(RUNS, || {
+        let mut db = s.snap.db();
+        chaintrace::replay::apply(&mut db, &s.env, &s.tx).unwrap()
+    });
+    println!(
+        "(the replay alone, without a tracer: {:.1} ms)",
+        replay.as_secs_f64() * 1e3
+    );
     for (name, script) in scripts {
         // Interleaved, so that load from other processes hits both sides alike.
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -169,6 +177,24 @@ fn in_process(scripts: &[(&str, String)]) {
             println!("               steps: {v_ours}");
         }
     }
+}
+
+/// The top-level keys whose values differ, with both values (ours, then the peer's).
+fn differences(ours: &Value, peer: &Value) -> String {
+    let (Some(a), Some(b)) = (ours.as_object(), peer.as_object()) else {
+        return format!("{ours} vs {peer}");
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.iter()
+        .filter(|k| a.get(**k) != b.get(**k))
+        .map(|k| {
+            let show = |v: Option<&Value>| v.map_or("-".to_string(), Value::to_string);
+            format!("{k} {} vs {}", show(a.get(*k)), show(b.get(*k)))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn end_to_end(scripts: &[(&str, String)]) {
@@ -211,9 +237,9 @@ fn end_to_end(scripts: &[(&str, String)]) {
         );
         let v_ours: Value = serde_json::from_slice(&out.stdout).unwrap();
         let same = if v_ours == v_anvil {
-            "same result"
+            "same result".to_string()
         } else {
-            "results differ"
+            format!("results differ: {}", differences(&v_ours, &v_anvil))
         };
         println!(
             "{name:<14} chaintrace {:>8.1} ms  anvil {:>8.1} ms  ratio {:.2}x  ({same})",
@@ -237,32 +263,6 @@ fn main() {
         ("step counter", STEP_COUNTER.to_string()),
         ("gas by opcode", gas_by_op),
     ];
-    if let Some(n) = std::env::var_os("PROFILE_OURS") {
-        let s = setup();
-        let script = if n == "gas" { scripts[1].1.clone() } else { STEP_COUNTER.to_string() };
-        for _ in 0..50 {
-            ours(&s, &script);
-        }
-        return;
-    }
-    if std::env::var_os("PROBE").is_some() {
-        let probe = [
-            ("empty step", "{step: function(){}, fault: function(){}, result: function(){return 0}}".to_string()),
-            ("no step", "{fault: function(){}, result: function(){return 0}}".to_string()),
-        ];
-        in_process(&probe);
-        let (t, _) = time(9, || TracerSpec::js(STEP_COUNTER, None, Duration::from_secs(60)).unwrap());
-        println!("TracerSpec::js {:.2} ms", t.as_secs_f64() * 1e3);
-        let (t, _) = time(9, || JsInspector::new(STEP_COUNTER.to_string(), Value::Null).unwrap());
-        println!("JsInspector::new {:.2} ms", t.as_secs_f64() * 1e3);
-        let s = setup();
-        let (t, _) = time(9, || {
-            let mut db = s.snap.db();
-            chaintrace::replay::apply(&mut db, &s.env, &s.tx).unwrap()
-        });
-        println!("apply (no inspector) {:.2} ms", t.as_secs_f64() * 1e3);
-        return;
-    }
     in_process(&scripts);
     end_to_end(&scripts);
 }

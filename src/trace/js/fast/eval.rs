@@ -167,10 +167,11 @@ impl Machine<'_> {
             Expr::Local(s) => Ok(self.locals[*s as usize]),
             Expr::This => Ok(V::Obj(u64::from(self.this))),
             Expr::Get(g, args) if args.is_empty() => self.getter(*g),
-            Expr::Path(b, key) => {
-                let id = self.base(*b)?;
-                self.heap.get(id, key)
-            }
+            Expr::Path(b, key) => match *b {
+                Base::This => self.heap.get(self.this, key),
+                // A local may hold a string (`s.length`).
+                Base::Local(s) => self.read(self.locals[s as usize], key),
+            },
             Expr::Member(o, key) => {
                 let o = self.eval(o)?;
                 self.read(o, key)

@@ -17,6 +17,10 @@ const OPS: [u8; 12] = [
 /// Runs `src` over a fixed stream of steps, faults and frames; returns the result's JSON text
 /// (or the error) and whether the native path was still on at the end.
 fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
+    drive_n(src, fast, STEPS)
+}
+
+fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) {
     let shared = Shared::new();
     let mut host = match Host::new(
         src,
@@ -32,7 +36,7 @@ fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
         host.disable_fast();
     }
     let out = (|| {
-        for i in 0..STEPS {
+        for i in 0..steps {
             {
                 let mut s = shared.step.borrow_mut();
                 s.op = OPS[(i * 7 % 12) as usize];
@@ -71,8 +75,12 @@ fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
 
 /// Asserts both paths agree; returns whether the native path stayed on.
 fn same(src: &str) -> bool {
-    let (fast, active) = drive(src, true);
-    let (boa, _) = drive(src, false);
+    same_n(src, STEPS)
+}
+
+fn same_n(src: &str, steps: u64) -> bool {
+    let (fast, active) = drive_n(src, true, steps);
+    let (boa, _) = drive_n(src, false, steps);
     assert_eq!(fast, boa, "native and boa differ for {src}");
     active
 }
@@ -177,40 +185,162 @@ fn state_shared_with_a_closure_is_written_back_in_place() {
     assert!(same(src));
 }
 
-#[test]
-#[ignore]
-fn tmp_speed() {
-    for body in [
-        "this.count++;",
-        "",
-        "var x = 1;",
-        "this.count;",
-        "log.getPC();",
-        "1 + 2;",
-    ] {
-        let src = format!("{{count: 0, step: function(log) {{ {body} }}, fault: function() {{}}, result: function() {{ return this.count; }}}}");
-        let src = src.as_str();
-        let shared = Shared::new();
-        let mut host = Host::new(
-            src,
-            "{}",
-            SpecId::PRAGUE,
-            Duration::from_secs(5),
-            shared.clone(),
-        )
-        .unwrap();
-        assert!(host.fast_active());
-        let t = std::time::Instant::now();
-        let n: u32 = std::env::var("N")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1_000_000);
-        for _ in 0..n {
-            host.call(Hook::Step).unwrap();
-        }
-        eprintln!(
-            "{body:<16} {:.1} ns/call",
-            t.elapsed().as_nanos() as f64 / f64::from(n)
-        );
+/// A small deterministic generator of scripts inside (and at the edges of) the subset.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
     }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+
+    fn expr(&mut self, depth: u32) -> String {
+        let leaf = depth == 0 || self.next().is_multiple_of(3);
+        if leaf {
+            return self
+                .pick(&[
+                    "0",
+                    "1",
+                    "-1",
+                    "2.5",
+                    "7",
+                    "255",
+                    "1e3",
+                    "'a'",
+                    "'PUSH1'",
+                    "''",
+                    "'10'",
+                    "true",
+                    "false",
+                    "null",
+                    "undefined",
+                    "NaN",
+                    "x",
+                    "y",
+                    "this.a",
+                    "this.b",
+                    "log.getPC()",
+                    "log.getGas()",
+                    "log.getCost()",
+                    "log.getDepth()",
+                    "log.op.toNumber()",
+                    "log.op.toString()",
+                    "log.op.isPush()",
+                    "log.getError()",
+                    "this.m[log.op.toString()]",
+                    "this.arr[log.getPC() % 5]",
+                    "this.o.k",
+                ])
+                .to_string();
+        }
+        let d = depth - 1;
+        match self.next() % 9 {
+            0..=2 => {
+                let op = self.pick(&[
+                    "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", ">>>", "==", "!=", "===",
+                    "!==", "<", "<=", ">", ">=", "&&", "||", "??",
+                ]);
+                format!("({} {op} {})", self.expr(d), self.expr(d))
+            }
+            3 => format!(
+                "{}{}",
+                self.pick(&["-", "+", "!", "~", "typeof ", "void "]),
+                self.expr(d)
+            ),
+            4 => format!("({} ? {} : {})", self.expr(d), self.expr(d), self.expr(d)),
+            5 => format!("{{k: {}, n: {}}}", self.expr(d), self.expr(d)),
+            6 => format!("[{}, {}]", self.expr(d), self.expr(d)),
+            7 => format!("({}).length", self.expr(d)),
+            _ => format!("this.m[{}]", self.expr(d)),
+        }
+    }
+
+    fn stmt(&mut self, depth: u32) -> String {
+        match self.next() % 10 {
+            0 => format!("x = {};", self.expr(2)),
+            1 => format!("y = {};", self.expr(2)),
+            2 => format!("this.{} = {};", self.pick(&["a", "b"]), self.expr(2)),
+            3 => format!(
+                "this.{} {} {};",
+                self.pick(&["a", "b"]),
+                self.pick(&["+=", "-=", "*=", "|=", "||=", "&&=", "??="]),
+                self.expr(2)
+            ),
+            4 => format!(
+                "this.{}{};",
+                self.pick(&["a", "b"]),
+                self.pick(&["++", "--"])
+            ),
+            5 => format!("this.m[{}] = {};", self.expr(1), self.expr(2)),
+            6 => format!("this.arr[log.getPC() % 5] = {};", self.expr(2)),
+            7 if depth > 0 => format!(
+                "if ({}) {{ {} }} else {{ {} }}",
+                self.expr(2),
+                self.stmt(depth - 1),
+                self.stmt(depth - 1)
+            ),
+            8 => format!("this.o = {{k: {}}};", self.expr(1)),
+            _ => format!("if ({}) {{ return; }}", self.expr(1)),
+        }
+    }
+}
+
+#[test]
+fn generated_scripts_agree_with_boa() {
+    // boa's parser and compiler recurse deeply in debug builds.
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(generated)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn generated() {
+    let seed = std::env::var("JS_FAST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let mut g = Gen(seed);
+    let mut native = 0;
+    let rounds: usize = std::env::var("JS_FAST_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    for _ in 0..rounds {
+        let body: Vec<String> = (0..4).map(|_| g.stmt(2)).collect();
+        let src = format!(
+            "{{a: 0, b: 'b', m: {{}}, arr: [], o: {{k: 1}}, \
+             step: function(log) {{ var x = 1, y = 'y'; {} }}, \
+             fault: function(log) {{ this.f = log.getError(); }}, \
+             result: function() {{ return [this.a, this.b, this.m, this.arr, this.o, this.f]; }}}}",
+            body.join(" ")
+        );
+        // Few steps: a generated `this.b += this.b` doubles a string on every one.
+        if same_n(&src, 16) {
+            native += 1;
+        }
+    }
+    // Most generated scripts stay native; the rest deoptimise somewhere and must still agree.
+    assert!(native > 30, "only {native} of 150 stayed native");
+}
+
+#[test]
+fn strings_built_on_every_step_match_boa_and_stay_bounded() {
+    // Temporary strings are dropped after each hook; kept ones are stored; a string that
+    // grows on every step ends in boa once the string table passes its limit.
+    let src = "{s: '', n: 0, step: function(log) { var t = 'op' + log.op.toNumber() + ':' + log.getPC(); \
+               this.n += t.length; this.last = t; if (log.getPC() % 100 === 0) { this.s = this.s + t + ','; } }, \
+               fault: function() {}, result: function() { return [this.n, this.last, this.s.length, this.s.slice(0, 40)]; }}";
+    assert!(same(src));
+    let growing = "{s: '', step: function(log) { this.s = this.s + 'abcdefghijklmnopqrstuvwxyz0123456789'; }, \
+                   fault: function() {}, result: function() { return this.s.length; }}";
+    let (fast, _) = drive(growing, true);
+    assert_eq!(fast, Ok((36 * STEPS).to_string()));
 }

@@ -67,11 +67,15 @@ impl std::hash::Hash for Text {
 pub struct Tables {
     strs: Vec<Text>,
     index: std::collections::HashMap<Text, u64>,
+    /// Bytes held by `strs`.
+    bytes: usize,
     opaque: Vec<JsValue>,
 }
 
-/// Strings above this many are left to boa, whose collector frees them.
+/// Strings beyond this many, or this many bytes, are left to boa, whose collector frees the
+/// ones no longer reachable (`this.s += x` on every step would otherwise keep every prefix).
 const STR_MAX: usize = 1 << 20;
+const STR_BYTES_MAX: usize = 64 << 20;
 
 impl Tables {
     /// The shared `Text` for `s`.
@@ -85,6 +89,7 @@ impl Tables {
             return i;
         }
         let t = Text::from(s);
+        self.bytes += t.len();
         self.strs.push(t.clone());
         let i = (self.strs.len() - 1) as u64;
         self.index.insert(t, i);
@@ -97,7 +102,7 @@ impl Tables {
         if let Some(&i) = self.index.get(&**t) {
             return Ok(V::Str(i));
         }
-        if self.strs.len() >= STR_MAX {
+        if self.strs.len() >= STR_MAX || self.bytes + t.len() > STR_BYTES_MAX {
             return Err(Deopt);
         }
         Ok(V::Str(self.intern_id(t)))
@@ -124,6 +129,7 @@ impl Tables {
     /// Drops the strings from `mark` on.
     pub fn truncate(&mut self, mark: usize) {
         for t in self.strs.drain(mark..) {
+            self.bytes -= t.len();
             self.index.remove(&*t);
         }
     }
