@@ -573,3 +573,25 @@ fn big_int_has_big_integer_js_semantics() {
         ])
     );
 }
+
+// ---- the result's text ----
+
+#[test]
+fn result_text_keeps_javascript_key_order_number_forms_and_go_escaping() {
+    // geth prints JSON.stringify's text: integer keys ascending, then names in insertion order;
+    // numbers in JavaScript's form; `<`, `>`, `&` escaped as Go's encoder does.
+    let t = Run::default()
+        .traced(
+            "{counts: {}, step: function(log) { var k = log.op.toString(); this.counts[k] = (this.counts[k] || 0) + 1; }, \
+             fault: function() {}, \
+             result: function() { return {z: 1, a: 2, 10: 3, 2: 4, big: 1e21, frac: 0.1, s: '<a&b>', counts: this.counts}; }}",
+        )
+        .unwrap();
+    let TraceResult::Js(v) = &t.result else {
+        panic!("not a JS result")
+    };
+    assert_eq!(
+        v.get(),
+        r#"{"2":4,"10":3,"z":1,"a":2,"big":1e+21,"frac":0.1,"s":"\u003ca\u0026b\u003e","counts":{"PUSH1":2,"STOP":1}}"#
+    );
+}
