@@ -263,6 +263,14 @@ fn main() {
         ("step counter", STEP_COUNTER.to_string()),
         ("gas by opcode", gas_by_op),
     ];
+    // For a profiler: `JS_BENCH_PROFILE=N` runs only chaintrace's side of script N, 50 times.
+    if let Some(i) = std::env::var("JS_BENCH_PROFILE").ok().and_then(|v| v.parse::<usize>().ok()) {
+        let s = setup();
+        for _ in 0..50 {
+            ours(&s, &scripts[i].1);
+        }
+        return;
+    }
     in_process(&scripts);
     end_to_end(&scripts);
 }
