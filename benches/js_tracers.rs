@@ -1,7 +1,7 @@
 //! JavaScript tracer speed against its peers, measured side by side in one run.
 //!
 //! Workload: a storage/arithmetic loop contract (12,000 iterations: ~156k opcodes, ~2.9M gas).
-//! Scripts: a step counter and tracers/gas_by_opcode.js.
+//! Scripts: a step counter, tracers/gas_by_opcode.js and tracers/opcode_count.js.
 //!
 //! 1. In process, same replay: chaintrace's host vs revm-inspectors' `JsInspector` (the boa host
 //!    anvil and reth use), each given a fresh tracer and a fresh state cache per run.
@@ -259,9 +259,14 @@ fn main() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tracers/gas_by_opcode.js"),
     )
     .unwrap();
+    let opcode_count = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tracers/opcode_count.js"),
+    )
+    .unwrap();
     let scripts = [
         ("step counter", STEP_COUNTER.to_string()),
         ("gas by opcode", gas_by_op),
+        ("opcode count", opcode_count),
     ];
     // For a profiler: `JS_BENCH_PROFILE=N` runs only chaintrace's side of script N, 50 times.
     if let Some(i) = std::env::var("JS_BENCH_PROFILE").ok().and_then(|v| v.parse::<usize>().ok()) {
