@@ -269,7 +269,10 @@ fn main() {
         ("opcode count", opcode_count),
     ];
     // For a profiler: `JS_BENCH_PROFILE=N` runs only chaintrace's side of script N, 50 times.
-    if let Some(i) = std::env::var("JS_BENCH_PROFILE").ok().and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(i) = std::env::var("JS_BENCH_PROFILE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         let s = setup();
         for _ in 0..50 {
             ours(&s, &scripts[i].1);

@@ -151,6 +151,12 @@ pub fn loop_free(source: &str) -> bool {
         .any(|w| matches!(w, "for" | "while" | "do"))
 }
 
+/// `Array.prototype.push` as it is now.
+fn array_push(ctx: &mut Context) -> Option<JsObject> {
+    let proto = ctx.intrinsics().constructors().array().prototype();
+    proto.get(js_string!("push"), ctx).ok()?.as_object()
+}
+
 fn compile(ctx: &mut Context, code: &str) -> Result<Script, String> {
     Script::parse(Source::from_bytes(code), None, ctx).map_err(|e| js_message(&e, ctx))
 }
@@ -190,6 +196,9 @@ impl Host {
         hidden(&mut ctx, "__frame", frame.clone())?;
         hidden(&mut ctx, "__frameResult", frame_result.clone())?;
 
+        // Before any script runs: the native path's `arr.push(…)` is only used while the
+        // built-in is still in place.
+        let builtin_push = array_push(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
         let tracer = match run_with_deadline(&object, &mut ctx, deadline) {
             Run::TimedOut => return Err("execution timeout".into()),
@@ -268,7 +277,8 @@ impl Host {
             host.run(&setup, Hook::Setup)?;
         }
         // After `setup`: the shadow state starts from what it left.
-        host.fast = Fast::new(source, &obj, &mut host.ctx);
+        let push_intact = builtin_push.is_some() && array_push(&mut host.ctx) == builtin_push;
+        host.fast = Fast::new(source, &obj, push_intact, &mut host.ctx);
         host.views = host.fast.is_none();
         Ok(host)
     }

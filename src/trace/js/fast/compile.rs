@@ -4,8 +4,9 @@
 //! The subset: `var`/`let`/`const` locals, `if`/`else`, blocks, `return`, expression
 //! statements; literals, object and array literals with static keys, `this`, member reads and
 //! writes, `=`/compound/logical assignment, `++`/`--`, arithmetic, bitwise, comparison, logical
-//! and conditional operators, `typeof`, `void`; and the argument getters that
-//! return plain values (`log.getPC()`, `log.op.toString()`, `frame.getType()`, …). Anything
+//! and conditional operators, `typeof`, `void`, `arr.push(…)` (while the built-in is in
+//! place); and the argument getters that return plain values (`log.getPC()`,
+//! `log.op.toString()`, `frame.getType()`, …). Anything
 //! else — loops, calls of other functions, globals, closures, `db`, stack, memory, any other
 //! use of the arguments — leaves the hook uncompiled, and the tracer then runs in boa only.
 
@@ -115,6 +116,8 @@ pub enum Expr {
     Seq(Box<Expr>, Box<Expr>),
     Object(Vec<(Key, Expr)>),
     Array(Vec<Expr>),
+    /// `arr.push(…)` on a plain array (the built-in `push`).
+    Push(Box<Expr>, Vec<Expr>),
 }
 
 /// An object reached without evaluating an expression.
@@ -171,6 +174,8 @@ pub struct Func {
 /// The compiled hooks of a tracer; `None` where the script has no such function.
 #[derive(Debug, Default)]
 pub struct Compiled {
+    /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
+    pub uses_push: bool,
     pub step: Option<Func>,
     pub fault: Option<Func>,
     pub enter: Option<Func>,
@@ -243,7 +248,10 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
         let (Some(formal), Some(body)) = (params, body) else {
             return None;
         };
-        let f = Compiler::new(&interner, strings).function(formal, body, kinds)?;
+        let mut c = Compiler::new(&interner, strings);
+        c.uses_push = out.uses_push;
+        let f = c.function(formal, body, kinds)?;
+        out.uses_push = c.uses_push;
         let slot = match name.as_str() {
             "step" => &mut out.step,
             "fault" => &mut out.fault,
@@ -290,6 +298,7 @@ fn resolve(interner: &Interner, sym: Sym) -> Option<String> {
 struct Compiler<'i> {
     interner: &'i Interner,
     strings: &'i mut Tables,
+    uses_push: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -300,6 +309,7 @@ impl<'i> Compiler<'i> {
         Compiler {
             interner,
             strings,
+            uses_push: false,
             scopes: Vec::new(),
             locals: 0,
         }
@@ -316,7 +326,7 @@ impl<'i> Compiler<'i> {
     }
 
     fn function(
-        mut self,
+        &mut self,
         formal: &FormalParameterList,
         body: &FunctionBody,
         params: &[Param],
@@ -742,6 +752,11 @@ impl<'i> Compiler<'i> {
             };
             return Some(Expr::Get(g, args_ir));
         }
+        if method == "push" {
+            self.uses_push = true;
+            let target = self.expr(m.target())?;
+            return Some(Expr::Push(Box::new(target), args_ir));
+        }
         None
     }
 
@@ -876,7 +891,7 @@ mod tests {
             "{step: function(log) { toHex(log.op); }, fault: function() {}, result: function() {}}",
             "{step: function(log) { this.x = log.stack.peek(0); }, fault: function() {}, result: function() {}}",
             "{step: function(log, db) { db.getBalance(1); }, fault: function() {}, result: function() {}}",
-            "{step: function(log) { this.a.push(1); }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { this.a.concat([1]); }, fault: function() {}, result: function() {}}",
             "{step: function(log) { x++; }, fault: function() {}, result: function() {}}",
             // use before `let`, assignment to a const, a parameter used as a value
             "{step: function(log) { y = 1; let y; }, fault: function() {}, result: function() {}}",

@@ -341,6 +341,15 @@ impl Machine<'_> {
                 }
                 V::Obj(u64::from(self.heap.create(false, vals)?))
             }
+            Expr::Push(target, args) => {
+                let t = self.eval(target)?;
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                let id = self.object(t)?;
+                self.heap.push(id, &vals)?
+            }
             Expr::Array(items) => {
                 let mut vals = Vec::with_capacity(items.len());
                 for (i, e) in items.iter().enumerate() {

@@ -59,6 +59,10 @@ impl Obj {
         }
     }
 
+    fn find_str(&self, name: &str) -> Option<usize> {
+        self.named.iter().position(|(n, _)| &**n == name)
+    }
+
     fn append(&mut self, name: Text, v: V) {
         self.named.push((name, v));
         if self.named.len() > LINEAR_MAX {
@@ -271,6 +275,23 @@ impl Heap {
         }
         o.dirty = true;
         Ok(())
+    }
+
+    /// `arr.push(…vals)` with the built-in `push`: the new length. Left to boa unless `id` is
+    /// an array without an own `push`.
+    pub fn push(&mut self, id: u32, vals: &[V]) -> R<V> {
+        let o = &self.objs[id as usize];
+        if !o.array || o.find_str("push").is_some() {
+            return Err(Deopt);
+        }
+        for &v in vals {
+            let len = self.objs[id as usize].elems.len();
+            if len >= DENSE_MAX {
+                return Err(Deopt);
+            }
+            self.write(id, &Key::Idx(len as u32), None, v)?;
+        }
+        Ok(V::num(self.objs[id as usize].elems.len() as f64))
     }
 
     /// Stores the number `new` at an own property, whatever it held.

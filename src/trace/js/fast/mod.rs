@@ -50,12 +50,21 @@ pub fn enabled() -> bool {
 impl Fast {
     /// Compiles the hooks of `source` and imports `tracer` (after `setup` ran); `None` when a
     /// hook is outside the subset or the tracer object is not a plain object.
-    pub fn new(source: &str, tracer: &JsObject, ctx: &mut Context) -> Option<Fast> {
+    /// `push_intact`: `Array.prototype.push` is still the built-in (for `arr.push(…)`).
+    pub fn new(
+        source: &str,
+        tracer: &JsObject,
+        push_intact: bool,
+        ctx: &mut Context,
+    ) -> Option<Fast> {
         if !enabled() {
             return None;
         }
         let mut strings = Tables::default();
         let code = compile::compile(source, &mut strings)?;
+        if code.uses_push && !push_intact {
+            return None;
+        }
         let names = Names(
             (0..=255u8)
                 .map(|op| V::Str(strings.intern_id(&op_name(op))))

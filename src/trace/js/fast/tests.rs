@@ -262,7 +262,8 @@ impl Gen {
     }
 
     fn stmt(&mut self, depth: u32) -> String {
-        match self.next() % 10 {
+        match self.next() % 11 {
+            10 => format!("y = this.arr.push({}, {});", self.expr(1), self.expr(1)),
             0 => format!("x = {};", self.expr(2)),
             1 => format!("y = {};", self.expr(2)),
             2 => format!("this.{} = {};", self.pick(&["a", "b"]), self.expr(2)),
@@ -343,4 +344,26 @@ fn strings_built_on_every_step_match_boa_and_stay_bounded() {
                    fault: function() {}, result: function() { return this.s.length; }}";
     let (fast, _) = drive(growing, true);
     assert_eq!(fast, Ok((36 * STEPS).to_string()));
+}
+
+#[test]
+fn push_is_native_only_while_the_builtin_is_in_place() {
+    // geth's own example, natively; `push` returns the new length.
+    let src = "{opcodes: [], n: 0, step: function(log) { this.n = this.opcodes.push(log.op.toString(), log.getPC()); }, \
+               fault: function() {}, result: function() { return [this.n, this.opcodes.slice(0, 6)]; }}";
+    assert!(same(src));
+    // A script that replaces `Array.prototype.push` stays in boa.
+    let replaced = "{opcodes: [], setup: function() { Array.prototype.push = function(x) { this[this.length] = 'pushed ' + x; return 0; }; }, \
+                    step: function(log) { this.opcodes.push(log.op.toString()); }, \
+                    fault: function() {}, result: function() { return this.opcodes.slice(0, 3); }}";
+    assert!(!same(replaced));
+    let (out, _) = drive(replaced, true);
+    assert_eq!(
+        out,
+        Ok(r#"["pushed PUSH1","pushed JUMP","pushed MSTORE"]"#.to_string())
+    );
+    // An array with its own `push` property hands over to boa.
+    let own = "{a: [], setup: function() { this.a.push = function() { return 'own'; }; }, \
+               step: function(log) { this.r = this.a.push(1); }, fault: function() {}, result: function() { return this.r; }}";
+    assert!(!same(own));
 }
