@@ -248,6 +248,20 @@ impl Machine<'_> {
                 let r = self.eval(r)?;
                 self.binary(*op, l, r)
             }
+            Expr::Logic(op, l, r) => {
+                let l = self.eval(l)?;
+                if self.continues(*op, l) {
+                    self.eval(r)
+                } else {
+                    Ok(l)
+                }
+            }
+            Expr::Assign(t, rhs) => {
+                let place = self.place(t)?;
+                let v = self.eval(rhs)?;
+                self.store(&place, v)?;
+                Ok(v)
+            }
             _ => self.eval_other(e),
         }
     }
@@ -264,12 +278,8 @@ impl Machine<'_> {
                 }
                 self.getter(*g)?
             }
-            Expr::Index(..) | Expr::Bin(..) => unreachable!("evaluated in eval"),
-            Expr::Assign(t, rhs) => {
-                let place = self.place(t)?;
-                let v = self.eval(rhs)?;
-                self.store(&place, v)?;
-                v
+            Expr::Index(..) | Expr::Bin(..) | Expr::Logic(..) | Expr::Assign(..) => {
+                unreachable!("evaluated in eval")
             }
             Expr::Compound(t, op, rhs) => {
                 let place = self.place(t)?;
@@ -299,14 +309,6 @@ impl Machine<'_> {
                 let new = if *inc { n + 1.0 } else { n - 1.0 };
                 self.store(&place, V::num(new))?;
                 V::num(if *prefix { new } else { n })
-            }
-            Expr::Logic(op, l, r) => {
-                let l = self.eval(l)?;
-                if self.continues(*op, l) {
-                    self.eval(r)?
-                } else {
-                    l
-                }
             }
             Expr::Un(op, x) => {
                 let x = self.eval(x)?;

@@ -22,7 +22,7 @@ const DENSE_MAX: usize = 1 << 16;
 /// Objects above this are left to boa, whose collector can free them.
 const HEAP_MAX: usize = 1 << 20;
 /// Objects with more names than this get a hash index.
-const LINEAR_MAX: usize = 8;
+const LINEAR_MAX: usize = 16;
 
 #[derive(Debug)]
 pub struct Obj {
