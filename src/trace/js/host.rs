@@ -102,8 +102,8 @@ pub struct Host {
     direct: Option<Direct>,
     /// Natively evaluated hooks, while the script stays inside their subset.
     fast: Option<Fast>,
-    /// Native hook calls since the clock was last read.
-    fast_calls: u32,
+    /// Direct or native calls since the clock was last read (see [`Host::late`]).
+    since_clock: u32,
     /// Whether the hooks may read `log.stack`, `log.memory` or `log.contract`: not when they
     /// compiled to native code (which cannot), even after a deoptimisation hands the same
     /// functions to boa.
@@ -121,8 +121,6 @@ struct Direct {
     log_db: [JsValue; 2],
     frame: [JsValue; 1],
     frame_result: [JsValue; 1],
-    /// Calls since the clock was last read.
-    since_clock: u32,
 }
 
 /// The source after the comments that precede the object literal (a library file's header).
@@ -244,7 +242,6 @@ impl Host {
                 log_db: [log.into(), db.into()],
                 frame: [frame.into()],
                 frame_result: [frame_result.into()],
-                since_clock: 0,
             })
         } else {
             None
@@ -265,7 +262,7 @@ impl Host {
             result: compile(&mut ctx, "JSON.stringify(__tracer.result(__ctx, __db))")?,
             direct,
             fast: None,
-            fast_calls: 0,
+            since_clock: 0,
             views: true,
             ctx,
             shared,
@@ -353,18 +350,23 @@ impl Host {
         }
     }
 
+    /// Counts a call made outside the budgeted evaluation and, every `every` calls, whether
+    /// the deadline has passed (geth's deadline covers the whole trace, not one call).
+    fn late(&mut self, every: u32) -> bool {
+        self.since_clock += 1;
+        self.since_clock >= every && {
+            self.since_clock = 0;
+            Instant::now() >= self.deadline
+        }
+    }
+
     /// Runs `hook` natively if the native path is on: `None` when boa must run it (the path
     /// is off, or deoptimised just now — nothing of this call then remains).
     pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), String>> {
         let f = self.fast.as_mut()?;
         if f.run(hook, &self.shared).is_ok() {
-            self.fast_calls += 1;
-            // geth's deadline covers the whole trace, not one call.
-            if self.fast_calls >= 1024 {
-                self.fast_calls = 0;
-                if Instant::now() >= self.deadline {
-                    return Some(Err(wrap("execution timeout", hook)));
-                }
+            if self.late(1024) {
+                return Some(Err(wrap("execution timeout", hook)));
             }
             return Some(Ok(()));
         }
@@ -392,13 +394,11 @@ impl Host {
                 return Ok(());
             };
             let out = f.call(&d.this, args, &mut self.ctx);
-            d.since_clock += 1;
-            // geth's deadline covers the whole trace, not one call.
-            let late = d.since_clock >= 64 && {
-                d.since_clock = 0;
-                Instant::now() >= self.deadline
+            let out = if self.late(64) {
+                Run::TimedOut
+            } else {
+                Run::Done(out)
             };
-            let out = if late { Run::TimedOut } else { Run::Done(out) };
             return self.finish(out, hook).map(|_| ());
         }
         let script = match hook {
