@@ -595,3 +595,113 @@ fn result_text_keeps_javascript_key_order_number_forms_and_go_escaping() {
         r#"{"2":4,"10":3,"z":1,"a":2,"big":1e+21,"frac":0.1,"s":"\u003ca\u0026b\u003e","counts":{"PUSH1":2,"STOP":1}}"#
     );
 }
+
+// ---- db in `step` sees the state before the opcode (geth calls OnOpcode before executing) ----
+
+/// Runs `code` with a tracer that, at each step of `op` and in `enter`/`exit`, records what
+/// `probe` (a JS expression over `db`, `a` = the contract's address) returns.
+fn probe_at(code: &str, op: &str, probe: &str) -> Value {
+    let run = Run {
+        code: hex::decode(code.replace(' ', "")).unwrap(),
+        value: 5,
+        ..Default::default()
+    };
+    let script = format!(
+        "{{seen: [], \
+          step: function(log, db) {{ if (log.op.toString() == '{op}') {{ var a = log.contract.getAddress(); this.seen.push(['step', {probe}]); }} }}, \
+          enter: function(f) {{ this.seen.push(['enter']); }}, \
+          exit: function(r) {{ this.seen.push(['exit']); }}, \
+          fault: function() {{}}, \
+          result: function(ctx, db) {{ var a = toAddress('{CONTRACT}'); this.seen.push(['result', {probe}]); return this.seen; }}}}"
+    );
+    run.run(&script).unwrap()
+}
+
+#[test]
+fn db_at_sstore_shows_the_slot_before_the_write() {
+    // SSTORE(1, 42); SSTORE(1, 43): the first step sees 0, the second 42, `result` 43.
+    let v = probe_at(
+        "602a600155 602b600155 00",
+        "SSTORE",
+        "toHex(db.getState(a, toWord('0x01')))",
+    );
+    let w = |b: &str| format!("0x{}{b}", "00".repeat(31));
+    assert_eq!(
+        v,
+        json!([["step", w("00")], ["step", w("2a")], ["result", w("2b")]])
+    );
+}
+
+#[test]
+fn db_at_selfdestruct_shows_balances_before_the_transfer() {
+    // SELFDESTRUCT to 0xcc (absent): at the step the contract still holds 7 + 5 and 0xcc does
+    // not exist; afterwards (Cancun, not created in this tx) the balance has moved.
+    let probe = "[db.getBalance(a).toString(), db.getBalance(toAddress('0x00000000000000000000000000000000000000cc')).toString(), db.exists(toAddress('0x00000000000000000000000000000000000000cc'))]";
+    let v = probe_at("60cc ff", "SELFDESTRUCT", probe);
+    assert_eq!(
+        v,
+        json!([
+            ["step", ["12", "0", false]],
+            ["enter"],
+            ["exit"],
+            ["result", ["0", "12", true]]
+        ])
+    );
+}
+
+#[test]
+fn db_at_call_with_value_shows_balances_before_the_transfer() {
+    // CALL(gas, 0xbb, 3, 0, 0, 0, 0): the step and `enter` come before the transfer (geth's
+    // captureBegin precedes Transfer), `exit` and `result` after it.
+    let code = "6000 6000 6000 6000 6003 60bb 5a f1 00";
+    let probe = "[db.getBalance(a).toString(), db.getBalance(toAddress('0x00000000000000000000000000000000000000bb')).toString()]";
+    let run = Run {
+        code: hex::decode(code.replace(' ', "")).unwrap(),
+        value: 5,
+        ..Default::default()
+    };
+    let script = format!(
+        "{{seen: [], a: toAddress('{CONTRACT}'), \
+          step: function(log, db) {{ var a = this.a; if (log.op.toString() == 'CALL') this.seen.push(['step', {probe}]); }}, \
+          enter: function(f) {{ }}, exit: function(r) {{ }}, \
+          fault: function() {{}}, \
+          result: function(ctx, db) {{ var a = this.a; this.seen.push(['result', {probe}]); return this.seen; }}}}"
+    );
+    let v = run.run(&script).unwrap();
+    assert_eq!(v, json!([["step", ["12", "0"]], ["result", ["9", "3"]]]));
+}
+
+#[test]
+fn db_in_enter_and_exit_keeps_geths_timing() {
+    // geth: OnEnter before the value transfer and before a creator's nonce bump, OnExit after.
+    // `enter`/`exit` get no `db`; geth's is one object for the whole trace, kept from `step`.
+    let probe = "[db.getBalance(a).toString(), db.getNonce(a)]";
+    let run = Run {
+        code: hex::decode(
+            "6000 6000 6000 6000 6003 60bb 5a f1 50 6000 6000 6000 f0 00".replace(' ', ""),
+        )
+        .unwrap(),
+        value: 5,
+        ..Default::default()
+    };
+    let script = format!(
+        "{{seen: [], a: toAddress('{CONTRACT}'), \
+          step: function(log, db) {{ this.db = db; var a = this.a; var o = log.op.toString(); if (o == 'CALL' || o == 'CREATE') this.seen.push([o, {probe}]); }}, \
+          enter: function(f) {{ var a = this.a, db = this.db; this.seen.push(['enter ' + f.getType(), {probe}]); }}, \
+          exit: function(r) {{ var a = this.a, db = this.db; this.seen.push(['exit', {probe}]); }}, \
+          fault: function() {{}}, \
+          result: function(ctx, db) {{ return this.seen; }}}}"
+    );
+    let v = run.run(&script).unwrap();
+    assert_eq!(
+        v,
+        json!([
+            ["CALL", ["12", 0]],
+            ["enter CALL", ["12", 0]],
+            ["exit", ["9", 0]],
+            ["CREATE", ["9", 0]],
+            ["enter CREATE", ["9", 0]],
+            ["exit", ["9", 1]]
+        ])
+    );
+}

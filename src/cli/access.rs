@@ -20,7 +20,7 @@ use super::tx::{finish, parse_hash};
 pub struct AccessArgs {
     /// Transaction hash (0x + 64 hex digits).
     pub hash: String,
-    /// Print JSON: [{"address","slot"?,"read","written","before","after","touchedBy"}].
+    /// Print JSON: [{"address","slot"?,"transient"?,"read","written","before","after","touchedBy"}].
     #[arg(long)]
     pub json: bool,
     /// Print the node's own debug_traceStateAccess result instead of replaying locally.
@@ -54,9 +54,11 @@ pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()
             (false, true) => "write",
             _ => "read",
         };
-        let slot = r
-            .slot
-            .map_or("(account)".to_string(), |s| format!("{s:#x}"));
+        let slot = match r.slot {
+            None => "(account)".to_string(),
+            Some(s) if r.transient => format!("{s:#x} (transient)"),
+            Some(s) => format!("{s:#x}"),
+        };
         let value = |v: alloy_primitives::U256, n: Option<u64>| match n {
             Some(n) => format!("balance {v}, nonce {n}"),
             None => format!("{v:#x}"),

@@ -1,6 +1,6 @@
 //! The state access pattern of a transaction: every account and storage slot it read or wrote,
 //! with its value before and after the transaction, and which frames (call ids and contracts)
-//! touched it.
+//! touched it. Transient storage (TLOAD/TSTORE) is listed apart from persistent storage.
 //!
 //! An [`AccessTracer`] notes who touched what while the transaction runs; values come from the
 //! database under revm's journal (the pre-state, which a transaction does not write until
@@ -35,6 +35,11 @@ pub struct Access {
     /// `None` for the account itself (balance, nonce, code).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slot: Option<U256>,
+    /// A transient storage slot (EIP-1153: TLOAD/TSTORE), not the persistent slot of the same
+    /// number. Transient storage is empty when a transaction starts and cleared when it ends, so
+    /// `before` and `after` are always zero.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
     pub read: bool,
     pub written: bool,
     /// Slot value, or account balance, before and after the transaction.
@@ -55,9 +60,17 @@ struct Item {
 }
 
 /// Notes every account and slot access with the frame that made it.
+/// What an access is to: the account, a persistent slot or a transient slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Account,
+    Slot(U256),
+    Transient(U256),
+}
+
 #[derive(Default)]
 pub struct AccessTracer {
-    items: BTreeMap<(Address, Option<U256>), Item>,
+    items: BTreeMap<(Address, Target), Item>,
     frames: Vec<usize>,
     next_frame: usize,
 }
@@ -67,9 +80,9 @@ fn word_to_address(w: &U256) -> Address {
 }
 
 impl AccessTracer {
-    fn note(&mut self, addr: Address, slot: Option<U256>, write: bool, contract: Address) {
+    fn note(&mut self, addr: Address, target: Target, write: bool, contract: Address) {
         let frame = self.frames.last().copied().unwrap_or(0);
-        let item = self.items.entry((addr, slot)).or_default();
+        let item = self.items.entry((addr, target)).or_default();
         item.read |= !write;
         item.written |= write;
         item.by.insert(Toucher { frame, contract });
@@ -90,20 +103,29 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         let Some(top) = stack.last().copied() else {
             if op == 0x47 {
                 let me = interp.input.target_address;
-                self.note(me, None, false, interp.input.bytecode_address.unwrap_or(me));
+                self.note(
+                    me,
+                    Target::Account,
+                    false,
+                    interp.input.bytecode_address.unwrap_or(me),
+                );
             }
             return;
         };
         let me = interp.input.target_address;
         let code = interp.input.bytecode_address.unwrap_or(me);
         match op {
-            0x54 => self.note(me, Some(top), false, code),
-            0x55 => self.note(me, Some(top), true, code),
-            0x31 | 0x3b | 0x3c | 0x3f => self.note(word_to_address(&top), None, false, code),
-            0x47 => self.note(me, None, false, code),
+            0x54 => self.note(me, Target::Slot(top), false, code),
+            0x55 => self.note(me, Target::Slot(top), true, code),
+            0x5c => self.note(me, Target::Transient(top), false, code),
+            0x5d => self.note(me, Target::Transient(top), true, code),
+            0x31 | 0x3b | 0x3c | 0x3f => {
+                self.note(word_to_address(&top), Target::Account, false, code)
+            }
+            0x47 => self.note(me, Target::Account, false, code),
             0xff => {
-                self.note(me, None, true, code);
-                self.note(word_to_address(&top), None, true, code);
+                self.note(me, Target::Account, true, code);
+                self.note(word_to_address(&top), Target::Account, true, code);
             }
             _ => {}
         }
@@ -112,9 +134,14 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
     fn call(&mut self, _ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
         let moves_value = inputs.transfers_value();
         let caller_code = inputs.caller;
-        self.note(inputs.target_address, None, moves_value, caller_code);
+        self.note(
+            inputs.target_address,
+            Target::Account,
+            moves_value,
+            caller_code,
+        );
         if moves_value {
-            self.note(inputs.caller, None, true, caller_code);
+            self.note(inputs.caller, Target::Account, true, caller_code);
         }
         self.enter();
         None
@@ -125,7 +152,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
     }
 
     fn create(&mut self, _ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
-        self.note(inputs.caller(), None, true, inputs.caller());
+        self.note(inputs.caller(), Target::Account, true, inputs.caller());
         self.enter();
         None
     }
@@ -138,7 +165,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
     ) {
         let frame = self.frames.pop().unwrap_or(0);
         if let Some(a) = outcome.address {
-            let item = self.items.entry((a, None)).or_default();
+            let item = self.items.entry((a, Target::Account)).or_default();
             item.written = true;
             item.by.insert(Toucher { frame, contract: a });
         }
@@ -156,7 +183,7 @@ pub fn trace_access(
 ) -> Result<(Vec<Access>, TxOutcome), ReplayError> {
     let mut tracer = AccessTracer::default();
     // The sender always pays (nonce, fee) and the recipient is always looked up.
-    tracer.note(tx.sender, None, true, tx.sender);
+    tracer.note(tx.sender, Target::Account, true, tx.sender);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
@@ -171,10 +198,22 @@ pub fn trace_access(
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
     let mut rows = Vec::with_capacity(tracer.items.len());
-    for ((addr, slot), item) in tracer.items {
+    for ((addr, target), item) in tracer.items {
         let post = out.state.get(&addr);
-        let row = match slot {
-            Some(k) => {
+        let row = match target {
+            Target::Transient(k) => Access {
+                address: addr,
+                slot: Some(k),
+                transient: true,
+                read: item.read,
+                written: item.written,
+                before: U256::ZERO,
+                after: U256::ZERO,
+                nonce_before: None,
+                nonce_after: None,
+                touched_by: item.by.into_iter().collect(),
+            },
+            Target::Slot(k) => {
                 let before = db.storage(addr, k).unwrap_or_default();
                 let after = post
                     .and_then(|a| a.storage.get(&k))
@@ -182,6 +221,7 @@ pub fn trace_access(
                 Access {
                     address: addr,
                     slot: Some(k),
+                    transient: false,
                     read: item.read,
                     written: item.written,
                     before,
@@ -191,13 +231,14 @@ pub fn trace_access(
                     touched_by: item.by.into_iter().collect(),
                 }
             }
-            None => {
+            Target::Account => {
                 let (balance, nonce, _) = read_account(&mut *db, addr);
                 let (after, nonce_after) =
                     post.map_or((balance, nonce), |a| (a.info.balance, a.info.nonce));
                 Access {
                     address: addr,
                     slot: None,
+                    transient: false,
                     read: item.read,
                     written: item.written,
                     before: balance,

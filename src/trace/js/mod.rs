@@ -48,7 +48,7 @@ use serde_json::Value;
 use super::errors::{geth_error, returns_gas, LastStep};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
-use state::{StateReader, StateView};
+use state::{BeforeOpcode, StateReader, StateView, Undo};
 
 pub use timeout::{parse_go_duration, DEFAULT_TIMEOUT};
 
@@ -123,6 +123,8 @@ impl JsSpec {
             frame_id: 0,
             gas_table: gas_table_spec(spec),
             pending_selfdestruct: None,
+            journal_at: 0,
+            undo: Undo::default(),
             top: Top::default(),
             timed_out: self.timed_out.clone(),
         }
@@ -168,6 +170,10 @@ pub struct JsTracer {
     frame_id: u64,
     gas_table: GasTable,
     pending_selfdestruct: Option<(Address, Address, U256)>,
+    /// The journal's length before the current opcode ran.
+    journal_at: usize,
+    /// The current opcode's changes undone, for `db` in `step` and `fault`.
+    undo: Undo,
     top: Top,
     timed_out: Arc<AtomicBool>,
 }
@@ -212,6 +218,9 @@ fn classify(interp: &mut Interpreter, op: u8, stack_len: usize) -> OpEnd {
 
 impl JsTracer {
     /// Runs `f` with the host objects pointed at this hook's interpreter and state.
+    ///
+    /// `step` and `fault` run after the opcode: their `db` undoes what it changed (the journal
+    /// entries it pushed since `journal_at`), so they see the state before it, as in geth.
     fn with_host<DB: Database>(
         &mut self,
         interp: Option<&Interpreter>,
@@ -228,11 +237,23 @@ impl JsTracer {
             }
             return;
         }
+        let journal = &ctx.journaled_state.inner.journal;
         let mut view = StateView {
             state: &ctx.journaled_state.inner.state,
             db: &mut ctx.journaled_state.database,
         };
-        let r = call_with(&self.shared, interp, &mut view, |_| host.call(hook));
+        let opcode_wrote =
+            matches!(hook, Hook::Step | Hook::Fault) && journal.len() > self.journal_at;
+        let r = if opcode_wrote {
+            self.undo.build(&journal[self.journal_at..], &mut view);
+            let mut before = BeforeOpcode {
+                live: view,
+                undo: &self.undo,
+            };
+            call_with(&self.shared, interp, &mut before, |_| host.call(hook))
+        } else {
+            call_with(&self.shared, interp, &mut view, |_| host.call(hook))
+        };
         if let Err(e) = r {
             self.fail(e);
         }
@@ -443,6 +464,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             return;
         }
         let op = interp.bytecode.opcode();
+        self.journal_at = ctx.journaled_state.inner.journal.len();
         if let Some(f) = self.frames.last_mut() {
             f.last = LastStep {
                 op,

@@ -6,6 +6,7 @@
 //! and never loads through the journal, which would warm accounts and change gas.
 
 use alloy_primitives::{Address, Bytes, B256, KECCAK256_EMPTY, U256};
+use revm::context::journal::JournalEntry;
 use revm::state::EvmState;
 use revm::Database;
 
@@ -16,6 +17,10 @@ pub trait StateReader {
     fn code(&mut self, a: Address) -> Bytes;
     fn storage(&mut self, a: Address, slot: U256) -> U256;
     fn exists(&mut self, a: Address) -> bool;
+    /// Whether `a` exists leaving aside a touch (a transfer to it) in the current opcode.
+    fn exists_untouched(&mut self, a: Address) -> bool {
+        self.exists(a)
+    }
 }
 
 /// The journal's accounts over the database.
@@ -94,6 +99,199 @@ impl<DB: Database> StateReader for StateView<'_, DB> {
         match self.state.get(&a) {
             Some(acc) => !acc.is_loaded_as_not_existing() || acc.is_touched(),
             None => self.db.basic(a).ok().flatten().is_some(),
+        }
+    }
+
+    fn exists_untouched(&mut self, a: Address) -> bool {
+        match self.state.get(&a) {
+            Some(acc) => !acc.is_loaded_as_not_existing(),
+            None => self.db.basic(a).ok().flatten().is_some(),
+        }
+    }
+}
+
+/// What one opcode changed, as it was before: built from the journal entries revm pushed while
+/// the opcode ran, so `step` and `fault` (delivered after the opcode) see the state geth shows,
+/// the one before it. Each entry is undone the way revm's own revert undoes it, newest first.
+#[derive(Default)]
+pub struct Undo {
+    accounts: Vec<(Address, AccountUndo)>,
+    slots: Vec<(Address, U256, U256)>,
+}
+
+#[derive(Default, Clone)]
+struct AccountUndo {
+    balance: Option<U256>,
+    nonce: Option<u64>,
+    /// The opcode touched the account (a transfer to it): before, it was untouched.
+    untouched: bool,
+    /// The opcode created the account: before, it did not exist as a contract.
+    uncreated: bool,
+    /// The opcode set its code: the code before.
+    code: Option<Bytes>,
+}
+
+impl Undo {
+    pub fn clear(&mut self) {
+        self.accounts.clear();
+        self.slots.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.accounts.is_empty() && self.slots.is_empty()
+    }
+
+    fn account(&self, a: Address) -> Option<&AccountUndo> {
+        self.accounts.iter().find(|(x, _)| *x == a).map(|(_, u)| u)
+    }
+
+    fn account_mut(&mut self, a: Address) -> &mut AccountUndo {
+        let i = match self.accounts.iter().position(|(x, _)| *x == a) {
+            Some(i) => i,
+            None => {
+                self.accounts.push((a, AccountUndo::default()));
+                self.accounts.len() - 1
+            }
+        };
+        &mut self.accounts[i].1
+    }
+
+    /// Undoes `entries` (the opcode's, oldest first) over `live`, the state after the opcode.
+    pub fn build(&mut self, entries: &[JournalEntry], live: &mut dyn StateReader) {
+        self.clear();
+        for e in entries.iter().rev() {
+            match e {
+                JournalEntry::AccountDestroyed {
+                    address,
+                    target,
+                    had_balance,
+                    ..
+                } => {
+                    self.add_balance(live, *address, *had_balance, true);
+                    if address != target {
+                        self.add_balance(live, *target, *had_balance, false);
+                    }
+                }
+                JournalEntry::BalanceChange {
+                    old_balance,
+                    address,
+                } => self.account_mut(*address).balance = Some(*old_balance),
+                JournalEntry::BalanceTransfer { balance, from, to } => {
+                    self.add_balance(live, *from, *balance, true);
+                    self.add_balance(live, *to, *balance, false);
+                }
+                JournalEntry::NonceChange {
+                    address,
+                    previous_nonce,
+                } => self.account_mut(*address).nonce = Some(*previous_nonce),
+                JournalEntry::NonceBump { address } => {
+                    let n = self.nonce_now(live, *address).saturating_sub(1);
+                    self.account_mut(*address).nonce = Some(n);
+                }
+                JournalEntry::AccountTouched { address } => {
+                    self.account_mut(*address).untouched = true
+                }
+                JournalEntry::AccountCreated { address, .. } => {
+                    let u = self.account_mut(*address);
+                    u.uncreated = true;
+                    u.nonce = Some(0);
+                }
+                JournalEntry::CodeChange {
+                    address,
+                    had_code_hash,
+                    had_code,
+                } => {
+                    let before = match had_code {
+                        Some(c) => c.original_bytes(),
+                        None if *had_code_hash == KECCAK256_EMPTY => Bytes::new(),
+                        // Not loaded before: the database still has it.
+                        None => live.code(*address),
+                    };
+                    self.account_mut(*address).code = Some(before);
+                }
+                JournalEntry::StorageChanged {
+                    key,
+                    had_value,
+                    address,
+                } => match self
+                    .slots
+                    .iter_mut()
+                    .find(|(a, k, _)| a == address && k == key)
+                {
+                    Some(s) => s.2 = *had_value,
+                    None => self.slots.push((*address, *key, *had_value)),
+                },
+                // Warming and transient storage are invisible to `db`.
+                _ => {}
+            }
+        }
+    }
+
+    fn add_balance(&mut self, live: &mut dyn StateReader, a: Address, v: U256, add: bool) {
+        let now = match self.account(a).and_then(|u| u.balance) {
+            Some(b) => b,
+            None => live.balance(a),
+        };
+        let before = if add {
+            now.wrapping_add(v)
+        } else {
+            now.wrapping_sub(v)
+        };
+        self.account_mut(a).balance = Some(before);
+    }
+
+    fn nonce_now(&self, live: &mut dyn StateReader, a: Address) -> u64 {
+        match self.account(a).and_then(|u| u.nonce) {
+            Some(n) => n,
+            None => live.nonce(a),
+        }
+    }
+}
+
+/// A [`StateReader`] with an opcode's changes undone.
+pub struct BeforeOpcode<'u, R> {
+    pub live: R,
+    pub undo: &'u Undo,
+}
+
+impl<R: StateReader> StateReader for BeforeOpcode<'_, R> {
+    fn balance(&mut self, a: Address) -> U256 {
+        match self.undo.account(a).and_then(|u| u.balance) {
+            Some(b) => b,
+            None => self.live.balance(a),
+        }
+    }
+
+    fn nonce(&mut self, a: Address) -> u64 {
+        match self.undo.account(a).and_then(|u| u.nonce) {
+            Some(n) => n,
+            None => self.live.nonce(a),
+        }
+    }
+
+    fn code(&mut self, a: Address) -> Bytes {
+        match self.undo.account(a).and_then(|u| u.code.clone()) {
+            Some(c) => c,
+            None => self.live.code(a),
+        }
+    }
+
+    fn storage(&mut self, a: Address, slot: U256) -> U256 {
+        if let Some((_, _, v)) = self
+            .undo
+            .slots
+            .iter()
+            .find(|(x, k, _)| *x == a && *k == slot)
+        {
+            return *v;
+        }
+        self.live.storage(a, slot)
+    }
+
+    fn exists(&mut self, a: Address) -> bool {
+        match self.undo.account(a) {
+            Some(u) if u.untouched || u.uncreated => self.live.exists_untouched(a),
+            _ => self.live.exists(a),
         }
     }
 }
