@@ -490,3 +490,125 @@ fn simulated_call_default_gas_respects_the_osaka_cap() {
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["gas"], json!("0x1000000"), "{v}");
 }
+
+/// What a JS tracer's `db` returns in `step` at every state-writing opcode, for every scenario
+/// transaction, against anvil's own JS run. revm-inspectors delivers `step` before the opcode,
+/// so its `db` shows the pre-opcode state — except for storage, which it reads from beneath the
+/// transaction (geth's reflects earlier writes of the same transaction; README). So: every entry
+/// but a repeated write to a slot must equal the node's; a repeated write must see the value the
+/// previous write to that slot stored (geth), unless a frame failed in between (its writes were
+/// undone; those few are counted, not checked).
+#[test]
+fn js_db_in_step_sees_the_state_before_each_state_writing_opcode_like_the_node() {
+    let s = anvil::scenario();
+    let script = r#"{
+  seen: [],
+  hex: function(v) { return '0x' + v.toString(16); },
+  step: function(log, db) {
+    var op = log.op.toNumber(), a = log.contract.getAddress(), d = log.getDepth();
+    if (op == 0x55) {
+      var slot = toWord(this.hex(log.stack.peek(0)));
+      this.seen.push(['SSTORE', d, toHex(a), toHex(slot), toHex(db.getState(a, slot)), toHex(toWord(this.hex(log.stack.peek(1))))]);
+    } else if (op == 0xff) {
+      var b = toAddress(this.hex(log.stack.peek(0)));
+      this.seen.push(['SELFDESTRUCT', d, db.getBalance(a).toString(), db.getBalance(b).toString(), db.exists(b), db.getNonce(a)]);
+    } else if (op == 0xf1 || op == 0xf2) {
+      var to = toAddress(this.hex(log.stack.peek(1)));
+      this.seen.push([log.op.toString(), d, db.getBalance(a).toString(), db.getBalance(to).toString(), db.exists(to), db.getNonce(to)]);
+    } else if (op == 0xf0 || op == 0xf5) {
+      this.seen.push([log.op.toString(), d, db.getNonce(a), db.getBalance(a).toString()]);
+    }
+  },
+  enter: function(f) {},
+  exit: function(r) { if (r.getError()) this.seen.push(['FAILED']); },
+  fault: function() {},
+  result: function() { return this.seen; }
+}"#;
+    let mut failures = Vec::new();
+    let (mut equal, mut followed, mut unchecked) = (0, 0, 0);
+    for tx in &s.txs {
+        let hash = format!("{:?}", tx.hash);
+        let run = chaintrace(&[
+            "tx",
+            &hash,
+            "--rpc-url",
+            &s.url,
+            "--json",
+            "--tracer",
+            script,
+        ]);
+        let ours: Value = match serde_json::from_str(&run.stdout) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!(
+                    "{}: exit {} ({e}): {}",
+                    tx.label, run.code, run.stderr
+                ));
+                continue;
+            }
+        };
+        let theirs = s.anvil.trace(tx.hash, json!({"tracer": script}));
+        // FAILED markers come from `exit`, whose errors anvil reports differently (a failed
+        // CREATE); ours mark where writes were undone, the node's are dropped.
+        let theirs: Vec<&Value> = theirs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t[0] != "FAILED")
+            .collect();
+        let ours = ours.as_array().unwrap();
+        let steps = ours.iter().filter(|o| o[0] != "FAILED").count();
+        if steps != theirs.len() {
+            failures.push(format!(
+                "{}: {steps} entries, node {}",
+                tx.label,
+                theirs.len()
+            ));
+            continue;
+        }
+        let mut theirs = theirs.into_iter();
+        // slot -> (value last written, a frame failed since)
+        let mut written: std::collections::HashMap<(Value, Value), (Value, bool)> =
+            Default::default();
+        for o in ours {
+            if o[0] == "FAILED" {
+                written.values_mut().for_each(|w| w.1 = true);
+                continue;
+            }
+            let t = theirs.next().unwrap();
+            if o[0] != "SSTORE" {
+                equal += 1;
+                if o != t {
+                    failures.push(format!("{}: node {t}, ours {o}", tx.label));
+                }
+                continue;
+            }
+            let key = (o[2].clone(), o[3].clone());
+            match written.insert(key, (o[5].clone(), false)) {
+                None => {
+                    equal += 1;
+                    if o != t {
+                        failures.push(format!("{}: first write: node {t}, ours {o}", tx.label));
+                    }
+                }
+                Some((_, true)) => unchecked += 1,
+                Some((prev, false)) => {
+                    followed += 1;
+                    if o[4] != prev {
+                        failures.push(format!(
+                            "{}: repeated write sees {} (previous write stored {prev}): {o}",
+                            tx.label, o[4]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(equal > 20, "only {equal} entries compared with the node");
+    assert!(followed > 10, "only {followed} repeated writes checked");
+    eprintln!(
+        "{equal} state-writing steps equal to the node's, {followed} repeated writes see the \
+         previous write, {unchecked} after a failed frame not checked"
+    );
+}
