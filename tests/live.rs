@@ -36,8 +36,10 @@ fn chaintrace(args: &[&str]) -> Run {
 /// anvil 1.7.1 prints some errors in revm's words; geth's are the reference.
 fn anvil_error_to_geth(e: &str) -> String {
     match e {
-        // revm's StateChangeDuringStaticCall is geth's ErrWriteProtection.
-        "StateChangeDuringStaticCall" => "write protection".into(),
+        // revm's StateChangeDuringStaticCall is geth's ErrWriteProtection. The scenario's only
+        // one is an SSTORE in a STATICCALL, which geth v1.17's SSTORE gas function refuses:
+        // `out of gas: write protection` (LOGn/TSTORE would say `write protection`).
+        "StateChangeDuringStaticCall" => "out of gas: write protection".into(),
         other => other.to_string(),
     }
 }

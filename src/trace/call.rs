@@ -12,12 +12,15 @@ use revm::interpreter::{
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
     InstructionResult, Interpreter, InterpreterAction,
 };
+use revm::primitives::hardfork::SpecId;
 use revm::primitives::Log;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
-use super::errors::{geth_error, returns_gas, LastStep};
+use super::errors::{frontier_deposit_oog, geth_error, returned_output, returns_gas, LastStep};
+use super::failed_step::has_dynamic_gas;
 use super::hexser;
+use super::state::PreOp;
 use crate::render::revert::decode_revert_reason;
 
 /// `tracerConfig` of the call tracer.
@@ -220,6 +223,11 @@ impl CallFrame {
 struct OpenFrame {
     frame: CallFrame,
     last: LastStep,
+    /// What a CREATE frame's RETURN handed back, kept only before Homestead
+    /// ([`frontier_deposit_oog`]).
+    returned: Option<Bytes>,
+    /// geth's error for the step that failed before executing, when it ended the frame.
+    step_error: Option<String>,
 }
 
 /// The address a CREATE will create, from the creator's nonce in the journal (the nonce is bumped
@@ -238,10 +246,12 @@ pub fn create_target<DB: Database>(ctx: &Ctx<DB>, inputs: &CreateInputs) -> Addr
 pub struct CallTracer {
     config: CallTracerConfig,
     stack: Vec<OpenFrame>,
-    root: Option<CallFrame>,
+    root: Option<Box<CallFrame>>,
     log_index_offset: u64,
     /// SELFDESTRUCT seen in `step`, emitted in `step_end` if the opcode succeeded.
     pending_selfdestruct: Option<(Address, Address, U256)>,
+    /// A dynamic-gas opcode's inputs, so that a failure before it executes gets geth's error.
+    pre: PreOp,
 }
 
 type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
@@ -254,6 +264,7 @@ impl CallTracer {
             root: None,
             log_index_offset,
             pending_selfdestruct: None,
+            pre: PreOp::default(),
         }
     }
 
@@ -261,11 +272,14 @@ impl CallTracer {
         self.stack.push(OpenFrame {
             frame,
             last: LastStep::default(),
+            returned: None,
+            step_error: None,
         });
     }
 
     fn close(
         &mut self,
+        spec: SpecId,
         result: InstructionResult,
         output: &Bytes,
         gas_limit: u64,
@@ -275,6 +289,10 @@ impl CallTracer {
         let Some(mut open) = self.stack.pop() else {
             return;
         };
+        // geth's processOutput clears the error of a frame that was not reverted: the create
+        // succeeds with the returned code as its output.
+        let deposit = frontier_deposit_oog(spec, result, output, open.returned.as_ref());
+        let output = deposit.as_ref().unwrap_or(output);
         let f = &mut open.frame;
         f.gas_used = if returns_gas(result) {
             gas_limit.saturating_sub(gas_remaining)
@@ -284,21 +302,25 @@ impl CallTracer {
         if let (Some(addr), true) = (created, f.kind.is_create()) {
             f.to = Some(addr);
         }
-        f.set_result(output, geth_error(result, open.last, f.kind.is_create()));
+        let error = match open.step_error.take() {
+            Some(e) if !result.is_ok_or_revert() => Some(e),
+            _ => geth_error(result, open.last, f.kind.is_create()),
+        };
+        f.set_result(output, error);
         match self.stack.last_mut() {
             Some(parent) => {
                 if !self.config.only_top_call {
                     parent.frame.calls.push(open.frame);
                 }
             }
-            None => self.root = Some(open.frame),
+            None => self.root = Some(Box::new(open.frame)),
         }
     }
 
     /// Finishes the trace: the top frame's `gas` is the tx gas limit and its `gasUsed` the gas
     /// the receipt reports (after refunds), as geth's `OnTxEnd` sets them.
     pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<CallFrame> {
-        let mut root = self.root?;
+        let mut root = *self.root?;
         root.gas = tx_gas_limit;
         root.gas_used = receipt_gas_used;
         if self.config.with_log {
@@ -317,6 +339,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
                 stack_len: interp.stack.len(),
                 returned: op == 0xf3,
             };
+        }
+        if has_dynamic_gas(op) {
+            self.pre.capture(interp, ctx);
+        } else {
+            self.pre.disarm();
         }
         if op == 0xff && self.config.only_top_call {
             return;
@@ -337,7 +364,19 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         }
     }
 
-    fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+    fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if let Some(top) = self.stack.last_mut() {
+            if let Some((_, e)) = self.pre.failure(interp, ctx, top.last) {
+                top.step_error = Some(e);
+            }
+        }
+        if !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
+            if let (Some(top), Some(out)) = (self.stack.last_mut(), returned_output(interp)) {
+                if top.frame.kind.is_create() {
+                    top.returned = Some(out.clone());
+                }
+            }
+        }
         let Some((contract, beneficiary, balance)) = self.pending_selfdestruct.take() else {
             return;
         };
@@ -411,9 +450,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         None
     }
 
-    fn call_end(&mut self, _ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
+    fn call_end(&mut self, ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
         let r = &outcome.result;
         self.close(
+            ctx.cfg.spec,
             r.result,
             &r.output,
             inputs.gas_limit,
@@ -438,12 +478,13 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
 
     fn create_end(
         &mut self,
-        _ctx: &mut Ctx<DB>,
+        ctx: &mut Ctx<DB>,
         inputs: &CreateInputs,
         outcome: &mut CreateOutcome,
     ) {
         let r = &outcome.result;
         self.close(
+            ctx.cfg.spec,
             r.result,
             &r.output,
             inputs.gas_limit(),

@@ -4,8 +4,11 @@
 //! that says `OutOfGas` where geth says `out of gas` is a trace that differs from geth, so every
 //! mapping lives here.
 
+use alloy_primitives::Bytes;
 use revm::bytecode::opcode::OpCode;
-use revm::interpreter::InstructionResult;
+use revm::interpreter::interpreter_types::LoopControl;
+use revm::interpreter::{InstructionResult, Interpreter, InterpreterAction};
+use revm::primitives::hardfork::SpecId;
 
 /// The opcode's name as geth prints it (`KECCAK256`, `DIFFICULTY`, `opcode 0xc not defined`).
 pub fn op_name(op: u8) -> String {
@@ -52,6 +55,12 @@ pub fn geth_error(result: InstructionResult, last: LastStep, is_create: bool) ->
         }
         R::CallTooDeep => "max call depth exceeded",
         R::OutOfFunds => "insufficient balance for transfer",
+        // Since v1.17 the gas functions of these refuse a static context, wrapped as gas errors.
+        R::CallNotAllowedInsideStatic | R::StateChangeDuringStaticCall
+            if crate::trace::failed_step::static_refused_by_gas(last.op) =>
+        {
+            "out of gas: write protection"
+        }
         R::CallNotAllowedInsideStatic | R::StateChangeDuringStaticCall => "write protection",
         R::InvalidJump => "invalid jump destination",
         R::OutOfOffset => "return data out of bounds",
@@ -84,18 +93,25 @@ pub fn geth_error(result: InstructionResult, last: LastStep, is_create: bool) ->
 /// checks, including dynamic gas): geth then reports the error on the opcode's own step and
 /// tracers' `OnOpcode` sees it, while failures during execution (REVERT, INVALID, bad jump,
 /// write protection) leave the step clean.
-pub fn fails_before_execution(result: InstructionResult) -> bool {
+///
+/// Since v1.17 geth's gas functions of SSTORE, SELFDESTRUCT, CREATE, CREATE2 and a CALL with
+/// value refuse a static context, so for those `op`s write protection is such a failure too
+/// (`out of gas: write protection`).
+pub fn fails_before_execution(result: InstructionResult, op: u8) -> bool {
     use InstructionResult as R;
-    matches!(
-        result,
+    match result {
         R::OutOfGas
-            | R::MemoryOOG
-            | R::MemoryLimitOOG
-            | R::InvalidOperandOOG
-            | R::ReentrancySentryOOG
-            | R::StackUnderflow
-            | R::StackOverflow
-    )
+        | R::MemoryOOG
+        | R::MemoryLimitOOG
+        | R::InvalidOperandOOG
+        | R::ReentrancySentryOOG
+        | R::StackUnderflow
+        | R::StackOverflow => true,
+        R::CallNotAllowedInsideStatic | R::StateChangeDuringStaticCall => {
+            crate::trace::failed_step::static_refused_by_gas(op)
+        }
+        _ => false,
+    }
 }
 
 /// Whether geth hands the frame's gas back to the caller for this failure (failures detected
@@ -104,6 +120,36 @@ pub fn fails_before_execution(result: InstructionResult) -> bool {
 pub fn returns_gas(result: InstructionResult) -> bool {
     use InstructionResult as R;
     result.is_ok_or_revert() || matches!(result, R::CallTooDeep | R::OutOfFunds | R::NonceOverflow)
+}
+
+/// geth's error for a pre-Homestead CREATE whose code deposit ran out of gas.
+pub const CODE_STORE_OUT_OF_GAS: &str = "contract creation code storage out of gas";
+
+/// What the opcode just run handed back when it ended its frame with RETURN.
+pub fn returned_output(interp: &mut Interpreter) -> Option<&Bytes> {
+    match interp.bytecode.action() {
+        Some(InterpreterAction::Return(r)) if r.result == InstructionResult::Return => {
+            Some(&r.output)
+        }
+        _ => None,
+    }
+}
+
+/// Before Homestead a CREATE whose code deposit runs out of gas is not undone. revm ends the
+/// frame as a success with empty code and an empty output; geth (`evm.create`) ends it with
+/// `ErrCodeStoreOutOfGas`, not reverted, and keeps the code the init code returned as its
+/// output. Given how revm ended a CREATE frame and what its RETURN handed back (`returned`),
+/// this is that code when the frame is such a create, so tracers can report it as geth does.
+pub fn frontier_deposit_oog(
+    spec: SpecId,
+    result: InstructionResult,
+    output: &Bytes,
+    returned: Option<&Bytes>,
+) -> Option<Bytes> {
+    if spec.is_enabled_in(SpecId::HOMESTEAD) || !result.is_ok() || !output.is_empty() {
+        return None;
+    }
+    returned.filter(|r| !r.is_empty()).cloned()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod call;
 pub mod errors;
+pub mod failed_step;
 pub mod gas;
 pub mod hexser;
 #[cfg(feature = "js")]
@@ -12,6 +13,7 @@ pub mod js;
 pub mod opcode;
 pub mod prestate;
 pub mod spool;
+pub mod state;
 
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};

@@ -21,9 +21,10 @@ use revm::interpreter::{
 use revm::{Database, Inspector};
 use serde::Deserialize;
 
-use super::errors::{fails_before_execution, geth_error, LastStep};
+use super::errors::LastStep;
 use super::hexser::{push_hex, push_quantity, push_u64, push_word};
 use super::spool::Spool;
+use super::state::PreOp;
 
 /// `tracerConfig` of the struct logger.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -100,6 +101,8 @@ pub struct StructLogger {
     storage: HashMap<Address, BTreeMap<U256, U256>>,
     top_output: Bytes,
     top_result: Option<InstructionResult>,
+    /// What a failure found in `step_end` needs to be priced as geth prices it.
+    pre: PreOp,
 }
 
 #[derive(Clone, Copy)]
@@ -143,6 +146,7 @@ impl StructLogger {
             storage: HashMap::new(),
             top_output: Bytes::new(),
             top_result: None,
+            pre: PreOp::default(),
         }
     }
 
@@ -258,6 +262,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             tail.extend_from_slice(b",\"refund\":");
             push_u64(tail, refund as u64);
         }
+        self.pre.capture(interp, ctx);
         self.pending = Some(Pending {
             pc: interp.bytecode.pc(),
             op,
@@ -267,25 +272,30 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
         });
     }
 
-    fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+    fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         let Some(p) = self.pending.take() else { return };
         let after = interp.gas.remaining();
         let mut cost = p.gas.wrapping_sub(after);
         let mut error = None;
-        match interp.bytecode.action() {
+        let failed = match interp.bytecode.action() {
             // CREATE's forwarded gas is charged inside the opcode in geth, not in its cost.
             Some(InterpreterAction::NewFrame(FrameInput::Create(inputs))) => {
                 cost = cost.saturating_sub(inputs.gas_limit());
+                false
             }
-            Some(InterpreterAction::Return(r)) if fails_before_execution(r.result) => {
-                let last = LastStep {
-                    op: p.op,
-                    stack_len: p.stack_len,
-                    returned: false,
-                };
-                error = geth_error(r.result, last, false);
+            Some(InterpreterAction::Return(_)) => true,
+            _ => false,
+        };
+        if failed {
+            let last = LastStep {
+                op: p.op,
+                stack_len: p.stack_len,
+                returned: false,
+            };
+            if let Some((c, e)) = self.pre.failure(interp, ctx, last) {
+                cost = c;
+                error = Some(e);
             }
-            _ => {}
         }
         let line = &mut self.line;
         line.clear();

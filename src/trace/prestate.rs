@@ -135,6 +135,8 @@ pub struct PrestateTracer {
     created: HashSet<Address>,
     deleted: HashSet<Address>,
     staged: Option<Staged>,
+    /// The opcode that staged it.
+    staged_op: u8,
 }
 
 type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
@@ -175,6 +177,7 @@ impl PrestateTracer {
             created: HashSet::new(),
             deleted: HashSet::new(),
             staged: None,
+            staged_op: 0,
         }
     }
 
@@ -368,6 +371,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for PrestateTracer {
         let stack = interp.stack.data();
         let len = stack.len();
         let caller = interp.input.target_address;
+        self.staged_op = op;
         self.staged = match op {
             0x54 | 0x55 if len >= 1 => Some(Staged::Slot(
                 caller,
@@ -421,7 +425,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for PrestateTracer {
             return;
         };
         if let Some(InterpreterAction::Return(r)) = interp.bytecode.action() {
-            if fails_before_execution(r.result) {
+            if fails_before_execution(r.result, self.staged_op) {
                 return;
             }
         }

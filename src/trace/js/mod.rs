@@ -23,7 +23,6 @@ pub mod globals;
 pub mod host;
 pub mod objects;
 mod spare;
-pub mod state;
 pub mod timeout;
 
 use std::rc::Rc;
@@ -45,10 +44,13 @@ use revm::state::EvmState;
 use revm::{Database, Inspector};
 use serde_json::Value;
 
-use super::errors::{geth_error, returns_gas, LastStep};
+use super::errors::{
+    fails_before_execution, frontier_deposit_oog, geth_error, returned_output, returns_gas,
+    LastStep, CODE_STORE_OUT_OF_GAS,
+};
+use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
-use state::{BeforeOpcode, StateReader, StateView, Undo};
 
 pub use timeout::{parse_go_duration, DEFAULT_TIMEOUT};
 
@@ -125,6 +127,7 @@ impl JsSpec {
             pending_selfdestruct: None,
             journal_at: 0,
             undo: Undo::default(),
+            pre: PreOp::default(),
             top: Top::default(),
             timed_out: self.timed_out.clone(),
         }
@@ -133,6 +136,9 @@ impl JsSpec {
 
 struct Frame {
     last: LastStep,
+    create: bool,
+    /// What a CREATE frame's RETURN handed back, kept only before Homestead.
+    returned: Option<Bytes>,
     /// Refunds of the enclosing frames, so `getRefund()` is transaction-wide like geth's.
     refund_base: i64,
     last_refund: i64,
@@ -174,6 +180,8 @@ pub struct JsTracer {
     journal_at: usize,
     /// The current opcode's changes undone, for `db` in `step` and `fault`.
     undo: Undo,
+    /// The current opcode before it ran, to price a failure as geth does.
+    pre: PreOp,
     top: Top,
     timed_out: Arc<AtomicBool>,
 }
@@ -206,12 +214,9 @@ fn classify(interp: &mut Interpreter, op: u8, stack_len: usize) -> OpEnd {
     };
     match r.result {
         R::Stop | R::Return | R::SelfDestruct => OpEnd::Ok,
-        res @ (R::OutOfGas
-        | R::MemoryOOG
-        | R::MemoryLimitOOG
-        | R::InvalidOperandOOG
-        | R::StackUnderflow
-        | R::StackOverflow) => OpEnd::Before(geth_error(res, last, false).unwrap_or_default()),
+        res if fails_before_execution(res, op) => {
+            OpEnd::Before(geth_error(res, last, false).unwrap_or_default())
+        }
         res => OpEnd::During(geth_error(res, last, false).unwrap_or_default()),
     }
 }
@@ -271,7 +276,7 @@ impl JsTracer {
         self.error.is_none()
     }
 
-    fn push_frame(&mut self, input: Bytes) {
+    fn push_frame(&mut self, input: Bytes, create: bool) {
         let refund_base = self
             .frames
             .last()
@@ -279,6 +284,8 @@ impl JsTracer {
             .unwrap_or(0);
         self.frames.push(Frame {
             last: LastStep::default(),
+            create,
+            returned: None,
             refund_base,
             last_refund: 0,
             input,
@@ -314,7 +321,14 @@ impl JsTracer {
             return;
         };
         self.frame_id += 1;
-        let error = geth_error(result, f.last, is_create);
+        let mut error = geth_error(result, f.last, is_create);
+        // geth's JS tracer keeps the error of a pre-Homestead code deposit out of gas (the
+        // frame is not reverted) and the returned code as the output.
+        let deposit = frontier_deposit_oog(ctx.cfg.spec, result, output, f.returned.as_ref());
+        if deposit.is_some() {
+            error = Some(CODE_STORE_OUT_OF_GAS.to_string());
+        }
+        let output = deposit.as_ref().unwrap_or(output);
         if self.frames.is_empty() {
             self.top.output = output.clone();
             self.top.error = error;
@@ -487,12 +501,20 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         if self.has_step {
             self.capture(interp, op);
+            self.pre.capture(interp, ctx);
         }
     }
 
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         if !self.live() {
             return;
+        }
+        if !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
+            if let (Some(f), Some(out)) = (self.frames.last_mut(), returned_output(interp)) {
+                if f.create {
+                    f.returned = Some(out.clone());
+                }
+            }
         }
         let (op, stack_len, gas_before) = if self.has_step {
             let s = self.shared.step.borrow();
@@ -503,12 +525,22 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         };
         let end = classify(interp, op, stack_len);
         if self.has_step {
+            // geth's cost and error for a step that failed before executing.
+            let failure = match &end {
+                OpEnd::Before(_) => {
+                    let last = self.frames.last().map(|f| f.last).unwrap_or_default();
+                    self.pre.failure(interp, ctx, last)
+                }
+                _ => None,
+            };
             {
                 let mut s = self.shared.step.borrow_mut();
                 match &end {
                     OpEnd::Before(e) => {
-                        s.cost = u64::from(self.gas_table[op as usize]);
-                        s.error = Some(e.clone());
+                        let (cost, error) = failure
+                            .unwrap_or_else(|| (u64::from(self.gas_table[op as usize]), e.clone()));
+                        s.cost = cost;
+                        s.error = Some(error);
                     }
                     _ => {
                         let mut cost = gas_before.saturating_sub(interp.gas.remaining());
@@ -583,7 +615,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
                 },
             );
         }
-        self.push_frame(input);
+        self.push_frame(input, false);
         None
     }
 
@@ -628,7 +660,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
                 },
             );
         }
-        self.push_frame(Bytes::new());
+        self.push_frame(Bytes::new(), true);
         None
     }
 

@@ -23,8 +23,8 @@ use revm::interpreter::Interpreter;
 
 use super::bigint;
 use super::globals::{bytes_to_address, from_buf, int, to_buf};
-use super::state::StateReader;
 use crate::trace::errors::op_name;
+use crate::trace::state::StateReader;
 
 /// geth refuses to zero-pad a memory slice by more than this (`memoryPadLimit`).
 pub const MEMORY_PAD_LIMIT: i64 = 1024 * 1024;

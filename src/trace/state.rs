@@ -1,4 +1,6 @@
-//! `db` reads: the state as the transaction has left it so far, without touching revm's journal.
+//! State reads for tracers (a JS tracer's `db`, geth's gas rules for a failed step): the state as
+//! the transaction has left it so far, or as it was before the current opcode, without touching
+//! revm's journal.
 //!
 //! geth's `db` reads its StateDB, which already holds the writes made earlier in the same
 //! transaction. revm keeps those in the journal's account map; the database underneath holds
@@ -6,7 +8,7 @@
 //! and never loads through the journal, which would warm accounts and change gas.
 
 use alloy_primitives::{Address, Bytes, B256, KECCAK256_EMPTY, U256};
-use revm::context::journal::JournalEntry;
+use revm::context::journal::{JournalEntry, JournalInner};
 use revm::state::EvmState;
 use revm::Database;
 
@@ -117,6 +119,8 @@ impl<DB: Database> StateReader for StateView<'_, DB> {
 pub struct Undo {
     accounts: Vec<(Address, AccountUndo)>,
     slots: Vec<(Address, U256, U256)>,
+    /// Accounts and slots the opcode warmed (EIP-2929): cold before it.
+    warmed: Vec<(Address, Option<U256>)>,
 }
 
 #[derive(Default, Clone)]
@@ -135,10 +139,15 @@ impl Undo {
     pub fn clear(&mut self) {
         self.accounts.clear();
         self.slots.clear();
+        self.warmed.clear();
     }
 
     pub fn is_empty(&self) -> bool {
-        self.accounts.is_empty() && self.slots.is_empty()
+        self.accounts.is_empty() && self.slots.is_empty() && self.warmed.is_empty()
+    }
+
+    fn warmed(&self, a: Address, slot: Option<U256>) -> bool {
+        self.warmed.contains(&(a, slot))
     }
 
     fn account(&self, a: Address) -> Option<&AccountUndo> {
@@ -221,7 +230,11 @@ impl Undo {
                     Some(s) => s.2 = *had_value,
                     None => self.slots.push((*address, *key, *had_value)),
                 },
-                // Warming and transient storage are invisible to `db`.
+                JournalEntry::AccountWarmed { address } => self.warmed.push((*address, None)),
+                JournalEntry::StorageWarmed { key, address } => {
+                    self.warmed.push((*address, Some(*key)))
+                }
+                // Transient storage is invisible to `db` and to gas.
                 _ => {}
             }
         }
@@ -293,5 +306,195 @@ impl<R: StateReader> StateReader for BeforeOpcode<'_, R> {
             Some(u) if u.untouched || u.uncreated => self.live.exists_untouched(a),
             _ => self.live.exists(a),
         }
+    }
+}
+
+/// The state before the current opcode as geth's gas functions read it (access list, committed
+/// slot values), for the cost of a step that fails before it executes.
+pub struct GasView<'a, DB> {
+    pub journal: &'a JournalInner<JournalEntry>,
+    pub before: BeforeOpcode<'a, StateView<'a, DB>>,
+}
+
+impl<DB: Database> crate::trace::failed_step::PreOpState for GasView<'_, DB> {
+    fn account_warm(&mut self, a: Address) -> bool {
+        if self.before.undo.warmed(a, None) {
+            return false;
+        }
+        let j = self.journal;
+        j.warm_addresses.is_warm(&a)
+            || j.state
+                .get(&a)
+                .is_some_and(|acc| !acc.is_cold_transaction_id(j.transaction_id))
+    }
+
+    fn slot_warm(&mut self, a: Address, slot: U256) -> bool {
+        if self.before.undo.warmed(a, Some(slot)) {
+            return false;
+        }
+        let j = self.journal;
+        j.warm_addresses.is_storage_warm(&a, &slot)
+            || j.state
+                .get(&a)
+                .and_then(|acc| acc.storage.get(&slot))
+                .is_some_and(|s| !s.is_cold_transaction_id(j.transaction_id))
+    }
+
+    fn slot(&mut self, a: Address, slot: U256) -> (U256, U256) {
+        let current = self.before.storage(a, slot);
+        let original = match self
+            .journal
+            .state
+            .get(&a)
+            .and_then(|acc| acc.storage.get(&slot))
+        {
+            Some(s) => s.original_value,
+            None => self.before.live.db.storage(a, slot).unwrap_or_default(),
+        };
+        (current, original)
+    }
+
+    fn exists(&mut self, a: Address) -> bool {
+        self.before.exists(a)
+    }
+
+    fn empty(&mut self, a: Address) -> bool {
+        self.before.nonce(a) == 0
+            && self.before.balance(a).is_zero()
+            && self.before.code(a).is_empty()
+    }
+
+    fn balance(&mut self, a: Address) -> U256 {
+        self.before.balance(a)
+    }
+
+    fn code(&mut self, a: Address) -> Bytes {
+        self.before.code(a)
+    }
+}
+
+/// geth's cost and error for an opcode revm stopped with a gas failure before it executed, read
+/// from the state before it (the journal entries since `journal_at` undone);
+/// see [`crate::trace::failed_step`].
+pub fn price_failed_step<DB: Database>(
+    o: &crate::trace::failed_step::FailedOp,
+    journal: &mut revm::context::Journal<DB>,
+    journal_at: usize,
+    table: &revm::interpreter::GasTable,
+) -> Option<(u64, String)> {
+    let mut undo = Undo::default();
+    let inner = &journal.inner;
+    let mut live = StateView {
+        state: &inner.state,
+        db: &mut journal.database,
+    };
+    let entries = inner.journal.get(journal_at..).unwrap_or_default();
+    undo.build(entries, &mut live);
+    let mut view = GasView {
+        journal: inner,
+        before: BeforeOpcode { live, undo: &undo },
+    };
+    crate::trace::failed_step::out_of_gas_step(o, &mut view, table)
+}
+
+/// A step that failed before its opcode executed, as geth reports it: its cost and error.
+/// Gas failures are priced with geth's rules ([`price_failed_step`]); stack failures cost the
+/// constant gas. Falls back to revm's verdict (static cost, its error mapped to geth's text)
+/// where geth's rules would not fail.
+pub fn failed_step_report<DB: Database>(
+    result: revm::interpreter::InstructionResult,
+    last: crate::trace::errors::LastStep,
+    o: &crate::trace::failed_step::FailedOp,
+    journal: &mut revm::context::Journal<DB>,
+    journal_at: usize,
+) -> (u64, String) {
+    use revm::interpreter::InstructionResult as R;
+    let table = revm::interpreter::instructions::gas_table_spec(o.spec);
+    let constant = crate::trace::failed_step::constant_gas(o.op, o.spec, &table);
+    if !matches!(result, R::StackUnderflow | R::StackOverflow) {
+        if let Some(found) = price_failed_step(o, journal, journal_at, &table) {
+            return found;
+        }
+    }
+    let error = crate::trace::errors::geth_error(result, last, false).unwrap_or_default();
+    (constant, error)
+}
+
+/// An opcode before it runs, as far as pricing a failure found in `step_end` needs it. One per
+/// tracer, refilled by every `step` that arms it.
+#[derive(Clone, Default)]
+pub struct PreOp {
+    armed: bool,
+    op: u8,
+    gas: u64,
+    mem_len: usize,
+    journal_at: usize,
+    kept: crate::trace::failed_step::KeptStack,
+}
+
+type Ctx<DB> = revm::context::Context<
+    revm::context::BlockEnv,
+    revm::context::TxEnv,
+    revm::context::CfgEnv,
+    DB,
+    revm::context::Journal<DB>,
+    (),
+>;
+
+impl PreOp {
+    /// In `step`: keeps what the opcode about to run needs if it fails before executing.
+    pub fn capture<DB: Database>(
+        &mut self,
+        interp: &revm::interpreter::Interpreter,
+        ctx: &Ctx<DB>,
+    ) {
+        use revm::interpreter::interpreter_types::{Jumps, MemoryTr};
+        self.armed = true;
+        self.op = interp.bytecode.opcode();
+        self.kept.keep(self.op, interp.stack.data());
+        self.gas = interp.gas.remaining();
+        self.mem_len = interp.memory.size();
+        self.journal_at = ctx.journaled_state.inner.journal.len();
+    }
+
+    /// In `step`, for an opcode that needs nothing kept.
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    /// In `step_end`: geth's cost and error when the opcode failed before executing.
+    pub fn failure<DB: Database>(
+        &mut self,
+        interp: &mut revm::interpreter::Interpreter,
+        ctx: &mut Ctx<DB>,
+        last: crate::trace::errors::LastStep,
+    ) -> Option<(u64, String)> {
+        use revm::interpreter::interpreter_types::LoopControl;
+        if !std::mem::take(&mut self.armed) {
+            return None;
+        }
+        let result = match interp.bytecode.action() {
+            Some(revm::interpreter::InterpreterAction::Return(r)) => r.result,
+            _ => return None,
+        };
+        if !crate::trace::errors::fails_before_execution(result, self.op) {
+            return None;
+        }
+        let o = crate::trace::failed_step::FailedOp {
+            op: self.op,
+            spec: ctx.cfg.spec,
+            gas: self.gas,
+            stack: self.kept.items(),
+            mem_len: self.mem_len,
+            is_static: interp.runtime_flag.is_static,
+            contract: interp.input.target_address,
+        };
+        Some(failed_step_report(
+            result,
+            last,
+            &o,
+            &mut ctx.journaled_state,
+            self.journal_at,
+        ))
     }
 }

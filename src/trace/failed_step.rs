@@ -1,0 +1,602 @@
+//! What geth reports for a step that fails before its opcode executes: the step's cost and the
+//! error text.
+//!
+//! geth's interpreter checks the stack, charges the constant gas, sizes memory and computes the
+//! dynamic gas before the opcode runs. When one of these fails, the step is reported (struct
+//! logger `gasCost`/`error`, JS `getCost()`/`getError()`) with the cost computed so far — the
+//! constant gas plus whatever the dynamic gas function returned — and the frame fails with the
+//! same error: `out of gas`, `gas uint64 overflow` (memory size), or `out of gas: <reason>`
+//! when the dynamic gas function itself refused (`write protection` since v1.17,
+//! `not enough gas for reentrancy sentry`, an out-of-gas charge inside a CALL's gas function…).
+//!
+//! revm halts the same opcode but says neither what it would have cost nor why in geth's words,
+//! so this module recomputes it with geth v1.17's gas functions (core/vm/gas_table.go,
+//! operations_acl.go) from the state before the opcode. Only failing steps come here.
+
+use alloy_primitives::{Address, Bytes, U256};
+use revm::interpreter::GasTable;
+use revm::primitives::hardfork::SpecId;
+
+/// The state before the failing opcode, as geth's gas functions read it.
+pub trait PreOpState {
+    /// Whether the address was in the access list (EIP-2929).
+    fn account_warm(&mut self, a: Address) -> bool;
+    /// Whether the slot was in the access list (EIP-2929).
+    fn slot_warm(&mut self, a: Address, slot: U256) -> bool;
+    /// The slot's current and committed (transaction-start) values.
+    fn slot(&mut self, a: Address, slot: U256) -> (U256, U256);
+    fn exists(&mut self, a: Address) -> bool;
+    /// EIP-161 empty: no nonce, no balance, no code.
+    fn empty(&mut self, a: Address) -> bool;
+    fn balance(&mut self, a: Address) -> U256;
+    fn code(&mut self, a: Address) -> Bytes;
+}
+
+/// The failing opcode and its frame before it ran.
+pub struct FailedOp<'a> {
+    pub op: u8,
+    pub spec: SpecId,
+    /// Gas left before the opcode.
+    pub gas: u64,
+    /// The top of the stack before the opcode, bottom to top: at least the items it reads.
+    pub stack: &'a [U256],
+    pub mem_len: usize,
+    pub is_static: bool,
+    pub contract: Address,
+}
+
+impl FailedOp<'_> {
+    /// geth's `stack.back(i)`: the i-th item from the top.
+    fn back(&self, i: usize) -> U256 {
+        self.stack
+            .len()
+            .checked_sub(i + 1)
+            .map_or(U256::ZERO, |j| self.stack[j])
+    }
+
+    fn at_least(&self, fork: SpecId) -> bool {
+        self.spec.is_enabled_in(fork)
+    }
+}
+
+/// Whether geth prices `op` with a dynamic gas function (whose inputs must be kept).
+pub const fn has_dynamic_gas(op: u8) -> bool {
+    matches!(
+        op,
+        0x0a | 0x20 | 0x31 | 0x37 | 0x39 | 0x3b..=0x3f | 0x51..=0x55 | 0x5e | 0xa0..=0xa4
+            | 0xf0..=0xf5 | 0xfa | 0xfd | 0xff
+    )
+}
+
+/// The stack items a dynamic-gas opcode reads, kept in `step` so that a failure found in
+/// `step_end` (after revm popped them) can be priced. Other opcodes keep nothing. The buffer is
+/// reused, so keeping allocates nothing after the first opcodes.
+#[derive(Clone, Default)]
+pub struct KeptStack {
+    items: Vec<U256>,
+}
+
+impl KeptStack {
+    pub fn keep(&mut self, op: u8, stack: &[U256]) {
+        self.items.clear();
+        if has_dynamic_gas(op) {
+            let n = stack.len().min(7);
+            self.items.extend_from_slice(&stack[stack.len() - n..]);
+        }
+    }
+
+    /// Bottom to top.
+    pub fn items(&self) -> &[U256] {
+        &self.items
+    }
+}
+
+/// geth's constant gas for `op`: revm's static cost, except where geth splits the price
+/// differently between constant and dynamic gas.
+pub fn constant_gas(op: u8, spec: SpecId, revm_table: &GasTable) -> u64 {
+    let berlin = spec.is_enabled_in(SpecId::BERLIN);
+    match op {
+        // geth prices EXP, LOGn and SSTORE entirely in their dynamic gas.
+        0x0a | 0xa0..=0xa4 | 0x55 => 0,
+        0x54 if berlin => 0,
+        0xff if !berlin => 0,
+        _ => u64::from(revm_table[op as usize]),
+    }
+}
+
+const ERR_GAS_OVERFLOW: &str = "gas uint64 overflow";
+const ERR_OUT_OF_GAS: &str = "out of gas";
+const ERR_WRITE_PROTECTION: &str = "write protection";
+
+/// Why a dynamic gas function refused (geth returns 0 gas with it).
+type Refusal = String;
+
+fn to_word_size(size: u64) -> u64 {
+    if size > u64::MAX - 31 {
+        u64::MAX / 32 + 1
+    } else {
+        size.div_ceil(32)
+    }
+}
+
+fn as_u64(v: U256) -> Option<u64> {
+    u64::try_from(v).ok()
+}
+
+/// geth's `calcMemSize64`: `None` on overflow.
+fn mem_size(off: U256, len: U256) -> Option<u64> {
+    let len = as_u64(len)?;
+    mem_size_u64(off, len)
+}
+
+fn mem_size_u64(off: U256, len: u64) -> Option<u64> {
+    if len == 0 {
+        return Some(0);
+    }
+    as_u64(off)?.checked_add(len)
+}
+
+/// The memory size the opcode needs (geth's `memorySize` functions); `Some(None)` when the
+/// computation overflows, `None` for opcodes without one.
+fn memory_needed(o: &FailedOp) -> Option<Option<u64>> {
+    let b = |i| o.back(i);
+    Some(match o.op {
+        0x20 | 0xf3 | 0xfd | 0xa0..=0xa4 => mem_size(b(0), b(1)),
+        0x37 | 0x39 | 0x3e => mem_size(b(0), b(2)),
+        0x3c => mem_size(b(1), b(3)),
+        0x51 | 0x52 => mem_size_u64(b(0), 32),
+        0x53 => mem_size_u64(b(0), 1),
+        0x5e => {
+            let (dst, src) = (b(0), b(1));
+            mem_size(dst.max(src), b(2))
+        }
+        0xf0 | 0xf5 => mem_size(b(1), b(2)),
+        0xf1 | 0xf2 => match (mem_size(b(5), b(6)), mem_size(b(3), b(4))) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            _ => None,
+        },
+        0xf4 | 0xfa => match (mem_size(b(4), b(5)), mem_size(b(2), b(3))) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            _ => None,
+        },
+        _ => return None,
+    })
+}
+
+/// geth's `memoryGasCost`: the quadratic price of growing memory to `new_size` bytes.
+fn memory_gas(mem_len: usize, new_size: u64) -> Result<u64, Refusal> {
+    if new_size == 0 {
+        return Ok(0);
+    }
+    if new_size > 0x1F_FFFF_FFE0 {
+        return Err(ERR_GAS_OVERFLOW.into());
+    }
+    let fee = |words: u64| words * 3 + words * words / 512;
+    let words = to_word_size(new_size);
+    if words * 32 > mem_len as u64 {
+        Ok(fee(words) - fee(mem_len as u64 / 32))
+    } else {
+        Ok(0)
+    }
+}
+
+fn add(a: u64, b: u64) -> Result<u64, Refusal> {
+    a.checked_add(b).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+}
+
+fn mul(a: u64, b: u64) -> Result<u64, Refusal> {
+    a.checked_mul(b).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+}
+
+fn word_arg(v: U256) -> Result<u64, Refusal> {
+    as_u64(v).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+}
+
+/// The address in stack item `i`.
+fn address_at(o: &FailedOp, i: usize) -> Address {
+    Address::from_word(o.back(i).to_be_bytes::<32>().into())
+}
+
+/// geth's `callGas` (EIP-150's 63/64 rule; Go's unsigned arithmetic wraps).
+fn call_gas(eip150: bool, available: u64, base: u64, requested: U256) -> Result<u64, Refusal> {
+    if eip150 {
+        let available = available.wrapping_sub(base);
+        let gas = available - available / 64;
+        match as_u64(requested) {
+            Some(r) if r <= gas => return Ok(r),
+            _ => return Ok(gas),
+        }
+    }
+    word_arg(requested)
+}
+
+/// geth's `gasCallIntrinsic` and its CALLCODE/DELEGATECALL/STATICCALL siblings: memory, value
+/// transfer and (CALL only) new-account gas, with `available` the gas left when it runs.
+fn call_intrinsic(
+    o: &FailedOp,
+    st: &mut dyn PreOpState,
+    mem: u64,
+    available: u64,
+) -> Result<u64, Refusal> {
+    let memory = memory_gas(o.mem_len, mem)?;
+    match o.op {
+        0xf1 => {
+            let value = !o.back(2).is_zero();
+            let to = address_at(o, 1);
+            if o.is_static && value {
+                return Err(ERR_WRITE_PROTECTION.into());
+            }
+            let gas = add(memory, if value { 9000 } else { 0 })?;
+            if available < gas {
+                return Err(ERR_OUT_OF_GAS.into());
+            }
+            let new_account = if o.at_least(SpecId::SPURIOUS_DRAGON) {
+                value && st.empty(to)
+            } else {
+                !st.exists(to)
+            };
+            add(gas, if new_account { 25000 } else { 0 })
+        }
+        0xf2 => add(if o.back(2).is_zero() { 0 } else { 9000 }, memory),
+        _ => Ok(memory),
+    }
+}
+
+/// The CALL family's dynamic gas, fork by fork.
+fn call_dynamic(
+    o: &FailedOp,
+    st: &mut dyn PreOpState,
+    mem: u64,
+    avail: u64,
+) -> Result<u64, Refusal> {
+    let eip150 = o.at_least(SpecId::TANGERINE);
+    if !o.at_least(SpecId::BERLIN) {
+        let intrinsic = call_intrinsic(o, st, mem, avail)?;
+        let temp = call_gas(eip150, avail, intrinsic, o.back(0))?;
+        return add(intrinsic, temp);
+    }
+    let to = address_at(o, 1);
+    if o.at_least(SpecId::PRAGUE) {
+        // makeCallVariantGasCallEIP7702: each part is charged as it is priced.
+        if o.op == 0xf1 && o.is_static && !o.back(2).is_zero() {
+            return Err(ERR_WRITE_PROTECTION.into());
+        }
+        let mut left = avail;
+        let cold = if st.account_warm(to) { 0 } else { 2500 };
+        left = left.checked_sub(cold).ok_or(ERR_OUT_OF_GAS)?;
+        let intrinsic = call_intrinsic(o, st, mem, left)?;
+        left = left.checked_sub(intrinsic).ok_or(ERR_OUT_OF_GAS)?;
+        let mut delegation = 0;
+        let code = st.code(to);
+        if code.len() == 23 && code.starts_with(&[0xef, 0x01, 0x00]) {
+            let target = Address::from_slice(&code[3..]);
+            delegation = if st.account_warm(target) { 100 } else { 2600 };
+            left = left.checked_sub(delegation).ok_or(ERR_OUT_OF_GAS)?;
+        }
+        let temp = call_gas(true, left, 0, o.back(0))?;
+        return add(add(add(cold, delegation)?, intrinsic)?, temp);
+    }
+    // makeCallVariantGasCallEIP2929 around makeCallVariantGasCost.
+    let warm = st.account_warm(to);
+    let mut left = avail;
+    if !warm {
+        left = left.checked_sub(2500).ok_or(ERR_OUT_OF_GAS)?;
+    }
+    let intrinsic = call_intrinsic(o, st, mem, left)?;
+    let temp = call_gas(eip150, left, intrinsic, o.back(0))?;
+    let gas = add(intrinsic, temp)?;
+    if warm {
+        Ok(gas)
+    } else {
+        add(gas, 2500)
+    }
+}
+
+/// geth's SSTORE gas (EIP-2200/2929/3529 rules; the refund side does not matter here).
+fn sstore_dynamic(o: &FailedOp, st: &mut dyn PreOpState, avail: u64) -> Result<u64, Refusal> {
+    if o.is_static {
+        return Err(ERR_WRITE_PROTECTION.into());
+    }
+    let slot = o.back(0);
+    let value = o.back(1);
+    if !o.at_least(SpecId::ISTANBUL) {
+        let (current, _) = st.slot(o.contract, slot);
+        return Ok(if current.is_zero() && !value.is_zero() {
+            20000
+        } else {
+            5000
+        });
+    }
+    if avail <= 2300 {
+        return Err("not enough gas for reentrancy sentry".into());
+    }
+    let (current, original) = st.slot(o.contract, slot);
+    if !o.at_least(SpecId::BERLIN) {
+        return Ok(if current == value {
+            800
+        } else if original == current {
+            if original.is_zero() {
+                20000
+            } else {
+                5000
+            }
+        } else {
+            800
+        });
+    }
+    let cold = if st.slot_warm(o.contract, slot) {
+        0
+    } else {
+        2100
+    };
+    Ok(cold
+        + if current == value {
+            100
+        } else if original == current {
+            if original.is_zero() {
+                20000
+            } else {
+                5000 - 2100
+            }
+        } else {
+            100
+        })
+}
+
+/// geth's dynamic gas for `o` given the memory size it needs (already checked for overflow)
+/// and the gas left after the constant gas; `Ok(None)` for opcodes without dynamic gas.
+fn dynamic_gas(
+    o: &FailedOp,
+    st: &mut dyn PreOpState,
+    mem: u64,
+    avail: u64,
+) -> Result<Option<u64>, Refusal> {
+    let berlin = o.at_least(SpecId::BERLIN);
+    let b = |i| o.back(i);
+    let copier = |size: U256| -> Result<u64, Refusal> {
+        let gas = memory_gas(o.mem_len, mem)?;
+        let words = mul(to_word_size(word_arg(size)?), 3)?;
+        add(gas, words)
+    };
+    let gas = match o.op {
+        0x20 => {
+            let gas = memory_gas(o.mem_len, mem)?;
+            add(gas, mul(to_word_size(word_arg(b(1))?), 6)?)?
+        }
+        0x37 | 0x39 | 0x3e | 0x5e => copier(b(2))?,
+        0x3c => {
+            let gas = copier(b(3))?;
+            if berlin && !st.account_warm(address_at(o, 0)) {
+                add(gas, 2500)?
+            } else {
+                gas
+            }
+        }
+        0x51..=0x53 | 0xf3 | 0xfd => memory_gas(o.mem_len, mem)?,
+        0x0a => {
+            let bytes = b(1).bit_len().div_ceil(8) as u64;
+            let per = if o.at_least(SpecId::SPURIOUS_DRAGON) {
+                50
+            } else {
+                10
+            };
+            10 + bytes * per
+        }
+        0xa0..=0xa4 => {
+            let n = u64::from(o.op - 0xa0);
+            let size = word_arg(b(1))?;
+            let gas = memory_gas(o.mem_len, mem)?;
+            let gas = add(add(gas, 375)?, n * 375)?;
+            add(gas, mul(size, 8)?)?
+        }
+        0x54 if berlin => {
+            if st.slot_warm(o.contract, b(0)) {
+                100
+            } else {
+                2100
+            }
+        }
+        0x55 => sstore_dynamic(o, st, avail)?,
+        0x31 | 0x3b | 0x3f if berlin => {
+            if st.account_warm(address_at(o, 0)) {
+                0
+            } else {
+                2500
+            }
+        }
+        0xf0 | 0xf5 => {
+            if o.is_static {
+                return Err(ERR_WRITE_PROTECTION.into());
+            }
+            let gas = memory_gas(o.mem_len, mem)?;
+            let size = word_arg(b(2))?;
+            if o.at_least(SpecId::SHANGHAI) {
+                if size > 49152 {
+                    return Err(format!(
+                        "max initcode size exceeded: code size {size} limit 49152"
+                    ));
+                }
+                let per = if o.op == 0xf5 { 2 + 6 } else { 2 };
+                add(gas, per * size.div_ceil(32))?
+            } else if o.op == 0xf5 {
+                add(gas, mul(to_word_size(size), 6)?)?
+            } else {
+                gas
+            }
+        }
+        0xf1 | 0xf2 | 0xf4 | 0xfa => call_dynamic(o, st, mem, avail)?,
+        0xff => {
+            if o.is_static {
+                return Err(ERR_WRITE_PROTECTION.into());
+            }
+            let to = address_at(o, 0);
+            let transfers = !st.balance(o.contract).is_zero();
+            if berlin {
+                let mut gas = 0;
+                if !st.account_warm(to) {
+                    gas = 2600;
+                    if avail < gas {
+                        return Err(ERR_OUT_OF_GAS.into());
+                    }
+                }
+                if st.empty(to) && transfers {
+                    gas += 25000;
+                }
+                gas
+            } else if o.at_least(SpecId::TANGERINE) {
+                let new_account = if o.at_least(SpecId::SPURIOUS_DRAGON) {
+                    st.empty(to) && transfers
+                } else {
+                    !st.exists(to)
+                };
+                5000 + if new_account { 25000 } else { 0 }
+            } else {
+                0
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(gas))
+}
+
+/// geth's cost and error for `o`, an opcode that revm stopped with a gas failure before it
+/// executed; `None` when geth's rules find enough gas (then revm's own verdict stands).
+pub fn out_of_gas_step(
+    o: &FailedOp,
+    st: &mut dyn PreOpState,
+    revm_table: &GasTable,
+) -> Option<(u64, String)> {
+    let constant = constant_gas(o.op, o.spec, revm_table);
+    if o.gas < constant {
+        return Some((constant, ERR_OUT_OF_GAS.into()));
+    }
+    let avail = o.gas - constant;
+    let mem = match memory_needed(o) {
+        None => 0,
+        Some(None) => return Some((constant, ERR_GAS_OVERFLOW.into())),
+        Some(Some(size)) => match to_word_size(size).checked_mul(32) {
+            Some(m) => m,
+            None => return Some((constant, ERR_GAS_OVERFLOW.into())),
+        },
+    };
+    match dynamic_gas(o, st, mem, avail) {
+        Err(why) => Some((constant, format!("{ERR_OUT_OF_GAS}: {why}"))),
+        Ok(Some(d)) if avail < d => Some((constant.saturating_add(d), ERR_OUT_OF_GAS.into())),
+        Ok(_) => None,
+    }
+}
+
+/// Whether geth's gas function for `op` refuses a static context (v1.17: SSTORE, SELFDESTRUCT,
+/// CREATE, CREATE2, and CALL with value), so that the failure comes before the opcode executes.
+/// LOGn and TSTORE still fail while executing (`write protection`, then `fault`).
+pub fn static_refused_by_gas(op: u8) -> bool {
+    matches!(op, 0x55 | 0xff | 0xf0 | 0xf5 | 0xf1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use revm::interpreter::instructions::gas_table_spec;
+
+    /// An empty, all-cold world.
+    struct Cold;
+
+    impl PreOpState for Cold {
+        fn account_warm(&mut self, _: Address) -> bool {
+            false
+        }
+        fn slot_warm(&mut self, _: Address, _: U256) -> bool {
+            false
+        }
+        fn slot(&mut self, _: Address, _: U256) -> (U256, U256) {
+            (U256::ZERO, U256::ZERO)
+        }
+        fn exists(&mut self, _: Address) -> bool {
+            false
+        }
+        fn empty(&mut self, _: Address) -> bool {
+            true
+        }
+        fn balance(&mut self, _: Address) -> U256 {
+            U256::ZERO
+        }
+        fn code(&mut self, _: Address) -> Bytes {
+            Bytes::new()
+        }
+    }
+
+    fn step(op: u8, gas: u64, stack: &[u64], is_static: bool) -> Option<(u64, String)> {
+        let stack: Vec<U256> = stack.iter().map(|v| U256::from(*v)).collect();
+        let o = FailedOp {
+            op,
+            spec: SpecId::CANCUN,
+            gas,
+            stack: &stack,
+            mem_len: 0,
+            is_static,
+            contract: Address::ZERO,
+        };
+        out_of_gas_step(&o, &mut Cold, &gas_table_spec(SpecId::CANCUN))
+    }
+
+    #[test]
+    fn memory_expansion_cost_is_reported_with_the_constant_part() {
+        // MSTORE at offset 0x1000 (stack: value, offset on top): 129 words of memory.
+        let words = 0x1020u64 / 32;
+        let fee = words * 3 + words * words / 512;
+        assert_eq!(
+            step(0x52, 100, &[1, 0x1000], false),
+            Some((3 + fee, "out of gas".into()))
+        );
+    }
+
+    #[test]
+    fn an_overflowing_memory_offset_is_a_gas_overflow_at_the_constant_cost() {
+        let o = FailedOp {
+            op: 0x52,
+            spec: SpecId::CANCUN,
+            gas: 100,
+            stack: &[U256::from(1), U256::MAX],
+            mem_len: 0,
+            is_static: false,
+            contract: Address::ZERO,
+        };
+        let got = out_of_gas_step(&o, &mut Cold, &gas_table_spec(SpecId::CANCUN));
+        assert_eq!(got, Some((3, "gas uint64 overflow".into())));
+    }
+
+    #[test]
+    fn sstore_in_a_static_frame_is_refused_by_its_gas_function() {
+        assert_eq!(
+            step(0x55, 50_000, &[1, 0], true),
+            Some((0, "out of gas: write protection".into()))
+        );
+        assert_eq!(
+            step(0x55, 2300, &[1, 0], false),
+            Some((0, "out of gas: not enough gas for reentrancy sentry".into()))
+        );
+        // A cold zero slot set to 1: 2100 + 20000.
+        assert_eq!(
+            step(0x55, 5000, &[1, 0], false),
+            Some((22100, "out of gas".into()))
+        );
+    }
+
+    #[test]
+    fn a_cold_call_that_cannot_pay_the_access_fails_inside_its_gas_function() {
+        // CALL(gas, to, 0, 0, 0, 0, 0) with 150 gas: the constant 100 is paid, the cold 2500
+        // is not.
+        assert_eq!(
+            step(0xf1, 150, &[0, 0, 0, 0, 0, 0xbb, 1000], false),
+            Some((100, "out of gas: out of gas".into()))
+        );
+    }
+
+    #[test]
+    fn exp_prices_every_exponent_byte() {
+        assert_eq!(
+            step(0x0a, 50, &[0x0100, 2], false),
+            Some((110, "out of gas".into()))
+        );
+    }
+}
