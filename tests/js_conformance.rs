@@ -705,3 +705,18 @@ fn db_in_enter_and_exit_keeps_geths_timing() {
         ])
     );
 }
+
+#[test]
+fn a_failed_precompile_frame_carries_gethes_own_reason() {
+    // CALL blake2f (0x09) with 10 bytes of input: geth's blake2F.Run returns
+    // errBlake2FInvalidInputLength ("invalid input length"), not a generic precompile error.
+    let run = Run::code(
+        "6000 6000 600a 6000 6000 6009 5a f1 00"
+            .replace(' ', "")
+            .as_str(),
+    );
+    let v = run
+        .run("{e: [], enter: function(f) {}, exit: function(r) { this.e.push(r.getError()); }, fault: function() {}, result: function() { return this.e; }}")
+        .unwrap();
+    assert_eq!(v, json!(["invalid input length"]));
+}

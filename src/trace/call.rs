@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::errors::{frontier_deposit_oog, geth_error, returned_output, returns_gas, LastStep};
 use super::failed_step::has_dynamic_gas;
 use super::hexser;
+use super::precompile_error::precompile_error;
 use super::state::PreOp;
 use crate::render::revert::decode_revert_reason;
 
@@ -226,7 +227,8 @@ struct OpenFrame {
     /// What a CREATE frame's RETURN handed back, kept only before Homestead
     /// ([`frontier_deposit_oog`]).
     returned: Option<Bytes>,
-    /// geth's error for the step that failed before executing, when it ended the frame.
+    /// geth's error when revm's does not say enough: the step that failed before executing
+    /// and ended the frame, or a precompile's own reason.
     step_error: Option<String>,
 }
 
@@ -452,6 +454,18 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
 
     fn call_end(&mut self, ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
         let r = &outcome.result;
+        if r.result == InstructionResult::PrecompileError {
+            let input = inputs.input.bytes(ctx);
+            let e = precompile_error(
+                ctx.cfg.spec,
+                inputs.bytecode_address,
+                &input,
+                inputs.gas_limit,
+            );
+            if let (Some(top), Some(e)) = (self.stack.last_mut(), e) {
+                top.step_error = Some(e);
+            }
+        }
         self.close(
             ctx.cfg.spec,
             r.result,

@@ -11,6 +11,7 @@ pub mod hexser;
 #[cfg(feature = "js")]
 pub mod js;
 pub mod opcode;
+pub mod precompile_error;
 pub mod prestate;
 pub mod spool;
 pub mod state;

@@ -48,6 +48,7 @@ use super::errors::{
     fails_before_execution, frontier_deposit_oog, geth_error, returned_output, returns_gas,
     LastStep, CODE_STORE_OUT_OF_GAS,
 };
+use crate::trace::precompile_error::precompile_error;
 use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
@@ -139,6 +140,8 @@ struct Frame {
     create: bool,
     /// What a CREATE frame's RETURN handed back, kept only before Homestead.
     returned: Option<Bytes>,
+    /// geth's error where revm's does not say enough (a precompile's own reason).
+    error: Option<String>,
     /// Refunds of the enclosing frames, so `getRefund()` is transaction-wide like geth's.
     refund_base: i64,
     last_refund: i64,
@@ -286,6 +289,7 @@ impl JsTracer {
             last: LastStep::default(),
             create,
             returned: None,
+            error: None,
             refund_base,
             last_refund: 0,
             input,
@@ -321,7 +325,10 @@ impl JsTracer {
             return;
         };
         self.frame_id += 1;
-        let mut error = geth_error(result, f.last, is_create);
+        let mut error = match f.error {
+            Some(e) if !result.is_ok_or_revert() => Some(e),
+            _ => geth_error(result, f.last, is_create),
+        };
         // geth's JS tracer keeps the error of a pre-Homestead code deposit out of gas (the
         // frame is not reverted) and the returned code as the output.
         let deposit = frontier_deposit_oog(ctx.cfg.spec, result, output, f.returned.as_ref());
@@ -625,6 +632,18 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         let r = &outcome.result;
         let (result, output, remaining) = (r.result, r.output.clone(), r.gas.remaining());
+        if result == InstructionResult::PrecompileError {
+            let input = inputs.input.bytes(ctx);
+            let e = precompile_error(
+                ctx.cfg.spec,
+                inputs.bytecode_address,
+                &input,
+                inputs.gas_limit,
+            );
+            if let Some(f) = self.frames.last_mut() {
+                f.error = e;
+            }
+        }
         self.close(ctx, result, &output, inputs.gas_limit, remaining, false);
     }
 
