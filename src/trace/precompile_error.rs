@@ -102,7 +102,7 @@ fn bn254_error(to: Address, input: &[u8]) -> Option<String> {
     } else if to == BN_MUL {
         g1_error(&data(input, 0, 64))
     } else if to == BN_PAIRING {
-        if input.len() % 192 != 0 {
+        if !input.len().is_multiple_of(192) {
             return Some("bad elliptic curve pairing size".into());
         }
         input
