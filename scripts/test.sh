@@ -1,6 +1,21 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): installs the pinned test tools, then runs every test.
+# The test command (README, .ci/run): installs the pinned test tools, checks formatting and
+# lints, builds without the JS engine, then runs every test — the JS suites a second time with
+# the native JS evaluator off, and the native-vs-boa generator over many more scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-tools.sh
+echo "== cargo fmt --check" >&2
+cargo fmt --all -- --check
+echo "== cargo clippy --all-targets -- -D warnings" >&2
+cargo clippy --locked --all-targets -- -D warnings
+echo "== cargo build --no-default-features" >&2
+cargo build --locked --no-default-features
+echo "== JS suites with the native evaluator off" >&2
+CHAINTRACE_JS_FAST=0 cargo test --locked --test js_conformance --test js_tracers
+echo "== native JS evaluator vs boa: 2 x 3000 generated scripts" >&2
+for seed in 1 2; do
+    JS_FAST_SEED=$seed JS_FAST_ROUNDS=3000 cargo test --locked --lib generated_scripts_agree_with_boa
+done
+echo "== cargo test" >&2
 cargo test --locked "$@"

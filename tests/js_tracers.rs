@@ -176,7 +176,10 @@ fn erc20_transfers_keeps_only_surviving_events() {
 fn call_fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/geth/call_tracer");
     if !dir.is_dir() {
-        eprintln!("js_tracers: ../shared/conformance is absent; geth fixtures not run");
+        eprintln!(
+            "\n*** js_tracers: ../shared/conformance is absent: the JS callTracer was NOT \
+             compared with the native one on geth's fixtures ***\n"
+        );
         return Vec::new();
     }
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -185,6 +188,7 @@ fn call_fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     v.sort();
+    assert_eq!(v.len(), 15, "geth's callTracer fixtures: {} found", v.len());
     v
 }
 

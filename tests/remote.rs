@@ -206,33 +206,33 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
-/// Child half of the SIGKILL test: writes big entries forever (until killed).
-#[test]
-fn cache_writer_child() {
-    let Some(dir) = std::env::var_os("CHAINTRACE_TEST_WRITER_DIR") else {
-        return;
-    };
-    let c = Cache::new(PathBuf::from(dir));
-    c.select_chain(1, Default::default());
-    let big = json!({"data": "ab".repeat(2 << 20)});
-    for i in 0u64.. {
-        c.put(Kind::Tx, &format!("k{}", i % 7), &big);
+/// The cache writer the SIGKILL test kills: `examples/cache_writer.rs`, which `cargo test`
+/// builds next to the test binaries (target/<profile>/examples/).
+fn cache_writer() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let path = profile_dir.join("examples").join("cache_writer");
+    if !path.is_file() {
+        // `cargo test --test remote` alone does not build examples.
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "--example", "cache_writer"]);
+        if release {
+            build.arg("--release");
+        }
+        let ok = build.status().is_ok_and(|s| s.success());
+        assert!(ok && path.is_file(), "could not build {}", path.display());
     }
+    path
 }
 
 #[test]
 fn sigkill_mid_write_leaves_a_readable_cache() {
     let dir = tmp("sigkill");
     for round in 0..3 {
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "cache_writer_child",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
-            .env("CHAINTRACE_TEST_WRITER_DIR", &dir)
+        let mut child = std::process::Command::new(cache_writer())
+            .arg(&dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
