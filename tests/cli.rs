@@ -217,3 +217,60 @@ fn tracer_config_must_be_an_object() {
         "invalid tracerConfig for callTracer: expected a JSON object, got [1]",
     );
 }
+
+#[test]
+fn out_of_range_timeouts_are_bad_input_not_panics() {
+    let script = "{result: function() { return 1; }, fault: function() {}}";
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--tracer",
+        script,
+        "--timeout",
+        "99999999999999999999s",
+    ]);
+    assert_one_line_error(&r, 1, "--timeout: invalid duration");
+    let r = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--rpc-timeout",
+        "18446744073709551615",
+    ]);
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    assert!(r.stderr.contains("not in 1..=3600"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+/// `chaintrace … | head`: the reader goes away; the writer exits 0 without a panic.
+#[test]
+fn a_closed_stdout_pipe_exits_zero() {
+    for args in [
+        &["tx", "--fixture", "fixtures/reverted-nested.json"][..],
+        &[
+            "tx",
+            "--fixture",
+            "fixtures/reverted-nested.json",
+            "--json",
+            "--tracer",
+            "opcodeTracer",
+            "--tracer-config",
+            r#"{"enableMemory":true}"#,
+        ][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("ETH_RPC_URL")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -109,13 +109,14 @@ impl BlockArgs {
             out.write_all(b"]\n")?;
             out.flush()?;
         } else {
-            println!(
+            writeln!(
+                std::io::stdout().lock(),
                 "block {} ({} transactions)",
                 block.info.number,
                 traces.len()
-            );
+            )?;
             for (i, t) in traces.iter().enumerate() {
-                println!("\n#{i} {:?}", t.hash);
+                writeln!(std::io::stdout().lock(), "\n#{i} {:?}", t.hash)?;
                 print_trace(t, &self.trace, &decoder, currency)?;
             }
         }

@@ -89,8 +89,9 @@ pub struct RpcArgs {
     /// JSON-RPC endpoint (http or https); defaults to $ETH_RPC_URL.
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
-    /// Seconds to wait for one JSON-RPC request.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    /// Seconds to wait for one JSON-RPC request (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub rpc_timeout: u64,
 }
 

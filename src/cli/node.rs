@@ -184,8 +184,9 @@ pub struct SplitCheckArgs {
     /// The node's EVM JSON-RPC URL, to check debug_traceBlockByNumber works.
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
-    /// Seconds to wait for the JSON-RPC answer.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    /// Seconds to wait for the JSON-RPC answer (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub rpc_timeout: u64,
     /// Print JSON instead of the report text.
     #[arg(long)]

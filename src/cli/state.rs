@@ -174,7 +174,8 @@ pub fn run_remote_block(
         print_node_result(&v, args, &decoder, "ETH")?;
     } else {
         for (i, item) in v.as_array().into_iter().flatten().enumerate() {
-            println!("\n#{i} {}", item["txHash"].as_str().unwrap_or("?"));
+            let hash = item["txHash"].as_str().unwrap_or("?");
+            writeln!(std::io::stdout().lock(), "\n#{i} {hash}")?;
             print_node_result(&item["result"], args, &decoder, "ETH")?;
         }
     }

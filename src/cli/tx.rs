@@ -1,5 +1,7 @@
 //! `chaintrace tx`: trace one mined transaction (from a node) or a fixture/bundle (offline).
 
+use std::io::Write;
+
 use alloy_primitives::B256;
 use chaintrace::chain::{preset, ForkSchedule};
 use chaintrace::replay::mined::Mined;
@@ -133,7 +135,7 @@ impl TxArgs {
                 &format!("{hash:?}"),
                 self.explorer.as_deref(),
             ) {
-                println!("explorer: {url}");
+                writeln!(std::io::stdout().lock(), "explorer: {url}")?;
             }
         }
         print_note(&mined);

@@ -86,6 +86,10 @@ pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
         total += n * scale;
         rest = &rest[unit_len..];
     }
+    // Go's time.Duration is an int64 of nanoseconds: about 292 years at most.
+    if !total.is_finite() || total > i64::MAX as f64 / 1e9 {
+        return Err(format!("{} (out of range)", bad()));
+    }
     Ok(Duration::from_secs_f64(total))
 }
 
