@@ -188,7 +188,8 @@ pub fn trace_access(
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
         .build_mainnet_with_inspector(tracer);
-    let out = evm
+    super::check_chain_rules(env, tx)?;
+    let mut out = evm
         .inspect_tx(tx.env.clone())
         .map_err(|e| ReplayError::Invalid {
             tx: tx.hash,
@@ -197,6 +198,7 @@ pub fn trace_access(
     let tracer = std::mem::take(&mut evm.inspector);
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
+    super::settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
     let mut rows = Vec::with_capacity(tracer.items.len());
     for ((addr, target), item) in tracer.items {
         let post = out.state.get(&addr);

@@ -37,6 +37,8 @@ pub struct EvmEnv {
     pub block: BlockEnv,
     /// The block's hash, when known (mined blocks; JS tracers' `ctx.blockHash`).
     pub block_hash: Option<B256>,
+    /// Where the chain departs from Ethereum at this height (chains 1329/1328).
+    pub rules: Option<crate::chain::rules::ChainRules>,
 }
 
 impl EvmEnv {
@@ -69,11 +71,16 @@ impl EvmEnv {
                 fraction,
             ));
         }
+        let rules = crate::chain::rules::rules_at(chain_id, info.number);
+        if let Some(coinbase) = rules.as_ref().and_then(|r| r.coinbase) {
+            block.beneficiary = coinbase;
+        }
         EvmEnv {
             spec,
             cfg,
             block,
             block_hash: info.hash,
+            rules,
         }
     }
 }

@@ -102,15 +102,58 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
+    check_chain_rules(env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
         .build_mainnet();
-    let out = evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+    let mut out = evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?;
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
+    settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
     db.commit(out.state);
     Ok(outcome)
+}
+
+/// A transaction the chain's rules refuse before execution.
+pub(crate) fn check_chain_rules(env: &EvmEnv, tx: &ReplayTx) -> Result<(), ReplayError> {
+    match &env.rules {
+        Some(r) if !r.blob_txs && tx.env.tx_type == 3 => Err(ReplayError::BadTransaction(format!(
+            "transaction {}: chain {} does not accept blob (type-3) transactions",
+            tx.hash, env.cfg.chain_id
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A chain that does not burn the base fee (1329/1328) credits it to the coinbase together with
+/// the tip revm already paid: `gasUsed × baseFee` more, before the state is read or committed.
+pub(crate) fn settle_fees(
+    state: &mut revm::state::EvmState,
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    gas_used: u64,
+) {
+    if env.rules.as_ref().is_none_or(|r| r.burn_base_fee) {
+        return;
+    }
+    let burned =
+        alloy_primitives::U256::from(gas_used) * alloy_primitives::U256::from(env.block.basefee);
+    if burned.is_zero() || tx.env.gas_price == 0 {
+        return;
+    }
+    let coinbase = env.block.beneficiary;
+    let account = state.entry(coinbase).or_insert_with(|| {
+        let info = revm::Database::basic(db, coinbase)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut a = revm::state::Account::from(info);
+        a.mark_touch();
+        a
+    });
+    account.info.balance = account.info.balance.saturating_add(burned);
 }
 
 /// Runs a transaction under the tracer `spec` describes, commits its state changes and returns
@@ -135,6 +178,7 @@ pub fn trace_at(
     log_index_offset: u64,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
+    check_chain_rules(env, tx)?;
     let mut tracer = spec.build(env.spec, log_index_offset);
     if let Tracer::Prestate(p) = &mut tracer {
         p.begin(
@@ -149,10 +193,11 @@ pub fn trace_at(
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
         .build_mainnet_with_inspector(tracer);
-    let out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+    let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
     let tracer = std::mem::replace(&mut evm.inspector, Tracer::None);
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
+    settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
     let result = match tracer {
         Tracer::Call(t) => TraceResult::Call(Box::new(
             t.into_result(tx.env.gas_limit, outcome.gas_used)

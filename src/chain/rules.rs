@@ -1,0 +1,243 @@
+//! Where a chain's execution departs from Ethereum's, as data by height.
+//!
+//! Ethereum-like chains have no entry: their fork schedule says everything. Chains 1329 and 1328
+//! run geth's EVM inside a Cosmos application that changes the fee flow, COINBASE, the SSTORE
+//! set cost and the precompile set (../shared/chain/replay-divergences.md, gathered from the
+//! node's source). Each rule below names that source; values marked "derived" or "default" are
+//! to be checked against a node's own traces, and the self-check reports any divergence.
+
+use alloy_primitives::{address, Address};
+
+/// A precompile of the chain that plain revm does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainPrecompile {
+    pub address: Address,
+    pub name: &'static str,
+    /// A pure function of its input (could be computed locally); otherwise it reads or writes
+    /// Cosmos state and only the node can say what it did.
+    pub pure: bool,
+}
+
+/// The chain's execution rules at one height.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainRules {
+    /// Ethereum burns the base fee; these chains credit the coinbase with
+    /// `gasUsed × (baseFee + tip)` (the fork's `core/state_transition.go`).
+    pub burn_base_fee: bool,
+    /// COINBASE and the fee recipient, when not the header's miner.
+    pub coinbase: Option<Address>,
+    /// SSTORE's cost to set a zero slot (`SeiSstoreSetGasEip2200`, a governance parameter).
+    pub sstore_set_gas: u64,
+    /// Whether blob (type-3) transactions are accepted.
+    pub blob_txs: bool,
+    /// Receipts report `cumulativeGasUsed` 0 (legacy receipts) at this height.
+    pub zero_cumulative_gas_used: bool,
+    pub precompiles: &'static [ChainPrecompile],
+}
+
+impl ChainRules {
+    /// The chain precompile at `a`, if any.
+    pub fn precompile(&self, a: Address) -> Option<&'static ChainPrecompile> {
+        self.precompiles.iter().find(|p| p.address == a)
+    }
+}
+
+/// The fee collector module's account: a Cosmos module address is the first 20 bytes of
+/// sha256 of its name, and an account without an association has the same 20 bytes as its EVM
+/// address (derived, not yet checked against a node).
+pub const FEE_COLLECTOR: Address = address!("f1829676db577682e944fc3493d451b67ff3e29f");
+
+/// Ethereum's SSTORE set cost, the parameter's default.
+pub const DEFAULT_SSTORE_SET_GAS: u64 = 20_000;
+
+const fn pc(address: Address, name: &'static str, pure: bool) -> ChainPrecompile {
+    ChainPrecompile {
+        address,
+        name,
+        pure,
+    }
+}
+
+/// `precompiles/setup.go`: every address the node's HEAD knows (some exist only at later
+/// heights; a call to one that does not exist yet fails on the node and shows in the
+/// self-check).
+pub const PRECOMPILES: &[ChainPrecompile] = &[
+    pc(
+        address!("0000000000000000000000000000000000001001"),
+        "bank",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001002"),
+        "wasmd",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001003"),
+        "json",
+        true,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001004"),
+        "addr",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001005"),
+        "staking",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001006"),
+        "gov",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001007"),
+        "distribution",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001008"),
+        "oracle",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001009"),
+        "ibc",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100a"),
+        "pointerview",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100b"),
+        "pointer",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100c"),
+        "solo",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100d"),
+        "auth",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100e"),
+        "authz",
+        false,
+    ),
+    pc(
+        address!("000000000000000000000000000000000000100f"),
+        "evidence",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001011"),
+        "p256",
+        true,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001012"),
+        "mint",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001013"),
+        "params",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001014"),
+        "slashing",
+        false,
+    ),
+    pc(
+        address!("0000000000000000000000000000000000001015"),
+        "upgrade",
+        false,
+    ),
+];
+
+/// A change of rules from a height on.
+struct Epoch {
+    from: u64,
+    zero_cumulative_gas_used: bool,
+}
+
+/// Receipts are legacy (`cumulativeGasUsed` 0) below pacific-1 162,745,893 and atlantic-2
+/// 191,939,681 (`evmrpc` receipt encoding).
+const MAINNET: &[Epoch] = &[
+    Epoch {
+        from: 0,
+        zero_cumulative_gas_used: true,
+    },
+    Epoch {
+        from: 162_745_893,
+        zero_cumulative_gas_used: false,
+    },
+];
+
+const TESTNET: &[Epoch] = &[
+    Epoch {
+        from: 0,
+        zero_cumulative_gas_used: true,
+    },
+    Epoch {
+        from: 191_939_681,
+        zero_cumulative_gas_used: false,
+    },
+];
+
+/// The rules of chain `chain_id` at block `height`; `None` for chains that follow Ethereum.
+pub fn rules_at(chain_id: u64, height: u64) -> Option<ChainRules> {
+    let epochs = match chain_id {
+        1329 => MAINNET,
+        1328 => TESTNET,
+        _ => return None,
+    };
+    let epoch = epochs.iter().rev().find(|e| e.from <= height)?;
+    Some(ChainRules {
+        burn_base_fee: false,
+        coinbase: Some(FEE_COLLECTOR),
+        sstore_set_gas: DEFAULT_SSTORE_SET_GAS,
+        blob_txs: false,
+        zero_cumulative_gas_used: epoch.zero_cumulative_gas_used,
+        precompiles: PRECOMPILES,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ethereum_has_no_rules_and_the_presets_change_by_height() {
+        assert_eq!(rules_at(1, 20_000_000), None);
+        let early = rules_at(1329, 100_000_000).unwrap();
+        let late = rules_at(1329, 162_745_893).unwrap();
+        assert!(early.zero_cumulative_gas_used && !late.zero_cumulative_gas_used);
+        assert!(!late.burn_base_fee && !late.blob_txs);
+        assert!(
+            rules_at(1328, 191_939_680)
+                .unwrap()
+                .zero_cumulative_gas_used
+        );
+        let json = late
+            .precompile(address!("0000000000000000000000000000000000001003"))
+            .unwrap();
+        assert!(json.pure && json.name == "json");
+    }
+
+    #[test]
+    fn the_fee_collector_is_the_module_address() {
+        use sha2::Digest;
+        let h = sha2::Sha256::digest(b"fee_collector");
+        assert_eq!(FEE_COLLECTOR.as_slice(), &h[..20]);
+    }
+}
