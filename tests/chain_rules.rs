@@ -103,3 +103,99 @@ fn chain_1329_refuses_blob_transactions() {
     let e = transfer_post_state(1329, 3).unwrap_err();
     assert!(e.contains("does not accept blob"), "{e}");
 }
+
+/// A call into the bank precompile (0x…1001) on chain 1329 is answered with the node's frame,
+/// not by running whatever the local state has at that address.
+#[test]
+fn chain_precompile_frames_are_spliced_from_the_node() {
+    use chaintrace::replay::splice::{NodeFrame, Splice};
+    use std::sync::Arc;
+    let bank = address!("0000000000000000000000000000000000001001");
+    let caller = address!("000000000000000000000000000000000000cafe");
+    let mut snap = StateSnapshot::complete();
+    snap.insert_account(
+        SENDER,
+        AccountData {
+            balance: U256::from(10u128.pow(18)),
+            nonce: 0,
+            code: Bytes::new(),
+        },
+    );
+    // Locally the address holds code returning 0x2a; the node's bank answered 0x99.
+    snap.insert_account(
+        bank,
+        AccountData {
+            balance: U256::ZERO,
+            nonce: 0,
+            code: alloy_primitives::hex::decode("602a60005260206000f3")
+                .unwrap()
+                .into(),
+        },
+    );
+    // CALL(gas, 0x1001, 0, 0, 0, 0, 32); SSTORE(0, MLOAD(0))
+    let code = "6020 6000 6000 6000 6000 611001 5a f1 50 600051 600055 00".replace(' ', "");
+    snap.insert_account(
+        caller,
+        AccountData {
+            balance: U256::ZERO,
+            nonce: 1,
+            code: alloy_primitives::hex::decode(code).unwrap().into(),
+        },
+    );
+    let info = BlockInfo {
+        number: 200_000_000,
+        timestamp: 1,
+        gas_limit: 30_000_000,
+        base_fee: Some(0),
+        ..Default::default()
+    };
+    let mut env = EvmEnv::new(SpecId::PRAGUE, 1329, &info);
+    let mut answer = vec![0u8; 32];
+    answer[31] = 0x99;
+    env.splice = Some(Arc::new(Splice {
+        frames: Some(vec![NodeFrame {
+            to: bank,
+            output: answer.into(),
+            gas_used: 1234,
+            error: None,
+        }]),
+        ..Default::default()
+    }));
+    let tx = ReplayTx {
+        hash: Default::default(),
+        sender: SENDER,
+        env: TxEnv {
+            caller: SENDER,
+            gas_limit: 200_000,
+            gas_price: 0,
+            kind: TxKind::Call(caller),
+            nonce: 0,
+            chain_id: Some(1329),
+            ..Default::default()
+        },
+        authorities: Vec::new(),
+        raw: Bytes::new(),
+    };
+    let spec = TracerSpec::new(TracerKind::Call, None).unwrap();
+    let mut db = snap.db();
+    let t = trace(&mut db, &env, &tx, &spec, 0).unwrap();
+    let TraceResult::Call(frame) = t.result else {
+        unreachable!()
+    };
+    let v = serde_json::to_value(&*frame).unwrap();
+    let inner = &v["calls"][0];
+    assert_eq!(
+        inner["to"],
+        json!(format!("{bank:?}").to_lowercase()),
+        "{v}"
+    );
+    assert_eq!(inner["gasUsed"], json!("0x4d2"), "{v}");
+    assert_eq!(
+        inner["output"],
+        json!(format!("0x{}99", "00".repeat(31))),
+        "{v}"
+    );
+    let log = env.splice.as_ref().unwrap().log.lock().unwrap().clone();
+    assert_eq!(log.spliced, vec![bank]);
+    assert!(log.opaque.is_empty());
+}

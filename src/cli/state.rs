@@ -92,6 +92,9 @@ pub fn print_note(m: &Mined) {
     if let Some(n) = &m.note {
         eprintln!("note: {n}");
     }
+    if let Some(n) = m.splice_note() {
+        eprintln!("note: {n}");
+    }
 }
 
 /// The tracer options the node is asked for with `--remote`: the same name and config.

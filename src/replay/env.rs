@@ -39,6 +39,8 @@ pub struct EvmEnv {
     pub block_hash: Option<B256>,
     /// Where the chain departs from Ethereum at this height (chains 1329/1328).
     pub rules: Option<crate::chain::rules::ChainRules>,
+    /// The node's frames for the chain's precompiles, for the traced transaction.
+    pub splice: Option<std::sync::Arc<super::splice::Splice>>,
 }
 
 impl EvmEnv {
@@ -81,6 +83,7 @@ impl EvmEnv {
             block,
             block_hash: info.hash,
             rules,
+            splice: None,
         }
     }
 }

@@ -19,7 +19,10 @@ use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
 use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
+use std::sync::Arc;
+
 use crate::chain::ForkSchedule;
+use crate::replay::splice::{frames_from_call_trace, Splice};
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
@@ -28,6 +31,7 @@ use crate::source::prestate_rpc::{
 use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
 use crate::source::rpc::{RpcSource, SourceError};
 use crate::source::{Misses, ReplayDb, StateSnapshot};
+use alloy_primitives::Address;
 
 /// The most speculative passes before giving up; each pass costs one round trip.
 pub const MAX_PASSES: usize = 64;
@@ -202,7 +206,11 @@ impl Mined {
             Some(Ok(p)) => {
                 let head = block_json(source, cache, block_hash, false)?;
                 let info = block_info_from_json(&head)?;
-                let env = EvmEnv::new(spec_for(id.chain_id, &info, hardfork), id.chain_id, &info);
+                let env = with_splice(EvmEnv::new(
+                    spec_for(id.chain_id, &info, hardfork),
+                    id.chain_id,
+                    &info,
+                ));
                 let mut snapshot = snapshot_from_prestate(&p)?;
                 let parent_hash = h256(&head, "parentHash").unwrap_or_default();
                 if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}")))
@@ -264,7 +272,11 @@ impl Mined {
                 reason: format!("transaction {hash} is not in its block {block_hash}"),
             })?;
         let info = block.info.clone();
-        let env = EvmEnv::new(spec_for(chain_id, &info, hardfork), chain_id, &info);
+        let env = with_splice(EvmEnv::new(
+            spec_for(chain_id, &info, hardfork),
+            chain_id,
+            &info,
+        ));
         let parent_hash = h256(&raw, "parentHash").unwrap_or_default();
         let mut snapshot = StateSnapshot::partial();
         if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}"))) {
@@ -322,6 +334,9 @@ impl Mined {
                 (result, self.snapshot.take_misses())
             };
             if misses.is_empty() {
+                if self.fetch_node_frames(source)? {
+                    continue;
+                }
                 self.save(cache);
                 return Ok(result?);
             }
@@ -336,6 +351,75 @@ impl Mined {
             }
             self.fill(source, cache, &misses)?;
         }
+    }
+
+    /// After a pass that called a chain precompile the node's frames were not asked for yet:
+    /// asks the node's callTracer once (one round trip) and says whether to run again.
+    fn fetch_node_frames(&mut self, source: &RpcSource) -> Result<bool, SourceError> {
+        let (Some(splice), Some(rules)) = (&self.env.splice, &self.env.rules) else {
+            return Ok(false);
+        };
+        let opaque = !splice
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .opaque
+            .is_empty();
+        if !opaque || splice.frames.is_some() || splice.unavailable {
+            return Ok(false);
+        }
+        let hash = self.target.hash;
+        let asked = source.client.call(
+            "debug_traceTransaction",
+            json!([hash, {"tracer": "callTracer"}]),
+        );
+        self.passes += 1;
+        let next = match asked {
+            Ok(trace) => Splice {
+                frames: Some(frames_from_call_trace(&trace, rules)),
+                ..Default::default()
+            },
+            // The pass already run stands; its record of opaque frames is kept.
+            Err(_) => Splice {
+                unavailable: true,
+                log: std::sync::Mutex::new(
+                    splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+                ),
+                ..Default::default()
+            },
+        };
+        let again = next.frames.is_some();
+        self.env.splice = Some(Arc::new(next));
+        Ok(again)
+    }
+
+    /// What the replay did with the chain's precompiles, for a note on stderr.
+    pub fn splice_note(&self) -> Option<String> {
+        let splice = self.env.splice.as_ref()?;
+        let rules = self.env.rules.as_ref()?;
+        let log = splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let name = |a: &Address| {
+            let n = rules.precompile(*a).map_or("?", |p| p.name);
+            format!("{a:?} ({n})")
+        };
+        let list = |v: &[Address]| v.iter().map(name).collect::<Vec<_>>().join(", ");
+        let mut parts = Vec::new();
+        if !log.spliced.is_empty() {
+            parts.push(format!(
+                "{} chain precompile frame(s) taken from the node's callTracer: {}",
+                log.spliced.len(),
+                list(&log.spliced)
+            ));
+        }
+        if !log.opaque.is_empty() {
+            parts.push(format!(
+                "{} chain precompile frame(s) opaque (the node gave no trace of them; revm ran \
+                 them as plain accounts): {}",
+                log.opaque.len(),
+                list(&log.opaque)
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     fn pass<T>(
@@ -405,4 +489,16 @@ impl Mined {
             c.put(Kind::State, &key, &snapshot_to_json(&self.snapshot));
         }
     }
+}
+
+/// A chain with precompiles of its own gets a [`Splice`] to record what each pass did with them.
+fn with_splice(mut env: EvmEnv) -> EvmEnv {
+    if env
+        .rules
+        .as_ref()
+        .is_some_and(|r| !r.precompiles.is_empty())
+    {
+        env.splice = Some(Arc::new(Splice::default()));
+    }
+    env
 }

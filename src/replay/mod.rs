@@ -7,6 +7,7 @@ pub mod env;
 pub mod mined;
 pub mod remote;
 pub mod selfcheck;
+pub mod splice;
 
 pub use env::{BlockInfo, EvmEnv, ReplayTx};
 
@@ -103,12 +104,20 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
     check_chain_rules(env, tx)?;
-    let mut evm = EvmCtx::new(&mut *db, env.spec)
-        .with_block(env.block.clone())
-        .with_cfg(env.cfg.clone())
-        .build_mainnet();
-    let mut out = evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    drop(evm);
+    let splicer = splice::Splicer::new(env.rules.as_ref(), None);
+    let mut out = if splicer.active() {
+        let mut evm = EvmCtx::new(&mut *db, env.spec)
+            .with_block(env.block.clone())
+            .with_cfg(env.cfg.clone())
+            .build_mainnet_with_inspector(splicer);
+        evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?
+    } else {
+        let mut evm = EvmCtx::new(&mut *db, env.spec)
+            .with_block(env.block.clone())
+            .with_cfg(env.cfg.clone())
+            .build_mainnet();
+        evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?
+    };
     let outcome = TxOutcome::from_result(&out.result);
     settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
     db.commit(out.state);
@@ -189,13 +198,18 @@ pub fn trace_at(
             &tx.authorities,
         );
     }
+    let splicer = splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
-        .build_mainnet_with_inspector(tracer);
+        .build_mainnet_with_inspector((splicer, tracer));
     let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let tracer = std::mem::replace(&mut evm.inspector, Tracer::None);
+    let (splicer, tracer) = std::mem::replace(
+        &mut evm.inspector,
+        (splice::Splicer::default(), Tracer::None),
+    );
     drop(evm);
+    splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
     settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
     let result = match tracer {

@@ -1,0 +1,95 @@
+//! Chain 1329's precompiles on a simulated chain: anvil started as chain 1329, with contracts
+//! placed at the chain's precompile addresses (`anvil_setCode`) standing in for the node's
+//! native precompiles. chaintrace, replaying under 1329's rules, must take those frames from the
+//! node's callTracer (one extra round trip), and must say which frames are opaque when the node
+//! serves no debug API.
+
+#[path = "support/anvil.rs"]
+mod anvil;
+#[path = "support/proxy.rs"]
+mod proxy;
+
+use proxy::{chaintrace, Proxy};
+use serde_json::{json, Value};
+
+const BANK: &str = "0x0000000000000000000000000000000000001001";
+const STAKING: &str = "0x0000000000000000000000000000000000001005";
+const CALLER: &str = "0x000000000000000000000000000000000000cafe";
+
+/// A chain-1329 anvil where CALLER calls bank (returns 0x2a) and staking (reverts), storing
+/// bank's answer; returns the node and the transaction's hash.
+fn simulated_chain() -> (anvil::Anvil, String) {
+    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
+    // bank: return 32 bytes holding 0x2a; staking: revert with nothing.
+    a.rpc("anvil_setCode", json!([BANK, "0x602a60005260206000f3"]));
+    a.rpc("anvil_setCode", json!([STAKING, "0x60006000fd"]));
+    // CALL(gas, bank, 0, 0, 0, 0, 32); POP; CALL(gas, staking, 0, 0, 0, 0, 0); POP;
+    // SSTORE(0, MLOAD(0))
+    let code = "0x602060006000600060006110015af150\
+                600060006000600060006110055af150\
+                600051600055 00"
+        .replace([' ', '\n'], "");
+    a.rpc("anvil_setCode", json!([CALLER, code]));
+    let (h, r) = a.send_and_wait(json!({"to": CALLER, "gas": "0x30000"}));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    (a, format!("{h:?}"))
+}
+
+fn frames(v: &Value) -> Vec<(String, String, Option<String>)> {
+    v["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["to"].as_str().unwrap().to_string(),
+                c["gasUsed"].as_str().unwrap().to_string(),
+                c.get("output").and_then(Value::as_str).map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn precompile_frames_come_from_the_node_under_chain_1329_rules() {
+    let (a, hash) = simulated_chain();
+    let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 chain precompile frame(s) taken from the node's callTracer"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("(bank)") && run.stderr.contains("(staking)"));
+    assert!(
+        run.stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        run.stderr
+    );
+    let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+    let node = a.trace(hash.parse().unwrap(), json!({"tracer": "callTracer"}));
+    assert_eq!(frames(&ours), frames(&node), "ours {ours}\nnode {node}");
+    assert_eq!(ours["calls"][1]["error"], json!("execution reverted"));
+}
+
+#[test]
+fn without_the_nodes_debug_api_precompile_frames_are_named_opaque() {
+    let (a, hash) = simulated_chain();
+    let p = Proxy::start(a.url(), &["--deny", "debug_"]);
+    let run = chaintrace(&["tx", &hash, "--rpc-url", &p.url, "--json", "--no-cache"]);
+    // revm runs the stand-in code the node serves at those addresses, so the receipt agrees.
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("2 chain precompile frame(s) opaque"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        run.stderr
+    );
+}
