@@ -7,6 +7,7 @@
 //! commit) and from the post-state revm returns, so the tracer itself reads nothing and cannot
 //! change gas.
 
+use crate::trace::Ctx;
 use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_primitives::{Address, U256};
@@ -93,8 +94,6 @@ impl AccessTracer {
         self.next_frame += 1;
     }
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
     fn step(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {

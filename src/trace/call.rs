@@ -5,8 +5,8 @@
 //! SELFDESTRUCT frames are detected per opcode (geth emits one whenever the opcode runs, whatever
 //! its effect under EIP-6780), so `step` looks at one byte and returns unless that byte is 0xff.
 
+use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -255,8 +255,6 @@ pub struct CallTracer {
     /// A dynamic-gas opcode's inputs, so that a failure before it executes gets geth's error.
     pre: PreOp,
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 impl CallTracer {
     pub fn new(config: CallTracerConfig, log_index_offset: u64) -> Self {

@@ -8,8 +8,8 @@
 //! a precompile's price, a CREATE's code deposit, the gas a failure burns — is a *residual*,
 //! shown as its own row (`(precompile)`, `(code deposit)`) or charged to the failing opcode.
 
+use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes};
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl};
 use revm::interpreter::{
     CallInputs, CallOutcome, CreateInputs, CreateOutcome, FrameInput, InstructionResult,
@@ -93,8 +93,6 @@ pub struct GasProfiler {
     pending_op: Option<(u8, u64)>,
     top_limit: u64,
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 impl Default for GasProfiler {
     fn default() -> Self {

@@ -183,7 +183,8 @@ pub enum Tracer {
     None,
 }
 
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
+/// The revm context every tracer inspects: mainnet environment over a database `DB`.
+pub type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 macro_rules! dispatch {
     ($self:ident, $t:ident => $e:expr, $default:expr) => {

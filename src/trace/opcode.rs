@@ -6,13 +6,13 @@
 //! before expansion, storage, refund) into a reused buffer; `step_end` knows the gas cost and
 //! any pre-execution error, and writes the whole entry. No allocation happens per opcode.
 
+use crate::trace::Ctx;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use alloy_primitives::{Address, Bytes, U256};
 use revm::bytecode::opcode::OpCode;
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl, MemoryTr, ReturnData};
 use revm::interpreter::{
     CallInputs, CallOutcome, CreateInputs, CreateOutcome, FrameInput, InstructionResult,
@@ -113,8 +113,6 @@ struct Pending {
     depth: usize,
     stack_len: usize,
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 fn current_slot<DB: Database>(ctx: &mut Ctx<DB>, addr: Address, slot: U256) -> U256 {
     if let Some(v) = ctx

@@ -7,10 +7,10 @@
 //! written to yet. An opcode that fails before it executes (stack or gas) records nothing, as in
 //! geth, so lookups are staged in `step` and kept in `step_end`.
 
+use crate::trace::Ctx;
 use std::collections::{BTreeMap, HashSet};
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, KECCAK256_EMPTY, U256};
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
     Interpreter, InterpreterAction,
@@ -138,8 +138,6 @@ pub struct PrestateTracer {
     /// The opcode that staged it.
     staged_op: u8,
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 fn word_to_address(w: &U256) -> Address {
     Address::from_word(B256::from(w.to_be_bytes::<32>()))

@@ -432,14 +432,7 @@ pub struct PreOp {
     kept: crate::trace::failed_step::KeptStack,
 }
 
-type Ctx<DB> = revm::context::Context<
-    revm::context::BlockEnv,
-    revm::context::TxEnv,
-    revm::context::CfgEnv,
-    DB,
-    revm::context::Journal<DB>,
-    (),
->;
+use crate::trace::Ctx;
 
 impl PreOp {
     /// In `step`: keeps what the opcode about to run needs if it fails before executing.

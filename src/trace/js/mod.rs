@@ -25,6 +25,7 @@ pub mod objects;
 mod spare;
 pub mod timeout;
 
+use crate::trace::Ctx;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::bytecode::opcode::OpCode;
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
+use revm::context::{BlockEnv, TxEnv};
 use revm::interpreter::instructions::gas_table_spec;
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
@@ -188,8 +189,6 @@ pub struct JsTracer {
     top: Top,
     timed_out: Arc<AtomicBool>,
 }
-
-type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 /// The memory range an opcode overwrites, from its (pre-execution) stack.
 fn memory_write(op: u8, stack: &[U256]) -> Option<(usize, usize)> {
