@@ -9,7 +9,8 @@ use chaintrace::replay::EvmEnv;
 use clap::Args;
 
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
-use super::tx::{finish, spec_for};
+use super::tx::finish;
+use chaintrace::replay::mined::spec_for;
 
 /// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).
 #[derive(Args, Debug)]
@@ -81,7 +82,7 @@ impl BlockArgs {
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
-        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
+        let spec_id = spec_for(chain_id, &block.info, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let (traces, passes) = if block.txs.is_empty() {
             (Vec::new(), 0)

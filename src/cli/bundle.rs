@@ -15,7 +15,8 @@ use revm::Database;
 use serde_json::{json, Map, Value};
 
 use super::common::{exit, CliError, RpcArgs};
-use super::tx::{parse_hash, spec_for};
+use super::tx::parse_hash;
+use chaintrace::replay::mined::spec_for;
 
 #[derive(Subcommand, Debug)]
 pub enum BundleCommand {
@@ -103,7 +104,7 @@ impl CaptureArgs {
             .iter()
             .position(|t| t.hash == hash)
             .ok_or_else(|| CliError::source(format!("transaction {hash} is not in its block")))?;
-        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
+        let spec_id = spec_for(chain_id, &block.info, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let tracer = TracerSpec::new(TracerKind::Call, None).expect("default config");
         let replay = replay_block(&source, &block, &env, index, index, &tracer)?;

@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::block::parse_block_ref;
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
-use super::tx::spec_for;
+use chaintrace::replay::mined::spec_for;
 
 /// Trace a call that is not on chain, on the state after block `--block` (default latest).
 #[derive(Args, Debug)]
@@ -89,7 +89,7 @@ impl CallArgs {
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
-        let spec_id = spec_for(chain_id, block.info.number, block.info.timestamp, hardfork);
+        let spec_id = spec_for(chain_id, &block.info, hardfork);
         let gas = match &self.gas {
             Some(g) => u64::try_from(parse_quantity(g, "--gas")?)
                 .map_err(|_| CliError::input("--gas is too large"))?,

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use alloy_primitives::B256;
-use chaintrace::chain::{preset, ForkSchedule};
+use chaintrace::chain::preset;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{compare, Divergence};
 use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
@@ -11,7 +11,6 @@ use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
 use chaintrace::source::rpc::RpcSource;
 use clap::Args;
-use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
 use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
@@ -54,13 +53,6 @@ pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
     }
     t.parse()
         .map_err(|_| CliError::input(format!("malformed {what} {s:?}: not hex")))
-}
-
-/// The fork schedule for a chain id, honouring `--hardfork`.
-pub fn spec_for(chain_id: u64, number: u64, timestamp: u64, hardfork: Option<SpecId>) -> SpecId {
-    hardfork.unwrap_or_else(|| {
-        ForkSchedule::for_chain(chain_id, SpecId::OSAKA).spec_at(number, timestamp)
-    })
 }
 
 /// Reports the self-check on stderr and turns the outcome into the documented exit code.
