@@ -720,3 +720,14 @@ fn a_failed_precompile_frame_carries_gethes_own_reason() {
         .unwrap();
     assert_eq!(v, json!(["invalid input length"]));
 }
+
+#[test]
+fn timeout_stops_exponential_recursion_inside_step() {
+    // Without a loop statement; each step call would run for minutes.
+    times_out("{fib: function(n) { return n < 2 ? n : this.fib(n - 1) + this.fib(n - 2); }, step: function() { this.x = this.fib(40); }, fault: function() {}, result: function() { return 1; }}");
+}
+
+#[test]
+fn timeout_stops_recursion_between_hooks() {
+    times_out("{step: function(log) { this.fault(40); }, fault: function(n) { if (n > 0) { this.fault(n - 1); this.fault(n - 1); } }, result: function() { return 1; }}");
+}

@@ -98,7 +98,8 @@ pub struct Host {
     enter: Option<Script>,
     exit: Option<Script>,
     result: Script,
-    /// Plain function calls for scripts without loop statements (see [`loop_free`]).
+    /// Plain function calls for scripts that can neither loop nor recurse (see
+    /// [`direct_safe`]).
     direct: Option<Direct>,
     /// Natively evaluated hooks, while the script stays inside their subset.
     fast: Option<Fast>,
@@ -139,14 +140,85 @@ fn skip_header_comments(mut s: &str) -> &str {
 }
 
 /// Whether the script has no `for`, `while` or `do` past its header comments (strings and
-/// comments included,
-/// which only errs towards the budgeted path). Such a script cannot spin in a loop: its
-/// functions are then called directly, which costs half of a budgeted evaluation, and the
-/// deadline is checked between calls. Runaway recursion is bounded by boa's recursion limit.
+/// comments included, which only errs towards the budgeted path).
 pub fn loop_free(source: &str) -> bool {
-    !skip_header_comments(source)
+    !words(source).any(|w| matches!(w, "for" | "while" | "do"))
+}
+
+fn words(source: &str) -> impl Iterator<Item = &str> {
+    skip_header_comments(source)
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .any(|w| matches!(w, "for" | "while" | "do"))
+        .filter(|w| !w.is_empty())
+}
+
+const HOOKS: [&str; 6] = ["step", "fault", "enter", "exit", "result", "setup"];
+
+/// Whether the script can run only its hooks, each once per call: no loops, and no way to
+/// recurse — every `function` is a hook's own definition, no hook is reached by another
+/// (`.step`, `.fault`, … appear nowhere else, nor calls through computed members), and nothing
+/// else runs user code (`=>`, getters and setters, classes, `eval`, `Function`, `arguments`,
+/// `Reflect`, `with`). Such a script's functions are
+/// called directly, which costs half of a budgeted evaluation, and the deadline is checked
+/// between calls; any other script runs under boa's budget, which also bounds deep or
+/// exponential recursion by the timeout. Textual, so it only errs towards the budgeted path.
+pub fn direct_safe(source: &str) -> bool {
+    if !loop_free(source) {
+        return false;
+    }
+    let body = skip_header_comments(source);
+    // Arrows, and calls through a computed member (`o[name](…)`, which can name a hook).
+    if body.contains("=>") || body.contains("](") {
+        return false;
+    }
+    if words(source).any(|w| {
+        matches!(
+            w,
+            "get"
+                | "set"
+                | "class"
+                | "eval"
+                | "Function"
+                | "arguments"
+                | "constructor"
+                | "Reflect"
+                | "with"
+        )
+    }) {
+        return false;
+    }
+    // Each `function` keyword directly follows `<hook>:`.
+    let b = body.as_bytes();
+    let mut from = 0;
+    while let Some(i) = body[from..].find("function") {
+        let at = from + i;
+        from = at + "function".len();
+        let word_start = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
+        let word_end = b
+            .get(from)
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+        if !(word_start && word_end) {
+            continue;
+        }
+        let before = body[..at].trim_end();
+        let Some(before) = before.strip_suffix(':') else {
+            return false;
+        };
+        let name = before
+            .trim_end()
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .next()
+            .unwrap_or("");
+        if !HOOKS.contains(&name) {
+            return false;
+        }
+    }
+    // No hook is referenced as a property (how one hook would call another).
+    !HOOKS.iter().any(|h| {
+        body.match_indices(h).any(|(i, _)| {
+            let prev = body[..i].trim_end();
+            prev.ends_with('.') || prev.ends_with('[')
+        })
+    })
 }
 
 /// `Array.prototype.push` as it is now.
@@ -227,7 +299,7 @@ impl Host {
         }
         let has_step = has(&mut ctx, "step");
         let has_setup = has(&mut ctx, "setup");
-        let direct = if loop_free(source) {
+        let direct = if direct_safe(source) {
             let f = |ctx: &mut Context, name: &str| {
                 obj.get(js_string!(name), ctx)
                     .ok()
@@ -487,7 +559,34 @@ impl Host {
 
 #[cfg(test)]
 mod tests {
-    use super::loop_free;
+    use super::{direct_safe, loop_free};
+
+    #[test]
+    fn only_scripts_that_cannot_recurse_are_called_directly() {
+        assert!(direct_safe(
+            "{n: 0, step: function(log) { this.n++; }, fault: function() {}, result: function() { return this.n; }}"
+        ));
+        assert!(direct_safe(
+            "{c: {}, step: function(log) { var op = log.op.toString(); this.c[op] = (this.c[op] || 0) + log.getCost(); }, fault: function() {}, result: function() { return this.c; }}"
+        ));
+        // A helper function, arrows, getters, and hooks reaching each other can recurse.
+        assert!(!direct_safe(
+            "{fib: function(n) { return n < 2 ? n : this.fib(n - 1) + this.fib(n - 2); }, step: function() { this.fib(30); }, fault: function() {}, result: function() { return 1; }}"
+        ));
+        assert!(!direct_safe(
+            "{step: function() { function f(n) { return n ? f(n - 1) : 0; } f(9); }, fault: function() {}, result: function() {}}"
+        ));
+        assert!(!direct_safe(
+            "{step: function() { var f = (n) => n; }, fault: function() {}, result: function() {}}"
+        ));
+        assert!(!direct_safe("{get x() { return this.x; }, fault: function() {}, result: function() { return this.x; }}"));
+        assert!(!direct_safe(
+            "{step: function(log) { this.fault(30); }, fault: function(n) { if (n > 0) { this.fault(n - 1); this.fault(n - 1); } }, result: function() {}}"
+        ));
+        assert!(!direct_safe(
+            "{step: function() { var s = this; s['fault'](3); }, fault: function() {}, result: function() {}}"
+        ));
+    }
 
     #[test]
     fn loop_keywords_select_the_budgeted_path() {
