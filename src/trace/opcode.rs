@@ -21,10 +21,11 @@ use revm::interpreter::{
 use revm::{Database, Inspector};
 use serde::Deserialize;
 
-use super::errors::LastStep;
+use super::errors::{frontier_deposit_oog, returned_output, LastStep};
 use super::hexser::{push_hex, push_quantity, push_u64, push_word};
 use super::spool::Spool;
 use super::state::PreOp;
+use revm::primitives::hardfork::SpecId;
 
 /// `tracerConfig` of the struct logger.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -103,6 +104,10 @@ pub struct StructLogger {
     top_result: Option<InstructionResult>,
     /// What a failure found in `step_end` needs to be priced as geth prices it.
     pre: PreOp,
+    /// What the top frame's RETURN handed back, kept only before Homestead.
+    top_returned: Option<Bytes>,
+    /// The transaction is a pre-Homestead CREATE whose code deposit ran out of gas.
+    top_deposit_oog: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -145,6 +150,8 @@ impl StructLogger {
             top_output: Bytes::new(),
             top_result: None,
             pre: PreOp::default(),
+            top_returned: None,
+            top_deposit_oog: false,
         }
     }
 
@@ -170,8 +177,9 @@ impl StructLogger {
     /// Finishes the result; `gas_used` is the receipt's.
     pub fn into_result(mut self, gas_used: u64) -> StructLogResult {
         let _ = self.out.flush();
-        let failed = self.top_result.is_some_and(|r| !r.is_ok());
+        let failed = self.top_deposit_oog || self.top_result.is_some_and(|r| !r.is_ok());
         let return_value = match self.top_result {
+            _ if self.top_deposit_oog => Bytes::new(),
             Some(r) if r.is_ok() || r.is_revert() => self.top_output.clone(),
             _ => Bytes::new(),
         };
@@ -284,6 +292,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             Some(InterpreterAction::Return(_)) => true,
             _ => false,
         };
+        if p.depth == 1 && !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
+            if let Some(out) = returned_output(interp) {
+                self.top_returned = Some(out.clone());
+            }
+        }
         if failed {
             let last = LastStep {
                 op: p.op,
@@ -344,11 +357,20 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
 
     fn create_end(
         &mut self,
-        _ctx: &mut Ctx<DB>,
+        ctx: &mut Ctx<DB>,
         _inputs: &CreateInputs,
         outcome: &mut CreateOutcome,
     ) {
-        self.exit(outcome.result.result, &outcome.result.output);
+        let r = &outcome.result;
+        if self.refund_below.len() == 1 {
+            // geth's struct logger keeps the top frame's error: a pre-Homestead code deposit
+            // that ran out of gas makes the transaction `failed`, with no return value.
+            let returned = self.top_returned.take();
+            self.top_deposit_oog =
+                frontier_deposit_oog(ctx.cfg.spec, r.result, &r.output, returned.as_ref())
+                    .is_some();
+        }
+        self.exit(r.result, &r.output);
     }
 }
 
