@@ -490,7 +490,7 @@ fn statuses(v: &Value) -> Vec<String> {
 
 #[test]
 fn split_check_outcome_per_node_home() {
-    let cases: [(&str, i32, &[&str], [&str; 3]); 8] = [
+    let cases: [(&str, i32, &[&str], [&str; 3]); 9] = [
         ("fresh", 0, &[], ["pass", "pass", "pass"]),
         ("ready", 0, &[], ["pass", "pass", "unknown"]),
         (
@@ -514,6 +514,14 @@ fn split_check_outcome_per_node_home() {
             ["not-run", "not-run", "not-run"],
         ),
         ("reverted", 0, &[], ["not-run", "not-run", "not-run"]),
+        // Has run (data/blockstore.db) but keeps no Cosmos SS at the documented data/pebbledb/:
+        // never "ready" on a store that was not read.
+        (
+            "ss-elsewhere",
+            5,
+            &["cosmos-ss-not-found"],
+            ["unknown", "pass", "pass"],
+        ),
     ];
     for (home, code, blockers, checks) in cases {
         let (c, v) = split(home, &[]);

@@ -314,8 +314,16 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(|s| home.join(s))
-        .unwrap_or_else(|| home.join("data/state_store"));
+        // The documented place of the Cosmos state store (the pebbledb backend's directory).
+        .unwrap_or_else(|| home.join("data/pebbledb"));
     let cosmos = store_state(&cosmos_dir);
+    // A node that has run (its block store exists) but has no Cosmos SS where the config says:
+    // the store lives somewhere this check does not know, so whether it holds history is
+    // unknown, not "no".
+    let has_run = ["data/blockstore.db", "data/application.db", "data/state.db"]
+        .iter()
+        .any(|d| home.join(d).exists());
+    let cosmos_unknown = cosmos == StoreState::Missing && has_run;
     let evm = store_state(&home.join("data/evm_ss"));
     let sync_fix = "state sync the node with evm-ss-split = true, or set evm-ss-split = false";
     let mut checks = vec![
@@ -337,7 +345,25 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
     .collect::<Vec<_>>();
     let has_history = cosmos == StoreState::HasData;
     let c = &mut checks[0];
-    if has_history && matches!(evm, StoreState::Missing | StoreState::EmptyDir) {
+    if cosmos_unknown {
+        c.status = CheckStatus::Unknown;
+        c.detail = format!(
+            "the node has run but there is no Cosmos SS at {} (documented: data/pebbledb/): \
+             whether it holds history cannot be read",
+            cosmos_dir.display()
+        );
+        c.fix = Some("set state-store.ss-db-directory to where the node keeps it".into());
+        // "ready" is said only when checked.
+        r.push(
+            Severity::Blocker,
+            "cosmos-ss-not-found",
+            format!(
+                "no Cosmos state store at {}: the start-up checks cannot be predicted",
+                cosmos_dir.display()
+            ),
+            Some("run the check against the node's real home, or set ss-db-directory"),
+        );
+    } else if has_history && matches!(evm, StoreState::Missing | StoreState::EmptyDir) {
         c.status = CheckStatus::Abort;
         c.detail = format!(
             "{} holds data and data/evm_ss/ is {}",
