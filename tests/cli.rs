@@ -274,3 +274,77 @@ fn a_closed_stdout_pipe_exits_zero() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A receipt the self-check cannot read is never "matches": each unreadable field is named and
+/// the exit is 2 (a source failure), the trace still printed.
+#[test]
+fn an_unreadable_receipt_is_not_a_passing_self_check() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/reverted-nested.json"
+    ))
+    .unwrap();
+    let base: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = std::env::temp_dir().join(format!("chaintrace-receipt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [(&str, serde_json::Value, &str); 5] = [
+        (
+            "string",
+            serde_json::json!("ok"),
+            "the receipt is not a JSON object",
+        ),
+        (
+            "empty",
+            serde_json::json!({}),
+            "status missing; gasUsed missing; logs missing",
+        ),
+        (
+            "gas",
+            {
+                let mut r = base["receipt"].clone();
+                r["gasUsed"] = serde_json::json!("lots");
+                r
+            },
+            "gasUsed unreadable: \"lots\"",
+        ),
+        (
+            "logs",
+            {
+                let mut r = base["receipt"].clone();
+                r["logs"] = serde_json::json!([{"address": 7}]);
+                r
+            },
+            "logs unreadable",
+        ),
+        (
+            "huge",
+            {
+                let mut r = base["receipt"].clone();
+                r["status"] = serde_json::json!("x".repeat(100_000));
+                r
+            },
+            "status unreadable",
+        ),
+    ];
+    for (name, receipt, needle) in cases {
+        let mut v = base.clone();
+        v["receipt"] = receipt;
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, v.to_string()).unwrap();
+        let r = chaintrace(&["tx", "--fixture", path.to_str().unwrap(), "--json"]);
+        assert_eq!(r.code, 2, "{name}: {}", r.stderr);
+        assert!(!r.stderr.contains("matches"), "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("self-check NOT DONE"),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(needle), "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.len() < 2_000,
+            "{name}: the message quotes too much"
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&r.stdout).is_ok());
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

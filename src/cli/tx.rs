@@ -5,7 +5,7 @@ use std::io::Write;
 use alloy_primitives::B256;
 use chaintrace::chain::preset;
 use chaintrace::replay::mined::Mined;
-use chaintrace::replay::selfcheck::{compare, Divergence};
+use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
 use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
@@ -56,8 +56,12 @@ pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
 }
 
 /// Reports the self-check on stderr and turns the outcome into the documented exit code.
+///
+/// A receipt the check could not read in full is a source failure (exit 2): the trace was
+/// printed, but "matches" is never said of fields that were not compared.
 pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
-    let divergences: Vec<Divergence> = receipt.map(|r| compare(&t.outcome, r)).unwrap_or_default();
+    let report = receipt.map(|r| check(&t.outcome, r)).unwrap_or_default();
+    let divergences: Vec<Divergence> = report.divergences;
     if !divergences.is_empty() {
         eprintln!(
             "self-check FAILED for {}: the replay differs from the receipt",
@@ -66,7 +70,18 @@ pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
         for d in &divergences {
             eprintln!("  {d}");
         }
+        for u in &report.unchecked {
+            eprintln!("  not checked: {u}");
+        }
         return exit::DIVERGED;
+    }
+    if !report.unchecked.is_empty() {
+        eprintln!(
+            "self-check NOT DONE for {}: the receipt could not be read ({})",
+            t.hash,
+            report.unchecked.join("; ")
+        );
+        return exit::SOURCE;
     }
     if receipt.is_some() && !quiet {
         eprintln!(

@@ -44,28 +44,74 @@ fn receipt_logs(receipt: &Value) -> Option<Vec<(Address, Vec<B256>, Bytes)>> {
         .collect()
 }
 
-/// Compares a replay with a receipt (JSON-RPC shape). An empty result means they agree.
-pub fn compare(outcome: &TxOutcome, receipt: &Value) -> Vec<Divergence> {
-    let mut out = Vec::new();
-    if let Some(status) = receipt.get("status").and_then(|v| parse_u64(v).ok()) {
-        let replay = u64::from(outcome.success);
-        if status != replay {
-            out.push(Divergence {
-                field: "status".into(),
-                replay: format!("{replay:#x}"),
-                receipt: format!("{status:#x}"),
-            });
-        }
+/// What the self-check found: where the replay and the receipt disagree, and which of the
+/// receipt's fields could not be read (so they were not checked).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SelfCheck {
+    pub divergences: Vec<Divergence>,
+    pub unchecked: Vec<String>,
+}
+
+impl SelfCheck {
+    /// Every field was read and agrees.
+    pub fn matches(&self) -> bool {
+        self.divergences.is_empty() && self.unchecked.is_empty()
     }
-    if let Some(gas) = receipt.get("gasUsed").and_then(|v| parse_u64(v).ok()) {
-        if gas != outcome.gas_used {
-            out.push(Divergence {
+}
+
+/// A receipt value quoted in a message: at most 80 characters.
+fn quote(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(80) {
+        Some((i, _)) => format!("{}… ({} bytes)", &s[..i], s.len()),
+        None => s,
+    }
+}
+
+/// Compares a replay with a receipt (JSON-RPC shape): status, gas used and logs. A field the
+/// receipt lacks or that cannot be read is listed as unchecked, never taken as agreeing.
+/// Receipts from before Byzantium carry `root` instead of `status`; that is not a lack.
+pub fn check(outcome: &TxOutcome, receipt: &Value) -> SelfCheck {
+    let mut c = SelfCheck::default();
+    if !receipt.is_object() {
+        c.unchecked.push(format!(
+            "the receipt is not a JSON object: {}",
+            quote(receipt)
+        ));
+        return c;
+    }
+    match receipt.get("status") {
+        Some(v) => match parse_u64(v) {
+            Ok(status) => {
+                let replay = u64::from(outcome.success);
+                if status != replay {
+                    c.divergences.push(Divergence {
+                        field: "status".into(),
+                        replay: format!("{replay:#x}"),
+                        receipt: format!("{status:#x}"),
+                    });
+                }
+            }
+            Err(_) => c.unchecked.push(format!("status unreadable: {}", quote(v))),
+        },
+        None if receipt.get("root").is_some() => {}
+        None => c.unchecked.push("status missing".into()),
+    }
+    match receipt.get("gasUsed") {
+        Some(v) => match parse_u64(v) {
+            Ok(gas) if gas != outcome.gas_used => c.divergences.push(Divergence {
                 field: "gasUsed".into(),
                 replay: outcome.gas_used.to_string(),
                 receipt: gas.to_string(),
-            });
-        }
+            }),
+            Ok(_) => {}
+            Err(_) => c
+                .unchecked
+                .push(format!("gasUsed unreadable: {}", quote(v))),
+        },
+        None => c.unchecked.push("gasUsed missing".into()),
     }
+    let out = &mut c.divergences;
     match receipt_logs(receipt) {
         Some(logs) => {
             if logs.len() != outcome.logs.len() {
@@ -101,12 +147,15 @@ pub fn compare(outcome: &TxOutcome, receipt: &Value) -> Vec<Divergence> {
                 }
             }
         }
-        None if receipt.get("logs").is_some() => out.push(Divergence {
-            field: "logs".into(),
-            replay: format!("{} logs", outcome.logs.len()),
-            receipt: "unreadable".into(),
-        }),
-        None => {}
+        None => match receipt.get("logs") {
+            Some(v) => c.unchecked.push(format!("logs unreadable: {}", quote(v))),
+            None => c.unchecked.push("logs missing".into()),
+        },
     }
-    out
+    c
+}
+
+/// The divergences alone ([`check`] without the unchecked fields).
+pub fn compare(outcome: &TxOutcome, receipt: &Value) -> Vec<Divergence> {
+    check(outcome, receipt).divergences
 }
