@@ -348,3 +348,35 @@ fn an_unreadable_receipt_is_not_a_passing_self_check() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Like geth: bytes after the signed transaction, or a transaction signed for another chain than
+/// the fixture's, are bad input (exit 1), not replayed.
+#[test]
+fn lenient_fixture_inputs_are_refused() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/reverted-nested.json"
+    ))
+    .unwrap();
+    let base: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = std::env::temp_dir().join(format!("chaintrace-lenient-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut trailing = base.clone();
+    trailing["input"] = serde_json::json!(format!("{}00", base["input"].as_str().unwrap()));
+    let mut other_chain = base.clone();
+    other_chain["genesis"]["config"]["chainId"] = serde_json::json!(5);
+    for (name, v, needle) in [
+        ("trailing", trailing, "1 bytes follow its"),
+        (
+            "chain",
+            other_chain,
+            "signed for chain 31337, the fixture's chain is 5",
+        ),
+    ] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, v.to_string()).unwrap();
+        let r = chaintrace(&["tx", "--fixture", path.to_str().unwrap(), "--json"]);
+        assert_one_line_error(&r, 1, needle);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -127,9 +127,18 @@ pub struct ReplayTx {
 
 impl ReplayTx {
     /// Decodes a raw signed transaction (legacy RLP or typed envelope) and recovers its sender.
+    /// Like geth, bytes after the transaction's encoding are refused.
     pub fn decode(raw: &[u8]) -> Result<Self, ReplayError> {
-        let envelope = TxEnvelope::decode_2718(&mut &raw[..])
+        let mut rest = raw;
+        let envelope = TxEnvelope::decode_2718(&mut rest)
             .map_err(|e| ReplayError::BadTransaction(format!("cannot decode transaction: {e}")))?;
+        if !rest.is_empty() {
+            return Err(ReplayError::BadTransaction(format!(
+                "cannot decode transaction: {} bytes follow its {}-byte encoding",
+                rest.len(),
+                raw.len() - rest.len()
+            )));
+        }
         Self::from_envelope(envelope)
     }
 

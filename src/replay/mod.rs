@@ -301,6 +301,14 @@ pub fn trace_fixture(
     let snap = fixture_snapshot(fx);
     let env = fixture_env(fx, hardfork);
     let tx = ReplayTx::decode(&fx.input)?;
+    // geth recovers the sender with the chain's signer: a transaction signed for another chain
+    // is invalid there (pre-EIP-155 legacy transactions carry no chain id).
+    if let Some(id) = tx.env.chain_id.filter(|id| *id != fx.schedule.chain_id) {
+        return Err(ReplayError::BadTransaction(format!(
+            "the transaction is signed for chain {id}, the fixture's chain is {}",
+            fx.schedule.chain_id
+        )));
+    }
     let mut db = snap.db();
     trace(&mut db, &env, &tx, tracer, fx.log_index_offset)
 }
