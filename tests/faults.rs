@@ -73,3 +73,27 @@ fn batch_refusing_node_is_served_with_single_requests() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, want.stdout);
 }
+
+/// A node that answers another transaction or block than the one asked for is not a source:
+/// exit 2, naming the field and both values; nothing is traced from its data.
+#[test]
+fn a_node_answering_another_tx_or_block_is_refused() {
+    let s = anvil::scenario();
+    let hash = format!("{:?}", s.tx("block: delegatecall #2 (reads #1)").hash);
+    let p = Proxy::start(&s.url, &["--fault", "wrong-hash"]);
+    for extra in [vec![], vec!["--state-source", "rpc"]] {
+        let run = trace(&p.url, &hash, &extra);
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("the node returned the wrong transaction: asked for"),
+            "{extra:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("its `hash` is"), "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+    let block = chaintrace(&["block", "1", "--rpc-url", &p.url, "--json"]);
+    assert_eq!(block.code, 2, "{}", block.stderr);
+    assert!(block.stderr.contains("wrong"), "{}", block.stderr);
+}

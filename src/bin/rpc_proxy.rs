@@ -13,7 +13,8 @@
 //! `drop20` (every fifth request is dropped without an answer), `truncate` (answers are cut in
 //! half), `wrong-ids` (batch answers carry unknown ids), `rpc-error` (every call is answered with
 //! a JSON-RPC error object), `hang` (requests are read and never answered), `no-batch` (batch
-//! requests are refused, as by some public endpoints). `--deny debug_`
+//! requests are refused, as by some public endpoints), `wrong-hash` (the `hash`/`transactionHash` of
+//! every result object has its last digit changed: another block or transaction). `--deny debug_`
 //! answers methods with that prefix "method not found", like a node without the debug API.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -230,6 +231,25 @@ fn forward_or_fault(
                 for (i, r) in a.iter_mut().enumerate() {
                     r["id"] = json!(900_000 + i);
                 }
+            }
+            v.to_string()
+        }
+        "wrong-hash" => {
+            fn alter(r: &mut Value) {
+                if let Some(res) = r.get_mut("result").and_then(Value::as_object_mut) {
+                    for key in ["hash", "transactionHash"] {
+                        if let Some(Value::String(h)) = res.get_mut(key) {
+                            let last = if h.ends_with('0') { "1" } else { "0" };
+                            h.pop();
+                            h.push_str(last);
+                        }
+                    }
+                }
+            }
+            let mut v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            match v.as_array_mut() {
+                Some(a) => a.iter_mut().for_each(alter),
+                None => alter(&mut v),
             }
             v.to_string()
         }

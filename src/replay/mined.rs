@@ -172,6 +172,7 @@ fn block_json(
                 what: format!("block {hash}"),
             });
         }
+        crate::source::rpc::expect_field(&v, "block", "hash", &format!("{hash:?}"))?;
         v
     } else {
         header(source, hash)?

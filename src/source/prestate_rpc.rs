@@ -100,6 +100,7 @@ pub fn first_round(
                 what: format!("transaction {hash}"),
             });
         }
+        crate::source::rpc::check_tx_and_receipt(hash, &tx, &receipt)?;
         Some((tx, receipt))
     } else {
         None
@@ -122,6 +123,7 @@ pub fn header(source: &RpcSource, block_hash: B256) -> Result<Value, SourceError
             what: format!("block {block_hash}"),
         });
     }
+    crate::source::rpc::expect_field(&v, "block", "hash", &format!("{block_hash:?}"))?;
     Ok(v)
 }
 

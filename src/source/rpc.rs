@@ -22,6 +22,14 @@ pub enum SourceError {
     NotFound { what: String },
     #[error("the node returned an unreadable {what}: {reason}")]
     BadData { what: String, reason: String },
+    /// The node answered with something other than what was asked for.
+    #[error("the node returned the wrong {what}: asked for {asked}, its `{field}` is {got}")]
+    Mismatch {
+        what: String,
+        field: String,
+        asked: String,
+        got: String,
+    },
     #[error(transparent)]
     Replay(#[from] ReplayError),
 }
@@ -38,6 +46,43 @@ pub struct RpcBlock {
 /// A node seen as a source of chain data and state.
 pub struct RpcSource {
     pub client: RpcClient,
+}
+
+/// What the node returned must be what was asked for: `v[field]` (a hash or a hex quantity)
+/// must equal `asked`. A node that answers another block or transaction is not a source.
+pub fn expect_field(v: &Value, what: &str, field: &str, asked: &str) -> Result<(), SourceError> {
+    let got = v.get(field).and_then(Value::as_str).unwrap_or("");
+    let same = match (asked.parse::<B256>(), got.parse::<B256>()) {
+        (Ok(a), Ok(g)) => a == g,
+        _ => match (parse_u64(&Value::from(asked)), parse_u64(&Value::from(got))) {
+            (Ok(a), Ok(g)) => a == g,
+            _ => false,
+        },
+    };
+    if same {
+        return Ok(());
+    }
+    let mut got = v.get(field).map_or("nothing".to_string(), Value::to_string);
+    if let Some((i, _)) = got.char_indices().nth(80) {
+        got.truncate(i);
+        got.push('…');
+    }
+    Err(SourceError::Mismatch {
+        what: what.into(),
+        field: field.into(),
+        asked: asked.into(),
+        got,
+    })
+}
+
+/// The transaction and receipt the node returned for `hash` are that transaction's.
+pub fn check_tx_and_receipt(hash: B256, tx: &Value, receipt: &Value) -> Result<(), SourceError> {
+    let h = format!("{hash:?}");
+    expect_field(tx, "transaction", "hash", &h)?;
+    if !receipt.is_null() {
+        expect_field(receipt, "receipt", "transactionHash", &h)?;
+    }
+    Ok(())
 }
 
 fn bad(what: &str, reason: impl std::fmt::Display) -> SourceError {
@@ -117,6 +162,11 @@ impl RpcSource {
                 what: format!("block {block_ref}"),
             });
         }
+        if block_ref.len() == 66 {
+            expect_field(&v, "block", "hash", block_ref)?;
+        } else if block_ref.starts_with("0x") {
+            expect_field(&v, "block", "number", block_ref)?;
+        }
         Self::parse_block(&v)
     }
 
@@ -148,6 +198,7 @@ impl RpcSource {
                 what: format!("transaction {hash}"),
             });
         }
+        check_tx_and_receipt(hash, &tx, &receipt)?;
         Ok((tx, receipt))
     }
 
@@ -160,11 +211,17 @@ impl RpcSource {
             .iter()
             .map(|h| ("eth_getTransactionReceipt".to_string(), json!([h])))
             .collect();
-        Ok(self
+        let receipts = self
             .client
             .batch(&calls)?
             .into_iter()
-            .collect::<Result<Vec<_>, _>>()?)
+            .collect::<Result<Vec<_>, _>>()?;
+        for (h, r) in hashes.iter().zip(&receipts) {
+            if !r.is_null() {
+                expect_field(r, "receipt", "transactionHash", &format!("{h:?}"))?;
+            }
+        }
+        Ok(receipts)
     }
 
     /// Fetches everything in `misses` as of block `at` (a number tag) in one batch request.
@@ -218,6 +275,9 @@ impl RpcSource {
         }
         for n in &misses.block_hashes {
             let b = next()?;
+            if !b.is_null() {
+                expect_field(&b, "block", "number", &format!("{n:#x}"))?;
+            }
             let h = b
                 .get("hash")
                 .and_then(Value::as_str)
