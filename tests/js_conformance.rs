@@ -731,3 +731,41 @@ fn timeout_stops_exponential_recursion_inside_step() {
 fn timeout_stops_recursion_between_hooks() {
     times_out("{step: function(log) { this.fault(40); }, fault: function(n) { if (n > 0) { this.fault(n - 1); this.fault(n - 1); } }, result: function() { return 1; }}");
 }
+
+// ---- hostile scripts end the trace with an error, never the process ----
+
+#[test]
+fn deeply_nested_source_is_refused_before_parsing() {
+    let deep = format!(
+        "{{fault: function() {{}}, result: function() {{ return {}1{}; }}}}",
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let e = fails(&Run::default(), &deep);
+    assert!(e.contains("nests brackets 302 deep; at most 64"), "{e}");
+    // Brackets inside strings and comments do not count.
+    let quoted = format!(
+        "{{fault: function() {{}}, result: function() {{ /* {} */ return '{}'.length; }}}}",
+        "(".repeat(300),
+        "[".repeat(300)
+    );
+    assert_eq!(Run::default().run(&quoted).unwrap(), json!(300));
+}
+
+#[test]
+fn a_result_nested_too_deep_is_an_error() {
+    let e = fails(
+        &Run::default(),
+        "{fault: function() {}, result: function() { var a = [], x = a; for (var i = 0; i < 20000; i++) { var b = []; x.push(b); x = b; } return a; }}",
+    );
+    assert_eq!(
+        e,
+        "RangeError: tracer result nests more than 512 levels    in server-side tracer function 'result'"
+    );
+    // Shared and cyclic structure is walked once: a cycle is still JSON.stringify's own error.
+    let e = fails(
+        &Run::default(),
+        "{fault: function() {}, result: function() { var a = {}; a.self = a; return a; }}",
+    );
+    assert!(e.contains("TypeError"), "{e}");
+}

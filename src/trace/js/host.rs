@@ -153,6 +153,64 @@ fn words(source: &str) -> impl Iterator<Item = &str> {
 
 const HOOKS: [&str; 6] = ["step", "fault", "enter", "exit", "result", "setup"];
 
+/// The deepest bracket nesting a script may have: boa's parser recurses once per level (some
+/// 40 KB of stack each in a debug build), so deeper sources are refused before parsing.
+pub const MAX_SOURCE_NESTING: usize = 64;
+
+/// The deepest `result` value that is serialised: `JSON.stringify` recurses once per level.
+pub const MAX_RESULT_DEPTH: usize = 512;
+
+/// `result`'s value, checked for depth by an iterative walk (an explicit stack, each object
+/// once) before `JSON.stringify` recurses into it.
+const RESULT_SCRIPT: &str = "(function (r) {\
+    var stack = [r], depth = [1], seen = new Set();\
+    while (stack.length) {\
+        var x = stack.pop(), d = depth.pop();\
+        if (x === null || typeof x !== 'object' || seen.has(x)) continue;\
+        seen.add(x);\
+        if (d > 512) throw new RangeError('tracer result nests more than 512 levels');\
+        var ks = Object.keys(x);\
+        for (var i = 0; i < ks.length; i++) { stack.push(x[ks[i]]); depth.push(d + 1); }\
+    }\
+    return JSON.stringify(r);\
+})(__tracer.result(__ctx, __db))";
+
+/// How deep the script's brackets (`(`, `[`, `{`) nest, outside strings and comments.
+pub fn source_nesting(source: &str) -> usize {
+    let b = source.as_bytes();
+    let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'' | b'`') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    max
+}
+
 /// Whether the script can run only its hooks, each once per call: no loops, and no way to
 /// recurse — every `function` is a hook's own definition, no hook is reached by another
 /// (`.step`, `.fault`, … appear nowhere else, nor calls through computed members), and nothing
@@ -331,7 +389,7 @@ impl Host {
             exit: has_exit
                 .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
                 .transpose()?,
-            result: compile(&mut ctx, "JSON.stringify(__tracer.result(__ctx, __db))")?,
+            result: compile(&mut ctx, RESULT_SCRIPT)?,
             direct,
             fast: None,
             since_clock: 0,

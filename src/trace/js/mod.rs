@@ -72,6 +72,13 @@ pub struct JsSpec {
 impl JsSpec {
     /// Checks the script (syntax, `result`/`fault`, `enter`/`exit` pairing, `setup`).
     pub fn new(source: &str, config: Option<&Value>, timeout: Duration) -> Result<Self, String> {
+        let nesting = host::source_nesting(source);
+        if nesting > host::MAX_SOURCE_NESTING {
+            return Err(format!(
+                "the script nests brackets {nesting} deep; at most {} are accepted",
+                host::MAX_SOURCE_NESTING
+            ));
+        }
         let config = match config {
             None | Some(Value::Null) => "{}".to_string(),
             Some(v) => v.to_string(),
