@@ -769,3 +769,40 @@ fn a_result_nested_too_deep_is_an_error() {
     );
     assert!(e.contains("TypeError"), "{e}");
 }
+
+#[test]
+fn builtins_that_would_allocate_gigabytes_fail_the_trace() {
+    for (script, says) in [
+        (
+            "'x'.repeat(2**31-1).length",
+            "RangeError: string longer than 67108864 characters",
+        ),
+        (
+            "'x'.padStart(2**31).length",
+            "RangeError: string longer than 67108864 characters",
+        ),
+        (
+            "new Array(2e8).join().length",
+            "RangeError: string longer than 67108864 characters",
+        ),
+        (
+            "bigInt(3).pow(5e7).toString().length",
+            "RangeError: bigInt result would exceed 1048576 bits",
+        ),
+        (
+            "bigInt(1).shiftLeft(1e9).toString().length",
+            "RangeError: bigInt result would exceed 1048576 bits",
+        ),
+    ] {
+        let src = format!("{{fault: function() {{}}, result: function() {{ return {script}; }}}}");
+        let e = fails(&Run::default(), &src);
+        assert!(e.starts_with(says), "{script}: {e}");
+        assert!(
+            e.ends_with("in server-side tracer function 'result'"),
+            "{e}"
+        );
+    }
+    // Ordinary use is unchanged.
+    let v = ok("{fault: function() {}, result: function() { return ['a','b'].join('-') + 'ab'.repeat(3) + 'x'.padStart(3) + bigInt(2).pow(10) + bigInt(1).shiftLeft(8) + String.prototype.repeat.name; }}");
+    assert_eq!(v, json!("a-bababab  x1024256repeat"));
+}

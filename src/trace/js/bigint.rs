@@ -66,9 +66,14 @@ pub const PRELUDE: &str = r#"(function () {
     var d = nonZero(parse(o));
     return { quotient: big(this.value / d), remainder: big(this.value % d) };
   };
+  // Results past a million bits (a memory and time bomb: bigInt(3).pow(5e7)) are refused.
+  var MAX_BITS = 1048576n;
+  function bits(v) { if (v < 0n) { v = -v; } return v < 2n ? 1n : BigInt(v.toString(16).length * 4); }
+  function tooBig() { throw new RangeError("bigInt result would exceed " + MAX_BITS + " bits"); }
   P.pow = function (o) {
     var e = parse(o), v = this.value;
     if (e < 0n) { return big(v === 1n ? 1n : v === -1n ? (e % 2n === 0n ? 1n : -1n) : 0n); }
+    if (v !== 0n && v !== 1n && v !== -1n && bits(v) * e > MAX_BITS) { tooBig(); }
     return big(v ** e);
   };
   P.modPow = function (e, m) {
@@ -104,7 +109,11 @@ pub const PRELUDE: &str = r#"(function () {
   P.isOdd = function () { return this.value % 2n !== 0n; };
   P.isUnit = function () { return this.value === 1n || this.value === -1n; };
   P.isDivisibleBy = function (o) { var d = parse(o); return d !== 0n && this.value % d === 0n; };
-  P.shiftLeft = function (n) { return big(this.value << parse(n)); };
+  P.shiftLeft = function (n) {
+    var k = parse(n);
+    if (this.value !== 0n && k > 0n && bits(this.value) + k > MAX_BITS) { tooBig(); }
+    return big(this.value << k);
+  };
   P.shiftRight = function (n) { return big(this.value >> parse(n)); };
   P.and = function (o) { return big(this.value & parse(o)); };
   P.or = function (o) { return big(this.value | parse(o)); };

@@ -175,6 +175,29 @@ const RESULT_SCRIPT: &str = "(function (r) {\
     return JSON.stringify(r);\
 })(__tracer.result(__ctx, __db))";
 
+/// The longest string the built-ins that build one from a count may make (64 Mi characters):
+/// `'x'.repeat(2**31-1)`, `padStart`/`padEnd` and `join` over a huge array would otherwise
+/// allocate gigabytes in one step, which no timeout can interrupt and an allocation failure
+/// turns into a process abort.
+pub const MAX_BUILT_STRING: usize = 1 << 26;
+
+const STRING_LIMITS: &str = "(function () {\
+    var MAX = 67108864;\
+    function tooLong() { throw new RangeError('string longer than ' + MAX + ' characters (tracer memory limit)'); }\
+    function wrap(o, name, check) {\
+        var f = o[name];\
+        Object.defineProperty(o, name, { value: { [name]: function () { check.apply(this, arguments); return f.apply(this, arguments); } }[name], writable: true, configurable: true, enumerable: false });\
+    }\
+    wrap(String.prototype, 'repeat', function (n) { if (String(this).length * Number(n) > MAX) tooLong(); });\
+    wrap(String.prototype, 'padStart', function (n) { if (Number(n) > MAX) tooLong(); });\
+    wrap(String.prototype, 'padEnd', function (n) { if (Number(n) > MAX) tooLong(); });\
+    wrap(Array.prototype, 'join', function (sep) {\
+        var n = this.length >>> 0, s = sep === undefined ? 1 : String(sep).length, total = 0;\
+        if (n > MAX || n * s > MAX) tooLong();\
+        for (var i = 0; i < n; i++) { var e = this[i]; if (typeof e === 'string') { total += e.length + s; if (total > MAX) tooLong(); } }\
+    });\
+})()";
+
 /// How deep the script's brackets (`(`, `[`, `{`) nest, outside strings and comments.
 pub fn source_nesting(source: &str) -> usize {
     let b = source.as_bytes();
@@ -316,6 +339,8 @@ impl Host {
 
         bigint::register(&mut ctx).map_err(|e| e.to_string())?;
         globals::register(&shared, spec, &mut ctx).map_err(|e| e.to_string())?;
+        ctx.eval(Source::from_bytes(STRING_LIMITS))
+            .map_err(|e| js_message(&e, &mut ctx))?;
         let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(|e| e.to_string())?;
