@@ -380,3 +380,18 @@ fn lenient_fixture_inputs_are_refused() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn an_oversized_fixture_is_refused_after_reading_the_cap() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.json");
+    // Sparse: 257 MiB of zeros that take no disk space.
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(257 << 20)
+        .unwrap();
+    let r = chaintrace(&["tx", "--fixture", path.to_str().unwrap()]);
+    assert_one_line_error(&r, 1, "larger than 256 MiB: not a fixture or bundle");
+    std::fs::remove_dir_all(dir).ok();
+}

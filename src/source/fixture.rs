@@ -13,6 +13,9 @@ use serde_json::Value;
 
 use crate::chain::ForkSchedule;
 
+/// The largest fixture or bundle read (a bundle of a whole block's pre-state stays far below).
+pub const MAX_FIXTURE_BYTES: u64 = 256 << 20;
+
 /// Errors reading a fixture or bundle.
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
@@ -117,12 +120,28 @@ fn field<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 impl Fixture {
-    /// Reads and parses a fixture file.
+    /// Reads and parses a fixture file of at most [`MAX_FIXTURE_BYTES`].
     pub fn load(path: &str) -> Result<Self, FixtureError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FixtureError::Io {
+        let io = |source| FixtureError::Io {
             path: path.to_string(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(file, MAX_FIXTURE_BYTES + 1),
+            &mut text,
+        )
+        .map_err(io)?;
+        if text.len() as u64 > MAX_FIXTURE_BYTES {
+            return Err(FixtureError::Invalid {
+                path: path.to_string(),
+                msg: format!(
+                    "larger than {} MiB: not a fixture or bundle",
+                    MAX_FIXTURE_BYTES >> 20
+                ),
+            });
+        }
         let json: Value = serde_json::from_str(&text).map_err(|source| FixtureError::Json {
             path: path.to_string(),
             source,
