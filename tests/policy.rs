@@ -468,3 +468,60 @@ fn preflight_never_prints_secrets() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_no_secrets(&r);
 }
+
+/// RFC 8785 forbids repeated member names: a body that names a denied `to` and then an allowed
+/// one is refused (exit 7, the key named), never evaluated last-wins as ALLOWED.
+#[test]
+fn a_body_repeating_a_member_name_is_refused() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-dup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = dir.join("dup.json");
+    std::fs::write(
+        &body,
+        r#"{"method":"eth_sendTransaction","caip2":"eip155:1329","chain_type":"ethereum","params":{"transaction":{"to":"0x90F79bf6EB2c4F870365E785982E1f101E93b906","to":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","value":"0x1"}}}"#,
+    )
+    .unwrap();
+    let r = chaintrace(
+        &[
+            "policy",
+            "check",
+            "--policy",
+            &data("policies/allow-treasury.json"),
+            "--request",
+            body.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("duplicate member name \"to\""),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("ALLOW"), "{}", r.stdout);
+    // Deep nesting is refused quickly (one pass, serde_json's nesting limit), not a crash.
+    let deep = dir.join("deep.json");
+    std::fs::write(
+        &deep,
+        format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)),
+    )
+    .unwrap();
+    let r = chaintrace(
+        &[
+            "policy",
+            "check",
+            "--policy",
+            &data("policies/allow-treasury.json"),
+            "--request",
+            deep.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("recursion limit exceeded"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -37,7 +37,8 @@ impl From<PolicyError> for CliError {
 /// Evaluate POLICY against the /rpc request body in REQUEST, as the provider's engine would:
 /// default deny; allowed only when an ALLOW rule matches and no DENY rule does.
 ///
-/// Exit codes: 0 allowed; 6 denied; 1 unreadable or invalid policy or request.
+/// Exit codes: 0 allowed; 6 denied; 7 a JSON object repeats a member name; 1 unreadable or
+/// invalid policy or request.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Policy JSON: {"rules": [{name, action, method, conditions}]}.
@@ -57,7 +58,14 @@ pub struct CheckArgs {
 impl CheckArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let policy = Policy::from_json(&read_json(&self.policy)?)?;
-        let doc = read_json(&self.request)?;
+        let doc = read_json(&self.request).map_err(|e| match e {
+            // A repeated member name makes the body one a provider refuses (exit 7, as preflight).
+            PolicyError::DuplicateName { .. } => CliError {
+                code: super::preflight::INVALID_REQUEST,
+                message: e.to_string(),
+            },
+            e => CliError::from(e),
+        })?;
         let body = body_of(&doc);
         let method = method_of(body).ok_or_else(|| {
             CliError::input(format!("{}: the request has no `method`", self.request))

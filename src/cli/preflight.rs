@@ -15,7 +15,7 @@ use chaintrace::policy::request::{
 };
 use chaintrace::policy::simulate::simulate;
 use chaintrace::policy::verdict::render_verdict;
-use chaintrace::policy::{read_json, Evaluation, Policy, Verdict, VerdictKind};
+use chaintrace::policy::{read_json, Evaluation, Policy, PolicyError, Verdict, VerdictKind};
 use chaintrace::render::abi::{Abi, Decoder};
 use chaintrace::source::rpc::SourceError;
 use clap::Args;
@@ -61,7 +61,14 @@ impl PreflightArgs {
         let mut redactor = Redactor::default();
         redactor.add_env(std::env::vars());
         // Learn the request file's secrets before anything can fail and echo it.
-        let doc = read_json(&self.request).map_err(|e| CliError::input(e.to_string()));
+        let doc = read_json(&self.request).map_err(|e| match e {
+            // The provider would refuse this body: an invalid request, not a bad command line.
+            PolicyError::DuplicateName { .. } => CliError {
+                code: INVALID_REQUEST,
+                message: e.to_string(),
+            },
+            e => CliError::input(e.to_string()),
+        });
         if let Ok(d) = &doc {
             redactor.add_json(d);
         }

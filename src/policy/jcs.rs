@@ -7,50 +7,85 @@
 //! quantity sent as a JSON number is unsafe: `123456789012345678901` canonicalises to
 //! `123456789012345680000`.
 
-use std::collections::BTreeMap;
-
-use serde_json::value::RawValue;
 use serde_json::{Number, Value};
 
-/// Parses JSON text with every non-integer number (and every integer beyond 64 bits) read by a
-/// correctly rounded conversion of its literal, as an ECMAScript parser does. serde_json's own
-/// fast float parser may land one double off, which would change the canonical digits.
+/// Parses JSON text as a wallet provider must read a body it will sign: numbers correctly
+/// rounded as an ECMAScript parser reads them (serde_json's `float_roundtrip`; integers beyond
+/// 64 bits become doubles, as in ECMAScript), and a member name repeated in one object refused
+/// (RFC 8785 forbids it; a last-wins reader would sign what a first-wins reader never saw). One
+/// pass: serde_json's nesting limit (128) holds and the time is linear in the text.
 pub fn parse_exact(text: &str) -> Result<Value, serde_json::Error> {
-    let raw: Box<RawValue> = serde_json::from_str(text)?;
-    from_raw(&raw)
+    serde_json::from_str::<Strict>(text).map(|s| s.0)
 }
 
-fn from_raw(raw: &RawValue) -> Result<Value, serde_json::Error> {
-    let t = raw.get().trim();
-    match t.as_bytes().first() {
-        Some(b'{') => {
-            let m: BTreeMap<String, Box<RawValue>> = serde_json::from_str(t)?;
-            m.into_iter()
-                .map(|(k, v)| Ok((k, from_raw(&v)?)))
-                .collect::<Result<serde_json::Map<_, _>, _>>()
-                .map(Value::Object)
+/// A JSON value read with duplicate member names refused.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Strict;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Strict, E> {
+        Ok(Strict(Value::Bool(v)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Strict, E> {
+        Ok(Strict(Value::from(v)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Strict, E> {
+        Ok(Strict(Value::from(v)))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Strict, E> {
+        Ok(Strict(
+            Number::from_f64(v).map_or(Value::Null, Value::Number),
+        ))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Strict, E> {
+        Ok(Strict(Value::String(v.to_string())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Strict, E> {
+        Ok(Strict(Value::String(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Strict, E> {
+        Ok(Strict(Value::Null))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
         }
-        Some(b'[') => {
-            let items: Vec<Box<RawValue>> = serde_json::from_str(t)?;
-            items
-                .iter()
-                .map(|v| from_raw(v))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::Array)
+        Ok(Strict(Value::Array(items)))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
+        let mut m = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if m.contains_key(&k) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate member name {k:?} (RFC 8785 forbids repeating a name in one object)"
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            m.insert(k, v);
         }
-        Some(b'-' | b'0'..=b'9') => {
-            if let Ok(u) = t.parse::<u64>() {
-                return Ok(Value::from(u));
-            }
-            if let Ok(i) = t.parse::<i64>() {
-                return Ok(Value::from(i));
-            }
-            match t.parse::<f64>().ok().and_then(Number::from_f64) {
-                Some(n) => Ok(Value::Number(n)),
-                None => serde_json::from_str(t),
-            }
-        }
-        _ => serde_json::from_str(t),
+        Ok(Strict(Value::Object(m)))
     }
 }
 

@@ -28,6 +28,9 @@ pub enum PolicyError {
     /// A file is not JSON.
     #[error("{path} is not valid JSON: {reason}")]
     Json { path: String, reason: String },
+    /// An object repeats a member name: a body a provider would refuse (or read differently).
+    #[error("{path}: {reason}")]
+    DuplicateName { path: String, reason: String },
     /// The policy breaks the engine's rules; `at` names the rule and condition.
     #[error("invalid policy: {at}: {reason}")]
     InvalidPolicy { at: String, reason: String },
@@ -42,8 +45,18 @@ pub fn read_json(path: &str) -> Result<serde_json::Value, PolicyError> {
         path: path.to_string(),
         source,
     })?;
-    jcs::parse_exact(&text).map_err(|e| PolicyError::Json {
-        path: path.to_string(),
-        reason: e.to_string(),
+    jcs::parse_exact(&text).map_err(|e| {
+        let reason = e.to_string();
+        if reason.starts_with("duplicate member name") {
+            PolicyError::DuplicateName {
+                path: path.to_string(),
+                reason,
+            }
+        } else {
+            PolicyError::Json {
+                path: path.to_string(),
+                reason,
+            }
+        }
     })
 }
