@@ -806,3 +806,40 @@ fn builtins_that_would_allocate_gigabytes_fail_the_trace() {
     let v = ok("{fault: function() {}, result: function() { return ['a','b'].join('-') + 'ab'.repeat(3) + 'x'.padStart(3) + bigInt(2).pow(10) + bigInt(1).shiftLeft(8) + String.prototype.repeat.name; }}");
     assert_eq!(v, json!("a-bababab  x1024256repeat"));
 }
+
+// ---- a step that fails before executing: geth's cost and error (core/vm/interpreter.go) ----
+
+#[test]
+fn an_out_of_gas_step_costs_the_constant_and_the_dynamic_gas_geth_computed() {
+    // MSTORE at 1 MiB: 32,769 words of new memory (3 per word + words²/512) plus the constant 3
+    // exceed the gas left; geth reports that price on the step, with `out of gas` and no fault.
+    let run = Run::code("6001 62100000 52 00".replace(' ', "").as_str());
+    let v = run.run("{r: [], step: function(log) { this.r.push([log.op.toString(), log.getCost(), log.getError() || null]); }, fault: function(log) { this.r.push('fault'); }, result: function() { return this.r; }}").unwrap();
+    assert_eq!(
+        v,
+        json!([
+            ["PUSH1", 3, null],
+            ["PUSH3", 3, null],
+            ["MSTORE", 2195590, "out of gas"]
+        ])
+    );
+}
+
+#[test]
+fn sstore_in_a_static_frame_is_refused_by_its_gas_function() {
+    // geth v1.17: gasSStore returns ErrWriteProtection, so the step fails before executing
+    // (`out of gas: write protection`, constant cost 0, no fault) and so does the frame.
+    let run = Run {
+        code: hex::decode("6000600060006000 60bb 5a fa 00".replace(' ', "")).unwrap(),
+        callee: hex::decode("6001600055 00".replace(' ', "")).unwrap(),
+        ..Default::default()
+    };
+    let v = run.run("{r: [], step: function(log) { if (log.getDepth() == 2 && log.op.toString() == 'SSTORE') this.r.push([log.getCost(), log.getError()]); }, fault: function(log) { this.r.push('fault'); }, enter: function() {}, exit: function(res) { this.r.push(res.getError()); }, result: function() { return this.r; }}").unwrap();
+    assert_eq!(
+        v,
+        json!([
+            [0, "out of gas: write protection"],
+            "out of gas: write protection"
+        ])
+    );
+}
