@@ -108,8 +108,7 @@ fn a_cold_call_that_cannot_pay_its_access_is_out_of_gas_twice() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["op"] == "CALL" && s["depth"] == 2)
-        .last()
+        .rfind(|s| s["op"] == "CALL" && s["depth"] == 2)
         .unwrap()
         .clone();
     assert_eq!(call["error"], json!("out of gas: out of gas"), "{call}");
