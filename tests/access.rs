@@ -1,11 +1,14 @@
 //! `access` offline: transient storage (EIP-1153) is listed apart from persistent storage of
 //! the same slot number.
 
-use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
+#[path = "support/offline.rs"]
+mod offline;
+
+use alloy_primitives::{address, Address, TxKind, U256};
 use chaintrace::replay::access::trace_access;
-use chaintrace::replay::{BlockInfo, EvmEnv, ReplayTx};
-use chaintrace::source::{AccountData, StateSnapshot};
-use revm::context::TxEnv;
+use chaintrace::replay::EvmEnv;
+use chaintrace::source::StateSnapshot;
+use offline::{account, block, tx};
 use revm::primitives::hardfork::SpecId;
 
 const SENDER: Address = address!("00000000000000000000000000000000000000f0");
@@ -13,50 +16,16 @@ const CONTRACT: Address = address!("00000000000000000000000000000000000000aa");
 
 #[test]
 fn transient_slots_are_listed_apart_from_storage() {
-    // TSTORE(1, 5); TLOAD(1); SSTORE(1, 7)
-    let code = hex::decode("6005 6001 5d 6001 5c 50 6007 6001 55 00".replace(' ', "")).unwrap();
     let mut snap = StateSnapshot::complete();
-    snap.insert_account(
-        SENDER,
-        AccountData {
-            balance: U256::from(10u128.pow(18)),
-            nonce: 0,
-            code: Bytes::new(),
-        },
-    );
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    // TSTORE(1, 5); TLOAD(1); SSTORE(1, 7)
     snap.insert_account(
         CONTRACT,
-        AccountData {
-            balance: U256::ZERO,
-            nonce: 1,
-            code: code.into(),
-        },
+        account(0, 1, "6005 6001 5d 6001 5c 50 6007 6001 55 00"),
     );
-    let info = BlockInfo {
-        number: 1,
-        timestamp: 1,
-        gas_limit: 30_000_000,
-        base_fee: Some(0),
-        ..Default::default()
-    };
-    let env = EvmEnv::new(SpecId::CANCUN, 1, &info);
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender: SENDER,
-        env: TxEnv {
-            caller: SENDER,
-            gas_limit: 100_000,
-            gas_price: 1,
-            kind: TxKind::Call(CONTRACT),
-            nonce: 0,
-            chain_id: Some(1),
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    let env = EvmEnv::new(SpecId::CANCUN, 1, &block(1, Some(0)));
     let mut db = snap.db();
-    let (rows, _) = trace_access(&mut db, &env, &tx).unwrap();
+    let (rows, _) = trace_access(&mut db, &env, &tx(SENDER, TxKind::Call(CONTRACT))).unwrap();
     let slots: Vec<_> = rows
         .iter()
         .filter(|r| r.address == CONTRACT && r.slot.is_some())

@@ -2,12 +2,15 @@
 //! chain's fee rule: the base fee is not burned; the fee collector (COINBASE) is credited
 //! `gasUsed × (baseFee + tip)`.
 
-use alloy_primitives::{address, Address, Bytes, TxKind, U256};
+#[path = "support/offline.rs"]
+mod offline;
+
+use alloy_primitives::{address, Address, TxKind, U256};
 use chaintrace::chain::rules::FEE_COLLECTOR;
-use chaintrace::replay::{trace, BlockInfo, EvmEnv, ReplayTx, TraceResult};
-use chaintrace::source::{AccountData, StateSnapshot};
+use chaintrace::replay::{trace, EvmEnv, TraceResult};
+use chaintrace::source::StateSnapshot;
 use chaintrace::trace::{TracerKind, TracerSpec};
-use revm::context::TxEnv;
+use offline::{account, block, tx};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
@@ -20,45 +23,20 @@ const GWEI: u128 = 1_000_000_000;
 /// prestate tracer's post-state (diffMode).
 fn transfer_post_state(chain_id: u64, tx_type: u8) -> Result<Value, String> {
     let mut snap = StateSnapshot::complete();
-    let eth = U256::from(10u128.pow(18));
-    snap.insert_account(
-        SENDER,
-        AccountData {
-            balance: eth,
-            nonce: 0,
-            code: Bytes::new(),
-        },
-    );
-    let info = BlockInfo {
-        number: 200_000_000,
-        timestamp: 1,
-        coinbase: MINER,
-        gas_limit: 30_000_000,
-        base_fee: Some((10 * GWEI) as u64),
-        ..Default::default()
-    };
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    let mut info = block(200_000_000, Some((10 * GWEI) as u64));
+    info.coinbase = MINER;
     let env = EvmEnv::new(SpecId::CANCUN, chain_id, &info);
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender: SENDER,
-        env: TxEnv {
-            tx_type,
-            caller: SENDER,
-            gas_limit: 21_000,
-            gas_price: 11 * GWEI,
-            gas_priority_fee: Some(GWEI),
-            kind: TxKind::Call(TO),
-            value: U256::from(1),
-            nonce: 0,
-            chain_id: Some(chain_id),
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    let mut t = tx(SENDER, TxKind::Call(TO));
+    t.env.tx_type = tx_type;
+    t.env.gas_limit = 21_000;
+    t.env.gas_price = 11 * GWEI;
+    t.env.gas_priority_fee = Some(GWEI);
+    t.env.value = U256::from(1);
+    t.env.chain_id = Some(chain_id);
     let spec = TracerSpec::new(TracerKind::Prestate, Some(&json!({"diffMode": true}))).unwrap();
     let mut db = snap.db();
-    let t = trace(&mut db, &env, &tx, &spec, 0).map_err(|e| e.to_string())?;
+    let t = trace(&mut db, &env, &t, &spec, 0).map_err(|e| e.to_string())?;
     match t.result {
         TraceResult::Prestate(p) => Ok(serde_json::to_value(&p).unwrap()["post"].clone()),
         _ => unreachable!(),
@@ -113,43 +91,19 @@ fn chain_precompile_frames_are_spliced_from_the_node() {
     let bank = address!("0000000000000000000000000000000000001001");
     let caller = address!("000000000000000000000000000000000000cafe");
     let mut snap = StateSnapshot::complete();
-    snap.insert_account(
-        SENDER,
-        AccountData {
-            balance: U256::from(10u128.pow(18)),
-            nonce: 0,
-            code: Bytes::new(),
-        },
-    );
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
     // Locally the address holds code returning 0x2a; the node's bank answered 0x99.
-    snap.insert_account(
-        bank,
-        AccountData {
-            balance: U256::ZERO,
-            nonce: 0,
-            code: alloy_primitives::hex::decode("602a60005260206000f3")
-                .unwrap()
-                .into(),
-        },
-    );
+    snap.insert_account(bank, account(0, 0, "602a60005260206000f3"));
     // CALL(gas, 0x1001, 0, 0, 0, 0, 32); SSTORE(0, MLOAD(0))
-    let code = "6020 6000 6000 6000 6000 611001 5a f1 50 600051 600055 00".replace(' ', "");
     snap.insert_account(
         caller,
-        AccountData {
-            balance: U256::ZERO,
-            nonce: 1,
-            code: alloy_primitives::hex::decode(code).unwrap().into(),
-        },
+        account(
+            0,
+            1,
+            "6020 6000 6000 6000 6000 611001 5a f1 50 600051 600055 00",
+        ),
     );
-    let info = BlockInfo {
-        number: 200_000_000,
-        timestamp: 1,
-        gas_limit: 30_000_000,
-        base_fee: Some(0),
-        ..Default::default()
-    };
-    let mut env = EvmEnv::new(SpecId::PRAGUE, 1329, &info);
+    let mut env = EvmEnv::new(SpecId::PRAGUE, 1329, &block(200_000_000, Some(0)));
     let mut answer = vec![0u8; 32];
     answer[31] = 0x99;
     env.splice = Some(Arc::new(Splice {
@@ -161,21 +115,9 @@ fn chain_precompile_frames_are_spliced_from_the_node() {
         }]),
         ..Default::default()
     }));
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender: SENDER,
-        env: TxEnv {
-            caller: SENDER,
-            gas_limit: 200_000,
-            gas_price: 0,
-            kind: TxKind::Call(caller),
-            nonce: 0,
-            chain_id: Some(1329),
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    let mut tx = tx(SENDER, TxKind::Call(caller));
+    tx.env.gas_limit = 200_000;
+    tx.env.chain_id = Some(1329);
     let spec = TracerSpec::new(TracerKind::Call, None).unwrap();
     let mut db = snap.db();
     let t = trace(&mut db, &env, &tx, &spec, 0).unwrap();

@@ -4,14 +4,16 @@
 //! error and keeps the returned code as `output` (`processOutput`), the struct logger keeps the
 //! error (`failed`, no return value), a JS tracer sees the error and the code.
 
-use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
-use chaintrace::render::json::write_trace;
-use chaintrace::replay::{trace, BlockInfo, EvmEnv, ReplayTx, TracedTx};
-use chaintrace::source::{AccountData, StateSnapshot};
+#[path = "support/offline.rs"]
+mod offline;
+
+use alloy_primitives::{address, hex, Address, TxKind};
+use chaintrace::replay::{trace, EvmEnv, TracedTx};
+use chaintrace::source::StateSnapshot;
 use chaintrace::trace::{TracerKind, TracerSpec};
-use revm::context::TxEnv;
+use offline::{account, block, result_json as json_of, tx};
 use revm::primitives::hardfork::SpecId;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const SENDER: Address = address!("00000000000000000000000000000000000000f0");
 
@@ -19,52 +21,22 @@ const SENDER: Address = address!("00000000000000000000000000000000000000f0");
 /// init code but not for the 20,000-gas deposit.
 fn create(spec: SpecId, tracer: &TracerSpec) -> TracedTx {
     let mut snap = StateSnapshot::complete();
-    snap.insert_account(
-        SENDER,
-        AccountData {
-            balance: U256::from(10u128.pow(18)),
-            nonce: 0,
-            code: Bytes::new(),
-        },
-    );
-    let info = BlockInfo {
-        number: 1,
-        timestamp: 1,
-        gas_limit: 5_000_000,
-        ..Default::default()
-    };
-    let env = EvmEnv::new(spec, 1, &info);
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender: SENDER,
-        env: TxEnv {
-            caller: SENDER,
-            // Intrinsic gas (a creation costs 32,000 more from Homestead on), then 1,000.
-            gas_limit: if spec >= SpecId::HOMESTEAD {
-                53_000
-            } else {
-                21_000
-            } + 4 * 68
-                + 4
-                + 1_000,
-            gas_price: 1,
-            kind: TxKind::Create,
-            data: hex::decode("60646000f3").unwrap().into(),
-            nonce: 0,
-            chain_id: None,
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    let env = EvmEnv::new(spec, 1, &block(1, None));
+    let mut t = tx(SENDER, TxKind::Create);
+    // Intrinsic gas (a creation costs 32,000 more from Homestead on), then 1,000.
+    t.env.gas_limit = if spec >= SpecId::HOMESTEAD {
+        53_000
+    } else {
+        21_000
+    } + 4 * 68
+        + 4
+        + 1_000;
+    t.env.gas_price = 1;
+    t.env.data = hex::decode("60646000f3").unwrap().into();
+    t.env.chain_id = None;
     let mut db = snap.db();
-    trace(&mut db, &env, &tx, tracer, 0).unwrap()
-}
-
-fn json_of(t: &TracedTx) -> Value {
-    let mut out = Vec::new();
-    write_trace(&mut out, &t.result).unwrap();
-    serde_json::from_slice(&out).unwrap()
+    trace(&mut db, &env, &t, tracer, 0).unwrap()
 }
 
 fn code() -> String {

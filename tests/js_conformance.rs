@@ -317,7 +317,8 @@ fn times_out(script: &str) {
     let e = fails(&run, script);
     let took = t.elapsed();
     assert!(e.contains("execution timeout"), "{e}");
-    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    // Bounded, with room for a loaded machine: without the limit these run for minutes.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
 }
 
 #[test]
@@ -340,7 +341,7 @@ fn timeout_stops_an_endless_enter() {
     let t = Instant::now();
     let e = fails(&run, "{enter: function() { var i = 0; do { i++; } while (true); }, exit: function() {}, fault: function() {}, result: function() { return 1; }}");
     assert!(e.contains("execution timeout"), "{e}");
-    assert!(t.elapsed() < Duration::from_millis(1500));
+    assert!(t.elapsed() < Duration::from_secs(10));
 }
 
 #[test]

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::errors::{frontier_deposit_oog, geth_error, returned_output, returns_gas, LastStep};
 use super::failed_step::has_dynamic_gas;
 use super::hexser;
-use super::precompile_error::precompile_error;
+use super::precompile_error::failed_precompile_frame;
 use super::state::PreOp;
 use crate::render::revert::decode_revert_reason;
 
@@ -452,15 +452,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
 
     fn call_end(&mut self, ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
         let r = &outcome.result;
-        if r.result == InstructionResult::PrecompileError {
-            let input = inputs.input.bytes(ctx);
-            let e = precompile_error(
-                ctx.cfg.spec,
-                inputs.bytecode_address,
-                &input,
-                inputs.gas_limit,
-            );
-            if let (Some(top), Some(e)) = (self.stack.last_mut(), e) {
+        if let Some(e) = failed_precompile_frame(ctx, inputs, r.result) {
+            if let Some(top) = self.stack.last_mut() {
                 top.step_error = Some(e);
             }
         }

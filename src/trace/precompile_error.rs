@@ -13,6 +13,25 @@ use ark_ff::PrimeField;
 use revm::precompile::{PrecompileHalt, PrecompileSpecId, Precompiles};
 use revm::primitives::hardfork::SpecId;
 
+/// geth's error for a finished call frame that revm ended with `PrecompileError` (from a
+/// tracer's `call_end`); `None` for any other frame.
+pub fn failed_precompile_frame<DB: revm::Database>(
+    ctx: &mut crate::trace::Ctx<DB>,
+    inputs: &revm::interpreter::CallInputs,
+    result: revm::interpreter::InstructionResult,
+) -> Option<String> {
+    if result != revm::interpreter::InstructionResult::PrecompileError {
+        return None;
+    }
+    let input = inputs.input.bytes(ctx);
+    precompile_error(
+        ctx.cfg.spec,
+        inputs.bytecode_address,
+        &input,
+        inputs.gas_limit,
+    )
+}
+
 /// geth's error for a call to precompile `to` with `input` that revm failed with
 /// `PrecompileError`; `None` when `to` is not a precompile or the rerun does not fail.
 pub fn precompile_error(spec: SpecId, to: Address, input: &[u8], gas_limit: u64) -> Option<String> {

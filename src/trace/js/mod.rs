@@ -49,7 +49,7 @@ use super::errors::{
     fails_before_execution, frontier_deposit_oog, geth_error, returned_output, returns_gas,
     LastStep, CODE_STORE_OUT_OF_GAS,
 };
-use crate::trace::precompile_error::precompile_error;
+use crate::trace::precompile_error::failed_precompile_frame;
 use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
@@ -638,16 +638,9 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         let r = &outcome.result;
         let (result, output, remaining) = (r.result, r.output.clone(), r.gas.remaining());
-        if result == InstructionResult::PrecompileError {
-            let input = inputs.input.bytes(ctx);
-            let e = precompile_error(
-                ctx.cfg.spec,
-                inputs.bytecode_address,
-                &input,
-                inputs.gas_limit,
-            );
+        if let Some(e) = failed_precompile_frame(ctx, inputs, result) {
             if let Some(f) = self.frames.last_mut() {
-                f.error = e;
+                f.error = Some(e);
             }
         }
         self.close(ctx, result, &output, inputs.gas_limit, remaining, false);
