@@ -223,9 +223,13 @@ impl Fixture {
             .ok_or("missing \"input\" (the raw signed transaction)")?;
         let input = parse_hex(input).map_err(|e| format!("input: {e}"))?;
         let mut block_hashes = BTreeMap::new();
-        if let Some(h) = field(json, "blockHashes").and_then(Value::as_object) {
+        if let Some(h) = field(json, "blockHashes") {
+            let h = h
+                .as_object()
+                .ok_or("blockHashes must be an object of number → hash")?;
             for (k, v) in h {
-                let n = parse_u64(&Value::String(k.clone()))?;
+                let n = parse_u64(&Value::String(k.clone()))
+                    .map_err(|e| format!("blockHashes: {e}"))?;
                 let hash = v
                     .as_str()
                     .and_then(|s| s.parse::<B256>().ok())
@@ -244,7 +248,8 @@ impl Fixture {
             block_hashes,
             log_index_offset: field(json, "logIndexOffset")
                 .map(parse_u64)
-                .transpose()?
+                .transpose()
+                .map_err(|e| format!("logIndexOffset: {e}"))?
                 .unwrap_or(0),
         })
     }

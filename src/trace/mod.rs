@@ -119,9 +119,23 @@ impl TracerSpec {
                     tracer,
                     msg: format!("expected a JSON object, got {v}"),
                 }),
-                Some(v) => serde_json::from_value(v.clone()).map_err(|e| TraceError::BadConfig {
-                    tracer,
-                    msg: e.to_string(),
+                Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                    // Name the field, as geth's error does: the first member that alone fails.
+                    let field = v.as_object().and_then(|m| {
+                        m.iter().find_map(|(k, x)| {
+                            let one = Value::Object([(k.clone(), x.clone())].into_iter().collect());
+                            serde_json::from_value::<T>(one)
+                                .is_err()
+                                .then_some(k.clone())
+                        })
+                    });
+                    TraceError::BadConfig {
+                        tracer,
+                        msg: match field {
+                            Some(k) => format!("{k}: {e}"),
+                            None => e.to_string(),
+                        },
+                    }
                 }),
             }
         }

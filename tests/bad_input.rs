@@ -1,0 +1,336 @@
+//! The bad-input corpus: malformed, oversized and hostile inputs a careless user, a broken file
+//! or a malicious script author would send. Every case must end with its documented exit code
+//! and a message naming the problem on stderr — never a panic, an abort or a hang — and print
+//! nothing on stdout when it fails before tracing.
+//!
+//! Cases are rows: arguments (`{dir}` is a scratch folder holding the case's files), files to
+//! write there (a fixture may be given as a change to the bundled one), the exit code, and a
+//! piece of the message. Add a case by adding a row.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const BUNDLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reverted-nested.json");
+const HASH: &str = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060";
+
+/// What a case writes before it runs.
+enum File {
+    Text(&'static str, String),
+    /// The bundled fixture with `path` (a JSON pointer) set to a value, or removed (`None`).
+    Bundle(&'static str, &'static str, Option<Value>),
+}
+
+struct Case {
+    name: &'static str,
+    args: Vec<String>,
+    files: Vec<File>,
+    exit: i32,
+    says: &'static str,
+}
+
+fn case(name: &'static str, args: &[&str], exit: i32, says: &'static str) -> Case {
+    Case {
+        name,
+        args: args.iter().map(|s| s.to_string()).collect(),
+        files: Vec::new(),
+        exit,
+        says,
+    }
+}
+
+fn with(mut c: Case, f: File) -> Case {
+    c.files.push(f);
+    c
+}
+
+/// A bundle case: `tx --fixture {dir}/f.json` on the bundle with one field changed.
+fn bundle(
+    name: &'static str,
+    pointer: &'static str,
+    v: Option<Value>,
+    exit: i32,
+    says: &'static str,
+) -> Case {
+    with(
+        case(
+            name,
+            &["tx", "--fixture", "{dir}/f.json", "--json"],
+            exit,
+            says,
+        ),
+        File::Bundle("f.json", pointer, v),
+    )
+}
+
+/// A JS tracer case on the bundle.
+fn js(name: &'static str, script: &str, exit: i32, says: &'static str) -> Case {
+    let mut c = case(
+        name,
+        &["tx", "--fixture", BUNDLE, "--json", "--timeout", "2s"],
+        exit,
+        says,
+    );
+    c.args.push("--tracer".into());
+    c.args.push(script.to_string());
+    c
+}
+
+fn policy(
+    name: &'static str,
+    policy_text: String,
+    request_text: String,
+    exit: i32,
+    says: &'static str,
+) -> Case {
+    let c = case(
+        name,
+        &[
+            "policy",
+            "check",
+            "--policy",
+            "{dir}/p.json",
+            "--request",
+            "{dir}/r.json",
+        ],
+        exit,
+        says,
+    );
+    with(
+        with(c, File::Text("p.json", policy_text)),
+        File::Text("r.json", request_text),
+    )
+}
+
+fn cases() -> Vec<Case> {
+    let good_policy = r#"{"version":"1.0","name":"p","chain_type":"ethereum","rules":[{"name":"r","method":"eth_sendTransaction","conditions":[{"field_source":"ethereum_transaction","field":"to","operator":"eq","value":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}],"action":"ALLOW"}]}"#.to_string();
+    let good_request = r#"{"method":"eth_sendTransaction","caip2":"eip155:1329","chain_type":"ethereum","params":{"transaction":{"to":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","value":"0x1"}}}"#.to_string();
+    let mut v = vec![
+        // ---- command line ----
+        case("hash too short", &["tx", "0x1234"], 1, "malformed transaction hash"),
+        case("hash not hex", &["tx", &format!("0x{}", "zz".repeat(32))], 1, "malformed transaction hash"),
+        case("hash empty", &["tx", ""], 1, "malformed transaction hash"),
+        case("hash 0x only", &["tx", "0x"], 1, "malformed transaction hash"),
+        case("hash 65 digits", &["tx", &format!("0x{}", "a".repeat(65))], 1, "malformed transaction hash"),
+        case("no node url", &["tx", HASH], 1, "ETH_RPC_URL"),
+        case("unknown tracer", &["tx", "--fixture", BUNDLE, "--tracer", "fourByteTracer"], 1, "unknown tracer"),
+        case("tracer config not JSON", &["tx", "--fixture", BUNDLE, "--tracer-config", "{"], 1, "--tracer-config"),
+        case("tracer config an array", &["tx", "--fixture", BUNDLE, "--tracer-config", "[1]"], 1, "expected a JSON object"),
+        case("tracer config wrong type", &["tx", "--fixture", BUNDLE, "--tracer-config", r#"{"withLog":"yes"}"#], 1, "withLog"),
+        case("prestate config wrong type", &["tx", "--fixture", BUNDLE, "--tracer", "prestateTracer", "--tracer-config", r#"{"diffMode":1}"#], 1, "diffMode"),
+        case("struct config wrong type", &["tx", "--fixture", BUNDLE, "--tracer", "opcodeTracer", "--tracer-config", r#"{"enableMemory":"on"}"#], 1, "enableMemory"),
+        case("unknown hardfork", &["tx", "--fixture", BUNDLE, "--hardfork", "bogota"], 1, "bogota"),
+        case("timeout without unit", &["tx", "--fixture", BUNDLE, "--tracer", "{result: function() {}, fault: function() {}}", "--timeout", "5"], 1, "--timeout: invalid duration"),
+        case("timeout negative", &["tx", "--fixture", BUNDLE, "--tracer", "{result: function() {}, fault: function() {}}", "--timeout=-1s"], 1, "--timeout: invalid duration"),
+        case("timeout garbage", &["tx", "--fixture", BUNDLE, "--tracer", "{result: function() {}, fault: function() {}}", "--timeout", "soon"], 1, "--timeout: invalid duration"),
+        case("timeout past Go's range", &["tx", "--fixture", BUNDLE, "--tracer", "{result: function() {}, fault: function() {}}", "--timeout", "1e30h"], 1, "--timeout: invalid duration"),
+        case("rpc timeout zero", &["tx", "--fixture", BUNDLE, "--rpc-timeout", "0"], 1, "not in 1..=3600"),
+        case("rpc timeout huge", &["tx", "--fixture", BUNDLE, "--rpc-timeout", "99999999999999999999"], 1, "--rpc-timeout"),
+        case("rpc timeout not a number", &["tx", "--fixture", BUNDLE, "--rpc-timeout", "ten"], 1, "--rpc-timeout"),
+        case("state source unknown", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--state-source", "magic"], 1, "--state-source"),
+        case("unknown subcommand", &["trace"], 1, "unrecognized subcommand"),
+        case("unknown flag", &["tx", "--fixture", BUNDLE, "--colour"], 1, "--colour"),
+        case("malformed block ref", &["block", "twelve", "--rpc-url", "http://127.0.0.1:9"], 1, "block"),
+        case("call without a sender or data", &["call", "--rpc-url", "http://127.0.0.1:9", "--to", "0x12"], 1, "required arguments"),
+        case("node url with a strange scheme", &["tx", HASH, "--rpc-url", "ftp://127.0.0.1:9", "--rpc-timeout", "1"], 1, "must start with http"),
+        case("node unreachable", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--rpc-timeout", "1"], 2, "cannot reach"),
+        case("flamegraph into a missing folder", &["gas", "--fixture", BUNDLE, "--flamegraph", "{dir}/no/such/dir/f.svg"], 1, "f.svg"),
+        // ---- fixture and bundle files ----
+        case("fixture missing", &["tx", "--fixture", "{dir}/none.json"], 1, "cannot read"),
+        case("fixture is a folder", &["tx", "--fixture", "{dir}"], 1, "cannot read"),
+        with(case("fixture empty", &["tx", "--fixture", "{dir}/f.json"], 1, "not valid JSON"), File::Text("f.json", String::new())),
+        with(case("fixture not JSON", &["tx", "--fixture", "{dir}/f.json"], 1, "not valid JSON"), File::Text("f.json", "genesis: yes".into())),
+        with(case("fixture a JSON array", &["tx", "--fixture", "{dir}/f.json"], 1, "f.json"), File::Text("f.json", "[]".into())),
+        with(case("fixture a JSON string", &["tx", "--fixture", "{dir}/f.json"], 1, "f.json"), File::Text("f.json", "\"tx\"".into())),
+        with(case("fixture nested too deep", &["tx", "--fixture", "{dir}/f.json"], 1, "recursion limit"), File::Text("f.json", format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)))),
+        with(case("fixture binary garbage", &["tx", "--fixture", "{dir}/f.json"], 1, "f.json"), File::Text("f.json", String::from_utf8_lossy(&[0xff, 0xfe, 0x00, 0x01]).into_owned())),
+        bundle("input missing", "/input", None, 1, "input"),
+        bundle("input not hex", "/input", Some(json!("0xzz")), 1, "input"),
+        bundle("input odd length", "/input", Some(json!("0x123")), 1, "input"),
+        bundle("input empty", "/input", Some(json!("0x")), 1, "transaction"),
+        bundle("input a number", "/input", Some(json!(12)), 1, "input"),
+        bundle("input truncated", "/input", Some(json!("0x02f891")), 1, "cannot decode transaction"),
+        bundle("input with trailing bytes", "/input", Some(Value::Null), 1, "bytes follow"),
+        bundle("signed for another chain", "/genesis/config/chainId", Some(json!(1)), 1, "signed for chain"),
+        bundle("genesis missing", "/genesis", None, 1, "genesis"),
+        bundle("config missing", "/genesis/config", None, 1, "config"),
+        bundle("context missing", "/context", None, 1, "context"),
+        bundle("context number garbage", "/context/number", Some(json!("soon")), 1, "number"),
+        bundle("context number negative", "/context/number", Some(json!(-1)), 1, "number"),
+        bundle("context timestamp garbage", "/context/timestamp", Some(json!({"t": 1})), 1, "timestamp"),
+        bundle("context gas limit garbage", "/context/gasLimit", Some(json!("lots")), 1, "gasLimit"),
+        bundle("base fee garbage", "/context/baseFeePerGas", Some(json!("0xgg")), 1, "baseFeePerGas"),
+        bundle("alloc not an object", "/genesis/alloc", Some(json!([])), 1, "alloc"),
+        bundle("alloc address bad", "/genesis/alloc/0xnope", Some(json!({"balance": "0x1"})), 1, "0xnope"),
+        bundle("alloc balance garbage", "/genesis/alloc/0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266/balance", Some(json!("rich")), 1, "balance"),
+        bundle("alloc balance past 256 bits", "/genesis/alloc/0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266/balance", Some(json!(format!("0x1{}", "0".repeat(64)))), 1, "balance"),
+        bundle("alloc nonce garbage", "/genesis/alloc/0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266/nonce", Some(json!("first")), 1, "nonce"),
+        bundle("alloc code not hex", "/genesis/alloc/0xa513e6e4b8f2a923d98304ec87f64353c4d5c853/code", Some(json!("0xabcz")), 1, "code"),
+        bundle("receipt a string", "/receipt", Some(json!("ok")), 2, "self-check NOT DONE"),
+        bundle("receipt empty object", "/receipt", Some(json!({})), 2, "status missing"),
+        bundle("receipt gas unreadable", "/receipt/gasUsed", Some(json!("lots")), 2, "gasUsed unreadable"),
+        bundle("receipt logs unreadable", "/receipt/logs", Some(json!("none")), 2, "logs unreadable"),
+        bundle("receipt status tampered", "/receipt/status", Some(json!("0x1")), 4, "status: replay 0x0 but receipt 0x1"),
+        bundle("receipt gas tampered", "/receipt/gasUsed", Some(json!("0x1")), 4, "gasUsed: replay"),
+        bundle("block hashes garbage", "/blockHashes", Some(json!("many")), 1, "blockHashes"),
+        bundle("log index offset garbage", "/logIndexOffset", Some(json!("third")), 1, "logIndexOffset"),
+        // ---- JavaScript tracers ----
+        js("syntax error", "{result: function() { return ; }, fault: function() {", 1, "invalid JavaScript tracer"),
+        js("not an object", "42", 1, "unknown tracer \"42\""),
+        js("no result", "{fault: function() {}}", 1, "result"),
+        js("no fault", "{result: function() { return 1; }}", 1, "fault"),
+        js("enter without exit", "{enter: function() {}, fault: function() {}, result: function() { return 1; }}", 1, "enter() and exit()"),
+        js("setup throws", "{setup: function() { throw new Error('no'); }, fault: function() {}, result: function() { return 1; }}", 1, "no"),
+        js("step throws", "{step: function() { throw new Error('boom'); }, fault: function() {}, result: function() { return 1; }}", 1, "boom    in server-side tracer function 'step'"),
+        js("result throws", "{fault: function() {}, result: function() { null.x; }}", 1, "in server-side tracer function 'result'"),
+        js("endless step", "{step: function() { while (true) {} }, fault: function() {}, result: function() { return 1; }}", 1, "execution timeout"),
+        js("endless result", "{fault: function() {}, result: function() { for (;;) {} }}", 1, "execution timeout"),
+        js("exponential recursion", "{f: function(n) { return n < 2 ? n : this.f(n - 1) + this.f(n - 2); }, step: function() { this.f(40); }, fault: function() {}, result: function() { return 1; }}", 1, "execution timeout"),
+        js("endless recursion", "{f: function() { return this.f(); }, fault: function() {}, result: function() { return this.f(); }}", 1, "in server-side tracer function 'result'"),
+        js("source nested too deep", &format!("{{fault: function() {{}}, result: function() {{ return {}1{}; }}}}", "(".repeat(500), ")".repeat(500)), 1, "nests brackets"),
+        js("result nested too deep", "{fault: function() {}, result: function() { var a = [], x = a; for (var i = 0; i < 100000; i++) { var b = []; x.push(b); x = b; } return a; }}", 1, "nests more than 512 levels"),
+        js("repeat bomb", "{fault: function() {}, result: function() { return 'x'.repeat(2**31 - 1); }}", 1, "string longer than"),
+        js("padEnd bomb", "{fault: function() {}, result: function() { return ''.padEnd(2**30, 'ab'); }}", 1, "string longer than"),
+        js("join bomb", "{fault: function() {}, result: function() { return new Array(2e8).join(); }}", 1, "string longer than"),
+        js("bigInt pow bomb", "{fault: function() {}, result: function() { return bigInt(3).pow(5e7).toString(); }}", 1, "bigInt result would exceed"),
+        js("bigInt shift bomb", "{fault: function() {}, result: function() { return bigInt(7).shiftLeft(1e8).toString(); }}", 1, "bigInt result would exceed"),
+        js("cyclic result", "{fault: function() {}, result: function() { var a = {}; a.a = a; return a; }}", 1, "TypeError"),
+        js("native BigInt result", "{fault: function() {}, result: function() { return 1n; }}", 1, "TypeError"),
+        js("db with a string address", "{step: function(log, db) { db.getBalance('0x00'); }, fault: function() {}, result: function() { return 1; }}", 1, "in server-side tracer function 'step'"),
+        js("memory slice bad bounds", "{step: function(log) { log.memory.slice(-1, -2); }, fault: function() {}, result: function() { return 1; }}", 1, "tracer accessed out of bound memory"),
+        js("memory slice huge padding", "{step: function(log) { log.memory.slice(0, 1e9); }, fault: function() {}, result: function() { return 1; }}", 1, "reached limit for padding memory slice"),
+        js("stack peek bad index", "{step: function(log) { log.stack.peek(-1); }, fault: function() {}, result: function() { return 1; }}", 1, "tracer accessed out of bound stack"),
+        js("toAddress garbage", "{fault: function() {}, result: function() { return toAddress({}); }}", 1, "in server-side tracer function 'result'"),
+        js("setup reads a missing config field", "{setup: function(c) { JSON.parse(c).a.b; }, fault: function() {}, result: function() { return 1; }}", 1, "TypeError"),
+        js("script from a missing file", "{dir}/none.js", 1, "none.js"),
+        // ---- policy and request bodies ----
+        policy("policy not JSON", "{".into(), good_request.clone(), 1, "p.json"),
+        policy("policy nested too deep", format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)), good_request.clone(), 1, "recursion limit"),
+        policy("policy without rules", r#"{"version":"1.0","name":"p","chain_type":"ethereum"}"#.into(), good_request.clone(), 1, "rules"),
+        policy("policy bad operator", good_policy.replace("\"eq\"", "\"resembles\""), good_request.clone(), 1, "resembles"),
+        policy("policy bad action", good_policy.replace("ALLOW", "MAYBE"), good_request.clone(), 1, "MAYBE"),
+        policy("request not JSON", good_policy.clone(), "{".into(), 1, "r.json"),
+        policy("request repeats a name", good_policy.clone(), good_request.replace("\"value\":\"0x1\"", "\"to\":\"0x90F79bf6EB2c4F870365E785982E1f101E93b906\",\"value\":\"0x1\""), 7, "duplicate member name \"to\""),
+        policy("request nested too deep", good_policy.clone(), format!("{}{}", "{\"a\":".repeat(40_000), "}".repeat(40_000)), 1, "recursion limit"),
+        policy("request an array", good_policy.clone(), "[]".into(), 1, "r.json"),
+        policy("request without method", good_policy.clone(), r#"{"params":{}}"#.into(), 1, "method"),
+        // ---- node logs and homes ----
+        case("doctor on a missing log", &["node", "doctor", "--log", "{dir}/none.log"], 1, "none.log"),
+        with(case("doctor on binary garbage", &["node", "doctor", "--log", "{dir}/bin.log"], 0, "no known error class found"), File::Text("bin.log", String::from_utf8_lossy(&[0u8, 159, 146, 150, 10, 255]).into_owned())),
+        case("split-check on a missing home", &["node", "split-check", "--home", "{dir}/nohome"], 1, "is not a directory"),
+        with(case("split-check with a broken app.toml", &["node", "split-check", "--home", "{dir}/h"], 1, "app.toml"), File::Text("h/config/app.toml", "[state-store\nss-keep-recent = ".into())),
+        with(case("split-check with sc-enable garbage", &["node", "split-check", "--home", "{dir}/h"], 5, "sc-enable"), File::Text("h/config/app.toml", "[state-commit]\nsc-enable = \"maybe\"\n".into())),
+        case("status of an unreachable node", &["node", "status", "--url", "http://127.0.0.1:9"], 2, "127.0.0.1:9"),
+        // ---- more command-line and file cases ----
+        case("ABI file missing", &["tx", "--fixture", BUNDLE, "--abi", "{dir}/none.abi.json"], 1, "none.abi.json"),
+        with(case("ABI file not JSON", &["tx", "--fixture", BUNDLE, "--abi", "{dir}/a.json"], 1, "a.json"), File::Text("a.json", "function transfer".into())),
+        case("cache dir is a file", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--rpc-timeout", "1", "--cache-dir", BUNDLE], 2, "cannot reach"),
+        case("bundle capture without a node", &["bundle", "capture", HASH, "-o", "{dir}/b.json"], 1, "ETH_RPC_URL"),
+        case("diff without a node", &["diff", HASH], 1, "ETH_RPC_URL"),
+        case("access with a bad hash", &["access", "0x1", "--rpc-url", "http://127.0.0.1:9"], 1, "malformed transaction hash"),
+        case("gas with a bad hash", &["gas", "0xzz"], 1, "malformed transaction hash"),
+        case("block range reversed", &["block", "10..5", "--rpc-url", "http://127.0.0.1:9"], 1, "10..5"),
+        case("preflight without a policy", &["preflight", "--request", "{dir}/r.json"], 1, "--policy"),
+        bundle("tracerConfig of the wrong type", "/tracerConfig", Some(json!({"onlyTopCall": "please"})), 1, "onlyTopCall"),
+        bundle("chain id garbage", "/genesis/config/chainId", Some(json!("main")), 1, "chainId"),
+        bundle("fork block garbage", "/genesis/config/londonBlock", Some(json!("later")), 1, "londonBlock"),
+        bundle("difficulty garbage", "/context/difficulty", Some(json!([1])), 1, "difficulty"),
+        bundle("miner not an address", "/context/miner", Some(json!("0x12")), 1, "miner"),
+    ];
+    v.retain(|c| !c.name.is_empty());
+    v
+}
+
+fn json_set(root: &mut Value, pointer: &str, v: Option<Value>) {
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    let parent = if parent.is_empty() {
+        root
+    } else {
+        root.pointer_mut(parent)
+            .unwrap_or_else(|| panic!("no {parent} in the bundle"))
+    };
+    let obj = parent.as_object_mut().expect("an object");
+    match v {
+        Some(v) => {
+            obj.insert(key.to_string(), v);
+        }
+        None => {
+            obj.remove(key);
+        }
+    }
+}
+
+fn prepare(c: &Case, dir: &Path) -> Vec<String> {
+    let bundle: Value = serde_json::from_str(&std::fs::read_to_string(BUNDLE).unwrap()).unwrap();
+    for f in &c.files {
+        let (name, text) = match f {
+            File::Text(name, text) => (*name, text.clone()),
+            File::Bundle(name, pointer, v) => {
+                let mut b = bundle.clone();
+                if *pointer == "/input" && v.as_ref().is_some_and(Value::is_null) {
+                    // Trailing bytes after the signed transaction.
+                    b["input"] = json!(format!("{}00", bundle["input"].as_str().unwrap()));
+                } else {
+                    json_set(&mut b, pointer, v.clone());
+                }
+                (*name, b.to_string())
+            }
+        };
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    c.args
+        .iter()
+        .map(|a| a.replace("{dir}", dir.to_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn every_bad_input_ends_in_its_exit_code_and_a_message() {
+    let cases = cases();
+    let root = std::env::temp_dir().join(format!("chaintrace-bad-{}", std::process::id()));
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let dir = root.join(i.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let args = prepare(c, &dir);
+        let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("ETH_RPC_URL")
+            .env("NO_COLOR", "1")
+            .env("CHAINTRACE_NO_CACHE", "1")
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let problem = if code != c.exit {
+            Some(format!("exit {code}, want {}", c.exit))
+        } else if !stderr.contains(c.says) && !String::from_utf8_lossy(&out.stdout).contains(c.says)
+        {
+            Some(format!("message lacks {:?}", c.says))
+        } else if stderr.contains("panicked") || stderr.contains("fatal runtime error") {
+            Some("panicked".into())
+        } else if stderr.len() > 4_000 {
+            Some(format!("{} bytes of stderr", stderr.len()))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            let tail: String = stderr.chars().take(300).collect();
+            failures.push(format!("{}: {p}: {tail}", c.name));
+        }
+    }
+    std::fs::remove_dir_all(&root).ok();
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad inputs mishandled:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    assert!(cases.len() >= 120, "the corpus has {} cases", cases.len());
+    eprintln!("{} bad inputs: each its exit code and message", cases.len());
+}
