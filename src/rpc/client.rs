@@ -1084,6 +1084,63 @@ mod tests {
         RpcClient::new(url, Duration::from_millis(500)).unwrap()
     }
 
+    /// Whatever a node answers — any text, any ids, any shape — a call or a batch ends in a
+    /// value or an error, never a panic, and every call of a batch gets exactly one answer.
+    mod response_reader {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Bodies near the real thing: JSON-RPC objects and arrays with stray, missing or
+        /// repeated ids and odd members, plus arbitrary text.
+        fn body() -> impl Strategy<Value = String> {
+            let id = prop_oneof![
+                (0u64..4).prop_map(|i| json!(i + 1)),
+                Just(Value::Null),
+                Just(json!("1")),
+                Just(json!(-1)),
+                Just(json!(1.5)),
+            ];
+            let member = prop_oneof![
+                Just(("result", json!("0x1"))),
+                Just(("result", Value::Null)),
+                Just(("error", json!({"code": -32000, "message": "x"}))),
+                Just(("error", json!("oops"))),
+                Just(("jsonrpc", json!("1.0"))),
+            ];
+            let item = (id, proptest::collection::vec(member, 0..3)).prop_map(|(id, ms)| {
+                let mut o = serde_json::Map::new();
+                o.insert("id".into(), id);
+                for (k, v) in ms {
+                    o.insert(k.into(), v);
+                }
+                Value::Object(o)
+            });
+            prop_oneof![
+                proptest::collection::vec(item.clone(), 0..5)
+                    .prop_map(|v| Value::Array(v).to_string()),
+                item.prop_map(|v| v.to_string()),
+                "[ -~]{0,40}",
+                proptest::collection::vec(any::<u8>(), 0..40)
+                    .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+            ]
+        }
+
+        proptest! {
+            // Statuses that are not retried (retries and their backoff are tested elsewhere).
+            #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+            #[test]
+            fn any_answer_is_a_value_or_an_error(text in body(), status in prop_oneof![Just(200u16), Just(400)]) {
+                let reply = text.clone();
+                let url = serve(move |_, _| Some(http(status, &reply)));
+                let c = client(&url);
+                let _ = c.call("eth_chainId", json!([]));
+                if let Ok(answers) = c.batch(&calls(3)) {
+                    prop_assert_eq!(answers.len(), 3);
+                }
+            }
+        }
+    }
+
     fn calls(n: usize) -> Vec<(String, Value)> {
         (0..n)
             .map(|i| ("eth_getBalance".to_string(), json!([i])))
