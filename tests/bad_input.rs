@@ -220,7 +220,7 @@ fn cases() -> Vec<Case> {
         with(case("doctor on binary garbage", &["node", "doctor", "--log", "{dir}/bin.log"], 0, "no known error class found"), File::Text("bin.log", String::from_utf8_lossy(&[0u8, 159, 146, 150, 10, 255]).into_owned())),
         case("split-check on a missing home", &["node", "split-check", "--home", "{dir}/nohome"], 1, "is not a directory"),
         with(case("split-check with a broken app.toml", &["node", "split-check", "--home", "{dir}/h"], 1, "app.toml"), File::Text("h/config/app.toml", "[state-store\nss-keep-recent = ".into())),
-        with(case("split-check with sc-enable garbage", &["node", "split-check", "--home", "{dir}/h"], 5, "sc-enable"), File::Text("h/config/app.toml", "[state-commit]\nsc-enable = \"maybe\"\n".into())),
+        with(case("split-check with sc-enable garbage", &["node", "split-check", "--home", "{dir}/h"], 5, "sc-enable is \"maybe\", not a boolean"), File::Text("h/config/app.toml", "[state-commit]\nsc-enable = \"maybe\"\n".into())),
         case("status of an unreachable node", &["node", "status", "--url", "http://127.0.0.1:9"], 2, "127.0.0.1:9"),
         // ---- more command-line and file cases ----
         case("ABI file missing", &["tx", "--fixture", BUNDLE, "--abi", "{dir}/none.abi.json"], 1, "none.abi.json"),
@@ -232,6 +232,7 @@ fn cases() -> Vec<Case> {
         case("gas with a bad hash", &["gas", "0xzz"], 1, "malformed transaction hash"),
         case("block range reversed", &["block", "10..5", "--rpc-url", "http://127.0.0.1:9"], 1, "10..5"),
         case("preflight without a policy", &["preflight", "--request", "{dir}/r.json"], 1, "--policy"),
+        case("fixture with --remote", &["tx", "--fixture", BUNDLE, "--remote"], 1, "--remote asks the node"),
         bundle("tracerConfig of the wrong type", "/tracerConfig", Some(json!({"onlyTopCall": "please"})), 1, "onlyTopCall"),
         bundle("chain id garbage", "/genesis/config/chainId", Some(json!("main")), 1, "chainId"),
         bundle("fork block garbage", "/genesis/config/londonBlock", Some(json!("later")), 1, "londonBlock"),

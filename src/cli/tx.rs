@@ -107,6 +107,12 @@ impl TxArgs {
         let decoder = self.trace.decoder()?;
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
+            if self.remote {
+                return Err(CliError::input(
+                    "--remote asks the node for its own trace; a --fixture is replayed locally \
+                     (drop one of them)",
+                ));
+            }
             let fx = Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?;
             let spec = self.trace.spec(fx.tracer_config.as_ref())?;
             let traced = trace_fixture(&fx, &spec, hardfork)

@@ -173,7 +173,15 @@ fn check_state_settings(app: &Table, r: &mut SplitReport) {
                 key,
                 format!(
                     "[{section}] {key} is {}: the split needs it true",
-                    other.map(|b| b.to_string()).unwrap_or("not set".into())
+                    match (other, lookup(app, section, key)) {
+                        (Some(b), _) => b.to_string(),
+                        // Set, but not a boolean: the node refuses to parse it.
+                        (None, Some(v)) => match v.as_str() {
+                            Some(t) => format!("{t:?}, not a boolean"),
+                            None => format!("{}, not a boolean", v.type_str()),
+                        },
+                        (None, None) => "not set".into(),
+                    }
                 ),
                 Some(&format!(
                     "set `{key} = true` under [{section}] in config/app.toml"
