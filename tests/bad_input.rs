@@ -208,7 +208,8 @@ fn cases() -> Vec<Case> {
         policy("policy not JSON", "{".into(), good_request.clone(), 1, "p.json"),
         policy("policy nested too deep", format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)), good_request.clone(), 1, "recursion limit"),
         policy("policy without rules", r#"{"version":"1.0","name":"p","chain_type":"ethereum"}"#.into(), good_request.clone(), 1, "rules"),
-        policy("policy bad operator", good_policy.replace("\"eq\"", "\"resembles\""), good_request.clone(), 1, "resembles"),
+        policy("policy bad operator", good_policy.replace("\"eq\"", "\"resembles\""), good_request.clone(), 1, "got \"resembles\""),
+        policy("policy field source missing", good_policy.replace("\"field_source\":\"ethereum_transaction\",", ""), good_request.clone(), 1, "got nothing"),
         policy("policy bad action", good_policy.replace("ALLOW", "MAYBE"), good_request.clone(), 1, "MAYBE"),
         policy("request not JSON", good_policy.clone(), "{".into(), 1, "r.json"),
         policy("request repeats a name", good_policy.clone(), good_request.replace("\"value\":\"0x1\"", "\"to\":\"0x90F79bf6EB2c4F870365E785982E1f101E93b906\",\"value\":\"0x1\""), 7, "duplicate member name \"to\""),
@@ -314,6 +315,8 @@ fn every_bad_input_ends_in_its_exit_code_and_a_message() {
             Some(format!("message lacks {:?}", c.says))
         } else if stderr.contains("panicked") || stderr.contains("fatal runtime error") {
             Some("panicked".into())
+        } else if stderr.contains("Some(\"") {
+            Some("the message shows Rust's Debug form".into())
         } else if stderr.len() > 4_000 {
             Some(format!("{} bytes of stderr", stderr.len()))
         } else {

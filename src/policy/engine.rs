@@ -295,21 +295,25 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
     let action = match obj.get("action").and_then(Value::as_str) {
         Some(a) if a.eq_ignore_ascii_case("allow") => Action::Allow,
         Some(a) if a.eq_ignore_ascii_case("deny") => Action::Deny,
-        other => {
+        _ => {
             return Err(invalid(
                 &at,
-                format!("`action` must be ALLOW or DENY, got {other:?}"),
+                format!(
+                    "`action` must be ALLOW or DENY, got {}",
+                    shown(obj.get("action"))
+                ),
             ))
         }
     };
     let method = match obj.get("method").and_then(Value::as_str) {
         Some(m) if METHODS.contains(&m) => m.to_string(),
-        other => {
+        _ => {
             return Err(invalid(
                 &at,
                 format!(
-                    "`method` must be one of {}, got {other:?}",
-                    METHODS.join(", ")
+                    "`method` must be one of {}, got {}",
+                    METHODS.join(", "),
+                    shown(obj.get("method"))
                 ),
             ))
         }
@@ -331,24 +335,42 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
     })
 }
 
+/// A policy value as its author wrote it (JSON, at most 80 characters), or `nothing`.
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "nothing".into(),
+        Some(v) => {
+            let s = v.to_string();
+            match s.char_indices().nth(80) {
+                Some((i, _)) => format!("{}…", &s[..i]),
+                None => s,
+            }
+        }
+    }
+}
+
 fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
     let source = c
         .get("field_source")
         .or_else(|| c.get("fieldSource"))
         .and_then(Value::as_str);
     if source != Some("ethereum_transaction") {
+        let raw = c.get("field_source").or_else(|| c.get("fieldSource"));
         return Err(invalid(
             at,
-            format!("`field_source` must be ethereum_transaction, got {source:?}"),
+            format!(
+                "`field_source` must be ethereum_transaction, got {}",
+                shown(raw)
+            ),
         ));
     }
     let field = match c.get("field").and_then(Value::as_str) {
         Some("to") => Field::To,
         Some("value") => Field::Value,
-        other => {
+        _ => {
             return Err(invalid(
                 at,
-                format!("`field` must be to or value, got {other:?}"),
+                format!("`field` must be to or value, got {}", shown(c.get("field"))),
             ))
         }
     };
@@ -359,10 +381,13 @@ fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
         Some("lt") => Operator::Lt,
         Some("lte") => Operator::Lte,
         Some("in") => Operator::In,
-        other => {
+        _ => {
             return Err(invalid(
                 at,
-                format!("`operator` must be eq, gt, gte, lt, lte or in, got {other:?}"),
+                format!(
+                    "`operator` must be eq, gt, gte, lt, lte or in, got {}",
+                    shown(c.get("operator"))
+                ),
             ))
         }
     };
