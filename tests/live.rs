@@ -614,3 +614,30 @@ fn js_db_in_step_sees_the_state_before_each_state_writing_opcode_like_the_node()
          previous write, {unchecked} after a failed frame not checked"
     );
 }
+
+/// A simulated call the state refuses is bad input (exit 1) named as the call, not a node
+/// failure with a placeholder transaction hash.
+#[test]
+fn an_invalid_simulated_call_is_bad_input() {
+    let a = anvil::Anvil::start();
+    let from = format!("{:?}", a.sender());
+    let to = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    for extra in [
+        &["--gas", "0"][..],
+        &["--value", "0xffffffffffffffffffffffffff"][..],
+    ] {
+        let mut args = vec!["call", "--rpc-url", a.url(), "--from", &from, "--to", to];
+        args.extend_from_slice(extra);
+        let run = chaintrace(&args);
+        assert_eq!(run.code, 1, "{extra:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("the simulated call is invalid in this state"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run
+            .stderr
+            .contains("0x0000000000000000000000000000000000000000000000000000000000000000"));
+    }
+}

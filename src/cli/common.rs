@@ -59,6 +59,12 @@ impl From<SourceError> for CliError {
         if let SourceError::Replay(ReplayError::Tracer(m)) = &e {
             return CliError::input(m.clone());
         }
+        // A simulated call the state refuses (gas 0, value above the balance) is bad input.
+        if let SourceError::Replay(ReplayError::Invalid { tx, .. }) = &e {
+            if tx.is_zero() {
+                return CliError::input(e.to_string());
+            }
+        }
         CliError::source(e.to_string())
     }
 }

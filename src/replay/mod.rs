@@ -28,7 +28,9 @@ use crate::trace::{Tracer, TracerSpec};
 pub enum ReplayError {
     #[error("{0}")]
     BadTransaction(String),
-    #[error("transaction {tx} is invalid in this state: {msg}")]
+    /// The transaction cannot run on this state (nonce, balance, gas limit, fee…). A simulated
+    /// call has no hash (`tx` is zero) and is named as the call.
+    #[error("{} is invalid in this state: {msg}", if tx.is_zero() { "the simulated call".to_string() } else { format!("transaction {tx}") })]
     Invalid { tx: B256, msg: String },
     /// A JavaScript tracer failed (exception, timeout); the transaction itself ran normally.
     #[error("{0}")]
