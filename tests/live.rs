@@ -641,3 +641,31 @@ fn an_invalid_simulated_call_is_bad_input() {
             .contains("0x0000000000000000000000000000000000000000000000000000000000000000"));
     }
 }
+
+/// `bundle capture -o` writes the bundle whole or not at all: a folder as the output is refused
+/// before anything is written, and no `.tmp` file is left behind; the bundle replays offline.
+#[test]
+fn bundle_capture_writes_whole_or_nothing() {
+    let s = anvil::scenario();
+    let hash = format!("{:?}", s.txs[0].hash);
+    let dir = std::env::temp_dir().join(format!("chaintrace-capture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap().to_string();
+    let run = chaintrace(&["bundle", "capture", &hash, "--rpc-url", &s.url, "-o", &d]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("is a folder"), "{}", run.stderr);
+    assert!(!std::path::Path::new(&format!("{d}.tmp")).exists());
+    let file = dir.join("b.json");
+    let f = file.to_str().unwrap();
+    let run = chaintrace(&["bundle", "capture", &hash, "--rpc-url", &s.url, "-o", f]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!dir.join("b.json.tmp").exists());
+    let replay = chaintrace(&["tx", "--fixture", f, "--json"]);
+    assert!(replay.code == 0 || replay.code == 3, "{}", replay.stderr);
+    assert!(
+        replay.stderr.contains("replay matches the receipt"),
+        "{}",
+        replay.stderr
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

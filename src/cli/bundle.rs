@@ -185,12 +185,25 @@ impl CaptureArgs {
         });
         let text =
             serde_json::to_string_pretty(&bundle).map_err(|e| CliError::source(e.to_string()))?;
-        // Write then rename, so a crash never leaves half a bundle under the final name.
+        // Write then rename, so a crash never leaves half a bundle under the final name; a
+        // failure removes the temporary file.
+        if std::path::Path::new(&self.output).is_dir() {
+            return Err(CliError::input(format!(
+                "-o {} is a folder: give the bundle's file name",
+                self.output
+            )));
+        }
         let tmp = format!("{}.tmp", self.output);
-        std::fs::write(&tmp, text + "\n")
-            .map_err(|e| CliError::input(format!("cannot write {tmp}: {e}")))?;
-        std::fs::rename(&tmp, &self.output)
-            .map_err(|e| CliError::input(format!("cannot write {}: {e}", self.output)))?;
+        let written = std::fs::write(&tmp, text + "\n")
+            .map_err(|e| format!("cannot write {tmp}: {e}"))
+            .and_then(|()| {
+                std::fs::rename(&tmp, &self.output)
+                    .map_err(|e| format!("cannot write {}: {e}", self.output))
+            });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(CliError::input(e));
+        }
         eprintln!(
             "bundle: {} accounts, {} slots, {} state round trips → {}",
             alloc.len(),
