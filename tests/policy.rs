@@ -525,3 +525,22 @@ fn a_body_repeating_a_member_name_is_refused() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A value wider than 256 bits is the request's fault (exit 7, the field named), not the node's.
+#[test]
+fn preflight_refuses_a_value_no_transaction_can_carry() {
+    let l = live();
+    let sender = format!("{:#x}", l.anvil.sender());
+    let wide = format!("0x1{}", "0".repeat(100));
+    let req = l.write(
+        "wide.json",
+        &body(json!({"from": sender, "to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": wide})),
+    );
+    let r = l.preflight(&policy_path("allow-any-send"), &req, &["--json"]);
+    assert_eq!(r.code, 7, "stderr: {}\nstdout: {}", r.stderr, r.stdout);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let errors = v["requestErrors"].to_string();
+    assert!(errors.contains("params.transaction.value"), "{errors}");
+    assert!(errors.contains("404 bits, more than the 256"), "{errors}");
+    assert!(!r.stderr.contains("the node returned"), "{}", r.stderr);
+}

@@ -195,6 +195,32 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
     if !ADDRESS_FIELDS.contains(&key) && !BYTES_FIELDS.contains(&key) && hex.is_empty() {
         return Some(format!("{s:?} is an empty quantity; zero is \"0x0\""));
     }
+    if !ADDRESS_FIELDS.contains(&key) && !BYTES_FIELDS.contains(&key) {
+        // An EVM quantity has at most 256 bits; gas, nonce and chain id at most 64.
+        let digits = hex.trim_start_matches('0').len();
+        let max = if matches!(
+            key,
+            "value"
+                | "max_fee_per_gas"
+                | "maxFeePerGas"
+                | "max_priority_fee_per_gas"
+                | "maxPriorityFeePerGas"
+                | "gas_price"
+                | "gasPrice"
+        ) {
+            64
+        } else {
+            16
+        };
+        if digits > max {
+            let shown: String = s.chars().take(24).collect();
+            return Some(format!(
+                "{shown}… has {} bits, more than the {} a transaction can carry",
+                digits * 4,
+                max * 4
+            ));
+        }
+    }
     None
 }
 
