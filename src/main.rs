@@ -23,9 +23,20 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             if !e.message.is_empty() {
-                eprintln!("error: {}", e.message);
+                eprintln!("error: {}", capped(&e.message));
             }
             ExitCode::from(e.code)
         }
+    }
+}
+
+/// The longest error message printed: a node or a script can put megabytes into one (a JSON-RPC
+/// error text, a thrown string), which would drown the terminal and logs.
+const MAX_MESSAGE_CHARS: usize = 2_000;
+
+fn capped(m: &str) -> String {
+    match m.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((i, _)) => format!("{}… ({} bytes in all)", &m[..i], m.len()),
+        None => m.to_string(),
     }
 }

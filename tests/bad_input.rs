@@ -204,6 +204,7 @@ fn cases() -> Vec<Case> {
         js("toAddress garbage", "{fault: function() {}, result: function() { return toAddress({}); }}", 1, "in server-side tracer function 'result'"),
         js("setup reads a missing config field", "{setup: function(c) { JSON.parse(c).a.b; }, fault: function() {}, result: function() { return 1; }}", 1, "TypeError"),
         js("script from a missing file", "{dir}/none.js", 1, "none.js"),
+        js("a thrown megabyte", "{fault: function() {}, result: function() { throw 'x'.repeat(1 << 20); }}", 1, "bytes in all)"),
         // ---- policy and request bodies ----
         policy("policy not JSON", "{".into(), good_request.clone(), 1, "p.json"),
         policy("policy nested too deep", format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)), good_request.clone(), 1, "recursion limit"),

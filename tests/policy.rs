@@ -544,3 +544,32 @@ fn preflight_refuses_a_value_no_transaction_can_carry() {
     assert!(errors.contains("404 bits, more than the 256"), "{errors}");
     assert!(!r.stderr.contains("the node returned"), "{}", r.stderr);
 }
+
+/// `policy check` scrubs what the request's headers (and the environment) hold from its
+/// messages, as `preflight` does.
+#[test]
+fn policy_check_messages_never_quote_a_header_secret() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-scrub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let req = dir.join("r.json");
+    std::fs::write(
+        &req,
+        r#"{"headers": {"privy-authorization-signature": "sig-SECRET-1234567890"}, "body": {"method": "eth_sendTransaction", "caip2": "eip155:1329", "chain_type": "ethereum", "params": {"transaction": {"to": "sig-SECRET-1234567890"}}}}"#,
+    )
+    .unwrap();
+    let r = chaintrace(
+        &[
+            "policy",
+            "check",
+            "--policy",
+            &data("policies/allow-treasury.json"),
+            "--request",
+            req.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is not an address"), "{}", r.stderr);
+    assert!(!r.stderr.contains("sig-SECRET"), "{}", r.stderr);
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use chaintrace::chain::resolve_chain;
-use chaintrace::policy::request::{body_of, method_of, parse_caip2, tx_fields};
+use chaintrace::policy::request::{body_of, method_of, parse_caip2, tx_fields, Redactor};
 use chaintrace::policy::verdict::render_rules;
 use chaintrace::policy::{read_json, Policy, PolicyError};
 use clap::{Args, Subcommand};
@@ -56,8 +56,10 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
+    /// Messages are scrubbed of the request's and the environment's secrets, as preflight's.
     pub fn run(&self) -> Result<u8, CliError> {
-        let policy = Policy::from_json(&read_json(&self.policy)?)?;
+        let mut redactor = Redactor::default();
+        redactor.add_env(std::env::vars());
         let doc = read_json(&self.request).map_err(|e| match e {
             // A repeated member name makes the body one a provider refuses (exit 7, as preflight).
             PolicyError::DuplicateName { .. } => CliError {
@@ -65,7 +67,19 @@ impl CheckArgs {
                 message: e.to_string(),
             },
             e => CliError::from(e),
-        })?;
+        });
+        if let Ok(d) = &doc {
+            redactor.add_json(d);
+        }
+        self.run_scrubbed(doc).map_err(|mut e| {
+            e.message = redactor.scrub(&e.message);
+            e
+        })
+    }
+
+    fn run_scrubbed(&self, doc: Result<serde_json::Value, CliError>) -> Result<u8, CliError> {
+        let doc = doc?;
+        let policy = Policy::from_json(&read_json(&self.policy)?)?;
         let body = body_of(&doc);
         let method = method_of(body).ok_or_else(|| {
             CliError::input(format!("{}: the request has no `method`", self.request))
