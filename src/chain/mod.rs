@@ -68,7 +68,7 @@ pub const PRESETS: &[ChainPreset] = &[
         caip2: "eip155:1329",
         name: "mainnet",
         decimals: 18,
-        currency: "native",
+        currency: "SEI",
         explorer_tx: None,
     },
     ChainPreset {
@@ -77,7 +77,7 @@ pub const PRESETS: &[ChainPreset] = &[
         caip2: "eip155:1328",
         name: "testnet",
         decimals: 18,
-        currency: "native",
+        currency: "SEI",
         explorer_tx: None,
     },
 ];
@@ -85,6 +85,12 @@ pub const PRESETS: &[ChainPreset] = &[
 /// Finds a preset by chain id.
 pub fn preset(id: u64) -> Option<&'static ChainPreset> {
     PRESETS.iter().find(|p| p.id == id)
+}
+
+/// The native currency's symbol for amounts on chain `chain_id`: the preset's, or `native` for
+/// a chain chaintrace does not know (an unknown chain's coin is not ETH).
+pub fn currency(chain_id: u64) -> &'static str {
+    preset(chain_id).map_or("native", |p| p.currency)
 }
 
 /// Resolves a `--chain` value: a decimal id (`1329`), a hex id (`0x531`), a CAIP-2 id
@@ -301,6 +307,14 @@ petersburg, istanbul, berlin, london, merge, shanghai, cancun, prague, osaka";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_are_named_in_the_chains_own_currency() {
+        assert_eq!(currency(1), "ETH");
+        assert_eq!(currency(1329), "SEI");
+        assert_eq!(currency(1328), "SEI");
+        assert_eq!(currency(31337), "native");
+    }
 
     #[test]
     fn explorer_links_come_from_the_override_or_the_preset() {

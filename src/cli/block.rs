@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use chaintrace::chain::preset;
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
@@ -92,7 +91,7 @@ impl BlockArgs {
         };
         let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
         let receipts = source.receipts(&hashes)?;
-        let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
+        let currency = chaintrace::chain::currency(chain_id);
         if self.trace.json {
             // geth's debug_traceBlock shape: [{"txHash": ..., "result": ...}], written item by
             // item so struct logs stream from their spools.

@@ -1,7 +1,6 @@
 //! `chaintrace call`: trace a simulated call on a block's state (geth's debug_traceCall).
 
 use alloy_primitives::{Address, Bytes, U256};
-use chaintrace::chain::preset;
 use chaintrace::replay::env::default_call_gas;
 use chaintrace::replay::remote::replay_txs;
 use chaintrace::replay::{EvmEnv, ReplayTx};
@@ -112,7 +111,7 @@ impl CallArgs {
             .into_iter()
             .next()
             .ok_or_else(|| CliError::source("replay produced no trace"))?;
-        let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
+        let currency = chaintrace::chain::currency(chain_id);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {

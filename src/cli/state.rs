@@ -147,6 +147,34 @@ pub fn print_node_result(
     Ok(())
 }
 
+/// The node's own trace (`method` with `params`) and the chain's currency symbol, in one round
+/// trip.
+pub fn node_trace(
+    source: &RpcSource,
+    method: &str,
+    params: Value,
+) -> Result<(Value, &'static str), CliError> {
+    let calls = [
+        ("eth_chainId".to_string(), json!([])),
+        (method.to_string(), params),
+    ];
+    let mut res = source
+        .client
+        .batch(&calls)
+        .map_err(|e| CliError::source(e.to_string()))?
+        .into_iter();
+    let chain = res.next().and_then(Result::ok);
+    let v = res
+        .next()
+        .unwrap_or(Ok(Value::Null))
+        .map_err(|e| CliError::source(e.to_string()))?;
+    let currency = chain
+        .as_ref()
+        .and_then(|c| chaintrace::source::fixture::parse_u64(c).ok())
+        .map_or("native", chaintrace::chain::currency);
+    Ok((v, currency))
+}
+
 /// The exit code for a node's callTracer result: 3 when the top frame failed.
 pub fn node_result_code(v: &Value) -> u8 {
     if v.get("error").is_some_and(|e| !e.is_null()) {
@@ -168,18 +196,19 @@ pub fn run_remote_block(
     } else {
         "debug_traceBlockByNumber"
     };
-    let v = source
-        .client
-        .call(method, json!([block_ref, node_tracer_options(args)?]))
-        .map_err(|e| CliError::source(e.to_string()))?;
+    let (v, currency) = node_trace(
+        &source,
+        method,
+        json!([block_ref, node_tracer_options(args)?]),
+    )?;
     let decoder = args.decoder()?;
     if args.json {
-        print_node_result(&v, args, &decoder, "ETH")?;
+        print_node_result(&v, args, &decoder, currency)?;
     } else {
         for (i, item) in v.as_array().into_iter().flatten().enumerate() {
             let hash = item["txHash"].as_str().unwrap_or("?");
             writeln!(std::io::stdout().lock(), "\n#{i} {hash}")?;
-            print_node_result(&item["result"], args, &decoder, "ETH")?;
+            print_node_result(&item["result"], args, &decoder, currency)?;
         }
     }
     report(&source, None, None, 0);
@@ -194,14 +223,12 @@ pub fn run_remote_call(
     block_ref: &str,
 ) -> Result<u8, CliError> {
     let source = rpc.source()?;
-    let v = source
-        .client
-        .call(
-            "debug_traceCall",
-            json!([call, block_ref, node_tracer_options(args)?]),
-        )
-        .map_err(|e| CliError::source(e.to_string()))?;
-    print_node_result(&v, args, &args.decoder()?, "ETH")?;
+    let (v, currency) = node_trace(
+        &source,
+        "debug_traceCall",
+        json!([call, block_ref, node_tracer_options(args)?]),
+    )?;
+    print_node_result(&v, args, &args.decoder()?, currency)?;
     report(&source, None, None, 0);
     Ok(node_result_code(&v))
 }

@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use alloy_primitives::B256;
-use chaintrace::chain::preset;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
@@ -117,9 +116,7 @@ impl TxArgs {
             let spec = self.trace.spec(fx.tracer_config.as_ref())?;
             let traced = trace_fixture(&fx, &spec, hardfork)
                 .map_err(|e| CliError::input(format!("{path}: {e}")))?;
-            let currency = preset(fx.schedule.chain_id)
-                .map(|p| p.currency)
-                .unwrap_or("ETH");
+            let currency = chaintrace::chain::currency(fx.schedule.chain_id);
             print_trace(&traced, &self.trace, &decoder, currency)?;
             return Ok(finish(&traced, fx.receipt.as_ref(), false));
         }
@@ -127,11 +124,9 @@ impl TxArgs {
         if self.remote {
             let source = self.rpc.source()?;
             let opts = node_tracer_options(&self.trace)?;
-            let v = source
-                .client
-                .call("debug_traceTransaction", json!([hash, opts]))
-                .map_err(|e| CliError::source(e.to_string()))?;
-            print_node_result(&v, &self.trace, &decoder, "ETH")?;
+            let (v, currency) =
+                super::state::node_trace(&source, "debug_traceTransaction", json!([hash, opts]))?;
+            print_node_result(&v, &self.trace, &decoder, currency)?;
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
@@ -140,7 +135,7 @@ impl TxArgs {
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
         let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
-        let currency = preset(mined.chain_id).map(|p| p.currency).unwrap_or("ETH");
+        let currency = chaintrace::chain::currency(mined.chain_id);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(
