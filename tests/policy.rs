@@ -573,3 +573,41 @@ fn policy_check_messages_never_quote_a_header_secret() {
     assert!(!r.stderr.contains("sig-SECRET"), "{}", r.stderr);
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `personal_sign` requests (`params: {message}`) are valid; rules name the method, and
+/// `eth_sendTransaction` rules and conditions do not apply to them; nothing is simulated.
+#[test]
+fn personal_sign_requests_are_checked_by_their_own_rules() {
+    let l = live();
+    let policy = l.write(
+        "ps-policy.json",
+        &json!({"version": "1.0", "name": "p", "chain_type": "ethereum", "rules": [
+            {"name": "sign messages", "method": "personal_sign", "conditions": [], "action": "ALLOW"},
+            {"name": "treasury", "method": "eth_sendTransaction", "action": "ALLOW", "conditions": [
+                {"field_source": "ethereum_transaction", "field": "to", "operator": "eq",
+                 "value": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}]}]}),
+    );
+    let msg = l.write(
+        "ps.json",
+        &json!({"method": "personal_sign", "caip2": "eip155:31337", "chain_type": "ethereum",
+                "params": {"message": "hello"}}),
+    );
+    let r = l.preflight(&policy, &msg, &["--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stderr, r.stdout);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["verdict"], "sign");
+    assert_eq!(v["matchedRules"], json!(["sign messages"]));
+    assert_eq!(v["wouldRevert"], Value::Null);
+    // A message without its text is an invalid request.
+    let bad = l.write(
+        "ps-bad.json",
+        &json!({"method": "personal_sign", "caip2": "eip155:31337", "chain_type": "ethereum",
+                "params": {"message": 7}}),
+    );
+    let r = l.preflight(&policy, &bad, &["--json"]);
+    assert_eq!(r.code, 7, "{}", r.stdout);
+    assert!(r.stdout.contains("params.message"), "{}", r.stdout);
+    // A policy with only transaction rules denies a message (default deny).
+    let r = l.preflight(&policy_path("allow-any-send"), &msg, &["--json"]);
+    assert_eq!(r.code, 6, "{}", r.stdout);
+}

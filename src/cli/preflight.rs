@@ -9,6 +9,7 @@ use std::io::Write;
 
 use alloy_primitives::Address;
 use chaintrace::chain::{preset, resolve_chain};
+use chaintrace::policy::engine::signs_message;
 use chaintrace::policy::jcs::canonicalize;
 use chaintrace::policy::request::{
     address, body_of, method_of, redacted_body, transaction_of, tx_fields, validate, Redactor,
@@ -110,6 +111,8 @@ impl PreflightArgs {
             (Some(v), None) => address(v).ok_or_else(|| {
                 CliError::input("params.transaction.from is not a 20-byte 0x address")
             })?,
+            // A message needs no sender: nothing is executed.
+            (None, None) if method_of(body).is_some_and(signs_message) => Address::ZERO,
             (None, None) => {
                 return Err(CliError::input(
                     "no sender: params.transaction has no `from`; pass --from WALLET_ADDRESS",
@@ -145,12 +148,14 @@ impl PreflightArgs {
             },
         };
         let simulation = match tx {
-            None => Err("the body has no params.transaction".to_string()),
-            Some(t) => match simulate(&source, chain_id, from, t, &decoder) {
+            // A message (personal_sign) is signed, not executed.
+            None if signs_message(method) => None,
+            None => Some(Err("the body has no params.transaction".to_string())),
+            Some(t) => Some(match simulate(&source, chain_id, from, t, &decoder) {
                 Ok(s) => Ok(s),
                 Err(e @ SourceError::BadData { .. }) if !issues.is_empty() => Err(e.to_string()),
                 Err(e) => return Err(e.into()),
-            },
+            }),
         };
         let verdict = Verdict::new(
             chain_id,

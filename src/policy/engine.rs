@@ -26,7 +26,18 @@ pub enum Action {
 }
 
 /// The signing methods rules can govern.
-pub const METHODS: [&str; 2] = ["eth_sendTransaction", "eth_signTransaction"];
+/// The methods a policy rule can name; `personal_sign` signs a message (`params.message`), the
+/// others a transaction (`params.transaction`).
+pub const METHODS: [&str; 3] = [
+    "eth_sendTransaction",
+    "eth_signTransaction",
+    "personal_sign",
+];
+
+/// Whether `method` signs a message rather than a transaction.
+pub fn signs_message(method: &str) -> bool {
+    method == "personal_sign"
+}
 
 /// A transaction field a condition reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -116,6 +116,16 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
                 .into(),
         );
     }
+    if method_of(body).is_some_and(crate::policy::engine::signs_message) {
+        if !body
+            .get("params")
+            .and_then(|p| p.get("message"))
+            .is_some_and(Value::is_string)
+        {
+            issue("params.message", "is required and must be a string".into());
+        }
+        return issues;
+    }
     let Some(tx) = transaction_of(body) else {
         issue(
             "params.transaction",
@@ -226,7 +236,16 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
 
 /// The fields policies read, parsed leniently (hex or decimal strings, small JSON numbers) so a
 /// body with format problems can still be evaluated.
+///
+/// A message request (`personal_sign`) has no transaction: its fields are empty, so conditions
+/// on transaction fields never hold for it.
 pub fn tx_fields(body: &Value) -> Result<TxFields, String> {
+    if method_of(body).is_some_and(crate::policy::engine::signs_message) {
+        return Ok(TxFields {
+            to: None,
+            value: U256::ZERO,
+        });
+    }
     let tx = transaction_of(body).ok_or("the body has no params.transaction object")?;
     let to = match tx.get("to") {
         None | Some(Value::Null) => None,

@@ -55,18 +55,24 @@ impl Verdict {
         canonical_body: String,
         request_errors: Vec<RequestIssue>,
         policy: Evaluation,
-        simulation: Result<Simulation, String>,
+        simulation: Option<Result<Simulation, String>>,
     ) -> Verdict {
+        // `None`: a message request, with no transaction to simulate.
+        let needs_simulation = simulation.is_some();
         let (sim, simulation_error) = match simulation {
-            Ok(s) => (Some(s), None),
-            Err(e) => (None, Some(e)),
+            Some(Ok(s)) => (Some(s), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (
+                None,
+                Some("a message: there is no transaction to simulate".into()),
+            ),
         };
         let would_revert = sim.as_ref().map(|s| s.would_revert);
         let verdict = if !request_errors.is_empty() {
             VerdictKind::InvalidRequest
         } else if !policy.allowed {
             VerdictKind::Denied
-        } else if would_revert != Some(false) {
+        } else if needs_simulation && would_revert != Some(false) {
             VerdictKind::WouldRevert
         } else {
             VerdictKind::Sign
@@ -134,6 +140,9 @@ pub fn render_verdict(v: &Verdict, out: &mut impl Write) -> io::Result<()> {
         )?,
     }
     let text = match v.verdict {
+        VerdictKind::Sign if v.would_revert.is_none() => {
+            "SIGN: the body is valid and the policy allows it (a message: nothing is executed)"
+        }
         VerdictKind::Sign => "SIGN: the body is valid, the policy allows it and it would succeed",
         VerdictKind::WouldRevert => "DO NOT SEND: allowed, but the transaction would revert",
         VerdictKind::Denied => "DENIED: the provider's policy would refuse to sign",
