@@ -611,3 +611,55 @@ fn personal_sign_requests_are_checked_by_their_own_rules() {
     let r = l.preflight(&policy_path("allow-any-send"), &msg, &["--json"]);
     assert_eq!(r.code, 6, "{}", r.stdout);
 }
+
+/// `chain_id` alone may be a JSON integer (the documentation's example): accepted with a
+/// warning that the form is not RFC 8785-safe for large values; numbers stay refused elsewhere.
+#[test]
+fn an_integer_chain_id_is_accepted_with_a_warning() {
+    let l = live();
+    let sender = format!("{:#x}", l.anvil.sender());
+    let req = l.write(
+        "chain-int.json",
+        &body(
+            json!({"from": sender, "to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     "value": "0x1", "chain_id": 31337}),
+        ),
+    );
+    let r = l.preflight(&policy_path("allow-any-send"), &req, &["--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stderr, r.stdout);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["requestErrors"], json!([]));
+    assert_eq!(
+        v["requestWarnings"][0]["path"],
+        "params.transaction.chain_id"
+    );
+    assert!(v["requestWarnings"][0]["problem"]
+        .as_str()
+        .unwrap()
+        .contains("2^53"));
+    // Another chain's id is still an error, in either form.
+    let other = l.write(
+        "chain-other.json",
+        &body(
+            json!({"from": sender, "to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     "value": "0x1", "chain_id": 1329}),
+        ),
+    );
+    let r = l.preflight(&policy_path("allow-any-send"), &other, &["--json"]);
+    assert_eq!(r.code, 7, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("is chain 1329, but the node is chain 31337"),
+        "{}",
+        r.stdout
+    );
+    // A number anywhere else is refused.
+    let value = l.write(
+        "value-int.json",
+        &body(
+            json!({"from": sender, "to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": 1}),
+        ),
+    );
+    let r = l.preflight(&policy_path("allow-any-send"), &value, &["--json"]);
+    assert_eq!(r.code, 7, "{}", r.stdout);
+}

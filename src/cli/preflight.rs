@@ -136,6 +136,7 @@ impl PreflightArgs {
             }
         }
         let issues = validate(body, Some(chain_id));
+        let warnings = chaintrace::policy::request::warnings(body);
         let canonical = canonicalize(&redacted_body(body));
         let method = method_of(body).unwrap_or("");
         let evaluation = match tx_fields(body) {
@@ -162,6 +163,7 @@ impl PreflightArgs {
             preset(chain_id).map(|p| p.name.to_string()),
             canonical,
             issues,
+            warnings,
             evaluation,
             simulation,
         );

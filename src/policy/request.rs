@@ -138,12 +138,17 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
             continue;
         }
         let path = format!("params.transaction.{k}");
-        if let Some(problem) = field_problem(k, v) {
+        let chain_field = k == "chain_id" || k == "chainId";
+        // The documentation shows chain_id as an integer (see `warnings`); only there is a JSON
+        // number accepted.
+        let integer_chain = chain_field && v.as_u64().is_some();
+        if let Some(problem) = field_problem(k, v).filter(|_| !integer_chain) {
             issue(&path, problem);
-        } else if k == "chain_id" || k == "chainId" {
-            let id = v
-                .as_str()
-                .and_then(|s| u64::from_str_radix(&s[2..], 16).ok());
+        } else if chain_field {
+            let id = v.as_u64().or_else(|| {
+                v.as_str()
+                    .and_then(|s| u64::from_str_radix(s.get(2..)?, 16).ok())
+            });
             if let (Some(id), Some(want)) = (id, chain_id) {
                 if id != want {
                     issue(
@@ -155,6 +160,25 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
         }
     }
     issues
+}
+
+/// What the provider accepts but is unsafe: a `chain_id` given as a JSON integer (the
+/// documentation's own example) is canonicalised as an IEEE-754 double, exact only up to 2^53.
+pub fn warnings(body: &Value) -> Vec<RequestIssue> {
+    let Some(tx) = transaction_of(body) else {
+        return Vec::new();
+    };
+    ["chain_id", "chainId"]
+        .iter()
+        .filter(|k| tx.get(**k).is_some_and(Value::is_u64))
+        .map(|k| RequestIssue {
+            path: format!("params.transaction.{k}"),
+            problem: "is a JSON integer: accepted for the chain id, but RFC 8785 writes numbers \
+                      as IEEE-754 doubles, exact only up to 2^53; the 0x hex string form is \
+                      safe for any value"
+                .into(),
+        })
+        .collect()
 }
 
 fn shown(v: Option<&Value>) -> String {

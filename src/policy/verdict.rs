@@ -41,6 +41,8 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chain_name: Option<String>,
     pub request_errors: Vec<RequestIssue>,
+    /// Accepted, but unsafe (a chain id as a JSON integer).
+    pub request_warnings: Vec<RequestIssue>,
     /// The RFC 8785 form of the body the provider signs (secret members redacted).
     pub canonical_body: String,
     pub policy: Evaluation,
@@ -54,6 +56,7 @@ impl Verdict {
         chain_name: Option<String>,
         canonical_body: String,
         request_errors: Vec<RequestIssue>,
+        request_warnings: Vec<RequestIssue>,
         policy: Evaluation,
         simulation: Option<Result<Simulation, String>>,
     ) -> Verdict {
@@ -91,6 +94,7 @@ impl Verdict {
             caip2: format!("eip155:{chain_id}"),
             chain_name,
             request_errors,
+            request_warnings,
             canonical_body,
             policy,
         }
@@ -115,6 +119,9 @@ pub fn render_verdict(v: &Verdict, out: &mut impl Write) -> io::Result<()> {
         for i in &v.request_errors {
             writeln!(out, "             {}: {}", i.path, i.problem)?;
         }
+    }
+    for w in &v.request_warnings {
+        writeln!(out, "warning    {}: {}", w.path, w.problem)?;
     }
     let decision = if v.allowed { "ALLOWED" } else { "DENIED" };
     writeln!(out, "policy     {decision}: {}", v.policy_reason)?;
