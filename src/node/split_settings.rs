@@ -48,12 +48,27 @@ pub fn recommended(config: &Table, r: &mut SplitReport) {
     }
 }
 
+/// Whether `line` holds `text`, where a leading `<engine> ` in `text` stands for the storage
+/// engine's name as the node prints it (`PebbleDB`, `RocksDB`, …): one word before the rest.
+fn has_line(line: &str, text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("<engine> ") else {
+        return line.contains(text);
+    };
+    line.match_indices(rest).any(|(i, _)| {
+        let before = line[..i].strip_suffix(' ').unwrap_or("");
+        before
+            .rsplit(' ')
+            .next()
+            .is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric()))
+    })
+}
+
 /// Looks for the three start-up lines a node with the split writes.
 pub fn confirm_log(log: &str, r: &mut SplitReport) {
     let lines = [
-        ("ChainDB SS is enabled", "log-ss-enabled", &["backend"][..]),
+        ("<engine> SS is enabled", "log-ss-enabled", &["backend"][..]),
         (
-            "ChainDB EVM StateStore optimization is enabled",
+            "<engine> EVM StateStore optimization is enabled",
             "log-evm-ss-optimization",
             &["separateDBs"][..],
         ),
@@ -64,9 +79,11 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
         ),
     ];
     let mut confirmed = 0;
-    for (text, code, fields) in lines {
+    for (pattern, code, fields) in lines {
+        let text = pattern.replace("<engine> ", "");
+        let text = text.as_str();
         // The last start of the node is the one that counts.
-        let found = log.lines().rev().find(|l| l.contains(text));
+        let found = log.lines().rev().find(|l| has_line(l, pattern));
         confirmed +=
             usize::from(found.is_some_and(|l| field(l, "separateDBs").as_deref() != Some("false")));
         match found {
@@ -194,4 +211,25 @@ pub fn render_split(r: &SplitReport, out: &mut impl Write) -> io::Result<()> {
         format!("ready: no blocker, {} warning(s)", r.warnings)
     };
     writeln!(out, "{verdict}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_line;
+
+    #[test]
+    fn start_up_lines_match_any_storage_engine_name() {
+        for engine in ["PebbleDB", "RocksDB", "ChainDB"] {
+            let line = format!("3:00PM INF {engine} SS is enabled backend=x module=main");
+            assert!(has_line(&line, "<engine> SS is enabled"), "{line}");
+        }
+        assert!(!has_line(
+            "3:00PM INF PebbleDB SS is disabled",
+            "<engine> SS is enabled"
+        ));
+        assert!(has_line(
+            "x EVM state store enabled dir=y",
+            "EVM state store enabled"
+        ));
+    }
 }
