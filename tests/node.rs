@@ -654,3 +654,26 @@ fn split_check_of_a_directory_without_config_is_a_blocker() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("is not a directory"), "{}", r.stderr);
 }
+
+/// Only peer errors are symptoms of an app hash mismatch: a halted consensus in the same log
+/// keeps its own problem and steps; a `dial tcp` without an address names no address.
+#[test]
+fn only_peer_errors_fold_into_an_app_hash_mismatch() {
+    let mut log = std::fs::read_to_string("tests/data/node/logs/app-hash.log").unwrap();
+    log.push_str(&std::fs::read_to_string("tests/data/node/logs/consensus-halt.log").unwrap());
+    log.push_str("2024-05-01T12:00:03Z ERR Error dialing peer err=\"Dial tcp connection refused\" module=p2p\n");
+    let r = chaintrace_with_stdin(&["node", "doctor", "--json"], Some(log.as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = json_of(&r)["diagnosis"].clone();
+    let problems = classes(&d);
+    assert!(
+        problems.contains(&"app-hash-mismatch".to_string()),
+        "{problems:?}"
+    );
+    assert!(
+        problems.contains(&"consensus-halt".to_string()),
+        "{problems:?}"
+    );
+    let text = d.to_string();
+    assert!(!text.contains("\"address\":\"connection\""), "{text}");
+}

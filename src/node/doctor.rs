@@ -2,9 +2,9 @@
 //! them into a diagnosis with ordered steps.
 //!
 //! Two rules shape the diagnosis. An app hash mismatch is the primary problem whenever it is
-//! present: a node whose state diverged is dropped by its peers and stops at that height, so
-//! peer errors, a halted consensus and a stuck height are reported as its symptoms, not as
-//! separate problems with their own fixes. And a stuck height is fixed by escalation: restart,
+//! present: a node whose state diverged is dropped by its peers, so peer errors are reported as
+//! its symptoms, not as separate problems with their own fixes (a halted consensus and a stuck
+//! height keep their own steps). And a stuck height is fixed by escalation: restart,
 //! then rollback, then a snapshot.
 
 use std::collections::BTreeMap;
@@ -47,15 +47,12 @@ impl ErrorClass {
         }
     }
 
-    /// Classes that an app hash mismatch causes.
+    /// Classes that an app hash mismatch causes: its peers drop the node. A halted consensus and
+    /// a stuck height keep their own steps (the documentation treats them on their own).
     fn is_app_hash_symptom(self) -> bool {
         matches!(
             self,
-            ErrorClass::PeerIdMismatch
-                | ErrorClass::NoPeers
-                | ErrorClass::PeerConnectivity
-                | ErrorClass::ConsensusHalt
-                | ErrorClass::StuckHeight
+            ErrorClass::PeerIdMismatch | ErrorClass::NoPeers | ErrorClass::PeerConnectivity
         )
     }
 }
@@ -174,9 +171,18 @@ fn details(class: ErrorClass, line: &str) -> BTreeMap<String, String> {
             put("peer", field(line, "peer").or_else(|| field(line, "addr")));
         }
         ErrorClass::PeerConnectivity => {
+            // `dial tcp HOST:PORT: …`; without an address there (`Dial tcp connection refused`)
+            // the peer field, never the next word.
+            let lower = line.to_ascii_lowercase();
+            let dialed = lower
+                .find("dial tcp")
+                .and_then(|i| word_after(&line[i..], &line[i..i + 8]))
+                .filter(|w| w.contains(':') && w.chars().any(|c| c.is_ascii_digit()));
             put(
                 "address",
-                word_after(line, "dial tcp").or_else(|| field(line, "peer")),
+                dialed
+                    .or_else(|| field(line, "peer"))
+                    .or_else(|| field(line, "addr")),
             );
         }
         ErrorClass::ConsensusHalt | ErrorClass::DuplicateSignature => {

@@ -30,7 +30,7 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
                 "Keep a state dump for the developers, with the node stopped: `chaind debug dump-iavl {height}` (legacy IAVL store) or `dump-iavl -d {home}/data/committer.db -o DIR` (new store)."
             ),
             "Roll back one block: `chaind rollback`.".into(),
-            "If the rollback fails, restore a fresh snapshot made with the right (network's) binary version.".into(),
+            "If the rollback fails, restore a fresh snapshot with the node version the network runs now (`chaind version` on a synced peer or the network's announcement) and the network's current peer configuration (bootstrap-peers / persistent_peers).".into(),
             "Restart the node and watch its height (`chaintrace node status --url http://HOST:26657`) and log.".into(),
         ],
         ErrorClass::DatabaseCorrupted => vec![
@@ -41,7 +41,7 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
             "Resync from a snapshot or state sync, then restart.".into(),
         ],
         ErrorClass::DatabaseLocked => s(&[
-            "The node is still running and holds the database lock: stop it (e.g. `systemctl stop chaind`) and check no chaind process remains (`pgrep -a chaind`).",
+            "The node is still running and holds the database lock: stop it (e.g. `systemctl stop chaind`), or kill the process if it does not stop (`pkill -9 chaind`), and check none remains (`pgrep -a chaind`); if the lock outlives the process, restart the machine.",
             "Run the rollback again with the node stopped.",
         ]),
         ErrorClass::PrivValidatorMissing => vec![
@@ -60,7 +60,7 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
         ErrorClass::StuckHeight => vec![
             format!("Restart the node (the height stays at {height})."),
             "If it is still stuck, stop it and roll back one block: `chaind rollback`, then start it.".into(),
-            "If that fails, restore a fresh snapshot made with the right binary version.".into(),
+            "If that fails, restore a fresh snapshot with the node version the network runs now and the network's current peer configuration (bootstrap-peers / persistent_peers).".into(),
         ],
         ErrorClass::Crash => s(&[
             "Collect a crash report with the stack trace: `chaintrace node doctor --log FILE --crash-report DIR`.",

@@ -412,8 +412,8 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
             r.push(
                 Severity::Warning,
                 "stale-evm-ss",
-                "data/evm_ss/ holds EVM data but the split is off: reverting the split leaves that data stale, it is no longer updated".into(),
-                Some("remove data/evm_ss/ before enabling the split again, or start-up check 3 aborts"),
+                "data/evm_ss/ holds EVM data but the split is off: reverting the split leaves that data stale, it is no longer updated, and the node needs a state sync without the split".into(),
+                Some("state sync the node with evm-ss-split = false, and remove data/evm_ss/ before enabling the split again, or start-up check 3 aborts"),
             );
         }
     }
