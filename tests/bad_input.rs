@@ -212,6 +212,8 @@ fn cases() -> Vec<Case> {
         policy("policy bad operator", good_policy.replace("\"eq\"", "\"resembles\""), good_request.clone(), 1, "got \"resembles\""),
         policy("policy field source missing", good_policy.replace("\"field_source\":\"ethereum_transaction\",", ""), good_request.clone(), 1, "got nothing"),
         policy("policy bad action", good_policy.replace("ALLOW", "MAYBE"), good_request.clone(), 1, "MAYBE"),
+        policy("calldata condition without an abi", good_policy.replace("\"field_source\":\"ethereum_transaction\",\"field\":\"to\"", "\"field_source\":\"ethereum_calldata\",\"field\":\"transfer.to\""), good_request.clone(), 1, "needs the contract's `abi`"),
+        policy("calldata condition on a missing function", good_policy.replace("\"field_source\":\"ethereum_transaction\",\"field\":\"to\"", "\"field_source\":\"ethereum_calldata\",\"field\":\"mint.to\",\"abi\":[]"), good_request.clone(), 1, "has no function mint with a parameter to"),
         policy("request not JSON", good_policy.clone(), "{".into(), 1, "r.json"),
         policy("request repeats a name", good_policy.clone(), good_request.replace("\"value\":\"0x1\"", "\"to\":\"0x90F79bf6EB2c4F870365E785982E1f101E93b906\",\"value\":\"0x1\""), 7, "duplicate member name \"to\""),
         policy("request nested too deep", good_policy.clone(), format!("{}{}", "{\"a\":".repeat(40_000), "}".repeat(40_000)), 1, "recursion limit"),

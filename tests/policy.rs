@@ -663,3 +663,47 @@ fn an_integer_chain_id_is_accepted_with_a_warning() {
     let r = l.preflight(&policy_path("allow-any-send"), &value, &["--json"]);
     assert_eq!(r.code, 7, "{}", r.stdout);
 }
+
+/// `ethereum_calldata` conditions decode the call with the condition's ABI: `transfer.to` and
+/// `transfer.amount` of an ERC-20 transfer; a call to another function does not match.
+#[test]
+fn calldata_conditions_read_the_decoded_arguments() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-calldata-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let word = |hex: &str| format!("{hex:0>64}");
+    let call = |selector: &str, to: &str, amount: u64| {
+        format!("0x{selector}{}{}", word(to), word(&format!("{amount:x}")))
+    };
+    let treasury = "70997970c51812dc3a010c7d01b50e0d17dc79c8";
+    let other = "90f79bf6eb2c4f870365e785982e1f101e93b906";
+    let cases = [
+        ("to treasury", call("a9059cbb", treasury, 500), 0),
+        ("to another account", call("a9059cbb", other, 500), 6),
+        ("too large", call("a9059cbb", treasury, 2_000_000), 6),
+        ("approve, not transfer", call("095ea7b3", treasury, 500), 6),
+    ];
+    for (name, calldata, code) in cases {
+        let req = dir.join("r.json");
+        std::fs::write(
+            &req,
+            json!({"method": "eth_sendTransaction", "caip2": "eip155:1329", "chain_type": "ethereum",
+                   "params": {"transaction": {"to": "0x5FbDB2315678afecb367f032d93F642f64180aa3", "data": calldata}}})
+            .to_string(),
+        )
+        .unwrap();
+        let r = chaintrace(
+            &[
+                "policy",
+                "check",
+                "--policy",
+                &data("policies/allow-erc20-transfer.json"),
+                "--request",
+                req.to_str().unwrap(),
+                "--json",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, code, "{name}: {}\n{}", r.stderr, r.stdout);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -40,10 +40,22 @@ pub fn signs_message(method: &str) -> bool {
 }
 
 /// A transaction field a condition reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Field {
     To,
     Value,
+    /// An argument of a contract call (`field_source: ethereum_calldata`): the calldata is
+    /// decoded with the condition's ABI.
+    Calldata(Box<CalldataArg>),
+}
+
+/// `<function>.<parameter>` of a condition's JSON ABI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CalldataArg {
+    pub function: alloy_json_abi::Function,
+    /// The parameter's position in the function's inputs.
+    pub index: usize,
+    pub name: String,
 }
 
 /// A comparison; the transaction field is always the left operand.
@@ -96,6 +108,8 @@ pub struct Policy {
 pub struct TxFields {
     pub to: Option<Address>,
     pub value: U256,
+    /// The calldata (`data` or `input`), empty when there is none.
+    pub data: alloy_primitives::Bytes,
 }
 
 /// How one rule fared against the request.
@@ -120,10 +134,11 @@ pub struct Evaluation {
 
 impl fmt::Display for Field {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Field::To => "to",
-            Field::Value => "value",
-        })
+        match self {
+            Field::To => f.write_str("to"),
+            Field::Value => f.write_str("value"),
+            Field::Calldata(a) => write!(f, "{}.{}", a.function.name, a.name),
+        }
     }
 }
 
@@ -257,7 +272,8 @@ impl Rule {
 impl Condition {
     /// Whether the condition holds, and the transaction's value as shown in explanations.
     fn holds(&self, tx: &TxFields) -> (bool, String) {
-        match (self.field, &self.operand) {
+        match (&self.field, &self.operand) {
+            (Field::Calldata(arg), operand) => self.calldata_holds(arg, operand, tx),
             (Field::To, operand) => {
                 let Some(to) = tx.to else {
                     return (false, "no `to`: a contract creation".into());
@@ -284,6 +300,110 @@ impl Condition {
             }
         }
     }
+}
+
+impl Condition {
+    /// A calldata condition: the call must be to the condition's function (its selector), and
+    /// the decoded argument is compared as an address (case-insensitive) or an integer.
+    fn calldata_holds(
+        &self,
+        arg: &CalldataArg,
+        operand: &Operand,
+        tx: &TxFields,
+    ) -> (bool, String) {
+        use alloy_dyn_abi::{DynSolValue, JsonAbiExt};
+        let selector = arg.function.selector();
+        if tx.data.len() < 4 || tx.data[..4] != selector[..] {
+            return (
+                false,
+                format!(
+                    "the calldata does not call {} ({selector})",
+                    arg.function.signature()
+                ),
+            );
+        }
+        let values = match arg.function.abi_decode_input(&tx.data[4..]) {
+            Ok(v) => v,
+            Err(e) => return (false, format!("the calldata does not decode: {e}")),
+        };
+        match (values.get(arg.index), operand) {
+            (Some(DynSolValue::Address(a)), Operand::Address(want)) => {
+                (a == want, format!("{} is {a:#x}", arg.name))
+            }
+            (Some(DynSolValue::Address(a)), Operand::Addresses(list)) => {
+                (list.contains(a), format!("{} is {a:#x}", arg.name))
+            }
+            (Some(DynSolValue::Uint(v, _)), operand) => {
+                let holds = match (self.operator, operand) {
+                    (Operator::In, Operand::WeiList(list)) => list.contains(v),
+                    (Operator::Eq, Operand::Wei(w)) => v == w,
+                    (Operator::Gt, Operand::Wei(w)) => v > w,
+                    (Operator::Gte, Operand::Wei(w)) => v >= w,
+                    (Operator::Lt, Operand::Wei(w)) => v < w,
+                    (Operator::Lte, Operand::Wei(w)) => v <= w,
+                    _ => false,
+                };
+                (holds, format!("{} is {v}", arg.name))
+            }
+            (other, _) => (false, format!("{} is {other:?}", arg.name)),
+        }
+    }
+}
+
+/// Reads `field` (`<function>.<parameter>`) of an `ethereum_calldata` condition with its `abi`;
+/// also says whether the parameter is an address (else an unsigned integer).
+fn calldata_field(at: &str, c: &Value) -> Result<(Field, bool), PolicyError> {
+    let abi: alloy_json_abi::JsonAbi = c
+        .get("abi")
+        .ok_or_else(|| {
+            invalid(
+                at,
+                "an ethereum_calldata condition needs the contract's `abi`",
+            )
+        })
+        .and_then(|v| {
+            serde_json::from_value(v.clone())
+                .map_err(|e| invalid(at, format!("`abi` is not a JSON ABI: {e}")))
+        })?;
+    let field = c.get("field").and_then(Value::as_str).unwrap_or("");
+    let Some((function, param)) = field.split_once('.') else {
+        return Err(invalid(
+            at,
+            format!(
+                "`field` must be <function>.<parameter>, got {}",
+                shown(c.get("field"))
+            ),
+        ));
+    };
+    let candidates = abi.function(function).map(Vec::as_slice).unwrap_or(&[]);
+    let found = candidates.iter().find_map(|f| {
+        f.inputs
+            .iter()
+            .position(|p| p.name == param)
+            .map(|i| (f.clone(), i))
+    });
+    let Some((function_abi, index)) = found else {
+        return Err(invalid(
+            at,
+            format!("the `abi` has no function {function} with a parameter {param}"),
+        ));
+    };
+    let ty = function_abi.inputs[index].ty.clone();
+    let is_address = ty == "address";
+    if !is_address && !ty.starts_with("uint") {
+        return Err(invalid(
+            at,
+            format!("{function}.{param} is a {ty}: conditions compare address and uint parameters"),
+        ));
+    }
+    Ok((
+        Field::Calldata(Box::new(CalldataArg {
+            function: function_abi,
+            index,
+            name: param.to_string(),
+        })),
+        is_address,
+    ))
 }
 
 fn invalid(at: &str, reason: impl Into<String>) -> PolicyError {
@@ -365,24 +485,27 @@ fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
         .get("field_source")
         .or_else(|| c.get("fieldSource"))
         .and_then(Value::as_str);
-    if source != Some("ethereum_transaction") {
-        let raw = c.get("field_source").or_else(|| c.get("fieldSource"));
-        return Err(invalid(
-            at,
-            format!(
-                "`field_source` must be ethereum_transaction, got {}",
-                shown(raw)
-            ),
-        ));
-    }
-    let field = match c.get("field").and_then(Value::as_str) {
-        Some("to") => Field::To,
-        Some("value") => Field::Value,
+    let (field, address_like) = match source {
+        Some("ethereum_transaction") => match c.get("field").and_then(Value::as_str) {
+            Some("to") => (Field::To, true),
+            Some("value") => (Field::Value, false),
+            _ => {
+                return Err(invalid(
+                    at,
+                    format!("`field` must be to or value, got {}", shown(c.get("field"))),
+                ))
+            }
+        },
+        Some("ethereum_calldata") => calldata_field(at, c)?,
         _ => {
+            let raw = c.get("field_source").or_else(|| c.get("fieldSource"));
             return Err(invalid(
                 at,
-                format!("`field` must be to or value, got {}", shown(c.get("field"))),
-            ))
+                format!(
+                    "`field_source` must be ethereum_transaction or ethereum_calldata, got {}",
+                    shown(raw)
+                ),
+            ));
         }
     };
     let operator = match c.get("operator").and_then(Value::as_str) {
@@ -405,7 +528,7 @@ fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
     let value = c
         .get("value")
         .ok_or_else(|| invalid(at, "it has no `value`"))?;
-    let operand = match (field, operator, value) {
+    let operand = match (address_like, operator, value) {
         (_, Operator::In, Value::Array(items)) if items.is_empty() => {
             return Err(invalid(at, "`in` needs a non-empty array"))
         }
@@ -418,23 +541,23 @@ fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
                 format!("`{op}` needs a single value, not an array"),
             ))
         }
-        (Field::To, Operator::In, Value::Array(items)) => Operand::Addresses(
+        (true, Operator::In, Value::Array(items)) => Operand::Addresses(
             items
                 .iter()
                 .map(|i| address(at, i))
                 .collect::<Result<_, _>>()?,
         ),
-        (Field::To, Operator::Eq, v) => Operand::Address(address(at, v)?),
-        (Field::To, op, _) => {
+        (true, Operator::Eq, v) => Operand::Address(address(at, v)?),
+        (true, op, _) => {
             return Err(invalid(
                 at,
-                format!("`to` is an address: use eq or in, not {op}"),
+                format!("`{field}` is an address: use eq or in, not {op}"),
             ))
         }
-        (Field::Value, Operator::In, Value::Array(items)) => {
+        (false, Operator::In, Value::Array(items)) => {
             Operand::WeiList(items.iter().map(|i| wei(at, i)).collect::<Result<_, _>>()?)
         }
-        (Field::Value, _, v) => Operand::Wei(wei(at, v)?),
+        (false, _, v) => Operand::Wei(wei(at, v)?),
     };
     Ok(Condition {
         field,

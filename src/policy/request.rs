@@ -265,10 +265,7 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
 /// on transaction fields never hold for it.
 pub fn tx_fields(body: &Value) -> Result<TxFields, String> {
     if method_of(body).is_some_and(crate::policy::engine::signs_message) {
-        return Ok(TxFields {
-            to: None,
-            value: U256::ZERO,
-        });
+        return Ok(TxFields::default());
     }
     let tx = transaction_of(body).ok_or("the body has no params.transaction object")?;
     let to = match tx.get("to") {
@@ -279,7 +276,14 @@ pub fn tx_fields(body: &Value) -> Result<TxFields, String> {
         None | Some(Value::Null) => U256::ZERO,
         Some(v) => quantity(v).ok_or_else(|| format!("`value` {v} is not a wei amount"))?,
     };
-    Ok(TxFields { to, value })
+    let data = match tx.get("data").or_else(|| tx.get("input")) {
+        None | Some(Value::Null) => Default::default(),
+        Some(v) => v
+            .as_str()
+            .and_then(|s| crate::source::fixture::parse_hex(s).ok())
+            .ok_or_else(|| format!("`data` {v} is not 0x hex"))?,
+    };
+    Ok(TxFields { to, value, data })
 }
 
 /// An address from a JSON string.
