@@ -58,6 +58,25 @@ fn check(policy: &str, request: &str) -> (i32, Value) {
     )
 }
 
+/// `policy check` of the policy `policy` (under tests/data/policy) against the request file at
+/// `request`, with `extra` arguments.
+fn check_file(policy: &str, request: &std::path::Path, extra: &[&str]) -> Run {
+    let policy = data(&format!("policies/{policy}.json"));
+    let args = [
+        &[
+            "policy",
+            "check",
+            "--policy",
+            &policy,
+            "--request",
+            request.to_str().unwrap(),
+        ][..],
+        extra,
+    ]
+    .concat();
+    chaintrace(&args, &[])
+}
+
 #[test]
 fn allow_rule_matches_address_case_insensitively() {
     let (code, v) = check("allow-treasury", "send-small");
@@ -481,17 +500,7 @@ fn a_body_repeating_a_member_name_is_refused() {
         r#"{"method":"eth_sendTransaction","caip2":"eip155:1329","chain_type":"ethereum","params":{"transaction":{"to":"0x90F79bf6EB2c4F870365E785982E1f101E93b906","to":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","value":"0x1"}}}"#,
     )
     .unwrap();
-    let r = chaintrace(
-        &[
-            "policy",
-            "check",
-            "--policy",
-            &data("policies/allow-treasury.json"),
-            "--request",
-            body.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let r = check_file("allow-treasury", &body, &[]);
     assert_eq!(r.code, 7, "{}", r.stderr);
     assert!(
         r.stderr.contains("duplicate member name \"to\""),
@@ -506,17 +515,7 @@ fn a_body_repeating_a_member_name_is_refused() {
         format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)),
     )
     .unwrap();
-    let r = chaintrace(
-        &[
-            "policy",
-            "check",
-            "--policy",
-            &data("policies/allow-treasury.json"),
-            "--request",
-            deep.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let r = check_file("allow-treasury", &deep, &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains("recursion limit exceeded"),
@@ -557,17 +556,7 @@ fn policy_check_messages_never_quote_a_header_secret() {
         r#"{"headers": {"privy-authorization-signature": "sig-SECRET-1234567890"}, "body": {"method": "eth_sendTransaction", "caip2": "eip155:1329", "chain_type": "ethereum", "params": {"transaction": {"to": "sig-SECRET-1234567890"}}}}"#,
     )
     .unwrap();
-    let r = chaintrace(
-        &[
-            "policy",
-            "check",
-            "--policy",
-            &data("policies/allow-treasury.json"),
-            "--request",
-            req.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let r = check_file("allow-treasury", &req, &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("is not an address"), "{}", r.stderr);
     assert!(!r.stderr.contains("sig-SECRET"), "{}", r.stderr);
@@ -691,18 +680,7 @@ fn calldata_conditions_read_the_decoded_arguments() {
             .to_string(),
         )
         .unwrap();
-        let r = chaintrace(
-            &[
-                "policy",
-                "check",
-                "--policy",
-                &data("policies/allow-erc20-transfer.json"),
-                "--request",
-                req.to_str().unwrap(),
-                "--json",
-            ],
-            &[],
-        );
+        let r = check_file("allow-erc20-transfer", &req, &["--json"]);
         assert_eq!(r.code, code, "{name}: {}\n{}", r.stderr, r.stdout);
     }
     std::fs::remove_dir_all(dir).ok();
