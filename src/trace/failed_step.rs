@@ -60,13 +60,24 @@ impl FailedOp<'_> {
 }
 
 /// Whether geth prices `op` with a dynamic gas function (whose inputs must be kept).
-pub const fn has_dynamic_gas(op: u8) -> bool {
-    matches!(
-        op,
-        0x0a | 0x20 | 0x31 | 0x37 | 0x39 | 0x3b..=0x3f | 0x51..=0x55 | 0x5e | 0xa0..=0xa4
-            | 0xf0..=0xf5 | 0xfa | 0xfd | 0xff
-    )
+#[inline]
+pub fn has_dynamic_gas(op: u8) -> bool {
+    DYNAMIC[op as usize]
 }
+
+const DYNAMIC: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut op = 0;
+    while op < 256 {
+        t[op] = matches!(
+            op as u8,
+            0x0a | 0x20 | 0x31 | 0x37 | 0x39 | 0x3b..=0x3f | 0x51..=0x55 | 0x5e | 0xa0..=0xa4
+                | 0xf0..=0xf5 | 0xfa | 0xfd | 0xff
+        );
+        op += 1;
+    }
+    t
+};
 
 /// The stack items a dynamic-gas opcode reads, kept in `step` so that a failure found in
 /// `step_end` (after revm popped them) can be priced. Other opcodes keep nothing. The buffer is
@@ -83,6 +94,10 @@ impl KeptStack {
             let n = stack.len().min(7);
             self.items.extend_from_slice(&stack[stack.len() - n..]);
         }
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
     }
 
     /// Bottom to top.

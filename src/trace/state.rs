@@ -444,10 +444,18 @@ impl PreOp {
         use revm::interpreter::interpreter_types::{Jumps, MemoryTr};
         self.armed = true;
         self.op = interp.bytecode.opcode();
-        self.kept.keep(self.op, interp.stack.data());
         self.gas = interp.gas.remaining();
-        self.mem_len = interp.memory.size();
-        self.journal_at = ctx.journaled_state.inner.journal.len();
+        // Only a dynamic-gas opcode's price reads its inputs, memory and the state; every
+        // other opcode fails before executing at its constant gas. (This runs on every step.)
+        if crate::trace::failed_step::has_dynamic_gas(self.op) {
+            self.kept.keep(self.op, interp.stack.data());
+            self.mem_len = interp.memory.size();
+            self.journal_at = ctx.journaled_state.inner.journal.len();
+        } else {
+            self.kept.clear();
+            // Nothing of the state is read for these.
+            self.journal_at = usize::MAX;
+        }
     }
 
     /// In `step`, for an opcode that needs nothing kept.
