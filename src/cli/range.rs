@@ -1,21 +1,23 @@
 //! `chaintrace block A..B`: trace every transaction of an inclusive block range, streaming one
 //! NDJSON line per transaction (`{"block","txHash","result"}`) in chain order.
 //!
-//! Memory stays bounded: a block's traces are written and dropped before the next block is
-//! replayed, and a prefetch thread fetches at most one block ahead (the block with its transactions
-//! and their receipts) while this one replays, so both cores work: one waits
-//! on the node, the other executes. A progress bar (blocks, txs/s, ETA) goes to stderr only
+//! Blocks are fetched and replayed in parallel by one worker per core (`CHAINTRACE_JOBS=N`
+//! overrides; 1 is sequential) and written in chain order through a bounded reorder window, so
+//! memory stays bounded and the output is the same as a sequential run. A progress bar (blocks, txs/s, ETA) goes to stderr only
 //! when stderr is a terminal and `--quiet` is not given.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::channel;
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::mined::spec_for;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
-use chaintrace::source::rpc::{RpcBlock, RpcSource, SourceError};
+use chaintrace::replay::TracedTx;
+use chaintrace::source::rpc::RpcSource;
 use chaintrace::trace::TracerSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
@@ -42,17 +44,56 @@ pub fn parse_range(s: &str) -> Option<Result<(u64, u64), CliError>> {
     })
 }
 
-/// A block fetched ahead of its replay.
-struct Fetched {
-    block: RpcBlock,
-    receipts: Vec<Value>,
+/// Blocks a worker may run ahead of the next block to be written (the reorder window).
+fn window(workers: usize) -> u64 {
+    (workers * 4) as u64
 }
 
-fn fetch(source: &RpcSource, n: u64) -> Result<Fetched, SourceError> {
+/// One block replayed by a worker: its NDJSON lines already rendered, its traces kept for the
+/// receipt self-check, which runs on the writing thread so stderr stays in chain order.
+struct Done {
+    number: u64,
+    lines: Vec<u8>,
+    traces: Vec<TracedTx>,
+    receipts: Vec<Value>,
+    passes: usize,
+}
+
+fn replay_one(
+    source: &RpcSource,
+    chain_id: u64,
+    n: u64,
+    spec: &TracerSpec,
+    hardfork: Option<SpecId>,
+) -> Result<Done, CliError> {
     let block = source.block(&format!("{n:#x}"))?;
     let hashes: Vec<_> = block.txs.iter().map(|t| t.hash).collect();
     let receipts = source.receipts(&hashes)?;
-    Ok(Fetched { block, receipts })
+    let mut done = Done {
+        number: block.info.number,
+        lines: Vec::new(),
+        traces: Vec::new(),
+        receipts,
+        passes: 0,
+    };
+    if block.txs.is_empty() {
+        return Ok(done);
+    }
+    let spec_id = spec_for(chain_id, &block.info, hardfork);
+    let env = EvmEnv::new(spec_id, chain_id, &block.info);
+    let r = replay_block(source, &block, &env, 0, block.txs.len() - 1, spec)?;
+    for t in &r.traces {
+        write!(
+            done.lines,
+            "{{\"block\":{},\"txHash\":\"{:?}\",\"result\":",
+            done.number, t.hash
+        )?;
+        write_trace(&mut done.lines, &t.result)?;
+        done.lines.extend_from_slice(b"}\n");
+    }
+    done.passes = r.passes;
+    done.traces = r.traces;
+    Ok(done)
 }
 
 fn progress(blocks: u64, quiet: bool) -> ProgressBar {
@@ -71,7 +112,21 @@ fn progress(blocks: u64, quiet: bool) -> ProgressBar {
     pb
 }
 
+/// Number of replay workers: `CHAINTRACE_JOBS` if set (1 = sequential), else all cores.
+fn workers() -> usize {
+    std::env::var("CHAINTRACE_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Streams the traces of blocks `from..=to`; returns the exit code (4 if any tx diverged).
+///
+/// Workers claim block numbers in order, fetch and replay them, and render their lines; the
+/// calling thread writes finished blocks in chain order from a reorder buffer. A worker waits
+/// while its next block is [`window`] blocks past the next one to write, so memory stays bounded.
+/// The first failing block stops the range after every block before it has been written.
 pub fn run(
     source: &RpcSource,
     chain_id: u64,
@@ -82,47 +137,76 @@ pub fn run(
 ) -> Result<(u8, usize), CliError> {
     let pb = progress(to - from + 1, quiet);
     let started = Instant::now();
-    let (send, recv) = sync_channel::<Result<Fetched, SourceError>>(1);
+    let jobs = workers().min((to - from + 1) as usize).max(1);
+    let win = window(jobs);
+    // (next block to claim, next block to write, stop flag)
+    let state = Mutex::new((from, from, false));
+    let cond = Condvar::new();
+    let (send, recv) = channel::<(u64, Result<Done, CliError>)>();
     let mut code = exit::OK;
     let mut passes = 0;
     let mut txs = 0u64;
     std::thread::scope(|s| -> Result<(), CliError> {
-        s.spawn(move || {
-            for n in from..=to {
-                let item = fetch(source, n);
-                let failed = item.is_err();
-                if send.send(item).is_err() || failed {
+        for _ in 0..jobs {
+            let send = send.clone();
+            let (state, cond) = (&state, &cond);
+            s.spawn(move || loop {
+                let n = {
+                    let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+                    while !g.2 && g.0 <= to && g.0 >= g.1 + win {
+                        g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
+                    }
+                    if g.2 || g.0 > to {
+                        return;
+                    }
+                    g.0 += 1;
+                    g.0 - 1
+                };
+                let item = replay_one(source, chain_id, n, spec, hardfork);
+                if send.send((n, item)).is_err() {
                     return;
                 }
-            }
-        });
+            });
+        }
+        drop(send);
+        let stop = || {
+            let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+            g.2 = true;
+            cond.notify_all();
+        };
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
-        for item in recv {
-            let Fetched { block, receipts } = item?;
-            if !block.txs.is_empty() {
-                let spec_id = spec_for(chain_id, &block.info, hardfork);
-                let env = EvmEnv::new(spec_id, chain_id, &block.info);
-                let r = replay_block(source, &block, &env, 0, block.txs.len() - 1, spec)?;
-                passes += r.passes;
-                for (t, receipt) in r.traces.iter().zip(&receipts) {
-                    write!(
-                        out,
-                        "{{\"block\":{},\"txHash\":\"{:?}\",\"result\":",
-                        block.info.number, t.hash
-                    )?;
-                    write_trace(&mut out, &t.result)?;
-                    out.write_all(b"}\n")?;
+        let mut pending = BTreeMap::new();
+        let mut next = from;
+        for (n, item) in recv.iter() {
+            pending.insert(n, item);
+            while let Some(item) = pending.remove(&next) {
+                let done = match item {
+                    Ok(d) => d,
+                    Err(e) => {
+                        stop();
+                        return Err(e);
+                    }
+                };
+                out.write_all(&done.lines)?;
+                out.flush()?;
+                for (t, receipt) in done.traces.iter().zip(&done.receipts) {
                     if finish(t, Some(receipt), true) == exit::DIVERGED {
                         code = exit::DIVERGED;
                     }
                 }
-                out.flush()?;
-                txs += r.traces.len() as u64;
+                passes += done.passes;
+                txs += done.traces.len() as u64;
+                next += 1;
+                {
+                    let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+                    g.1 = next;
+                    cond.notify_all();
+                }
+                pb.inc(1);
+                let rate = txs as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                pb.set_message(format!("{txs} txs, {rate:.1} txs/s"));
             }
-            pb.inc(1);
-            let rate = txs as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            pb.set_message(format!("{txs} txs, {rate:.1} txs/s"));
         }
         Ok(())
     })?;
