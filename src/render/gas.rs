@@ -63,12 +63,13 @@ fn function(f: &GasFrame, d: &Decoder) -> String {
     if f.input.is_empty() {
         return "()".to_string();
     }
-    d.function_name(&f.input).unwrap_or_else(|| {
-        format!(
-            "0x{}",
-            alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
-        )
-    })
+    d.function_name_at(Some(f.code_address), &f.input)
+        .unwrap_or_else(|| {
+            format!(
+                "0x{}",
+                alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
+            )
+        })
 }
 
 fn share(part: u64, whole: u64) -> f64 {
