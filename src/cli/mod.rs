@@ -5,6 +5,7 @@ pub mod access;
 pub mod block;
 pub mod bundle;
 pub mod call;
+pub mod call_input;
 pub mod common;
 pub mod diff;
 pub mod gas;
