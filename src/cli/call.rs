@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::block::parse_block_ref;
 use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
+use super::names::{attach_explorer, decoder_for, load_names};
 use super::tx::spec_for;
 
 /// Trace a call that is not on chain, on the state after block `--block` (default latest).
@@ -128,7 +129,7 @@ impl CallArgs {
         }
         let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
-        let decoder = self.trace.decoder()?;
+        let mut names = load_names(&self.trace)?;
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
@@ -173,6 +174,8 @@ impl CallArgs {
             .next()
             .ok_or_else(|| CliError::source("replay produced no trace"))?;
         let currency = preset(chain_id).map(|p| p.currency).unwrap_or("ETH");
+        attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
+        let decoder = decoder_for(&names, &self.trace, &traced, &replay.snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {

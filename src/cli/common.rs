@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
-use chaintrace::render::abi::{Abi, Decoder};
+use chaintrace::render::abi::Decoder;
 use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
@@ -135,9 +135,13 @@ pub struct TraceArgs {
     /// Replay under this fork instead of the chain's schedule (e.g. cancun, prague).
     #[arg(long, value_name = "NAME")]
     pub hardfork: Option<String>,
-    /// JSON ABI (or a Foundry/Hardhat artifact) to name functions, errors and events.
-    #[arg(long, value_name = "FILE")]
+    /// JSON ABI, Foundry/Hardhat artifact, or a directory of them (Foundry `out/`, Hardhat
+    /// `artifacts/`) to name functions, errors and events; artifacts are matched to deployed
+    /// contracts by runtime code. Repeatable.
+    #[arg(long, value_name = "FILE|DIR")]
     pub abi: Vec<String>,
+    #[command(flatten)]
+    pub names: super::names::NameArgs,
     /// Instead of a trace, print where the gas went: by opcode, contract and frame, and the
     /// transaction line (intrinsic, execution, refund, gas used). `--json` gives the same tables.
     #[arg(long)]
@@ -206,21 +210,9 @@ impl TraceArgs {
         ))
     }
 
+    /// The decoder of `--abi`, project artifacts and `--signatures`, without per-contract ABIs.
     pub fn decoder(&self) -> Result<Decoder, CliError> {
-        let mut abi: Option<Abi> = None;
-        for path in &self.abi {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::input(format!("cannot read ABI {path}: {e}")))?;
-            let a = Abi::from_json(&text).map_err(|e| CliError::input(format!("{path}: {e}")))?;
-            abi = Some(match abi {
-                None => a,
-                Some(mut prev) => {
-                    prev.merge(a);
-                    prev
-                }
-            });
-        }
-        Ok(Decoder::new(abi))
+        Ok(super::names::load_names(self)?.decoder())
     }
 }
 

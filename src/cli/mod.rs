@@ -9,6 +9,7 @@ pub mod call_input;
 pub mod common;
 pub mod diff;
 pub mod gas;
+pub mod names;
 pub mod node;
 pub mod policy;
 pub mod preflight;

@@ -4,7 +4,7 @@ use alloy_primitives::B256;
 use chaintrace::chain::{preset, ForkSchedule};
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{compare, Divergence};
-use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
+use chaintrace::replay::{fixture_snapshot, trace_at, trace_fixture, TracedTx};
 use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
 use chaintrace::source::rpc::RpcSource;
@@ -13,6 +13,7 @@ use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
 use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
     node_result_code, node_tracer_options, print_node_result, print_note, report, StateArgs,
 };
@@ -95,7 +96,7 @@ pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
 
 impl TxArgs {
     pub fn run(&self) -> Result<u8, CliError> {
-        let decoder = self.trace.decoder()?;
+        let mut names = load_names(&self.trace)?;
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
             let fx = Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?;
@@ -105,6 +106,8 @@ impl TxArgs {
             let currency = preset(fx.schedule.chain_id)
                 .map(|p| p.currency)
                 .unwrap_or("ETH");
+            let state = fixture_snapshot(&fx);
+            let decoder = decoder_for(&names, &self.trace, &traced, &state);
             print_trace(&traced, &self.trace, &decoder, currency)?;
             return Ok(finish(&traced, fx.receipt.as_ref(), false));
         }
@@ -116,7 +119,7 @@ impl TxArgs {
                 .client
                 .call("debug_traceTransaction", json!([hash, opts]))
                 .map_err(|e| CliError::source(e.to_string()))?;
-            print_node_result(&v, &self.trace, &decoder, "ETH")?;
+            print_node_result(&v, &self.trace, &names.decoder(), "ETH")?;
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
@@ -126,6 +129,13 @@ impl TxArgs {
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
         let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
         let currency = preset(mined.chain_id).map(|p| p.currency).unwrap_or("ETH");
+        attach_explorer(
+            &mut names,
+            &self.trace,
+            mined.chain_id,
+            source.client.timeout(),
+        );
+        let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(

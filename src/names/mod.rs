@@ -1,0 +1,163 @@
+//! Where names come from: the sources that turn selectors into function, error and event names,
+//! loaded once per run and attached to the contracts of one trace.
+//!
+//! Order (first match wins, see [`Decoder`]): per contract, an artifact whose runtime code matches
+//! the contract's code (from `--abi` trees or the Foundry/Hardhat project around the working
+//! directory) or a verified ABI from an explorer or Sourcify ([`explorer`]); then every `--abi`
+//! and project ABI merged; then the bundled signature table plus `--signatures` files.
+//! Proxies are followed: a contract whose EIP-1967 or EIP-1822 implementation slot holds an
+//! address (read from the replayed state), or which DELEGATECALLs its own calldata to another
+//! contract in the trace, is also named by that implementation's ABI.
+//!
+//! Uses [`render`](crate::render) (ABIs and the decoder), [`source`](crate::source) (the replayed
+//! state) and [`trace`](crate::trace) (which contracts a trace touched).
+
+pub mod artifacts;
+pub mod explorer;
+pub mod proxy;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use alloy_primitives::{Address, Bytes};
+
+use crate::render::abi::Abi;
+use crate::render::decoder::Decoder;
+use crate::replay::TraceResult;
+use crate::source::StateSnapshot;
+
+pub use artifacts::Artifact;
+
+/// Why a name source could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum NamesError {
+    #[error("cannot read {0}: {1}")]
+    Read(String, String),
+    #[error("{0}: {1}")]
+    Abi(String, String),
+    #[error("explorer: {0}")]
+    Explorer(String),
+}
+
+/// The name sources of a run.
+#[derive(Default)]
+pub struct Names {
+    /// `--abi` files and trees, project ABIs, merged; plus `--signatures`.
+    base: Decoder,
+    /// Artifacts with runtime code, for matching deployed code.
+    artifacts: Vec<Artifact>,
+    /// Verified ABIs by address, when an explorer or Sourcify is configured.
+    pub explorer: Option<explorer::Explorer>,
+}
+
+impl Names {
+    /// Loads `--abi` paths (files or directories), `--signatures` files, and, when `discover_in`
+    /// is given, the artifacts of the Foundry/Hardhat project containing that directory.
+    pub fn load(
+        abi_paths: &[String],
+        signature_paths: &[String],
+        discover_in: Option<&Path>,
+    ) -> Result<Names, NamesError> {
+        let mut found: Vec<Artifact> = Vec::new();
+        for p in abi_paths {
+            let path = Path::new(p);
+            if path.is_dir() {
+                found.extend(artifacts::load_tree(path)?);
+            } else {
+                found.extend(artifacts::load_file(path)?);
+            }
+        }
+        if let Some(dir) = discover_in.and_then(artifacts::find_project) {
+            found.extend(artifacts::load_tree(&dir)?);
+        }
+        let mut merged: Option<Abi> = None;
+        for a in &found {
+            match &mut merged {
+                Some(m) => m.merge((*a.abi).clone()),
+                None => merged = Some((*a.abi).clone()),
+            }
+        }
+        let mut base = Decoder::new(merged);
+        for p in signature_paths {
+            base.add_signatures(load_signatures(Path::new(p))?);
+        }
+        Ok(Names {
+            base,
+            artifacts: found,
+            explorer: None,
+        })
+    }
+
+    /// The decoder without per-contract ABIs (when no state is at hand).
+    pub fn decoder(&self) -> Decoder {
+        self.base.clone()
+    }
+
+    /// The decoder for one trace: every contract the trace touched gets the ABI of its matching
+    /// artifact or verified source, proxies their implementation's too.
+    pub fn decoder_for(&self, result: &TraceResult, state: &StateSnapshot) -> Decoder {
+        let mut decoder = self.base.clone();
+        let touched = proxy::touched(result);
+        let mut own: BTreeMap<Address, Arc<Abi>> = BTreeMap::new();
+        for (addr, created) in &touched.contracts {
+            let code = created.clone().or_else(|| code_of(state, addr));
+            if let Some(abi) = self.abi_for(*addr, code.as_ref()) {
+                own.insert(*addr, abi);
+            }
+        }
+        for (proxy, implementation) in proxy::implementations(&touched, state) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = own.entry(implementation) {
+                let code = code_of(state, &implementation);
+                if let Some(abi) = self.abi_for(implementation, code.as_ref()) {
+                    slot.insert(abi);
+                }
+            }
+            if let Some(imp) = own.get(&implementation).cloned() {
+                let mut merged = own.get(&proxy).map(|a| (**a).clone()).unwrap_or_default();
+                merged.merge((*imp).clone());
+                own.insert(proxy, Arc::new(merged));
+            }
+        }
+        for (addr, abi) in own {
+            decoder.add_contract(addr, abi);
+        }
+        decoder
+    }
+
+    fn abi_for(&self, addr: Address, code: Option<&Bytes>) -> Option<Arc<Abi>> {
+        if let Some(code) = code.filter(|c| !c.is_empty()) {
+            if let Some(a) = self.artifacts.iter().find(|a| a.matches(code)) {
+                return Some(a.abi.clone());
+            }
+        }
+        self.explorer.as_ref().and_then(|e| e.abi(addr))
+    }
+
+    /// The artifact whose runtime code is `code` (for storage layouts).
+    pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
+        self.artifacts.iter().find(|a| a.matches(code))
+    }
+}
+
+fn code_of(state: &StateSnapshot, addr: &Address) -> Option<Bytes> {
+    state
+        .accounts
+        .get(addr)
+        .map(|a| a.code.clone())
+        .filter(|c| !c.is_empty())
+}
+
+/// A `--signatures` file: human-readable declarations, one per line, or a JSON ABI.
+pub fn load_signatures(path: &Path) -> Result<Abi, NamesError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
+    let t = text.trim_start();
+    let abi = if t.starts_with('[') || t.starts_with('{') {
+        Abi::from_json(&text)
+    } else {
+        Abi::from_declarations(&text)
+    };
+    abi.map_err(|e| NamesError::Abi(shown, e.to_string()))
+}
