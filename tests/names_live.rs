@@ -83,6 +83,7 @@ fn foundry_project(dir: &Path) {
             "deployedBytecode": {"object": c["deployedBytecode"], "linkReferences": {},
                 "immutableReferences": {}},
             "methodIdentifiers": c["methodIdentifiers"],
+            "storageLayout": c["storageLayout"],
         });
         std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
     }
@@ -446,4 +447,133 @@ fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_follow
         r.stdout
     );
     assert!(r.stdout.contains("Custom(code: 7"), "{}", r.stdout);
+}
+
+/// An ERC-20 (tests/contracts/Token.sol): the bundled table names its calls, events and the
+/// ERC-6093 error without any ABI; its Foundry storage layout names balance slots in `access`.
+#[test]
+fn token_calls_errors_and_balance_slots_are_named() {
+    let node = anvil::Anvil::start();
+    let url = node.url().to_string();
+    let accts = node.accounts();
+    let (sender, alice) = (accts[0], accts[1]);
+    let code = anvil::with_ctor_args(&anvil::creation_code("Token"), &[anvil::w_u(1000)]);
+    let token = node.deploy(&code);
+    let transfer = |amount: u128| {
+        json!({"to": token, "gas": "0x30000", "data": anvil::hex0x(&anvil::calldata(
+            "transfer(address,uint256)", &[anvil::w_addr(alice), anvil::w_u(amount)]))})
+    };
+    let (ok, _) = node.send_and_wait(transfer(5));
+    let (bad, r) = node.send_and_wait(transfer(5000));
+    assert_eq!(r["status"], "0x0");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (s, a) = (sender.to_checksum(None), alice.to_checksum(None));
+
+    let r = chaintrace_in(here, &["tx", &format!("{ok:?}"), "--rpc-url", &url], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("transfer(to: {a}, amount: 5)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("emit Transfer(from: {s}, to: {a}, value: 5)")),
+        "{}",
+        r.stdout
+    );
+    // --json --decode: geth's result untouched, names beside it.
+    let plain = chaintrace_in(
+        here,
+        &["tx", &format!("{ok:?}"), "--rpc-url", &url, "--json"],
+        &[],
+    );
+    let dec = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--json",
+            "--decode",
+            "--tracer-config",
+            r#"{"withLog":true}"#,
+        ],
+        &[],
+    );
+    assert_eq!(dec.code, 0, "{}", dec.stderr);
+    let plain_logs = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--json",
+            "--tracer-config",
+            r#"{"withLog":true}"#,
+        ],
+        &[],
+    );
+    assert!(
+        dec.stdout
+            .starts_with(&format!("{{\"result\":{}", plain_logs.stdout.trim_end())),
+        "{}",
+        dec.stdout
+    );
+    assert!(!plain.stdout.contains("decoded"));
+    let v: Value = serde_json::from_str(&dec.stdout).unwrap();
+    assert_eq!(v["decoded"][0]["frame"], json!([]));
+    assert_eq!(
+        v["decoded"][0]["call"],
+        json!(format!("transfer(to: {a}, amount: 5)"))
+    );
+    assert_eq!(
+        v["decoded"][0]["logs"][0],
+        json!(format!("Transfer(from: {s}, to: {a}, value: 5)"))
+    );
+    let r = chaintrace_in(here, &["tx", &format!("{bad:?}"), "--rpc-url", &url], &[]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let want = format!("ERC20InsufficientBalance(sender: {s}, balance: 995, needed: 5000)");
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+
+    // `access` inside a Foundry project whose artifacts carry storage layouts.
+    let project = tmp("layout");
+    foundry_project(&project);
+    let r = chaintrace_in(
+        &project,
+        &["access", &format!("{ok:?}"), "--rpc-url", &url],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("balanceOf[{s}]")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("balanceOf[{a}]")),
+        "{}",
+        r.stdout
+    );
+    // Without the project the slots are bare; --json never carries names.
+    let bare = chaintrace_in(
+        &project,
+        &[
+            "access",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--no-project",
+        ],
+        &[],
+    );
+    assert!(!bare.stdout.contains("balanceOf["), "{}", bare.stdout);
+    let j = chaintrace_in(
+        &project,
+        &["access", &format!("{ok:?}"), "--rpc-url", &url, "--json"],
+        &[],
+    );
+    assert!(!j.stdout.contains("balanceOf"), "{}", j.stdout);
 }

@@ -86,14 +86,14 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
 }
 
 /// The decoder for `traced`: per-contract ABIs only when names will be printed (human output or
-/// a gas report); `--json` of a geth tracer stays name-free and offline.
+/// a gas report, `--decode`); `--json` of a geth tracer stays name-free and offline.
 pub fn decoder_for(
     names: &Names,
     args: &TraceArgs,
     traced: &TracedTx,
     state: &StateSnapshot,
 ) -> Decoder {
-    let wants_names = !args.json || matches!(traced.result, TraceResult::Gas(_));
+    let wants_names = !args.json || args.decode || matches!(traced.result, TraceResult::Gas(_));
     if !wants_names {
         return names.decoder();
     }

@@ -14,6 +14,7 @@
 
 pub mod artifacts;
 pub mod explorer;
+pub mod layout;
 pub mod proxy;
 
 use std::collections::BTreeMap;
@@ -137,6 +138,36 @@ impl Names {
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
         self.artifacts.iter().find(|a| a.matches(code))
+    }
+
+    /// Names of storage slots for the access table: for each contract whose code matches an
+    /// artifact with a `storageLayout`, the named slots among `slots`, mapping keys guessed from
+    /// `keys` (see [`layout`]).
+    pub fn slot_names(
+        &self,
+        state: &StateSnapshot,
+        slots: &[(Address, alloy_primitives::U256)],
+        keys: &[alloy_primitives::B256],
+    ) -> std::collections::HashMap<(Address, alloy_primitives::U256), String> {
+        let mut out = std::collections::HashMap::new();
+        let mut per_contract: BTreeMap<Address, std::collections::HashMap<_, _>> = BTreeMap::new();
+        for (addr, slot) in slots {
+            let names = per_contract.entry(*addr).or_insert_with(|| {
+                code_of(state, addr)
+                    .and_then(|c| self.artifact_for_code(&c))
+                    .and_then(|a| a.storage_layout.as_ref())
+                    .map(|l| layout::slot_names(l, keys))
+                    .unwrap_or_default()
+            });
+            let name = names
+                .get(slot)
+                .cloned()
+                .or_else(|| layout::array_element(names, *slot));
+            if let Some(n) = name {
+                out.insert((*addr, *slot), n);
+            }
+        }
+        out
     }
 }
 

@@ -1,6 +1,7 @@
 //! Renderers: pure functions from a trace to text. Only these write to stdout.
 
 pub mod abi;
+pub mod decoded;
 pub mod decoder;
 pub mod gas;
 pub mod json;
