@@ -413,6 +413,27 @@ fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_follow
     // Only contracts that are not verified (none in this tree besides the two) are asked again.
     assert_eq!(hits.load(Ordering::SeqCst) - first, 0, "{}", again.stderr);
 
+    // An explorer that does not answer never fails the trace: the names are just missing.
+    let down = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--explorer-api",
+            "http://127.0.0.1:1/api",
+            "--no-project",
+        ],
+        &[("ETHERSCAN_API_KEY", "test-key")],
+    );
+    assert_eq!(down.code, 3, "{}", down.stderr);
+    assert!(
+        down.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        down.stdout
+    );
+
     // A proxy (EIP-1167 clone of Reverter, injected with a state override) is named by its
     // implementation's verified ABI: the clone itself is not verified anywhere.
     let clone = "0x00000000000000000000000000000000000c10e5";
@@ -576,4 +597,47 @@ fn token_calls_errors_and_balance_slots_are_named() {
         &[],
     );
     assert!(!j.stdout.contains("balanceOf"), "{}", j.stdout);
+}
+
+/// Name sources that cannot be read are bad input (exit 1, one line), before any replay.
+#[test]
+fn unreadable_name_sources_are_bad_input() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tmp("bad");
+    let not_abi = dir.join("not-abi.json");
+    std::fs::write(&not_abi, "{\"hello\": 1}").unwrap();
+    let bad_sigs = dir.join("sigs.txt");
+    std::fs::write(
+        &bad_sigs,
+        "transfer(address,uint256)\nthis is not a declaration\n",
+    )
+    .unwrap();
+    let fixture = "fixtures/reverted-nested.json";
+    for (flag, path, needle) in [
+        ("--abi", "missing.json", "cannot read missing.json"),
+        ("--abi", not_abi.to_str().unwrap(), "not an ABI"),
+        ("--signatures", bad_sigs.to_str().unwrap(), "line 2"),
+        ("--signatures", "missing.txt", "cannot read missing.txt"),
+    ] {
+        let r = chaintrace_in(here, &["tx", "--fixture", fixture, flag, path], &[]);
+        assert_eq!(r.code, 1, "{flag} {path}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{flag} {path}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(!r.stderr.contains("panicked"));
+    }
+    // The same fixture with a good --signatures file traces as usual.
+    let ok = dir.join("ok.txt");
+    std::fs::write(&ok, "error Custom(uint256 code)\n").unwrap();
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            "--fixture",
+            fixture,
+            "--signatures",
+            ok.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
 }

@@ -94,3 +94,42 @@ pub fn implementations(t: &Touched, state: &StateSnapshot) -> Vec<(Address, Addr
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn implementation_slots_and_forwarding_delegatecalls() {
+        let (proxy, imp, uups, other) = (
+            Address::repeat_byte(1),
+            Address::repeat_byte(2),
+            Address::repeat_byte(3),
+            Address::repeat_byte(4),
+        );
+        let mut state = StateSnapshot::partial();
+        state.insert_slot(
+            proxy,
+            U256::from_be_bytes(EIP1967_IMPLEMENTATION.0),
+            U256::from_be_slice(imp.as_slice()),
+        );
+        state.insert_slot(
+            uups,
+            U256::from_be_bytes(EIP1822_PROXIABLE.0),
+            U256::from_be_slice(imp.as_slice()),
+        );
+        // A word with dirty upper bytes is not an address.
+        state.insert_slot(
+            other,
+            U256::from_be_bytes(EIP1967_IMPLEMENTATION.0),
+            U256::MAX,
+        );
+        let mut t = Touched::default();
+        for a in [proxy, uups, other] {
+            t.contracts.insert(a, None);
+        }
+        t.delegations.push((other, imp));
+        let pairs = implementations(&t, &state);
+        assert_eq!(pairs, vec![(proxy, imp), (uups, imp), (other, imp)]);
+    }
+}
