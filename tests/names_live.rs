@@ -81,7 +81,7 @@ fn foundry_project(dir: &Path) {
             "abi": c["abi"],
             "bytecode": {"object": c["bytecode"], "linkReferences": {}},
             "deployedBytecode": {"object": c["deployedBytecode"], "linkReferences": {},
-                "immutableReferences": {}},
+                "immutableReferences": c["immutableReferences"]},
             "methodIdentifiers": c["methodIdentifiers"],
             "storageLayout": c["storageLayout"],
         });
@@ -206,6 +206,17 @@ fn names_from_files_trees_projects_and_the_bundled_table() {
         "auto-discovered Foundry project: {}",
         r.stdout
     );
+    // Matched contracts carry their contract name in the tree.
+    assert!(
+        r.stdout.contains("Hub failNested(code: 48879)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("Reverter failCustom(code: 48879)"),
+        "{}",
+        r.stdout
+    );
     let off = chaintrace_in(
         &nested,
         &["tx", &hash, "--rpc-url", url, "--no-project"],
@@ -240,6 +251,8 @@ fn names_from_files_trees_projects_and_the_bundled_table() {
     let g = chaintrace_in(&foundry, &["gas", &hash, "--rpc-url", url], &[]);
     assert!(g.stdout.contains("failNested"), "{}", g.stdout);
     assert!(g.stdout.contains("failCustom"), "{}", g.stdout);
+    let labelled = format!("{:?} Reverter", s.addr("Reverter"));
+    assert!(g.stdout.contains(&labelled), "{}", g.stdout);
 
     // The bundled table: an ERC-20 call named without any ABI (Logger has no such function).
     let logger = format!("{:?}", s.addr("Logger"));

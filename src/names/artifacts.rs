@@ -86,10 +86,12 @@ fn decode_code(hex_str: &str) -> Option<(Vec<u8>, Ranges)> {
 }
 
 /// Runtime code of an artifact object: Foundry `deployedBytecode.object` with
-/// `immutableReferences`, Hardhat `deployedBytecode` (a string), solc's `bin-runtime`.
+/// `immutableReferences`, Hardhat `deployedBytecode` (a string), solc's `bin-runtime`; a
+/// top-level `immutableReferences` beside a string is used too.
 fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
     let (text, immutables) = match v.get("deployedBytecode").or_else(|| v.get("bin-runtime")) {
-        Some(Value::String(s)) => (s.as_str(), None),
+        // Combined outputs keep the references beside the code.
+        Some(Value::String(s)) => (s.as_str(), v.get("immutableReferences")),
         Some(Value::Object(o)) => (
             o.get("object").and_then(Value::as_str).unwrap_or_default(),
             o.get("immutableReferences"),

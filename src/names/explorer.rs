@@ -84,6 +84,31 @@ impl Explorer {
         found
     }
 
+    /// [`abi`](Self::abi) for many addresses, up to 8 lookups at a time.
+    pub fn abis(&self, addrs: &[Address]) -> Vec<(Address, Arc<Abi>)> {
+        if addrs.is_empty() {
+            return Vec::new();
+        }
+        let per = addrs.len().div_ceil(8);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = addrs
+                .chunks(per)
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .filter_map(|a| self.abi(*a).map(|abi| (*a, abi)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
     fn lookup(&self, addr: Address) -> Option<Abi> {
         let path = self.cache_path(addr);
         if let Some(p) = &path {

@@ -100,20 +100,40 @@ impl Names {
     pub fn decoder_for(&self, result: &TraceResult, state: &StateSnapshot) -> Decoder {
         let mut decoder = self.base.clone();
         let touched = proxy::touched(result);
+        let pairs = proxy::implementations(&touched, state);
+        let code = |addr: &Address| {
+            touched
+                .contracts
+                .get(addr)
+                .cloned()
+                .flatten()
+                .or_else(|| code_of(state, addr))
+        };
+        let mut wanted: Vec<Address> = touched.contracts.keys().copied().collect();
+        wanted.extend(pairs.iter().map(|(_, imp)| *imp));
+        wanted.sort();
+        wanted.dedup();
+        // Only contracts (accounts with code) are looked up; explorer lookups run in parallel.
         let mut own: BTreeMap<Address, Arc<Abi>> = BTreeMap::new();
-        for (addr, created) in &touched.contracts {
-            let code = created.clone().or_else(|| code_of(state, addr));
-            if let Some(abi) = self.abi_for(*addr, code.as_ref()) {
-                own.insert(*addr, abi);
+        let mut ask: Vec<Address> = Vec::new();
+        for addr in wanted {
+            let Some(c) = code(&addr) else { continue };
+            match self.artifact_for_code(&c) {
+                Some(a) => {
+                    own.insert(addr, a.abi.clone());
+                    if !a.name.is_empty() {
+                        decoder.add_label(addr, a.name.clone());
+                    }
+                }
+                None => ask.push(addr),
             }
         }
-        for (proxy, implementation) in proxy::implementations(&touched, state) {
-            if let std::collections::btree_map::Entry::Vacant(slot) = own.entry(implementation) {
-                let code = code_of(state, &implementation);
-                if let Some(abi) = self.abi_for(implementation, code.as_ref()) {
-                    slot.insert(abi);
-                }
+        if let Some(e) = &self.explorer {
+            for (addr, abi) in e.abis(&ask) {
+                own.insert(addr, abi);
             }
+        }
+        for (proxy, implementation) in pairs {
             if let Some(imp) = own.get(&implementation).cloned() {
                 let mut merged = own.get(&proxy).map(|a| (**a).clone()).unwrap_or_default();
                 merged.merge((*imp).clone());
@@ -124,15 +144,6 @@ impl Names {
             decoder.add_contract(addr, abi);
         }
         decoder
-    }
-
-    fn abi_for(&self, addr: Address, code: Option<&Bytes>) -> Option<Arc<Abi>> {
-        if let Some(code) = code.filter(|c| !c.is_empty()) {
-            if let Some(a) = self.artifacts.iter().find(|a| a.matches(code)) {
-                return Some(a.abi.clone());
-            }
-        }
-        self.explorer.as_ref().and_then(|e| e.abi(addr))
     }
 
     /// The artifact whose runtime code is `code` (for storage layouts).

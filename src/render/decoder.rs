@@ -24,6 +24,7 @@ use super::values::{decode_log, decode_params, format_call};
 pub struct Decoder {
     abi: Option<Abi>,
     contracts: HashMap<Address, Arc<Abi>>,
+    labels: HashMap<Address, String>,
     signatures: Option<Abi>,
 }
 
@@ -77,6 +78,24 @@ impl Decoder {
     /// The ABI of the contract at `address` (first tier for calls to it, its reverts and logs).
     pub fn add_contract(&mut self, address: Address, abi: Arc<Abi>) {
         self.contracts.insert(address, abi);
+    }
+
+    /// Names the contract at `address` (its artifact's contract name).
+    pub fn add_label(&mut self, address: Address, label: String) {
+        self.labels.insert(address, label);
+    }
+
+    /// The contract name at `address`, when known.
+    pub fn label(&self, address: &Address) -> Option<&str> {
+        self.labels.get(address).map(String::as_str)
+    }
+
+    /// `0xAbCd…` plus ` Name` when the contract's name is known.
+    pub fn with_label(&self, address: &Address, shown: String) -> String {
+        match self.label(address) {
+            Some(l) => format!("{shown} {l}"),
+            None => shown,
+        }
     }
 
     /// Whether a contract-specific ABI is known for `address`.

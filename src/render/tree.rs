@@ -129,7 +129,7 @@ impl Renderer<'_> {
         } else {
             format!("{}…{}", &s[..6], &s[s.len() - 4..])
         };
-        self.paint(&s, DIM)
+        self.decoder.with_label(&a, self.paint(&s, DIM))
     }
 
     fn call_text(&self, f: &CallFrame) -> String {
