@@ -304,9 +304,9 @@ fn deployed_code_matches_its_artifact_and_no_other() {
     }
 }
 
-/// A loopback explorer: `GET /api?...&action=getabi&address=A` answers Etherscan-style for
-/// `abi_for`, `GET /v2/contract/<chain>/<A>?fields=abi` Sourcify-style for `sourcify_for`;
-/// everything else is "not verified" / 404. Counts requests.
+/// A loopback explorer: `GET /api?…&action=getabi&address=<api_addr>` answers Etherscan-style,
+/// `GET /v2/contract/<chain>/<src_addr>?fields=abi` Sourcify-style; everything else is "not
+/// verified" / 404. Counts requests.
 fn mock_explorer(
     api_addr: String,
     api_abi: Value,
@@ -391,7 +391,7 @@ fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_follow
         url,
         "--explorer-api",
         &api,
-        "--sourcify",
+        "--sourcify-url",
         &mock,
     ];
     let r = chaintrace_in(here, &args, &env);

@@ -47,6 +47,9 @@ pub struct ChainPreset {
     pub decimals: u8,
     /// Explorer URL template for a transaction; `{hash}` is replaced.
     pub explorer_tx: Option<&'static str>,
+    /// Etherscan-compatible API for verified ABIs (`module=contract&action=getabi`), used when
+    /// `ETHERSCAN_API_KEY` is set.
+    pub explorer_api: Option<&'static str>,
 }
 
 /// Presets, looked up by id or name.
@@ -59,6 +62,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "ETH",
         explorer_tx: Some("https://etherscan.io/tx/{hash}"),
+        explorer_api: Some("https://api.etherscan.io/v2/api"),
     },
     ChainPreset {
         id: 1329,
@@ -68,6 +72,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "native",
         explorer_tx: None,
+        explorer_api: None,
     },
     ChainPreset {
         id: 1328,
@@ -77,6 +82,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "native",
         explorer_tx: None,
+        explorer_api: None,
     },
 ];
 

@@ -26,9 +26,12 @@ pub struct NameArgs {
     /// preset's API is used.
     #[arg(long, value_name = "URL")]
     pub explorer_api: Option<String>,
-    /// Also look verified ABIs up on Sourcify (default server https://sourcify.dev/server).
-    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = SOURCIFY_DEFAULT)]
-    pub sourcify: Option<String>,
+    /// Also look verified ABIs up on Sourcify (https://sourcify.dev/server).
+    #[arg(long)]
+    pub sourcify: bool,
+    /// Sourcify server to use instead of the public one (implies --sourcify).
+    #[arg(long, value_name = "URL")]
+    pub sourcify_url: Option<String>,
     /// Do not look for a Foundry/Hardhat project around the working directory.
     #[arg(long)]
     pub no_project: bool,
@@ -47,8 +50,13 @@ pub fn load_names(args: &TraceArgs) -> Result<Names, CliError> {
 }
 
 fn cache_dir() -> Option<PathBuf> {
-    let off = std::env::var("CHAINTRACE_NO_CACHE")
-        .is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    // The same reading as clap's FalseyValueParser gives `--no-cache`.
+    let off = std::env::var("CHAINTRACE_NO_CACHE").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off" | "n" | "f"
+        )
+    });
     if off {
         return None;
     }
@@ -73,16 +81,15 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
         (None, Some(k)) => preset_api(chain_id).map(|u| (u.to_string(), Some(k.clone()))),
         (None, None) => None,
     };
-    if api.is_none() && args.names.sourcify.is_none() {
+    let sourcify = match (&args.names.sourcify_url, args.names.sourcify) {
+        (Some(url), _) => Some(url.clone()),
+        (None, true) => Some(SOURCIFY_DEFAULT.to_string()),
+        (None, false) => None,
+    };
+    if api.is_none() && sourcify.is_none() {
         return;
     }
-    names.explorer = Some(Explorer::new(
-        chain_id,
-        api,
-        args.names.sourcify.clone(),
-        cache_dir(),
-        timeout,
-    ));
+    names.explorer = Some(Explorer::new(chain_id, api, sourcify, cache_dir(), timeout));
 }
 
 /// The decoder for `traced`: per-contract ABIs only when names will be printed (human output or

@@ -4,7 +4,7 @@
 //! chain and address.
 //!
 //! Nothing here runs without an explicit opt-in (`--explorer-api URL`, `ETHERSCAN_API_KEY` on a
-//! chain whose preset carries an explorer API, or `--sourcify`), so traces stay offline by
+//! chain whose preset carries an explorer API, or `--sourcify`/`--sourcify-url`), so traces stay offline by
 //! default. A failed or unverified lookup is remembered for the run and never fails the trace:
 //! names are a convenience, the trace is the product.
 
@@ -20,13 +20,10 @@ use crate::render::abi::Abi;
 
 /// Sourcify's public server.
 pub const SOURCIFY_DEFAULT: &str = "https://sourcify.dev/server";
-/// Etherscan's multichain API (v2): one endpoint, the chain given as `chainid`.
-pub const ETHERSCAN_V2: &str = "https://api.etherscan.io/v2/api";
-
-/// The explorer API a chain preset carries: Etherscan v2 for Ethereum mainnet and its public
-/// testnets. Chains 1329/1328 carry none.
+/// The explorer API a chain preset carries (Etherscan's v2 API for Ethereum mainnet; chains
+/// 1329/1328 carry none).
 pub fn preset_api(chain_id: u64) -> Option<&'static str> {
-    matches!(chain_id, 1 | 11_155_111 | 17_000 | 560_048).then_some(ETHERSCAN_V2)
+    crate::chain::preset(chain_id).and_then(|p| p.explorer_api)
 }
 
 /// Where verified ABIs come from, and where they are cached.
