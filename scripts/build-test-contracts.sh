@@ -52,7 +52,7 @@ const settings = {
   // No CBOR metadata trailer: bytecode stays stable across comment edits.
   metadata: { appendCBOR: false, bytecodeHash: "none" },
   outputSelection: {
-    "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.methodIdentifiers"] },
+    "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.methodIdentifiers", "evm.deployedBytecode.immutableReferences", "storageLayout"] },
   },
 };
 const input = { language: "Solidity", sources, settings };
@@ -80,6 +80,8 @@ for (const file of Object.keys(output.contracts).sort()) {
       methodIdentifiers: c.evm.methodIdentifiers,
       bytecode: "0x" + c.evm.bytecode.object,
       deployedBytecode: "0x" + c.evm.deployedBytecode.object,
+      immutableReferences: c.evm.deployedBytecode.immutableReferences,
+      storageLayout: c.storageLayout,
     };
   }
 }

@@ -5,6 +5,7 @@
 //! (trees, JSON). [`rpc`] and [`chain`] serve the source and the replay plan.
 
 pub mod chain;
+pub mod names;
 pub mod node;
 pub mod policy;
 pub mod render;

@@ -49,6 +49,9 @@ pub struct ChainPreset {
     pub decimals: u8,
     /// Explorer URL template for a transaction; `{hash}` is replaced.
     pub explorer_tx: Option<&'static str>,
+    /// Etherscan-compatible API for verified ABIs (`module=contract&action=getabi`), used when
+    /// `ETHERSCAN_API_KEY` is set.
+    pub explorer_api: Option<&'static str>,
 }
 
 /// Presets, looked up by id or name.
@@ -61,6 +64,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "ETH",
         explorer_tx: Some("https://etherscan.io/tx/{hash}"),
+        explorer_api: Some("https://api.etherscan.io/v2/api"),
     },
     ChainPreset {
         id: 1329,
@@ -70,6 +74,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "SEI",
         explorer_tx: None,
+        explorer_api: None,
     },
     ChainPreset {
         id: 1328,
@@ -79,6 +84,7 @@ pub const PRESETS: &[ChainPreset] = &[
         decimals: 18,
         currency: "SEI",
         explorer_tx: None,
+        explorer_api: None,
     },
 ];
 

@@ -2,7 +2,12 @@
 //! and slot read or written, its value before and after, and the frames that touched it — as a
 //! table, or JSON with `--json`. `--remote` prints the node's own `debug_traceStateAccess`.
 
+use std::collections::HashMap;
 use std::io::Write;
+
+use alloy_primitives::{Address, U256};
+use chaintrace::names::layout::candidate_keys;
+use chaintrace::names::Names;
 
 use chaintrace::render::json::write_json;
 use chaintrace::replay::access::{trace_access, Access};
@@ -29,14 +34,26 @@ pub struct AccessArgs {
     /// Replay under this fork instead of the chain's schedule.
     #[arg(long, value_name = "NAME")]
     pub hardfork: Option<String>,
+    /// JSON ABI, artifact or artifact tree (Foundry `out/`): slots of contracts whose code matches
+    /// an artifact with a `storageLayout` are named (`balanceOf[0x…]`). Repeatable.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub abi: Vec<String>,
+    /// Do not look for a Foundry/Hardhat project around the working directory.
+    #[arg(long)]
+    pub no_project: bool,
     #[command(flatten)]
     pub rpc: RpcArgs,
     #[command(flatten)]
     pub state: StateArgs,
 }
 
-/// Renders the access pattern as a table: one row per account or slot.
-pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()> {
+/// Renders the access pattern as a table: one row per account or slot, slots followed by their
+/// name from a storage layout when known.
+pub fn render_table(
+    rows: &[Access],
+    slot_names: &HashMap<(Address, U256), String>,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
@@ -57,7 +74,10 @@ pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()
         let slot = match r.slot {
             None => "(account)".to_string(),
             Some(s) if r.transient => format!("{s:#x} (transient)"),
-            Some(s) => format!("{s:#x}"),
+            Some(s) => match slot_names.get(&(r.address, s)) {
+                Some(name) => format!("{s:#x} {name}"),
+                None => format!("{s:#x}"),
+            },
         };
         let value = |v: alloy_primitives::U256, n: Option<u64>| match n {
             Some(n) => format!("balance {v}, nonce {n}"),
@@ -81,6 +101,44 @@ pub fn render_table(rows: &[Access], out: &mut impl Write) -> std::io::Result<()
 }
 
 impl AccessArgs {
+    /// Slot names from the storage layouts of matching artifacts (`--abi`, the project).
+    fn slot_names(
+        &self,
+        rows: &[Access],
+        mined: &Mined,
+    ) -> Result<HashMap<(Address, U256), String>, CliError> {
+        let cwd = std::env::current_dir().ok();
+        let discover = if self.no_project {
+            None
+        } else {
+            cwd.as_deref()
+        };
+        let names =
+            Names::load(&self.abi, &[], discover).map_err(|e| CliError::input(e.to_string()))?;
+        let slots: Vec<(Address, U256)> = rows
+            .iter()
+            .filter_map(|r| r.slot.map(|s| (r.address, s)))
+            .collect();
+        let mut accounts: Vec<Address> = rows.iter().map(|r| r.address).collect();
+        let field = |k: &str| {
+            mined
+                .tx_json
+                .get(k)
+                .and_then(|v| v.as_str())
+                .and_then(|s| s.parse::<Address>().ok())
+        };
+        accounts.extend(field("from"));
+        accounts.extend(field("to"));
+        let input = mined
+            .tx_json
+            .get("input")
+            .and_then(|v| v.as_str())
+            .and_then(|s| alloy_primitives::hex::decode(s).ok())
+            .unwrap_or_default();
+        let keys = candidate_keys(accounts, &input);
+        Ok(names.slot_names(&mined.snapshot, &slots, &keys))
+    }
+
     pub fn run(&self) -> Result<u8, CliError> {
         let hash = parse_hash(&self.hash, "transaction hash")?;
         let hardfork = super::common::hardfork_arg(self.hardfork.as_deref())?;
@@ -112,7 +170,8 @@ impl AccessArgs {
             write_json(&mut out, &rows)?;
             writeln!(out)?;
         } else {
-            render_table(&rows, &mut out)?;
+            let names = self.slot_names(&rows, &mined)?;
+            render_table(&rows, &names, &mut out)?;
         }
         out.flush()?;
         print_note(&mined);

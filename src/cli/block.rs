@@ -77,17 +77,17 @@ impl BlockArgs {
         }
         let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
-        let decoder = self.trace.decoder()?;
+        let mut names = super::names::load_names(&self.trace)?;
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
         let spec_id = spec_for(chain_id, &block.info, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
-        let (traces, passes) = if block.txs.is_empty() {
-            (Vec::new(), 0)
+        let (traces, passes, snapshot) = if block.txs.is_empty() {
+            (Vec::new(), 0, Default::default())
         } else {
             let r = replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?;
-            (r.traces, r.passes)
+            (r.traces, r.passes, r.snapshot)
         };
         let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
         let receipts = source.receipts(&hashes)?;
@@ -115,8 +115,15 @@ impl BlockArgs {
                 block.info.number,
                 traces.len()
             )?;
+            super::names::attach_explorer(
+                &mut names,
+                &self.trace,
+                chain_id,
+                source.client.timeout(),
+            );
             for (i, t) in traces.iter().enumerate() {
                 writeln!(std::io::stdout().lock(), "\n#{i} {:?}", t.hash)?;
+                let decoder = super::names::decoder_for(&names, &self.trace, t, &snapshot);
                 print_trace(t, &self.trace, &decoder, currency)?;
             }
         }

@@ -1,29 +1,42 @@
-//! `chaintrace call`: trace a simulated call on a block's state (geth's debug_traceCall).
+//! `chaintrace call`: trace a simulated call on a block's state (geth's debug_traceCall), with
+//! cast-style inputs (`--sig` and arguments, `--value 1ether`) and geth's state and block
+//! overrides.
 
 use alloy_primitives::{Address, Bytes, U256};
 use chaintrace::replay::env::default_call_gas;
-use chaintrace::replay::remote::replay_txs;
+use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
+use chaintrace::replay::remote::replay_txs_with;
 use chaintrace::replay::{EvmEnv, ReplayTx};
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use clap::Args;
+use serde_json::Value;
 
 use super::block::parse_block_ref;
+use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
+use super::names::{attach_explorer, decoder_for, load_names};
 use chaintrace::replay::mined::spec_for;
 
 /// Trace a call that is not on chain, on the state after block `--block` (default latest).
 #[derive(Args, Debug)]
 pub struct CallArgs {
-    /// Sender address.
-    #[arg(long)]
+    /// Sender address (default: the zero address, as geth's debug_traceCall).
+    #[arg(long, default_value = "0x0000000000000000000000000000000000000000")]
     pub from: String,
     /// Recipient address; omit to simulate a contract creation with --data as init code.
     #[arg(long)]
     pub to: Option<String>,
     /// Calldata as hex.
-    #[arg(long, default_value = "0x")]
+    #[arg(long, default_value = "0x", conflicts_with = "sig")]
     pub data: String,
-    /// Value in wei (decimal or 0x hex).
+    /// Function signature to call, e.g. 'transfer(address,uint256)'; its arguments follow as
+    /// ARGS (cast syntax).
+    #[arg(long, value_name = "SIG")]
+    pub sig: Option<String>,
+    /// Arguments of --sig (a negative number after `--`).
+    #[arg(value_name = "ARGS", requires = "sig")]
+    pub args: Vec<String>,
+    /// Value: wei (decimal or 0x hex), or with a unit: 1ether, 1.5ether, 20gwei.
     #[arg(long, default_value = "0")]
     pub value: String,
     /// Gas limit (default: the block's gas limit, capped at 2^24 from Osaka on, EIP-7825).
@@ -42,6 +55,14 @@ pub struct CallArgs {
     /// Print the node's own debug_traceCall with the same tracer and config.
     #[arg(long)]
     pub remote: bool,
+    /// geth's stateOverrides, as JSON or a JSON file: {"0xADDR": {"balance", "nonce", "code",
+    /// "state" | "stateDiff"}}.
+    #[arg(long, value_name = "JSON|FILE")]
+    pub state_override: Option<String>,
+    /// geth's blockOverrides, as JSON or a JSON file: {"number", "time", "gasLimit",
+    /// "feeRecipient", "prevRandao", "baseFeePerGas", "blobBaseFee", "difficulty"}.
+    #[arg(long, value_name = "JSON|FILE")]
+    pub block_override: Option<String>,
 }
 
 fn parse_address(s: &str, flag: &str) -> Result<Address, CliError> {
@@ -64,9 +85,32 @@ impl CallArgs {
             .as_deref()
             .map(|t| parse_address(t, "--to"))
             .transpose()?;
-        let data: Bytes =
-            parse_hex(&self.data).map_err(|e| CliError::input(format!("malformed --data: {e}")))?;
-        let value = parse_quantity(&self.value, "--value")?;
+        let data: Bytes = match &self.sig {
+            Some(sig) => encode_call(sig, &self.args)?.into(),
+            None => parse_hex(&self.data)
+                .map_err(|e| CliError::input(format!("malformed --data: {e}")))?,
+        };
+        let value = parse_value(&self.value, "--value")?;
+        let state_json = self
+            .state_override
+            .as_deref()
+            .map(|s| json_arg(s, "--state-override"))
+            .transpose()?;
+        let block_json = self
+            .block_override
+            .as_deref()
+            .map(|s| json_arg(s, "--block-override"))
+            .transpose()?;
+        let state_override = state_json
+            .as_ref()
+            .map(StateOverride::from_json)
+            .transpose()
+            .map_err(|e| CliError::input(format!("--state-override: {e}")))?;
+        let block_override = block_json
+            .as_ref()
+            .map(BlockOverrides::from_json)
+            .transpose()
+            .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
         let gas_price = parse_quantity(&self.gas_price, "--gas-price")?;
         let gas_price =
             u128::try_from(gas_price).map_err(|_| CliError::input("--gas-price is too large"))?;
@@ -80,30 +124,47 @@ impl CallArgs {
             if let Some(g) = &self.gas {
                 call["gas"] = serde_json::json!(parse_quantity(g, "--gas")?);
             }
-            return super::state::run_remote_call(&self.rpc, &self.trace, call, &block_ref);
+            return run_remote(self, call, &block_ref, state_json, block_json);
         }
         let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
-        let decoder = self.trace.decoder()?;
+        let mut names = load_names(&self.trace)?;
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let block = source.block(&block_ref)?;
-        let spec_id = spec_for(chain_id, &block.info, hardfork);
+        // The state is the block's; the header the call runs in may be overridden (and with it
+        // the fork rules, as geth derives them from the overridden number and time).
+        let mut info = block.info.clone();
+        if let Some(b) = &block_override {
+            b.apply_info(&mut info)
+                .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
+        }
+        let spec_id = spec_for(chain_id, &info, hardfork);
         let gas = match &self.gas {
             Some(g) => u64::try_from(parse_quantity(g, "--gas")?)
                 .map_err(|_| CliError::input("--gas is too large"))?,
-            None => default_call_gas(spec_id, block.info.gas_limit),
+            None => default_call_gas(spec_id, info.gas_limit),
         };
-        let env = EvmEnv::new(spec_id, chain_id, &block.info).for_call(gas_price);
+        let mut env = EvmEnv::new(spec_id, chain_id, &info).for_call(gas_price);
+        if let Some(b) = &block_override {
+            b.apply_env(&mut env.block)
+                .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
+        }
         let tx = ReplayTx::simulated(from, to, data, value, gas, gas_price);
         let state_at = format!("{:#x}", block.info.number);
-        let replay = replay_txs(
+        let prepare = |db: &mut chaintrace::source::ReplayDb<'_>| {
+            if let Some(o) = &state_override {
+                o.apply(db);
+            }
+        };
+        let replay = replay_txs_with(
             &source,
             std::slice::from_ref(&tx),
             &env,
             0,
             &state_at,
             &spec,
+            &prepare,
         )?;
         let passes = replay.passes;
         let traced = replay
@@ -112,6 +173,8 @@ impl CallArgs {
             .next()
             .ok_or_else(|| CliError::source("replay produced no trace"))?;
         let currency = chaintrace::chain::currency(chain_id);
+        attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
+        let decoder = decoder_for(&names, &self.trace, &traced, &replay.snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {
@@ -120,4 +183,32 @@ impl CallArgs {
             exit::TX_FAILED
         })
     }
+}
+
+/// `--remote`: the node's own debug_traceCall, overrides passed as geth's `stateOverrides` and
+/// `blockOverrides` members of the trace config.
+fn run_remote(
+    args: &CallArgs,
+    call: Value,
+    block_ref: &str,
+    state: Option<Value>,
+    block: Option<Value>,
+) -> Result<u8, CliError> {
+    use super::state::{node_result_code, node_tracer_options, print_node_result, report};
+    let source = args.rpc.source()?;
+    let mut opts = node_tracer_options(&args.trace)?;
+    if let Some(s) = state {
+        opts["stateOverrides"] = s;
+    }
+    if let Some(b) = block {
+        opts["blockOverrides"] = b;
+    }
+    let (v, currency) = super::state::node_trace(
+        &source,
+        "debug_traceCall",
+        serde_json::json!([call, block_ref, opts]),
+    )?;
+    print_node_result(&v, &args.trace, &args.trace.decoder()?, currency)?;
+    report(&source, None, None, 0);
+    Ok(node_result_code(&v))
 }

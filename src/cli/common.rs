@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
-use chaintrace::render::abi::{Abi, Decoder};
+use chaintrace::render::abi::Decoder;
+use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
@@ -139,12 +140,20 @@ pub struct TraceArgs {
     /// Print exactly geth's JSON result on stdout and nothing else.
     #[arg(long)]
     pub json: bool,
+    /// With --json and a call tree: print {"result": <geth's result unchanged>, "decoded":
+    /// [{"frame", "address", "call", "revert", "logs"}]} with the names the tree would show.
+    #[arg(long, requires = "json")]
+    pub decode: bool,
     /// Replay under this fork instead of the chain's schedule (e.g. cancun, prague).
     #[arg(long, value_name = "NAME")]
     pub hardfork: Option<String>,
-    /// JSON ABI (or a Foundry/Hardhat artifact) to name functions, errors and events.
-    #[arg(long, value_name = "FILE")]
+    /// JSON ABI, Foundry/Hardhat artifact, or a directory of them (Foundry `out/`, Hardhat
+    /// `artifacts/`) to name functions, errors and events; artifacts are matched to deployed
+    /// contracts by runtime code. Repeatable.
+    #[arg(long, value_name = "FILE|DIR")]
     pub abi: Vec<String>,
+    #[command(flatten)]
+    pub names: super::names::NameArgs,
     /// Instead of a trace, print where the gas went: by opcode, contract and frame, and the
     /// transaction line (intrinsic, execution, refund, gas used). `--json` gives the same tables.
     #[arg(long)]
@@ -181,8 +190,16 @@ impl TraceArgs {
                     .map_err(|e| CliError::input(format!("--tracer-config is not valid JSON: {e}")))
             })
             .transpose()?;
-        TracerSpec::new(kind, parsed.as_ref().or(fallback_config))
-            .map_err(|e| CliError::input(e.to_string()))
+        let mut config = parsed.as_ref().or(fallback_config).cloned();
+        // The tree for people shows events under their frames: the callTracer records logs
+        // unless the config says otherwise. `--json` keeps exactly the config given.
+        if !self.json && kind == TracerKind::Call {
+            let c = config.get_or_insert_with(|| serde_json::json!({}));
+            if let Some(o) = c.as_object_mut() {
+                o.entry("withLog").or_insert(Value::Bool(true));
+            }
+        }
+        TracerSpec::new(kind, config.as_ref()).map_err(|e| CliError::input(e.to_string()))
     }
 
     fn config(&self, fallback: Option<&Value>) -> Result<Option<Value>, CliError> {
@@ -213,21 +230,9 @@ impl TraceArgs {
         ))
     }
 
+    /// The decoder of `--abi`, project artifacts and `--signatures`, without per-contract ABIs.
     pub fn decoder(&self) -> Result<Decoder, CliError> {
-        let mut abi: Option<Abi> = None;
-        for path in &self.abi {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::input(format!("cannot read ABI {path}: {e}")))?;
-            let a = Abi::from_json(&text).map_err(|e| CliError::input(format!("{path}: {e}")))?;
-            abi = Some(match abi {
-                None => a,
-                Some(mut prev) => {
-                    prev.merge(a);
-                    prev
-                }
-            });
-        }
-        Ok(Decoder::new(abi))
+        Ok(super::names::load_names(self)?.decoder())
     }
 }
 
@@ -293,6 +298,9 @@ pub fn print_trace(
         } else {
             render_gas_tables(report, decoder, &mut out)?;
         }
+    } else if args.json && args.decode {
+        write_decoded(&mut out, &t.result, decoder)?;
+        writeln!(out)?;
     } else if args.json {
         write_trace(&mut out, &t.result)?;
         writeln!(out)?;

@@ -214,21 +214,3 @@ pub fn run_remote_block(
     report(&source, None, None, 0);
     Ok(super::common::exit::OK)
 }
-
-/// `call --remote`: the node's own debug_traceCall, printed like a local call.
-pub fn run_remote_call(
-    rpc: &super::common::RpcArgs,
-    args: &TraceArgs,
-    call: Value,
-    block_ref: &str,
-) -> Result<u8, CliError> {
-    let source = rpc.source()?;
-    let (v, currency) = node_trace(
-        &source,
-        "debug_traceCall",
-        json!([call, block_ref, node_tracer_options(args)?]),
-    )?;
-    print_node_result(&v, args, &args.decoder()?, currency)?;
-    report(&source, None, None, 0);
-    Ok(node_result_code(&v))
-}

@@ -5,7 +5,7 @@ use std::io::Write;
 use alloy_primitives::B256;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::selfcheck::{check, Divergence};
-use chaintrace::replay::{trace_at, trace_fixture, TracedTx};
+use chaintrace::replay::{fixture_snapshot, trace_at, trace_fixture, TracedTx};
 use chaintrace::source::cache::Cache;
 use chaintrace::source::fixture::Fixture;
 use chaintrace::source::rpc::RpcSource;
@@ -13,6 +13,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
     node_result_code, node_tracer_options, print_node_result, print_note, report, StateArgs,
 };
@@ -103,7 +104,7 @@ pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
 
 impl TxArgs {
     pub fn run(&self) -> Result<u8, CliError> {
-        let decoder = self.trace.decoder()?;
+        let mut names = load_names(&self.trace)?;
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
             if self.remote {
@@ -117,6 +118,8 @@ impl TxArgs {
             let traced = trace_fixture(&fx, &spec, hardfork)
                 .map_err(|e| CliError::input(format!("{path}: {e}")))?;
             let currency = chaintrace::chain::currency(fx.schedule.chain_id);
+            let state = fixture_snapshot(&fx);
+            let decoder = decoder_for(&names, &self.trace, &traced, &state);
             print_trace(&traced, &self.trace, &decoder, currency)?;
             return Ok(finish(&traced, fx.receipt.as_ref(), false));
         }
@@ -126,7 +129,7 @@ impl TxArgs {
             let opts = node_tracer_options(&self.trace)?;
             let (v, currency) =
                 super::state::node_trace(&source, "debug_traceTransaction", json!([hash, opts]))?;
-            print_node_result(&v, &self.trace, &decoder, currency)?;
+            print_node_result(&v, &self.trace, &names.decoder(), currency)?;
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
@@ -136,6 +139,13 @@ impl TxArgs {
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
         let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
         let currency = chaintrace::chain::currency(mined.chain_id);
+        attach_explorer(
+            &mut names,
+            &self.trace,
+            mined.chain_id,
+            source.client.timeout(),
+        );
+        let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(

@@ -63,12 +63,13 @@ fn function(f: &GasFrame, d: &Decoder) -> String {
     if f.input.is_empty() {
         return "()".to_string();
     }
-    d.function_name(&f.input).unwrap_or_else(|| {
-        format!(
-            "0x{}",
-            alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
-        )
-    })
+    d.function_name_at(Some(f.code_address), &f.input)
+        .unwrap_or_else(|| {
+            format!(
+                "0x{}",
+                alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
+            )
+        })
 }
 
 fn share(part: u64, whole: u64) -> f64 {
@@ -154,7 +155,7 @@ pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> i
     let mut t = table(&["contract", "frames", "self gas", "inclusive gas"]);
     for (a, calls, s, i) in contract_rows(r) {
         t.add_row(vec![
-            Cell::new(format!("{a:?}")),
+            Cell::new(d.with_label(&a, format!("{a:?}"))),
             num(calls),
             num(s),
             num(i),
@@ -166,10 +167,10 @@ pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> i
         let status = if f.failed { " ✗" } else { "" };
         t.add_row(vec![
             Cell::new(format!(
-                "{}{} {:?}{status}",
+                "{}{} {}{status}",
                 "  ".repeat(f.depth),
                 f.kind.as_str(),
-                f.code_address
+                d.with_label(&f.code_address, format!("{:?}", f.code_address))
             )),
             Cell::new(function(f, d)),
             num(f.self_gas),
@@ -187,7 +188,11 @@ pub fn collapsed_stacks(r: &GasReport, d: &Decoder) -> Vec<(String, u64)> {
 fn frame_label(f: &GasFrame, d: &Decoder) -> String {
     let a = format!("{:?}", f.code_address);
     // Semicolons separate stack levels in the collapsed format; keep them out of labels.
-    format!("{}…{} {}", &a[..6], &a[a.len() - 4..], function(f, d)).replace(';', ",")
+    let short = d.with_label(
+        &f.code_address,
+        format!("{}…{}", &a[..6], &a[a.len() - 4..]),
+    );
+    format!("{short} {}", function(f, d)).replace(';', ",")
 }
 
 fn collapsed(r: &GasReport, d: &Decoder, by_op: bool) -> Vec<(String, u64)> {

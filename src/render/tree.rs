@@ -129,7 +129,7 @@ impl Renderer<'_> {
         } else {
             format!("{}…{}", &s[..6], &s[s.len() - 4..])
         };
-        self.paint(&s, DIM)
+        self.decoder.with_label(&a, self.paint(&s, DIM))
     }
 
     fn call_text(&self, f: &CallFrame) -> String {
@@ -141,14 +141,14 @@ impl Renderer<'_> {
                 )
             }
             CallKind::Selfdestruct => String::new(),
-            _ => self.decoder.describe_call_with_value(&f.input, f.value),
+            _ => self.decoder.describe_call_at(f.to, &f.input, f.value),
         }
     }
 
     fn revert_text(&self, f: &CallFrame) -> Option<String> {
         f.output
             .as_deref()
-            .and_then(|o| self.decoder.describe_revert(o))
+            .and_then(|o| self.decoder.describe_revert_at(f.to, o))
             .or_else(|| f.revert_reason.clone())
     }
 
@@ -203,7 +203,11 @@ impl Renderer<'_> {
     }
 
     fn log_line(&self, f: &CallFrame, log: &CallLog) -> String {
-        let mut line = format!("emit {}", self.decoder.describe_log(&log.topics, &log.data));
+        let mut line = format!(
+            "emit {}",
+            self.decoder
+                .describe_log_at(Some(log.address), &log.topics, &log.data)
+        );
         // Logs belong to the storage context, which for DELEGATECALL/CALLCODE is `from`; say so
         // only when the emitter is not the obvious one.
         let context = match f.kind {

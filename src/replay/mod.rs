@@ -5,6 +5,7 @@
 pub mod access;
 pub mod env;
 pub mod mined;
+pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
 pub mod splice;

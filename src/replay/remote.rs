@@ -46,6 +46,20 @@ pub fn replay_txs(
     state_at: &str,
     tracer: &TracerSpec,
 ) -> Result<BlockReplay, SourceError> {
+    replay_txs_with(source, txs, env, first, state_at, tracer, &|_| {})
+}
+
+/// [`replay_txs`], with `prepare` run on each pass's fresh database before the transactions
+/// (geth's state overrides of `debug_traceCall`).
+pub fn replay_txs_with(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    tracer: &TracerSpec,
+    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
+) -> Result<BlockReplay, SourceError> {
     let parent = state_at.to_string();
     let mut snap = StateSnapshot::partial();
     source.fill(
@@ -61,6 +75,7 @@ pub fn replay_txs(
     loop {
         let (result, misses) = {
             let mut db = snap.db();
+            prepare(&mut db);
             let result = if traced {
                 run_pass(&mut db, env, txs, first, tracer)
             } else {

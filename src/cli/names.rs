@@ -1,0 +1,116 @@
+//! Name-source flags (`--signatures`, `--explorer-api`, `--sourcify`, `--no-project`; `--abi`
+//! lives in [`TraceArgs`]) and the decoder of one trace.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chaintrace::names::explorer::{preset_api, Explorer, SOURCIFY_DEFAULT};
+use chaintrace::names::Names;
+use chaintrace::render::decoder::Decoder;
+use chaintrace::replay::{TraceResult, TracedTx};
+use chaintrace::source::cache::default_root;
+use chaintrace::source::StateSnapshot;
+use clap::Args;
+
+use super::common::{CliError, TraceArgs};
+
+/// Where function, error and event names come from besides `--abi`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct NameArgs {
+    /// Extra signatures: human-readable declarations, one per line (`function f(uint256 a)`,
+    /// `error E(address)`, `event T(address indexed from)`), or a JSON ABI. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub signatures: Vec<String>,
+    /// Etherscan-compatible explorer API (e.g. https://api.etherscan.io/v2/api) for verified ABIs
+    /// by address; the key comes from ETHERSCAN_API_KEY. With only the key set, the chain
+    /// preset's API is used.
+    #[arg(long, value_name = "URL")]
+    pub explorer_api: Option<String>,
+    /// Also look verified ABIs up on Sourcify (https://sourcify.dev/server).
+    #[arg(long)]
+    pub sourcify: bool,
+    /// Sourcify server to use instead of the public one (implies --sourcify).
+    #[arg(long, value_name = "URL")]
+    pub sourcify_url: Option<String>,
+    /// Do not look for a Foundry/Hardhat project around the working directory.
+    #[arg(long)]
+    pub no_project: bool,
+}
+
+/// The run's name sources (explorer not yet attached: it needs the chain id).
+pub fn load_names(args: &TraceArgs) -> Result<Names, CliError> {
+    let cwd = std::env::current_dir().ok();
+    let discover = if args.names.no_project {
+        None
+    } else {
+        cwd.as_deref()
+    };
+    Names::load(&args.abi, &args.names.signatures, discover)
+        .map_err(|e| CliError::input(e.to_string()))
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    // The same reading as clap's FalseyValueParser gives `--no-cache`.
+    let off = std::env::var("CHAINTRACE_NO_CACHE").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off" | "n" | "f"
+        )
+    });
+    if off {
+        return None;
+    }
+    std::env::var_os("CHAINTRACE_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            default_root(
+                std::env::var("XDG_CACHE_HOME").ok().as_deref(),
+                std::env::var("HOME").ok().as_deref(),
+            )
+        })
+}
+
+/// Attaches the explorer/Sourcify lookup when the user opted in, for `chain_id`.
+pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeout: Duration) {
+    let key = std::env::var("ETHERSCAN_API_KEY")
+        .ok()
+        .filter(|k| !k.trim().is_empty());
+    let api = match (&args.names.explorer_api, &key) {
+        (Some(url), _) => Some((url.clone(), key.clone())),
+        (None, Some(k)) => preset_api(chain_id).map(|u| (u.to_string(), Some(k.clone()))),
+        (None, None) => None,
+    };
+    let sourcify = match (&args.names.sourcify_url, args.names.sourcify) {
+        (Some(url), _) => Some(url.clone()),
+        (None, true) => Some(SOURCIFY_DEFAULT.to_string()),
+        (None, false) => None,
+    };
+    if api.is_none() && sourcify.is_none() {
+        return;
+    }
+    names.explorer = Some(Explorer::new(chain_id, api, sourcify, cache_dir(), timeout));
+}
+
+/// The decoder for `traced`: per-contract ABIs only when names will be printed (human output or
+/// a gas report, `--decode`); `--json` of a geth tracer stays name-free and offline.
+pub fn decoder_for(
+    names: &Names,
+    args: &TraceArgs,
+    traced: &TracedTx,
+    state: &StateSnapshot,
+) -> Decoder {
+    let wants_names = !args.json || args.decode || matches!(traced.result, TraceResult::Gas(_));
+    if !wants_names {
+        return names.decoder();
+    }
+    let d = names.decoder_for(&traced.result, state);
+    if let Some(e) = &names.explorer {
+        if let Ok(f) = e.fetched.lock() {
+            if !f.is_empty() {
+                eprintln!("names: verified ABIs fetched for {}", f.join(", "));
+            }
+        }
+    }
+    d
+}

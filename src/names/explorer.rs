@@ -1,0 +1,193 @@
+//! Verified ABIs by address: an Etherscan-compatible explorer API (`module=contract&action=getabi`,
+//! Etherscan's v2 multichain API and Blockscout answer it) and Sourcify's v2 lookup
+//! (`/v2/contract/{chainId}/{address}?fields=abi`), used only when configured, cached on disk per
+//! chain and address.
+//!
+//! Nothing here runs without an explicit opt-in (`--explorer-api URL`, `ETHERSCAN_API_KEY` on a
+//! chain whose preset carries an explorer API, or `--sourcify`/`--sourcify-url`), so traces stay offline by
+//! default. A failed or unverified lookup is remembered for the run and never fails the trace:
+//! names are a convenience, the trace is the product.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use alloy_primitives::Address;
+use serde_json::Value;
+
+use crate::render::abi::Abi;
+
+/// Sourcify's public server.
+pub const SOURCIFY_DEFAULT: &str = "https://sourcify.dev/server";
+/// The explorer API a chain preset carries (Etherscan's v2 API for Ethereum mainnet; chains
+/// 1329/1328 carry none).
+pub fn preset_api(chain_id: u64) -> Option<&'static str> {
+    crate::chain::preset(chain_id).and_then(|p| p.explorer_api)
+}
+
+/// Where verified ABIs come from, and where they are cached.
+pub struct Explorer {
+    pub chain_id: u64,
+    /// Etherscan-compatible API base URL and key.
+    pub api: Option<(String, Option<String>)>,
+    /// Sourcify server base URL.
+    pub sourcify: Option<String>,
+    /// `<cache>/abi/<chain id>/<address>.json` holds each verified ABI found.
+    pub cache_dir: Option<PathBuf>,
+    pub timeout: Duration,
+    seen: Mutex<HashMap<Address, Option<Arc<Abi>>>>,
+    /// Lookups that went to the network, for the `names:` line on stderr.
+    pub fetched: Mutex<Vec<String>>,
+}
+
+impl Explorer {
+    pub fn new(
+        chain_id: u64,
+        api: Option<(String, Option<String>)>,
+        sourcify: Option<String>,
+        cache_dir: Option<PathBuf>,
+        timeout: Duration,
+    ) -> Self {
+        Explorer {
+            chain_id,
+            api,
+            sourcify,
+            cache_dir,
+            timeout,
+            seen: Mutex::new(HashMap::new()),
+            fetched: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn cache_path(&self, addr: Address) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?;
+        Some(
+            dir.join("abi")
+                .join(self.chain_id.to_string())
+                .join(format!("{addr:#x}.json")),
+        )
+    }
+
+    /// The verified ABI of `addr`: from memory, the disk cache, the explorer API, then Sourcify.
+    pub fn abi(&self, addr: Address) -> Option<Arc<Abi>> {
+        if let Some(known) = self.seen.lock().ok()?.get(&addr) {
+            return known.clone();
+        }
+        let found = self.lookup(addr).map(Arc::new);
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.insert(addr, found.clone());
+        }
+        found
+    }
+
+    /// [`abi`](Self::abi) for many addresses, up to 8 lookups at a time.
+    pub fn abis(&self, addrs: &[Address]) -> Vec<(Address, Arc<Abi>)> {
+        if addrs.is_empty() {
+            return Vec::new();
+        }
+        let per = addrs.len().div_ceil(8);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = addrs
+                .chunks(per)
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .filter_map(|a| self.abi(*a).map(|abi| (*a, abi)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
+    fn lookup(&self, addr: Address) -> Option<Abi> {
+        let path = self.cache_path(addr);
+        if let Some(p) = &path {
+            if let Ok(text) = std::fs::read_to_string(p) {
+                if let Ok(abi) = Abi::from_json(&text) {
+                    return Some(abi);
+                }
+            }
+        }
+        let (abi_json, from) = self
+            .ask_api(addr)
+            .map(|a| (a, "explorer"))
+            .or_else(|| self.ask_sourcify(addr).map(|a| (a, "sourcify")))?;
+        let abi = Abi::from_value(&abi_json).ok()?;
+        if let Ok(mut f) = self.fetched.lock() {
+            f.push(format!("{addr:#x} ({from})"));
+        }
+        if let Some(p) = path {
+            store(&p, &abi_json);
+        }
+        Some(abi)
+    }
+
+    fn ask_api(&self, addr: Address) -> Option<Value> {
+        let (base, key) = self.api.as_ref()?;
+        let mut url = format!(
+            "{base}{}chainid={}&module=contract&action=getabi&address={addr:#x}",
+            if base.contains('?') { "&" } else { "?" },
+            self.chain_id
+        );
+        if let Some(k) = key {
+            url.push_str("&apikey=");
+            url.push_str(k);
+        }
+        let (status, body) = http_get_json(&url, self.timeout)?;
+        if status != 200 || body.get("status").and_then(Value::as_str) != Some("1") {
+            return None;
+        }
+        let text = body.get("result")?.as_str()?;
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_array)
+    }
+
+    fn ask_sourcify(&self, addr: Address) -> Option<Value> {
+        let base = self.sourcify.as_ref()?.trim_end_matches('/');
+        let url = format!("{base}/v2/contract/{}/{addr:#x}?fields=abi", self.chain_id);
+        let (status, body) = http_get_json(&url, self.timeout)?;
+        if status != 200 {
+            return None;
+        }
+        body.get("abi").filter(|a| a.is_array()).cloned()
+    }
+}
+
+/// Writes a cache entry atomically (temporary file, then rename).
+fn store(path: &std::path::Path, abi: &Value) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, abi.to_string()).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// The one HTTP call of name lookups: GET `url`, status and JSON body (`None` on transport
+/// errors or a body that is not JSON). Uses the project's HTTP agent.
+fn http_get_json(url: &str, timeout: Duration) -> Option<(u16, Value)> {
+    let agent = crate::rpc::client::http_agent(timeout);
+    let mut resp = agent
+        .get(url)
+        .header("accept", "application/json")
+        .call()
+        .ok()?;
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .with_config()
+        .limit(32 * 1024 * 1024)
+        .read_to_string()
+        .ok()?;
+    Some((status, serde_json::from_str(&text).ok()?))
+}

@@ -1,0 +1,71 @@
+//! The opt-in `--decode` JSON extension: geth's result untouched, plus the names for it.
+//!
+//! `{"result": <geth's result, byte for byte>, "decoded": [frame, …]}` where each frame of the
+//! call tree, depth first, is `{"frame": [0, 2], "address", "call", "revert"?, "logs"?}`: the
+//! frame's path of child indices from the root, and the same texts the human tree prints.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::decoder::Decoder;
+use super::json::{write_json, write_trace};
+use crate::replay::TraceResult;
+use crate::trace::call::{CallFrame, CallKind};
+
+#[derive(Serialize)]
+struct Decoded {
+    frame: Vec<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
+    call: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    revert: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    logs: Vec<String>,
+}
+
+fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded>) {
+    let call = match f.kind {
+        CallKind::Create | CallKind::Create2 => "constructor".to_string(),
+        CallKind::Selfdestruct => "selfdestruct".to_string(),
+        _ => d.describe_call_at(f.to, &f.input, f.value),
+    };
+    let revert = f
+        .error
+        .as_ref()
+        .and(f.output.as_deref())
+        .and_then(|o| d.describe_revert_at(f.to, o));
+    let logs = f
+        .logs
+        .iter()
+        .map(|l| d.describe_log_at(Some(l.address), &l.topics, &l.data))
+        .collect();
+    out.push(Decoded {
+        frame: path.clone(),
+        address: f.to.map(|a| a.to_checksum(None)),
+        call,
+        revert,
+        logs,
+    });
+    for (i, c) in f.calls.iter().enumerate() {
+        path.push(i);
+        walk(c, d, path, out);
+        path.pop();
+    }
+}
+
+/// Writes `{"result": …, "decoded": […]}` for a call tree; other results are written as geth's
+/// JSON alone (they carry no selectors to name).
+pub fn write_decoded<W: Write>(out: &mut W, result: &TraceResult, d: &Decoder) -> io::Result<()> {
+    let TraceResult::Call(root) = result else {
+        return write_trace(out, result);
+    };
+    let mut frames = Vec::new();
+    walk(root, d, &mut Vec::new(), &mut frames);
+    out.write_all(b"{\"result\":")?;
+    write_trace(out, result)?;
+    out.write_all(b",\"decoded\":")?;
+    write_json(out, &frames)?;
+    out.write_all(b"}")
+}

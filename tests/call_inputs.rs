@@ -1,0 +1,230 @@
+//! `call` inputs as cast users type them (`--sig` + arguments, `--value 1ether`, `--from`
+//! defaulting to the zero address) and geth's `debug_traceCall` overrides, checked against the
+//! test anvil: the local trace with `--state-override`/`--block-override` must equal anvil's own
+//! `debug_traceCall` with the same overrides (`--remote`), and the overridden values must show.
+
+#[path = "support/anvil.rs"]
+mod anvil;
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn chaintrace(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        .env("CHAINTRACE_NO_CACHE", "1")
+        .args(args)
+        .env_remove("ETH_RPC_URL")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run chaintrace");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `call` locally and with `--remote`; both must succeed with the same JSON. The gas is
+/// given, as the default gas of a call differs between nodes.
+fn local_equals_remote(args: &[&str]) -> Value {
+    let mut args = args.to_vec();
+    args.extend(["--gas", "1000000"]);
+    let local = chaintrace(&args);
+    assert!(local.code == 0 || local.code == 3, "{}", local.stderr);
+    let mut remote_args = args.clone();
+    remote_args.push("--remote");
+    let remote = chaintrace(&remote_args);
+    assert_eq!(remote.code, local.code, "{}", remote.stderr);
+    let l: Value = serde_json::from_str(&local.stdout).expect("local JSON");
+    let mut r: Value = serde_json::from_str(&remote.stdout).expect("remote JSON");
+    // Known anvil difference (as in tests/live.rs): its top-level `gas` is the limit minus
+    // intrinsic gas; geth's, and ours, is the call's gas limit.
+    assert_eq!(l["gas"], json!("0xf4240"));
+    r["gas"] = l["gas"].clone();
+    assert_eq!(l, r, "local vs anvil debug_traceCall for {args:?}");
+    l
+}
+
+#[test]
+fn sig_args_value_units_and_overrides_match_anvil() {
+    let s = anvil::scenario();
+    let url = s.url.as_str();
+    let reverter = format!("{:?}", s.addr("Reverter"));
+    let sink = format!("{:?}", s.addr("Sink"));
+
+    // --sig with arguments encodes like cast; the zero address is the default sender.
+    let v = local_equals_remote(&[
+        "call",
+        "--to",
+        &reverter,
+        "--sig",
+        "failCustom(uint256)",
+        "7",
+        "--rpc-url",
+        url,
+        "--json",
+    ]);
+    let expected_input = anvil::hex0x(&anvil::calldata("failCustom(uint256)", &[anvil::w_u(7)]));
+    assert_eq!(v["input"], json!(expected_input));
+    assert_eq!(
+        v["from"],
+        json!("0x0000000000000000000000000000000000000000")
+    );
+    assert_eq!(v["error"], json!("execution reverted"));
+
+    // Without an ABI the human tree shows the custom error by selector.
+    let human = chaintrace(&[
+        "call",
+        "--to",
+        &reverter,
+        "--sig",
+        "failCustom(uint256)",
+        "7",
+        "--rpc-url",
+        url,
+    ]);
+    assert_eq!(human.code, 3, "{}", human.stderr);
+    assert!(human.stdout.contains("custom error 0x"), "{}", human.stdout);
+
+    // --value with a unit and a balance override for the (zero-address) sender; value goes to
+    // Sink's receive(), which logs it.
+    let v = local_equals_remote(&[
+        "call",
+        "--to",
+        &sink,
+        "--value",
+        "1.5ether",
+        "--state-override",
+        r#"{"0x0000000000000000000000000000000000000000": {"balance": "0x1bc16d674ec80000"}}"#,
+        "--tracer-config",
+        r#"{"withLog":true}"#,
+        "--rpc-url",
+        url,
+        "--json",
+    ]);
+    assert_eq!(v["value"], json!("0x14d1120d7b160000"));
+    assert_eq!(v["logs"].as_array().map(Vec::len), Some(1), "{v}");
+
+    // `state` replaces Reverter's storage: attempts() reads slot 0.
+    let slot0 = format!("0x{:064x}", 0);
+    let five = format!("0x{:064x}", 5);
+    let state = json!({ &reverter: {"state": {&slot0: &five}} }).to_string();
+    let v = local_equals_remote(&[
+        "call",
+        "--to",
+        &reverter,
+        "--sig",
+        "attempts()",
+        "--state-override",
+        &state,
+        "--rpc-url",
+        url,
+        "--json",
+    ]);
+    assert_eq!(v["output"], json!(five));
+    // `stateDiff` from a file.
+    let dir = std::env::temp_dir().join(format!("chaintrace-call-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("override.json");
+    let diff = json!({ &reverter: {"stateDiff": {&slot0: &five}} }).to_string();
+    std::fs::write(&file, diff).unwrap();
+    let v = local_equals_remote(&[
+        "call",
+        "--to",
+        &reverter,
+        "--sig",
+        "attempts()",
+        "--state-override",
+        file.to_str().unwrap(),
+        "--rpc-url",
+        url,
+        "--json",
+    ]);
+    assert_eq!(v["output"], json!(five));
+
+    // Code override plus block override: NUMBER and TIMESTAMP returned by injected code.
+    let probe = "0x0000000000000000000000000000000000c0ffee";
+    for (opcode, field, value) in [("43", "number", 0x1234u64), ("42", "time", 0x5678)] {
+        // OP PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN
+        let code = format!("0x{opcode}60005260206000f3");
+        let state = json!({ probe: {"code": code} }).to_string();
+        let block = json!({ field: format!("{value:#x}") }).to_string();
+        let v = local_equals_remote(&[
+            "call",
+            "--to",
+            probe,
+            "--state-override",
+            &state,
+            "--block-override",
+            &block,
+            "--rpc-url",
+            url,
+            "--json",
+        ]);
+        assert_eq!(v["output"], json!(format!("0x{value:064x}")), "{field}");
+    }
+}
+
+#[test]
+fn bad_call_inputs_are_clear_errors() {
+    for (args, needle) in [
+        (
+            vec![
+                "--to",
+                "0x0000000000000000000000000000000000000001",
+                "--sig",
+                "f(uint8)",
+                "256",
+            ],
+            "argument 1 \"256\" is not a valid uint8",
+        ),
+        (
+            vec![
+                "--to",
+                "0x0000000000000000000000000000000000000001",
+                "--sig",
+                "f(uint8,bool)",
+                "1",
+            ],
+            "takes 2 argument(s), 1 given",
+        ),
+        (vec!["--value", "1 dollar"], "unknown unit"),
+        (
+            vec![
+                "--state-override",
+                r#"{"0x0000000000000000000000000000000000000001": {"balance": "0x01"}}"#,
+            ],
+            "leading zero",
+        ),
+        (
+            vec![
+                "--state-override",
+                r#"{"0x0000000000000000000000000000000000000001": {"state": {}, "stateDiff": {}}}"#,
+            ],
+            "has both 'state' and 'stateDiff'",
+        ),
+        (
+            vec!["--block-override", r#"{"withdrawals": []}"#],
+            "not supported",
+        ),
+        (
+            vec!["--block-override", "missing.json"],
+            "cannot read --block-override missing.json",
+        ),
+    ] {
+        let mut full = vec!["call"];
+        full.extend(args.iter().copied());
+        full.extend(["--rpc-url", "http://127.0.0.1:1"]);
+        let r = chaintrace(&full);
+        assert_eq!(r.code, 1, "{full:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{full:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+}

@@ -1,0 +1,656 @@
+//! Where names come from, one test per source, on the test anvil's contracts
+//! (tests/contracts, compiled artifacts committed): `--abi FILE`, `--signatures FILE`, a Foundry
+//! `out/` tree, a Hardhat `artifacts/` tree, the project around the working directory found
+//! without flags, deployed code matched to artifacts, the bundled table, and verified ABIs from an
+//! Etherscan-compatible API and Sourcify served by a loopback mock (then from the disk cache),
+//! with a proxy followed to its implementation. `--json` stays free of names throughout.
+
+#[path = "support/anvil.rs"]
+mod anvil;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn chaintrace_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chaintrace"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("CHAINTRACE_NO_CACHE", "1")
+        .env_remove("ETH_RPC_URL")
+        .env_remove("ETHERSCAN_API_KEY")
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run chaintrace");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("chaintrace-names-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn contracts() -> Value {
+    anvil::artifacts()["contracts"].clone()
+}
+
+/// The revert of "revert custom error (nested, bubbled)" with Reverter's ABI:
+/// `Custom(code: 48879, who: <Hub>, why: "custom error")`.
+fn custom_error_text(s: &anvil::Scenario) -> String {
+    format!(
+        "Custom(code: 48879, who: {}, why: \"custom error\")",
+        s.addr("Hub").to_checksum(None)
+    )
+}
+
+fn nested_tx(s: &anvil::Scenario) -> String {
+    format!("{:?}", s.tx("revert custom error (nested, bubbled)").hash)
+}
+
+/// Writes a Foundry `out/` tree (`out/<File>.sol/<Name>.json`, deployedBytecode as an object).
+fn foundry_project(dir: &Path) {
+    std::fs::write(dir.join("foundry.toml"), "[profile.default]\n").unwrap();
+    for (name, c) in contracts().as_object().unwrap() {
+        let file = if name == "Hub" {
+            "Hub.sol"
+        } else {
+            "Helpers.sol"
+        };
+        let d = dir.join("out").join(file);
+        std::fs::create_dir_all(&d).unwrap();
+        let artifact = json!({
+            "abi": c["abi"],
+            "bytecode": {"object": c["bytecode"], "linkReferences": {}},
+            "deployedBytecode": {"object": c["deployedBytecode"], "linkReferences": {},
+                "immutableReferences": c["immutableReferences"]},
+            "methodIdentifiers": c["methodIdentifiers"],
+            "storageLayout": c["storageLayout"],
+        });
+        std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
+    }
+    // Build info is not an artifact and must be skipped.
+    std::fs::create_dir_all(dir.join("out/build-info")).unwrap();
+    std::fs::write(dir.join("out/build-info/x.json"), "{\"id\": 1}").unwrap();
+}
+
+/// Writes a Hardhat project (`artifacts/contracts/<File>.sol/<Name>.json` + `.dbg.json`).
+fn hardhat_project(dir: &Path) {
+    std::fs::write(dir.join("hardhat.config.js"), "module.exports = {};\n").unwrap();
+    for (name, c) in contracts().as_object().unwrap() {
+        let d = dir.join("artifacts/contracts/Helpers.sol");
+        std::fs::create_dir_all(&d).unwrap();
+        let artifact = json!({
+            "_format": "hh-sol-artifact-1", "contractName": name,
+            "sourceName": "contracts/Helpers.sol", "abi": c["abi"],
+            "bytecode": c["bytecode"], "deployedBytecode": c["deployedBytecode"],
+            "linkReferences": {}, "deployedLinkReferences": {},
+        });
+        std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
+        std::fs::write(
+            d.join(format!("{name}.dbg.json")),
+            "{\"_format\":\"hh-sol-dbg-1\"}",
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn names_from_files_trees_projects_and_the_bundled_table() {
+    let s = anvil::scenario();
+    let url = s.url.as_str();
+    let hash = nested_tx(&s);
+    let want = custom_error_text(&s);
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+
+    // No names: the custom error is a selector.
+    let plain = chaintrace_in(here, &["tx", &hash, "--rpc-url", url], &[]);
+    assert_eq!(plain.code, 3, "{}", plain.stderr);
+    assert!(
+        plain.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        plain.stdout
+    );
+    assert!(
+        plain.stdout.contains("0x2630edec"),
+        "failNested unnamed: {}",
+        plain.stdout
+    );
+
+    // --abi FILE: one Foundry-style artifact.
+    let dir = tmp("file");
+    let reverter = dir.join("Reverter.json");
+    std::fs::write(
+        &reverter,
+        json!({"abi": contracts()["Reverter"]["abi"]}).to_string(),
+    )
+    .unwrap();
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--abi",
+            reverter.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+    assert!(r.stdout.contains("failCustom(code: 48879)"), "{}", r.stdout);
+
+    // --signatures FILE: human-readable declarations.
+    let sigs = dir.join("sigs.txt");
+    std::fs::write(
+        &sigs,
+        "# Hub and Reverter\nfunction failNested(uint256 code)\nerror Custom(uint256 code, address who, string why)\n",
+    )
+    .unwrap();
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--signatures",
+            sigs.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+    assert!(r.stdout.contains("failNested(code: 48879)"), "{}", r.stdout);
+
+    // A Foundry out/ tree given as --abi DIR, and the same project found from its directory.
+    let foundry = tmp("foundry");
+    foundry_project(&foundry);
+    let out_dir = foundry.join("out");
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--abi",
+            out_dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+    assert!(r.stdout.contains("failNested(code: 48879)"), "{}", r.stdout);
+    let nested = foundry.join("src/deeper");
+    std::fs::create_dir_all(&nested).unwrap();
+    let r = chaintrace_in(&nested, &["tx", &hash, "--rpc-url", url], &[]);
+    assert!(
+        r.stdout.contains(&want),
+        "auto-discovered Foundry project: {}",
+        r.stdout
+    );
+    // Matched contracts carry their contract name in the tree.
+    assert!(
+        r.stdout.contains("Hub failNested(code: 48879)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("Reverter failCustom(code: 48879)"),
+        "{}",
+        r.stdout
+    );
+    let off = chaintrace_in(
+        &nested,
+        &["tx", &hash, "--rpc-url", url, "--no-project"],
+        &[],
+    );
+    assert!(
+        off.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        off.stdout
+    );
+    // --json stays geth's: no names anywhere.
+    let j = chaintrace_in(&nested, &["tx", &hash, "--rpc-url", url, "--json"], &[]);
+    let plain_json = chaintrace_in(
+        here,
+        &["tx", &hash, "--rpc-url", url, "--json", "--no-project"],
+        &[],
+    );
+    assert_eq!(j.stdout, plain_json.stdout);
+    assert!(!j.stdout.contains("Custom("));
+
+    // A Hardhat project, auto-discovered.
+    let hardhat = tmp("hardhat");
+    hardhat_project(&hardhat);
+    let r = chaintrace_in(&hardhat, &["tx", &hash, "--rpc-url", url], &[]);
+    assert!(
+        r.stdout.contains(&want),
+        "auto-discovered Hardhat project: {}",
+        r.stdout
+    );
+
+    // Gas tables name functions from the project too.
+    let g = chaintrace_in(&foundry, &["gas", &hash, "--rpc-url", url], &[]);
+    assert!(g.stdout.contains("failNested"), "{}", g.stdout);
+    assert!(g.stdout.contains("failCustom"), "{}", g.stdout);
+    let labelled = format!("{:?} Reverter", s.addr("Reverter"));
+    assert!(g.stdout.contains(&labelled), "{}", g.stdout);
+
+    // The bundled table: an ERC-20 call named without any ABI (Logger has no such function).
+    let logger = format!("{:?}", s.addr("Logger"));
+    let alice = format!("{:?}", s.addr("alice"));
+    let r = chaintrace_in(
+        here,
+        &[
+            "call",
+            "--to",
+            &logger,
+            "--sig",
+            "transfer(address,uint256)",
+            &alice,
+            "5",
+            "--rpc-url",
+            url,
+        ],
+        &[],
+    );
+    let expected = format!(
+        "transfer(to: {}, amount: 5)",
+        s.addr("alice").to_checksum(None)
+    );
+    assert!(r.stdout.contains(&expected), "{}", r.stdout);
+}
+
+#[test]
+fn deployed_code_matches_its_artifact_and_no_other() {
+    let s = anvil::scenario();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/contracts/artifacts.json");
+    let all = chaintrace::names::artifacts::load_file(&path).unwrap();
+    assert!(all.len() >= 9);
+    for name in [
+        "Logger",
+        "DelegateTarget",
+        "Reverter",
+        "Burner",
+        "Sink",
+        "Hub",
+    ] {
+        let code = s.anvil.rpc("eth_getCode", json!([s.addr(name), "latest"]));
+        let code = alloy_primitives::hex::decode(code.as_str().unwrap()).unwrap();
+        let matched: Vec<&str> = all
+            .iter()
+            .filter(|a| a.matches(&code))
+            .map(|a| a.name.as_str())
+            .collect();
+        assert_eq!(matched, [name], "deployed {name}");
+    }
+}
+
+/// A loopback explorer: `GET /api?…&action=getabi&address=<api_addr>` answers Etherscan-style,
+/// `GET /v2/contract/<chain>/<src_addr>?fields=abi` Sourcify-style; everything else is "not
+/// verified" / 404. Counts requests.
+fn mock_explorer(
+    api_addr: String,
+    api_abi: Value,
+    src_addr: String,
+    src_abi: Value,
+) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let mut h = String::new();
+            while reader.read_line(&mut h).is_ok_and(|n| n > 2) {
+                h.clear();
+            }
+            let target = line
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_lowercase();
+            let (status, body) = if target.starts_with("/api?")
+                && target.contains(&format!("address={api_addr}"))
+            {
+                assert!(target.contains("apikey=test-key"), "{target}");
+                (
+                    200,
+                    json!({"status": "1", "message": "OK", "result": api_abi.to_string()}),
+                )
+            } else if target.starts_with("/api?") {
+                (
+                    200,
+                    json!({"status": "0", "message": "NOTOK", "result": "Contract source code not verified"}),
+                )
+            } else if target.starts_with("/v2/contract/") && target.contains(&src_addr) {
+                (200, json!({"abi": src_abi, "match": "exact_match"}))
+            } else {
+                (404, json!({"customCode": "not_found"}))
+            };
+            let body = body.to_string();
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, hits)
+}
+
+#[test]
+fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_followed() {
+    let s = anvil::scenario();
+    let url = s.url.as_str();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let c = contracts();
+    let reverter = format!("{:#x}", s.addr("Reverter"));
+    let hub = format!("{:#x}", s.addr("Hub"));
+    let (mock, hits) = mock_explorer(
+        reverter.clone(),
+        c["Reverter"]["abi"].clone(),
+        hub.clone(),
+        c["Hub"]["abi"].clone(),
+    );
+    let cache = tmp("cache");
+    let env = [
+        ("ETHERSCAN_API_KEY", "test-key"),
+        ("CHAINTRACE_NO_CACHE", ""),
+        ("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap()),
+    ];
+    let api = format!("{mock}/api");
+    let hash = nested_tx(&s);
+    let args = [
+        "tx",
+        &hash,
+        "--rpc-url",
+        url,
+        "--explorer-api",
+        &api,
+        "--sourcify-url",
+        &mock,
+    ];
+    let r = chaintrace_in(here, &args, &env);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains(&custom_error_text(&s)), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("failNested(code: 48879)"),
+        "Hub from Sourcify: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("names: verified ABIs fetched for"),
+        "{}",
+        r.stderr
+    );
+    let first = hits.load(Ordering::SeqCst);
+    assert!(first >= 2, "{first}");
+    // On disk per chain and address; a second run asks nothing for them.
+    let chain = s.anvil.chain_id().to_string();
+    assert!(cache
+        .join("abi")
+        .join(&chain)
+        .join(format!("{reverter}.json"))
+        .is_file());
+    assert!(cache
+        .join("abi")
+        .join(&chain)
+        .join(format!("{hub}.json"))
+        .is_file());
+    let again = chaintrace_in(here, &args, &env);
+    assert_eq!(again.stdout, r.stdout);
+    // Only contracts that are not verified (none in this tree besides the two) are asked again.
+    assert_eq!(hits.load(Ordering::SeqCst) - first, 0, "{}", again.stderr);
+
+    // An explorer that does not answer never fails the trace: the names are just missing.
+    let down = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--explorer-api",
+            "http://127.0.0.1:1/api",
+            "--no-project",
+        ],
+        &[("ETHERSCAN_API_KEY", "test-key")],
+    );
+    assert_eq!(down.code, 3, "{}", down.stderr);
+    assert!(
+        down.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        down.stdout
+    );
+
+    // A proxy (EIP-1167 clone of Reverter, injected with a state override) is named by its
+    // implementation's verified ABI: the clone itself is not verified anywhere.
+    let clone = "0x00000000000000000000000000000000000c10e5";
+    let code = format!(
+        "0x363d3d373d3d3d363d73{}5af43d82803e903d91602b57fd5bf3",
+        &reverter[2..]
+    );
+    let state = json!({ clone: {"code": code} }).to_string();
+    let r = chaintrace_in(
+        here,
+        &[
+            "call",
+            "--to",
+            clone,
+            "--sig",
+            "failCustom(uint256)",
+            "7",
+            "--state-override",
+            &state,
+            "--rpc-url",
+            url,
+            "--explorer-api",
+            &api,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains("failCustom(code: 7)"), "{}", r.stdout);
+    assert!(
+        r.stdout.matches("failCustom(code: 7)").count() >= 2,
+        "proxy and implementation frames: {}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Custom(code: 7"), "{}", r.stdout);
+}
+
+/// An ERC-20 (tests/contracts/Token.sol): the bundled table names its calls, events and the
+/// ERC-6093 error without any ABI; its Foundry storage layout names balance slots in `access`.
+#[test]
+fn token_calls_errors_and_balance_slots_are_named() {
+    let node = anvil::Anvil::start();
+    let url = node.url().to_string();
+    let accts = node.accounts();
+    let (sender, alice) = (accts[0], accts[1]);
+    let code = anvil::with_ctor_args(&anvil::creation_code("Token"), &[anvil::w_u(1000)]);
+    let token = node.deploy(&code);
+    let transfer = |amount: u128| {
+        json!({"to": token, "gas": "0x30000", "data": anvil::hex0x(&anvil::calldata(
+            "transfer(address,uint256)", &[anvil::w_addr(alice), anvil::w_u(amount)]))})
+    };
+    let (ok, _) = node.send_and_wait(transfer(5));
+    let (bad, r) = node.send_and_wait(transfer(5000));
+    assert_eq!(r["status"], "0x0");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (s, a) = (sender.to_checksum(None), alice.to_checksum(None));
+
+    let r = chaintrace_in(here, &["tx", &format!("{ok:?}"), "--rpc-url", &url], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("transfer(to: {a}, amount: 5)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("emit Transfer(from: {s}, to: {a}, value: 5)")),
+        "{}",
+        r.stdout
+    );
+    // --json --decode: geth's result untouched, names beside it.
+    let plain = chaintrace_in(
+        here,
+        &["tx", &format!("{ok:?}"), "--rpc-url", &url, "--json"],
+        &[],
+    );
+    let dec = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--json",
+            "--decode",
+            "--tracer-config",
+            r#"{"withLog":true}"#,
+        ],
+        &[],
+    );
+    assert_eq!(dec.code, 0, "{}", dec.stderr);
+    let plain_logs = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--json",
+            "--tracer-config",
+            r#"{"withLog":true}"#,
+        ],
+        &[],
+    );
+    assert!(
+        dec.stdout
+            .starts_with(&format!("{{\"result\":{}", plain_logs.stdout.trim_end())),
+        "{}",
+        dec.stdout
+    );
+    assert!(!plain.stdout.contains("decoded"));
+    let v: Value = serde_json::from_str(&dec.stdout).unwrap();
+    assert_eq!(v["decoded"][0]["frame"], json!([]));
+    assert_eq!(
+        v["decoded"][0]["call"],
+        json!(format!("transfer(to: {a}, amount: 5)"))
+    );
+    assert_eq!(
+        v["decoded"][0]["logs"][0],
+        json!(format!("Transfer(from: {s}, to: {a}, value: 5)"))
+    );
+    let r = chaintrace_in(here, &["tx", &format!("{bad:?}"), "--rpc-url", &url], &[]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let want = format!("ERC20InsufficientBalance(sender: {s}, balance: 995, needed: 5000)");
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+
+    // `access` inside a Foundry project whose artifacts carry storage layouts.
+    let project = tmp("layout");
+    foundry_project(&project);
+    let r = chaintrace_in(
+        &project,
+        &["access", &format!("{ok:?}"), "--rpc-url", &url],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("balanceOf[{s}]")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("balanceOf[{a}]")),
+        "{}",
+        r.stdout
+    );
+    // Without the project the slots are bare; --json never carries names.
+    let bare = chaintrace_in(
+        &project,
+        &[
+            "access",
+            &format!("{ok:?}"),
+            "--rpc-url",
+            &url,
+            "--no-project",
+        ],
+        &[],
+    );
+    assert!(!bare.stdout.contains("balanceOf["), "{}", bare.stdout);
+    let j = chaintrace_in(
+        &project,
+        &["access", &format!("{ok:?}"), "--rpc-url", &url, "--json"],
+        &[],
+    );
+    assert!(!j.stdout.contains("balanceOf"), "{}", j.stdout);
+}
+
+/// Name sources that cannot be read are bad input (exit 1, one line), before any replay.
+#[test]
+fn unreadable_name_sources_are_bad_input() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tmp("bad");
+    let not_abi = dir.join("not-abi.json");
+    std::fs::write(&not_abi, "{\"hello\": 1}").unwrap();
+    let bad_sigs = dir.join("sigs.txt");
+    std::fs::write(
+        &bad_sigs,
+        "transfer(address,uint256)\nthis is not a declaration\n",
+    )
+    .unwrap();
+    let fixture = "fixtures/reverted-nested.json";
+    for (flag, path, needle) in [
+        ("--abi", "missing.json", "cannot read missing.json"),
+        ("--abi", not_abi.to_str().unwrap(), "not an ABI"),
+        ("--signatures", bad_sigs.to_str().unwrap(), "line 2"),
+        ("--signatures", "missing.txt", "cannot read missing.txt"),
+    ] {
+        let r = chaintrace_in(here, &["tx", "--fixture", fixture, flag, path], &[]);
+        assert_eq!(r.code, 1, "{flag} {path}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{flag} {path}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(!r.stderr.contains("panicked"));
+    }
+    // The same fixture with a good --signatures file traces as usual.
+    let ok = dir.join("ok.txt");
+    std::fs::write(&ok, "error Custom(uint256 code)\n").unwrap();
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            "--fixture",
+            fixture,
+            "--signatures",
+            ok.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+}
