@@ -132,7 +132,7 @@ fn cases() -> Vec<Case> {
         case("unknown subcommand", &["trace"], 1, "unrecognized subcommand"),
         case("unknown flag", &["tx", "--fixture", BUNDLE, "--colour"], 1, "--colour"),
         case("malformed block ref", &["block", "twelve", "--rpc-url", "http://127.0.0.1:9"], 1, "block"),
-        case("call without a sender or data", &["call", "--rpc-url", "http://127.0.0.1:9", "--to", "0x12"], 1, "required arguments"),
+        case("call to a malformed address", &["call", "--rpc-url", "http://127.0.0.1:9", "--to", "0x12"], 1, "malformed --to \"0x12\""),
         case("node url with a strange scheme", &["tx", HASH, "--rpc-url", "ftp://127.0.0.1:9", "--rpc-timeout", "1"], 1, "must start with http"),
         case("node unreachable", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--rpc-timeout", "1"], 2, "cannot reach"),
         case("flamegraph into a missing folder", &["gas", "--fixture", BUNDLE, "--flamegraph", "{dir}/no/such/dir/f.svg"], 1, "f.svg"),
