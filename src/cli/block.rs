@@ -27,6 +27,45 @@ pub struct BlockArgs {
     /// No progress bar and no self-check summary on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub out: super::columnar::OutArgs,
+}
+
+impl BlockArgs {
+    /// `block A..B --out DIR`: the partitions left to write, replayed into a [`PartitionSink`].
+    fn run_out(
+        &self,
+        root: &std::path::Path,
+        source: &chaintrace::source::rpc::RpcSource,
+        chain_id: u64,
+        range: (u64, u64),
+        spec: &chaintrace::trace::TracerSpec,
+        hardfork: Option<revm::primitives::hardfork::SpecId>,
+    ) -> Result<u8, CliError> {
+        use super::columnar::{prepare, tracer_id, PartitionSink};
+        let tracer = tracer_id(
+            &self.trace.tracer,
+            self.trace.tracer_config.as_deref(),
+            self.trace.gas_report,
+        );
+        let (parts, skipped) = prepare(&self.out, root, chain_id, &tracer, range)?;
+        let segments: Vec<(u64, u64)> = parts.iter().map(|p| (p.from, p.to)).collect();
+        let count = parts.len();
+        let mut sink = PartitionSink::new(root, chain_id, self.out.format, spec, parts);
+        let (code, passes) = super::range::run(
+            source, chain_id, &segments, spec, hardfork, self.quiet, &mut sink,
+        )?;
+        report_rpc(source, passes);
+        if !self.quiet {
+            eprintln!(
+                "wrote {} of {count} partitions ({} rows) to {}; {skipped} already finished",
+                sink.written,
+                sink.rows,
+                root.display()
+            );
+        }
+        Ok(code)
+    }
 }
 
 /// Normalises a block reference to a JSON-RPC block tag or hash.
@@ -57,14 +96,38 @@ impl BlockArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         if let Some(range) = super::range::parse_range(&self.block) {
             let range = range?;
-            let spec = self.trace.spec(None)?;
+            // Partitions are for tables: the callTracer records logs (the `logs` table) unless
+            // --tracer-config says otherwise, with or without --json.
+            let spec = match self.out.out {
+                Some(_) => {
+                    let mut t = self.trace.clone();
+                    t.json = false;
+                    t.spec(None)?
+                }
+                None => self.trace.spec(None)?,
+            };
             let hardfork = self.trace.hardfork()?;
             let source = self.rpc.source()?;
             let chain_id = source.chain_id()?;
-            let (code, passes) =
-                super::range::run(&source, chain_id, range, &spec, hardfork, self.quiet)?;
-            report_rpc(&source, passes);
-            return Ok(code);
+            let Some(root) = &self.out.out else {
+                let (code, passes) = super::range::run(
+                    &source,
+                    chain_id,
+                    &[range],
+                    &spec,
+                    hardfork,
+                    self.quiet,
+                    &mut super::range::Stdout,
+                )?;
+                report_rpc(&source, passes);
+                return Ok(code);
+            };
+            return self.run_out(root, &source, chain_id, range, &spec, hardfork);
+        }
+        if self.out.out.is_some() {
+            return Err(CliError::input(
+                "--out writes partitions of a block range: give the block as A..B",
+            ));
         }
         if self.trace.flamegraph.is_some() {
             return Err(CliError::input(

@@ -6,6 +6,7 @@ pub mod block;
 pub mod bundle;
 pub mod call;
 pub mod call_input;
+pub mod columnar;
 pub mod common;
 pub mod diff;
 pub mod gas;

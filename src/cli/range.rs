@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+
 use std::sync::mpsc::channel;
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -50,13 +51,65 @@ fn window(workers: usize) -> u64 {
 }
 
 /// One block replayed by a worker: its NDJSON lines already rendered, its traces kept for the
-/// receipt self-check, which runs on the writing thread so stderr stays in chain order.
-struct Done {
-    number: u64,
-    lines: Vec<u8>,
-    traces: Vec<TracedTx>,
+/// receipt self-check (and the columnar tables), which run on the writing thread so stderr and
+/// the output stay in chain order.
+pub struct Done {
+    pub number: u64,
+    pub lines: Vec<u8>,
+    pub traces: Vec<TracedTx>,
     receipts: Vec<Value>,
     passes: usize,
+}
+
+/// Where finished blocks go, in chain order: stdout, or partitions (`cli/columnar.rs`).
+pub trait Sink {
+    fn block(&mut self, done: &Done) -> Result<(), CliError>;
+    /// After the last block (not called when the range fails).
+    fn finish(&mut self) -> Result<(), CliError>;
+}
+
+/// NDJSON on stdout, flushed after every block.
+pub struct Stdout;
+
+impl Sink for Stdout {
+    fn block(&mut self, done: &Done) -> Result<(), CliError> {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        out.write_all(&done.lines)?;
+        out.flush()?;
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), CliError> {
+        Ok(())
+    }
+}
+
+/// The blocks of a list of inclusive segments, addressed by position.
+struct Blocks<'a> {
+    segments: &'a [(u64, u64)],
+    /// Position of each segment's first block.
+    starts: Vec<u64>,
+    len: u64,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(segments: &'a [(u64, u64)]) -> Self {
+        let mut starts = Vec::with_capacity(segments.len());
+        let mut len = 0u64;
+        for &(a, b) in segments {
+            starts.push(len);
+            len += b - a + 1;
+        }
+        Blocks {
+            segments,
+            starts,
+            len,
+        }
+    }
+    fn at(&self, i: u64) -> u64 {
+        let s = self.starts.partition_point(|&st| st <= i) - 1;
+        self.segments[s].0 + (i - self.starts[s])
+    }
 }
 
 fn replay_one(
@@ -121,23 +174,28 @@ fn workers() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Streams the traces of blocks `from..=to`; returns the exit code (4 if any tx diverged).
+/// Traces the blocks of `segments` (inclusive ranges, ascending) into `sink` in chain order;
+/// returns the exit code (4 if any tx diverged) and the state passes.
 ///
-/// Workers claim block numbers in order, fetch and replay them, and render their lines; the
-/// calling thread writes finished blocks in chain order from a reorder buffer. A worker waits
-/// while its next block is [`window`] blocks past the next one to write, so memory stays bounded.
-/// The first failing block stops the range after every block before it has been written.
+/// Workers claim block positions in order, fetch and replay the blocks, and render their lines;
+/// the calling thread hands finished blocks to the sink in chain order from a reorder buffer. A
+/// worker waits while its next block is [`window`] blocks past the next one to write, so memory
+/// stays bounded. The first failing block stops the range after every block before it has been
+/// written.
 pub fn run(
     source: &RpcSource,
     chain_id: u64,
-    (from, to): (u64, u64),
+    segments: &[(u64, u64)],
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
     quiet: bool,
+    sink: &mut dyn Sink,
 ) -> Result<(u8, usize), CliError> {
-    let pb = progress(to - from + 1, quiet);
+    let blocks = Blocks::new(segments);
+    let from = 0u64;
+    let pb = progress(blocks.len, quiet);
     let started = Instant::now();
-    let jobs = workers().min((to - from + 1) as usize).max(1);
+    let jobs = workers().min(blocks.len as usize).max(1);
     let win = window(jobs);
     // (next block to claim, next block to write, stop flag)
     let state = Mutex::new((from, from, false));
@@ -149,20 +207,20 @@ pub fn run(
     std::thread::scope(|s| -> Result<(), CliError> {
         for _ in 0..jobs {
             let send = send.clone();
-            let (state, cond) = (&state, &cond);
+            let (state, cond, blocks) = (&state, &cond, &blocks);
             s.spawn(move || loop {
                 let n = {
                     let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
-                    while !g.2 && g.0 <= to && g.0 >= g.1 + win {
+                    while !g.2 && g.0 < blocks.len && g.0 >= g.1 + win {
                         g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
                     }
-                    if g.2 || g.0 > to {
+                    if g.2 || g.0 >= blocks.len {
                         return;
                     }
                     g.0 += 1;
                     g.0 - 1
                 };
-                let item = replay_one(source, chain_id, n, spec, hardfork);
+                let item = replay_one(source, chain_id, blocks.at(n), spec, hardfork);
                 if send.send((n, item)).is_err() {
                     return;
                 }
@@ -174,8 +232,6 @@ pub fn run(
             g.2 = true;
             cond.notify_all();
         };
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
         let mut pending = BTreeMap::new();
         let mut next = from;
         for (n, item) in recv.iter() {
@@ -188,8 +244,10 @@ pub fn run(
                         return Err(e);
                     }
                 };
-                out.write_all(&done.lines)?;
-                out.flush()?;
+                if let Err(e) = sink.block(&done) {
+                    stop();
+                    return Err(e);
+                }
                 for (t, receipt) in done.traces.iter().zip(&done.receipts) {
                     if finish(t, Some(receipt), true) == exit::DIVERGED {
                         code = exit::DIVERGED;
@@ -210,9 +268,14 @@ pub fn run(
         }
         Ok(())
     })?;
+    sink.finish()?;
     pb.finish_and_clear();
     if code == exit::OK && !quiet {
-        eprintln!("self-check: {txs} transactions in blocks {from}..{to} match their receipts");
+        let (a, b) = (
+            segments.first().map_or(0, |s| s.0),
+            segments.last().map_or(0, |s| s.1),
+        );
+        eprintln!("self-check: {txs} transactions in blocks {a}..{b} match their receipts");
     }
     Ok((code, passes))
 }

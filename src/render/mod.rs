@@ -1,6 +1,8 @@
 //! Renderers: pure functions from a trace to text. Only these write to stdout.
 
 pub mod abi;
+#[cfg(feature = "parquet")]
+pub mod columnar;
 pub mod decoded;
 pub mod decoder;
 pub mod gas;

@@ -1,0 +1,486 @@
+//! Traces flattened into tables for columnar output (`block A..B --out DIR --format parquet`).
+//!
+//! One [`Tables`] collects the rows of one partition; [`Tables::batches`] turns them into Arrow
+//! record batches, one per table of the tracer (the README's schema table):
+//!
+//! | tracer | tables |
+//! |---|---|
+//! | callTracer | `calls` (one row per frame), `logs` (one row per log, with `withLog`) |
+//! | prestateTracer | `state` (one row per account and per storage slot, `side` pre/post) |
+//! | structLogger | `ops` (per transaction and opcode: executions and summed `gasCost`) |
+//! | `--gas-report` | `ops` (self gas by opcode), `contracts` (per code address) |
+//! | JavaScript | `results` (one row per transaction, the result as JSON text) |
+//!
+//! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
+//! (they exceed 64 bits); gas and counts are unsigned 64-bit integers.
+
+use std::sync::Arc;
+
+use alloy_primitives::{hex, Address, B256};
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+
+use crate::replay::{TraceResult, TracedTx};
+use crate::trace::call::CallFrame;
+use crate::trace::errors::op_name;
+use crate::trace::prestate::{AccountState, PrestateResult};
+use crate::trace::TracerSpec;
+
+/// The tables a tracer's results flatten into, in file order.
+pub fn table_names(spec: &TracerSpec) -> &'static [&'static str] {
+    match spec {
+        TracerSpec::Call(_) => &["calls", "logs"],
+        TracerSpec::Prestate(_) => &["state"],
+        TracerSpec::StructLog(_) => &["ops"],
+        TracerSpec::Gas => &["ops", "contracts"],
+        #[cfg(feature = "js")]
+        TracerSpec::Js(_) => &["results"],
+    }
+}
+
+fn hx(b: &[u8]) -> String {
+    format!("0x{}", hex::encode(b))
+}
+
+fn addr(a: &Address) -> String {
+    hx(a.as_slice())
+}
+
+fn h256(h: &B256) -> String {
+    hx(h.as_slice())
+}
+
+/// Columns shared by every table: block, transaction index in the block, transaction hash.
+#[derive(Default)]
+struct Keys {
+    block: Vec<u64>,
+    tx_index: Vec<u32>,
+    tx_hash: Vec<String>,
+}
+
+impl Keys {
+    fn push(&mut self, block: u64, tx_index: u32, tx_hash: &str) {
+        self.block.push(block);
+        self.tx_index.push(tx_index);
+        self.tx_hash.push(tx_hash.to_string());
+    }
+    fn fields() -> Vec<Field> {
+        vec![
+            Field::new("block", DataType::UInt64, false),
+            Field::new("tx_index", DataType::UInt32, false),
+            Field::new("tx_hash", DataType::Utf8, false),
+        ]
+    }
+    fn arrays(self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(UInt64Array::from(self.block)),
+            Arc::new(UInt32Array::from(self.tx_index)),
+            Arc::new(StringArray::from(self.tx_hash)),
+        ]
+    }
+}
+
+#[derive(Default)]
+struct Calls {
+    keys: Keys,
+    path: Vec<String>,
+    kind: Vec<&'static str>,
+    from: Vec<String>,
+    to: Vec<Option<String>>,
+    value: Vec<Option<String>>,
+    gas: Vec<u64>,
+    gas_used: Vec<u64>,
+    selector: Vec<Option<String>>,
+    error: Vec<Option<String>>,
+    revert_reason: Vec<Option<String>>,
+    depth: Vec<u32>,
+}
+
+#[derive(Default)]
+struct Logs {
+    keys: Keys,
+    path: Vec<String>,
+    address: Vec<String>,
+    topics: [Vec<Option<String>>; 4],
+    data: Vec<String>,
+    log_index: Vec<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    keys: Keys,
+    side: Vec<&'static str>,
+    address: Vec<String>,
+    balance: Vec<Option<String>>,
+    nonce: Vec<Option<u64>>,
+    code_hash: Vec<Option<String>>,
+    code_size: Vec<Option<u64>>,
+    slot: Vec<Option<String>>,
+    value: Vec<Option<String>>,
+}
+
+#[derive(Default)]
+struct Ops {
+    keys: Keys,
+    op: Vec<String>,
+    count: Vec<u64>,
+    gas: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Contracts {
+    keys: Keys,
+    address: Vec<String>,
+    frames: Vec<u64>,
+    self_gas: Vec<u64>,
+    inclusive_gas: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Results {
+    keys: Keys,
+    result: Vec<String>,
+}
+
+/// An error flattening a trace (a struct log that is not geth's JSON, an Arrow refusal).
+#[derive(Debug, thiserror::Error)]
+pub enum ColumnarError {
+    #[error("cannot read the struct logs of {0}: {1}")]
+    StructLogs(String, String),
+    #[error("cannot build a columnar batch: {0}")]
+    Arrow(#[from] ArrowError),
+}
+
+/// The rows of one partition, for the tables of one tracer.
+pub struct Tables {
+    names: &'static [&'static str],
+    calls: Calls,
+    logs: Logs,
+    state: State,
+    ops: Ops,
+    contracts: Contracts,
+    results: Results,
+}
+
+#[derive(serde::Deserialize)]
+struct StepOp {
+    op: String,
+    #[serde(rename = "gasCost")]
+    gas_cost: u64,
+}
+
+impl Tables {
+    pub fn new(spec: &TracerSpec) -> Self {
+        Tables {
+            names: table_names(spec),
+            calls: Calls::default(),
+            logs: Logs::default(),
+            state: State::default(),
+            ops: Ops::default(),
+            contracts: Contracts::default(),
+            results: Results::default(),
+        }
+    }
+
+    /// The table names, in the order [`Tables::batches`] returns them.
+    pub fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    /// Adds the rows of transaction `tx_index` of block `block`.
+    pub fn push(&mut self, block: u64, tx_index: u32, t: &TracedTx) -> Result<(), ColumnarError> {
+        let hash = h256(&t.hash);
+        match &t.result {
+            TraceResult::Call(frame) => {
+                self.frame(block, tx_index, &hash, frame, "0".to_string(), 0)
+            }
+            TraceResult::Prestate(p) => match p {
+                PrestateResult::Pre(m) => {
+                    for (a, s) in m {
+                        self.account(block, tx_index, &hash, "pre", a, s);
+                    }
+                }
+                PrestateResult::Diff { pre, post } => {
+                    for (a, s) in pre {
+                        self.account(block, tx_index, &hash, "pre", a, s);
+                    }
+                    for (a, s) in post {
+                        self.account(block, tx_index, &hash, "post", a, s);
+                    }
+                }
+            },
+            TraceResult::StructLog(r) => {
+                let text = r
+                    .logs
+                    .lock()
+                    .map_err(|_| ColumnarError::StructLogs(hash.clone(), "spool poisoned".into()))?
+                    .to_vec()
+                    .map_err(|e| ColumnarError::StructLogs(hash.clone(), e.to_string()))?;
+                let mut json = Vec::with_capacity(text.len() + 2);
+                json.push(b'[');
+                json.extend_from_slice(&text);
+                json.push(b']');
+                let steps: Vec<StepOp> = serde_json::from_slice(&json)
+                    .map_err(|e| ColumnarError::StructLogs(hash.clone(), e.to_string()))?;
+                // Per opcode, in order of first execution.
+                let mut by: Vec<(String, u64, u64)> = Vec::new();
+                for s in steps {
+                    match by.iter_mut().find(|(op, _, _)| *op == s.op) {
+                        Some(e) => {
+                            e.1 += 1;
+                            e.2 += s.gas_cost;
+                        }
+                        None => by.push((s.op, 1, s.gas_cost)),
+                    }
+                }
+                for (op, count, gas) in by {
+                    self.ops.keys.push(block, tx_index, &hash);
+                    self.ops.op.push(op);
+                    self.ops.count.push(count);
+                    self.ops.gas.push(gas);
+                }
+            }
+            TraceResult::Gas(r) => {
+                for (op, (count, gas)) in r.ops.iter().enumerate() {
+                    if *count == 0 && *gas == 0 {
+                        continue;
+                    }
+                    self.ops.keys.push(block, tx_index, &hash);
+                    self.ops.op.push(op_name(op as u8));
+                    self.ops.count.push(*count);
+                    self.ops.gas.push(*gas);
+                }
+                for (a, frames, self_gas, inclusive) in crate::render::gas::contract_rows(r) {
+                    let c = &mut self.contracts;
+                    c.keys.push(block, tx_index, &hash);
+                    c.address.push(addr(&a));
+                    c.frames.push(frames);
+                    c.self_gas.push(self_gas);
+                    c.inclusive_gas.push(inclusive);
+                }
+            }
+            TraceResult::Js(raw) => {
+                self.results.keys.push(block, tx_index, &hash);
+                self.results.result.push(raw.get().to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, block: u64, tx: u32, hash: &str, f: &CallFrame, path: String, depth: u32) {
+        let c = &mut self.calls;
+        c.keys.push(block, tx, hash);
+        c.path.push(path.clone());
+        c.kind.push(f.kind.as_str());
+        c.from.push(addr(&f.from));
+        c.to.push(f.to.as_ref().map(addr));
+        c.value.push(f.value.map(|v| v.to_string()));
+        c.gas.push(f.gas);
+        c.gas_used.push(f.gas_used);
+        c.selector
+            .push((!f.kind.is_create() && f.input.len() >= 4).then(|| hx(&f.input[..4])));
+        c.error.push(f.error.clone());
+        c.revert_reason.push(f.revert_reason.clone());
+        c.depth.push(depth);
+        for l in &f.logs {
+            let g = &mut self.logs;
+            g.keys.push(block, tx, hash);
+            g.path.push(path.clone());
+            g.address.push(addr(&l.address));
+            for (i, col) in g.topics.iter_mut().enumerate() {
+                col.push(l.topics.get(i).map(h256));
+            }
+            g.data.push(hx(&l.data));
+            g.log_index.push(l.index);
+        }
+        for (i, child) in f.calls.iter().enumerate() {
+            self.frame(block, tx, hash, child, format!("{path}.{i}"), depth + 1);
+        }
+    }
+
+    fn account(
+        &mut self,
+        block: u64,
+        tx: u32,
+        hash: &str,
+        side: &'static str,
+        a: &Address,
+        s: &AccountState,
+    ) {
+        let t = &mut self.state;
+        t.keys.push(block, tx, hash);
+        t.side.push(side);
+        t.address.push(addr(a));
+        t.balance.push(s.balance.map(|b| b.to_string()));
+        t.nonce.push(Some(s.nonce));
+        t.code_hash.push(s.code_hash.as_ref().map(h256));
+        t.code_size.push(s.code.as_ref().map(|c| c.len() as u64));
+        t.slot.push(None);
+        t.value.push(None);
+        for (k, v) in s.storage.iter().flatten() {
+            t.keys.push(block, tx, hash);
+            t.side.push(side);
+            t.address.push(addr(a));
+            t.balance.push(None);
+            t.nonce.push(None);
+            t.code_hash.push(None);
+            t.code_size.push(None);
+            t.slot.push(Some(h256(k)));
+            t.value.push(Some(h256(v)));
+        }
+    }
+
+    /// The tables as Arrow batches, named, in [`Tables::names`] order.
+    pub fn batches(self) -> Result<Vec<(&'static str, RecordBatch)>, ColumnarError> {
+        let mut out = Vec::new();
+        let Tables {
+            names,
+            calls,
+            logs,
+            state,
+            ops,
+            contracts,
+            results,
+        } = self;
+        let (mut calls, mut logs, mut state, mut ops, mut contracts, mut results) = (
+            Some(calls),
+            Some(logs),
+            Some(state),
+            Some(ops),
+            Some(contracts),
+            Some(results),
+        );
+        for &name in names {
+            let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = match name {
+                "calls" => calls_columns(calls.take().unwrap_or_default()),
+                "logs" => logs_columns(logs.take().unwrap_or_default()),
+                "state" => state_columns(state.take().unwrap_or_default()),
+                "ops" => ops_columns(ops.take().unwrap_or_default()),
+                "contracts" => contracts_columns(contracts.take().unwrap_or_default()),
+                _ => results_columns(results.take().unwrap_or_default()),
+            };
+            let schema = Arc::new(Schema::new(fields));
+            out.push((name, RecordBatch::try_new(schema, arrays)?));
+        }
+        Ok(out)
+    }
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+
+fn u64f(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::UInt64, nullable)
+}
+
+fn columns(keys: Keys, rest: Vec<(Field, ArrayRef)>) -> (Vec<Field>, Vec<ArrayRef>) {
+    let mut fields = Keys::fields();
+    let mut arrays = keys.arrays();
+    for (f, a) in rest {
+        fields.push(f);
+        arrays.push(a);
+    }
+    (fields, arrays)
+}
+
+fn s(v: Vec<String>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+fn os(v: Vec<Option<String>>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+fn st(v: Vec<&'static str>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+fn u(v: Vec<u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from(v))
+}
+
+fn calls_columns(c: Calls) -> (Vec<Field>, Vec<ArrayRef>) {
+    columns(
+        c.keys,
+        vec![
+            (utf8("path", false), s(c.path)),
+            (utf8("type", false), st(c.kind)),
+            (utf8("from", false), s(c.from)),
+            (utf8("to", true), os(c.to)),
+            (utf8("value", true), os(c.value)),
+            (u64f("gas", false), u(c.gas)),
+            (u64f("gas_used", false), u(c.gas_used)),
+            (utf8("selector", true), os(c.selector)),
+            (utf8("error", true), os(c.error)),
+            (utf8("revert_reason", true), os(c.revert_reason)),
+            (
+                Field::new("depth", DataType::UInt32, false),
+                Arc::new(UInt32Array::from(c.depth)),
+            ),
+        ],
+    )
+}
+
+fn logs_columns(l: Logs) -> (Vec<Field>, Vec<ArrayRef>) {
+    let [t0, t1, t2, t3] = l.topics;
+    columns(
+        l.keys,
+        vec![
+            (utf8("path", false), s(l.path)),
+            (utf8("address", false), s(l.address)),
+            (utf8("topic0", true), os(t0)),
+            (utf8("topic1", true), os(t1)),
+            (utf8("topic2", true), os(t2)),
+            (utf8("topic3", true), os(t3)),
+            (utf8("data", false), s(l.data)),
+            (u64f("log_index", false), u(l.log_index)),
+        ],
+    )
+}
+
+fn state_columns(t: State) -> (Vec<Field>, Vec<ArrayRef>) {
+    columns(
+        t.keys,
+        vec![
+            (utf8("side", false), st(t.side)),
+            (utf8("address", false), s(t.address)),
+            (utf8("balance", true), os(t.balance)),
+            (u64f("nonce", true), Arc::new(UInt64Array::from(t.nonce))),
+            (utf8("code_hash", true), os(t.code_hash)),
+            (
+                u64f("code_size", true),
+                Arc::new(UInt64Array::from(t.code_size)),
+            ),
+            (utf8("slot", true), os(t.slot)),
+            (utf8("value", true), os(t.value)),
+        ],
+    )
+}
+
+fn ops_columns(o: Ops) -> (Vec<Field>, Vec<ArrayRef>) {
+    columns(
+        o.keys,
+        vec![
+            (utf8("op", false), s(o.op)),
+            (u64f("count", false), u(o.count)),
+            (u64f("gas", false), u(o.gas)),
+        ],
+    )
+}
+
+fn contracts_columns(c: Contracts) -> (Vec<Field>, Vec<ArrayRef>) {
+    columns(
+        c.keys,
+        vec![
+            (utf8("address", false), s(c.address)),
+            (u64f("frames", false), u(c.frames)),
+            (u64f("self_gas", false), u(c.self_gas)),
+            (u64f("inclusive_gas", false), u(c.inclusive_gas)),
+        ],
+    )
+}
+
+fn results_columns(r: Results) -> (Vec<Field>, Vec<ArrayRef>) {
+    columns(r.keys, vec![(utf8("result", false), s(r.result))])
+}
