@@ -607,3 +607,133 @@ fn parquet_rows_are_the_call_tracer_json() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn parquet_state_and_ops_rows_are_the_tracers_json() {
+    let s = anvil::scenario();
+    let last = s.anvil.block_number();
+    let all = format!("0..{last}");
+    let parquet = |name: &str, extra: &[&str]| {
+        let dir = tmp(name);
+        let mut a = vec!["--out", dir.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        let out = run(&s.url, &all, &a);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout, "");
+        assert_parts_whole(&dir);
+        dir
+    };
+    let lines = |extra: &[&str]| -> Vec<Value> {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(extra);
+        let r = run(&s.url, &all, &a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+
+    // structLogger: per transaction and opcode, the steps and their summed gasCost.
+    let mut want: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let struct_logs = lines(&["--tracer", "structLogger"]);
+    let n_txs = struct_logs.len();
+    for v in struct_logs {
+        let hash = v["txHash"].as_str().unwrap().to_string();
+        for step in v["result"]["structLogs"].as_array().unwrap() {
+            let e = want
+                .entry((hash.clone(), step["op"].as_str().unwrap().to_string()))
+                .or_default();
+            e.0 += 1;
+            e.1 += step["gasCost"].as_u64().unwrap();
+        }
+    }
+    assert!(!want.is_empty());
+    let dir = parquet("ops", &["--tracer", "structLogger"]);
+    let ob = batches(&files(&dir, "ops"));
+    assert_eq!(
+        col_names(&ob[0]),
+        ["block", "tx_index", "tx_hash", "op", "count", "gas"]
+    );
+    let got: BTreeMap<(String, String), (u64, u64)> = rows(&ob, &["tx_hash", "op", "count", "gas"])
+        .into_iter()
+        .map(|r| {
+            let n = |i: usize| r[i].as_deref().unwrap().parse::<u64>().unwrap();
+            ((r[0].clone().unwrap(), r[1].clone().unwrap()), (n(2), n(3)))
+        })
+        .collect();
+    assert_eq!(got, want);
+    let _ = fs::remove_dir_all(&dir);
+
+    // prestateTracer: a row per account (balance, nonce) and per storage slot.
+    let mut want = BTreeSet::new();
+    for v in lines(&["--tracer", "prestateTracer"]) {
+        let hash = v["txHash"].as_str().unwrap().to_string();
+        for (a, st) in v["result"].as_object().unwrap() {
+            let balance = st["balance"]
+                .as_str()
+                .map(|b| U256::from_str(b).unwrap().to_string());
+            let nonce = st["nonce"].as_u64().unwrap_or(0).to_string();
+            want.insert(vec![
+                Some(hash.clone()),
+                Some(a.clone()),
+                balance,
+                Some(nonce),
+                None,
+                None,
+            ]);
+            for (k, val) in st["storage"].as_object().into_iter().flatten() {
+                want.insert(vec![
+                    Some(hash.clone()),
+                    Some(a.clone()),
+                    None,
+                    None,
+                    Some(k.clone()),
+                    val.as_str().map(str::to_string),
+                ]);
+            }
+        }
+    }
+    let dir = parquet("state", &["--tracer", "prestateTracer"]);
+    let sb = batches(&files(&dir, "state"));
+    let got: BTreeSet<_> = rows(
+        &sb,
+        &["tx_hash", "address", "balance", "nonce", "slot", "value"],
+    )
+    .into_iter()
+    .collect();
+    assert!(
+        want.iter().any(|r| r[4].is_some()),
+        "the scenario touches storage"
+    );
+    assert_eq!(got, want);
+    assert!(rows(&sb, &["side"])
+        .iter()
+        .all(|r| r[0].as_deref() == Some("pre")));
+    let _ = fs::remove_dir_all(&dir);
+
+    // --gas-report: ops and contracts tables, every transaction present.
+    let dir = parquet("gas", &["--gas-report"]);
+    let ob = batches(&files(&dir, "ops"));
+    let cb = batches(&files(&dir, "contracts"));
+    let txs: BTreeSet<_> = rows(&ob, &["tx_hash"]).into_iter().collect();
+    let ctxs: BTreeSet<_> = rows(&cb, &["tx_hash"]).into_iter().collect();
+    assert_eq!(txs.len(), n_txs);
+    assert_eq!(
+        ctxs, txs,
+        "every transaction runs in at least one contract or account"
+    );
+    assert_eq!(
+        col_names(&cb[0]),
+        [
+            "block",
+            "tx_index",
+            "tx_hash",
+            "address",
+            "frames",
+            "self_gas",
+            "inclusive_gas"
+        ]
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
