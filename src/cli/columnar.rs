@@ -546,6 +546,9 @@ fn parquet_writer(
         .ok_or_else(|| CliError::source(format!("no table {table} for this tracer")))?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
+        // Bounded memory: a row group is flushed at 128 Ki rows or about 64 MiB.
+        .set_max_row_group_row_count(Some(128 * 1024))
+        .set_max_row_group_bytes(Some(64 << 20))
         .set_created_by(format!("chaintrace {}", env!("CARGO_PKG_VERSION")))
         .build();
     parquet::arrow::ArrowWriter::try_new(file, schema, Some(props))
