@@ -96,6 +96,9 @@ impl BlockArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         if let Some(range) = super::range::parse_range(&self.block) {
             let range = range?;
+            if let Some(shard) = &self.out.shard {
+                super::columnar::parse_shard(shard)?;
+            }
             // Partitions are for tables: the callTracer records logs (the `logs` table) unless
             // --tracer-config says otherwise, with or without --json.
             let spec = match self.out.out {
