@@ -207,6 +207,24 @@ fn ndjson_partitions_are_the_stream_and_resume_rewrites_one() {
     assert_eq!(fs::read(&victim).unwrap(), old);
     assert_parts_whole(&dir);
 
+    // A range that grows: the partition 4..5 of a first run is replaced by 4..7.
+    let grown = tmp("grown");
+    let g = grown.to_str().unwrap();
+    let gargs = ["--out", g, "--format", "ndjson", "--partition-size", "4"];
+    assert_eq!(run(&s.url, "0..5", &gargs).code, 0);
+    assert!(grown
+        .join(format!("chain={chain}/blocks=000000004-000000005"))
+        .is_dir());
+    let r = run(&s.url, &all, &[&gargs[..], &["--resume"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("1 already finished"), "{}", r.stderr);
+    assert_eq!(visible(&grown), visible(&dir));
+    assert_same(&concat(&files(&grown, "traces")), &stream.stdout);
+    assert!(!grown
+        .join(format!("chain={chain}/blocks=000000004-000000005"))
+        .exists());
+    let _ = fs::remove_dir_all(&grown);
+
     // Another tracer in the same directory is refused.
     let other = run(
         &s.url,

@@ -496,8 +496,19 @@ impl<'a> PartitionSink<'a> {
         let mut m = read_manifest(&path)?.ok_or_else(|| {
             CliError::source(format!("{} disappeared during the run", path.display()))
         })?;
-        m.partitions
-            .retain(|e| e.dir != entry.dir && !(e.from == entry.from && e.to == entry.to));
+        // One entry per partition index: an older run over another part of the same aligned
+        // slot (e.g. 100..150, now 100..199) is replaced, its files removed.
+        let (stale, keep): (Vec<_>, Vec<_>) = m
+            .partitions
+            .drain(..)
+            .partition(|e| e.index == entry.index || e.dir == entry.dir);
+        m.partitions = keep;
+        for old in stale.iter().filter(|e| e.dir != entry.dir) {
+            for f in &old.files {
+                let _ = fs::remove_file(self.root.join(&f.file));
+            }
+            let _ = fs::remove_dir(self.root.join(&old.dir));
+        }
         m.partitions.push(entry);
         m.partitions.sort_by_key(|e| (e.from, e.to));
         let text = serde_json::to_vec_pretty(&m).map_err(|e| CliError::source(e.to_string()))?;
