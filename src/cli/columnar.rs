@@ -434,7 +434,9 @@ impl<'a> PartitionSink<'a> {
                     Writer::Parquet(Box::new(parquet_writer(file, self.spec, table)?))
                 }
                 #[cfg(not(feature = "parquet"))]
-                Format::Parquet => unreachable!("refused in prepare"),
+                Format::Parquet => return Err(CliError::input(
+                    "this chaintrace was built without the `parquet` feature: use --format ndjson",
+                )),
             };
             files.push(OpenFile {
                 table,
