@@ -11,7 +11,7 @@
 # "0 20") added to every request.
 #
 #   seq       CHAINTRACE_JOBS=1 chaintrace block A..B --json          (NDJSON to /dev/null)
-#   par       CHAINTRACE_JOBS=<cores> chaintrace block A..B --json
+#   par       CHAINTRACE_JOBS=<cores> chaintrace block A..B --json, and CHAINTRACE_JOBS=$WIDE (8)
 #   par→pq    the same with --out DIR --format parquet
 #   anvil     one debug_traceBlockByNumber(callTracer) per block, sequentially, the node
 #             doing the tracing (a Python client; its RSS is not the node's and is not shown)
@@ -25,6 +25,7 @@ set -euo pipefail
 
 BLOCKS="${BLOCKS:-200}"
 DELAYS="${DELAYS:-0 20}"
+WIDE="${WIDE:-8}"   # a worker count above the cores: replay waits on the node, not the CPU
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "bench-range: ERROR: $*" >&2; exit 1; }
 log() { echo "bench-range: $*" >&2; }
@@ -87,15 +88,25 @@ def sel(name, sig): return artifacts[name]["methodIdentifiers"][sig]
 def send(tx):
     tx.setdefault("from", accts[0]); tx.setdefault("gas", hex(2_000_000))
     return rpc("eth_sendTransaction", [tx])
+def receipt(h):
+    for _ in range(200):
+        r = rpc("eth_getTransactionReceipt", [h])
+        if r:
+            return r
+        time.sleep(0.05)
+    raise SystemExit(f"no receipt for {h}")
 def deploy(data, value=0):
     h = send({"data": "0x" + data, "value": hex(value), "gas": hex(8_000_000)})
-    return rpc("eth_getTransactionReceipt", [h])["contractAddress"]
+    r = receipt(h)
+    if r["status"] != "0x1" or not r["contractAddress"]:
+        raise SystemExit(f"deployment {h} failed")
+    return r["contractAddress"]
 c = {n: deploy(code(n)) for n in ["Logger", "DelegateTarget", "Reverter", "Burner"]}
 hub = deploy(code("Hub") + "".join(addr(c[n]) for n in
              ["Logger", "DelegateTarget", "Reverter", "Burner"]), 10**18)
 token = deploy(code("Token") + word(10**30))
 for a in accts[1:5]:
-    send({"to": token, "data": "0x" + sel("Token", "transfer(address,uint256)") + addr(a) + word(10**24)})
+    receipt(send({"to": token, "data": "0x" + sel("Token", "transfer(address,uint256)") + addr(a) + word(10**24)}))
 first = int(rpc("eth_blockNumber", []), 16) + 1
 rpc("evm_setAutomine", [False])
 for b in range(blocks):
@@ -177,6 +188,8 @@ for delay in $DELAYS; do
     measure "$delay" "chaintrace seq (JOBS=1)" -- env CHAINTRACE_JOBS=1 \
         "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
     measure "$delay" "chaintrace par (JOBS=$CORES)" -- env CHAINTRACE_JOBS="$CORES" \
+        "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
+    measure "$delay" "chaintrace par (JOBS=$WIDE)" -- env CHAINTRACE_JOBS="$WIDE" \
         "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
     rm -rf "$WORK/pq"
     measure "$delay" "chaintrace par → parquet" -- env CHAINTRACE_JOBS="$CORES" \
