@@ -11,5 +11,6 @@ pub mod policy;
 pub mod render;
 pub mod replay;
 pub mod rpc;
+pub mod serve;
 pub mod source;
 pub mod trace;

@@ -14,6 +14,7 @@ pub mod node;
 pub mod policy;
 pub mod preflight;
 pub mod range;
+pub mod serve;
 pub mod state;
 pub mod tx;
 
@@ -59,6 +60,8 @@ pub enum Command {
     Policy(policy::PolicyCommand),
     /// Check an agent's /rpc request before the wallet provider signs it.
     Preflight(preflight::PreflightArgs),
+    /// Serve geth's debug_trace* API from local replay over any plain node.
+    Serve(serve::ServeArgs),
 }
 
 impl Cli {
@@ -74,6 +77,7 @@ impl Cli {
             Command::Node(n) => n.run(),
             Command::Policy(p) => p.run(),
             Command::Preflight(a) => a.run(),
+            Command::Serve(a) => a.run(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! receipt the chain recorded.
 
 pub mod access;
+pub mod call;
 pub mod env;
 pub mod mined;
 pub mod overrides;

@@ -60,13 +60,35 @@ pub fn replay_txs_with(
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
 ) -> Result<BlockReplay, SourceError> {
+    replay_txs_from(
+        source,
+        txs,
+        env,
+        first,
+        state_at,
+        tracer,
+        prepare,
+        StateSnapshot::partial(),
+    )
+}
+
+/// [`replay_txs_with`], starting from `snap`: state of block `state_at` already known (a
+/// server's memory cache of an earlier replay on the same state), filled further as needed.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_txs_from(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    tracer: &TracerSpec,
+    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
+    mut snap: StateSnapshot,
+) -> Result<BlockReplay, SourceError> {
     let parent = state_at.to_string();
-    let mut snap = StateSnapshot::partial();
-    source.fill(
-        &mut snap,
-        &obvious_accounts(txs, env.block.beneficiary),
-        &parent,
-    )?;
+    let mut obvious = obvious_accounts(txs, env.block.beneficiary);
+    obvious.accounts.retain(|a| !snap.accounts.contains_key(a));
+    source.fill(&mut snap, &obvious, &parent)?;
     let mut passes = 1;
     // Speculative passes run untraced (a struct log of a discarded pass is wasted work); once
     // execution misses nothing, one traced pass runs. A tracer may read state execution did not
