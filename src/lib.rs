@@ -4,6 +4,7 @@
 //! (revm environment and execution) → [`trace`] (tracers shaped like geth's) → [`render`]
 //! (trees, JSON). [`rpc`] and [`chain`] serve the source and the replay plan.
 
+pub mod alloc;
 pub mod chain;
 pub mod names;
 pub mod node;

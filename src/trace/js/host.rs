@@ -15,7 +15,9 @@ use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
 use revm::primitives::hardfork::SpecId;
 
 use super::objects::{make_db, make_frames, make_log, Shared};
-use super::timeout::{run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
+use super::timeout::{
+    over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND, OUT_OF_MEMORY,
+};
 use serde_json::value::RawValue;
 
 use super::fast::Fast;
@@ -110,6 +112,8 @@ pub struct Host {
     /// functions to boa.
     views: bool,
     deadline: Instant,
+    /// What the thread held when the tracer was created (the memory limit's base).
+    mem_base: i64,
 }
 
 /// The tracer's functions and their arguments, for direct calls.
@@ -332,6 +336,7 @@ impl Host {
         shared: Rc<Shared>,
     ) -> Result<Self, String> {
         let deadline = Instant::now() + timeout;
+        let mem_base = crate::alloc::thread_live();
         let mut ctx = Context::default();
         let limit = (timeout.as_secs_f64() * LOOP_ITERATIONS_PER_SECOND as f64) as u64;
         ctx.runtime_limits_mut()
@@ -353,8 +358,9 @@ impl Host {
         // built-in is still in place.
         let builtin_push = array_push(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
-        let tracer = match run_with_deadline(&object, &mut ctx, deadline) {
+        let tracer = match run_with_deadline(&object, &mut ctx, deadline, mem_base) {
             Run::TimedOut => return Err("execution timeout".into()),
+            Run::OutOfMemory => return Err(OUT_OF_MEMORY.into()),
             Run::Done(Err(e)) => return Err(js_message(&e, &mut ctx)),
             Run::Done(Ok(v)) => v,
         };
@@ -422,6 +428,7 @@ impl Host {
             ctx,
             shared,
             deadline,
+            mem_base,
         };
         if has_setup {
             hidden(&mut host.ctx, "__config", js_string!(config))?;
@@ -485,7 +492,7 @@ impl Host {
     }
 
     fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
-        let out = run_with_deadline(script, &mut self.ctx, self.deadline);
+        let out = run_with_deadline(script, &mut self.ctx, self.deadline, self.mem_base);
         self.finish(out, hook)
     }
 
@@ -493,6 +500,7 @@ impl Host {
         let fatal = self.shared.fatal.borrow_mut().take();
         match out {
             Run::TimedOut => Err(wrap("execution timeout", hook)),
+            Run::OutOfMemory => Err(wrap(OUT_OF_MEMORY, hook)),
             _ if fatal.is_some() => Err(wrap(&fatal.unwrap_or_default(), hook)),
             Run::Done(Ok(v)) => Ok(v),
             Run::Done(Err(e)) => {
@@ -523,6 +531,11 @@ impl Host {
             if self.late(1024) {
                 return Some(Err(wrap("execution timeout", hook)));
             }
+            // The native path grows arrays and strings too; every 1024 calls is well before
+            // a push per opcode could matter.
+            if self.since_clock == 0 && over_memory(self.mem_base) {
+                return Some(Err(wrap(OUT_OF_MEMORY, hook)));
+            }
             return Some(Ok(()));
         }
         // Deoptimised: boa runs this call, and all later ones.
@@ -549,7 +562,9 @@ impl Host {
                 return Ok(());
             };
             let out = f.call(&d.this, args, &mut self.ctx);
-            let out = if self.late(64) {
+            let out = if over_memory(self.mem_base) {
+                Run::OutOfMemory
+            } else if self.late(64) {
                 Run::TimedOut
             } else {
                 Run::Done(out)
