@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod chain;
+pub mod geth;
 pub mod names;
 pub mod node;
 pub mod policy;

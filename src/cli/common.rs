@@ -4,8 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
-use chaintrace::render::abi::Decoder;
 use chaintrace::render::decoded::write_decoded;
+use chaintrace::render::decoder::Decoder;
 use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
@@ -56,17 +56,22 @@ impl CliError {
 
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
-        // A failing tracer script is bad input, not a failing node.
-        if let SourceError::Replay(ReplayError::Tracer(m)) = &e {
-            return CliError::input(m.clone());
-        }
-        // A simulated call the state refuses (gas 0, value above the balance) is bad input.
-        if let SourceError::Replay(ReplayError::Invalid { tx, .. }) = &e {
-            if tx.is_zero() {
-                return CliError::input(e.to_string());
-            }
-        }
         CliError::source(e.to_string())
+    }
+}
+
+impl From<chaintrace::replay::Error> for CliError {
+    fn from(e: chaintrace::replay::Error) -> Self {
+        match e {
+            chaintrace::replay::Error::Source(e) => e.into(),
+            // A failing tracer script is bad input, not a failing node.
+            chaintrace::replay::Error::Replay(ReplayError::Tracer(m)) => CliError::input(m),
+            // A simulated call the state refuses (gas 0, value above the balance) is bad input.
+            chaintrace::replay::Error::Replay(e @ ReplayError::Invalid { .. }) if matches!(&e, ReplayError::Invalid { tx, .. } if tx.is_zero()) => {
+                CliError::input(e.to_string())
+            }
+            chaintrace::replay::Error::Replay(e) => CliError::source(e.to_string()),
+        }
     }
 }
 

@@ -17,7 +17,8 @@ use chaintrace::policy::request::{
 use chaintrace::policy::simulate::simulate;
 use chaintrace::policy::verdict::render_verdict;
 use chaintrace::policy::{read_json, Evaluation, Policy, PolicyError, Verdict, VerdictKind};
-use chaintrace::render::abi::{Abi, Decoder};
+use chaintrace::render::abi::Abi;
+use chaintrace::render::decoder::Decoder;
 use chaintrace::source::rpc::SourceError;
 use clap::Args;
 
@@ -154,7 +155,11 @@ impl PreflightArgs {
             None => Some(Err("the body has no params.transaction".to_string())),
             Some(t) => Some(match simulate(&source, chain_id, from, t, &decoder) {
                 Ok(s) => Ok(s),
-                Err(e @ SourceError::BadData { .. }) if !issues.is_empty() => Err(e.to_string()),
+                Err(chaintrace::replay::Error::Source(e @ SourceError::BadData { .. }))
+                    if !issues.is_empty() =>
+                {
+                    Err(e.to_string())
+                }
                 Err(e) => return Err(e.into()),
             }),
         };

@@ -15,6 +15,7 @@ pub mod doctor_steps;
 pub mod http;
 pub mod logtime;
 pub mod split;
+pub mod split_report;
 pub mod split_settings;
 mod split_store;
 pub mod status;

@@ -46,7 +46,13 @@ pub enum CallError {
     #[error("block override: {0}")]
     BlockOverride(String),
     #[error(transparent)]
-    Source(#[from] SourceError),
+    Source(#[from] super::Error),
+}
+
+impl From<SourceError> for CallError {
+    fn from(e: SourceError) -> Self {
+        CallError::Source(e.into())
+    }
 }
 
 /// Traces `call` on the state of block `block_ref` (a number or tag, as the node takes it).

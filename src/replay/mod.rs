@@ -39,6 +39,27 @@ pub enum ReplayError {
     Tracer(String),
 }
 
+impl From<crate::source::chain_data::TxError> for ReplayError {
+    fn from(e: crate::source::chain_data::TxError) -> Self {
+        ReplayError::BadTransaction(e.0)
+    }
+}
+
+/// What can end a replay of chain data: getting the data (a node, the cache) or running it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Source(#[from] crate::source::rpc::SourceError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+impl From<crate::rpc::RpcError> for Error {
+    fn from(e: crate::rpc::RpcError) -> Self {
+        Error::Source(e.into())
+    }
+}
+
 /// How a transaction ended.
 #[derive(Clone, Debug)]
 pub struct TxOutcome {

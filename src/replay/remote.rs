@@ -31,7 +31,7 @@ pub fn replay_block(
     first: usize,
     last: usize,
     tracer: &TracerSpec,
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     let parent = format!("{:#x}", block.info.number.saturating_sub(1));
     replay_txs(source, &block.txs[..=last], env, first, &parent, tracer)
 }
@@ -45,7 +45,7 @@ pub fn replay_txs(
     first: usize,
     state_at: &str,
     tracer: &TracerSpec,
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     replay_txs_with(source, txs, env, first, state_at, tracer, &|_| {})
 }
 
@@ -59,7 +59,7 @@ pub fn replay_txs_with(
     state_at: &str,
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     replay_txs_from(
         source,
         txs,
@@ -84,7 +84,7 @@ pub fn replay_txs_from(
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
     mut snap: StateSnapshot,
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     let parent = state_at.to_string();
     let mut obvious = obvious_accounts(txs, env.block.beneficiary);
     obvious.accounts.retain(|a| !snap.accounts.contains_key(a));
@@ -120,7 +120,8 @@ pub fn replay_txs_from(
             return Err(SourceError::BadData {
                 what: "state".into(),
                 reason: format!("prefetch did not converge after {passes} round trips"),
-            });
+            }
+            .into());
         }
         source.fill(&mut snap, &misses, &parent)?;
         passes += 1;

@@ -66,6 +66,15 @@ impl From<SourceError> for Fault {
     }
 }
 
+impl From<crate::replay::Error> for Fault {
+    fn from(e: crate::replay::Error) -> Fault {
+        match e {
+            crate::replay::Error::Source(e) => e.into(),
+            crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
+        }
+    }
+}
+
 /// What a worker needs: the upstream, the caches and the limits.
 pub struct Ctx<'a> {
     pub upstream: &'a str,

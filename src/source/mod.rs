@@ -7,6 +7,7 @@
 //! nothing is missing. Everything below the source is the same for all of them.
 
 pub mod cache;
+pub mod chain_data;
 pub mod fixture;
 pub mod prestate_rpc;
 pub mod rpc;

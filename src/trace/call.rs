@@ -22,7 +22,7 @@ use super::failed_step::has_dynamic_gas;
 use super::hexser;
 use super::precompile_error::failed_precompile_frame;
 use super::state::PreOp;
-use crate::render::revert::decode_revert_reason;
+use crate::geth::revert::decode_revert_reason;
 
 /// `tracerConfig` of the call tracer.
 #[derive(Clone, Debug, Default, Deserialize)]

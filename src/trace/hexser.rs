@@ -59,7 +59,7 @@ pub fn opt_u256_hex<S: Serializer>(n: &Option<U256>, s: S) -> Result<S::Ok, S::E
 /// Reads a quantity given as `0x` hex string, decimal string or JSON integer.
 pub fn de_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let v = serde_json::Value::deserialize(d)?;
-    crate::source::fixture::parse_u64(&v).map_err(D::Error::custom)
+    crate::geth::hex::parse_u64(&v).map_err(D::Error::custom)
 }
 
 pub fn de_opt_u256<'de, D: Deserializer<'de>>(d: D) -> Result<Option<U256>, D::Error> {
@@ -67,19 +67,19 @@ pub fn de_opt_u256<'de, D: Deserializer<'de>>(d: D) -> Result<Option<U256>, D::E
     if v.is_null() {
         return Ok(None);
     }
-    crate::source::fixture::parse_u256(&v)
+    crate::geth::hex::parse_u256(&v)
         .map(Some)
         .map_err(D::Error::custom)
 }
 
 pub fn de_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
     let s = String::deserialize(d)?;
-    crate::source::fixture::parse_hex(&s).map_err(D::Error::custom)
+    crate::geth::hex::parse_hex(&s).map_err(D::Error::custom)
 }
 
 pub fn de_opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bytes>, D::Error> {
     let s = Option::<String>::deserialize(d)?;
-    s.map(|s| crate::source::fixture::parse_hex(&s).map_err(D::Error::custom))
+    s.map(|s| crate::geth::hex::parse_hex(&s).map_err(D::Error::custom))
         .transpose()
 }
 

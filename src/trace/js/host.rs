@@ -21,32 +21,9 @@ use super::timeout::{
 use serde_json::value::RawValue;
 
 use super::fast::Fast;
-use super::{bigint, globals};
-use crate::render::json::escape_html;
-
-/// The tracer functions chaintrace calls, by geth's name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hook {
-    Setup,
-    Step,
-    Fault,
-    Enter,
-    Exit,
-    Result,
-}
-
-impl Hook {
-    pub fn name(self) -> &'static str {
-        match self {
-            Hook::Setup => "setup",
-            Hook::Step => "step",
-            Hook::Fault => "fault",
-            Hook::Enter => "enter",
-            Hook::Exit => "exit",
-            Hook::Result => "result",
-        }
-    }
-}
+pub use super::hook::Hook;
+use super::{bigint, buffers, globals};
+use crate::geth::json::escape_html;
 
 /// What `ctx` holds in `result(ctx, db)`.
 #[derive(Clone, Debug, Default)]
@@ -586,20 +563,20 @@ impl Host {
 
     fn ctx_object(&mut self, t: &TxContext) -> Result<JsObject, JsError> {
         let c = &mut self.ctx;
-        let from = globals::to_buf(t.from.as_slice(), c)?;
-        let to = globals::to_buf(t.to.as_slice(), c)?;
-        let input = globals::to_buf(&t.input, c)?;
-        let output = globals::to_buf(&t.output, c)?;
-        let coinbase = globals::to_buf(t.coinbase.as_slice(), c)?;
+        let from = buffers::to_buf(t.from.as_slice(), c)?;
+        let to = buffers::to_buf(t.to.as_slice(), c)?;
+        let input = buffers::to_buf(&t.input, c)?;
+        let output = buffers::to_buf(&t.output, c)?;
+        let coinbase = buffers::to_buf(t.coinbase.as_slice(), c)?;
         let value = bigint::lazy(t.value, c);
         let gas_price = bigint::lazy(t.gas_price, c);
         let tx_hash = t
             .tx_hash
-            .map(|h| globals::to_buf(h.as_slice(), c))
+            .map(|h| buffers::to_buf(h.as_slice(), c))
             .transpose()?;
         let block_hash = t
             .block_hash
-            .map(|h| globals::to_buf(h.as_slice(), c))
+            .map(|h| buffers::to_buf(h.as_slice(), c))
             .transpose()?;
         let a = Attribute::all();
         let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;
