@@ -18,9 +18,6 @@ use serde::Serialize;
 
 use super::common::{exit, CliError};
 
-/// Exit code: a check found a blocker (split-check) or the node's height did not move (status).
-pub const BLOCKER: u8 = 5;
-
 /// Run and watch nodes of the 1329/1328 chain.
 #[derive(Subcommand, Debug)]
 pub enum NodeCommand {
@@ -99,7 +96,7 @@ impl StatusArgs {
         Ok(if status.height_moving {
             exit::OK
         } else {
-            BLOCKER
+            exit::BLOCKER
         })
     }
 }
@@ -218,7 +215,7 @@ impl SplitCheckArgs {
             render_split(&report, &mut std::io::stdout().lock())?;
         }
         Ok(if report.blockers > 0 {
-            BLOCKER
+            exit::BLOCKER
         } else {
             exit::OK
         })

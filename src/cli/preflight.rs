@@ -23,10 +23,6 @@ use chaintrace::source::rpc::SourceError;
 use clap::Args;
 
 use super::common::{exit, CliError, RpcArgs};
-use super::policy::DENIED;
-
-/// Exit code: the request body would be rejected or mis-signed by the provider.
-pub const INVALID_REQUEST: u8 = 7;
 
 /// Check an /rpc request as the wallet provider would sign it: the body (method, caip2 matching
 /// the node's chain, hex-string transaction fields) and its RFC 8785 canonical form, the policy,
@@ -66,7 +62,7 @@ impl PreflightArgs {
         let doc = read_json(&self.request).map_err(|e| match e {
             // The provider would refuse this body: an invalid request, not a bad command line.
             PolicyError::DuplicateName { .. } => CliError {
-                code: INVALID_REQUEST,
+                code: exit::INVALID_REQUEST,
                 message: e.to_string(),
             },
             e => CliError::input(e.to_string()),
@@ -185,8 +181,8 @@ impl PreflightArgs {
         Ok(match verdict.verdict {
             VerdictKind::Sign => exit::OK,
             VerdictKind::WouldRevert => exit::TX_FAILED,
-            VerdictKind::Denied => DENIED,
-            VerdictKind::InvalidRequest => INVALID_REQUEST,
+            VerdictKind::Denied => exit::DENIED,
+            VerdictKind::InvalidRequest => exit::INVALID_REQUEST,
         })
     }
 }

@@ -396,6 +396,19 @@ impl Mined {
         Ok(again)
     }
 
+    /// Traces the transaction under `spec`, fetching whatever the replay still misses.
+    pub fn trace(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        spec: &crate::trace::TracerSpec,
+    ) -> Result<super::TracedTx, super::Error> {
+        let index = Some(self.index as u64);
+        self.run(source, cache, |db, env, tx, offset| {
+            super::trace_at(db, env, tx, spec, offset, index)
+        })
+    }
+
     /// What the replay did with the chain's precompiles, for a note on stderr.
     pub fn splice_note(&self) -> Option<String> {
         let splice = self.env.splice.as_ref()?;

@@ -18,7 +18,7 @@ use crate::replay::mined::{spec_for, Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
 use crate::replay::selfcheck::check;
-use crate::replay::{trace_at, EvmEnv, TracedTx};
+use crate::replay::{EvmEnv, TracedTx};
 use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
 use crate::source::rpc::RpcSource;
@@ -311,11 +311,7 @@ fn trace_transaction(
     let hash = hash_param(params, 0)?;
     let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
-    let index = Some(mined.index as u64);
-    let spec = &opts.spec;
-    let traced = mined.run(source, ctx.cache, |db, env, tx, offset| {
-        trace_at(db, env, tx, spec, offset, index)
-    })?;
+    let traced = mined.trace(source, ctx.cache, &opts.spec)?;
     self_check(&traced, &mined.receipt, outcome);
     traced_json(ctx, &traced)
 }

@@ -70,7 +70,7 @@ pub fn run_with_deadline(script: &Script, ctx: &mut Context, deadline: Instant, 
                     return Run::OutOfMemory;
                 }
                 yields += 1;
-                if yields % CLOCK_EVERY == 0 && Instant::now() >= deadline {
+                if yields.is_multiple_of(CLOCK_EVERY) && Instant::now() >= deadline {
                     return Run::TimedOut;
                 }
             }
