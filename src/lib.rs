@@ -16,3 +16,4 @@ pub mod rpc;
 pub mod serve;
 pub mod source;
 pub mod trace;
+pub mod wallet;

@@ -17,6 +17,7 @@ pub mod range;
 pub mod serve;
 pub mod state;
 pub mod tx;
+pub mod wallet;
 
 use clap::{Parser, Subcommand};
 
@@ -62,6 +63,10 @@ pub enum Command {
     Preflight(preflight::PreflightArgs),
     /// Serve geth's debug_trace* API from local replay over any plain node.
     Serve(serve::ServeArgs),
+    /// Wallet provider client: create a wallet, send pre-flighted requests (provider-signed or
+    /// self-custodial).
+    #[command(subcommand)]
+    Wallet(wallet::WalletCommand),
 }
 
 impl Cli {
@@ -78,6 +83,7 @@ impl Cli {
             Command::Policy(p) => p.run(),
             Command::Preflight(a) => a.run(),
             Command::Serve(a) => a.run(),
+            Command::Wallet(w) => w.run(),
         }
     }
 }
