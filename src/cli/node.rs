@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chaintrace::node::crash::write_report;
-use chaintrace::node::doctor::{diagnose, DoctorOptions};
-use chaintrace::node::doctor_steps::render_diagnosis;
+use chaintrace::node::doctor::DoctorOptions;
+use chaintrace::node::doctor_steps::{diagnose, render_diagnosis};
 use chaintrace::node::http::OperatorClient;
 use chaintrace::node::split::split_check;
 use chaintrace::node::split_settings::{check_tracing, confirm_log, render_split};

@@ -11,6 +11,7 @@
 
 pub mod crash;
 pub mod doctor;
+pub mod doctor_home;
 pub mod doctor_steps;
 pub mod http;
 pub mod logtime;
