@@ -7,7 +7,7 @@
 # ERC-20 transfer between 5 holders, a nested call chain with static calls and value (Hub.deep),
 # a DELEGATECALL (Hub.delegate), a log-heavy call (Logger.logAll), a reverting call
 # (Reverter.failString) and a plain transfer — the contracts of tests/contracts/. The
-# latency-injecting proxy (src/bin/rpc_proxy.rs) sits in front of it with DELAYS ms (default
+# latency-injecting proxy (examples/rpc_proxy.rs) sits in front of it with DELAYS ms (default
 # "0 20") added to every request.
 #
 #   seq       CHAINTRACE_JOBS=1 chaintrace block A..B --json          (NDJSON to /dev/null)
@@ -37,19 +37,19 @@ ANVIL="$ROOT/.tools/bin/anvil"
 PROFILE="${PROFILE:-}"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 if [ -z "$PROFILE" ]; then
-    if [ -x "$TARGET/release/chaintrace" ] && [ -x "$TARGET/release/rpc_proxy" ]; then
+    if [ -x "$TARGET/release/chaintrace" ] && [ -x "$TARGET/release/examples/rpc_proxy" ]; then
         PROFILE=release
     else
         PROFILE=debug
     fi
 fi
 if [ "$PROFILE" = release ]; then
-    (cd "$ROOT" && cargo build --release --bin chaintrace --bin rpc_proxy >&2)
+    (cd "$ROOT" && cargo build --release --bin chaintrace --example rpc_proxy >&2)
 else
-    (cd "$ROOT" && cargo build --bin chaintrace --bin rpc_proxy >&2)
+    (cd "$ROOT" && cargo build --bin chaintrace --example rpc_proxy >&2)
 fi
 CT="$TARGET/$PROFILE/chaintrace"
-PROXY="$TARGET/$PROFILE/rpc_proxy"
+PROXY="$TARGET/$PROFILE/examples/rpc_proxy"
 CORES="$(nproc)"
 log "chaintrace: $CT ($PROFILE build), $CORES cores"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: requests, round trips and wall time of a remote trace, chaintrace vs `cast run`.
 #
-# A latency-injecting, request-counting JSON-RPC proxy (src/bin/rpc_proxy.rs) sits on loopback
+# A latency-injecting, request-counting JSON-RPC proxy (examples/rpc_proxy.rs) sits on loopback
 # in front of a local anvil 1.7.1, adding 0, 20 and 50 ms to every request. Two transactions:
 #   revert-deep  a reverting tx, last of a busy block (40 earlier txs from 4 senders)
 #   many-slots   a >= 1M-gas tx reading and writing 200 storage slots
@@ -44,19 +44,19 @@ fi
 
 PROFILE="${PROFILE:-}"
 if [ -z "$PROFILE" ]; then
-    if [ -x "$ROOT/target/release/chaintrace" ] && [ -x "$ROOT/target/release/rpc_proxy" ]; then
+    if [ -x "$ROOT/target/release/chaintrace" ] && [ -x "$ROOT/target/release/examples/rpc_proxy" ]; then
         PROFILE=release
     else
         PROFILE=debug
     fi
 fi
 if [ "$PROFILE" = release ]; then
-    (cd "$ROOT" && cargo build --release --bin chaintrace --bin rpc_proxy >&2)
+    (cd "$ROOT" && cargo build --release --bin chaintrace --example rpc_proxy >&2)
 else
-    (cd "$ROOT" && cargo build --bin chaintrace --bin rpc_proxy >&2)
+    (cd "$ROOT" && cargo build --bin chaintrace --example rpc_proxy >&2)
 fi
 CT="$ROOT/target/$PROFILE/chaintrace"
-PROXY="$ROOT/target/$PROFILE/rpc_proxy"
+PROXY="$ROOT/target/$PROFILE/examples/rpc_proxy"
 log "chaintrace: $CT ($PROFILE build); cast: $("$CAST" --version | head -n1)"
 
 # ---- node and transactions -----------------------------------------------------------------

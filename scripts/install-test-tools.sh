@@ -3,6 +3,8 @@
 # (gitignored). Idempotent: re-running with the right version in place is a no-op.
 #
 #   .tools/bin/anvil  -> anvil 1.7.1 (from the npm package @foundry-rs/anvil-linux-amd64)
+#   .tools/bin/cast   -> cast 1.7.1 (npm @foundry-rs/cast-linux-amd64): a real client of `serve`
+#   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
 #
 # The npm package is a plain tarball: package/package.json + package/bin/anvil
 # (a static-ish linux x86_64 binary). We fetch it with `npm pack` (which checks
@@ -26,9 +28,10 @@ anvil_ok() {
     "$BIN/anvil" --version 2>/dev/null | head -n1 | grep -q "Version: $ANVIL_VERSION\b"
 }
 
+install_anvil() {
 if anvil_ok; then
     log "anvil $ANVIL_VERSION already installed at $BIN/anvil"
-    exit 0
+    return 0
 fi
 
 case "$(uname -s)-$(uname -m)" in
@@ -66,3 +69,55 @@ ln -sfn "../anvil-$ANVIL_VERSION/anvil" "$BIN/anvil"
 
 anvil_ok || die "installed $BIN/anvil but 'anvil --version' does not report $ANVIL_VERSION: $("$BIN/anvil" --version 2>&1 | head -n3)"
 log "installed: $("$BIN/anvil" --version | head -n1) at $BIN/anvil"
+rm -rf "$TMP"
+}
+
+CAST_VERSION="1.7.1"
+CAST_PKG="@foundry-rs/cast-linux-amd64"
+CAST_TGZ_SHA1="e625e24080f1e8a3cbc1ed9dbba11c9aec05c121"
+CAST_DEST="$TOOLS/cast-$CAST_VERSION"
+
+install_cast() {
+    if [ -x "$BIN/cast" ] && "$BIN/cast" --version 2>/dev/null | head -n1 | grep -q "Version: $CAST_VERSION\b"; then
+        log "cast $CAST_VERSION already installed at $BIN/cast"
+        return 0
+    fi
+    local tmp
+    tmp="$(mktemp -d)"
+    log "fetching $CAST_PKG@$CAST_VERSION from the npm registry"
+    ( cd "$tmp" && npm pack --silent "$CAST_PKG@$CAST_VERSION" >/dev/null ) \
+        || die "npm pack $CAST_PKG@$CAST_VERSION failed"
+    local tgz
+    tgz="$(ls "$tmp"/*.tgz | head -n1)"
+    [ "$(sha1sum "$tgz" | cut -d' ' -f1)" = "$CAST_TGZ_SHA1" ] || die "sha1 mismatch for $tgz"
+    tar -xzf "$tgz" -C "$tmp" || die "could not extract $tgz"
+    [ -f "$tmp/package/bin/cast" ] || die "package layout changed: package/bin/cast not found"
+    mkdir -p "$CAST_DEST" "$BIN"
+    install -m 0755 "$tmp/package/bin/cast" "$CAST_DEST/cast"
+    ln -sfn "../cast-$CAST_VERSION/cast" "$BIN/cast"
+    rm -rf "$tmp"
+    "$BIN/cast" --version | head -n1 | grep -q "Version: $CAST_VERSION" \
+        || die "installed $BIN/cast does not report $CAST_VERSION"
+    log "installed: $("$BIN/cast" --version | head -n1) at $BIN/cast"
+}
+
+ETHERS_VERSION="6.16.0"
+install_ethers() {
+    local js="$TOOLS/js"
+    if [ -f "$js/node_modules/ethers/package.json" ] \
+        && grep -q "\"version\": \"$ETHERS_VERSION\"" "$js/node_modules/ethers/package.json"; then
+        log "ethers $ETHERS_VERSION already installed in $js"
+        return 0
+    fi
+    command -v node >/dev/null 2>&1 || die "node is required for the ethers.js client test"
+    mkdir -p "$js"
+    log "installing ethers@$ETHERS_VERSION from the npm registry into $js"
+    # --save-exact + the registry's integrity hashes recorded in package-lock.json.
+    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "ethers@$ETHERS_VERSION" >/dev/null ) \
+        || die "npm install ethers@$ETHERS_VERSION failed"
+    log "installed: ethers $ETHERS_VERSION in $js"
+}
+
+install_anvil
+install_cast
+install_ethers

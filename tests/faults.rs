@@ -1,4 +1,4 @@
-//! Faults: chaintrace against a misbehaving node (the loopback proxy of `src/bin/rpc_proxy.rs`
+//! Faults: chaintrace against a misbehaving node (the loopback proxy of `examples/rpc_proxy.rs`
 //! in front of a live anvil). Each case ends in the right trace or a clear error with its
 //! documented exit code, and nothing outlives the timeout budget.
 

@@ -449,6 +449,63 @@ fn crash_report_collects_context_and_the_full_stack_trace() {
 }
 
 #[test]
+fn doctor_reads_log_level_and_snapshots_from_the_home() {
+    // A home whose config.toml sets log_level = "error" and whose data/snapshots/ holds two
+    // state-sync snapshots (one directory per height, metadata.db beside them).
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/healthy.log",
+        "--home",
+        "tests/data/node/homes/quiet-logs",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(
+            "node home:\n  log_level  WARN: log_level = \"error\" hides info lines of every module"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("  snapshots  ok: 2 local snapshot(s), newest heights 118002000, 118000000"),
+        "{}",
+        r.stdout
+    );
+    let j = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/healthy.log",
+        "--home",
+        "tests/data/node/homes/ready",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    let checks = &v["diagnosis"]["homeChecks"];
+    assert_eq!(checks[0]["item"], "log_level");
+    assert_eq!(checks[0]["status"], "ok");
+    assert_eq!(checks[1]["item"], "snapshots");
+    assert_eq!(checks[1]["status"], "warn");
+    // A home that is not there: nothing is claimed.
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/healthy.log",
+        "--home",
+        "/nonexistent/chaind",
+    ]);
+    assert!(
+        r.stdout.contains("log_level  NOT CHECKED: cannot read"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn doctor_on_a_missing_file_is_bad_input() {
     let r = chaintrace(&["node", "doctor", "--log", "no/such.log"]);
     assert_eq!(r.code, 1);

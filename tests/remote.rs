@@ -206,25 +206,9 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
-/// The cache writer the SIGKILL test kills: `examples/cache_writer.rs`, which `cargo test`
-/// builds next to the test binaries (target/<profile>/examples/).
+/// The cache writer the SIGKILL test kills: `examples/cache_writer.rs`.
 fn cache_writer() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let path = profile_dir.join("examples").join("cache_writer");
-    if !path.is_file() {
-        // `cargo test --test remote` alone does not build examples.
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let mut build = std::process::Command::new(cargo);
-        build.args(["build", "--example", "cache_writer"]);
-        if release {
-            build.arg("--release");
-        }
-        let ok = build.status().is_ok_and(|s| s.success());
-        assert!(ok && path.is_file(), "could not build {}", path.display());
-    }
-    path
+    proxy::example("cache_writer")
 }
 
 #[test]

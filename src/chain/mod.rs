@@ -203,7 +203,7 @@ impl ForkSchedule {
                     if v.is_null() {
                         return Ok(None);
                     }
-                    return crate::source::fixture::parse_u64(v)
+                    return crate::geth::hex::parse_u64(v)
                         .map(Some)
                         .map_err(|e| format!("chain config key {k}: {e}"));
                 }

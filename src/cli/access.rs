@@ -17,8 +17,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use serde_json::json;
 
 use super::common::{exit, CliError, RpcArgs};
+use super::common::{finish, parse_hash};
 use super::state::{print_note, report, StateArgs};
-use super::tx::{finish, parse_hash};
 
 /// Every account and slot a transaction read or wrote, with values before and after.
 #[derive(Args, Debug)]

@@ -7,8 +7,8 @@ use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
 use clap::Args;
 
+use super::common::finish;
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
-use super::tx::finish;
 use chaintrace::replay::mined::spec_for;
 
 /// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).

@@ -14,8 +14,8 @@ use revm::primitives::hardfork::SpecId;
 use revm::Database;
 use serde_json::{json, Map, Value};
 
+use super::common::parse_hash;
 use super::common::{exit, CliError, RpcArgs};
-use super::tx::parse_hash;
 use chaintrace::replay::mined::spec_for;
 
 #[derive(Subcommand, Debug)]

@@ -3,10 +3,8 @@
 //! overrides.
 
 use alloy_primitives::{Address, Bytes, U256};
-use chaintrace::replay::env::default_call_gas;
+use chaintrace::replay::call::{trace_call, CallError, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
-use chaintrace::replay::remote::replay_txs_with;
-use chaintrace::replay::{EvmEnv, ReplayTx};
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use clap::Args;
 use serde_json::Value;
@@ -15,7 +13,6 @@ use super::block::parse_block_ref;
 use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
-use chaintrace::replay::mined::spec_for;
 
 /// Trace a call that is not on chain, on the state after block `--block` (default latest).
 #[derive(Args, Debug)]
@@ -130,51 +127,43 @@ impl CallArgs {
         let hardfork = self.trace.hardfork()?;
         let mut names = load_names(&self.trace)?;
         let source = self.rpc.source()?;
-        let chain_id = source.chain_id()?;
-        let block = source.block(&block_ref)?;
-        // The state is the block's; the header the call runs in may be overridden (and with it
-        // the fork rules, as geth derives them from the overridden number and time).
-        let mut info = block.info.clone();
-        if let Some(b) = &block_override {
-            b.apply_info(&mut info)
-                .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
-        }
-        let spec_id = spec_for(chain_id, &info, hardfork);
-        let gas = match &self.gas {
-            Some(g) => u64::try_from(parse_quantity(g, "--gas")?)
-                .map_err(|_| CliError::input("--gas is too large"))?,
-            None => default_call_gas(spec_id, info.gas_limit),
+        let gas = self
+            .gas
+            .as_deref()
+            .map(|g| {
+                u64::try_from(parse_quantity(g, "--gas")?)
+                    .map_err(|_| CliError::input("--gas is too large"))
+            })
+            .transpose()?;
+        let call = CallRequest {
+            from,
+            to,
+            data,
+            value,
+            gas,
+            gas_price,
         };
-        let mut env = EvmEnv::new(spec_id, chain_id, &info).for_call(gas_price);
-        if let Some(b) = &block_override {
-            b.apply_env(&mut env.block)
-                .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
-        }
-        let tx = ReplayTx::simulated(from, to, data, value, gas, gas_price);
-        let state_at = format!("{:#x}", block.info.number);
-        let prepare = |db: &mut chaintrace::source::ReplayDb<'_>| {
-            if let Some(o) = &state_override {
-                o.apply(db);
-            }
-        };
-        let replay = replay_txs_with(
+        let TracedCall {
+            traced,
+            snapshot,
+            chain_id,
+            passes,
+        } = trace_call(
             &source,
-            std::slice::from_ref(&tx),
-            &env,
-            0,
-            &state_at,
+            &call,
+            &block_ref,
+            state_override.as_ref(),
+            block_override.as_ref(),
             &spec,
-            &prepare,
-        )?;
-        let passes = replay.passes;
-        let traced = replay
-            .traces
-            .into_iter()
-            .next()
-            .ok_or_else(|| CliError::source("replay produced no trace"))?;
+            hardfork,
+        )
+        .map_err(|e| match e {
+            CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
+            CallError::Source(e) => e.into(),
+        })?;
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
-        let decoder = decoder_for(&names, &self.trace, &traced, &replay.snapshot);
+        let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {

@@ -3,13 +3,15 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use alloy_primitives::B256;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
-use chaintrace::render::abi::Decoder;
 use chaintrace::render::decoded::write_decoded;
+use chaintrace::render::decoder::Decoder;
 use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::rpc::{RpcSource, SourceError};
@@ -17,6 +19,29 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
+
+/// Where function, error and event names come from besides `--abi`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct NameArgs {
+    /// Extra signatures: human-readable declarations, one per line (`function f(uint256 a)`,
+    /// `error E(address)`, `event T(address indexed from)`), or a JSON ABI. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub signatures: Vec<String>,
+    /// Etherscan-compatible explorer API (e.g. https://api.etherscan.io/v2/api) for verified ABIs
+    /// by address; the key comes from ETHERSCAN_API_KEY. With only the key set, the chain
+    /// preset's API is used.
+    #[arg(long, value_name = "URL")]
+    pub explorer_api: Option<String>,
+    /// Also look verified ABIs up on Sourcify (https://sourcify.dev/server).
+    #[arg(long)]
+    pub sourcify: bool,
+    /// Sourcify server to use instead of the public one (implies --sourcify).
+    #[arg(long, value_name = "URL")]
+    pub sourcify_url: Option<String>,
+    /// Do not look for a Foundry/Hardhat project around the working directory.
+    #[arg(long)]
+    pub no_project: bool,
+}
 
 /// Documented exit codes.
 pub mod exit {
@@ -30,6 +55,14 @@ pub mod exit {
     pub const TX_FAILED: u8 = 3;
     /// The replay diverged from the chain's receipt.
     pub const DIVERGED: u8 = 4;
+    /// `node split-check` found a blocker; `node status`: the height did not move.
+    pub const BLOCKER: u8 = 5;
+    /// `policy check` / `preflight`: the policy denies the request.
+    pub const DENIED: u8 = 6;
+    /// `preflight`: the request body would be rejected or mis-signed.
+    pub const INVALID_REQUEST: u8 = 7;
+    /// `diff`: the local trace and the node's own differ.
+    pub const TRACES_DIFFER: u8 = 8;
 }
 
 /// An error at the binary edge: a one-line message and its exit code.
@@ -56,17 +89,22 @@ impl CliError {
 
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
-        // A failing tracer script is bad input, not a failing node.
-        if let SourceError::Replay(ReplayError::Tracer(m)) = &e {
-            return CliError::input(m.clone());
-        }
-        // A simulated call the state refuses (gas 0, value above the balance) is bad input.
-        if let SourceError::Replay(ReplayError::Invalid { tx, .. }) = &e {
-            if tx.is_zero() {
-                return CliError::input(e.to_string());
-            }
-        }
         CliError::source(e.to_string())
+    }
+}
+
+impl From<chaintrace::replay::Error> for CliError {
+    fn from(e: chaintrace::replay::Error) -> Self {
+        match e {
+            chaintrace::replay::Error::Source(e) => e.into(),
+            // A failing tracer script is bad input, not a failing node.
+            chaintrace::replay::Error::Replay(ReplayError::Tracer(m)) => CliError::input(m),
+            // A simulated call the state refuses (gas 0, value above the balance) is bad input.
+            chaintrace::replay::Error::Replay(e @ ReplayError::Invalid { .. }) if matches!(&e, ReplayError::Invalid { tx, .. } if tx.is_zero()) => {
+                CliError::input(e.to_string())
+            }
+            chaintrace::replay::Error::Replay(e) => CliError::source(e.to_string()),
+        }
     }
 }
 
@@ -153,7 +191,7 @@ pub struct TraceArgs {
     #[arg(long, value_name = "FILE|DIR")]
     pub abi: Vec<String>,
     #[command(flatten)]
-    pub names: super::names::NameArgs,
+    pub names: NameArgs,
     /// Instead of a trace, print where the gas went: by opcode, contract and frame, and the
     /// transaction line (intrinsic, execution, refund, gas used). `--json` gives the same tables.
     #[arg(long)]
@@ -228,11 +266,6 @@ impl TraceArgs {
         Err(CliError::input(
             "this build has no JavaScript tracers (rebuild with the `js` feature)",
         ))
-    }
-
-    /// The decoder of `--abi`, project artifacts and `--signatures`, without per-contract ABIs.
-    pub fn decoder(&self) -> Result<Decoder, CliError> {
-        Ok(super::names::load_names(self)?.decoder())
     }
 }
 
@@ -320,6 +353,65 @@ pub fn print_trace(
     }
     out.flush()?;
     Ok(())
+}
+
+/// Parses a 32-byte hash given on the command line.
+pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
+    let t = s.trim();
+    if !(t.len() == 66 && t.starts_with("0x")) {
+        return Err(CliError::input(format!(
+            "malformed {what} {s:?}: expected 0x followed by 64 hex digits"
+        )));
+    }
+    t.parse()
+        .map_err(|_| CliError::input(format!("malformed {what} {s:?}: not hex")))
+}
+
+/// Reports the self-check on stderr and turns the outcome into the documented exit code.
+///
+/// A receipt the check could not read in full is a source failure (exit 2): the trace was
+/// printed, but "matches" is never said of fields that were not compared.
+pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
+    let report = receipt.map(|r| check(&t.outcome, r)).unwrap_or_default();
+    let divergences: Vec<Divergence> = report.divergences;
+    if !divergences.is_empty() {
+        eprintln!(
+            "self-check FAILED for {}: the replay differs from the receipt",
+            t.hash
+        );
+        for d in &divergences {
+            eprintln!("  {d}");
+        }
+        for u in &report.unchecked {
+            eprintln!("  not checked: {u}");
+        }
+        return exit::DIVERGED;
+    }
+    if !report.unchecked.is_empty() {
+        eprintln!(
+            "self-check NOT DONE for {}: the receipt could not be read ({})",
+            t.hash,
+            report.unchecked.join("; ")
+        );
+        return exit::SOURCE;
+    }
+    if receipt.is_some() && !quiet {
+        eprintln!(
+            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs)",
+            if t.outcome.success {
+                "success"
+            } else {
+                "failed"
+            },
+            t.outcome.gas_used,
+            t.outcome.logs.len()
+        );
+    }
+    if t.outcome.success {
+        exit::OK
+    } else {
+        exit::TX_FAILED
+    }
 }
 
 #[cfg(test)]

@@ -1,18 +1,15 @@
 //! `chaintrace diff <HASH>`: the local replay's trace against the node's own
 //! `debug_traceTransaction` with the same tracer and config, field by field. Exit 0 when they are
-//! equal, [`TRACES_DIFFER`] when they are not (each differing field is named on stderr).
+//! equal, [`exit::TRACES_DIFFER`](super::common::exit::TRACES_DIFFER) when they are not (each differing field is named on stderr).
 
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::mined::Mined;
 use clap::Args;
 use serde_json::{json, Value};
 
+use super::common::parse_hash;
 use super::common::{exit, CliError, RpcArgs, TraceArgs};
 use super::state::{node_tracer_options, print_note, report, StateArgs};
-use super::tx::{parse_hash, trace_mined};
-
-/// Exit code: the local trace and the node's differ.
-pub const TRACES_DIFFER: u8 = 8;
 
 /// Compare the local replay's trace with the node's own debug_traceTransaction.
 #[derive(Args, Debug)]
@@ -63,7 +60,7 @@ impl DiffArgs {
         let source = self.rpc.source()?;
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-        let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
+        let traced = mined.trace(&source, cache.as_ref(), &spec)?;
         let mut buf = Vec::new();
         write_trace(&mut buf, &traced.result)?;
         let local: Value = serde_json::from_slice(&buf)
@@ -91,7 +88,7 @@ impl DiffArgs {
         for d in &diffs {
             eprintln!("  {d}");
         }
-        Ok(TRACES_DIFFER)
+        Ok(exit::TRACES_DIFFER)
     }
 }
 

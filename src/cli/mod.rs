@@ -15,8 +15,10 @@ pub mod node;
 pub mod policy;
 pub mod preflight;
 pub mod range;
+pub mod serve;
 pub mod state;
 pub mod tx;
+pub mod wallet;
 
 use clap::{Parser, Subcommand};
 
@@ -60,6 +62,12 @@ pub enum Command {
     Policy(policy::PolicyCommand),
     /// Check an agent's /rpc request before the wallet provider signs it.
     Preflight(preflight::PreflightArgs),
+    /// Serve geth's debug_trace* API from local replay over any plain node.
+    Serve(serve::ServeArgs),
+    /// Wallet provider client: create a wallet, send pre-flighted requests (provider-signed or
+    /// self-custodial).
+    #[command(subcommand)]
+    Wallet(wallet::WalletCommand),
 }
 
 impl Cli {
@@ -75,6 +83,8 @@ impl Cli {
             Command::Node(n) => n.run(),
             Command::Policy(p) => p.run(),
             Command::Preflight(a) => a.run(),
+            Command::Serve(a) => a.run(),
+            Command::Wallet(w) => w.run(),
         }
     }
 }

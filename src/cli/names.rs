@@ -10,31 +10,14 @@ use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::{TraceResult, TracedTx};
 use chaintrace::source::cache::default_root;
 use chaintrace::source::StateSnapshot;
-use clap::Args;
 
 use super::common::{CliError, TraceArgs};
 
-/// Where function, error and event names come from besides `--abi`.
-#[derive(Args, Debug, Clone, Default)]
-pub struct NameArgs {
-    /// Extra signatures: human-readable declarations, one per line (`function f(uint256 a)`,
-    /// `error E(address)`, `event T(address indexed from)`), or a JSON ABI. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub signatures: Vec<String>,
-    /// Etherscan-compatible explorer API (e.g. https://api.etherscan.io/v2/api) for verified ABIs
-    /// by address; the key comes from ETHERSCAN_API_KEY. With only the key set, the chain
-    /// preset's API is used.
-    #[arg(long, value_name = "URL")]
-    pub explorer_api: Option<String>,
-    /// Also look verified ABIs up on Sourcify (https://sourcify.dev/server).
-    #[arg(long)]
-    pub sourcify: bool,
-    /// Sourcify server to use instead of the public one (implies --sourcify).
-    #[arg(long, value_name = "URL")]
-    pub sourcify_url: Option<String>,
-    /// Do not look for a Foundry/Hardhat project around the working directory.
-    #[arg(long)]
-    pub no_project: bool,
+impl TraceArgs {
+    /// The decoder of `--abi`, project artifacts and `--signatures`, without per-contract ABIs.
+    pub fn decoder(&self) -> Result<Decoder, CliError> {
+        Ok(load_names(self)?.decoder())
+    }
 }
 
 /// The run's name sources (explorer not yet attached: it needs the chain id).

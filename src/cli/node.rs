@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chaintrace::node::crash::write_report;
-use chaintrace::node::doctor::{diagnose, DoctorOptions};
-use chaintrace::node::doctor_steps::render_diagnosis;
+use chaintrace::node::doctor::DoctorOptions;
+use chaintrace::node::doctor_steps::{diagnose, render_diagnosis};
 use chaintrace::node::http::OperatorClient;
 use chaintrace::node::split::split_check;
 use chaintrace::node::split_settings::{check_tracing, confirm_log, render_split};
@@ -17,9 +17,6 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::common::{exit, CliError};
-
-/// Exit code: a check found a blocker (split-check) or the node's height did not move (status).
-pub const BLOCKER: u8 = 5;
 
 /// Run and watch nodes of the 1329/1328 chain.
 #[derive(Subcommand, Debug)]
@@ -99,7 +96,7 @@ impl StatusArgs {
         Ok(if status.height_moving {
             exit::OK
         } else {
-            BLOCKER
+            exit::BLOCKER
         })
     }
 }
@@ -218,7 +215,7 @@ impl SplitCheckArgs {
             render_split(&report, &mut std::io::stdout().lock())?;
         }
         Ok(if report.blockers > 0 {
-            BLOCKER
+            exit::BLOCKER
         } else {
             exit::OK
         })

@@ -10,9 +10,6 @@ use clap::{Args, Subcommand};
 
 use super::common::{exit, CliError};
 
-/// Exit code: the policy (or the request body) means the provider will not sign.
-pub const DENIED: u8 = 6;
-
 /// Wallet provider policies.
 #[derive(Subcommand, Debug)]
 pub enum PolicyCommand {
@@ -63,7 +60,7 @@ impl CheckArgs {
         let doc = read_json(&self.request).map_err(|e| match e {
             // A repeated member name makes the body one a provider refuses (exit 7, as preflight).
             PolicyError::DuplicateName { .. } => CliError {
-                code: super::preflight::INVALID_REQUEST,
+                code: exit::INVALID_REQUEST,
                 message: e.to_string(),
             },
             e => CliError::from(e),
@@ -112,6 +109,6 @@ impl CheckArgs {
             writeln!(out, "{decision}: {}", eval.reason)?;
             render_rules(&eval, "  ", &mut out)?;
         }
-        Ok(if eval.allowed { exit::OK } else { DENIED })
+        Ok(if eval.allowed { exit::OK } else { exit::DENIED })
     }
 }

@@ -17,15 +17,12 @@ use chaintrace::policy::request::{
 use chaintrace::policy::simulate::simulate;
 use chaintrace::policy::verdict::render_verdict;
 use chaintrace::policy::{read_json, Evaluation, Policy, PolicyError, Verdict, VerdictKind};
-use chaintrace::render::abi::{Abi, Decoder};
+use chaintrace::render::abi::Abi;
+use chaintrace::render::decoder::Decoder;
 use chaintrace::source::rpc::SourceError;
 use clap::Args;
 
 use super::common::{exit, CliError, RpcArgs};
-use super::policy::DENIED;
-
-/// Exit code: the request body would be rejected or mis-signed by the provider.
-pub const INVALID_REQUEST: u8 = 7;
 
 /// Check an /rpc request as the wallet provider would sign it: the body (method, caip2 matching
 /// the node's chain, hex-string transaction fields) and its RFC 8785 canonical form, the policy,
@@ -33,7 +30,7 @@ pub const INVALID_REQUEST: u8 = 7;
 ///
 /// Exit codes: 0 sign (valid, allowed, would succeed); 3 allowed but would revert; 6 denied by
 /// the policy; 7 invalid request body; 1 unreadable input or no sender; 2 node failure.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct PreflightArgs {
     /// Policy JSON: {"rules": [{name, action, method, conditions}]}.
     #[arg(long, value_name = "FILE")]
@@ -57,15 +54,29 @@ pub struct PreflightArgs {
     pub json: bool,
 }
 
+/// A request checked by [`PreflightArgs::check`]: the verdict and the request file's body.
+pub struct Checked {
+    pub verdict: Verdict,
+    /// The /rpc body (`body` of a {body, headers} file, else the whole document).
+    pub body: serde_json::Value,
+}
+
 impl PreflightArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let mut redactor = Redactor::default();
+        let checked = self.check(&mut redactor)?;
+        self.print(&checked.verdict, &redactor, &mut std::io::stdout().lock())
+    }
+
+    /// The verdict on the request, printing nothing; `redactor` learns every secret of the
+    /// environment and the request file first, and errors come out scrubbed.
+    pub fn check(&self, redactor: &mut Redactor) -> Result<Checked, CliError> {
         redactor.add_env(std::env::vars());
         // Learn the request file's secrets before anything can fail and echo it.
         let doc = read_json(&self.request).map_err(|e| match e {
             // The provider would refuse this body: an invalid request, not a bad command line.
             PolicyError::DuplicateName { .. } => CliError {
-                code: INVALID_REQUEST,
+                code: exit::INVALID_REQUEST,
                 message: e.to_string(),
             },
             e => CliError::input(e.to_string()),
@@ -73,10 +84,29 @@ impl PreflightArgs {
         if let Ok(d) = &doc {
             redactor.add_json(d);
         }
-        self.run_scrubbed(doc, &redactor).map_err(|mut e| {
+        self.verdict(doc).map_err(|mut e| {
             e.message = redactor.scrub(&e.message);
             e
         })
+    }
+
+    /// Prints `verdict` (scrubbed) and returns its exit code.
+    pub fn print(
+        &self,
+        verdict: &Verdict,
+        redactor: &Redactor,
+        out: &mut dyn Write,
+    ) -> Result<u8, CliError> {
+        let mut text = Vec::new();
+        if self.json {
+            serde_json::to_writer_pretty(&mut text, verdict).map_err(std::io::Error::other)?;
+            text.push(b'\n');
+        } else {
+            render_verdict(verdict, &mut text)?;
+        }
+        out.write_all(redactor.scrub(&String::from_utf8_lossy(&text)).as_bytes())?;
+        out.flush()?;
+        Ok(verdict_code(verdict.verdict))
     }
 
     fn decoder(&self) -> Result<Decoder, CliError> {
@@ -93,11 +123,7 @@ impl PreflightArgs {
         Ok(Decoder::new(abi))
     }
 
-    fn run_scrubbed(
-        &self,
-        doc: Result<serde_json::Value, CliError>,
-        redactor: &Redactor,
-    ) -> Result<u8, CliError> {
+    fn verdict(&self, doc: Result<serde_json::Value, CliError>) -> Result<Checked, CliError> {
         let doc = doc?;
         let policy = Policy::from_json(&read_json(&self.policy)?)?;
         let body = body_of(&doc);
@@ -154,7 +180,11 @@ impl PreflightArgs {
             None => Some(Err("the body has no params.transaction".to_string())),
             Some(t) => Some(match simulate(&source, chain_id, from, t, &decoder) {
                 Ok(s) => Ok(s),
-                Err(e @ SourceError::BadData { .. }) if !issues.is_empty() => Err(e.to_string()),
+                Err(chaintrace::replay::Error::Source(e @ SourceError::BadData { .. }))
+                    if !issues.is_empty() =>
+                {
+                    Err(e.to_string())
+                }
                 Err(e) => return Err(e.into()),
             }),
         };
@@ -167,21 +197,19 @@ impl PreflightArgs {
             evaluation,
             simulation,
         );
-        let mut text = Vec::new();
-        if self.json {
-            serde_json::to_writer_pretty(&mut text, &verdict).map_err(std::io::Error::other)?;
-            text.push(b'\n');
-        } else {
-            render_verdict(&verdict, &mut text)?;
-        }
-        let mut out = std::io::stdout().lock();
-        out.write_all(redactor.scrub(&String::from_utf8_lossy(&text)).as_bytes())?;
-        out.flush()?;
-        Ok(match verdict.verdict {
-            VerdictKind::Sign => exit::OK,
-            VerdictKind::WouldRevert => exit::TX_FAILED,
-            VerdictKind::Denied => DENIED,
-            VerdictKind::InvalidRequest => INVALID_REQUEST,
+        Ok(Checked {
+            verdict,
+            body: body.clone(),
         })
+    }
+}
+
+/// The documented exit code of a verdict.
+pub fn verdict_code(kind: VerdictKind) -> u8 {
+    match kind {
+        VerdictKind::Sign => exit::OK,
+        VerdictKind::WouldRevert => exit::TX_FAILED,
+        VerdictKind::Denied => exit::DENIED,
+        VerdictKind::InvalidRequest => exit::INVALID_REQUEST,
     }
 }

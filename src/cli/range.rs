@@ -24,8 +24,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
 
+use super::common::finish;
 use super::common::{exit, CliError};
-use super::tx::finish;
 
 /// Parses `A..B` (decimal or 0x hex, inclusive). `None` when `s` is not a range.
 pub fn parse_range(s: &str) -> Option<Result<(u64, u64), CliError>> {

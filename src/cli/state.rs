@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use chaintrace::render::abi::Decoder;
+use chaintrace::render::decoder::Decoder;
 use chaintrace::render::json::write_json;
 use chaintrace::render::tree::render_call_tree;
 use chaintrace::replay::mined::{Mined, StateMode};

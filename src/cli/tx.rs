@@ -2,17 +2,13 @@
 
 use std::io::Write;
 
-use alloy_primitives::B256;
 use chaintrace::replay::mined::Mined;
-use chaintrace::replay::selfcheck::{check, Divergence};
-use chaintrace::replay::{fixture_snapshot, trace_at, trace_fixture, TracedTx};
-use chaintrace::source::cache::Cache;
+use chaintrace::replay::{fixture_snapshot, trace_fixture};
 use chaintrace::source::fixture::Fixture;
-use chaintrace::source::rpc::RpcSource;
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::common::{exit, print_trace, CliError, RpcArgs, TraceArgs};
+use super::common::{finish, parse_hash, print_trace, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
     node_result_code, node_tracer_options, print_node_result, print_note, report, StateArgs,
@@ -41,65 +37,6 @@ pub struct TxArgs {
     /// replaying locally.
     #[arg(long)]
     pub remote: bool,
-}
-
-/// Parses a 32-byte hash given on the command line.
-pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
-    let t = s.trim();
-    if !(t.len() == 66 && t.starts_with("0x")) {
-        return Err(CliError::input(format!(
-            "malformed {what} {s:?}: expected 0x followed by 64 hex digits"
-        )));
-    }
-    t.parse()
-        .map_err(|_| CliError::input(format!("malformed {what} {s:?}: not hex")))
-}
-
-/// Reports the self-check on stderr and turns the outcome into the documented exit code.
-///
-/// A receipt the check could not read in full is a source failure (exit 2): the trace was
-/// printed, but "matches" is never said of fields that were not compared.
-pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
-    let report = receipt.map(|r| check(&t.outcome, r)).unwrap_or_default();
-    let divergences: Vec<Divergence> = report.divergences;
-    if !divergences.is_empty() {
-        eprintln!(
-            "self-check FAILED for {}: the replay differs from the receipt",
-            t.hash
-        );
-        for d in &divergences {
-            eprintln!("  {d}");
-        }
-        for u in &report.unchecked {
-            eprintln!("  not checked: {u}");
-        }
-        return exit::DIVERGED;
-    }
-    if !report.unchecked.is_empty() {
-        eprintln!(
-            "self-check NOT DONE for {}: the receipt could not be read ({})",
-            t.hash,
-            report.unchecked.join("; ")
-        );
-        return exit::SOURCE;
-    }
-    if receipt.is_some() && !quiet {
-        eprintln!(
-            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs)",
-            if t.outcome.success {
-                "success"
-            } else {
-                "failed"
-            },
-            t.outcome.gas_used,
-            t.outcome.logs.len()
-        );
-    }
-    if t.outcome.success {
-        exit::OK
-    } else {
-        exit::TX_FAILED
-    }
 }
 
 impl TxArgs {
@@ -137,7 +74,7 @@ impl TxArgs {
         let source = self.rpc.source()?;
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-        let traced = trace_mined(&source, cache.as_ref(), &mut mined, &spec)?;
+        let traced = mined.trace(&source, cache.as_ref(), &spec)?;
         let currency = chaintrace::chain::currency(mined.chain_id);
         attach_explorer(
             &mut names,
@@ -160,17 +97,4 @@ impl TxArgs {
         report(&source, cache.as_ref(), Some(&mined), mined.passes);
         Ok(finish(&traced, Some(&mined.receipt), false))
     }
-}
-
-/// Traces a loaded mined transaction under `spec` (fetching whatever the replay still misses).
-pub fn trace_mined(
-    source: &RpcSource,
-    cache: Option<&Cache>,
-    mined: &mut Mined,
-    spec: &chaintrace::trace::TracerSpec,
-) -> Result<TracedTx, CliError> {
-    let index = Some(mined.index as u64);
-    Ok(mined.run(source, cache, |db, env, tx, offset| {
-        trace_at(db, env, tx, spec, offset, index)
-    })?)
 }

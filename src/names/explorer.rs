@@ -174,20 +174,8 @@ fn store(path: &std::path::Path, abi: &Value) {
 }
 
 /// The one HTTP call of name lookups: GET `url`, status and JSON body (`None` on transport
-/// errors or a body that is not JSON). Uses the project's HTTP agent.
+/// errors or a body that is not JSON). Uses the project's HTTP stack (`rpc::transport`).
 fn http_get_json(url: &str, timeout: Duration) -> Option<(u16, Value)> {
-    let agent = crate::rpc::client::http_agent(timeout);
-    let mut resp = agent
-        .get(url)
-        .header("accept", "application/json")
-        .call()
-        .ok()?;
-    let status = resp.status().as_u16();
-    let text = resp
-        .body_mut()
-        .with_config()
-        .limit(32 * 1024 * 1024)
-        .read_to_string()
-        .ok()?;
+    let (status, text) = crate::rpc::transport::get(url, timeout, 32 * 1024 * 1024).ok()?;
     Some((status, serde_json::from_str(&text).ok()?))
 }

@@ -227,6 +227,9 @@ pub struct Symptom {
 pub struct Diagnosis {
     pub lines_read: usize,
     pub problems: Vec<Problem>,
+    /// What `--home` shows (`log_level`, `data/snapshots/`); empty without a home.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub home_checks: Vec<super::doctor_home::HomeCheck>,
 }
 
 /// Options that fill in the steps.
@@ -236,8 +239,9 @@ pub struct DoctorOptions {
     pub home: Option<String>,
 }
 
-/// Diagnoses a log given as lines.
-pub fn diagnose(lines: &[&str], opts: &DoctorOptions) -> Diagnosis {
+/// The problems of a log given as lines, without their steps (`doctor_steps::diagnose` adds
+/// them).
+pub fn find_problems(lines: &[&str]) -> Diagnosis {
     let mut found: BTreeMap<ErrorClass, Problem> = BTreeMap::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(class) = classify(line) else {
@@ -276,7 +280,6 @@ pub fn diagnose(lines: &[&str], opts: &DoctorOptions) -> Diagnosis {
         }
     }
     for p in &mut problems {
-        p.steps = super::doctor_steps::steps(p, opts);
         if p.class == ErrorClass::AppHashMismatch {
             p.symptoms = std::mem::take(&mut symptoms);
         }
@@ -284,6 +287,7 @@ pub fn diagnose(lines: &[&str], opts: &DoctorOptions) -> Diagnosis {
     Diagnosis {
         lines_read: lines.len(),
         problems,
+        home_checks: Vec::new(),
     }
 }
 

@@ -104,14 +104,45 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
     }
 }
 
+/// Diagnoses a log given as lines: its problems, each with its steps, and what the node home
+/// shows when `opts.home` is given.
+pub fn diagnose(lines: &[&str], opts: &DoctorOptions) -> Diagnosis {
+    let mut d = super::doctor::find_problems(lines);
+    for p in &mut d.problems {
+        p.steps = steps(p, opts);
+    }
+    if let Some(home) = &opts.home {
+        d.home_checks = super::doctor_home::home_checks(std::path::Path::new(home));
+    }
+    d
+}
+
+fn render_home(d: &Diagnosis, out: &mut impl Write) -> io::Result<()> {
+    if d.home_checks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "node home:")?;
+    for c in &d.home_checks {
+        let status = match c.status {
+            super::doctor_home::HomeStatus::Ok => "ok",
+            super::doctor_home::HomeStatus::Warn => "WARN",
+            super::doctor_home::HomeStatus::NotChecked => "NOT CHECKED",
+        };
+        writeln!(out, "  {:<10} {status}: {}", c.item, c.detail)?;
+    }
+    Ok(())
+}
+
 /// The diagnosis for people: each problem with its facts, symptoms and numbered steps.
 pub fn render_diagnosis(d: &Diagnosis, out: &mut impl Write) -> io::Result<()> {
     if d.problems.is_empty() {
-        return writeln!(
+        writeln!(
             out,
             "{} lines read: no known error class found",
             d.lines_read
-        );
+        )?;
+        return render_home(d, out);
     }
     writeln!(
         out,
@@ -156,5 +187,5 @@ pub fn render_diagnosis(d: &Diagnosis, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "     {}. {s}", i + 1)?;
         }
     }
-    Ok(())
+    render_home(d, out)
 }

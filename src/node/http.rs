@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::NodeError;
 use crate::rpc::redact_url;
+use crate::rpc::transport::Failure;
 
 /// Largest answer accepted; `/net_info` of a well-connected node is a few hundred KB.
 const BODY_LIMIT: u64 = 64 << 20;
@@ -21,7 +22,6 @@ pub struct OperatorClient {
     base: String,
     redacted: String,
     timeout: Duration,
-    agent: ureq::Agent,
 }
 
 impl OperatorClient {
@@ -40,20 +40,16 @@ impl OperatorClient {
                 "{redacted}: it must start with http://, https:// or tcp://"
             )));
         }
-        if url.parse::<ureq::http::Uri>().is_err()
-            || url.split("://").nth(1).unwrap_or("").is_empty()
-        {
+        if !crate::rpc::transport::valid_url(&url) {
             return Err(NodeError::BadUrl(format!(
                 "{redacted}: it is not a valid URL"
             )));
         }
         let timeout = timeout.max(Duration::from_millis(1));
-        let agent = crate::rpc::http_agent(timeout);
         Ok(OperatorClient {
             base: url,
             redacted,
             timeout,
-            agent,
         })
     }
 
@@ -79,19 +75,9 @@ impl OperatorClient {
             path: path.to_string(),
             reason,
         };
-        let mut resp = self
-            .agent
-            .get(&format!("{}{path}", self.base))
-            .header("accept", "application/json")
-            .call()
-            .map_err(|e| self.transport(path, e))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(BODY_LIMIT)
-            .read_to_string()
-            .map_err(|e| self.transport(path, e))?;
+        let (status, text) =
+            crate::rpc::transport::get(&format!("{}{path}", self.base), self.timeout, BODY_LIMIT)
+                .map_err(|e| self.transport(path, e))?;
         if status == 404 {
             return Ok(None);
         }
@@ -123,25 +109,19 @@ impl OperatorClient {
         }))
     }
 
-    fn transport(&self, path: &str, e: ureq::Error) -> NodeError {
-        use std::io::ErrorKind as K;
-        let unreachable = |reason: &str| NodeError::Unreachable {
-            url: self.redacted.clone(),
-            path: path.to_string(),
-            reason: reason.to_string(),
-        };
+    fn transport(&self, path: &str, e: Failure) -> NodeError {
         match e {
-            ureq::Error::Timeout(_) => self.timeout_error(path),
-            ureq::Error::Io(io) if matches!(io.kind(), K::TimedOut | K::WouldBlock) => {
-                self.timeout_error(path)
-            }
-            ureq::Error::Io(io) if io.kind() == K::ConnectionRefused => {
-                unreachable("connection refused")
-            }
-            ureq::Error::Io(io) => unreachable(&io.to_string()),
-            ureq::Error::ConnectionFailed => unreachable("the connection failed"),
-            ureq::Error::HostNotFound => unreachable("host not found (DNS lookup failed)"),
-            other => unreachable(&other.to_string()),
+            Failure::Timeout => self.timeout_error(path),
+            Failure::TooLarge | Failure::Protocol(_) => NodeError::BadResponse {
+                url: self.redacted.clone(),
+                path: path.to_string(),
+                reason: e.reason(),
+            },
+            other => NodeError::Unreachable {
+                url: self.redacted.clone(),
+                path: path.to_string(),
+                reason: other.reason(),
+            },
         }
     }
 

@@ -11,10 +11,12 @@
 
 pub mod crash;
 pub mod doctor;
+pub mod doctor_home;
 pub mod doctor_steps;
 pub mod http;
 pub mod logtime;
 pub mod split;
+pub mod split_report;
 pub mod split_settings;
 mod split_store;
 pub mod status;

@@ -7,7 +7,7 @@ use serde_json::json;
 use toml::{Table, Value};
 
 use super::doctor::field;
-use super::split::{lookup, Severity, SplitReport};
+use super::split_report::{lookup, CheckStatus, Severity, SplitReport};
 use crate::rpc::RpcClient;
 
 /// Settings the operator documentation recommends: large blocks need big packets, and the
@@ -121,7 +121,7 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
     let committed = log.contains("committed state") || log.contains("finalizing commit");
     if r.split_enabled && confirmed == 3 && committed {
         for c in &mut r.startup_checks {
-            c.status = super::split::CheckStatus::Pass;
+            c.status = CheckStatus::Pass;
             c.fix = None;
         }
         for f in &mut r.findings {

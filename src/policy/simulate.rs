@@ -11,7 +11,7 @@ use revm::primitives::hardfork::SpecId;
 use serde_json::{Map, Value};
 
 use crate::chain::ForkSchedule;
-use crate::render::abi::Decoder;
+use crate::render::decoder::Decoder;
 use crate::replay::env::default_call_gas;
 use crate::replay::remote::replay_txs;
 use crate::replay::{EvmEnv, ReplayError, ReplayTx};
@@ -39,7 +39,7 @@ pub fn simulate(
     from: Address,
     tx: &Map<String, Value>,
     decoder: &Decoder,
-) -> Result<Simulation, SourceError> {
+) -> Result<Simulation, crate::replay::Error> {
     let field = |names: &[&str]| {
         names
             .iter()
@@ -88,7 +88,7 @@ pub fn simulate(
         &tracer,
     ) {
         Ok(r) => r,
-        Err(SourceError::Replay(ReplayError::Invalid { msg, .. })) => {
+        Err(crate::replay::Error::Replay(ReplayError::Invalid { msg, .. })) => {
             return Ok(Simulation {
                 block: block.info.number,
                 would_revert: true,

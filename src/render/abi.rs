@@ -13,8 +13,6 @@ use alloy_json_abi::{AbiItem, Error as ErrorItem, Event, Function};
 use alloy_primitives::B256;
 use serde_json::Value;
 
-pub use super::decoder::Decoder;
-
 /// Why an ABI file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum AbiError {

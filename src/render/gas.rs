@@ -8,7 +8,7 @@ use alloy_primitives::Address;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use serde_json::{json, Value};
 
-use super::abi::Decoder;
+use super::decoder::Decoder;
 use crate::trace::errors::op_name;
 use crate::trace::gas::{GasFrame, GasReport};
 

@@ -1,73 +1,9 @@
-//! JSON output exactly as Go's `encoding/json` writes it.
-//!
-//! Go escapes `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` and the line separators U+2028 and
-//! U+2029 as `\u2028`, `\u2029`; serde_json does not. Error texts such as
-//! `stack underflow (0 <=> 5)` show the difference, so every JSON byte on stdout goes through
-//! [`GoFormatter`].
+//! A trace result as JSON on a writer: struct logs copied from their spool, everything else
+//! through Go's encoding (`crate::geth::json`, re-exported here).
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-use serde_json::ser::{CompactFormatter, Formatter};
-
-/// A compact serde_json formatter with Go's HTML-safe string escaping.
-#[derive(Default)]
-pub struct GoFormatter;
-
-impl Formatter for GoFormatter {
-    fn write_string_fragment<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let esc: &[u8] = match c {
-                '<' => b"\\u003c",
-                '>' => b"\\u003e",
-                '&' => b"\\u0026",
-                '\u{2028}' => b"\\u2028",
-                '\u{2029}' => b"\\u2029",
-                _ => continue,
-            };
-            writer.write_all(&fragment.as_bytes()[start..i])?;
-            writer.write_all(esc)?;
-            start = i + c.len_utf8();
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
-    }
-
-    fn write_char_escape<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        char_escape: serde_json::ser::CharEscape,
-    ) -> io::Result<()> {
-        CompactFormatter.write_char_escape(writer, char_escape)
-    }
-}
-
-/// Go's HTML-safe escaping applied to JSON text made elsewhere (a JavaScript tracer's
-/// `JSON.stringify` output); the escaped characters only occur inside strings.
-pub fn escape_html(json: &str) -> String {
-    let mut out = Vec::with_capacity(json.len());
-    GoFormatter
-        .write_string_fragment(&mut out, json)
-        .expect("writing to memory cannot fail");
-    String::from_utf8(out).expect("escaping keeps UTF-8")
-}
-
-/// Writes `value` as compact Go-style JSON.
-pub fn write_json<T: Serialize + ?Sized, W: Write>(out: &mut W, value: &T) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter);
-    value.serialize(&mut ser).map_err(io::Error::other)
-}
-
-/// Renders `value` as a compact Go-style JSON string.
-pub fn to_json_string<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut buf = Vec::new();
-    write_json(&mut buf, value).expect("writing JSON to memory cannot fail");
-    String::from_utf8(buf).expect("serde_json writes UTF-8")
-}
+pub use crate::geth::json::{escape_html, to_json_string, write_json, GoFormatter};
 
 /// Writes a tracer result as geth prints it. Struct logs stream from their spool rather than
 /// going through one in-memory JSON value.
@@ -76,7 +12,7 @@ pub fn write_trace<W: Write>(out: &mut W, result: &crate::replay::TraceResult) -
         crate::replay::TraceResult::StructLog(r) => r.write_to(out),
         crate::replay::TraceResult::Gas(r) => write_json(
             out,
-            &crate::render::gas::gas_json(r, &crate::render::abi::Decoder::default()),
+            &crate::render::gas::gas_json(r, &crate::render::decoder::Decoder::default()),
         ),
         other => write_json(out, other),
     }

@@ -7,7 +7,8 @@ pub mod decoded;
 pub mod decoder;
 pub mod gas;
 pub mod json;
-pub mod revert;
+/// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
+pub use crate::geth::revert;
 pub mod signatures;
 pub mod steps;
 pub mod tree;

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 
 use alloy_primitives::{Address, U256};
 
-use super::abi::Decoder;
+use super::decoder::Decoder;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
 
 /// How the tree is drawn.

@@ -1,33 +1,14 @@
 //! Turning chain data into revm inputs: block env, cfg env and tx env for every tx type.
 
-use alloy_consensus::transaction::SignerRecoverable;
-use alloy_consensus::{Transaction, TxEnvelope};
-use alloy_eips::eip2718::{Decodable2718, Typed2718};
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
-use revm::context::{BlockEnv, CfgEnv, TxEnv};
+use alloy_primitives::{B256, U256};
+use revm::context::{BlockEnv, CfgEnv};
 use revm::context_interface::block::BlobExcessGasAndPrice;
-use revm::context_interface::either::Either;
 use revm::primitives::eip4844::{
     BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN, BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE,
 };
 use revm::primitives::hardfork::SpecId;
 
-use super::ReplayError;
-
-/// The block a transaction runs in, as chain data gives it.
-#[derive(Clone, Debug, Default)]
-pub struct BlockInfo {
-    pub number: u64,
-    pub timestamp: u64,
-    pub coinbase: Address,
-    pub gas_limit: u64,
-    pub base_fee: Option<u64>,
-    pub difficulty: U256,
-    /// `mixHash` of the header: PREVRANDAO after the merge.
-    pub mix_hash: B256,
-    pub excess_blob_gas: Option<u64>,
-    pub hash: Option<B256>,
-}
+pub use crate::source::chain_data::{BlockInfo, ReplayTx};
 
 /// Everything revm needs besides the transaction and the state.
 #[derive(Clone, Debug)]
@@ -110,132 +91,5 @@ impl EvmEnv {
             self.cfg.disable_base_fee = true;
         }
         self
-    }
-}
-
-/// A signed transaction ready to replay.
-#[derive(Clone, Debug)]
-pub struct ReplayTx {
-    pub hash: B256,
-    pub sender: Address,
-    pub env: TxEnv,
-    /// Recoverable EIP-7702 authorities, in list order (the prestate tracer looks them up).
-    pub authorities: Vec<Address>,
-    /// The raw EIP-2718 encoding, kept for replay bundles.
-    pub raw: Bytes,
-}
-
-impl ReplayTx {
-    /// Decodes a raw signed transaction (legacy RLP or typed envelope) and recovers its sender.
-    /// Like geth, bytes after the transaction's encoding are refused.
-    pub fn decode(raw: &[u8]) -> Result<Self, ReplayError> {
-        let mut rest = raw;
-        let envelope = TxEnvelope::decode_2718(&mut rest)
-            .map_err(|e| ReplayError::BadTransaction(format!("cannot decode transaction: {e}")))?;
-        if !rest.is_empty() {
-            return Err(ReplayError::BadTransaction(format!(
-                "cannot decode transaction: {} bytes follow its {}-byte encoding",
-                rest.len(),
-                raw.len() - rest.len()
-            )));
-        }
-        Self::from_envelope(envelope)
-    }
-
-    pub fn from_envelope(envelope: TxEnvelope) -> Result<Self, ReplayError> {
-        let sender = envelope
-            .recover_signer()
-            .map_err(|e| ReplayError::BadTransaction(format!("cannot recover sender: {e}")))?;
-        Self::from_envelope_with_sender(envelope, sender)
-    }
-
-    pub fn from_envelope_with_sender(
-        envelope: TxEnvelope,
-        sender: Address,
-    ) -> Result<Self, ReplayError> {
-        let hash = *envelope.tx_hash();
-        let mut raw = Vec::new();
-        alloy_eips::eip2718::Encodable2718::encode_2718(&envelope, &mut raw);
-        let authorities = envelope
-            .authorization_list()
-            .map(|l| {
-                l.iter()
-                    .filter_map(|a| a.recover_authority().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let legacy = envelope.is_legacy() || matches!(envelope, TxEnvelope::Eip2930(_));
-        let env = TxEnv {
-            tx_type: envelope.ty(),
-            caller: sender,
-            gas_limit: envelope.gas_limit(),
-            gas_price: if legacy {
-                envelope.gas_price().unwrap_or(0)
-            } else {
-                envelope.max_fee_per_gas()
-            },
-            kind: envelope.kind(),
-            value: envelope.value(),
-            data: envelope.input().clone(),
-            nonce: envelope.nonce(),
-            chain_id: envelope.chain_id(),
-            access_list: envelope.access_list().cloned().unwrap_or_default(),
-            gas_priority_fee: if legacy {
-                None
-            } else {
-                envelope.max_priority_fee_per_gas()
-            },
-            blob_hashes: envelope
-                .blob_versioned_hashes()
-                .map(|h| h.to_vec())
-                .unwrap_or_default(),
-            max_fee_per_blob_gas: envelope.max_fee_per_blob_gas().unwrap_or(0),
-            authorization_list: envelope
-                .authorization_list()
-                .map(|l| l.iter().cloned().map(Either::Left).collect())
-                .unwrap_or_default(),
-        };
-        Ok(ReplayTx {
-            hash,
-            sender,
-            env,
-            authorities,
-            raw: raw.into(),
-        })
-    }
-
-    /// An unsigned call to simulate (debug_traceCall): no hash, no signature.
-    pub fn simulated(
-        from: Address,
-        to: Option<Address>,
-        data: Bytes,
-        value: U256,
-        gas_limit: u64,
-        gas_price: u128,
-    ) -> Self {
-        ReplayTx {
-            hash: B256::ZERO,
-            sender: from,
-            env: TxEnv {
-                tx_type: 0,
-                caller: from,
-                gas_limit,
-                gas_price,
-                kind: to.map(TxKind::Call).unwrap_or(TxKind::Create),
-                value,
-                data,
-                ..Default::default()
-            },
-            authorities: Vec::new(),
-            raw: Bytes::new(),
-        }
-    }
-
-    /// The transaction's recipient, or `None` for a contract creation.
-    pub fn to(&self) -> Option<Address> {
-        match self.env.kind {
-            TxKind::Call(a) => Some(a),
-            TxKind::Create => None,
-        }
     }
 }

@@ -91,7 +91,7 @@ fn fetch_first(
     cache: Option<&Cache>,
     hash: B256,
     mode: StateMode,
-) -> Result<FirstFetch, SourceError> {
+) -> Result<FirstFetch, super::Error> {
     let url_key = format!("{:x}", keccak256(source.client.redacted_url()));
     let memo = cache
         .and_then(|c| c.get(Kind::Endpoint, &url_key))
@@ -155,7 +155,7 @@ fn block_json(
     cache: Option<&Cache>,
     hash: B256,
     full: bool,
-) -> Result<Value, SourceError> {
+) -> Result<Value, super::Error> {
     let (kind, key) = (
         if full { Kind::Block } else { Kind::Header },
         format!("{hash:?}"),
@@ -170,7 +170,8 @@ fn block_json(
         if v.is_null() {
             return Err(SourceError::NotFound {
                 what: format!("block {hash}"),
-            });
+            }
+            .into());
         }
         crate::source::rpc::expect_field(&v, "block", "hash", &format!("{hash:?}"))?;
         v
@@ -191,7 +192,7 @@ impl Mined {
         hash: B256,
         mode: StateMode,
         hardfork: Option<SpecId>,
-    ) -> Result<Mined, SourceError> {
+    ) -> Result<Mined, super::Error> {
         let (id, tx_json, receipt, pre) = fetch_first(source, cache, hash, mode)?;
         let block_hash = h256(&tx_json, "blockHash")
             .filter(|_| !receipt.is_null())
@@ -201,7 +202,7 @@ impl Mined {
             })?;
         let index = tx_json
             .get("transactionIndex")
-            .and_then(|v| crate::source::fixture::parse_u64(v).ok())
+            .and_then(|v| crate::geth::hex::parse_u64(v).ok())
             .unwrap_or(0) as usize;
         let note = match pre {
             Some(Ok(p)) => {
@@ -240,7 +241,7 @@ impl Mined {
                 return Err(SourceError::BadData {
                     what: "prestate".into(),
                     reason: format!("{e}; use --state-source rpc"),
-                })
+                }.into())
             }
             Some(Err(e)) => Some(format!(
                 "the node's prestateTracer is unavailable ({e}); fetching state with eth_get* instead"
@@ -259,7 +260,7 @@ impl Mined {
         tx_json: Value,
         receipt: Value,
         hardfork: Option<SpecId>,
-    ) -> Result<Mined, SourceError> {
+    ) -> Result<Mined, super::Error> {
         let block_hash = h256(&tx_json, "blockHash").unwrap_or_default();
         let raw = block_json(source, cache, block_hash, true)?;
         let block: RpcBlock = RpcSource::parse_block(&raw)?;
@@ -327,7 +328,7 @@ impl Mined {
         source: &RpcSource,
         cache: Option<&Cache>,
         f: impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
-    ) -> Result<T, SourceError> {
+    ) -> Result<T, super::Error> {
         loop {
             let (result, misses) = {
                 let mut db = self.snapshot.db();
@@ -348,7 +349,8 @@ impl Mined {
                         "prefetch did not converge after {} round trips",
                         self.passes
                     ),
-                });
+                }
+                .into());
             }
             self.fill(source, cache, &misses)?;
         }
@@ -356,7 +358,7 @@ impl Mined {
 
     /// After a pass that called a chain precompile the node's frames were not asked for yet:
     /// asks the node's callTracer once (one round trip) and says whether to run again.
-    fn fetch_node_frames(&mut self, source: &RpcSource) -> Result<bool, SourceError> {
+    fn fetch_node_frames(&mut self, source: &RpcSource) -> Result<bool, super::Error> {
         let (Some(splice), Some(rules)) = (&self.env.splice, &self.env.rules) else {
             return Ok(false);
         };
@@ -392,6 +394,19 @@ impl Mined {
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)
+    }
+
+    /// Traces the transaction under `spec`, fetching whatever the replay still misses.
+    pub fn trace(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        spec: &crate::trace::TracerSpec,
+    ) -> Result<super::TracedTx, super::Error> {
+        let index = Some(self.index as u64);
+        self.run(source, cache, |db, env, tx, offset| {
+            super::trace_at(db, env, tx, spec, offset, index)
+        })
     }
 
     /// What the replay did with the chain's precompiles, for a note on stderr.
@@ -443,7 +458,7 @@ impl Mined {
         source: &RpcSource,
         cache: Option<&Cache>,
         misses: &Misses,
-    ) -> Result<(), SourceError> {
+    ) -> Result<(), super::Error> {
         let state_missing = !misses.accounts.is_empty() || !misses.slots.is_empty();
         if self.fast && state_missing && self.index > 0 {
             let mut rpc = Self::load_rpc(

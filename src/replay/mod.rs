@@ -3,6 +3,7 @@
 //! receipt the chain recorded.
 
 pub mod access;
+pub mod call;
 pub mod env;
 pub mod mined;
 pub mod overrides;
@@ -36,6 +37,27 @@ pub enum ReplayError {
     /// A JavaScript tracer failed (exception, timeout); the transaction itself ran normally.
     #[error("{0}")]
     Tracer(String),
+}
+
+impl From<crate::source::chain_data::TxError> for ReplayError {
+    fn from(e: crate::source::chain_data::TxError) -> Self {
+        ReplayError::BadTransaction(e.0)
+    }
+}
+
+/// What can end a replay of chain data: getting the data (a node, the cache) or running it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Source(#[from] crate::source::rpc::SourceError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+impl From<crate::rpc::RpcError> for Error {
+    fn from(e: crate::rpc::RpcError) -> Self {
+        Error::Source(e.into())
+    }
 }
 
 /// How a transaction ended.

@@ -31,7 +31,7 @@ pub fn replay_block(
     first: usize,
     last: usize,
     tracer: &TracerSpec,
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     let parent = format!("{:#x}", block.info.number.saturating_sub(1));
     replay_txs(source, &block.txs[..=last], env, first, &parent, tracer)
 }
@@ -45,7 +45,7 @@ pub fn replay_txs(
     first: usize,
     state_at: &str,
     tracer: &TracerSpec,
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
     replay_txs_with(source, txs, env, first, state_at, tracer, &|_| {})
 }
 
@@ -59,14 +59,36 @@ pub fn replay_txs_with(
     state_at: &str,
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
-) -> Result<BlockReplay, SourceError> {
+) -> Result<BlockReplay, super::Error> {
+    replay_txs_from(
+        source,
+        txs,
+        env,
+        first,
+        state_at,
+        tracer,
+        prepare,
+        StateSnapshot::partial(),
+    )
+}
+
+/// [`replay_txs_with`], starting from `snap`: state of block `state_at` already known (a
+/// server's memory cache of an earlier replay on the same state), filled further as needed.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_txs_from(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    tracer: &TracerSpec,
+    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
+    mut snap: StateSnapshot,
+) -> Result<BlockReplay, super::Error> {
     let parent = state_at.to_string();
-    let mut snap = StateSnapshot::partial();
-    source.fill(
-        &mut snap,
-        &obvious_accounts(txs, env.block.beneficiary),
-        &parent,
-    )?;
+    let mut obvious = obvious_accounts(txs, env.block.beneficiary);
+    obvious.accounts.retain(|a| !snap.accounts.contains_key(a));
+    source.fill(&mut snap, &obvious, &parent)?;
     let mut passes = 1;
     // Speculative passes run untraced (a struct log of a discarded pass is wasted work); once
     // execution misses nothing, one traced pass runs. A tracer may read state execution did not
@@ -98,7 +120,8 @@ pub fn replay_txs_with(
             return Err(SourceError::BadData {
                 what: "state".into(),
                 reason: format!("prefetch did not converge after {passes} round trips"),
-            });
+            }
+            .into());
         }
         source.fill(&mut snap, &misses, &parent)?;
         passes += 1;

@@ -5,7 +5,7 @@ use alloy_primitives::{Address, Bytes, B256};
 use serde_json::Value;
 
 use super::TxOutcome;
-use crate::source::fixture::{parse_hex, parse_u64};
+use crate::geth::hex::{parse_hex, parse_u64};
 
 /// One field where the replay and the receipt disagree.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,9 +2,10 @@
 //!
 //! Why it looks the way it does:
 //!
-//! * **Blocking.** chaintrace runs one replay at a time and waits on every answer anyway; an
-//!   async runtime would add weight without buying throughput. Round trips are cut with batching
-//!   instead.
+//! * **Blocking API, async transport.** A replay waits on every answer anyway, so callers get a
+//!   plain function call; underneath, requests go through the project's one HTTP stack
+//!   ([`super::transport`]: reqwest on a shared tokio runtime, which `serve` also runs on).
+//!   Round trips are cut with batching.
 //! * **Batching with id matching.** [`RpcClient::batch`] sends one HTTP request holding a JSON
 //!   array. The JSON-RPC spec lets nodes answer batch items in any order, so answers are matched
 //!   to calls by `id`, and a missing, duplicated or unknown id is an error rather than a silent
@@ -31,6 +32,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use super::transport::Failure;
 
 /// Most calls sent in one HTTP request; bigger batches are split into sequential chunks.
 /// Providers commonly cap batches at 500 to 1000 calls.
@@ -175,7 +178,6 @@ struct Inner {
     auth_header: Option<String>,
     /// Substrings of the URL that must never appear in messages (longest first).
     secrets: Vec<String>,
-    agent: ureq::Agent,
     timeout: Duration,
     next_id: AtomicU64,
     requests: AtomicU64,
@@ -205,7 +207,7 @@ struct WireRequest<'a> {
 }
 
 /// Why one HTTP attempt failed.
-enum Failure {
+enum Attempt {
     /// Worth another attempt; `refused` selects the quick backoff for never-reached nodes.
     Transient {
         err: RpcError,
@@ -237,7 +239,7 @@ impl RpcClient {
             endpoint.push('?');
             endpoint.push_str(q);
         }
-        if endpoint.parse::<ureq::http::Uri>().is_err() {
+        if !super::transport::valid_url(&endpoint) {
             return Err(RpcError::BadUrl(format!(
                 "{redacted}: it is not a valid URL"
             )));
@@ -250,14 +252,12 @@ impl RpcClient {
             format!("Basic {}", base64(&creds))
         });
         let timeout = timeout.max(Duration::from_millis(1));
-        let agent = http_agent(timeout);
         Ok(RpcClient {
             inner: Arc::new(Inner {
                 endpoint,
                 secrets: url_secrets(url),
                 redacted,
                 auth_header,
-                agent,
                 timeout,
                 next_id: AtomicU64::new(1),
                 requests: AtomicU64::new(0),
@@ -290,6 +290,21 @@ impl RpcClient {
     pub fn call(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         self.inner.calls.fetch_add(1, Ordering::Relaxed);
         self.call_inner(method, &params)
+    }
+
+    /// Sends `body` (a JSON-RPC request object or batch) as is and returns the node's answer
+    /// as is, once it is JSON: `serve` forwards what it does not answer itself. Retries and
+    /// redaction as for every call; an HTTP error without a JSON body is an error.
+    pub fn forward(&self, method: &str, body: &str) -> Result<String, RpcError> {
+        self.inner.calls.fetch_add(1, Ordering::Relaxed);
+        let (status, text) = self.post(method, body)?;
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+            if !is_success(status) {
+                return Err(self.http_error(method, status, &text));
+            }
+            return Err(self.unparseable(method, &text, &e));
+        }
+        Ok(text)
     }
 
     /// Calls every `(method, params)` pair, in as few HTTP requests as possible: one per
@@ -544,8 +559,8 @@ impl RpcClient {
             let (err, refused) = match self.send_once(label, body, budget) {
                 Ok((status, text)) if !should_retry(status, &text) => return Ok((status, text)),
                 Ok((status, text)) => (self.http_error(label, status, &text), false),
-                Err(Failure::Fatal(e)) => return Err(e),
-                Err(Failure::Transient { err, refused }) => (err, refused),
+                Err(Attempt::Fatal(e)) => return Err(e),
+                Err(Attempt::Transient { err, refused }) => (err, refused),
             };
             if attempt >= MAX_RETRIES {
                 return Err(err);
@@ -569,78 +584,52 @@ impl RpcClient {
         label: &str,
         body: &str,
         budget: Duration,
-    ) -> Result<(u16, String), Failure> {
+    ) -> Result<(u16, String), Attempt> {
         let inner = &*self.inner;
         inner.requests.fetch_add(1, Ordering::Relaxed);
-        let mut req = inner
-            .agent
+        let mut req = super::transport::client()
             .post(&inner.endpoint)
+            .timeout(budget)
             .header("content-type", "application/json")
             .header("accept", "application/json");
         if let Some(auth) = &inner.auth_header {
             req = req.header("authorization", auth);
         }
-        let req = req.config().timeout_global(Some(budget)).build();
-        let mut resp = req.send(body).map_err(|e| self.classify(label, e, false))?;
-        inner.reached.store(true, Ordering::Relaxed);
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(BODY_LIMIT)
-            .read_to_string()
-            .map_err(|e| self.classify(label, e, true))?;
-        Ok((status, text))
+        let req = req.body(body.to_string());
+        let answer = super::transport::block_on(super::transport::send(req, BODY_LIMIT));
+        match answer {
+            Ok(ok) => {
+                inner.reached.store(true, Ordering::Relaxed);
+                Ok(ok)
+            }
+            Err(f) => Err(self.classify(label, f)),
+        }
     }
 
-    /// Sorts a transport error into retryable or not, as the error the user will see.
-    fn classify(&self, method: &str, e: ureq::Error, in_body: bool) -> Failure {
-        use std::io::ErrorKind as K;
-        let transient = |err| Failure::Transient {
+    /// Sorts a transport failure into retryable or not, as the error the user will see.
+    fn classify(&self, method: &str, f: Failure) -> Attempt {
+        let transient = |err| Attempt::Transient {
             err,
             refused: false,
         };
-        match e {
-            ureq::Error::Timeout(_) => transient(self.timeout_error(method)),
-            ureq::Error::Io(io) => match io.kind() {
-                K::TimedOut | K::WouldBlock => transient(self.timeout_error(method)),
-                K::ConnectionRefused => Failure::Transient {
-                    err: self.unreachable(method, "connection refused"),
-                    refused: true,
-                },
-                K::ConnectionReset
-                | K::ConnectionAborted
-                | K::BrokenPipe
-                | K::UnexpectedEof
-                | K::NotConnected => {
-                    if in_body {
-                        transient(self.bad(
-                            method,
-                            "the connection dropped before the whole response arrived".into(),
-                        ))
-                    } else {
-                        transient(self.unreachable(method, "the node closed the connection"))
-                    }
-                }
-                _ => Failure::Fatal(self.unreachable(method, &io.to_string())),
+        match f {
+            Failure::Timeout => transient(self.timeout_error(method)),
+            Failure::Refused => Attempt::Transient {
+                err: self.unreachable(method, &f.reason()),
+                refused: true,
             },
-            ureq::Error::ConnectionFailed => {
-                transient(self.unreachable(method, "the connection failed"))
+            Failure::Closed { in_body: true } => transient(self.bad(method, f.reason())),
+            Failure::Closed { in_body: false } | Failure::Connect(_) => {
+                transient(self.unreachable(method, &f.reason()))
             }
-            ureq::Error::HostNotFound => {
-                Failure::Fatal(self.unreachable(method, "host not found (DNS lookup failed)"))
+            Failure::Dns => Attempt::Fatal(self.unreachable(method, &f.reason())),
+            Failure::TooLarge | Failure::Protocol(_) => {
+                Attempt::Fatal(self.bad(method, f.reason()))
             }
-            ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => {
-                Failure::Fatal(self.bad(method, "the response is too large".into()))
-            }
-            ureq::Error::Protocol(p) => {
-                Failure::Fatal(self.bad(method, format!("malformed HTTP response: {p}")))
-            }
-            ureq::Error::BadUri(_) => Failure::Fatal(RpcError::BadUrl(format!(
+            Failure::BadUrl => Attempt::Fatal(RpcError::BadUrl(format!(
                 "{}: it is not a valid URL",
                 self.inner.redacted
             ))),
-            other => Failure::Fatal(self.unreachable(method, &other.to_string())),
         }
     }
 
@@ -843,17 +832,6 @@ fn secret_segments(path: &str) -> Vec<bool> {
         .collect()
 }
 
-/// The HTTP agent every chaintrace client uses: HTTP error statuses are answers to read (a
-/// JSON-RPC error often comes with a 4xx/5xx), one global timeout per request, our user agent.
-pub fn http_agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(timeout))
-        .user_agent(concat!("chaintrace/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
-}
-
 /// `url` with everything that could be a credential replaced, so it can be printed.
 ///
 /// Drops `user:pass@`, replaces query values with `***` (keeping the keys), replaces path
@@ -941,46 +919,12 @@ fn url_secrets(url: &str) -> Vec<String> {
 }
 
 fn percent_decode(s: &str) -> Vec<u8> {
-    fn hex(b: u8) -> Option<u8> {
-        match b {
-            b'0'..=b'9' => Some(b - b'0'),
-            b'a'..=b'f' => Some(b - b'a' + 10),
-            b'A'..=b'F' => Some(b - b'A' + 10),
-            _ => None,
-        }
-    }
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push(hi << 4 | lo);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
+    percent_encoding::percent_decode_str(s).collect()
 }
 
 fn base64(input: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(input)
 }
 
 #[cfg(test)]

@@ -12,5 +12,6 @@
 //!   message and `Debug` output goes through [`redact_url`].
 
 pub mod client;
+pub mod transport;
 
-pub use client::{http_agent, redact_url, RpcClient, RpcError, RpcStats};
+pub use client::{redact_url, RpcClient, RpcError, RpcStats};

@@ -7,6 +7,7 @@
 //! nothing is missing. Everything below the source is the same for all of them.
 
 pub mod cache;
+pub mod chain_data;
 pub mod fixture;
 pub mod prestate_rpc;
 pub mod rpc;
@@ -96,6 +97,24 @@ impl StateSnapshot {
     /// Takes the misses recorded since the last call.
     pub fn take_misses(&self) -> Misses {
         std::mem::take(&mut self.misses.borrow_mut())
+    }
+
+    /// A copy of what is known (no recorded misses), to be filled further on its own: a
+    /// server's memory cache hands each request its own copy of a block's state.
+    pub fn fork(&self) -> StateSnapshot {
+        StateSnapshot {
+            accounts: self.accounts.clone(),
+            storage: self.storage.clone(),
+            block_hashes: self.block_hashes.clone(),
+            complete: self.complete,
+            codes: self.codes.clone(),
+            misses: RefCell::default(),
+        }
+    }
+
+    /// Entries held (accounts + slots + block hashes), for a cache's size bound.
+    pub fn entries(&self) -> usize {
+        self.accounts.len() + self.storage.len() + self.block_hashes.len()
     }
 
     /// A fresh write cache over this snapshot.

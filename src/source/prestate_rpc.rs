@@ -15,9 +15,9 @@
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Map, Value};
 
-use super::fixture::{parse_hex, parse_u256, parse_u64};
 use super::rpc::{RpcSource, SourceError};
 use super::{AccountData, StateSnapshot};
+use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::RpcError;
 
 /// The tracer config sent to the node. `includeEmpty` makes geth keep accounts that were empty

@@ -8,9 +8,9 @@ use alloy_consensus::TxEnvelope;
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Value};
 
-use super::fixture::{parse_hex, parse_u256, parse_u64};
+use super::chain_data::{BlockInfo, ReplayTx, TxError};
 use super::{AccountData, Misses, StateSnapshot};
-use crate::replay::{BlockInfo, ReplayError, ReplayTx};
+use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::{RpcClient, RpcError};
 
 /// Errors from the RPC source.
@@ -30,8 +30,9 @@ pub enum SourceError {
         asked: String,
         got: String,
     },
+    /// A transaction the node returned cannot be decoded.
     #[error(transparent)]
-    Replay(#[from] ReplayError),
+    Tx(#[from] TxError),
 }
 
 /// A block with its transactions, as the node returned it.

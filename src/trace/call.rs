@@ -22,7 +22,7 @@ use super::failed_step::has_dynamic_gas;
 use super::hexser;
 use super::precompile_error::failed_precompile_frame;
 use super::state::PreOp;
-use crate::render::revert::decode_revert_reason;
+use crate::geth::revert::decode_revert_reason;
 
 /// `tracerConfig` of the call tracer.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -83,26 +83,13 @@ impl CallKind {
 pub struct CallLog {
     #[serde(serialize_with = "hexser::address")]
     pub address: Address,
-    #[serde(serialize_with = "hexser::b256_vec")]
     pub topics: Vec<B256>,
-    #[serde(
-        serialize_with = "hexser::bytes",
-        deserialize_with = "hexser::de_bytes"
-    )]
     pub data: Bytes,
     /// Block-wide log index.
-    #[serde(
-        serialize_with = "hexser::u64_hex",
-        deserialize_with = "hexser::de_u64",
-        default
-    )]
+    #[serde(with = "alloy_serde::quantity", default)]
     pub index: u64,
     /// Number of sub-calls the frame had made when the log was emitted.
-    #[serde(
-        serialize_with = "hexser::u64_hex",
-        deserialize_with = "hexser::de_u64",
-        default
-    )]
+    #[serde(with = "alloy_serde::quantity", default)]
     pub position: u64,
 }
 
@@ -111,16 +98,9 @@ pub struct CallLog {
 pub struct CallFrame {
     #[serde(serialize_with = "hexser::address")]
     pub from: Address,
-    #[serde(
-        serialize_with = "hexser::u64_hex",
-        deserialize_with = "hexser::de_u64"
-    )]
+    #[serde(with = "alloy_serde::quantity")]
     pub gas: u64,
-    #[serde(
-        rename = "gasUsed",
-        serialize_with = "hexser::u64_hex",
-        deserialize_with = "hexser::de_u64"
-    )]
+    #[serde(rename = "gasUsed", with = "alloy_serde::quantity")]
     pub gas_used: u64,
     #[serde(
         skip_serializing_if = "Option::is_none",
@@ -128,17 +108,8 @@ pub struct CallFrame {
         default
     )]
     pub to: Option<Address>,
-    #[serde(
-        serialize_with = "hexser::bytes",
-        deserialize_with = "hexser::de_bytes"
-    )]
     pub input: Bytes,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "hexser::opt_bytes",
-        deserialize_with = "hexser::de_opt_bytes",
-        default
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<Bytes>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -152,12 +123,7 @@ pub struct CallFrame {
     pub calls: Vec<CallFrame>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub logs: Vec<CallLog>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "hexser::opt_u256_hex",
-        deserialize_with = "hexser::de_opt_u256",
-        default
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub value: Option<U256>,
     #[serde(rename = "type")]
     pub kind: CallKind,

@@ -330,7 +330,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
         push_u64(line, p.depth as u64);
         if let Some(e) = error {
             line.extend_from_slice(b",\"error\":");
-            line.extend_from_slice(crate::render::json::to_json_string(&e).as_bytes());
+            line.extend_from_slice(crate::geth::json::to_json_string(&e).as_bytes());
         }
         line.extend_from_slice(&self.tail);
         line.push(b'}');

@@ -21,7 +21,6 @@ use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
 use super::errors::fails_before_execution;
-use super::hexser;
 
 /// `tracerConfig` of the prestate tracer.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -36,21 +35,13 @@ pub struct PrestateConfig {
 /// One account in geth's prestate shape. Empty fields are omitted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct AccountState {
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "hexser::opt_u256_hex"
-    )]
+    // alloy's own serde writes geth's forms: U256 as compact `0x` hex, bytes and hashes as
+    // lowercase `0x` hex.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub balance: Option<U256>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "hexser::opt_bytes"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<Bytes>,
-    #[serde(
-        rename = "codeHash",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_b256"
-    )]
+    #[serde(rename = "codeHash", skip_serializing_if = "Option::is_none")]
     pub code_hash: Option<B256>,
     #[serde(skip_serializing_if = "is_zero")]
     pub nonce: u64,
@@ -66,13 +57,6 @@ fn no_storage(m: &Option<BTreeMap<B256, B256>>) -> bool {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-fn opt_b256<S: serde::Serializer>(h: &Option<B256>, s: S) -> Result<S::Ok, S::Error> {
-    match h {
-        Some(h) => hexser::b256(h, s),
-        None => s.serialize_none(),
-    }
 }
 
 fn opt_storage<S: serde::Serializer>(

@@ -63,7 +63,6 @@ pub struct Anvil {
     pub url: String,
     pub port: u16,
     log_path: PathBuf,
-    agent: ureq::Agent,
     next_id: AtomicU64,
 }
 
@@ -113,17 +112,11 @@ impl Anvil {
             .stderr(Stdio::from(log2))
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(HTTP_TIMEOUT))
-            .http_status_as_error(false)
-            .build()
-            .into();
         let mut anvil = Anvil {
             child,
             url: format!("http://127.0.0.1:{port}"),
             port,
             log_path,
-            agent,
             next_id: AtomicU64::new(1),
         };
         let deadline = Instant::now() + STARTUP_TIMEOUT;
@@ -159,18 +152,15 @@ impl Anvil {
     pub fn try_rpc(&self, method: &str, params: Value) -> Result<Result<Value, Value>, String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut resp = self
-            .agent
-            .post(&self.url)
-            .send_json(&req)
-            .map_err(|e| format!("{method}: HTTP error: {e}"))?;
-        let status = resp.status();
-        let bytes = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE)
-            .read_to_vec()
-            .map_err(|e| format!("{method}: reading body: {e}"))?;
+        let (status, text) = chaintrace::rpc::transport::post_json(
+            &self.url,
+            &[],
+            req.to_string(),
+            HTTP_TIMEOUT,
+            MAX_RESPONSE,
+        )
+        .map_err(|e| format!("{method}: HTTP error: {}", e.reason()))?;
+        let bytes = text.into_bytes();
         let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
             format!(
                 "{method}: HTTP {status}, non-JSON body: {e}: {}",

@@ -1,9 +1,35 @@
-//! Test support: the loopback JSON-RPC proxy (`src/bin/rpc_proxy.rs`) in front of a node, with
-//! injected delay or faults, and a way to run the chaintrace binary.
+//! Test support: the loopback JSON-RPC proxy (`examples/rpc_proxy.rs`) in front of a node, with
+//! injected delay or faults, the test tools built as examples, and a way to run the chaintrace
+//! binary.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+
+/// The path of the project's example `name` (a test tool: `rpc_proxy`, `cache_writer`).
+/// `cargo test` builds examples next to the test binaries (target/<profile>/examples/); a
+/// single `cargo test --test X` does not, so a missing one is built here.
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = profile_dir.join("examples").join(name);
+    if !path.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut build = Command::new(cargo);
+        build.args(["build", "--example", name]);
+        if release {
+            build.arg("--release");
+        }
+        let ok = build.status().is_ok_and(|s| s.success());
+        assert!(ok && path.is_file(), "could not build {}", path.display());
+    }
+    path
+}
 
 /// A running proxy; killed on drop.
 pub struct Proxy {
@@ -14,7 +40,7 @@ pub struct Proxy {
 impl Proxy {
     /// Starts `rpc_proxy --upstream <upstream> <extra...>` and waits for its address.
     pub fn start(upstream: &str, extra: &[&str]) -> Proxy {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rpc_proxy"))
+        let mut child = Command::new(example("rpc_proxy"))
             .arg("--upstream")
             .arg(upstream)
             .args(extra)

@@ -15,36 +15,15 @@ use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
 use revm::primitives::hardfork::SpecId;
 
 use super::objects::{make_db, make_frames, make_log, Shared};
-use super::timeout::{run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
+use super::timeout::{
+    over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND, OUT_OF_MEMORY,
+};
 use serde_json::value::RawValue;
 
 use super::fast::Fast;
-use super::{bigint, globals};
-use crate::render::json::escape_html;
-
-/// The tracer functions chaintrace calls, by geth's name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hook {
-    Setup,
-    Step,
-    Fault,
-    Enter,
-    Exit,
-    Result,
-}
-
-impl Hook {
-    pub fn name(self) -> &'static str {
-        match self {
-            Hook::Setup => "setup",
-            Hook::Step => "step",
-            Hook::Fault => "fault",
-            Hook::Enter => "enter",
-            Hook::Exit => "exit",
-            Hook::Result => "result",
-        }
-    }
-}
+pub use super::hook::Hook;
+use super::{bigint, buffers, globals};
+use crate::geth::json::escape_html;
 
 /// What `ctx` holds in `result(ctx, db)`.
 #[derive(Clone, Debug, Default)]
@@ -110,6 +89,8 @@ pub struct Host {
     /// functions to boa.
     views: bool,
     deadline: Instant,
+    /// What the thread held when the tracer was created (the memory limit's base).
+    mem_base: i64,
 }
 
 /// The tracer's functions and their arguments, for direct calls.
@@ -332,6 +313,7 @@ impl Host {
         shared: Rc<Shared>,
     ) -> Result<Self, String> {
         let deadline = Instant::now() + timeout;
+        let mem_base = crate::alloc::thread_live();
         let mut ctx = Context::default();
         let limit = (timeout.as_secs_f64() * LOOP_ITERATIONS_PER_SECOND as f64) as u64;
         ctx.runtime_limits_mut()
@@ -353,8 +335,9 @@ impl Host {
         // built-in is still in place.
         let builtin_push = array_push(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
-        let tracer = match run_with_deadline(&object, &mut ctx, deadline) {
+        let tracer = match run_with_deadline(&object, &mut ctx, deadline, mem_base) {
             Run::TimedOut => return Err("execution timeout".into()),
+            Run::OutOfMemory => return Err(OUT_OF_MEMORY.into()),
             Run::Done(Err(e)) => return Err(js_message(&e, &mut ctx)),
             Run::Done(Ok(v)) => v,
         };
@@ -422,6 +405,7 @@ impl Host {
             ctx,
             shared,
             deadline,
+            mem_base,
         };
         if has_setup {
             hidden(&mut host.ctx, "__config", js_string!(config))?;
@@ -485,7 +469,7 @@ impl Host {
     }
 
     fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
-        let out = run_with_deadline(script, &mut self.ctx, self.deadline);
+        let out = run_with_deadline(script, &mut self.ctx, self.deadline, self.mem_base);
         self.finish(out, hook)
     }
 
@@ -493,6 +477,7 @@ impl Host {
         let fatal = self.shared.fatal.borrow_mut().take();
         match out {
             Run::TimedOut => Err(wrap("execution timeout", hook)),
+            Run::OutOfMemory => Err(wrap(OUT_OF_MEMORY, hook)),
             _ if fatal.is_some() => Err(wrap(&fatal.unwrap_or_default(), hook)),
             Run::Done(Ok(v)) => Ok(v),
             Run::Done(Err(e)) => {
@@ -523,6 +508,11 @@ impl Host {
             if self.late(1024) {
                 return Some(Err(wrap("execution timeout", hook)));
             }
+            // The native path grows arrays and strings too; every 1024 calls is well before
+            // a push per opcode could matter.
+            if self.since_clock == 0 && over_memory(self.mem_base) {
+                return Some(Err(wrap(OUT_OF_MEMORY, hook)));
+            }
             return Some(Ok(()));
         }
         // Deoptimised: boa runs this call, and all later ones.
@@ -549,7 +539,9 @@ impl Host {
                 return Ok(());
             };
             let out = f.call(&d.this, args, &mut self.ctx);
-            let out = if self.late(64) {
+            let out = if over_memory(self.mem_base) {
+                Run::OutOfMemory
+            } else if self.late(64) {
                 Run::TimedOut
             } else {
                 Run::Done(out)
@@ -571,20 +563,20 @@ impl Host {
 
     fn ctx_object(&mut self, t: &TxContext) -> Result<JsObject, JsError> {
         let c = &mut self.ctx;
-        let from = globals::to_buf(t.from.as_slice(), c)?;
-        let to = globals::to_buf(t.to.as_slice(), c)?;
-        let input = globals::to_buf(&t.input, c)?;
-        let output = globals::to_buf(&t.output, c)?;
-        let coinbase = globals::to_buf(t.coinbase.as_slice(), c)?;
+        let from = buffers::to_buf(t.from.as_slice(), c)?;
+        let to = buffers::to_buf(t.to.as_slice(), c)?;
+        let input = buffers::to_buf(&t.input, c)?;
+        let output = buffers::to_buf(&t.output, c)?;
+        let coinbase = buffers::to_buf(t.coinbase.as_slice(), c)?;
         let value = bigint::lazy(t.value, c);
         let gas_price = bigint::lazy(t.gas_price, c);
         let tx_hash = t
             .tx_hash
-            .map(|h| globals::to_buf(h.as_slice(), c))
+            .map(|h| buffers::to_buf(h.as_slice(), c))
             .transpose()?;
         let block_hash = t
             .block_hash
-            .map(|h| globals::to_buf(h.as_slice(), c))
+            .map(|h| buffers::to_buf(h.as_slice(), c))
             .transpose()?;
         let a = Attribute::all();
         let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;

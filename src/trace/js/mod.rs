@@ -18,8 +18,10 @@
 //! SELFDESTRUCT frames).
 
 pub mod bigint;
+pub mod buffers;
 mod fast;
 pub mod globals;
+pub mod hook;
 pub mod host;
 pub mod objects;
 mod spare;

@@ -22,7 +22,7 @@ use revm::interpreter::interpreter_types::MemoryTr;
 use revm::interpreter::Interpreter;
 
 use super::bigint;
-use super::globals::{bytes_to_address, from_buf, int, to_buf};
+use super::buffers::{bytes_to_address, from_buf, int, to_buf};
 use crate::trace::errors::op_name;
 use crate::trace::state::StateReader;
 
@@ -346,7 +346,7 @@ pub fn make_db(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<JsObject> {
     method!(o, "getState", 2, sh, |a, c| {
         let addr = addr_arg(a, c)?;
         let slot = from_buf(&a.get(1).cloned().unwrap_or_default(), false, c)?;
-        let slot = U256::from_be_bytes(super::globals::bytes_to_word(&slot).0);
+        let slot = U256::from_be_bytes(super::buffers::bytes_to_word(&slot).0);
         let v = sh
             .with_reader(|r| r.storage(addr, slot))
             .ok_or_else(no_db)?;

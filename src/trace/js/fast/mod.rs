@@ -24,7 +24,7 @@ mod value;
 use boa_engine::object::JsObject;
 use boa_engine::{Context, JsResult, JsValue};
 
-use super::host::Hook;
+use super::hook::Hook;
 use super::objects::Shared;
 use crate::trace::errors::op_name;
 use compile::{Compiled, Func};

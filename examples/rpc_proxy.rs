@@ -1,9 +1,10 @@
-//! `rpc_proxy`: a loopback JSON-RPC proxy for benchmarks and fault tests. It forwards every HTTP
-//! request to an upstream node after an injected delay, counts requests and calls, and can
-//! misbehave on purpose.
+//! `rpc_proxy`: a loopback JSON-RPC proxy for benchmarks and fault tests (a test tool, not part
+//! of the product: an example, so `cargo test` builds it and `cargo install` does not). It
+//! forwards every HTTP request to an upstream node after an injected delay, counts requests and
+//! calls, and can misbehave on purpose.
 //!
 //! ```text
-//! rpc_proxy --upstream URL [--delay-ms N] [--fault MODE] [--deny PREFIX]
+//! rpc_proxy --upstream URL [--delay-ms N] [--fault MODE] [--deny PREFIX] [--port N]
 //! ```
 //!
 //! It prints `listening http://127.0.0.1:PORT` on its first stdout line. `GET /stats` answers
@@ -23,7 +24,32 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chaintrace::rpc::transport;
+use clap::Parser;
 use serde_json::{json, Value};
+
+#[derive(Parser)]
+#[command(
+    name = "rpc_proxy",
+    about = "Loopback JSON-RPC proxy with injected latency and faults"
+)]
+struct Args {
+    /// The node requests are forwarded to.
+    #[arg(long)]
+    upstream: String,
+    /// Delay added before forwarding each HTTP request, in milliseconds.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    delay_ms: u64,
+    /// Misbehaviour: 429-first, drop20, truncate, wrong-ids, rpc-error, hang, no-batch, wrong-hash.
+    #[arg(long, default_value = "")]
+    fault: String,
+    /// Answer methods starting with this prefix "method not found".
+    #[arg(long)]
+    deny: Option<String>,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
 
 struct Config {
     upstream: String,
@@ -45,40 +71,32 @@ struct Counters {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut cfg = Config {
-        upstream: String::new(),
-        delay: Duration::ZERO,
-        fault: String::new(),
-        deny: None,
+    let args = Args::parse();
+    let cfg = Config {
+        upstream: args.upstream,
+        delay: Duration::from_millis(args.delay_ms),
+        fault: args.fault,
+        deny: args.deny,
     };
-    let mut port = 0u16;
-    while let Some(a) = args.next() {
-        let v = args.next().unwrap_or_default();
-        match a.as_str() {
-            "--upstream" => cfg.upstream = v,
-            "--delay-ms" => cfg.delay = Duration::from_millis(v.parse().expect("--delay-ms N")),
-            "--fault" => cfg.fault = v,
-            "--deny" => cfg.deny = Some(v),
-            "--port" => port = v.parse().expect("--port N"),
-            other => panic!("unknown argument {other}"),
+    let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("rpc_proxy: cannot listen on 127.0.0.1:{}: {e}", args.port);
+            std::process::exit(2);
         }
-    }
-    assert!(!cfg.upstream.is_empty(), "--upstream URL is required");
-    let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind");
-    println!("listening http://{}", listener.local_addr().unwrap());
-    std::io::stdout().flush().unwrap();
+    };
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    println!("listening http://{addr}");
+    let _ = std::io::stdout().flush();
     let cfg = Arc::new(cfg);
     let counters = Arc::new(Counters::default());
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(300)))
-        .build()
-        .into();
     for stream in listener.incoming().flatten() {
-        let (cfg, counters, agent) = (cfg.clone(), counters.clone(), agent.clone());
+        let (cfg, counters) = (cfg.clone(), counters.clone());
         std::thread::spawn(move || {
-            let _ = serve(stream, &cfg, &counters, &agent);
+            let _ = serve(stream, &cfg, &counters);
         });
     }
 }
@@ -123,12 +141,7 @@ fn error_for(req: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": code, "message": message}})
 }
 
-fn serve(
-    mut stream: TcpStream,
-    cfg: &Config,
-    counters: &Counters,
-    agent: &ureq::Agent,
-) -> std::io::Result<()> {
+fn serve(mut stream: TcpStream, cfg: &Config, counters: &Counters) -> std::io::Result<()> {
     let Some((target, body)) = read_request(&mut stream)? else {
         return Ok(());
     };
@@ -147,7 +160,7 @@ fn serve(
     if counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
         counters.rounds.fetch_add(1, Ordering::SeqCst);
     }
-    let result = forward_or_fault(&mut stream, &body, cfg, counters, agent);
+    let result = forward_or_fault(&mut stream, &body, cfg, counters);
     counters.in_flight.fetch_sub(1, Ordering::SeqCst);
     result
 }
@@ -157,7 +170,6 @@ fn forward_or_fault(
     body: &str,
     cfg: &Config,
     counters: &Counters,
-    agent: &ureq::Agent,
 ) -> std::io::Result<()> {
     let body = body.to_string();
     let n = counters.seen.fetch_add(1, Ordering::SeqCst);
@@ -211,7 +223,7 @@ fn forward_or_fault(
             answers.push(if denied(r) {
                 error_for(r, -32601, "Method not found")
             } else {
-                serde_json::from_str(&forward(agent, &cfg.upstream, &r.to_string())?)
+                serde_json::from_str(&forward(&cfg.upstream, &r.to_string())?)
                     .unwrap_or(Value::Null)
             });
         }
@@ -221,10 +233,16 @@ fn forward_or_fault(
             answers[0].to_string()
         }
     } else {
-        forward(agent, &cfg.upstream, &body)?
+        forward(&cfg.upstream, &body)?
     };
     let text = match cfg.fault.as_str() {
-        "truncate" => text[..text.len() / 2].to_string(),
+        "truncate" => {
+            let mut cut = text.len() / 2;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text[..cut].to_string()
+        }
         "wrong-ids" if parsed.is_array() => {
             let mut v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
             if let Some(a) = v.as_array_mut() {
@@ -258,15 +276,14 @@ fn forward_or_fault(
     respond(stream, 200, &text)
 }
 
-fn forward(agent: &ureq::Agent, upstream: &str, body: &str) -> std::io::Result<String> {
-    let mut resp = agent
-        .post(upstream)
-        .header("content-type", "application/json")
-        .send(body)
-        .map_err(std::io::Error::other)?;
-    resp.body_mut()
-        .with_config()
-        .limit(1 << 30)
-        .read_to_string()
-        .map_err(std::io::Error::other)
+fn forward(upstream: &str, body: &str) -> std::io::Result<String> {
+    transport::post_json(
+        upstream,
+        &[],
+        body.to_string(),
+        Duration::from_secs(300),
+        1 << 30,
+    )
+    .map(|(_, text)| text)
+    .map_err(|f| std::io::Error::other(f.reason()))
 }

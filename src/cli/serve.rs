@@ -1,0 +1,111 @@
+//! `chaintrace serve`: geth's debug API over any plain node (see `chaintrace::serve`).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use chaintrace::serve::{memo::DEFAULT_MAX_ENTRIES, run, ServeConfig, ServeError};
+use clap::Args;
+
+use super::common::{exit, resolve_rpc_url, CliError};
+use super::state::StateArgs;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The upstream node (http or https); defaults to $ETH_RPC_URL. Methods serve does not
+    /// answer are forwarded there unchanged.
+    #[arg(long, value_name = "URL")]
+    pub rpc_url: Option<String>,
+    /// Address to listen on. Anything but loopback needs --auth-token or --insecure.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8546")]
+    pub listen: SocketAddr,
+    /// Trace workers (calls replayed at once); default: one per core.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub workers: Option<u64>,
+    /// Trace calls that may wait for a worker; further ones are refused at once as busy
+    /// (JSON-RPC error -32005).
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub queue: u64,
+    /// Deadline of one call in seconds, waiting included (error -32002 "request timed out").
+    #[arg(long, value_name = "SECS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub request_timeout: u64,
+    /// Seconds to wait for one upstream request (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub rpc_timeout: u64,
+    /// Largest request body in bytes (HTTP 413 beyond).
+    #[arg(long, value_name = "BYTES", default_value_t = 5 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
+    pub max_body: u64,
+    /// Largest response in bytes (error -32003 "response too large" beyond).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30,
+          value_parser = clap::value_parser!(u64).range(1024..=1 << 34))]
+    pub max_response: u64,
+    /// Most calls in one batch request.
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_batch: u64,
+    /// Require `Authorization: Bearer TOKEN` on every request (also $CHAINTRACE_AUTH_TOKEN).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CHAINTRACE_AUTH_TOKEN",
+        hide_env_values = true
+    )]
+    pub auth_token: Option<String>,
+    /// Allow listening on a non-loopback address without a token.
+    #[arg(long)]
+    pub insecure: bool,
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+impl ServeArgs {
+    pub fn run(&self) -> Result<u8, CliError> {
+        let env = std::env::var("ETH_RPC_URL").ok();
+        let upstream =
+            resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref()).ok_or_else(|| {
+                CliError::input("no upstream node given: pass --rpc-url URL or set ETH_RPC_URL")
+            })?;
+        if self.auth_token.as_deref().is_some_and(|t| t.len() < 16) {
+            return Err(CliError::input(
+                "--auth-token must be at least 16 characters (use a random token)",
+            ));
+        }
+        let workers = self.workers.map(|w| w as usize).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        });
+        let cfg = ServeConfig {
+            upstream,
+            listen: self.listen,
+            workers,
+            queue: self.queue as usize,
+            request_timeout: Duration::from_secs(self.request_timeout),
+            rpc_timeout: Duration::from_secs(self.rpc_timeout),
+            max_body: self.max_body as usize,
+            max_response: self.max_response as usize,
+            max_batch: self.max_batch as usize,
+            auth_token: self.auth_token.clone(),
+            insecure: self.insecure,
+            cache: self.state.cache(),
+            mode: self.state.mode(),
+            memo_entries: DEFAULT_MAX_ENTRIES,
+        };
+        run(cfg, |addr| {
+            use std::io::Write;
+            // The one line on stdout: where to point clients (tests and scripts read it).
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening http://{addr}");
+            let _ = out.flush();
+        })
+        .map_err(|e| match e {
+            ServeError::Unsafe(_) => CliError::input(e.to_string()),
+            ServeError::Upstream(m) => CliError::input(format!("bad --rpc-url: {m}")),
+            other => CliError::source(other.to_string()),
+        })?;
+        Ok(exit::OK)
+    }
+}

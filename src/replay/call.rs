@@ -1,0 +1,122 @@
+//! A simulated call on a block's state: geth's `debug_traceCall`, shared by `chaintrace call`
+//! and `chaintrace serve`.
+//!
+//! The state is the block's (after its transactions); the header the call runs in may be
+//! overridden, and with it the fork rules, as geth derives them from the overridden number and
+//! time. State overrides are applied to every pass's fresh database before the call runs.
+
+use alloy_primitives::{Address, Bytes, U256};
+use revm::primitives::hardfork::SpecId;
+
+use super::env::default_call_gas;
+use super::mined::spec_for;
+use super::overrides::{BlockOverrides, StateOverride};
+use super::remote::replay_txs_with;
+use super::{EvmEnv, ReplayTx, TracedTx};
+use crate::source::rpc::RpcSource;
+use crate::source::rpc::SourceError;
+use crate::source::StateSnapshot;
+use crate::trace::TracerSpec;
+
+/// The call: geth's `TransactionArgs` subset chaintrace replays.
+#[derive(Debug, Clone, Default)]
+pub struct CallRequest {
+    pub from: Address,
+    pub to: Option<Address>,
+    pub data: Bytes,
+    pub value: U256,
+    /// `None`: geth's default for a call on this block (the block gas limit, capped).
+    pub gas: Option<u64>,
+    pub gas_price: u128,
+}
+
+/// A traced call and what it cost.
+pub struct TracedCall {
+    pub traced: TracedTx,
+    pub snapshot: StateSnapshot,
+    pub chain_id: u64,
+    /// State round trips spent (batches).
+    pub passes: usize,
+}
+
+/// Why a call could not be traced.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The block override does not apply to this block (bad field values).
+    #[error("block override: {0}")]
+    BlockOverride(String),
+    #[error(transparent)]
+    Source(#[from] super::Error),
+}
+
+impl From<SourceError> for CallError {
+    fn from(e: SourceError) -> Self {
+        CallError::Source(e.into())
+    }
+}
+
+/// Traces `call` on the state of block `block_ref` (a number or tag, as the node takes it).
+pub fn trace_call(
+    source: &RpcSource,
+    call: &CallRequest,
+    block_ref: &str,
+    state_override: Option<&StateOverride>,
+    block_override: Option<&BlockOverrides>,
+    spec: &TracerSpec,
+    hardfork: Option<SpecId>,
+) -> Result<TracedCall, CallError> {
+    let chain_id = source.chain_id()?;
+    let block = source.block(block_ref)?;
+    let mut info = block.info.clone();
+    if let Some(b) = block_override {
+        b.apply_info(&mut info)
+            .map_err(|e| CallError::BlockOverride(e.to_string()))?;
+    }
+    let spec_id = spec_for(chain_id, &info, hardfork);
+    let gas = call
+        .gas
+        .unwrap_or_else(|| default_call_gas(spec_id, info.gas_limit));
+    let mut env = EvmEnv::new(spec_id, chain_id, &info).for_call(call.gas_price);
+    if let Some(b) = block_override {
+        b.apply_env(&mut env.block)
+            .map_err(|e| CallError::BlockOverride(e.to_string()))?;
+    }
+    let tx = ReplayTx::simulated(
+        call.from,
+        call.to,
+        call.data.clone(),
+        call.value,
+        gas,
+        call.gas_price,
+    );
+    let state_at = format!("{:#x}", block.info.number);
+    let prepare = |db: &mut crate::source::ReplayDb<'_>| {
+        if let Some(o) = state_override {
+            o.apply(db);
+        }
+    };
+    let replay = replay_txs_with(
+        source,
+        std::slice::from_ref(&tx),
+        &env,
+        0,
+        &state_at,
+        spec,
+        &prepare,
+    )?;
+    let passes = replay.passes;
+    let traced = replay
+        .traces
+        .into_iter()
+        .next()
+        .ok_or_else(|| SourceError::BadData {
+            what: "call".into(),
+            reason: "the replay produced no trace".into(),
+        })?;
+    Ok(TracedCall {
+        traced,
+        snapshot: replay.snapshot,
+        chain_id,
+        passes,
+    })
+}

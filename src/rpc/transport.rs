@@ -1,0 +1,259 @@
+//! The project's one HTTP stack: reqwest (rustls, ring) on one shared tokio runtime.
+//!
+//! Every outgoing HTTP request of chaintrace goes through here: the JSON-RPC client
+//! ([`super::RpcClient`]), the operator GET client (`node/http.rs`), explorer ABI lookups and the
+//! test proxy. `chaintrace serve` runs its axum server on the same runtime ([`runtime`]).
+//!
+//! The library's callers are synchronous (a replay waits on every answer anyway), so
+//! [`block_on`] drives one request from a plain thread: the CLI's main thread, a `block A..B`
+//! worker, or a `serve` worker started with `spawn_blocking`. It must not be called from an
+//! async task (tokio refuses to block a thread that drives other tasks).
+//!
+//! What callers need from a transport failure is narrower than reqwest's error: whether it is
+//! worth a retry, whether the node was never reached (refused connection), and a message that
+//! says what happened in the user's words. [`Failure`] is that.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// User agent sent with every request.
+pub const USER_AGENT: &str = concat!("chaintrace/", env!("CARGO_PKG_VERSION"));
+
+/// Why an HTTP exchange produced no complete response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The request or the body did not finish within its time budget.
+    Timeout,
+    /// The TCP connection was refused: nothing listens there.
+    Refused,
+    /// The peer closed the connection; `in_body`: after the status line arrived.
+    Closed { in_body: bool },
+    /// The host name did not resolve.
+    Dns,
+    /// The connection could not be set up (TLS handshake, unreachable network, ...).
+    Connect(String),
+    /// The response body exceeds the caller's limit.
+    TooLarge,
+    /// The response is not HTTP, or its body is not UTF-8.
+    Protocol(String),
+    /// The URL cannot be requested.
+    BadUrl,
+}
+
+impl Failure {
+    /// Worth another attempt: the next one may well succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Failure::Timeout | Failure::Refused | Failure::Closed { .. } | Failure::Connect(_)
+        )
+    }
+
+    /// A reason in the user's words (no URL: callers add the redacted one).
+    pub fn reason(&self) -> String {
+        match self {
+            Failure::Timeout => "timed out".into(),
+            Failure::Refused => "connection refused".into(),
+            Failure::Closed { in_body: true } => {
+                "the connection dropped before the whole response arrived".into()
+            }
+            Failure::Closed { in_body: false } => "the node closed the connection".into(),
+            Failure::Dns => "host not found (DNS lookup failed)".into(),
+            Failure::Connect(why) => format!("the connection failed ({why})"),
+            Failure::TooLarge => "the response is too large".into(),
+            Failure::Protocol(why) => format!("malformed HTTP response: {why}"),
+            Failure::BadUrl => "it is not a valid URL".into(),
+        }
+    }
+}
+
+/// The shared runtime: I/O and timers for every HTTP request, and `serve`'s server.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(2, 16);
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("chaintrace-io")
+            .enable_all()
+            .build()
+            // Without threads or an epoll instance nothing chaintrace does can work.
+            .expect("cannot start the I/O runtime (out of threads or file descriptors)")
+    })
+}
+
+/// Runs `f` to completion from a synchronous thread (see the module docs).
+pub fn block_on<F: Future>(f: F) -> F::Output {
+    runtime().handle().block_on(f)
+}
+
+/// The HTTP client every chaintrace request uses: our user agent, error statuses returned as
+/// answers (a JSON-RPC error often comes with a 4xx/5xx), per-request timeouts set by callers.
+/// One client (one connection pool) per process; clones share it.
+pub fn client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // reqwest is built without a default crypto provider (the aws-lc one needs a C
+            // toolchain); ring is the one rustls already uses here.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .user_agent(USER_AGENT)
+                .connect_timeout(Duration::from_secs(30))
+                .pool_idle_timeout(Duration::from_secs(30))
+                .build()
+                .unwrap_or_else(|_| reqwest::Client::new())
+        })
+        .clone()
+}
+
+/// One request: send `req` (its timeout set by the caller), read the body up to `limit` bytes
+/// as UTF-8. The status is returned whatever it is.
+pub async fn send(req: reqwest::RequestBuilder, limit: u64) -> Result<(u16, String), Failure> {
+    let mut resp = req.send().await.map_err(|e| classify(&e, false))?;
+    let status = resp.status().as_u16();
+    if resp.content_length().is_some_and(|n| n > limit) {
+        return Err(Failure::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e, true))? {
+        if body.len() as u64 + chunk.len() as u64 > limit {
+            return Err(Failure::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body)
+        .map(|text| (status, text))
+        .map_err(|_| Failure::Protocol("the body is not UTF-8 text".into()))
+}
+
+/// POSTs `body` as JSON to `url` with `headers`, one attempt bounded by `timeout`.
+pub fn post_json(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: String,
+    timeout: Duration,
+    limit: u64,
+) -> Result<(u16, String), Failure> {
+    let mut req = client()
+        .post(url)
+        .timeout(timeout)
+        .header("content-type", "application/json")
+        .header("accept", "application/json");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    block_on(send(req.body(body), limit))
+}
+
+/// GETs `url` (JSON accepted), one attempt bounded by `timeout`.
+pub fn get(url: &str, timeout: Duration, limit: u64) -> Result<(u16, String), Failure> {
+    let req = client()
+        .get(url)
+        .timeout(timeout)
+        .header("accept", "application/json");
+    block_on(send(req, limit))
+}
+
+/// True when `url` parses as an absolute http(s) URL with a host.
+pub fn valid_url(url: &str) -> bool {
+    reqwest::Url::parse(url)
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+}
+
+/// Sorts a reqwest error into a [`Failure`] by walking its sources: reqwest's own flags say
+/// timeout/connect/body, the I/O error underneath says refused/reset, hyper's says closed.
+fn classify(e: &reqwest::Error, in_body: bool) -> Failure {
+    use std::io::ErrorKind as K;
+    if e.is_timeout() {
+        return Failure::Timeout;
+    }
+    if e.is_builder() {
+        return Failure::BadUrl;
+    }
+    let mut io_kind = None;
+    let mut texts = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            io_kind.get_or_insert(io.kind());
+        }
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            if h.is_timeout() {
+                return Failure::Timeout;
+            }
+            if h.is_incomplete_message() || h.is_canceled() {
+                io_kind.get_or_insert(K::UnexpectedEof);
+            }
+            if h.is_parse() {
+                return Failure::Protocol(h.to_string());
+            }
+        }
+        texts.push(s.to_string());
+        source = s.source();
+    }
+    let text = texts.join(": ");
+    match io_kind {
+        Some(K::TimedOut | K::WouldBlock) => return Failure::Timeout,
+        Some(K::ConnectionRefused) => return Failure::Refused,
+        Some(
+            K::ConnectionReset
+            | K::ConnectionAborted
+            | K::BrokenPipe
+            | K::UnexpectedEof
+            | K::NotConnected,
+        ) => {
+            return Failure::Closed {
+                in_body: in_body || e.is_body() || e.is_decode(),
+            }
+        }
+        _ => {}
+    }
+    if text.contains("dns error") || text.contains("failed to lookup address") {
+        return Failure::Dns;
+    }
+    if e.is_body() || e.is_decode() {
+        return Failure::Closed { in_body: true };
+    }
+    if e.is_connect() {
+        // The innermost cause is the informative one (TLS, network unreachable, ...).
+        let why = texts.last().cloned().unwrap_or_default();
+        return Failure::Connect(why);
+    }
+    if e.is_request() {
+        return Failure::Closed { in_body };
+    }
+    Failure::Protocol(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert!(valid_url("http://127.0.0.1:8545"));
+        assert!(valid_url("https://rpc.example/v2/key?x=1"));
+        assert!(!valid_url("http://"));
+        assert!(!valid_url("ftp://host"));
+        assert!(!valid_url("http://exa mple.com"));
+    }
+
+    #[test]
+    fn refused_connection_is_refused() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let got = get(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_secs(5),
+            1 << 20,
+        );
+        assert_eq!(got, Err(Failure::Refused));
+    }
+}

@@ -1,0 +1,146 @@
+//! The server's memory cache: block pre-states kept after a replay (most recently used first,
+//! bounded by entries), and per-key locks so concurrent requests for the same block or
+//! transaction run one after another — the second finds the state the first fetched, here or
+//! in the on-disk cache, instead of fetching it again.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Condvar, Mutex};
+
+use crate::source::StateSnapshot;
+
+/// Most state entries (accounts + slots + block hashes) held across all cached blocks.
+pub const DEFAULT_MAX_ENTRIES: usize = 2_000_000;
+
+pub struct Memo {
+    states: Mutex<VecDeque<(String, StateSnapshot)>>,
+    max_entries: usize,
+    busy: Mutex<HashSet<String>>,
+    freed: Condvar,
+}
+
+/// Held while a request works on one key.
+pub struct KeyGuard<'a> {
+    memo: &'a Memo,
+    key: String,
+}
+
+impl Drop for KeyGuard<'_> {
+    fn drop(&mut self) {
+        let mut busy = self.memo.busy.lock().unwrap_or_else(|p| p.into_inner());
+        busy.remove(&self.key);
+        self.memo.freed.notify_all();
+    }
+}
+
+impl Memo {
+    pub fn new(max_entries: usize) -> Memo {
+        Memo {
+            states: Mutex::new(VecDeque::new()),
+            max_entries,
+            busy: Mutex::new(HashSet::new()),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Waits until no other request holds `key`, then holds it until the guard drops.
+    pub fn lock_key(&self, key: &str) -> KeyGuard<'_> {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        while busy.contains(key) {
+            busy = self.freed.wait(busy).unwrap_or_else(|p| p.into_inner());
+        }
+        busy.insert(key.to_string());
+        KeyGuard {
+            memo: self,
+            key: key.to_string(),
+        }
+    }
+
+    /// A copy of the state cached under `key`, moved to the front.
+    pub fn get(&self, key: &str) -> Option<StateSnapshot> {
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        let i = states.iter().position(|(k, _)| k == key)?;
+        let entry = states.remove(i)?;
+        let copy = entry.1.fork();
+        states.push_front(entry);
+        Some(copy)
+    }
+
+    /// Keeps `snap` under `key`, evicting the least recently used beyond the bound.
+    pub fn put(&self, key: String, snap: StateSnapshot) {
+        if snap.entries() > self.max_entries {
+            return;
+        }
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        states.retain(|(k, _)| *k != key);
+        states.push_front((key, snap));
+        let mut total = 0;
+        let mut keep = 0;
+        for (_, s) in states.iter() {
+            total += s.entries();
+            if total > self.max_entries {
+                break;
+            }
+            keep += 1;
+        }
+        states.truncate(keep);
+    }
+
+    /// Blocks cached right now.
+    pub fn len(&self) -> usize {
+        self.states.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::AccountData;
+
+    fn snap(accounts: usize) -> StateSnapshot {
+        let mut s = StateSnapshot::partial();
+        for i in 0..accounts {
+            s.insert_account(
+                alloy_primitives::Address::with_last_byte(i as u8),
+                AccountData::default(),
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn keeps_the_most_recent_within_the_bound() {
+        let m = Memo::new(5);
+        m.put("a".into(), snap(2));
+        m.put("b".into(), snap(2));
+        assert!(m.get("a").is_some());
+        m.put("c".into(), snap(2));
+        // a was used after b: b goes.
+        assert!(m.get("b").is_none());
+        assert_eq!(m.get("a").map(|s| s.entries()), Some(2));
+        m.put("huge".into(), snap(6));
+        assert!(m.get("huge").is_none());
+    }
+
+    #[test]
+    fn one_holder_per_key() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let m = Memo::new(10);
+        let inside = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    let _g = m.lock_key("k");
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        let _a = m.lock_key("x");
+        let _b = m.lock_key("y");
+    }
+}

@@ -1,0 +1,575 @@
+//! The debug methods `serve` answers from local replay, with geth's params and result shapes.
+//!
+//! Each runs on a worker thread (blocking), against its own [`RpcClient`] so the upstream
+//! requests it costs can be counted per request; the on-disk cache and the server's memory
+//! cache of block pre-states are shared.
+
+use std::io::Write;
+use std::time::Duration;
+
+use alloy_primitives::{Address, Bytes, B256, U256};
+use serde_json::{json, Value};
+
+use super::memo::Memo;
+use crate::render::json::{write_json, write_trace};
+use crate::replay::access::trace_access;
+use crate::replay::call::{trace_call, CallError, CallRequest};
+use crate::replay::mined::{spec_for, Mined, StateMode};
+use crate::replay::overrides::{BlockOverrides, StateOverride};
+use crate::replay::remote::replay_txs_from;
+use crate::replay::selfcheck::check;
+use crate::replay::{EvmEnv, TracedTx};
+use crate::rpc::RpcClient;
+use crate::source::cache::Cache;
+use crate::source::rpc::RpcSource;
+use crate::source::rpc::SourceError;
+use crate::trace::{TracerKind, TracerSpec};
+
+/// Methods answered locally; everything else is forwarded.
+pub const TRACED: &[&str] = &[
+    "debug_traceTransaction",
+    "debug_traceBlockByNumber",
+    "debug_traceBlockByHash",
+    "debug_traceCall",
+    "debug_traceStateAccess",
+];
+
+/// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
+/// -32003 response too large).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub code: i64,
+    pub message: String,
+}
+
+impl Fault {
+    pub fn new(code: i64, message: impl Into<String>) -> Fault {
+        Fault {
+            code,
+            message: message.into(),
+        }
+    }
+    fn params(message: impl Into<String>) -> Fault {
+        Fault::new(-32602, message)
+    }
+    fn server(message: impl Into<String>) -> Fault {
+        Fault::new(-32000, message)
+    }
+}
+
+impl From<SourceError> for Fault {
+    fn from(e: SourceError) -> Fault {
+        match e {
+            SourceError::NotFound { what } => Fault::server(format!("{what} not found")),
+            other => Fault::server(other.to_string()),
+        }
+    }
+}
+
+impl From<crate::replay::Error> for Fault {
+    fn from(e: crate::replay::Error) -> Fault {
+        match e {
+            crate::replay::Error::Source(e) => e.into(),
+            crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
+        }
+    }
+}
+
+/// What a worker needs: the upstream, the caches and the limits.
+pub struct Ctx<'a> {
+    pub upstream: &'a str,
+    pub rpc_timeout: Duration,
+    pub cache: Option<&'a Cache>,
+    pub memo: &'a Memo,
+    pub mode: StateMode,
+    pub max_response: usize,
+}
+
+/// One answered call: the result's JSON text or an error, and what it cost.
+pub struct Outcome {
+    pub result: Result<String, Fault>,
+    pub upstream_requests: u64,
+    pub cache_hit: bool,
+    /// A replay that disagrees with its receipt (the trace is still returned).
+    pub divergence: Option<String>,
+}
+
+/// The trace options of geth's `TraceConfig` / `TraceCallConfig`.
+pub struct TraceOpts {
+    pub spec: TracerSpec,
+    /// geth's `timeout` (also bounds the request).
+    pub timeout: Option<Duration>,
+}
+
+/// Parses geth's trace config: `tracer` (a name or JavaScript source; absent: the struct
+/// logger, configured by the top-level `disableStorage`, `disableStack`, `enableMemory`,
+/// `enableReturnData`, `limit`), `tracerConfig`, `timeout`.
+pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
+    let empty = json!({});
+    let opts = match opts {
+        None | Some(Value::Null) => &empty,
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Err(Fault::params(
+                "invalid argument 1: the trace config must be an object",
+            ))
+        }
+    };
+    let timeout = match opts.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(parse_duration(s)?),
+        Some(_) => {
+            return Err(Fault::params(
+                "invalid argument 1: timeout must be a string",
+            ))
+        }
+    };
+    let config = opts.get("tracerConfig").filter(|c| !c.is_null());
+    let tracer = match opts.get("tracer") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err(Fault::params("invalid argument 1: tracer must be a string")),
+    };
+    let spec = if tracer.is_empty() {
+        let mut logger = serde_json::Map::new();
+        for key in [
+            "enableMemory",
+            "disableStack",
+            "disableStorage",
+            "enableReturnData",
+            "limit",
+        ] {
+            if let Some(v) = opts.get(key).filter(|v| !v.is_null()) {
+                logger.insert(key.into(), v.clone());
+            }
+        }
+        TracerSpec::new(TracerKind::StructLog, Some(&Value::Object(logger)))
+            .map_err(|e| Fault::params(format!("invalid argument 1: {e}")))?
+    } else {
+        match TracerKind::from_name(tracer) {
+            Ok(kind) if kind != TracerKind::Js => {
+                TracerSpec::new(kind, config).map_err(|e| Fault::server(e.to_string()))?
+            }
+            // geth: a name it does not know is taken as JavaScript source.
+            _ => js_spec(tracer, config, timeout)?,
+        }
+    };
+    Ok(TraceOpts { spec, timeout })
+}
+
+#[cfg(feature = "js")]
+fn parse_duration(s: &str) -> Result<Duration, Fault> {
+    crate::trace::js::parse_go_duration(s)
+        .map_err(|e| Fault::params(format!("invalid argument 1: timeout: {e}")))
+}
+
+#[cfg(not(feature = "js"))]
+fn parse_duration(s: &str) -> Result<Duration, Fault> {
+    let secs = s
+        .strip_suffix('s')
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| Fault::params(format!("invalid argument 1: timeout {s:?}")))?;
+    Ok(Duration::from_secs(secs))
+}
+
+#[cfg(feature = "js")]
+fn js_spec(
+    source: &str,
+    config: Option<&Value>,
+    timeout: Option<Duration>,
+) -> Result<TracerSpec, Fault> {
+    let timeout = timeout.unwrap_or(crate::trace::js::DEFAULT_TIMEOUT);
+    TracerSpec::js(source, config, timeout).map_err(|e| Fault::server(e.to_string()))
+}
+
+#[cfg(not(feature = "js"))]
+fn js_spec(
+    _source: &str,
+    _config: Option<&Value>,
+    _timeout: Option<Duration>,
+) -> Result<TracerSpec, Fault> {
+    Err(Fault::server(
+        "this build has no JavaScript tracers (rebuild with the `js` feature)",
+    ))
+}
+
+/// Runs `method` with `params` (already known to be one of [`TRACED`]).
+pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) -> Outcome {
+    let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome {
+                result: Err(Fault::server(e.to_string())),
+                upstream_requests: 0,
+                cache_hit: false,
+                divergence: None,
+            }
+        }
+    };
+    let source = RpcSource::new(client.clone());
+    let mut outcome = Outcome {
+        result: Err(Fault::server("unreachable")),
+        upstream_requests: 0,
+        cache_hit: false,
+        divergence: None,
+    };
+    let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
+    outcome.result = match method {
+        "debug_traceTransaction" => trace_transaction(ctx, &source, params, &opts, &mut outcome),
+        "debug_traceBlockByNumber" | "debug_traceBlockByHash" => {
+            trace_block(ctx, &source, method, params, &opts, &mut outcome)
+        }
+        "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
+        "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
+        other => Err(Fault::new(
+            -32601,
+            format!("the method {other} does not exist/is not available"),
+        )),
+    };
+    outcome.upstream_requests = client.stats().requests;
+    if ctx.cache.map(|c| c.hits()).unwrap_or(0) > hits_before {
+        outcome.cache_hit = true;
+    }
+    outcome
+}
+
+/// The first param as a 32-byte hash, geth's message when it is not one.
+fn hash_param(params: &Value, i: usize) -> Result<B256, Fault> {
+    let v = params
+        .get(i)
+        .ok_or_else(|| Fault::params(format!("missing value for required argument {i}")))?;
+    let s = v
+        .as_str()
+        .ok_or_else(|| Fault::params(format!("invalid argument {i}: hash must be a string")))?;
+    let hex = s.strip_prefix("0x").unwrap_or(s);
+    if hex.len() != 64 {
+        return Err(Fault::params(format!(
+            "invalid argument {i}: hex string has length {}, want 64 for common.Hash",
+            hex.len()
+        )));
+    }
+    s.parse::<B256>()
+        .map_err(|_| Fault::params(format!("invalid argument {i}: invalid hex string")))
+}
+
+/// A capped writer: the response size limit applies while the trace is written.
+struct Capped {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > self.max {
+            return Err(std::io::Error::other("response too large"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn too_large() -> Fault {
+    Fault::new(-32003, "response too large")
+}
+
+fn finish(out: Capped) -> Result<String, Fault> {
+    String::from_utf8(out.buf).map_err(|_| Fault::server("trace is not UTF-8"))
+}
+
+fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
+    let mut out = Capped {
+        buf: Vec::new(),
+        max: ctx.max_response,
+    };
+    write_trace(&mut out, &t.result).map_err(|_| too_large())?;
+    finish(out)
+}
+
+/// Notes a replay that disagrees with its receipt (never "matches" what was not read).
+fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
+    let report = check(&t.outcome, receipt);
+    if !report.divergences.is_empty() {
+        let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
+        let note = format!("{}: {}", t.hash, list.join("; "));
+        outcome.divergence = Some(match outcome.divergence.take() {
+            Some(prev) => format!("{prev}; {note}"),
+            None => note,
+        });
+    }
+}
+
+fn trace_transaction(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    opts: &TraceOpts,
+    outcome: &mut Outcome,
+) -> Result<String, Fault> {
+    let hash = hash_param(params, 0)?;
+    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
+    let traced = mined.trace(source, ctx.cache, &opts.spec)?;
+    self_check(&traced, &mined.receipt, outcome);
+    traced_json(ctx, &traced)
+}
+
+fn trace_block(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    method: &str,
+    params: &Value,
+    opts: &TraceOpts,
+    outcome: &mut Outcome,
+) -> Result<String, Fault> {
+    let block_ref = if method == "debug_traceBlockByHash" {
+        format!("{:?}", hash_param(params, 0)?)
+    } else {
+        block_number_param(params.get(0))?
+    };
+    let chain_id = source.chain_id()?;
+    let block = source.block(&block_ref)?;
+    let env = EvmEnv::new(spec_for(chain_id, &block.info, None), chain_id, &block.info);
+    let mut out = Capped {
+        buf: Vec::new(),
+        max: ctx.max_response,
+    };
+    out.write_all(b"[").map_err(|_| too_large())?;
+    if !block.txs.is_empty() {
+        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+        // The pre-state of this block (its parent's state), known by the block's hash.
+        let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
+        let _guard = ctx.memo.lock_key(&key);
+        let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
+        let (start, hit) = match cached {
+            Some(s) => (s, true),
+            None => (crate::source::StateSnapshot::partial(), false),
+        };
+        outcome.cache_hit |= hit;
+        let replay = replay_txs_from(
+            source,
+            &block.txs,
+            &env,
+            0,
+            &parent,
+            &opts.spec,
+            &|_| {},
+            start,
+        )?;
+        let hashes: Vec<B256> = replay.traces.iter().map(|t| t.hash).collect();
+        let receipts = source.receipts(&hashes)?;
+        for (t, r) in replay.traces.iter().zip(&receipts) {
+            self_check(t, r, outcome);
+        }
+        for (i, t) in replay.traces.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",").map_err(|_| too_large())?;
+            }
+            write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
+            write_trace(&mut out, &t.result).map_err(|_| too_large())?;
+            out.write_all(b"}").map_err(|_| too_large())?;
+        }
+        if block.info.hash.is_some() {
+            ctx.memo.put(key, replay.snapshot);
+        }
+    }
+    out.write_all(b"]").map_err(|_| too_large())?;
+    finish(out)
+}
+
+/// geth's `rpc.BlockNumber`: a hex quantity or a tag.
+fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
+    let v = v.ok_or_else(|| Fault::params("missing value for required argument 0"))?;
+    let s = v
+        .as_str()
+        .ok_or_else(|| Fault::params("invalid argument 0: block number must be a string"))?;
+    match s {
+        "latest" | "earliest" | "pending" | "safe" | "finalized" => Ok(s.to_string()),
+        _ => {
+            let hex = s
+                .strip_prefix("0x")
+                .ok_or_else(|| Fault::params("invalid argument 0: hex string without 0x prefix"))?;
+            let n = u64::from_str_radix(hex, 16)
+                .map_err(|_| Fault::params("invalid argument 0: invalid hex number"))?;
+            Ok(format!("{n:#x}"))
+        }
+    }
+}
+
+/// geth's `TransactionArgs` (the fields a replayed call uses).
+fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
+    let v = v
+        .and_then(Value::as_object)
+        .ok_or_else(|| Fault::params("invalid argument 0: the call must be an object"))?;
+    let bad = |f: &str, why: String| Fault::params(format!("invalid argument 0: {f}: {why}"));
+    let addr = |f: &str| -> Result<Option<Address>, Fault> {
+        match v.get(f) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => s
+                .parse::<Address>()
+                .map(Some)
+                .map_err(|e| bad(f, e.to_string())),
+            Some(_) => Err(bad(f, "not a string".into())),
+        }
+    };
+    let qty = |f: &str| -> Result<Option<U256>, Fault> {
+        match v.get(f) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => {
+                let hex = s
+                    .strip_prefix("0x")
+                    .ok_or_else(|| bad(f, "hex string without 0x prefix".into()))?;
+                U256::from_str_radix(hex, 16)
+                    .map(Some)
+                    .map_err(|e| bad(f, e.to_string()))
+            }
+            Some(_) => Err(bad(f, "not a hex string".into())),
+        }
+    };
+    let data = match (v.get("input"), v.get("data")) {
+        (Some(Value::String(s)), _) | (None | Some(Value::Null), Some(Value::String(s))) => s
+            .parse::<Bytes>()
+            .map_err(|e| bad("input", e.to_string()))?,
+        _ => Bytes::new(),
+    };
+    let gas = qty("gas")?
+        .map(|g| u64::try_from(g).map_err(|_| bad("gas", "does not fit in 64 bits".into())))
+        .transpose()?;
+    let gas_price = qty("gasPrice")?
+        .or(qty("maxFeePerGas")?)
+        .unwrap_or_default();
+    Ok(CallRequest {
+        from: addr("from")?.unwrap_or_default(),
+        to: addr("to")?,
+        data,
+        value: qty("value")?.unwrap_or_default(),
+        gas,
+        gas_price: u128::try_from(gas_price).map_err(|_| bad("gasPrice", "too large".into()))?,
+    })
+}
+
+fn trace_call_method(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    opts: &TraceOpts,
+) -> Result<String, Fault> {
+    let call = call_param(params.get(0))?;
+    let block_ref = match params.get(1) {
+        None | Some(Value::Null) => "latest".to_string(),
+        Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 1)?),
+        Some(Value::Object(o)) => match (o.get("blockHash"), o.get("blockNumber")) {
+            (Some(Value::String(h)), _) => {
+                format!("{:?}", hash_param(&json!([null, h]), 1)?)
+            }
+            (_, Some(n)) => block_number_param(Some(n))?,
+            _ => "latest".to_string(),
+        },
+        other => block_number_param(other)?,
+    };
+    let raw_opts = params.get(2);
+    let state = raw_opts
+        .and_then(|o| o.get("stateOverrides"))
+        .filter(|v| !v.is_null())
+        .map(StateOverride::from_json)
+        .transpose()
+        .map_err(|e| Fault::params(format!("invalid argument 2: stateOverrides: {e}")))?;
+    let block = raw_opts
+        .and_then(|o| o.get("blockOverrides"))
+        .filter(|v| !v.is_null())
+        .map(BlockOverrides::from_json)
+        .transpose()
+        .map_err(|e| Fault::params(format!("invalid argument 2: blockOverrides: {e}")))?;
+    let traced = trace_call(
+        source,
+        &call,
+        &block_ref,
+        state.as_ref(),
+        block.as_ref(),
+        &opts.spec,
+        None,
+    )
+    .map_err(|e| match e {
+        CallError::BlockOverride(m) => Fault::params(format!("invalid argument 2: {m}")),
+        CallError::Source(e) => e.into(),
+    })?;
+    traced_json(ctx, &traced.traced)
+}
+
+fn state_access(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<String, Fault> {
+    let hash = hash_param(params, 0)?;
+    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
+    let (rows, result) = mined.run(source, ctx.cache, |db, env, tx, _| {
+        trace_access(db, env, tx)
+    })?;
+    let as_traced = TracedTx {
+        hash,
+        result: crate::replay::TraceResult::Js(
+            serde_json::value::RawValue::from_string("null".into())
+                .map_err(|e| Fault::server(e.to_string()))?,
+        ),
+        outcome: result,
+    };
+    self_check(&as_traced, &mined.receipt, outcome);
+    let mut out = Capped {
+        buf: Vec::new(),
+        max: ctx.max_response,
+    };
+    write_json(&mut out, &rows).map_err(|_| too_large())?;
+    finish(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_options_follow_geth() {
+        let o = trace_opts(None).unwrap();
+        assert_eq!(o.spec.kind(), TracerKind::StructLog);
+        let o = trace_opts(Some(&json!({"tracer": "callTracer",
+            "tracerConfig": {"withLog": true}, "timeout": "10s"})))
+        .unwrap();
+        assert_eq!(o.spec.kind(), TracerKind::Call);
+        assert_eq!(o.timeout, Some(Duration::from_secs(10)));
+        let e = trace_opts(Some(&json!({"tracer": "callTracer",
+            "tracerConfig": {"withLog": "yes"}})))
+        .err()
+        .unwrap();
+        assert!(e.message.contains("withLog"), "{e:?}");
+        assert!(trace_opts(Some(&json!([1]))).is_err());
+    }
+
+    #[test]
+    fn params_are_checked_like_geth() {
+        let e = hash_param(&json!(["0x12"]), 0).unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert_eq!(
+            e.message,
+            "invalid argument 0: hex string has length 2, want 64 for common.Hash"
+        );
+        assert_eq!(block_number_param(Some(&json!("0x0a"))).unwrap(), "0xa");
+        assert_eq!(
+            block_number_param(Some(&json!("latest"))).unwrap(),
+            "latest"
+        );
+        assert!(block_number_param(Some(&json!(10))).is_err());
+        let c = call_param(Some(
+            &json!({"from": "0x0000000000000000000000000000000000000001",
+            "to": "0x0000000000000000000000000000000000000002", "input": "0x01",
+            "value": "0x10", "gas": "0x5208"}),
+        ))
+        .unwrap();
+        assert_eq!(c.gas, Some(21000));
+        assert_eq!(c.value, U256::from(16));
+        assert_eq!(c.data.as_ref(), &[1]);
+    }
+}

@@ -1,0 +1,240 @@
+//! Self-custodial sending: a request's `params.transaction` signed locally with alloy's signer
+//! and broadcast with `eth_sendRawTransaction`.
+//!
+//! What the request leaves out is asked of the node in one batch: the nonce (`pending`), the gas
+//! (`eth_estimateGas`), the latest base fee and the suggested tip. The transaction is EIP-1559
+//! unless the request gives a legacy `gas_price`. The private key is only ever held by the
+//! signer; no message names it.
+
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxLegacy};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use serde_json::{json, Map, Value};
+
+use crate::policy::request::{address, quantity};
+use crate::rpc::RpcClient;
+
+/// A key read from the environment. `Debug` shows only the address.
+pub struct LocalKey(PrivateKeySigner);
+
+impl std::fmt::Debug for LocalKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LocalKey({})", self.0.address())
+    }
+}
+
+impl LocalKey {
+    /// Parses a 32-byte hex private key (with or without `0x`); the error never quotes it.
+    pub fn parse(text: &str) -> Result<LocalKey, String> {
+        let t = text.trim();
+        let t = t.strip_prefix("0x").unwrap_or(t);
+        let bytes = alloy_primitives::hex::decode(t)
+            .ok()
+            .filter(|b| b.len() == 32)
+            .ok_or("PRIVATE_KEY is not a 32-byte hex private key")?;
+        PrivateKeySigner::from_slice(&bytes)
+            .map(LocalKey)
+            .map_err(|_| "PRIVATE_KEY is not a valid secp256k1 private key".to_string())
+    }
+
+    pub fn address(&self) -> Address {
+        self.0.address()
+    }
+}
+
+/// A signed transaction ready to broadcast.
+pub struct Signed {
+    pub raw: Bytes,
+    pub hash: B256,
+    pub nonce: u64,
+    pub gas_limit: u64,
+}
+
+fn field<'a>(tx: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
+    names
+        .iter()
+        .find_map(|n| tx.get(*n))
+        .filter(|v| !v.is_null())
+}
+
+fn num(tx: &Map<String, Value>, names: &[&str]) -> Result<Option<U256>, String> {
+    field(tx, names)
+        .map(|v| quantity(v).ok_or_else(|| format!("`{}` {v} is not a quantity", names[0])))
+        .transpose()
+}
+
+fn small(v: U256, what: &str) -> Result<u64, String> {
+    u64::try_from(v).map_err(|_| format!("{what} {v} does not fit in 64 bits"))
+}
+
+fn fee(v: U256, what: &str) -> Result<u128, String> {
+    u128::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+}
+
+/// Builds and signs `tx` (a request's `params.transaction`) for `chain_id`, asking `node` for
+/// what it leaves out (one batch).
+pub fn sign(
+    tx: &Map<String, Value>,
+    key: &LocalKey,
+    chain_id: u64,
+    node: &RpcClient,
+) -> Result<Signed, String> {
+    let from = key.address();
+    if let Some(f) = field(tx, &["from"]) {
+        let given = address(f).ok_or_else(|| format!("`from` {f} is not an address"))?;
+        if given != from {
+            return Err(format!(
+                "`from` is {given} but PRIVATE_KEY is the key of {from}: refusing to sign"
+            ));
+        }
+    }
+    let to = field(tx, &["to"])
+        .map(|v| address(v).ok_or_else(|| format!("`to` {v} is not an address")))
+        .transpose()?;
+    let value = num(tx, &["value"])?.unwrap_or_default();
+    let input: Bytes = match field(tx, &["data", "input"]) {
+        Some(v) => v
+            .as_str()
+            .and_then(|s| crate::geth::hex::parse_hex(s).ok())
+            .ok_or_else(|| format!("`data` {v} is not hex"))?,
+        None => Bytes::new(),
+    };
+    let nonce = num(tx, &["nonce"])?;
+    let gas = num(tx, &["gas_limit", "gasLimit", "gas"])?;
+    let gas_price = num(tx, &["gas_price", "gasPrice"])?;
+    let max_fee = num(tx, &["max_fee_per_gas", "maxFeePerGas"])?;
+    let max_tip = num(tx, &["max_priority_fee_per_gas", "maxPriorityFeePerGas"])?;
+
+    // One batch for everything the request leaves out.
+    let mut calls: Vec<(String, Value)> = Vec::new();
+    let mut call = json!({"from": from, "value": value, "data": input});
+    if let Some(to) = to {
+        call["to"] = json!(to);
+    }
+    if nonce.is_none() {
+        calls.push(("eth_getTransactionCount".into(), json!([from, "pending"])));
+    }
+    if gas.is_none() {
+        calls.push(("eth_estimateGas".into(), json!([call])));
+    }
+    let need_fees = gas_price.is_none() && (max_fee.is_none() || max_tip.is_none());
+    if need_fees {
+        calls.push(("eth_getBlockByNumber".into(), json!(["latest", false])));
+        calls.push(("eth_maxPriorityFeePerGas".into(), json!([])));
+    }
+    let mut answers = if calls.is_empty() {
+        Vec::new().into_iter()
+    } else {
+        node.batch(&calls).map_err(|e| e.to_string())?.into_iter()
+    };
+    let mut next = |what: &str| -> Result<Value, String> {
+        answers
+            .next()
+            .ok_or_else(|| format!("no answer for {what}"))?
+            .map_err(|e| e.to_string())
+    };
+    let nonce = match nonce {
+        Some(n) => small(n, "nonce")?,
+        None => small(
+            quantity(&next("the nonce")?).ok_or("the node's nonce is not a quantity")?,
+            "nonce",
+        )?,
+    };
+    let gas_limit = match gas {
+        Some(g) => small(g, "gas_limit")?,
+        None => {
+            let estimate = small(
+                quantity(&next("the gas estimate")?)
+                    .ok_or("the node's gas estimate is not a quantity")?,
+                "gas estimate",
+            )?;
+            // A margin for state that moves between the estimate and inclusion.
+            estimate.saturating_add(estimate / 5)
+        }
+    };
+    let (base, tip) = if need_fees {
+        let block = next("the latest block")?;
+        let base = block
+            .get("baseFeePerGas")
+            .and_then(quantity)
+            .unwrap_or_default();
+        // Nodes without the method answer an error: no tip then.
+        let tip = next("the suggested tip")
+            .ok()
+            .and_then(|v| quantity(&v))
+            .unwrap_or_default();
+        (base, tip)
+    } else {
+        (U256::ZERO, U256::ZERO)
+    };
+    let kind = match to {
+        Some(a) => TxKind::Call(a),
+        None => TxKind::Create,
+    };
+    let envelope: TxEnvelope = if let Some(price) = gas_price {
+        let t = TxLegacy {
+            chain_id: Some(chain_id),
+            nonce,
+            gas_price: fee(price, "gas_price")?,
+            gas_limit,
+            to: kind,
+            value,
+            input,
+        };
+        let sig = key
+            .0
+            .sign_hash_sync(&t.signature_hash())
+            .map_err(|e| format!("signing failed: {e}"))?;
+        t.into_signed(sig).into()
+    } else {
+        let max_priority_fee_per_gas = fee(max_tip.unwrap_or(tip), "max_priority_fee_per_gas")?;
+        let max_fee_per_gas = match max_fee {
+            Some(f) => fee(f, "max_fee_per_gas")?,
+            None => fee(base, "base fee")?
+                .saturating_mul(2)
+                .saturating_add(max_priority_fee_per_gas),
+        };
+        let t = TxEip1559 {
+            chain_id,
+            nonce,
+            gas_limit,
+            max_fee_per_gas,
+            max_priority_fee_per_gas,
+            to: kind,
+            value,
+            access_list: Default::default(),
+            input,
+        };
+        let sig = key
+            .0
+            .sign_hash_sync(&t.signature_hash())
+            .map_err(|e| format!("signing failed: {e}"))?;
+        t.into_signed(sig).into()
+    };
+    Ok(Signed {
+        raw: envelope.encoded_2718().into(),
+        hash: *envelope.tx_hash(),
+        nonce,
+        gas_limit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_never_appear_in_errors_or_debug() {
+        let secret = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+        let k = LocalKey::parse(&format!("0x{secret}")).unwrap();
+        assert_eq!(
+            format!("{:?}", k.address()),
+            "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"
+        );
+        assert!(!format!("{k:?}").contains(secret));
+        let e = LocalKey::parse(&secret[..60]).unwrap_err();
+        assert!(!e.contains(&secret[..60]));
+    }
+}
