@@ -443,7 +443,7 @@ fn preflight_never_prints_secrets() {
         assert_eq!(r.code, 7, "{}", r.stderr);
         assert_no_secrets(&r);
         assert!(r.stdout.contains("app_secret"), "{}", r.stdout);
-        assert!(r.stdout.contains("[redacted]"), "{}", r.stdout);
+        assert!(r.stdout.contains("***"), "{}", r.stdout);
     }
     // Error paths scrub too: a secret as the --from value and an unreachable node.
     let r = chaintrace(
