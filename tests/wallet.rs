@@ -445,3 +445,48 @@ fn self_custodial_sends_on_anvil() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("PRIVATE_KEY is not set"), "{}", r.stderr);
 }
+
+#[test]
+fn self_custodial_send_json_prints_json_only_and_bad_keys_are_not_echoed() {
+    let a = anvil::Anvil::start();
+    let any = policy("allow-any-send");
+    let before = nonce(&a);
+    let req = write_request(
+        &a,
+        "send-json.json",
+        json!({"to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x1"}),
+    );
+    let args = [
+        "wallet",
+        "send",
+        "--policy",
+        &any,
+        "--request",
+        &req,
+        "--rpc-url",
+        &a.url,
+        "--json",
+    ];
+    let r = chaintrace(&args, &[("PRIVATE_KEY", DEV_KEY)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // stdout is one JSON document: the hash, the sender, the nonce and gas limit used.
+    let sent: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
+    let receipt = a.receipt(sent["hash"].as_str().unwrap().parse().unwrap());
+    assert_eq!(receipt["status"], json!("0x1"));
+    assert_eq!(sent["nonce"], json!(before));
+    assert_eq!(
+        sent["from"].as_str().unwrap().to_lowercase(),
+        format!("{:?}", a.sender()).to_lowercase()
+    );
+    assert!(sent["gasLimit"].as_u64().unwrap() >= 21_000);
+    assert_no_secrets(&r, &[DEV_KEY.trim_start_matches("0x")]);
+    assert_eq!(nonce(&a), before + 1);
+
+    // A key that is not one: refused (exit 1), nothing sent, and the text is not echoed.
+    let bad = format!("0x{}", "zq".repeat(32));
+    let r = chaintrace(&args, &[("PRIVATE_KEY", bad.as_str())]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("PRIVATE_KEY is not"), "{}", r.stderr);
+    assert_no_secrets(&r, &[&bad[2..]]);
+    assert_eq!(nonce(&a), before + 1);
+}
