@@ -293,6 +293,25 @@ fn provider_requests_carry_what_the_documentation_asks() {
     assert_eq!(mock.seen().len(), before);
 }
 
+/// `wallet send --policy POLICY --request REQ --rpc-url <anvil> EXTRA` with `env`.
+fn send(a: &anvil::Anvil, policy: &str, req: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let args = [
+        &[
+            "wallet",
+            "send",
+            "--policy",
+            policy,
+            "--request",
+            req,
+            "--rpc-url",
+            &a.url,
+        ][..],
+        extra,
+    ]
+    .concat();
+    chaintrace(&args, env)
+}
+
 fn nonce(a: &anvil::Anvil) -> u64 {
     anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), "latest"])))
 }
@@ -313,19 +332,7 @@ fn self_custodial_sends_on_anvil() {
         "send.json",
         json!({"to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x2386f26fc10000"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let hash = r.stdout.trim().to_string();
     let receipt = a.receipt(hash.parse().expect("a tx hash on stdout"));
@@ -339,19 +346,7 @@ fn self_custodial_sends_on_anvil() {
 
     // Denied: nothing broadcast.
     let deny = policy("deny-only");
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &deny,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &deny, &req, &[], &env);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert_eq!(nonce(&a), before + 1);
     assert_no_secrets(&r, &[key_hex]);
@@ -366,19 +361,7 @@ fn self_custodial_sends_on_anvil() {
         "revert.json",
         json!({"to": format!("{reverter:#x}"), "value": "0x0", "data": data, "gas_limit": "0x30d40"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
         r.stderr.contains("not sent: the simulation reverts"),
@@ -387,20 +370,7 @@ fn self_custodial_sends_on_anvil() {
     );
     assert_eq!(nonce(&a), before + 1);
     // With --allow-revert it goes out and fails on chain, as simulated.
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-            "--allow-revert",
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &["--allow-revert"], &env);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let receipt = a.receipt(r.stdout.trim().parse().unwrap());
     assert_eq!(receipt["status"], json!("0x0"));
@@ -412,36 +382,12 @@ fn self_custodial_sends_on_anvil() {
         "other-from.json",
         json!({"from": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "to": sender, "value": "0x1"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("refusing to sign"), "{}", r.stderr);
     assert_eq!(nonce(&a), before + 2);
     // No key at all.
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &[],
-    );
+    let r = send(&a, &any, &req, &[], &[]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("PRIVATE_KEY is not set"), "{}", r.stderr);
 }
@@ -456,18 +402,7 @@ fn self_custodial_send_json_prints_json_only_and_bad_keys_are_not_echoed() {
         "send-json.json",
         json!({"to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x1"}),
     );
-    let args = [
-        "wallet",
-        "send",
-        "--policy",
-        &any,
-        "--request",
-        &req,
-        "--rpc-url",
-        &a.url,
-        "--json",
-    ];
-    let r = chaintrace(&args, &[("PRIVATE_KEY", DEV_KEY)]);
+    let r = send(&a, &any, &req, &["--json"], &[("PRIVATE_KEY", DEV_KEY)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // stdout is one JSON document: the hash, the sender, the nonce and gas limit used.
     let sent: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
@@ -484,7 +419,13 @@ fn self_custodial_send_json_prints_json_only_and_bad_keys_are_not_echoed() {
 
     // A key that is not one: refused (exit 1), nothing sent, and the text is not echoed.
     let bad = format!("0x{}", "zq".repeat(32));
-    let r = chaintrace(&args, &[("PRIVATE_KEY", bad.as_str())]);
+    let r = send(
+        &a,
+        &any,
+        &req,
+        &["--json"],
+        &[("PRIVATE_KEY", bad.as_str())],
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("PRIVATE_KEY is not"), "{}", r.stderr);
     assert_no_secrets(&r, &[&bad[2..]]);
