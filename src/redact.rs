@@ -1,7 +1,7 @@
 //! The one redactor: secrets learnt from the environment, request files and URLs, and the
 //! scrubbing of every text that might quote them. Used by the JSON-RPC client (the node URL's
 //! credentials and keys), `preflight`/`policy` and `wallet` (app secret, authorization and
-//! private keys). Everything hidden becomes [`TOKEN`], as in [`crate::rpc::redact_url`].
+//! private keys). Everything hidden becomes [`TOKEN`], as in `rpc::redact_url`.
 
 use serde_json::Value;
 
@@ -96,7 +96,7 @@ impl Redactor {
     }
 
     /// Adds a secret exactly as given (no parts), if at least 4 characters long: the pieces of
-    /// a URL that [`crate::rpc::redact_url`] hides.
+    /// a URL that `rpc::redact_url` hides.
     pub fn add_exact(&mut self, value: &str) {
         if value.len() >= 4 && !self.secrets.iter().any(|s| s == value) {
             self.secrets.push(value.to_string());
