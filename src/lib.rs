@@ -10,6 +10,7 @@ pub mod geth;
 pub mod names;
 pub mod node;
 pub mod policy;
+pub mod redact;
 pub mod render;
 pub mod replay;
 pub mod rpc;

@@ -195,6 +195,8 @@ fn cases() -> Vec<Case> {
         js("join bomb", "{fault: function() {}, result: function() { return new Array(2e8).join(); }}", 1, "string longer than"),
         js("string doubling in step", "{s: 'x', n: 0, step: function() { if (this.n < 40) { this.s = this.s + this.s; this.n++; } }, fault: function() {}, result: function() { return this.s.length; }}", 1, "out of memory: the tracer holds more than 1 GiB"),
         js("string doubling in result", "{fault: function() {}, result: function() { var s = 'ab'; for (var i = 0; i < 40; i++) { s = s + s; } return s.length; }}", 1, "out of memory: the tracer holds more than 1 GiB"),
+        js("regex backtracking bomb", "{fault: function() {}, result: function() { return /(a+)+$/.test('a'.repeat(64) + 'b'); }}", 1, "repeats a group that itself repeats"),
+        js("regex bomb through replace", "{fault: function() {}, result: function() { return ('x'.repeat(50) + '!').replace(/([a-z]*)*$/, ''); }}", 1, "backtracking could run unbounded"),
         js("bigInt pow bomb", "{fault: function() {}, result: function() { return bigInt(3).pow(5e7).toString(); }}", 1, "bigInt result would exceed"),
         js("bigInt shift bomb", "{fault: function() {}, result: function() { return bigInt(7).shiftLeft(1e8).toString(); }}", 1, "bigInt result would exceed"),
         js("cyclic result", "{fault: function() {}, result: function() { var a = {}; a.a = a; return a; }}", 1, "TypeError"),

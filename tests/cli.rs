@@ -1,27 +1,10 @@
 //! End-to-end CLI behaviour: exit codes and one-line messages for bad input, geth JSON on stdout.
 
+#[path = "support/run.rs"]
+mod run;
+
+use run::{chaintrace, Run};
 use std::process::Command;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn chaintrace(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("ETH_RPC_URL")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run chaintrace");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn assert_one_line_error(r: &Run, code: i32, needle: &str) {
     assert_eq!(r.code, code, "stderr: {}", r.stderr);

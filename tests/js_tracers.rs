@@ -1,6 +1,10 @@
 //! The JavaScript tracers shipped in tracers/: each one's output on a scenario contract, and the
 //! JS callTracer against the native callTracer on every geth callTracer fixture.
+
 #![cfg(feature = "js")]
+
+#[path = "support/run.rs"]
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -237,18 +241,9 @@ fn js_call_tracer_equals_the_native_call_tracer_on_geth_fixtures() {
 // ---- the command line ----
 
 fn chaintrace(args: &[&str]) -> (i32, Value, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .env("CHAINTRACE_NO_CACHE", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let r = run::cmd(args).no_cache().run();
+    let v = serde_json::from_str(&r.stdout).unwrap_or(Value::Null);
+    (r.code, v, r.stderr)
 }
 
 #[test]

@@ -7,30 +7,15 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/run.rs"]
+mod run;
 
-use std::process::Command;
+use run::Run;
 
 use serde_json::{json, Value};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn chaintrace(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .env("CHAINTRACE_NO_CACHE", "1")
-        .args(args)
-        .env_remove("ETH_RPC_URL")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run chaintrace");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run::cmd(args).no_cache().run()
 }
 
 /// anvil 1.7.1 prints some errors in revm's words; geth's are the reference.

@@ -7,39 +7,20 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/http.rs"]
+mod http;
+#[path = "support/run.rs"]
+mod run;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+use run::Run;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn chaintrace_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chaintrace"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("CHAINTRACE_NO_CACHE", "1")
-        .env_remove("ETH_RPC_URL")
-        .env_remove("ETHERSCAN_API_KEY")
-        .env("NO_COLOR", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run chaintrace");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run::cmd(args).no_cache().dir(dir).envs(env).run()
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -313,51 +294,30 @@ fn mock_explorer(
     src_addr: String,
     src_abi: Value,
 ) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let hits = Arc::new(AtomicUsize::new(0));
     let counter = hits.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            counter.fetch_add(1, Ordering::SeqCst);
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let mut h = String::new();
-            while reader.read_line(&mut h).is_ok_and(|n| n > 2) {
-                h.clear();
-            }
-            let target = line
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or_default()
-                .to_lowercase();
-            let (status, body) = if target.starts_with("/api?")
-                && target.contains(&format!("address={api_addr}"))
-            {
-                assert!(target.contains("apikey=test-key"), "{target}");
-                (
-                    200,
-                    json!({"status": "1", "message": "OK", "result": api_abi.to_string()}),
-                )
-            } else if target.starts_with("/api?") {
-                (
-                    200,
-                    json!({"status": "0", "message": "NOTOK", "result": "Contract source code not verified"}),
-                )
-            } else if target.starts_with("/v2/contract/") && target.contains(&src_addr) {
-                (200, json!({"abi": src_abi, "match": "exact_match"}))
-            } else {
-                (404, json!({"customCode": "not_found"}))
-            };
-            let body = body.to_string();
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+    let url = http::serve(move |r: &http::Request| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let target = r.path.to_lowercase();
+        let (status, body) = if target.starts_with("/api?")
+            && target.contains(&format!("address={api_addr}"))
+        {
+            assert!(target.contains("apikey=test-key"), "{target}");
+            (
+                200,
+                json!({"status": "1", "message": "OK", "result": api_abi.to_string()}),
+            )
+        } else if target.starts_with("/api?") {
+            (
+                200,
+                json!({"status": "0", "message": "NOTOK", "result": "Contract source code not verified"}),
+            )
+        } else if target.starts_with("/v2/contract/") && target.contains(&src_addr) {
+            (200, json!({"abi": src_abi, "match": "exact_match"}))
+        } else {
+            (404, json!({"customCode": "not_found"}))
+        };
+        http::Reply::Answer(status, body.to_string())
     });
     (url, hits)
 }

@@ -2,42 +2,23 @@
 //! node homes under tests/data/node/ and a local HTTP server standing in for the operator
 //! interface (and, for split-check, for the EVM JSON-RPC).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+#[path = "support/http.rs"]
+mod http;
+#[path = "support/run.rs"]
+mod run;
+
+use run::Run;
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn chaintrace_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("ETH_RPC_URL")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run chaintrace");
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    match stdin {
+        Some(bytes) => run::cmd(args).stdin(bytes).run(),
+        None => run::cmd(args).run(),
     }
 }
 
@@ -51,54 +32,11 @@ fn json_of(r: &Run) -> Value {
 
 // ------------------------------------------------------------------ a fake operator interface
 
-/// What the fake server does with one request: answer `(status, body)`, or hang.
-enum Reply {
-    Answer(u16, String),
-    Hang,
-}
+use http::Reply;
 
-/// Serves HTTP/1.1 on 127.0.0.1 from a thread; `handler` gets the path and the body.
+/// Serves the operator interface from `handler`, which gets the path and the body.
 fn serve(handler: impl Fn(&str, &str) -> Reply + Send + Sync + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let handler = Arc::new(handler);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let handler = handler.clone();
-            std::thread::spawn(move || answer(stream, &*handler));
-        }
-    });
-    url
-}
-
-fn answer(stream: TcpStream, handler: &dyn Fn(&str, &str) -> Reply) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap_or(0);
-    let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).unwrap_or(());
-    match handler(&path, &String::from_utf8_lossy(&body)) {
-        Reply::Hang => std::thread::sleep(Duration::from_secs(30)),
-        Reply::Answer(status, text) => {
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-        }
-    }
+    http::serve(move |r: &http::Request| handler(&r.path, &r.body))
 }
 
 fn status_json(height: u64) -> String {

@@ -6,13 +6,13 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
-
-use std::process::Command;
+#[path = "support/run.rs"]
+mod run;
 
 use serde_json::{json, Value};
 
 fn ours(url: &str, hash: &str, config: &Value) -> (i32, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let out = run::cmd(&[])
         .env("CHAINTRACE_NO_CACHE", "1")
         .args([
             "tx",
@@ -225,7 +225,7 @@ fn gas_tables_reconcile_with_every_receipt() {
     for (i, tx) in s.txs.iter().enumerate() {
         let hash = format!("{:?}", tx.hash);
         let svg = dir.join(format!("{i}.svg"));
-        let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        let out = run::cmd(&[])
             .env("CHAINTRACE_NO_CACHE", "1")
             .args([
                 "gas",
@@ -308,7 +308,7 @@ fn gas_report_for_blocks_and_calls() {
     let receipt = s.anvil.receipt(s.multi_tx_block[0]);
     let number = anvil::parse_u64(&receipt["blockNumber"]).to_string();
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+        let out = run::cmd(&[])
             .env("CHAINTRACE_NO_CACHE", "1")
             .args(args)
             .output()

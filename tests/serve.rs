@@ -9,6 +9,8 @@ mod anvil;
 #[path = "support/proxy.rs"]
 mod proxy;
 
+use proxy::run;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -123,7 +125,7 @@ fn raw_result(text: &str) -> String {
 }
 
 fn tx_json(url: &str, hash: B256, tracer: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let out = run::cmd(&[])
         .args([
             "tx",
             &format!("{hash:?}"),
@@ -268,7 +270,7 @@ fn trace_call_with_overrides_matches_chaintrace_call() {
         json!([{"from": sender, "to": logger, "value": "0x1"}, "latest",
             {"tracer": "callTracer", "stateOverrides": state, "blockOverrides": block}]),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let out = run::cmd(&[])
         .args([
             "call",
             "--rpc-url",
@@ -293,7 +295,7 @@ fn trace_call_with_overrides_matches_chaintrace_call() {
     // debug_traceStateAccess answers chaintrace's access rows.
     let t = &s.txs[0];
     let rows = serve.result("debug_traceStateAccess", json!([t.hash]));
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let out = run::cmd(&[])
         .args([
             "access",
             &format!("{:?}", t.hash),
@@ -456,7 +458,7 @@ fn batches_forwarding_and_errors_on_the_wire() {
 fn auth_and_credentials() {
     let s = anvil::scenario();
     // Any address but loopback needs a token or --insecure.
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let out = run::cmd(&[])
         .args(["serve", "--rpc-url", &s.url, "--listen", "0.0.0.0:0"])
         .env_remove("CHAINTRACE_AUTH_TOKEN")
         .output()

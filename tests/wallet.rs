@@ -6,17 +6,19 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/http.rs"]
+mod http;
+#[path = "support/run.rs"]
+mod run;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, SigningKey, VerifyingKey};
 use p256::pkcs8::EncodePrivateKey;
+use run::Run;
 use serde_json::{json, Value};
 
 const APP_ID: &str = "app-123";
@@ -25,33 +27,8 @@ const APP_SECRET: &str = "app-secret-9f8e7d6c5b4a";
 const DEV_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const TX_HASH: &str = "0x6b2c1f0e9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa9988";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn chaintrace(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chaintrace"));
-    cmd.args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("ETH_RPC_URL")
-        .env_remove("APP_ID")
-        .env_remove("APP_SECRET")
-        .env_remove("WALLET_AUTHORIZATION_KEY")
-        .env_remove("PRIVATE_KEY")
-        .env_remove("WALLET_API_URL")
-        .env("CHAINTRACE_NO_CACHE", "1")
-        .env("NO_COLOR", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run chaintrace");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run::cmd(args).no_cache().envs(env).run()
 }
 
 /// One request as the mock saw it, and what it found wrong.
@@ -69,109 +46,70 @@ struct Mock {
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
-/// Path, lower-cased headers and body of one HTTP request.
-type Request = (String, Vec<(String, String)>, String);
-
-fn read_request(stream: &mut TcpStream) -> Option<Request> {
-    let mut r = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let mut headers = Vec::new();
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
-        if k == "content-length" {
-            len = v.parse().ok()?;
-        }
-        headers.push((k, v));
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some((path, headers, String::from_utf8(body).ok()?))
-}
-
 impl Mock {
     fn start(public: VerifyingKey) -> Mock {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
-        let base = url.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let mut stream = stream;
-                let Some((path, headers, body)) = read_request(&mut stream) else {
-                    continue;
-                };
-                let header = |k: &str| headers.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-                let mut problems = Vec::new();
-                let basic = format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD
-                        .encode(format!("{APP_ID}:{APP_SECRET}"))
-                );
-                if header("authorization").as_deref() != Some(basic.as_str()) {
-                    problems.push("basic auth".to_string());
-                }
-                if header("wallet-app-id").as_deref() != Some(APP_ID) {
-                    problems.push("wallet-app-id".to_string());
-                }
-                if header("content-type").as_deref() != Some("application/json") {
-                    problems.push("content-type".to_string());
-                }
-                let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-                if chaintrace::policy::jcs::canonicalize(&parsed) != body {
-                    problems.push("body is not RFC 8785 canonical".to_string());
-                }
-                let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
-                    (401, json!({"error": "Invalid app ID or app secret"}))
-                } else if path == "/v1/wallets" {
+        let base = Arc::new(Mutex::new(String::new()));
+        let base_in = base.clone();
+        let url = http::serve(move |r: &http::Request| {
+            let (path, body) = (r.path.clone(), r.body.clone());
+            let base = base_in.lock().unwrap().clone();
+            let mut problems = Vec::new();
+            let basic = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{APP_ID}:{APP_SECRET}"))
+            );
+            if r.header("authorization") != Some(basic.as_str()) {
+                problems.push("basic auth".to_string());
+            }
+            if r.header("wallet-app-id") != Some(APP_ID) {
+                problems.push("wallet-app-id".to_string());
+            }
+            if r.header("content-type") != Some("application/json") {
+                problems.push("content-type".to_string());
+            }
+            let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            if chaintrace::policy::jcs::canonicalize(&parsed) != body {
+                problems.push("body is not RFC 8785 canonical".to_string());
+            }
+            let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
+                (401, json!({"error": "Invalid app ID or app secret"}))
+            } else if path == "/v1/wallets" {
+                (
+                    200,
+                    json!({"id": "w1", "address": "0x1111111111111111111111111111111111111111",
+                        "chain_type": "ethereum", "policy_ids": parsed["policy_ids"]}),
+                )
+            } else if path == "/v1/wallets/w1/rpc" {
+                let payload = chaintrace::policy::jcs::canonicalize(&json!({
+                    "version": 1, "method": "POST", "url": format!("{base}{path}"),
+                    "body": parsed, "headers": {"wallet-app-id": APP_ID}}));
+                let valid = r
+                    .header("wallet-authorization-signature")
+                    .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+                    .and_then(|der| Signature::from_der(&der).ok())
+                    .is_some_and(|sig| public.verify(payload.as_bytes(), &sig).is_ok());
+                if valid {
                     (
                         200,
-                        json!({"id": "w1", "address": "0x1111111111111111111111111111111111111111",
-                            "chain_type": "ethereum", "policy_ids": parsed["policy_ids"]}),
+                        json!({"method": "eth_sendTransaction", "data": {"hash": TX_HASH}}),
                     )
-                } else if path == "/v1/wallets/w1/rpc" {
-                    let payload = chaintrace::policy::jcs::canonicalize(&json!({
-                        "version": 1, "method": "POST", "url": format!("{base}{path}"),
-                        "body": parsed, "headers": {"wallet-app-id": APP_ID}}));
-                    let valid = header("wallet-authorization-signature")
-                        .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
-                        .and_then(|der| Signature::from_der(&der).ok())
-                        .is_some_and(|sig| public.verify(payload.as_bytes(), &sig).is_ok());
-                    if valid {
-                        (
-                            200,
-                            json!({"method": "eth_sendTransaction", "data": {"hash": TX_HASH}}),
-                        )
-                    } else {
-                        problems.push("signature".to_string());
-                        (400, json!({"error": "Invalid authorization key IDs"}))
-                    }
                 } else {
-                    (404, json!({"error": "not found"}))
-                };
-                log.lock().unwrap().push(Seen {
-                    path,
-                    problems,
-                    body,
-                });
-                let text = answer.to_string();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-            }
+                    problems.push("signature".to_string());
+                    (400, json!({"error": "Invalid authorization key IDs"}))
+                }
+            } else {
+                (404, json!({"error": "not found"}))
+            };
+            log.lock().unwrap().push(Seen {
+                path,
+                problems,
+                body,
+            });
+            http::Reply::Answer(status, answer.to_string())
         });
+        *base.lock().unwrap() = url.clone();
         Mock { url, seen }
     }
 
@@ -355,6 +293,25 @@ fn provider_requests_carry_what_the_documentation_asks() {
     assert_eq!(mock.seen().len(), before);
 }
 
+/// `wallet send --policy POLICY --request REQ --rpc-url <anvil> EXTRA` with `env`.
+fn send(a: &anvil::Anvil, policy: &str, req: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let args = [
+        &[
+            "wallet",
+            "send",
+            "--policy",
+            policy,
+            "--request",
+            req,
+            "--rpc-url",
+            &a.url,
+        ][..],
+        extra,
+    ]
+    .concat();
+    chaintrace(&args, env)
+}
+
 fn nonce(a: &anvil::Anvil) -> u64 {
     anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), "latest"])))
 }
@@ -375,19 +332,7 @@ fn self_custodial_sends_on_anvil() {
         "send.json",
         json!({"to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x2386f26fc10000"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let hash = r.stdout.trim().to_string();
     let receipt = a.receipt(hash.parse().expect("a tx hash on stdout"));
@@ -401,19 +346,7 @@ fn self_custodial_sends_on_anvil() {
 
     // Denied: nothing broadcast.
     let deny = policy("deny-only");
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &deny,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &deny, &req, &[], &env);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert_eq!(nonce(&a), before + 1);
     assert_no_secrets(&r, &[key_hex]);
@@ -428,19 +361,7 @@ fn self_custodial_sends_on_anvil() {
         "revert.json",
         json!({"to": format!("{reverter:#x}"), "value": "0x0", "data": data, "gas_limit": "0x30d40"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
         r.stderr.contains("not sent: the simulation reverts"),
@@ -449,20 +370,7 @@ fn self_custodial_sends_on_anvil() {
     );
     assert_eq!(nonce(&a), before + 1);
     // With --allow-revert it goes out and fails on chain, as simulated.
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-            "--allow-revert",
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &["--allow-revert"], &env);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let receipt = a.receipt(r.stdout.trim().parse().unwrap());
     assert_eq!(receipt["status"], json!("0x0"));
@@ -474,36 +382,52 @@ fn self_custodial_sends_on_anvil() {
         "other-from.json",
         json!({"from": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "to": sender, "value": "0x1"}),
     );
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &env,
-    );
+    let r = send(&a, &any, &req, &[], &env);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("refusing to sign"), "{}", r.stderr);
     assert_eq!(nonce(&a), before + 2);
     // No key at all.
-    let r = chaintrace(
-        &[
-            "wallet",
-            "send",
-            "--policy",
-            &any,
-            "--request",
-            &req,
-            "--rpc-url",
-            &a.url,
-        ],
-        &[],
-    );
+    let r = send(&a, &any, &req, &[], &[]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("PRIVATE_KEY is not set"), "{}", r.stderr);
+}
+
+#[test]
+fn self_custodial_send_json_prints_json_only_and_bad_keys_are_not_echoed() {
+    let a = anvil::Anvil::start();
+    let any = policy("allow-any-send");
+    let before = nonce(&a);
+    let req = write_request(
+        &a,
+        "send-json.json",
+        json!({"to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x1"}),
+    );
+    let r = send(&a, &any, &req, &["--json"], &[("PRIVATE_KEY", DEV_KEY)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // stdout is one JSON document: the hash, the sender, the nonce and gas limit used.
+    let sent: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
+    let receipt = a.receipt(sent["hash"].as_str().unwrap().parse().unwrap());
+    assert_eq!(receipt["status"], json!("0x1"));
+    assert_eq!(sent["nonce"], json!(before));
+    assert_eq!(
+        sent["from"].as_str().unwrap().to_lowercase(),
+        format!("{:?}", a.sender()).to_lowercase()
+    );
+    assert!(sent["gasLimit"].as_u64().unwrap() >= 21_000);
+    assert_no_secrets(&r, &[DEV_KEY.trim_start_matches("0x")]);
+    assert_eq!(nonce(&a), before + 1);
+
+    // A key that is not one: refused (exit 1), nothing sent, and the text is not echoed.
+    let bad = format!("0x{}", "zq".repeat(32));
+    let r = send(
+        &a,
+        &any,
+        &req,
+        &["--json"],
+        &[("PRIVATE_KEY", bad.as_str())],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("PRIVATE_KEY is not"), "{}", r.stderr);
+    assert_no_secrets(&r, &[&bad[2..]]);
+    assert_eq!(nonce(&a), before + 1);
 }

@@ -180,6 +180,7 @@ impl ProviderRpcArgs {
     fn run(&self) -> Result<u8, CliError> {
         let provider = self.provider.provider()?;
         let mut redactor = Redactor::default();
+        redactor.add_env(std::env::vars());
         redactor.add(provider.secret());
         let checked = self.preflight.check(&mut redactor)?;
         if let Err(code) = gate(
@@ -215,12 +216,17 @@ impl LocalSendArgs {
             .ok()
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| CliError::input("PRIVATE_KEY is not set in the environment"))?;
+        // Belt and braces: LocalKey's errors never quote the key, and nothing printed below
+        // is scrubbed without it (and any other secret-named variable) in the redactor.
+        let mut redactor = Redactor::default();
+        redactor.add_env(std::env::vars());
+        redactor.add(&key);
+        redactor.add(key.trim().trim_start_matches("0x"));
         let key = LocalKey::parse(&key).map_err(CliError::input)?;
         let mut pre = self.preflight.clone();
         if pre.from.is_none() {
             pre.from = Some(format!("{:?}", key.address()));
         }
-        let mut redactor = Redactor::default();
         let checked = pre.check(&mut redactor)?;
         if let Err(code) = gate(&pre, &checked.verdict, &redactor, self.allow_revert)? {
             return Ok(code);
@@ -248,7 +254,19 @@ impl LocalSendArgs {
             signed.gas_limit,
             key.address()
         );
-        writeln!(std::io::stdout().lock(), "{:?}", signed.hash)?;
+        let mut out = std::io::stdout().lock();
+        if pre.json {
+            // --json: stdout holds JSON only.
+            let sent = json!({
+                "hash": format!("{:?}", signed.hash),
+                "from": format!("{:?}", key.address()),
+                "nonce": signed.nonce,
+                "gasLimit": signed.gas_limit,
+            });
+            writeln!(out, "{}", redactor.scrub(&sent.to_string()))?;
+        } else {
+            writeln!(out, "{:?}", signed.hash)?;
+        }
         Ok(exit::OK)
     }
 }

@@ -162,41 +162,14 @@ fn number(n: &Number) -> String {
     es6_number(f)
 }
 
-/// ECMAScript `Number.prototype.toString` for a finite double (ECMA-262 Number::toString).
+/// ECMAScript `Number.prototype.toString` for a finite double (ECMA-262 Number::toString),
+/// which RFC 8785 prescribes: `ryu-js`, the shortest round-trip digits in ECMAScript's layout.
 pub fn es6_number(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
     if !f.is_finite() {
         // JSON cannot carry these; JCS says to fail, and serde_json never produces them.
         return "null".into();
     }
-    if f < 0.0 {
-        return format!("-{}", es6_number(-f));
-    }
-    // Rust's `{:e}` prints the shortest digits that round-trip, as ECMAScript requires.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i32;
-    let n = exp.parse::<i32>().expect("exponent is an integer") + 1;
-    if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let sign = if e >= 0 { '+' } else { '-' };
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        format!("{first}{frac}e{sign}{}", e.abs())
-    }
+    ryu_js::Buffer::new().format_finite(f).to_string()
 }
 
 #[cfg(test)]

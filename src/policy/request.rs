@@ -7,6 +7,7 @@
 //! any secret-named field (app secret, authorization private key, signatures) are only ever
 //! used to learn which strings must never be printed.
 
+pub use crate::redact::{is_secret_name, Redactor};
 use alloy_primitives::{Address, U256};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -303,31 +304,6 @@ pub fn quantity(v: &Value) -> Option<U256> {
     }
 }
 
-/// Whether a member name denotes a secret (app secret, private or authorization key, token).
-pub fn is_secret_name(name: &str) -> bool {
-    let n: String = name
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    [
-        "secret",
-        "privatekey",
-        "privkey",
-        "authorization",
-        "signature",
-        "apikey",
-        "password",
-        "passphrase",
-        "mnemonic",
-        "token",
-        "authkey",
-        "credential",
-    ]
-    .iter()
-    .any(|s| n.contains(s))
-}
-
 fn secret_paths(v: &Value, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Value::Object(m) = v {
@@ -354,7 +330,7 @@ pub fn redacted_body(v: &Value) -> Value {
             m.iter()
                 .map(|(k, item)| {
                     let item = if is_secret_name(k) {
-                        Value::String("[redacted]".into())
+                        Value::String(crate::redact::TOKEN.into())
                     } else {
                         redacted_body(item)
                     };
@@ -364,80 +340,6 @@ pub fn redacted_body(v: &Value) -> Value {
         ),
         Value::Array(items) => Value::Array(items.iter().map(redacted_body).collect()),
         other => other.clone(),
-    }
-}
-
-/// Strings that must never be printed, and the scrubbing of text that might contain them.
-#[derive(Clone, Debug, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-}
-
-/// Secrets shorter than this are not scrubbed: they would mangle ordinary output and are not
-/// real keys anyway.
-const MIN_SECRET_LEN: usize = 6;
-
-impl Redactor {
-    /// Learns the values of secret-named environment variables (passed in, so it is testable).
-    pub fn add_env<I: IntoIterator<Item = (String, String)>>(&mut self, vars: I) {
-        for (k, v) in vars {
-            if is_secret_name(&k) || k.to_ascii_lowercase().contains("private") {
-                self.add(&v);
-            }
-        }
-    }
-
-    /// Learns every string under a secret-named member of `doc` (body or headers).
-    pub fn add_json(&mut self, doc: &Value) {
-        if let Value::Object(m) = doc {
-            for (k, v) in m {
-                if is_secret_name(k) {
-                    self.add_all_strings(v);
-                } else {
-                    self.add_json(v);
-                }
-            }
-        } else if let Value::Array(items) = doc {
-            items.iter().for_each(|i| self.add_json(i));
-        }
-    }
-
-    fn add_all_strings(&mut self, v: &Value) {
-        match v {
-            Value::String(s) => self.add(s),
-            Value::Number(n) => self.add(&n.to_string()),
-            Value::Array(items) => items.iter().for_each(|i| self.add_all_strings(i)),
-            Value::Object(m) => m.values().for_each(|i| self.add_all_strings(i)),
-            _ => {}
-        }
-    }
-
-    /// Adds a secret value, and its parts: `Basic <b64>` headers and `wallet-auth:<key>`
-    /// prefixed keys are also recognised without their prefix.
-    pub fn add(&mut self, value: &str) {
-        let value = value.trim();
-        let mut parts = vec![value.to_string()];
-        parts.extend(value.split_whitespace().map(String::from));
-        if let Some((_, rest)) = value.split_once(':') {
-            parts.push(rest.to_string());
-        }
-        for p in parts {
-            if p.len() >= MIN_SECRET_LEN && !self.secrets.contains(&p) {
-                self.secrets.push(p);
-            }
-        }
-        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    }
-
-    /// `text` with every known secret replaced by `[redacted]`.
-    pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "[redacted]");
-            }
-        }
-        out
     }
 }
 
@@ -481,22 +383,5 @@ mod tests {
                           "params": {"transaction": {}}});
         assert_eq!(validate(&body, Some(1328)), []);
         assert_eq!(validate(&body, Some(1329))[0].path, "caip2");
-    }
-
-    #[test]
-    fn redactor_scrubs_env_and_file_secrets_with_their_parts() {
-        let mut r = Redactor::default();
-        r.add_env([
-            ("APP_SECRET".to_string(), "s3cr3t-value".to_string()),
-            ("HOME".to_string(), "/root".to_string()),
-        ]);
-        r.add_json(
-            &json!({"headers": {"Authorization": "Basic QWxhZGRpbjpvcGVu"},
-                           "authorization_key": "wallet-auth:MIGHAgEAkey"}),
-        );
-        assert_eq!(
-            r.scrub("a s3cr3t-value b QWxhZGRpbjpvcGVu c MIGHAgEAkey /root"),
-            "a [redacted] b [redacted] c [redacted] /root"
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! JSON ABIs as sets of functions, errors and events indexed by selector and topic0.
 //!
 //! Items are alloy's (`alloy-json-abi`); decoding is done with `alloy-dyn-abi` in
-//! [`values`](super::values) and named for people in [`decoder`](super::decoder). The same
+//! [`values`](super::values) and named for people in `decoder`. The same
 //! [`Abi`] type holds a user's ABI files, a contract's verified ABI, the bundled signature table
 //! and `--signatures` files: each is just a set of items, and a selector may map to several items
 //! (a collision, or overloads across contracts), which the decoder shows as candidates.

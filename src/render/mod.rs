@@ -1,4 +1,6 @@
-//! Renderers: pure functions from a trace to text. Only these write to stdout.
+//! Renderers: pure functions from a trace to text, written to whatever `io::Write` the caller
+//! passes (the CLI passes stdout, `serve` a response buffer). The library never writes to stdout
+//! itself: only `src/cli/` does.
 
 pub mod abi;
 #[cfg(feature = "parquet")]

@@ -11,7 +11,7 @@ use revm::primitives::hardfork::SpecId;
 use super::env::default_call_gas;
 use super::mined::spec_for;
 use super::overrides::{BlockOverrides, StateOverride};
-use super::remote::replay_txs_with;
+use super::remote::replay_txs_from;
 use super::{EvmEnv, ReplayTx, TracedTx};
 use crate::source::rpc::RpcSource;
 use crate::source::rpc::SourceError;
@@ -95,7 +95,7 @@ pub fn trace_call(
             o.apply(db);
         }
     };
-    let replay = replay_txs_with(
+    let replay = replay_txs_from(
         source,
         std::slice::from_ref(&tx),
         &env,
@@ -103,6 +103,7 @@ pub fn trace_call(
         &state_at,
         spec,
         &prepare,
+        StateSnapshot::partial(),
     )?;
     let passes = replay.passes;
     let traced = replay

@@ -46,20 +46,6 @@ pub fn replay_txs(
     state_at: &str,
     tracer: &TracerSpec,
 ) -> Result<BlockReplay, super::Error> {
-    replay_txs_with(source, txs, env, first, state_at, tracer, &|_| {})
-}
-
-/// [`replay_txs`], with `prepare` run on each pass's fresh database before the transactions
-/// (geth's state overrides of `debug_traceCall`).
-pub fn replay_txs_with(
-    source: &RpcSource,
-    txs: &[super::ReplayTx],
-    env: &EvmEnv,
-    first: usize,
-    state_at: &str,
-    tracer: &TracerSpec,
-    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
-) -> Result<BlockReplay, super::Error> {
     replay_txs_from(
         source,
         txs,
@@ -67,13 +53,15 @@ pub fn replay_txs_with(
         first,
         state_at,
         tracer,
-        prepare,
+        &|_| {},
         StateSnapshot::partial(),
     )
 }
 
-/// [`replay_txs_with`], starting from `snap`: state of block `state_at` already known (a
-/// server's memory cache of an earlier replay on the same state), filled further as needed.
+/// [`replay_txs`], with `prepare` run on each pass's fresh database before the transactions
+/// (geth's state overrides of `debug_traceCall`), starting from `snap`: what is already known
+/// of block `state_at`'s state (`StateSnapshot::partial()` for nothing; a server's memory cache
+/// of an earlier replay on the same state), filled further as needed.
 #[allow(clippy::too_many_arguments)]
 pub fn replay_txs_from(
     source: &RpcSource,

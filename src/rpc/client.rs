@@ -176,8 +176,8 @@ struct Inner {
     endpoint: String,
     redacted: String,
     auth_header: Option<String>,
-    /// Substrings of the URL that must never appear in messages (longest first).
-    secrets: Vec<String>,
+    /// The URL's secrets, scrubbed from every message.
+    secrets: crate::redact::Redactor,
     timeout: Duration,
     next_id: AtomicU64,
     requests: AtomicU64,
@@ -255,7 +255,11 @@ impl RpcClient {
         Ok(RpcClient {
             inner: Arc::new(Inner {
                 endpoint,
-                secrets: url_secrets(url),
+                secrets: {
+                    let mut r = crate::redact::Redactor::default();
+                    url_secrets(url).iter().for_each(|s| r.add_exact(s));
+                    r
+                },
                 redacted,
                 auth_header,
                 timeout,
@@ -682,13 +686,7 @@ impl RpcClient {
 
     /// Removes the URL's secrets from text that came from the node or the network stack.
     fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in &self.inner.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), "***");
-            }
-        }
-        out
+        self.inner.secrets.scrub(text)
     }
 }
 

@@ -147,7 +147,8 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
             .map_err(|e| Fault::params(format!("invalid argument 1: {e}")))?
     } else {
         match TracerKind::from_name(tracer) {
-            Ok(kind) if kind != TracerKind::Js => {
+            // The built-in tracers by name (`TracerKind::Js` exists only with the `js` feature).
+            Ok(kind @ (TracerKind::Call | TracerKind::Prestate | TracerKind::StructLog)) => {
                 TracerSpec::new(kind, config).map_err(|e| Fault::server(e.to_string()))?
             }
             // geth: a name it does not know is taken as JavaScript source.

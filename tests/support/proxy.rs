@@ -3,6 +3,10 @@
 //! binary.
 #![allow(dead_code)]
 
+#[path = "run.rs"]
+pub mod run;
+pub use run::Run;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -68,26 +72,9 @@ impl Drop for Proxy {
     }
 }
 
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Runs the chaintrace binary (no ETH_RPC_URL, no colour).
+/// Runs the chaintrace binary with the tests' environment (`run.rs`).
 pub fn chaintrace(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .args(args)
-        .env_remove("ETH_RPC_URL")
-        .env_remove("CHAINTRACE_CACHE_DIR")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run chaintrace");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run::chaintrace(args)
 }
 
 /// The `rpc: N requests, ...` line's N.

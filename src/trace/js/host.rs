@@ -177,6 +177,27 @@ const STRING_LIMITS: &str = "(function () {\
         if (n > MAX || n * s > MAX) tooLong();\
         for (var i = 0; i < n; i++) { var e = this[i]; if (typeof e === 'string') { total += e.length + s; if (total > MAX) tooLong(); } }\
     });\
+    var RISKY = {};\
+    function nested(src) {\
+        if (RISKY.hasOwnProperty(src)) return RISKY[src];\
+        var stack = [], esc = false, cls = false, risky = false;\
+        function rep(j) { var c = src.charAt(j); if (c === '*' || c === '+') return true; if (c !== '{') return false; var k = j + 1, d = false; while (k < src.length && src.charAt(k) >= '0' && src.charAt(k) <= '9') { k++; d = true; } return d && (src.charAt(k) === ',' || src.charAt(k) === '}'); }\
+        for (var i = 0; i < src.length && !risky; i++) {\
+            var c = src.charAt(i);\
+            if (esc) { esc = false; if (rep(i + 1) && stack.length) stack[stack.length - 1] = true; continue; }\
+            if (c === '\\\\') { esc = true; continue; }\
+            if (cls) { if (c === ']') { cls = false; if (rep(i + 1) && stack.length) stack[stack.length - 1] = true; } continue; }\
+            if (c === '[') { cls = true; continue; }\
+            if (c === '(') { stack.push(false); continue; }\
+            if (c === ')') { var inner = stack.pop(); if (inner && rep(i + 1)) risky = true; else if ((inner || rep(i + 1)) && stack.length) stack[stack.length - 1] = true; continue; }\
+            if (rep(i + 1) && c !== '(' && stack.length) stack[stack.length - 1] = true;\
+        }\
+        RISKY[src] = risky;\
+        return risky;\
+    }\
+    wrap(RegExp.prototype, 'exec', function (s) {\
+        if (nested(String(this.source)) && String(s).length > 32) throw new RangeError('regular expression ' + this + ' repeats a group that itself repeats: on a string of ' + String(s).length + ' characters its backtracking could run unbounded, which the tracer timeout cannot interrupt (limit: 32 characters)');\
+    });\
 })()";
 
 /// How deep the script's brackets (`(`, `[`, `{`) nest, outside strings and comments.
