@@ -7,8 +7,10 @@
 //! write there (a fixture may be given as a change to the bundled one), the exit code, and a
 //! piece of the message. Add a case by adding a row.
 
+#[path = "support/run.rs"]
+mod run;
+
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -310,14 +312,7 @@ fn every_bad_input_ends_in_its_exit_code_and_a_message() {
         let dir = root.join(i.to_string());
         std::fs::create_dir_all(&dir).unwrap();
         let args = prepare(c, &dir);
-        let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-            .args(&args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env_remove("ETH_RPC_URL")
-            .env("NO_COLOR", "1")
-            .env("CHAINTRACE_NO_CACHE", "1")
-            .output()
-            .unwrap();
+        let out = run::cmd(&[]).args(&args).no_cache().output().unwrap();
         let code = out.status.code().unwrap_or(-1);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let problem = if code != c.exit {

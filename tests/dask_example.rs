@@ -7,6 +7,8 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/run.rs"]
+mod run;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -40,7 +42,7 @@ fn dask_local_cluster_matches_the_ndjson_stream() {
     let last = s.anvil.block_number();
     let range = format!("0..{last}");
     let cfg = r#"{"withLog":true}"#;
-    let stream = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+    let stream = run::cmd(&[])
         .args([
             "block",
             &range,
@@ -50,7 +52,6 @@ fn dask_local_cluster_matches_the_ndjson_stream() {
             "--tracer-config",
             cfg,
         ])
-        .env_remove("ETH_RPC_URL")
         .output()
         .unwrap();
     assert!(stream.status.success());

@@ -4,8 +4,8 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
-
-use std::process::Command;
+#[path = "support/run.rs"]
+mod run;
 
 struct Out {
     code: i32,
@@ -14,12 +14,8 @@ struct Out {
 }
 
 fn range(url: &str, range: &str, jobs: &str) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-        .args(["block", range, "--rpc-url", url, "--json"])
-        .env_remove("ETH_RPC_URL")
-        .env_remove("CHAINTRACE_CACHE_DIR")
+    let out = run::cmd(&["block", range, "--rpc-url", url, "--json"])
         .env("CHAINTRACE_JOBS", jobs)
-        .env("NO_COLOR", "1")
         .output()
         .expect("run chaintrace");
     Out {
