@@ -93,3 +93,85 @@ fn without_the_nodes_debug_api_precompile_frames_are_named_opaque() {
         run.stderr
     );
 }
+
+/// A chain-1329 anvil whose "bank" changes state the way the chain's bank precompile does
+/// beneath the EVM: it sends 7 wei to X, writes its own slot 5, emits a log and returns 0x2a.
+/// CALLER warms X, calls bank, then stores X's balance (slot 0) and bank's answer (slot 1): a
+/// replay that does not learn bank's effects stores 0 in slot 0 and charges other SSTORE gas.
+fn bank_with_effects() -> (anvil::Anvil, String) {
+    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
+    // CALL(gas, 0xbeef, 7, 0, 0, 0, 0); POP; SSTORE(5, 9); MSTORE(0, 0x2a); LOG0(0, 32);
+    // RETURN(0, 32)
+    let bank = "0x6000600060006000600761beef5af150\
+                6009600555 602a600052 60206000a0 60206000f3"
+        .replace([' ', '\n'], "");
+    a.rpc("anvil_setCode", json!([BANK, bank]));
+    a.rpc("anvil_setBalance", json!([BANK, "0x3e8"]));
+    // POP(BALANCE(0xbeef)); CALL(gas, bank, 0, 0, 0, 0, 32); POP;
+    // SSTORE(0, BALANCE(0xbeef)); SSTORE(1, MLOAD(0))
+    let code = "0x61beef3150 6020600060006000600061 10015af150 61beef31600055 600051600155 00"
+        .replace([' ', '\n'], "");
+    a.rpc("anvil_setCode", json!([CALLER, code]));
+    let (h, r) = a.send_and_wait(json!({"to": CALLER, "gas": "0x30000"}));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    assert_eq!(r["logs"].as_array().map(Vec::len), Some(1), "{r}");
+    (a, format!("{h:?}"))
+}
+
+/// The state bank changed reaches the replay from the node's prestate diff, so the rest of the
+/// transaction runs as on the node: the callTracer result (with logs) is the node's whole JSON,
+/// the receipt's gas and log agree, and so does the node's post-state.
+#[test]
+fn state_a_chain_precompile_changed_comes_from_the_nodes_diff() {
+    let (a, hash) = bank_with_effects();
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--no-cache",
+        "--tracer-config",
+        r#"{"withLog":true}"#,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for want in [
+        "1 chain precompile frame(s) taken from the node's callTracer",
+        "3 state item(s) the chain precompiles changed written from the node's prestateTracer diff",
+        "self-check: replay matches the receipt (status success",
+        "and the node's post-state of",
+    ] {
+        assert!(
+            run.stderr.contains(want),
+            "{want:?} not in:\n{}",
+            run.stderr
+        );
+    }
+    let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+    let mut node = a.trace(
+        hash.parse().unwrap(),
+        json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}}),
+    );
+    // geth's top frame has the transaction's gas limit; anvil's the limit less intrinsic gas
+    // (a known anvil difference, tests/live.rs).
+    assert_eq!(ours["gas"], json!("0x30000"));
+    node["gas"] = ours["gas"].clone();
+    assert_eq!(ours, node);
+    // Slot 0 holds X's balance after bank's transfer: 7, as the node stored it.
+    let slot0 = a.rpc("eth_getStorageAt", json!([CALLER, "0x0", "latest"]));
+    assert_eq!(slot0, json!(format!("0x{:064x}", 7)));
+}
+
+/// In the human tree the frame taken from the node says so.
+#[test]
+fn the_tree_marks_frames_taken_from_the_node() {
+    let (a, hash) = bank_with_effects();
+    let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("0x0000…1001") || l.contains("1001"))
+        .unwrap_or_else(|| panic!("no bank frame in:\n{}", run.stdout));
+    assert!(line.contains("(from node)"), "{line}");
+}

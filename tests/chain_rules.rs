@@ -112,6 +112,7 @@ fn chain_precompile_frames_are_spliced_from_the_node() {
             output: answer.into(),
             gas_used: 1234,
             error: None,
+            node: None,
         }]),
         ..Default::default()
     }));

@@ -183,6 +183,11 @@ impl AccessArgs {
             ),
             outcome,
         };
-        Ok(finish(&traced, Some(&mined.receipt), true))
+        Ok(finish(
+            &traced,
+            Some(&mined.receipt),
+            true,
+            mined.state_check().as_ref(),
+        ))
     }
 }

@@ -196,7 +196,7 @@ impl BlockArgs {
         report_rpc(&source, passes);
         let mut code = exit::OK;
         for (t, receipt) in traces.iter().zip(receipts) {
-            if finish(t, Some(&receipt), true) == exit::DIVERGED {
+            if finish(t, Some(&receipt), true, None) == exit::DIVERGED {
                 code = exit::DIVERGED;
             }
         }

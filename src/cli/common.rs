@@ -371,16 +371,33 @@ pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
 ///
 /// A receipt the check could not read in full is a source failure (exit 2): the trace was
 /// printed, but "matches" is never said of fields that were not compared.
-pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
+///
+/// `state` is the comparison with the node's own state diff made when chain precompile frames
+/// were spliced (accounts compared, items that differ); a difference there fails the check too.
+pub fn finish(
+    t: &TracedTx,
+    receipt: Option<&Value>,
+    quiet: bool,
+    state: Option<&(usize, Vec<String>)>,
+) -> u8 {
     let report = receipt.map(|r| check(&t.outcome, r)).unwrap_or_default();
     let divergences: Vec<Divergence> = report.divergences;
-    if !divergences.is_empty() {
+    let state_items = state.map_or(&[][..], |(_, items)| items.as_slice());
+    if !divergences.is_empty() || !state_items.is_empty() {
         eprintln!(
-            "self-check FAILED for {}: the replay differs from the receipt",
-            t.hash
+            "self-check FAILED for {}: the replay differs from the {}",
+            t.hash,
+            if divergences.is_empty() {
+                "node's post-state"
+            } else {
+                "receipt"
+            }
         );
         for d in &divergences {
             eprintln!("  {d}");
+        }
+        for s in state_items {
+            eprintln!("  state {s}");
         }
         for u in &report.unchecked {
             eprintln!("  not checked: {u}");
@@ -396,8 +413,12 @@ pub fn finish(t: &TracedTx, receipt: Option<&Value>, quiet: bool) -> u8 {
         return exit::SOURCE;
     }
     if receipt.is_some() && !quiet {
+        let post = match state {
+            Some((n, _)) => format!(" and the node's post-state of {n} account(s)"),
+            None => String::new(),
+        };
         eprintln!(
-            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs)",
+            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs){post}",
             if t.outcome.success {
                 "success"
             } else {

@@ -249,7 +249,7 @@ pub fn run(
                     return Err(e);
                 }
                 for (t, receipt) in done.traces.iter().zip(&done.receipts) {
-                    if finish(t, Some(receipt), true) == exit::DIVERGED {
+                    if finish(t, Some(receipt), true, None) == exit::DIVERGED {
                         code = exit::DIVERGED;
                     }
                 }

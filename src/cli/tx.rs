@@ -58,7 +58,7 @@ impl TxArgs {
             let state = fixture_snapshot(&fx);
             let decoder = decoder_for(&names, &self.trace, &traced, &state);
             print_trace(&traced, &self.trace, &decoder, currency)?;
-            return Ok(finish(&traced, fx.receipt.as_ref(), false));
+            return Ok(finish(&traced, fx.receipt.as_ref(), false, None));
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
         if self.remote {
@@ -95,6 +95,11 @@ impl TxArgs {
         }
         print_note(&mined);
         report(&source, cache.as_ref(), Some(&mined), mined.passes);
-        Ok(finish(&traced, Some(&mined.receipt), false))
+        Ok(finish(
+            &traced,
+            Some(&mined.receipt),
+            false,
+            mined.state_check().as_ref(),
+        ))
     }
 }

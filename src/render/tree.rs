@@ -199,6 +199,9 @@ impl Renderer<'_> {
         } else {
             line.push_str(&self.paint("✓", GREEN));
         }
+        if f.from_node {
+            line.push_str(&self.paint(" (from node)", DIM));
+        }
         line
     }
 
@@ -332,6 +335,7 @@ mod tests {
             logs: Vec::new(),
             value: (kind != CallKind::Staticcall).then_some(U256::ZERO),
             kind,
+            from_node: false,
         }
     }
 

@@ -22,7 +22,7 @@ use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use std::sync::Arc;
 
 use crate::chain::ForkSchedule;
-use crate::replay::splice::{frames_from_call_trace, Splice};
+use crate::replay::splice::{frames_from_call_trace, Correction, NodeDiff, Splice};
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
@@ -336,7 +336,7 @@ impl Mined {
                 (result, self.snapshot.take_misses())
             };
             if misses.is_empty() {
-                if self.fetch_node_frames(source)? {
+                if self.fetch_node_frames(source)? || self.correct_state() {
                     continue;
                 }
                 self.save(cache);
@@ -371,19 +371,37 @@ impl Mined {
         if !opaque || splice.frames.is_some() || splice.unavailable {
             return Ok(false);
         }
+        // The frames (with their logs, which go into the receipt) and the state the
+        // transaction changed, in one round trip.
         let hash = self.target.hash;
-        let asked = source.client.call(
-            "debug_traceTransaction",
-            json!([hash, {"tracer": "callTracer"}]),
-        );
+        let calls = [
+            (
+                "debug_traceTransaction".to_string(),
+                json!([hash, {"tracer": "callTracer", "tracerConfig": {"withLog": true}}]),
+            ),
+            (
+                "debug_traceTransaction".to_string(),
+                json!([hash, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}]),
+            ),
+        ];
+        let asked = source.client.batch(&calls);
         self.passes += 1;
-        let next = match asked {
-            Ok(trace) => Splice {
+        let (trace, diff) = match asked {
+            Ok(mut r) if r.len() == 2 => {
+                let diff = r.pop().and_then(Result::ok);
+                (r.pop().and_then(Result::ok), diff)
+            }
+            _ => (None, None),
+        };
+        let next = match trace {
+            Some(trace) => Splice {
                 frames: Some(frames_from_call_trace(&trace, rules)),
+                diff: diff.as_ref().and_then(NodeDiff::from_json),
+                skip: vec![self.info.coinbase, self.env.block.beneficiary],
                 ..Default::default()
             },
             // The pass already run stands; its record of opaque frames is kept.
-            Err(_) => Splice {
+            None => Splice {
                 unavailable: true,
                 log: std::sync::Mutex::new(
                     splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone(),
@@ -394,6 +412,72 @@ impl Mined {
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)
+    }
+
+    /// After a pass with the node's frames: when its final state differs from the node's diff,
+    /// runs once more with those differences written at the first spliced frame (see
+    /// [`crate::replay::splice`]). No round trip.
+    fn correct_state(&mut self) -> bool {
+        let Some(splice) = &self.env.splice else {
+            return false;
+        };
+        let spliced = !splice
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spliced
+            .is_empty();
+        if splice.corrected || splice.diff.is_none() || !spliced {
+            return false;
+        }
+        let corrections: Vec<Correction> = splice
+            .residue()
+            .into_iter()
+            .filter_map(|(c, correctable)| correctable.then_some(c))
+            .collect();
+        if corrections.is_empty() {
+            return false;
+        }
+        self.env.splice = Some(Arc::new(Splice {
+            frames: splice.frames.clone(),
+            diff: splice.diff.clone(),
+            skip: splice.skip.clone(),
+            corrections,
+            corrected: true,
+            ..Default::default()
+        }));
+        true
+    }
+
+    /// Where the replay's final state still differs from the node's own diff of the
+    /// transaction (`None` when no diff was compared: no chain precompile was called, or the
+    /// node gave none). Each item is `account field: replay X, node Y`.
+    pub fn state_check(&self) -> Option<(usize, Vec<String>)> {
+        let splice = self.env.splice.as_ref()?;
+        let diff = splice.diff.as_ref()?;
+        let items = splice
+            .residue()
+            .iter()
+            .map(|(c, _)| match c {
+                Correction::Balance { address, add, sub } => format!(
+                    "{address:?} balance: the node's is {} wei {}",
+                    if add.is_zero() { sub } else { add },
+                    if add.is_zero() { "lower" } else { "higher" }
+                ),
+                Correction::Nonce { address, nonce } => {
+                    format!("{address:?} nonce: node {nonce}")
+                }
+                Correction::Code { address, code } => {
+                    format!("{address:?} code: node {} bytes", code.len())
+                }
+                Correction::Storage {
+                    address,
+                    slot,
+                    value,
+                } => format!("{address:?} storage {slot}: node {value}"),
+            })
+            .collect();
+        Some((diff.post.len(), items))
     }
 
     /// Traces the transaction under `spec`, fetching whatever the replay still misses.
@@ -425,6 +509,28 @@ impl Mined {
                 "{} chain precompile frame(s) taken from the node's callTracer: {}",
                 log.spliced.len(),
                 list(&log.spliced)
+            ));
+        }
+        if !log.local.is_empty() {
+            parts.push(format!(
+                "{} pure chain precompile call(s) run locally: {}",
+                log.local.len(),
+                list(&log.local)
+            ));
+        }
+        if !log.mismatched.is_empty() {
+            parts.push(format!(
+                "WARNING: {} of them returned other than the node's frame (the node's frame \
+                 was used): {}",
+                log.mismatched.len(),
+                list(&log.mismatched)
+            ));
+        }
+        if log.corrected > 0 {
+            parts.push(format!(
+                "{} state item(s) the chain precompiles changed written from the node's \
+                 prestateTracer diff",
+                log.corrected
             ));
         }
         if !log.opaque.is_empty() {

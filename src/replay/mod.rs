@@ -237,11 +237,27 @@ pub fn trace_at(
     splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
     settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
+    if let Some(s) = &env.splice {
+        s.record_post(&out.state);
+    }
     let result = match tracer {
-        Tracer::Call(t) => TraceResult::Call(Box::new(
-            t.into_result(tx.env.gas_limit, outcome.gas_used)
-                .ok_or_else(|| invalid(tx, "the call tracer saw no top-level frame"))?,
-        )),
+        Tracer::Call(t) => {
+            let with_log = t.config().with_log;
+            let mut top = t
+                .into_result(tx.env.gas_limit, outcome.gas_used)
+                .ok_or_else(|| invalid(tx, "the call tracer saw no top-level frame"))?;
+            if let (Some(s), Some(rules)) = (&env.splice, &env.rules) {
+                let log = s.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                splice::graft(
+                    &mut top,
+                    rules,
+                    &log,
+                    s.frames.as_deref().unwrap_or_default(),
+                    with_log,
+                );
+            }
+            TraceResult::Call(Box::new(top))
+        }
         Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
         Tracer::StructLog(t) => TraceResult::StructLog(t.into_result(outcome.gas_used)),
         Tracer::Gas(t) => {

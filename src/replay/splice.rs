@@ -7,19 +7,32 @@
 //! matched in call order. Where the node gave no trace (no debug API), the call is left to revm
 //! and listed as opaque; the self-check then says whether the receipt agrees.
 //!
-//! Not yet done: the state such a frame changed (bank balances, storage written back by CosmWasm)
-//! is not injected, so a transaction that reads it after the call can diverge (the self-check
-//! reports it).
+//! The state such a frame changed (bank balances, storage written back by CosmWasm) is taken
+//! from the node's `prestateTracer` in diff mode, asked in the same round trip as the frames:
+//! after a pass, every account field and slot of the node's post-state that the local replay
+//! ended with a different value is a [`Correction`], written into the journal when the replay
+//! returns from the first spliced frame (balances as the difference, so later EVM transfers
+//! still add up), and the transaction is run again. Accounts and slots the correction loads are
+//! left cold, as the node's Cosmos-side writes do not touch the EVM access list. One round of
+//! corrections is made; whatever still differs is reported (see [`Splice::residue`]).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use alloy_primitives::{Address, Bytes};
-use revm::interpreter::{CallInputs, CallOutcome, Gas, InstructionResult, InterpreterResult};
+use alloy_primitives::{Address, Bytes, B256, U256};
+use revm::context_interface::journaled_state::account::JournaledAccountTr;
+use revm::context_interface::{ContextTr, JournalTr};
+use revm::interpreter::{
+    CallInputs, CallOutcome, CallScheme, Gas, InstructionResult, InterpreterResult,
+};
+use revm::primitives::{Log, LogData};
+use revm::state::{Bytecode, EvmState};
 use revm::Inspector;
 use serde_json::Value;
 
+use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
+use crate::trace::call::{CallFrame, CallKind, CallLog};
 
 /// A call into a chain precompile as the node's callTracer recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +41,40 @@ pub struct NodeFrame {
     pub output: Bytes,
     pub gas_used: u64,
     pub error: Option<String>,
+    /// The frame as the node printed it (with its sub-calls and, when asked `withLog`, its
+    /// logs); grafted into a local callTracer result in its place.
+    pub node: Option<CallFrame>,
+}
+
+impl NodeFrame {
+    /// The logs the frame and its successful sub-calls emitted, in execution order (a log's
+    /// `position` is the number of sub-calls made before it); these go into the receipt.
+    pub fn logs(&self) -> Vec<Log> {
+        fn walk(f: &CallFrame, out: &mut Vec<Log>) {
+            if f.error.is_some() {
+                return;
+            }
+            let mut own = f.logs.iter().peekable();
+            for (i, c) in f.calls.iter().enumerate() {
+                while let Some(l) = own.next_if(|l| l.position as usize <= i) {
+                    out.push(log(l));
+                }
+                walk(c, out);
+            }
+            out.extend(own.map(log));
+        }
+        fn log(l: &CallLog) -> Log {
+            Log {
+                address: l.address,
+                data: LogData::new_unchecked(l.topics.clone(), l.data.clone()),
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(f) = &self.node {
+            walk(f, &mut out);
+        }
+        out
+    }
 }
 
 /// The frames into `rules`' precompiles in a callTracer result, depth first (call order). The
@@ -46,7 +93,10 @@ pub fn frames_from_call_trace(trace: &Value, rules: &ChainRules) -> Vec<NodeFram
                 gas_used: u64::from_str_radix(hex("gasUsed").trim_start_matches("0x"), 16)
                     .unwrap_or(0),
                 error: f.get("error").and_then(Value::as_str).map(str::to_string),
+                node: serde_json::from_value(f.clone()).ok(),
             });
+            // What the precompile called is the node's doing, not the replay's.
+            return;
         }
         for c in f
             .get("calls")
@@ -70,6 +120,144 @@ pub fn frames_from_call_trace(trace: &Value, rules: &ChainRules) -> Vec<NodeFram
     out
 }
 
+/// Puts the node's frames into a local callTracer result: the `k`-th call into a chain
+/// precompile (depth first) gets what the node recorded beneath it when the replay answered it
+/// from node frame `calls[k]`, and is marked [`CallFrame::from_node`].
+pub fn graft(
+    top: &mut CallFrame,
+    rules: &ChainRules,
+    log: &SpliceLog,
+    frames: &[NodeFrame],
+    with_log: bool,
+) {
+    fn walk(
+        f: &mut CallFrame,
+        rules: &ChainRules,
+        answers: &mut std::slice::Iter<'_, Option<usize>>,
+        frames: &[NodeFrame],
+        with_log: bool,
+    ) {
+        for c in &mut f.calls {
+            if c.kind != CallKind::Selfdestruct
+                && c.to.is_some_and(|a| rules.precompile(a).is_some())
+            {
+                let node = answers
+                    .next()
+                    .copied()
+                    .flatten()
+                    .and_then(|i| frames.get(i))
+                    .and_then(|n| n.node.as_ref());
+                if let Some(n) = node {
+                    c.calls = n.calls.clone();
+                    if with_log {
+                        c.logs = n.logs.clone();
+                    } else {
+                        strip_logs(&mut c.calls);
+                    }
+                    c.from_node = true;
+                }
+                continue;
+            }
+            walk(c, rules, answers, frames, with_log);
+        }
+    }
+    fn strip_logs(calls: &mut [CallFrame]) {
+        for c in calls {
+            c.logs.clear();
+            strip_logs(&mut c.calls);
+        }
+    }
+    walk(top, rules, &mut log.calls.iter(), frames, with_log);
+}
+
+/// One account as a prestate diff gives it; a field left out is unchanged (in `post`) or zero
+/// (in `pre`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiffAccount {
+    pub balance: Option<U256>,
+    pub nonce: Option<u64>,
+    pub code: Option<Bytes>,
+    pub storage: BTreeMap<B256, B256>,
+}
+
+/// The node's `prestateTracer` result in diff mode for the traced transaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeDiff {
+    pub pre: BTreeMap<Address, DiffAccount>,
+    pub post: BTreeMap<Address, DiffAccount>,
+}
+
+impl NodeDiff {
+    /// Reads geth's diff-mode shape `{pre: {addr: {balance, nonce, code, storage}}, post: …}`;
+    /// `None` when the answer is not that shape.
+    pub fn from_json(v: &Value) -> Option<NodeDiff> {
+        fn side(v: &Value) -> Option<BTreeMap<Address, DiffAccount>> {
+            let mut out = BTreeMap::new();
+            for (k, a) in v.as_object()? {
+                let address: Address = k.parse().ok()?;
+                let mut acc = DiffAccount::default();
+                if let Some(b) = a.get("balance") {
+                    acc.balance = Some(b.as_str()?.parse().ok()?);
+                }
+                if let Some(n) = a.get("nonce") {
+                    acc.nonce = Some(n.as_u64()?);
+                }
+                if let Some(c) = a.get("code") {
+                    acc.code = Some(c.as_str()?.parse().ok()?);
+                }
+                if let Some(st) = a.get("storage") {
+                    for (slot, val) in st.as_object()? {
+                        acc.storage
+                            .insert(slot.parse().ok()?, val.as_str()?.parse().ok()?);
+                    }
+                }
+                out.insert(address, acc);
+            }
+            Some(out)
+        }
+        Some(NodeDiff {
+            pre: side(v.get("pre")?)?,
+            post: side(v.get("post")?)?,
+        })
+    }
+}
+
+/// A change the node's precompiles made that the local replay cannot make by itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Correction {
+    /// Balance plus `add` minus `sub` (a difference, so EVM transfers after the frame still
+    /// apply).
+    Balance {
+        address: Address,
+        add: U256,
+        sub: U256,
+    },
+    Nonce {
+        address: Address,
+        nonce: u64,
+    },
+    Code {
+        address: Address,
+        code: Bytes,
+    },
+    Storage {
+        address: Address,
+        slot: B256,
+        value: B256,
+    },
+}
+
+impl Correction {
+    pub fn address(&self) -> Address {
+        match self {
+            Correction::Balance { address, .. }
+            | Correction::Nonce { address, .. }
+            | Correction::Code { address, .. }
+            | Correction::Storage { address, .. } => *address,
+        }
+    }
+}
+
 /// What the node said about one transaction's precompile frames, and what the replay did.
 #[derive(Debug, Default)]
 pub struct Splice {
@@ -77,14 +265,172 @@ pub struct Splice {
     pub frames: Option<Vec<NodeFrame>>,
     /// The node was asked and could not answer (no debug API).
     pub unavailable: bool,
+    /// The node's state diff for the transaction, when it gave one.
+    pub diff: Option<NodeDiff>,
+    /// Written into the journal on return from the first spliced frame.
+    pub corrections: Vec<Correction>,
+    /// Whether `corrections` were computed (one round is made).
+    pub corrected: bool,
     /// Set by a pass: calls answered from the node, and calls left to revm (opaque).
     pub log: Mutex<SpliceLog>,
+    /// Accounts left out of the comparison: the fee recipients (the header's miner and the
+    /// chain's fee collector), whose balances follow the fee rule, checked by gasUsed.
+    pub skip: Vec<Address>,
+    /// Set by a pass: where its post-state differs from the node's diff (see [`differences`]).
+    pub residue: Mutex<Vec<(Correction, bool)>>,
+}
+
+impl Splice {
+    /// Compares a pass's final state with the node's diff and keeps the differences in
+    /// [`Splice::residue`]. Fields the pass never touched count as the node's pre-state value.
+    pub fn record_post(&self, state: &EvmState) {
+        let Some(diff) = &self.diff else { return };
+        *self.residue.lock().unwrap_or_else(|e| e.into_inner()) =
+            differences(diff, state, &self.skip);
+    }
+
+    /// The differences the last pass left.
+    pub fn residue(&self) -> Vec<(Correction, bool)> {
+        self.residue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Every field of `diff.post` that `state` (a pass's final state) ends with a different value,
+/// except the accounts in `skip`; each flagged `true` when the pass left the field at the
+/// node's pre-state value (a balance, nonce or code) or never touched it (a slot): only the
+/// node's precompile changed it, so it can be corrected. A field the replay itself changed is a
+/// divergence to report, not to overwrite.
+pub fn differences(diff: &NodeDiff, state: &EvmState, skip: &[Address]) -> Vec<(Correction, bool)> {
+    let mut out = Vec::new();
+    let empty = DiffAccount::default();
+    for (&address, want) in &diff.post {
+        if skip.contains(&address) {
+            continue;
+        }
+        let pre = diff.pre.get(&address).unwrap_or(&empty);
+        let local = state.get(&address);
+        if let Some(n) = want.balance {
+            let p = pre.balance.unwrap_or_default();
+            let l = local.map_or(p, |a| a.info.balance);
+            if l != n {
+                let c = Correction::Balance {
+                    address,
+                    add: n.saturating_sub(l),
+                    sub: l.saturating_sub(n),
+                };
+                out.push((c, l == p));
+            }
+        }
+        if let Some(n) = want.nonce {
+            let p = pre.nonce.unwrap_or_default();
+            let l = local.map_or(p, |a| a.info.nonce);
+            if l != n {
+                out.push((Correction::Nonce { address, nonce: n }, l == p));
+            }
+        }
+        if let Some(n) = &want.code {
+            let p = pre.code.clone().unwrap_or_default();
+            let l = local
+                .and_then(|a| a.info.code.as_ref())
+                .map(|c| c.original_bytes())
+                .unwrap_or_else(|| p.clone());
+            if &l != n {
+                let c = Correction::Code {
+                    address,
+                    code: n.clone(),
+                };
+                out.push((c, l == p));
+            }
+        }
+        for (&slot, &n) in &want.storage {
+            let p = pre.storage.get(&slot).copied().unwrap_or_default();
+            // A slot the replay accessed may have been written with its old value, which the
+            // final state cannot tell from a read: only slots it never touched are corrected.
+            let touched = local.and_then(|a| a.storage.get(&U256::from_be_bytes(slot.0)));
+            let l = touched.map_or(p, |s| B256::from(s.present_value.to_be_bytes()));
+            if l != n {
+                let c = Correction::Storage {
+                    address,
+                    slot,
+                    value: n,
+                };
+                out.push((c, touched.is_none()));
+            }
+        }
+    }
+    out
+}
+
+/// Writes `corrections` into the journal, leaving what was cold cold.
+fn correct<CTX>(ctx: &mut CTX, corrections: &[Correction])
+where
+    CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
+{
+    let journal = ctx.journal_mut();
+    for c in corrections {
+        let address = c.address();
+        let was_cold = {
+            let Ok(load) = journal.load_account_mut(address) else {
+                continue;
+            };
+            let was_cold = load.is_cold;
+            let mut account = load.data;
+            match c {
+                Correction::Balance { add, sub, .. } => {
+                    if !add.is_zero() {
+                        account.incr_balance(*add);
+                    }
+                    if !sub.is_zero() {
+                        let b = *account.balance();
+                        account.set_balance(b.saturating_sub(*sub));
+                    }
+                }
+                Correction::Nonce { nonce, .. } => account.set_nonce(*nonce),
+                Correction::Code { code, .. } => {
+                    account.set_code_and_hash_slow(Bytecode::new_raw(code.clone()))
+                }
+                Correction::Storage { .. } => {}
+            }
+            was_cold
+        };
+        if let Correction::Storage { slot, value, .. } = c {
+            let key = U256::from_be_bytes(slot.0);
+            if let Ok(r) = journal.sstore(address, key, U256::from_be_bytes(value.0)) {
+                if r.is_cold {
+                    if let Some(s) = journal
+                        .evm_state_mut()
+                        .get_mut(&address)
+                        .and_then(|a| a.storage.get_mut(&key))
+                    {
+                        s.mark_cold();
+                    }
+                }
+            }
+        }
+        if was_cold {
+            if let Some(a) = journal.evm_state_mut().get_mut(&address) {
+                a.mark_cold();
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpliceLog {
     pub spliced: Vec<Address>,
     pub opaque: Vec<Address>,
+    /// Every call into a chain precompile in call order: the node frame that answered it, or
+    /// `None` when revm ran it (opaque) or it ran locally without a node frame.
+    pub calls: Vec<Option<usize>>,
+    /// State items written from the node's diff.
+    pub corrected: usize,
+    /// Calls into pure chain precompiles run locally.
+    pub local: Vec<Address>,
+    /// Of those, the ones whose local output or success differs from the node's frame.
+    pub mismatched: Vec<Address>,
 }
 
 /// The inspector that answers calls into stateful chain precompiles; does nothing on chains
@@ -92,9 +438,11 @@ pub struct SpliceLog {
 #[derive(Default)]
 pub struct Splicer {
     rules: Option<ChainRules>,
-    frames: VecDeque<NodeFrame>,
+    frames: VecDeque<(usize, NodeFrame)>,
     splice: Option<Arc<Splice>>,
     log: SpliceLog,
+    /// Corrections not yet written (they go in at the first spliced frame).
+    pending: Vec<Correction>,
 }
 
 impl Splicer {
@@ -103,10 +451,13 @@ impl Splicer {
         let frames = splice
             .and_then(|s| s.frames.clone())
             .unwrap_or_default()
-            .into();
+            .into_iter()
+            .enumerate()
+            .collect();
         Splicer {
             rules,
             frames,
+            pending: splice.map(|s| s.corrections.clone()).unwrap_or_default(),
             splice: splice.cloned(),
             log: SpliceLog::default(),
         }
@@ -125,16 +476,78 @@ impl Splicer {
     }
 }
 
-impl<CTX> Inspector<CTX> for Splicer {
-    fn call(&mut self, _ctx: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
+impl Splicer {
+    /// A pure chain precompile (json, p256) runs here; the node's frame for it, when fetched,
+    /// supplies the gas (which depends on chain parameters, see [`crate::chain::pure`]) and is
+    /// checked against the local output.
+    fn run_pure<CTX: ContextTr>(
+        &mut self,
+        ctx: &mut CTX,
+        inputs: &CallInputs,
+        name: &str,
+    ) -> Option<CallOutcome> {
+        let to = inputs.bytecode_address;
+        let shape = CallShape {
+            value: inputs.value.get(),
+            delegate: matches!(
+                inputs.scheme,
+                CallScheme::DelegateCall | CallScheme::CallCode
+            ),
+            gas: inputs.gas_limit,
+        };
+        let mut local = pure::run(name, &inputs.input.bytes(ctx), shape)?;
+        let node = match self.frames.front() {
+            Some((_, f)) if f.to == to => self.frames.pop_front(),
+            _ => None,
+        };
+        match &node {
+            Some((index, f)) => {
+                if f.output != local.output || f.error.is_some() == local.success {
+                    self.log.mismatched.push(to);
+                }
+                // What the node did stands; the local run only covers its absence.
+                local = PureOutcome {
+                    success: f.error.is_none(),
+                    output: f.output.clone(),
+                    gas_used: f.gas_used,
+                };
+                self.log.calls.push(Some(*index));
+            }
+            None => self.log.calls.push(None),
+        }
+        self.log.local.push(to);
+        let mut gas = Gas::new(inputs.gas_limit);
+        let _ = gas.record_regular_cost(local.gas_used.min(inputs.gas_limit));
+        let result = if local.success {
+            InstructionResult::Return
+        } else {
+            InstructionResult::Revert
+        };
+        Some(CallOutcome::new(
+            InterpreterResult::new(result, local.output, gas),
+            inputs.return_memory_offset.clone(),
+        ))
+    }
+}
+
+impl<CTX> Inspector<CTX> for Splicer
+where
+    CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
+{
+    fn call(&mut self, ctx: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
         let rules = self.rules.as_ref()?;
         let to = inputs.bytecode_address;
-        rules.precompile(to)?;
-        let Some(frame) = self.frames.pop_front().filter(|f| f.to == to) else {
+        let precompile = rules.precompile(to)?;
+        if precompile.pure {
+            return self.run_pure(ctx, inputs, precompile.name);
+        }
+        let Some((index, frame)) = self.frames.pop_front().filter(|(_, f)| f.to == to) else {
             self.log.opaque.push(to);
+            self.log.calls.push(None);
             return None;
         };
         self.log.spliced.push(to);
+        self.log.calls.push(Some(index));
         let mut gas = Gas::new(inputs.gas_limit);
         let _ = gas.record_regular_cost(frame.gas_used.min(inputs.gas_limit));
         let result = match frame.error.as_deref() {
@@ -145,6 +558,17 @@ impl<CTX> Inspector<CTX> for Splicer {
                 InstructionResult::PrecompileError
             }
         };
+        if result == InstructionResult::Return {
+            let journal = ctx.journal_mut();
+            for l in frame.logs() {
+                journal.log(l);
+            }
+            if !self.pending.is_empty() {
+                let pending = std::mem::take(&mut self.pending);
+                self.log.corrected = pending.len();
+                correct(ctx, &pending);
+            }
+        }
         Some(CallOutcome::new(
             InterpreterResult::new(result, frame.output, gas),
             inputs.return_memory_offset.clone(),

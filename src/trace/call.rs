@@ -127,6 +127,10 @@ pub struct CallFrame {
     pub value: Option<U256>,
     #[serde(rename = "type")]
     pub kind: CallKind,
+    /// Taken from the node's own trace (a chain precompile's frame spliced into the replay);
+    /// not part of geth's JSON.
+    #[serde(skip)]
+    pub from_node: bool,
 }
 
 impl CallFrame {
@@ -151,6 +155,7 @@ impl CallFrame {
             logs: Vec::new(),
             value,
             kind,
+            from_node: false,
         }
     }
 
@@ -223,6 +228,11 @@ pub struct CallTracer {
 }
 
 impl CallTracer {
+    /// The `tracerConfig` it was built with.
+    pub fn config(&self) -> &CallTracerConfig {
+        &self.config
+    }
+
     pub fn new(config: CallTracerConfig, log_index_offset: u64) -> Self {
         CallTracer {
             config,
