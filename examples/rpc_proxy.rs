@@ -17,6 +17,8 @@
 //! requests are refused, as by some public endpoints), `wrong-hash` (the `hash`/`transactionHash` of
 //! every result object has its last digit changed: another block or transaction). `--deny debug_`
 //! answers methods with that prefix "method not found", like a node without the debug API.
+//! `--hide-tx HASH` leaves a transaction out of block listings, as a node of chain 1329/1328
+//! leaves out Cosmos transactions that change EVM-visible state.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -49,6 +51,12 @@ struct Args {
     /// Port to listen on (0: any free port).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Leave this transaction out of block listings, and count it out of the
+    /// `transactionIndex` of the block's later transactions and receipts: a node of chain
+    /// 1329/1328 lists only EVM transactions, so a Cosmos transaction between two of them
+    /// changes state no listed transaction explains.
+    #[arg(long)]
+    hide_tx: Option<String>,
 }
 
 struct Config {
@@ -56,6 +64,8 @@ struct Config {
     delay: Duration,
     fault: String,
     deny: Option<String>,
+    /// The hidden transaction, and (once learned from the node) its block hash and index.
+    hide: Option<(String, std::sync::OnceLock<Option<(String, u64)>>)>,
 }
 
 #[derive(Default)]
@@ -77,6 +87,9 @@ fn main() {
         delay: Duration::from_millis(args.delay_ms),
         fault: args.fault,
         deny: args.deny,
+        hide: args
+            .hide_tx
+            .map(|h| (h.to_lowercase(), std::sync::OnceLock::new())),
     };
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
@@ -273,7 +286,69 @@ fn forward_or_fault(
         }
         _ => text,
     };
+    let text = match &cfg.hide {
+        Some(hide) => hide_tx(&text, hide, &cfg.upstream),
+        None => text,
+    };
     respond(stream, 200, &text)
+}
+
+fn quantity(v: &Value) -> Option<u64> {
+    u64::from_str_radix(v.as_str()?.strip_prefix("0x")?, 16).ok()
+}
+
+/// `--hide-tx`: the hidden transaction leaves block listings, and later transactions of its
+/// block have their `transactionIndex` lowered by one.
+fn hide_tx(
+    text: &str,
+    (hash, at): &(String, std::sync::OnceLock<Option<(String, u64)>>),
+    upstream: &str,
+) -> String {
+    let at = at.get_or_init(|| {
+        let req = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_getTransactionByHash",
+            "params": [hash]});
+        let v: Value = serde_json::from_str(&forward(upstream, &req.to_string()).ok()?).ok()?;
+        let r = v.get("result")?;
+        Some((
+            r.get("blockHash")?.as_str()?.to_lowercase(),
+            quantity(r.get("transactionIndex")?)?,
+        ))
+    });
+    let Some((block, index)) = at else {
+        return text.to_string();
+    };
+    fn fix(v: &mut Value, hash: &str, block: &str, index: u64) {
+        match v {
+            Value::Array(a) => a.iter_mut().for_each(|x| fix(x, hash, block, index)),
+            Value::Object(o) => {
+                if let Some(Value::Array(txs)) = o.get_mut("transactions") {
+                    txs.retain(|t| {
+                        let h = t.get("hash").unwrap_or(t);
+                        h.as_str().is_none_or(|h| h.to_lowercase() != hash)
+                    });
+                }
+                let in_block = o
+                    .get("blockHash")
+                    .and_then(Value::as_str)
+                    .is_some_and(|b| b.to_lowercase() == block);
+                if let Some(i) = o.get("transactionIndex").and_then(quantity) {
+                    if in_block && i > index {
+                        o.insert("transactionIndex".into(), json!(format!("{:#x}", i - 1)));
+                    }
+                }
+                for (_, x) in o.iter_mut() {
+                    fix(x, hash, block, index);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(_) => return text.to_string(),
+    };
+    fix(&mut v, hash, block, *index);
+    v.to_string()
 }
 
 fn forward(upstream: &str, body: &str) -> std::io::Result<String> {

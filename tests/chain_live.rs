@@ -175,3 +175,76 @@ fn the_tree_marks_frames_taken_from_the_node() {
         .unwrap_or_else(|| panic!("no bank frame in:\n{}", run.stdout));
     assert!(line.contains("(from node)"), "{line}");
 }
+
+/// A block where state changes between two listed transactions for a reason no listed
+/// transaction explains, as on chain 1329 when a Cosmos transaction (not listed by
+/// `eth_getBlock*`) sends funds or writes storage between two EVM transactions. Here anvil
+/// mines both writes as EVM transactions, and the proxy leaves the first out of the block as the
+/// chain's node does. The node's prestate for the second sees the change: the fast path must
+/// match the receipt. Replaying the listed transactions on the parent block's state cannot see
+/// it: the RPC path must report the divergence (exit 4), never "matches".
+#[test]
+fn a_hidden_state_change_is_right_on_the_fast_path_and_reported_on_the_rpc_path() {
+    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
+    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
+    let c = "0x000000000000000000000000000000000000c0de";
+    a.rpc(
+        "anvil_setCode",
+        json!([c, "0x36600b57600054600155005b600560005500"]),
+    );
+    // The hidden write comes from another sender: a Cosmos transaction does not use the EVM
+    // sender's nonce.
+    let other = a.accounts()[1];
+    let hashes = a.send_in_one_block(vec![
+        json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}),
+        json!({"to": c, "gas": "0x20000"}),
+    ]);
+    let (hidden, target) = (format!("{:?}", hashes[0]), format!("{:?}", hashes[1]));
+    assert_eq!(a.receipt(hashes[1])["transactionIndex"], json!("0x1"));
+    let p = Proxy::start(a.url(), &["--hide-tx", &hidden]);
+    let block = a.receipt(hashes[1])["blockHash"].clone();
+    let listed = p_rpc(&p.url, "eth_getBlockByHash", json!([block, false]));
+    assert_eq!(listed["transactions"], json!([target]), "{listed}");
+
+    let fast = chaintrace(&["tx", &target, "--rpc-url", &p.url, "--json", "--no-cache"]);
+    assert_eq!(fast.code, 0, "{}", fast.stderr);
+    assert!(
+        fast.stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        fast.stderr
+    );
+
+    let rpc = chaintrace(&[
+        "tx",
+        &target,
+        "--rpc-url",
+        &p.url,
+        "--json",
+        "--no-cache",
+        "--state-source",
+        "rpc",
+    ]);
+    assert_eq!(rpc.code, 4, "{}", rpc.stderr);
+    assert!(
+        rpc.stderr.contains("self-check FAILED") && rpc.stderr.contains("gasUsed: replay"),
+        "{}",
+        rpc.stderr
+    );
+    assert!(!rpc.stderr.contains("matches"), "{}", rpc.stderr);
+}
+
+/// One JSON-RPC call through the proxy.
+fn p_rpc(url: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let (_, text) = chaintrace::rpc::transport::post_json(
+        url,
+        &[],
+        body.to_string(),
+        std::time::Duration::from_secs(30),
+        1 << 24,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["result"].clone()
+}
