@@ -142,3 +142,53 @@ fn chain_precompile_frames_are_spliced_from_the_node() {
     assert_eq!(log.spliced, vec![bank]);
     assert!(log.opaque.is_empty());
 }
+
+/// The json precompile (0x…1003) runs locally under chain 1329's rules, with no node at all:
+/// the caller gets `extractAsUint256('{"n": "42"}', "n")` = 42, and the frame is priced as the
+/// node's dynamic-gas wrapper prices it (precompiles/common/precompiles.go, json.go): a scan of
+/// 1000 + 3 per calldata byte, 3 per byte of the `string` key, 100 per payload byte.
+#[test]
+fn the_json_precompile_runs_locally() {
+    use alloy_dyn_abi::DynSolValue;
+    let json_pc = address!("0000000000000000000000000000000000001003");
+    let caller = address!("000000000000000000000000000000000000cafe");
+    let payload = br#"{"n": "42"}"#.to_vec();
+    let mut input = alloy_primitives::keccak256("extractAsUint256(bytes,string)")[..4].to_vec();
+    input.extend(
+        DynSolValue::Tuple(vec![
+            DynSolValue::Bytes(payload.clone()),
+            DynSolValue::String("n".into()),
+        ])
+        .abi_encode_params(),
+    );
+    let mut snap = StateSnapshot::complete();
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    // CALLDATACOPY(0, 0, CALLDATASIZE); STATICCALL(gas, 0x1003, 0, CALLDATASIZE, 0, 32);
+    // SSTORE(1, success); SSTORE(0, MLOAD(0))
+    snap.insert_account(
+        caller,
+        account(
+            0,
+            1,
+            "36 6000 6000 37 6020 6000 36 6000 611003 5a fa 6001 55 600051 600055 00",
+        ),
+    );
+    let env = EvmEnv::new(SpecId::PRAGUE, 1329, &block(200_000_000, Some(0)));
+    let mut t = tx(SENDER, TxKind::Call(caller));
+    t.env.gas_limit = 200_000;
+    t.env.chain_id = Some(1329);
+    t.env.data = input.clone().into();
+    let spec = TracerSpec::new(TracerKind::Call, None).unwrap();
+    let mut db = snap.db();
+    let traced = trace(&mut db, &env, &t, &spec, 0).unwrap();
+    let TraceResult::Call(frame) = traced.result else {
+        unreachable!()
+    };
+    let v = serde_json::to_value(&*frame).unwrap();
+    let inner = &v["calls"][0];
+    assert_eq!(inner["type"], json!("STATICCALL"), "{v}");
+    assert_eq!(inner["output"], json!(format!("0x{:064x}", 42)), "{v}");
+    let gas = 1000 + 3 * input.len() as u64 + 3 + 100 * payload.len() as u64;
+    assert_eq!(inner["gasUsed"], json!(format!("{gas:#x}")), "{v}");
+    assert!(traced.outcome.success);
+}

@@ -32,6 +32,9 @@ pub struct ChainRules {
     pub blob_txs: bool,
     /// Receipts report `cumulativeGasUsed` 0 (legacy receipts) at this height.
     pub zero_cumulative_gas_used: bool,
+    /// PREVRANDAO is `keccak256` of the block time's Go binary encoding, not the header's
+    /// `mixHash` (which the node's `eth_getBlock*` prints as zero).
+    pub prevrandao_from_time: bool,
     pub precompiles: &'static [ChainPrecompile],
 }
 
@@ -208,8 +211,24 @@ pub fn rules_at(chain_id: u64, height: u64) -> Option<ChainRules> {
         sstore_set_gas: DEFAULT_SSTORE_SET_GAS,
         blob_txs: false,
         zero_cumulative_gas_used: epoch.zero_cumulative_gas_used,
+        prevrandao_from_time: true,
         precompiles: PRECOMPILES,
     })
+}
+
+/// PREVRANDAO of chains 1329/1328: `keccak256(header.Time.MarshalBinary())` (x/evm/keeper
+/// `GetVMBlockContext`). Go's encoding of a UTC time is version 1, the seconds since 1 January
+/// of year 1 (8 bytes), the nanoseconds (4 bytes) and the zone offset -1 meaning UTC (2
+/// bytes), all big-endian. The consensus header's time has nanoseconds; `eth_getBlock*` gives
+/// whole seconds only, so a replay that knows only those passes `nanos` 0 and says so.
+pub fn prevrandao_from_time(unix_seconds: u64, nanos: u32) -> alloy_primitives::B256 {
+    const UNIX_TO_INTERNAL: i64 = 62_135_596_800;
+    let mut b = Vec::with_capacity(15);
+    b.push(1u8);
+    b.extend_from_slice(&(unix_seconds as i64 + UNIX_TO_INTERNAL).to_be_bytes());
+    b.extend_from_slice(&(nanos as i32).to_be_bytes());
+    b.extend_from_slice(&(-1i16).to_be_bytes());
+    alloy_primitives::keccak256(b)
 }
 
 #[cfg(test)]
@@ -232,6 +251,17 @@ mod tests {
             .precompile(address!("0000000000000000000000000000000000001003"))
             .unwrap();
         assert!(json.pure && json.name == "json");
+    }
+
+    /// Go's `time.Unix(0, 0).UTC().MarshalBinary()` is 01 0000000e7791f700 00000000 ffff (the
+    /// seconds between year 1 and 1970, 62135596800 = 0xe7791f700).
+    #[test]
+    fn prevrandao_hashes_gos_binary_time() {
+        let want = alloy_primitives::keccak256(
+            alloy_primitives::hex::decode("010000000e7791f70000000000ffff").unwrap(),
+        );
+        assert_eq!(prevrandao_from_time(0, 0), want);
+        assert_ne!(prevrandao_from_time(0, 1), want);
     }
 
     #[test]

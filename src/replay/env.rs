@@ -58,6 +58,13 @@ impl EvmEnv {
         if let Some(coinbase) = rules.as_ref().and_then(|r| r.coinbase) {
             block.beneficiary = coinbase;
         }
+        if rules.as_ref().is_some_and(|r| r.prevrandao_from_time)
+            && info.mix_hash.is_zero()
+            && spec >= SpecId::MERGE
+        {
+            // Whole seconds only (see `prevrandao_from_time`); a read of it is noted.
+            block.prevrandao = Some(crate::chain::rules::prevrandao_from_time(info.timestamp, 0));
+        }
         EvmEnv {
             spec,
             cfg,

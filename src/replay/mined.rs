@@ -526,6 +526,14 @@ impl Mined {
                 list(&log.mismatched)
             ));
         }
+        if log.prevrandao_read {
+            parts.push(
+                "the transaction read PREVRANDAO, which this chain derives from the consensus \
+                 block time with nanoseconds; eth_getBlock gives whole seconds, so the replay \
+                 used .000000000 (the self-check says whether it mattered)"
+                    .to_string(),
+            );
+        }
         if log.corrected > 0 {
             parts.push(format!(
                 "{} state item(s) the chain precompiles changed written from the node's \

@@ -431,6 +431,8 @@ pub struct SpliceLog {
     pub local: Vec<Address>,
     /// Of those, the ones whose local output or success differs from the node's frame.
     pub mismatched: Vec<Address>,
+    /// The transaction read PREVRANDAO, derived from whole seconds of the block time.
+    pub prevrandao_read: bool,
 }
 
 /// The inspector that answers calls into stateful chain precompiles; does nothing on chains
@@ -534,6 +536,15 @@ impl<CTX> Inspector<CTX> for Splicer
 where
     CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
 {
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, _ctx: &mut CTX) {
+        use revm::interpreter::interpreter_types::Jumps;
+        if interp.bytecode.opcode() == 0x44
+            && self.rules.as_ref().is_some_and(|r| r.prevrandao_from_time)
+        {
+            self.log.prevrandao_read = true;
+        }
+    }
+
     fn call(&mut self, ctx: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
         let rules = self.rules.as_ref()?;
         let to = inputs.bytecode_address;
