@@ -248,3 +248,30 @@ fn p_rpc(url: &str, method: &str, params: Value) -> Value {
     let v: Value = serde_json::from_str(&text).unwrap();
     v["result"].clone()
 }
+
+/// `access` splices too: bank's frame from the node, its state corrected, the receipt agreeing.
+#[test]
+fn access_splices_chain_precompiles() {
+    let (a, hash) = bank_with_effects();
+    let run = chaintrace(&[
+        "access",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--no-cache",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("1 chain precompile frame(s) taken from the node's callTracer"),
+        "{}",
+        run.stderr
+    );
+    // The caller's slot 0 ends holding 7, X's balance after bank's transfer.
+    assert!(
+        run.stdout.contains(&format!("{:064x}", 7)) || run.stdout.contains("\"0x7\""),
+        "{}",
+        run.stdout
+    );
+}

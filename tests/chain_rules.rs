@@ -187,6 +187,11 @@ fn the_json_precompile_runs_locally() {
     let v = serde_json::to_value(&*frame).unwrap();
     let inner = &v["calls"][0];
     assert_eq!(inner["type"], json!("STATICCALL"), "{v}");
+    assert_eq!(
+        inner["to"],
+        json!(format!("{json_pc:?}").to_lowercase()),
+        "{v}"
+    );
     assert_eq!(inner["output"], json!(format!("0x{:064x}", 42)), "{v}");
     let gas = 1000 + 3 * input.len() as u64 + 3 + 100 * payload.len() as u64;
     assert_eq!(inner["gasUsed"], json!(format!("{gas:#x}")), "{v}");

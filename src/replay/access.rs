@@ -183,10 +183,13 @@ pub fn trace_access(
     let mut tracer = AccessTracer::default();
     // The sender always pays (nonce, fee) and the recipient is always looked up.
     tracer.note(tx.sender, Target::Account, true, tx.sender);
+    // The chain's precompiles are answered as in `trace` (splice.rs), before the tracer sees
+    // the call.
+    let splicer = super::splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
-        .build_mainnet_with_inspector(tracer);
+        .build_mainnet_with_inspector((splicer, tracer));
     super::check_chain_rules(env, tx)?;
     let mut out = evm
         .inspect_tx(tx.env.clone())
@@ -194,10 +197,14 @@ pub fn trace_access(
             tx: tx.hash,
             msg: e.to_string(),
         })?;
-    let tracer = std::mem::take(&mut evm.inspector);
+    let (splicer, tracer) = std::mem::take(&mut evm.inspector);
     drop(evm);
+    splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
     super::settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
+    if let Some(s) = &env.splice {
+        s.record_post(&out.state);
+    }
     let mut rows = Vec::with_capacity(tracer.items.len());
     for ((addr, target), item) in tracer.items {
         let post = out.state.get(&addr);
