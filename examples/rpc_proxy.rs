@@ -65,8 +65,11 @@ struct Config {
     fault: String,
     deny: Option<String>,
     /// The hidden transaction, and (once learned from the node) its block hash and index.
-    hide: Option<(String, std::sync::OnceLock<Option<(String, u64)>>)>,
+    hide: Option<Hidden>,
 }
+
+/// `--hide-tx`: the hash, and (once learned from the node) its block hash and index.
+type Hidden = (String, std::sync::OnceLock<Option<(String, u64)>>);
 
 #[derive(Default)]
 struct Counters {
@@ -301,7 +304,7 @@ fn quantity(v: &Value) -> Option<u64> {
 /// block have their `transactionIndex` lowered by one.
 fn hide_tx(
     text: &str,
-    (hash, at): &(String, std::sync::OnceLock<Option<(String, u64)>>),
+    (hash, at): &Hidden,
     upstream: &str,
 ) -> String {
     let at = at.get_or_init(|| {
