@@ -302,11 +302,7 @@ fn quantity(v: &Value) -> Option<u64> {
 
 /// `--hide-tx`: the hidden transaction leaves block listings, and later transactions of its
 /// block have their `transactionIndex` lowered by one.
-fn hide_tx(
-    text: &str,
-    (hash, at): &Hidden,
-    upstream: &str,
-) -> String {
+fn hide_tx(text: &str, (hash, at): &Hidden, upstream: &str) -> String {
     let at = at.get_or_init(|| {
         let req = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_getTransactionByHash",
             "params": [hash]});
