@@ -5,6 +5,7 @@ use std::io::Write;
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
+use chaintrace::source::StateSnapshot;
 use clap::Args;
 
 use super::common::finish;
@@ -149,11 +150,22 @@ impl BlockArgs {
         let block = source.block(&block_ref)?;
         let spec_id = spec_for(chain_id, &block.info, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
-        let (traces, passes, snapshot) = if block.txs.is_empty() {
-            (Vec::new(), 0, Default::default())
+        let replay = if block.txs.is_empty() {
+            None
         } else {
-            let r = replay_block(&source, &block, &env, 0, block.txs.len() - 1, &spec)?;
-            (r.traces, r.passes, r.snapshot)
+            Some(replay_block(
+                &source,
+                &block,
+                &env,
+                0,
+                block.txs.len() - 1,
+                &spec,
+            )?)
+        };
+        let empty = StateSnapshot::default();
+        let (traces, passes, snapshot) = match &replay {
+            None => (&[][..], 0, &empty),
+            Some(r) => (&r.traces[..], r.passes, &r.snapshot),
         };
         let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
         let receipts = source.receipts(&hashes)?;
@@ -189,14 +201,18 @@ impl BlockArgs {
             );
             for (i, t) in traces.iter().enumerate() {
                 writeln!(std::io::stdout().lock(), "\n#{i} {:?}", t.hash)?;
-                let decoder = super::names::decoder_for(&names, &self.trace, t, &snapshot);
+                let decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
                 print_trace(t, &self.trace, &decoder, currency)?;
             }
         }
+        if let Some(n) = replay.as_ref().and_then(|r| r.splice_note(&env)) {
+            eprintln!("note: {n}");
+        }
         report_rpc(&source, passes);
         let mut code = exit::OK;
-        for (t, receipt) in traces.iter().zip(receipts) {
-            if finish(t, Some(&receipt), true, None) == exit::DIVERGED {
+        for (k, (t, receipt)) in traces.iter().zip(receipts).enumerate() {
+            let state = replay.as_ref().and_then(|r| r.state_check(k));
+            if finish(t, Some(&receipt), true, state.as_ref()) == exit::DIVERGED {
                 code = exit::DIVERGED;
             }
         }

@@ -59,6 +59,8 @@ pub struct Done {
     pub traces: Vec<TracedTx>,
     receipts: Vec<Value>,
     passes: usize,
+    /// Each trace's comparison with the node's post-state (chains that splice, splice.rs).
+    states: Vec<Option<(usize, Vec<String>)>>,
 }
 
 /// Where finished blocks go, in chain order: stdout, or partitions (`cli/columnar.rs`).
@@ -128,6 +130,7 @@ fn replay_one(
         traces: Vec::new(),
         receipts,
         passes: 0,
+        states: Vec::new(),
     };
     if block.txs.is_empty() {
         return Ok(done);
@@ -145,6 +148,7 @@ fn replay_one(
         done.lines.extend_from_slice(b"}\n");
     }
     done.passes = r.passes;
+    done.states = (0..r.traces.len()).map(|k| r.state_check(k)).collect();
     done.traces = r.traces;
     Ok(done)
 }
@@ -248,8 +252,9 @@ pub fn run(
                     stop();
                     return Err(e);
                 }
-                for (t, receipt) in done.traces.iter().zip(&done.receipts) {
-                    if finish(t, Some(receipt), true, None) == exit::DIVERGED {
+                for (k, (t, receipt)) in done.traces.iter().zip(&done.receipts).enumerate() {
+                    let state = done.states.get(k).and_then(Option::as_ref);
+                    if finish(t, Some(receipt), true, state) == exit::DIVERGED {
                         code = exit::DIVERGED;
                     }
                 }

@@ -22,6 +22,8 @@ pub struct EvmEnv {
     pub rules: Option<crate::chain::rules::ChainRules>,
     /// The node's frames for the chain's precompiles, for the traced transaction.
     pub splice: Option<std::sync::Arc<super::splice::Splice>>,
+    /// The header's miner (COINBASE may be the chain's fee collector instead).
+    pub miner: alloy_primitives::Address,
 }
 
 impl EvmEnv {
@@ -72,6 +74,7 @@ impl EvmEnv {
             block_hash: info.hash,
             rules,
             splice: None,
+            miner: info.coinbase,
         }
     }
 }

@@ -22,7 +22,7 @@ use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use std::sync::Arc;
 
 use crate::chain::ForkSchedule;
-use crate::replay::splice::{frames_from_call_trace, Correction, NodeDiff, Splice};
+use crate::replay::splice::Splice;
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
@@ -31,7 +31,6 @@ use crate::source::prestate_rpc::{
 use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
 use crate::source::rpc::{RpcSource, SourceError};
 use crate::source::{Misses, ReplayDb, StateSnapshot};
-use alloy_primitives::Address;
 
 /// The most speculative passes before giving up; each pass costs one round trip.
 pub const MAX_PASSES: usize = 64;
@@ -362,13 +361,7 @@ impl Mined {
         let (Some(splice), Some(rules)) = (&self.env.splice, &self.env.rules) else {
             return Ok(false);
         };
-        let opaque = !splice
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .opaque
-            .is_empty();
-        if !opaque || splice.frames.is_some() || splice.unavailable {
+        if !splice.wants_frames() {
             return Ok(false);
         }
         // The frames (with their logs, which go into the receipt) and the state the
@@ -393,22 +386,13 @@ impl Mined {
             }
             _ => (None, None),
         };
-        let next = match trace {
-            Some(trace) => Splice {
-                frames: Some(frames_from_call_trace(&trace, rules)),
-                diff: diff.as_ref().and_then(NodeDiff::from_json),
-                skip: vec![self.info.coinbase, self.env.block.beneficiary],
-                ..Default::default()
-            },
-            // The pass already run stands; its record of opaque frames is kept.
-            None => Splice {
-                unavailable: true,
-                log: std::sync::Mutex::new(
-                    splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-                ),
-                ..Default::default()
-            },
-        };
+        let next = Splice::from_node(
+            trace.as_ref(),
+            diff.as_ref(),
+            rules,
+            vec![self.env.miner, self.env.block.beneficiary],
+            splice,
+        );
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)
@@ -418,34 +402,10 @@ impl Mined {
     /// runs once more with those differences written at the first spliced frame (see
     /// [`crate::replay::splice`]). No round trip.
     fn correct_state(&mut self) -> bool {
-        let Some(splice) = &self.env.splice else {
+        let Some(next) = self.env.splice.as_ref().and_then(|s| s.corrected()) else {
             return false;
         };
-        let spliced = !splice
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .spliced
-            .is_empty();
-        if splice.corrected || splice.diff.is_none() || !spliced {
-            return false;
-        }
-        let corrections: Vec<Correction> = splice
-            .residue()
-            .into_iter()
-            .filter_map(|(c, correctable)| correctable.then_some(c))
-            .collect();
-        if corrections.is_empty() {
-            return false;
-        }
-        self.env.splice = Some(Arc::new(Splice {
-            frames: splice.frames.clone(),
-            diff: splice.diff.clone(),
-            skip: splice.skip.clone(),
-            corrections,
-            corrected: true,
-            ..Default::default()
-        }));
+        self.env.splice = Some(Arc::new(next));
         true
     }
 
@@ -453,31 +413,7 @@ impl Mined {
     /// transaction (`None` when no diff was compared: no chain precompile was called, or the
     /// node gave none). Each item is `account field: replay X, node Y`.
     pub fn state_check(&self) -> Option<(usize, Vec<String>)> {
-        let splice = self.env.splice.as_ref()?;
-        let diff = splice.diff.as_ref()?;
-        let items = splice
-            .residue()
-            .iter()
-            .map(|(c, _)| match c {
-                Correction::Balance { address, add, sub } => format!(
-                    "{address:?} balance: the node's is {} wei {}",
-                    if add.is_zero() { sub } else { add },
-                    if add.is_zero() { "lower" } else { "higher" }
-                ),
-                Correction::Nonce { address, nonce } => {
-                    format!("{address:?} nonce: node {nonce}")
-                }
-                Correction::Code { address, code } => {
-                    format!("{address:?} code: node {} bytes", code.len())
-                }
-                Correction::Storage {
-                    address,
-                    slot,
-                    value,
-                } => format!("{address:?} storage {slot}: node {value}"),
-            })
-            .collect();
-        Some((diff.post.len(), items))
+        self.env.splice.as_deref().and_then(Splice::state_check)
     }
 
     /// Traces the transaction under `spec`, fetching whatever the replay still misses.
@@ -496,60 +432,8 @@ impl Mined {
     /// What the replay did with the chain's precompiles, for a note on stderr.
     pub fn splice_note(&self) -> Option<String> {
         let splice = self.env.splice.as_ref()?;
-        let rules = self.env.rules.as_ref()?;
         let log = splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let name = |a: &Address| {
-            let n = rules.precompile(*a).map_or("?", |p| p.name);
-            format!("{a:?} ({n})")
-        };
-        let list = |v: &[Address]| v.iter().map(name).collect::<Vec<_>>().join(", ");
-        let mut parts = Vec::new();
-        if !log.spliced.is_empty() {
-            parts.push(format!(
-                "{} chain precompile frame(s) taken from the node's callTracer: {}",
-                log.spliced.len(),
-                list(&log.spliced)
-            ));
-        }
-        if !log.local.is_empty() {
-            parts.push(format!(
-                "{} pure chain precompile call(s) run locally: {}",
-                log.local.len(),
-                list(&log.local)
-            ));
-        }
-        if !log.mismatched.is_empty() {
-            parts.push(format!(
-                "WARNING: {} of them returned other than the node's frame (the node's frame \
-                 was used): {}",
-                log.mismatched.len(),
-                list(&log.mismatched)
-            ));
-        }
-        if log.prevrandao_read {
-            parts.push(
-                "the transaction read PREVRANDAO, which this chain derives from the consensus \
-                 block time with nanoseconds; eth_getBlock gives whole seconds, so the replay \
-                 used .000000000 (the self-check says whether it mattered)"
-                    .to_string(),
-            );
-        }
-        if log.corrected > 0 {
-            parts.push(format!(
-                "{} state item(s) the chain precompiles changed written from the node's \
-                 prestateTracer diff",
-                log.corrected
-            ));
-        }
-        if !log.opaque.is_empty() {
-            parts.push(format!(
-                "{} chain precompile frame(s) opaque (the node gave no trace of them; revm ran \
-                 them as plain accounts): {}",
-                log.opaque.len(),
-                list(&log.opaque)
-            ));
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
+        crate::replay::splice::note(&log, self.env.rules.as_ref()?)
     }
 
     fn pass<T>(
@@ -558,8 +442,11 @@ impl Mined {
         f: &impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
     ) -> Result<T, ReplayError> {
         let mut offset = self.log_offset;
+        // The node's frames are the target's: earlier transactions run without them.
+        let mut prefix_env = self.env.clone();
+        prefix_env.splice = None;
         for tx in &self.prefix {
-            offset += apply(db, &self.env, tx)?.logs.len() as u64;
+            offset += apply(db, &prefix_env, tx)?.logs.len() as u64;
         }
         f(db, &self.env, &self.target, offset)
     }

@@ -129,13 +129,15 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
     check_chain_rules(env, tx)?;
-    let splicer = splice::Splicer::new(env.rules.as_ref(), None);
+    let splicer = splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
     let mut out = if splicer.active() {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
             .with_cfg(env.cfg.clone())
             .build_mainnet_with_inspector(splicer);
-        evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?
+        let out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+        std::mem::take(&mut evm.inspector).finish();
+        out
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
@@ -145,6 +147,9 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
     };
     let outcome = TxOutcome::from_result(&out.result);
     settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
+    if let Some(s) = &env.splice {
+        s.record_post(&out.state);
+    }
     db.commit(out.state);
     Ok(outcome)
 }

@@ -4,10 +4,16 @@
 //! block hash the pass missed is fetched in one batch, and the pass runs again. A pass that
 //! misses nothing is exact, and its traces are the result.
 
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::chain::rules::ChainRules;
 use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource, SourceError};
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
 
+use super::splice::{Splice, SpliceLog};
 use super::{apply, trace_at, EvmEnv, ReplayError, TracedTx};
 
 /// The most speculative passes before giving up; each pass costs one round trip.
@@ -20,6 +26,87 @@ pub struct BlockReplay {
     pub snapshot: StateSnapshot,
     /// State round trips spent (batches).
     pub passes: usize,
+    /// On a chain with precompiles of its own, what each transaction did with them (one per
+    /// replayed transaction, block order); empty elsewhere.
+    pub splices: Vec<Arc<Splice>>,
+}
+
+impl BlockReplay {
+    /// The note on stderr for what the block's transactions did with the chain's precompiles.
+    pub fn splice_note(&self, env: &EvmEnv) -> Option<String> {
+        let rules = env.rules.as_ref()?;
+        let mut all = SpliceLog::default();
+        for s in &self.splices {
+            all.merge(&s.log.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        super::splice::note(&all, rules)
+    }
+
+    /// The post-state comparison of traced transaction `k` (`traces[k]`), when one was made.
+    pub fn state_check(&self, k: usize) -> Option<(usize, Vec<String>)> {
+        let first = self.splices.len().checked_sub(self.traces.len())?;
+        self.splices.get(first + k)?.state_check()
+    }
+}
+
+/// Asks the node, in one round trip, for the block's callTracer (with logs) and prestate diff
+/// traces, and makes each transaction's [`Splice`] of them. A node that cannot answer leaves
+/// every transaction's frames opaque.
+fn node_splices(
+    source: &RpcSource,
+    env: &EvmEnv,
+    txs: &[super::ReplayTx],
+    rules: &ChainRules,
+    last: &[Arc<Splice>],
+) -> Vec<Arc<Splice>> {
+    let skip = vec![env.miner, env.block.beneficiary];
+    let answers = env.block_hash.and_then(|hash| {
+        let calls = [
+            (
+                "debug_traceBlockByHash".to_string(),
+                json!([hash, {"tracer": "callTracer", "tracerConfig": {"withLog": true}}]),
+            ),
+            (
+                "debug_traceBlockByHash".to_string(),
+                json!([hash, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}]),
+            ),
+        ];
+        let mut r = source.client.batch(&calls).ok()?;
+        let diffs = r.pop()?.ok();
+        Some((r.pop()?.ok()?, diffs))
+    });
+    // geth's shape: [{"txHash", "result"}] in block order.
+    let find = |list: Option<&Value>, i: usize, tx: &super::ReplayTx| -> Option<Value> {
+        let items = list?.as_array()?;
+        let by_hash = |v: &&Value| {
+            v.get("txHash")
+                .and_then(Value::as_str)
+                .and_then(|h| h.parse::<alloy_primitives::B256>().ok())
+                == Some(tx.hash)
+        };
+        items
+            .get(i)
+            .filter(by_hash)
+            .or_else(|| items.iter().find(by_hash))?
+            .get("result")
+            .cloned()
+    };
+    txs.iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            let (trace, diff) = match &answers {
+                Some((calls, diffs)) => (find(Some(calls), i, tx), find(diffs.as_ref(), i, tx)),
+                None => (None, None),
+            };
+            Arc::new(Splice::from_node(
+                trace.as_ref(),
+                diff.as_ref(),
+                rules,
+                skip.clone(),
+                &last[i],
+            ))
+        })
+        .collect()
 }
 
 /// Replays `block.txs[..=last]`: the ones before `first` untraced, `first..=last` under `tracer`,
@@ -82,18 +169,41 @@ pub fn replay_txs_from(
     // execution misses nothing, one traced pass runs. A tracer may read state execution did not
     // (the prestate tracer's delegation targets), so that pass may still miss and loop again.
     let mut traced = false;
+    // On a chain with precompiles of its own (splice.rs): after an exact untraced pass that
+    // called a stateful one, the node's frames and diffs for the whole block are asked once,
+    // then each transaction's state is corrected once.
+    let rules = env.rules.as_ref().filter(|r| !r.precompiles.is_empty());
+    let mut splices: Vec<Arc<Splice>> = match rules {
+        Some(_) => txs.iter().map(|_| Arc::default()).collect(),
+        None => Vec::new(),
+    };
+    let mut asked = false;
     loop {
         let (result, misses) = {
             let mut db = snap.db();
             prepare(&mut db);
-            let result = if traced {
-                run_pass(&mut db, env, txs, first, tracer)
-            } else {
-                run_pass(&mut db, env, txs, txs.len(), tracer)
-            };
+            let last = if traced { first } else { txs.len() };
+            let result = run_pass(&mut db, env, txs, last, tracer, &splices);
             (result, snap.take_misses())
         };
         if misses.is_empty() && !traced {
+            if let Some(rules) = rules {
+                if !asked && splices.iter().any(|s| s.wants_frames()) {
+                    asked = true;
+                    splices = node_splices(source, env, txs, rules, &splices);
+                    passes += 1;
+                    continue;
+                }
+                let next: Vec<Option<Splice>> = splices.iter().map(|s| s.corrected()).collect();
+                if next.iter().any(Option::is_some) {
+                    splices = splices
+                        .iter()
+                        .zip(next)
+                        .map(|(old, n)| n.map(Arc::new).unwrap_or_else(|| old.clone()))
+                        .collect();
+                    continue;
+                }
+            }
             traced = true;
             continue;
         }
@@ -102,6 +212,7 @@ pub fn replay_txs_from(
                 traces: result?,
                 snapshot: snap,
                 passes,
+                splices,
             });
         }
         if passes >= MAX_PASSES {
@@ -122,10 +233,21 @@ fn run_pass(
     txs: &[super::ReplayTx],
     first: usize,
     tracer: &TracerSpec,
+    splices: &[Arc<Splice>],
 ) -> Result<Vec<TracedTx>, ReplayError> {
     let mut traces = Vec::new();
     let mut log_offset = 0u64;
+    let mut own = None;
     for (i, tx) in txs.iter().enumerate() {
+        // Each transaction with its own splice (a cheap clone of the environment).
+        let env = match splices.get(i) {
+            Some(s) => {
+                let e = own.get_or_insert_with(|| env.clone());
+                e.splice = Some(s.clone());
+                &*e
+            }
+            None => env,
+        };
         if i < first {
             log_offset += apply(db, env, tx)?.logs.len() as u64;
         } else {

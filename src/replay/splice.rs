@@ -289,6 +289,100 @@ impl Splice {
             differences(diff, state, &self.skip);
     }
 
+    /// Where the last pass's final state still differs from the node's diff (`None` when no
+    /// diff was compared): accounts compared, and each item as `account field: node value`.
+    pub fn state_check(&self) -> Option<(usize, Vec<String>)> {
+        let diff = self.diff.as_ref()?;
+        let items = self
+            .residue()
+            .iter()
+            .map(|(c, _)| match c {
+                Correction::Balance { address, add, sub } => format!(
+                    "{address:?} balance: the node's is {} wei {}",
+                    if add.is_zero() { sub } else { add },
+                    if add.is_zero() { "lower" } else { "higher" }
+                ),
+                Correction::Nonce { address, nonce } => {
+                    format!("{address:?} nonce: node {nonce}")
+                }
+                Correction::Code { address, code } => {
+                    format!("{address:?} code: node {} bytes", code.len())
+                }
+                Correction::Storage {
+                    address,
+                    slot,
+                    value,
+                } => format!("{address:?} storage {slot}: node {value}"),
+            })
+            .collect();
+        Some((diff.post.len(), items))
+    }
+
+    /// The next splice when the last pass left differences only the node's precompiles can
+    /// explain: the same frames and diff with those written at the first spliced frame. `None`
+    /// when there is nothing (more) to correct; one round is made.
+    pub fn corrected(&self) -> Option<Splice> {
+        let spliced = !self
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spliced
+            .is_empty();
+        if self.corrected || self.diff.is_none() || !spliced {
+            return None;
+        }
+        let corrections: Vec<Correction> = self
+            .residue()
+            .into_iter()
+            .filter_map(|(c, correctable)| correctable.then_some(c))
+            .collect();
+        (!corrections.is_empty()).then(|| Splice {
+            frames: self.frames.clone(),
+            diff: self.diff.clone(),
+            skip: self.skip.clone(),
+            corrections,
+            corrected: true,
+            ..Default::default()
+        })
+    }
+
+    /// The last pass called a stateful chain precompile the node's frames were not asked for.
+    pub fn wants_frames(&self) -> bool {
+        self.frames.is_none()
+            && !self.unavailable
+            && !self
+                .log
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .opaque
+                .is_empty()
+    }
+
+    /// What the node answered for this transaction: its callTracer result (`withLog`) and its
+    /// prestate diff; `None` for the trace means the node could not give it.
+    pub fn from_node(
+        trace: Option<&Value>,
+        diff: Option<&Value>,
+        rules: &ChainRules,
+        skip: Vec<Address>,
+        last: &Splice,
+    ) -> Splice {
+        match trace {
+            Some(trace) => Splice {
+                frames: Some(frames_from_call_trace(trace, rules)),
+                diff: diff.and_then(NodeDiff::from_json),
+                skip,
+                ..Default::default()
+            },
+            // The pass already run stands; its record of opaque frames is kept.
+            None => Splice {
+                unavailable: true,
+                log: Mutex::new(last.log.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+                ..Default::default()
+            },
+        }
+    }
+
     /// The differences the last pass left.
     pub fn residue(&self) -> Vec<(Correction, bool)> {
         self.residue
@@ -433,6 +527,78 @@ pub struct SpliceLog {
     pub mismatched: Vec<Address>,
     /// The transaction read PREVRANDAO, derived from whole seconds of the block time.
     pub prevrandao_read: bool,
+}
+
+impl SpliceLog {
+    /// Adds another transaction's record (a block's summary).
+    pub fn merge(&mut self, other: &SpliceLog) {
+        self.spliced.extend(&other.spliced);
+        self.opaque.extend(&other.opaque);
+        self.local.extend(&other.local);
+        self.mismatched.extend(&other.mismatched);
+        self.corrected += other.corrected;
+        self.prevrandao_read |= other.prevrandao_read;
+    }
+}
+
+/// What a replay did with the chain's precompiles, for a note on stderr.
+pub fn note(log: &SpliceLog, rules: &ChainRules) -> Option<String> {
+    let name = |a: &Address| {
+        let n = rules.precompile(*a).map_or("?", |p| p.name);
+        format!("{a:?} ({n})")
+    };
+    let list = |v: &[Address]| {
+        let mut names: Vec<String> = v.iter().map(name).collect();
+        names.dedup();
+        names.join(", ")
+    };
+    let mut parts = Vec::new();
+    if !log.spliced.is_empty() {
+        parts.push(format!(
+            "{} chain precompile frame(s) taken from the node's callTracer: {}",
+            log.spliced.len(),
+            list(&log.spliced)
+        ));
+    }
+    if !log.local.is_empty() {
+        parts.push(format!(
+            "{} pure chain precompile call(s) run locally: {}",
+            log.local.len(),
+            list(&log.local)
+        ));
+    }
+    if !log.mismatched.is_empty() {
+        parts.push(format!(
+            "WARNING: {} of them returned other than the node's frame (the node's frame was \
+             used): {}",
+            log.mismatched.len(),
+            list(&log.mismatched)
+        ));
+    }
+    if log.prevrandao_read {
+        parts.push(
+            "the transaction read PREVRANDAO, which this chain derives from the consensus block \
+             time with nanoseconds; eth_getBlock gives whole seconds, so the replay used \
+             .000000000 (the self-check says whether it mattered)"
+                .to_string(),
+        );
+    }
+    if log.corrected > 0 {
+        parts.push(format!(
+            "{} state item(s) the chain precompiles changed written from the node's \
+             prestateTracer diff",
+            log.corrected
+        ));
+    }
+    if !log.opaque.is_empty() {
+        parts.push(format!(
+            "{} chain precompile frame(s) opaque (the node gave no trace of them; revm ran them \
+             as plain accounts): {}",
+            log.opaque.len(),
+            list(&log.opaque)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The inspector that answers calls into stateful chain precompiles; does nothing on chains
