@@ -197,3 +197,43 @@ fn the_json_precompile_runs_locally() {
     assert_eq!(inner["gasUsed"], json!(format!("{gas:#x}")), "{v}");
     assert!(traced.outcome.success);
 }
+
+/// SSTORE under a set cost other than Ethereum's 20,000 (the chain's `SeiSstoreSetGasEIP2200`),
+/// priced as the fork's `makeGasSStoreFunc`: a clean zero slot made non-zero costs cold 2,100 +
+/// the set cost, and a dirty slot reset to its original zero refunds the set cost - 100.
+#[test]
+fn sstore_follows_the_chains_set_cost() {
+    let store = address!("00000000000000000000000000000000000005e7");
+    let run = |set_gas: u64| {
+        let mut snap = StateSnapshot::complete();
+        snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+        // SSTORE(0, 1); SSTORE(0, 0); STOP
+        snap.insert_account(store, account(0, 1, "6001 6000 55 6000 6000 55 00"));
+        let mut env = EvmEnv::new(SpecId::PRAGUE, 1329, &block(200_000_000, Some(0)));
+        env.rules.as_mut().unwrap().sstore_set_gas = set_gas;
+        let mut t = tx(SENDER, TxKind::Call(store));
+        t.env.gas_limit = 200_000;
+        t.env.chain_id = Some(1329);
+        let spec = TracerSpec::new(TracerKind::StructLog, None).unwrap();
+        let mut db = snap.db();
+        let traced = trace(&mut db, &env, &t, &spec, 0).unwrap();
+        let mut buf = Vec::new();
+        chaintrace::render::json::write_trace(&mut buf, &traced.result).unwrap();
+        let v: Value = serde_json::from_slice(&buf).unwrap();
+        (v, traced.outcome.gas_used)
+    };
+    let (v, used) = run(25_000);
+    let logs = v["structLogs"].as_array().unwrap();
+    assert_eq!(logs[2]["op"], json!("SSTORE"));
+    assert_eq!(logs[2]["gasCost"], json!(2_100 + 25_000));
+    assert_eq!(logs[5]["op"], json!("SSTORE"));
+    assert_eq!(logs[5]["gasCost"], json!(100));
+    assert_eq!(logs[6]["refund"], json!(25_000 - 100));
+    // 21,000 + 4 PUSHes + both SSTOREs, less the refund capped at a fifth (London).
+    let spent = 21_000 + 4 * 3 + 27_100 + 100;
+    assert_eq!(used, spent - spent / 5);
+    // Ethereum's 20,000 is revm's own price.
+    let (v, _) = run(20_000);
+    assert_eq!(v["structLogs"][2]["gasCost"], json!(22_100));
+    assert_eq!(v["structLogs"][6]["refund"], json!(19_900));
+}

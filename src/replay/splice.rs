@@ -601,6 +601,58 @@ pub fn note(log: &SpliceLog, rules: &ChainRules) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The price difference of the SSTORE about to run when the chain's set cost
+/// (`SeiSstoreSetGasEIP2200`) is not Ethereum's 20,000. The fork's `makeGasSStoreFunc`
+/// (core/vm/operations_acl.go) charges the set cost for a clean zero slot made non-zero, and
+/// refunds `set cost - WARM_STORAGE_READ` for a dirty slot reset to its original zero; revm
+/// prices both with 20,000, so the difference is added after the opcode: `(depth, cost,
+/// refund)`.
+fn sstore_adjustment<CTX>(
+    rules: Option<&ChainRules>,
+    interp: &revm::interpreter::Interpreter,
+    ctx: &mut CTX,
+) -> Option<(usize, i64, i64)>
+where
+    CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
+{
+    use revm::interpreter::interpreter_types::{InputsTr, RuntimeFlag};
+    use revm::Database;
+    let set = rules?.sstore_set_gas;
+    let standard = crate::chain::rules::DEFAULT_SSTORE_SET_GAS;
+    if set == standard || interp.runtime_flag.is_static() {
+        return None;
+    }
+    let depth = interp.stack.len();
+    let key = interp.stack.peek(0).ok()?;
+    let value = interp.stack.peek(1).ok()?;
+    let address = interp.input.target_address();
+    let journal = ctx.journal_mut();
+    let loaded = journal
+        .evm_state()
+        .get(&address)
+        .and_then(|a| a.storage.get(&key))
+        .map(|s| (s.original_value(), s.present_value()));
+    let (original, current) = match loaded {
+        Some(pair) => pair,
+        // Not loaded yet in this transaction: both are the stored value (read without warming
+        // the slot; the SSTORE itself does that).
+        None => {
+            let v = journal.db_mut().storage(address, key).ok()?;
+            (v, v)
+        }
+    };
+    let delta = set as i64 - standard as i64;
+    if current == value {
+        None
+    } else if original == current && original.is_zero() {
+        Some((depth, delta, 0))
+    } else if original != current && original == value && original.is_zero() {
+        Some((depth, 0, delta))
+    } else {
+        None
+    }
+}
+
 /// The inspector that answers calls into stateful chain precompiles; does nothing on chains
 /// without them.
 #[derive(Default)]
@@ -611,6 +663,9 @@ pub struct Splicer {
     log: SpliceLog,
     /// Corrections not yet written (they go in at the first spliced frame).
     pending: Vec<Correction>,
+    /// An SSTORE about to run whose price differs under the chain's set cost: the stack depth
+    /// before it, and the cost and refund to add once it has run.
+    sstore: Option<(usize, i64, i64)>,
 }
 
 impl Splicer {
@@ -628,6 +683,7 @@ impl Splicer {
             pending: splice.map(|s| s.corrections.clone()).unwrap_or_default(),
             splice: splice.cloned(),
             log: SpliceLog::default(),
+            sstore: None,
         }
     }
 
@@ -702,12 +758,35 @@ impl<CTX> Inspector<CTX> for Splicer
 where
     CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
 {
-    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, _ctx: &mut CTX) {
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
         use revm::interpreter::interpreter_types::Jumps;
-        if interp.bytecode.opcode() == 0x44
-            && self.rules.as_ref().is_some_and(|r| r.prevrandao_from_time)
-        {
-            self.log.prevrandao_read = true;
+        match interp.bytecode.opcode() {
+            0x44 if self.rules.as_ref().is_some_and(|r| r.prevrandao_from_time) => {
+                self.log.prevrandao_read = true;
+            }
+            0x55 => self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx),
+            _ => {}
+        }
+    }
+
+    fn step_end(&mut self, interp: &mut revm::interpreter::Interpreter, _ctx: &mut CTX) {
+        let Some((depth, cost, refund)) = self.sstore.take() else {
+            return;
+        };
+        // SSTORE pops two words; a stack still as deep means it failed before storing.
+        if interp.stack.len() + 2 != depth {
+            return;
+        }
+        if cost > 0 {
+            if !interp.gas.record_regular_cost(cost as u64) {
+                interp.halt_oog();
+                return;
+            }
+        } else if cost < 0 {
+            interp.gas.erase_cost(cost.unsigned_abs());
+        }
+        if refund != 0 {
+            interp.gas.record_refund(refund);
         }
     }
 
