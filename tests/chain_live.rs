@@ -6,6 +6,8 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/proxy.rs"]
 mod proxy;
 
@@ -342,4 +344,132 @@ fn block_replays_splice_each_transaction() {
         }
     }
     assert_eq!(ours, node);
+}
+
+/// A CometBFT RPC as a chain-1329 node serves it on 26657 (CometBFT's `/block` and
+/// `/abci_query` answers), saying the SSTORE set cost in force is `set_gas`; records the paths
+/// asked.
+fn consensus_rpc(set_gas: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use base64::Engine;
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let url = http::serve(move |r| {
+        log.lock().unwrap().push(r.path.clone());
+        let height = |key: &str| -> u64 {
+            r.path
+                .split(['?', '&'])
+                .find_map(|kv| kv.strip_prefix(key))
+                .and_then(|v| v.parse().ok())
+                .unwrap()
+        };
+        if r.path.starts_with("/block?") {
+            let h = height("height=");
+            let body = json!({"jsonrpc": "2.0", "id": -1, "result": {
+                "block_id": {"hash": "AB"},
+                "block": {"header": {"chain_id": "pacific-1", "height": h.to_string(),
+                    "time": "2026-11-25T10:00:00.123456789Z"}}}});
+            return http::Reply::Answer(200, body.to_string());
+        }
+        // QueryParamsRequest{subspace: "evm", key: "KeySeiSstoreSetGasEIP2200"}.
+        let want = "0a0365766d12194b65795365695373746f726553657447617345495032323030";
+        assert!(
+            r.path
+                .starts_with("/abci_query?path=%22/cosmos.params.v1beta1.Query/Params%22")
+                && r.path.contains(&format!("data=0x{want}&")),
+            "{}",
+            r.path
+        );
+        // QueryParamsResponse{param: ParamChange{subspace, key, value: "\"<set_gas>\""}}.
+        let value = format!("\"{set_gas}\"");
+        let mut change = b"\x0a\x03evm\x12\x19KeySeiSstoreSetGasEIP2200".to_vec();
+        change.push(0x1a);
+        change.push(value.len() as u8);
+        change.extend(value.as_bytes());
+        let mut resp = vec![0x0a, change.len() as u8];
+        resp.extend(change);
+        let body = json!({"jsonrpc": "2.0", "id": -1, "result": {"response": {
+            "code": 0, "log": "", "info": "", "index": "0", "key": null,
+            "value": base64::engine::general_purpose::STANDARD.encode(resp),
+            "proofOps": null, "height": height("height=").to_string(), "codespace": ""}}});
+        http::Reply::Answer(200, body.to_string())
+    });
+    (url, asked)
+}
+
+/// `--consensus-rpc` reads the chain's SSTORE set cost at the block's height and the replay
+/// prices with it: anvil prices 20,000, so a consensus layer saying 25,000 makes the replay of
+/// a transaction that sets one zero slot cost exactly 5,000 more than anvil's receipt (exit 4),
+/// and one saying 20,000 matches. Without it the note says the default was assumed.
+#[test]
+fn the_sstore_set_cost_is_read_from_the_consensus_layer() {
+    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
+    let c = "0x000000000000000000000000000000000000c0de";
+    // SSTORE(0, 1)
+    a.rpc("anvil_setCode", json!([c, "0x600160005500"]));
+    let (h, r) = a.send_and_wait(json!({"to": c, "gas": "0x20000"}));
+    let hash = format!("{h:?}");
+    let used =
+        u64::from_str_radix(r["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let number = u64::from_str_radix(
+        r["blockNumber"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+
+    let (url, asked) = consensus_rpc("25000");
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--no-cache",
+        "--consensus-rpc",
+        &url,
+    ]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let want = format!("gasUsed: replay {} but receipt {used}", used + 5_000);
+    assert!(
+        run.stderr.contains(&want),
+        "{want:?} not in:\n{}",
+        run.stderr
+    );
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        asked.contains(&format!("/block?height={number}")),
+        "{asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|p| p.ends_with(&format!("&height={}", number - 1))),
+        "{asked:?}"
+    );
+
+    let (url, _) = consensus_rpc("20000");
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--no-cache",
+        "--consensus-rpc",
+        &url,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("SeiSstoreSetGasEIP2200"),
+        "{}",
+        run.stderr
+    );
+
+    let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("it was not read (pass --consensus-rpc)"),
+        "{}",
+        run.stderr
+    );
 }

@@ -237,3 +237,26 @@ fn sstore_follows_the_chains_set_cost() {
     assert_eq!(v["structLogs"][2]["gasCost"], json!(22_100));
     assert_eq!(v["structLogs"][6]["refund"], json!(19_900));
 }
+
+/// PREVRANDAO on chain 1329 is keccak256 of Go's `time.MarshalBinary` of the consensus header
+/// time (version 1, seconds since year 1, nanoseconds, zone -1 for UTC), used when the node
+/// prints a zero mixHash; with the consensus time's nanoseconds when they were read.
+#[test]
+fn prevrandao_is_the_hash_of_the_consensus_time() {
+    use chaintrace::source::chain_data::ConsensusFacts;
+    let mut info = block(200_000_000, Some(0));
+    info.timestamp = 1_764_064_800; // 2025-11-25T10:00:00Z
+    info.consensus = Some(ConsensusFacts {
+        time_nanos: 123_456_789,
+        sstore_set_gas: 20_000,
+    });
+    let env = EvmEnv::new(SpecId::PRAGUE, 1329, &info);
+    let mut go = vec![1u8];
+    go.extend((1_764_064_800i64 + 62_135_596_800).to_be_bytes());
+    go.extend(123_456_789i32.to_be_bytes());
+    go.extend([0xff, 0xff]);
+    assert_eq!(env.block.prevrandao, Some(alloy_primitives::keccak256(&go)));
+    // Ethereum keeps the header's mixHash.
+    let eth = EvmEnv::new(SpecId::PRAGUE, 1, &info);
+    assert_eq!(eth.block.prevrandao, Some(Default::default()));
+}

@@ -28,6 +28,9 @@ pub struct ChainRules {
     pub coinbase: Option<Address>,
     /// SSTORE's cost to set a zero slot (`SeiSstoreSetGasEip2200`, a governance parameter).
     pub sstore_set_gas: u64,
+    /// Whether `sstore_set_gas` and the PREVRANDAO time were read from the chain's consensus
+    /// layer for this block; otherwise they are the parameter's default and whole seconds.
+    pub consensus_read: bool,
     /// Whether blob (type-3) transactions are accepted.
     pub blob_txs: bool,
     /// Receipts report `cumulativeGasUsed` 0 (legacy receipts) at this height.
@@ -209,6 +212,7 @@ pub fn rules_at(chain_id: u64, height: u64) -> Option<ChainRules> {
         burn_base_fee: false,
         coinbase: Some(FEE_COLLECTOR),
         sstore_set_gas: DEFAULT_SSTORE_SET_GAS,
+        consensus_read: false,
         blob_txs: false,
         zero_cumulative_gas_used: epoch.zero_cumulative_gas_used,
         prevrandao_from_time: true,

@@ -147,7 +147,8 @@ impl BlockArgs {
         let mut names = super::names::load_names(&self.trace)?;
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
-        let block = source.block(&block_ref)?;
+        let mut block = source.block(&block_ref)?;
+        source.consensus_facts(chain_id, &mut block.info)?;
         let spec_id = spec_for(chain_id, &block.info, hardfork);
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let replay = if block.txs.is_empty() {

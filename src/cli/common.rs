@@ -14,6 +14,7 @@ use chaintrace::render::tree::{render_call_tree, TreeOptions};
 use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
+use chaintrace::source::consensus::ConsensusClient;
 use chaintrace::source::rpc::{RpcSource, SourceError};
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
@@ -138,6 +139,11 @@ pub struct RpcArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub rpc_timeout: u64,
+    /// Chains 1329/1328: the node's CometBFT RPC (http://host:26657), read for what only the
+    /// consensus layer has at each replayed height: the block time's nanoseconds (PREVRANDAO)
+    /// and the SSTORE set-cost parameter. Two GETs per block.
+    #[arg(long, value_name = "URL")]
+    pub consensus_rpc: Option<String>,
 }
 
 impl RpcArgs {
@@ -148,7 +154,13 @@ impl RpcArgs {
         })?;
         let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
             .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
-        Ok(RpcSource::new(client))
+        let mut source = RpcSource::new(client);
+        if let Some(u) = &self.consensus_rpc {
+            let c = ConsensusClient::new(u, Duration::from_secs(self.rpc_timeout.max(1)))
+                .map_err(|e| CliError::input(format!("bad --consensus-rpc {e}")))?;
+            source.consensus = Some(c);
+        }
+        Ok(source)
     }
 }
 

@@ -121,7 +121,8 @@ fn replay_one(
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
 ) -> Result<Done, CliError> {
-    let block = source.block(&format!("{n:#x}"))?;
+    let mut block = source.block(&format!("{n:#x}"))?;
+    source.consensus_facts(chain_id, &mut block.info)?;
     let hashes: Vec<_> = block.txs.iter().map(|t| t.hash).collect();
     let receipts = source.receipts(&hashes)?;
     let mut done = Done {

@@ -13,16 +13,7 @@
 /// Seconds in a day.
 const DAY: i64 = 86_400;
 
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+use crate::geth::time::days_from_civil;
 
 fn digits(s: &str, at: usize, n: usize) -> Option<i64> {
     let t = s.get(at..at + n)?;

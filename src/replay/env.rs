@@ -56,7 +56,11 @@ impl EvmEnv {
                 fraction,
             ));
         }
-        let rules = crate::chain::rules::rules_at(chain_id, info.number);
+        let mut rules = crate::chain::rules::rules_at(chain_id, info.number);
+        if let (Some(r), Some(c)) = (rules.as_mut(), info.consensus) {
+            r.sstore_set_gas = c.sstore_set_gas;
+            r.consensus_read = true;
+        }
         if let Some(coinbase) = rules.as_ref().and_then(|r| r.coinbase) {
             block.beneficiary = coinbase;
         }
@@ -64,8 +68,13 @@ impl EvmEnv {
             && info.mix_hash.is_zero()
             && spec >= SpecId::MERGE
         {
-            // Whole seconds only (see `prevrandao_from_time`); a read of it is noted.
-            block.prevrandao = Some(crate::chain::rules::prevrandao_from_time(info.timestamp, 0));
+            // Without the consensus time, whole seconds (see `prevrandao_from_time`); a read of
+            // it is then noted.
+            let nanos = info.consensus.map_or(0, |c| c.time_nanos);
+            block.prevrandao = Some(crate::chain::rules::prevrandao_from_time(
+                info.timestamp,
+                nanos,
+            ));
         }
         EvmEnv {
             spec,

@@ -206,7 +206,8 @@ impl Mined {
         let note = match pre {
             Some(Ok(p)) => {
                 let head = block_json(source, cache, block_hash, false)?;
-                let info = block_info_from_json(&head)?;
+                let mut info = block_info_from_json(&head)?;
+                source.consensus_facts(id.chain_id, &mut info)?;
                 let env = with_splice(EvmEnv::new(
                     spec_for(id.chain_id, &info, hardfork),
                     id.chain_id,
@@ -272,7 +273,8 @@ impl Mined {
                 what: "block".into(),
                 reason: format!("transaction {hash} is not in its block {block_hash}"),
             })?;
-        let info = block.info.clone();
+        let mut info = block.info.clone();
+        source.consensus_facts(chain_id, &mut info)?;
         let env = with_splice(EvmEnv::new(
             spec_for(chain_id, &info, hardfork),
             chain_id,

@@ -334,6 +334,7 @@ pub fn fixture_env(
         mix_hash: c.mix_hash,
         excess_blob_gas: c.excess_blob_gas,
         hash: None,
+        consensus: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

@@ -527,6 +527,9 @@ pub struct SpliceLog {
     pub mismatched: Vec<Address>,
     /// The transaction read PREVRANDAO, derived from whole seconds of the block time.
     pub prevrandao_read: bool,
+    /// An SSTORE the chain's set cost prices was priced with the parameter's default (it was
+    /// not read from the consensus layer).
+    pub sstore_set_assumed: bool,
 }
 
 impl SpliceLog {
@@ -538,6 +541,7 @@ impl SpliceLog {
         self.mismatched.extend(&other.mismatched);
         self.corrected += other.corrected;
         self.prevrandao_read |= other.prevrandao_read;
+        self.sstore_set_assumed |= other.sstore_set_assumed;
     }
 }
 
@@ -579,7 +583,16 @@ pub fn note(log: &SpliceLog, rules: &ChainRules) -> Option<String> {
         parts.push(
             "the transaction read PREVRANDAO, which this chain derives from the consensus block \
              time with nanoseconds; eth_getBlock gives whole seconds, so the replay used \
-             .000000000 (the self-check says whether it mattered)"
+             .000000000 (pass --consensus-rpc to read them; the self-check says whether it \
+             mattered)"
+                .to_string(),
+        );
+    }
+    if log.sstore_set_assumed {
+        parts.push(
+            "an SSTORE set a zero slot (or reset one to zero), which this chain prices with its \
+             SeiSstoreSetGasEIP2200 parameter; it was not read (pass --consensus-rpc), so the \
+             default 20,000 was used (the self-check says whether it mattered)"
                 .to_string(),
         );
     }
@@ -617,9 +630,12 @@ where
 {
     use revm::interpreter::interpreter_types::{InputsTr, RuntimeFlag};
     use revm::Database;
-    let set = rules?.sstore_set_gas;
+    let rules = rules?;
+    let set = rules.sstore_set_gas;
     let standard = crate::chain::rules::DEFAULT_SSTORE_SET_GAS;
-    if set == standard || interp.runtime_flag.is_static() {
+    // With the parameter read, only another value needs work; unread, the case is still
+    // worked out so that a note can say the default was assumed where it mattered.
+    if (set == standard && rules.consensus_read) || interp.runtime_flag.is_static() {
         return None;
     }
     let depth = interp.stack.len();
@@ -761,10 +777,19 @@ where
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
         use revm::interpreter::interpreter_types::Jumps;
         match interp.bytecode.opcode() {
-            0x44 if self.rules.as_ref().is_some_and(|r| r.prevrandao_from_time) => {
+            0x44 if self
+                .rules
+                .as_ref()
+                .is_some_and(|r| r.prevrandao_from_time && !r.consensus_read) =>
+            {
                 self.log.prevrandao_read = true;
             }
-            0x55 => self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx),
+            0x55 => {
+                self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx);
+                if self.sstore.is_some() && self.rules.as_ref().is_some_and(|r| !r.consensus_read) {
+                    self.log.sstore_set_assumed = true;
+                }
+            }
             _ => {}
         }
     }

@@ -331,7 +331,8 @@ fn trace_block(
         block_number_param(params.get(0))?
     };
     let chain_id = source.chain_id()?;
-    let block = source.block(&block_ref)?;
+    let mut block = source.block(&block_ref)?;
+    source.consensus_facts(chain_id, &mut block.info)?;
     let env = EvmEnv::new(spec_for(chain_id, &block.info, None), chain_id, &block.info);
     let mut out = Capped {
         buf: Vec::new(),

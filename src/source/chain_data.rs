@@ -27,6 +27,18 @@ pub struct BlockInfo {
     pub mix_hash: B256,
     pub excess_blob_gas: Option<u64>,
     pub hash: Option<B256>,
+    /// What the consensus layer says of the block (chains 1329/1328, `--consensus-rpc`).
+    pub consensus: Option<ConsensusFacts>,
+}
+
+/// Facts of a block of chains 1329/1328 that only their consensus layer has
+/// ([`crate::source::consensus`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsensusFacts {
+    /// The nanoseconds of the header time (PREVRANDAO hashes them).
+    pub time_nanos: u32,
+    /// `SeiSstoreSetGasEIP2200` in force.
+    pub sstore_set_gas: u64,
 }
 
 /// A signed transaction ready to replay.

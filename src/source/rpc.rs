@@ -47,6 +47,8 @@ pub struct RpcBlock {
 /// A node seen as a source of chain data and state.
 pub struct RpcSource {
     pub client: RpcClient,
+    /// The node's CometBFT RPC, for chains 1329/1328 (`--consensus-rpc`).
+    pub consensus: Option<super::consensus::ConsensusClient>,
 }
 
 /// What the node returned must be what was asked for: `v[field]` (a hash or a hex quantity)
@@ -136,13 +138,33 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
             .or_else(|| h256("prevRandao"))
             .unwrap_or_default(),
         excess_blob_gas: b.get("excessBlobGas").and_then(|v| parse_u64(v).ok()),
+        consensus: None,
         hash: h256("hash"),
     })
 }
 
 impl RpcSource {
     pub fn new(client: RpcClient) -> Self {
-        RpcSource { client }
+        RpcSource {
+            client,
+            consensus: None,
+        }
+    }
+
+    /// On chains 1329/1328 with a consensus endpoint, reads what only the consensus layer
+    /// knows of block `info` (header time nanoseconds, the SSTORE set cost) into it. Elsewhere
+    /// nothing is asked.
+    pub fn consensus_facts(&self, chain_id: u64, info: &mut BlockInfo) -> Result<(), SourceError> {
+        let Some(c) = &self.consensus else {
+            return Ok(());
+        };
+        if crate::chain::rules::rules_at(chain_id, info.number).is_none()
+            || info.consensus.is_some()
+        {
+            return Ok(());
+        }
+        info.consensus = Some(c.facts(info.number)?);
+        Ok(())
     }
 
     pub fn chain_id(&self) -> Result<u64, SourceError> {
