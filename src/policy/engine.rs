@@ -12,16 +12,18 @@
 use std::fmt;
 
 use alloy_primitives::{Address, U256};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::PolicyError;
 
-/// What a matching rule asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// What a matching rule asks for (written ALLOW or DENY; lower case is accepted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Action {
+    #[serde(alias = "allow", alias = "Allow")]
     Allow,
+    #[serde(alias = "deny", alias = "Deny")]
     Deny,
 }
 
@@ -59,7 +61,8 @@ pub struct CalldataArg {
 }
 
 /// A comparison; the transaction field is always the left operand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Operator {
     Eq,
     Gt,
@@ -167,6 +170,46 @@ impl fmt::Display for Operand {
             Operand::WeiList(v) => f.write_str(&list(v.iter().map(|w| w.to_string()).collect())),
         }
     }
+}
+
+/// A rule as its author writes it (the wallet provider's format): serde reads the shape and
+/// the enumerated fields; [`parse_rule`] then types each condition's value by its field.
+#[derive(Deserialize)]
+struct RuleDoc {
+    name: Option<String>,
+    action: Action,
+    method: MethodDoc,
+    #[serde(default)]
+    conditions: Option<Vec<ConditionDoc>>,
+}
+
+/// [`METHODS`] as they are written.
+#[derive(Clone, Copy, Deserialize)]
+enum MethodDoc {
+    #[serde(rename = "eth_sendTransaction")]
+    SendTransaction,
+    #[serde(rename = "eth_signTransaction")]
+    SignTransaction,
+    #[serde(rename = "personal_sign")]
+    PersonalSign,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FieldSource {
+    EthereumTransaction,
+    EthereumCalldata,
+}
+
+#[derive(Deserialize)]
+struct ConditionDoc {
+    #[serde(alias = "fieldSource")]
+    field_source: FieldSource,
+    field: Option<Value>,
+    operator: Operator,
+    value: Option<Value>,
+    /// The contract's JSON ABI (`ethereum_calldata`).
+    abi: Option<alloy_json_abi::JsonAbi>,
 }
 
 impl Policy {
@@ -352,26 +395,20 @@ impl Condition {
 
 /// Reads `field` (`<function>.<parameter>`) of an `ethereum_calldata` condition with its `abi`;
 /// also says whether the parameter is an address (else an unsigned integer).
-fn calldata_field(at: &str, c: &Value) -> Result<(Field, bool), PolicyError> {
-    let abi: alloy_json_abi::JsonAbi = c
-        .get("abi")
-        .ok_or_else(|| {
-            invalid(
-                at,
-                "an ethereum_calldata condition needs the contract's `abi`",
-            )
-        })
-        .and_then(|v| {
-            serde_json::from_value(v.clone())
-                .map_err(|e| invalid(at, format!("`abi` is not a JSON ABI: {e}")))
-        })?;
-    let field = c.get("field").and_then(Value::as_str).unwrap_or("");
+fn calldata_field(at: &str, c: &ConditionDoc) -> Result<(Field, bool), PolicyError> {
+    let abi = c.abi.as_ref().ok_or_else(|| {
+        invalid(
+            at,
+            "an ethereum_calldata condition needs the contract's `abi`",
+        )
+    })?;
+    let field = c.field.as_ref().and_then(Value::as_str).unwrap_or("");
     let Some((function, param)) = field.split_once('.') else {
         return Err(invalid(
             at,
             format!(
                 "`field` must be <function>.<parameter>, got {}",
-                shown(c.get("field"))
+                shown(c.field.as_ref())
             ),
         ));
     };
@@ -420,48 +457,30 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
         .map(String::from)
         .unwrap_or_else(|| format!("rule #{}", index + 1));
     let at = format!("rule {name:?}");
-    let obj = v
-        .as_object()
-        .ok_or_else(|| invalid(&at, "a rule must be an object"))?;
-    let action = match obj.get("action").and_then(Value::as_str) {
-        Some(a) if a.eq_ignore_ascii_case("allow") => Action::Allow,
-        Some(a) if a.eq_ignore_ascii_case("deny") => Action::Deny,
-        _ => {
-            return Err(invalid(
-                &at,
-                format!(
-                    "`action` must be ALLOW or DENY, got {}",
-                    shown(obj.get("action"))
-                ),
-            ))
-        }
+    if !v.is_object() {
+        return Err(invalid(&at, "a rule must be an object"));
+    }
+    // The path names the member (`conditions[0].operator: unknown variant …`).
+    let doc: RuleDoc = serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        invalid(&at, format!("{path}: {}", e.into_inner()))
+    })?;
+    let method = match doc.method {
+        MethodDoc::SendTransaction => METHODS[0],
+        MethodDoc::SignTransaction => METHODS[1],
+        MethodDoc::PersonalSign => METHODS[2],
     };
-    let method = match obj.get("method").and_then(Value::as_str) {
-        Some(m) if METHODS.contains(&m) => m.to_string(),
-        _ => {
-            return Err(invalid(
-                &at,
-                format!(
-                    "`method` must be one of {}, got {}",
-                    METHODS.join(", "),
-                    shown(obj.get("method"))
-                ),
-            ))
-        }
-    };
-    let conditions = match obj.get("conditions") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(cs)) => cs
-            .iter()
-            .enumerate()
-            .map(|(i, c)| parse_condition(&format!("{at} condition #{}", i + 1), c))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(invalid(&at, "`conditions` must be an array")),
-    };
+    let conditions = doc
+        .conditions
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| parse_condition(&format!("{at} condition #{}", i + 1), c))
+        .collect::<Result<_, _>>()?;
     Ok(Rule {
-        name,
-        action,
-        method,
+        name: doc.name.unwrap_or(name),
+        action: doc.action,
+        method: method.to_string(),
         conditions,
     })
 }
@@ -480,53 +499,28 @@ fn shown(v: Option<&Value>) -> String {
     }
 }
 
-fn parse_condition(at: &str, c: &Value) -> Result<Condition, PolicyError> {
-    let source = c
-        .get("field_source")
-        .or_else(|| c.get("fieldSource"))
-        .and_then(Value::as_str);
-    let (field, address_like) = match source {
-        Some("ethereum_transaction") => match c.get("field").and_then(Value::as_str) {
+fn parse_condition(at: &str, c: &ConditionDoc) -> Result<Condition, PolicyError> {
+    let (field, address_like) = match c.field_source {
+        FieldSource::EthereumTransaction => match c.field.as_ref().and_then(Value::as_str) {
             Some("to") => (Field::To, true),
             Some("value") => (Field::Value, false),
             _ => {
                 return Err(invalid(
                     at,
-                    format!("`field` must be to or value, got {}", shown(c.get("field"))),
+                    format!(
+                        "`field` must be to or value, got {}",
+                        shown(c.field.as_ref())
+                    ),
                 ))
             }
         },
-        Some("ethereum_calldata") => calldata_field(at, c)?,
-        _ => {
-            let raw = c.get("field_source").or_else(|| c.get("fieldSource"));
-            return Err(invalid(
-                at,
-                format!(
-                    "`field_source` must be ethereum_transaction or ethereum_calldata, got {}",
-                    shown(raw)
-                ),
-            ));
-        }
+        FieldSource::EthereumCalldata => calldata_field(at, c)?,
     };
-    let operator = match c.get("operator").and_then(Value::as_str) {
-        Some("eq") => Operator::Eq,
-        Some("gt") => Operator::Gt,
-        Some("gte") => Operator::Gte,
-        Some("lt") => Operator::Lt,
-        Some("lte") => Operator::Lte,
-        Some("in") => Operator::In,
-        _ => {
-            return Err(invalid(
-                at,
-                format!(
-                    "`operator` must be eq, gt, gte, lt, lte or in, got {}",
-                    shown(c.get("operator"))
-                ),
-            ))
-        }
-    };
+    let operator = c.operator;
     let value = c
-        .get("value")
+        .value
+        .as_ref()
+        .filter(|v| !v.is_null())
         .ok_or_else(|| invalid(at, "it has no `value`"))?;
     let operand = match (address_like, operator, value) {
         (_, Operator::In, Value::Array(items)) if items.is_empty() => {
