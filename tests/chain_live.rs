@@ -101,6 +101,15 @@ fn without_the_nodes_debug_api_precompile_frames_are_named_opaque() {
 /// CALLER warms X, calls bank, then stores X's balance (slot 0) and bank's answer (slot 1): a
 /// replay that does not learn bank's effects stores 0 in slot 0 and charges other SSTORE gas.
 fn bank_with_effects() -> (anvil::Anvil, String) {
+    let a = chain_with_bank();
+    let (h, r) = a.send_and_wait(json!({"to": CALLER, "gas": "0x30000"}));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    assert_eq!(r["logs"].as_array().map(Vec::len), Some(1), "{r}");
+    (a, format!("{h:?}"))
+}
+
+/// A chain-1329 anvil with that bank and CALLER installed.
+fn chain_with_bank() -> anvil::Anvil {
     let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
     // CALL(gas, 0xbeef, 7, 0, 0, 0, 0); POP; SSTORE(5, 9); MSTORE(0, 0x2a); LOG0(0, 32);
     // RETURN(0, 32)
@@ -114,10 +123,14 @@ fn bank_with_effects() -> (anvil::Anvil, String) {
     let code = "0x61beef3150 6020600060006000600061 10015af150 61beef31600055 600051600155 00"
         .replace([' ', '\n'], "");
     a.rpc("anvil_setCode", json!([CALLER, code]));
-    let (h, r) = a.send_and_wait(json!({"to": CALLER, "gas": "0x30000"}));
-    assert_eq!(r["status"], json!("0x1"), "{r}");
-    assert_eq!(r["logs"].as_array().map(Vec::len), Some(1), "{r}");
-    (a, format!("{h:?}"))
+    a
+}
+
+/// Every line of `want` is somewhere in `stderr`.
+fn assert_says(stderr: &str, want: &[&str]) {
+    for w in want {
+        assert!(stderr.contains(w), "{w:?} not in:\n{stderr}");
+    }
 }
 
 /// The state bank changed reaches the replay from the node's prestate diff, so the rest of the
@@ -137,18 +150,15 @@ fn state_a_chain_precompile_changed_comes_from_the_nodes_diff() {
         r#"{"withLog":true}"#,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    for want in [
-        "1 chain precompile frame(s) taken from the node's callTracer",
-        "3 state item(s) the chain precompiles changed written from the node's prestateTracer diff",
-        "self-check: replay matches the receipt (status success",
-        "and the node's post-state of",
-    ] {
-        assert!(
-            run.stderr.contains(want),
-            "{want:?} not in:\n{}",
-            run.stderr
-        );
-    }
+    assert_says(
+        &run.stderr,
+        &[
+            "1 chain precompile frame(s) taken from the node's callTracer",
+            "3 state item(s) the chain precompiles changed written from the node's prestateTracer diff",
+            "self-check: replay matches the receipt (status success",
+            "and the node's post-state of",
+        ],
+    );
     let ours: Value = serde_json::from_str(&run.stdout).unwrap();
     let mut node = a.trace(
         hash.parse().unwrap(),
@@ -283,15 +293,7 @@ fn access_splices_chain_precompiles() {
 /// every receipt agreeing, and the callTracer results equal to the node's.
 #[test]
 fn block_replays_splice_each_transaction() {
-    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
-    let bank = "0x6000600060006000600761beef5af150\
-                6009600555 602a600052 60206000a0 60206000f3"
-        .replace([' ', '\n'], "");
-    a.rpc("anvil_setCode", json!([BANK, bank]));
-    a.rpc("anvil_setBalance", json!([BANK, "0x3e8"]));
-    let code = "0x61beef3150 6020600060006000600061 10015af150 61beef31600055 600051600155 00"
-        .replace([' ', '\n'], "");
-    a.rpc("anvil_setCode", json!([CALLER, code]));
+    let a = chain_with_bank();
     // SSTORE(0, BALANCE(0xbeef))
     let reader = "0x000000000000000000000000000000000000feed";
     a.rpc("anvil_setCode", json!([reader, "0x61beef3160005500"]));
@@ -314,17 +316,14 @@ fn block_replays_splice_each_transaction() {
         r#"{"withLog":true}"#,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    for want in [
-        "1 chain precompile frame(s) taken from the node's callTracer",
-        "3 state item(s) the chain precompiles changed written from the node's prestateTracer diff",
-        "self-check: 2 transactions match their receipts",
-    ] {
-        assert!(
-            run.stderr.contains(want),
-            "{want:?} not in:\n{}",
-            run.stderr
-        );
-    }
+    assert_says(
+        &run.stderr,
+        &[
+            "1 chain precompile frame(s) taken from the node's callTracer",
+            "3 state item(s) the chain precompiles changed written from the node's prestateTracer diff",
+            "self-check: 2 transactions match their receipts",
+        ],
+    );
     let ours: Value = serde_json::from_str(&run.stdout).unwrap();
     let mut node = a.rpc(
         "debug_traceBlockByNumber",
