@@ -415,24 +415,23 @@ fn the_sstore_set_cost_is_read_from_the_consensus_layer() {
     )
     .unwrap();
 
+    let with_consensus = |url: &str| {
+        chaintrace(&[
+            "tx",
+            &hash,
+            "--rpc-url",
+            a.url(),
+            "--json",
+            "--no-cache",
+            "--consensus-rpc",
+            url,
+        ])
+    };
     let (url, asked) = consensus_rpc("25000");
-    let run = chaintrace(&[
-        "tx",
-        &hash,
-        "--rpc-url",
-        a.url(),
-        "--json",
-        "--no-cache",
-        "--consensus-rpc",
-        &url,
-    ]);
+    let run = with_consensus(&url);
     assert_eq!(run.code, 4, "{}", run.stderr);
     let want = format!("gasUsed: replay {} but receipt {used}", used + 5_000);
-    assert!(
-        run.stderr.contains(&want),
-        "{want:?} not in:\n{}",
-        run.stderr
-    );
+    assert_says(&run.stderr, &[&want]);
     let asked = asked.lock().unwrap().clone();
     assert!(
         asked.contains(&format!("/block?height={number}")),
@@ -446,16 +445,7 @@ fn the_sstore_set_cost_is_read_from_the_consensus_layer() {
     );
 
     let (url, _) = consensus_rpc("20000");
-    let run = chaintrace(&[
-        "tx",
-        &hash,
-        "--rpc-url",
-        a.url(),
-        "--json",
-        "--no-cache",
-        "--consensus-rpc",
-        &url,
-    ]);
+    let run = with_consensus(&url);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         !run.stderr.contains("SeiSstoreSetGasEIP2200"),
