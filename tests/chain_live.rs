@@ -10,6 +10,8 @@ mod anvil;
 mod http;
 #[path = "support/proxy.rs"]
 mod proxy;
+#[path = "support/serve.rs"]
+mod serve_support;
 
 use proxy::{chaintrace, Proxy};
 use serde_json::{json, Value};
@@ -461,4 +463,47 @@ fn the_sstore_set_cost_is_read_from_the_consensus_layer() {
         "{}",
         run.stderr
     );
+}
+
+/// `serve` splices too: its `debug_traceTransaction` and `debug_traceBlockByNumber` on the
+/// bank chain answer exactly what `tx --json` and `block --json` print.
+#[test]
+fn serve_splices_as_the_cli_does() {
+    let (a, hash) = bank_with_effects();
+    let number = a.receipt(hash.parse().unwrap())["blockNumber"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cfg = r#"{"withLog":true}"#;
+    let s = serve_support::Serve::start(a.url(), &[]);
+    let opts = json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}});
+    let served: Value =
+        serde_json::from_str(&s.result("debug_traceTransaction", json!([hash, opts]))).unwrap();
+    let cli = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--no-cache",
+        "--tracer-config",
+        cfg,
+    ]);
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(served, serde_json::from_str::<Value>(&cli.stdout).unwrap());
+    assert!(served["calls"][0]["calls"].is_array(), "{served}");
+
+    let served: Value =
+        serde_json::from_str(&s.result("debug_traceBlockByNumber", json!([number, opts]))).unwrap();
+    let cli = chaintrace(&[
+        "block",
+        &number,
+        "--rpc-url",
+        a.url(),
+        "--json",
+        "--tracer-config",
+        cfg,
+    ]);
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(served, serde_json::from_str::<Value>(&cli.stdout).unwrap());
 }

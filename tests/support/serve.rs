@@ -1,0 +1,114 @@
+//! Test support: a running `chaintrace serve` (killed on drop, its request log kept) and the
+//! raw `result` of its answers.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// A running `chaintrace serve`; killed on drop. Its stderr (the request log) is kept.
+pub struct Serve {
+    pub child: Child,
+    pub url: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Serve {
+    pub fn start(upstream: &str, extra: &[&str]) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
+            .args([
+                "serve",
+                "--rpc-url",
+                upstream,
+                "--listen",
+                "127.0.0.1:0",
+                "--no-cache",
+            ])
+            .args(extra)
+            .env_remove("ETH_RPC_URL")
+            .env_remove("CHAINTRACE_AUTH_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn chaintrace serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("serve prints its address");
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("unexpected serve banner {line:?}"))
+            .to_string();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Serve { child, url, stderr }
+    }
+
+    pub fn log(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn post_with(&self, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        chaintrace::rpc::transport::post_json(
+            &self.url,
+            headers,
+            body.to_string(),
+            Duration::from_secs(120),
+            1 << 30,
+        )
+        .unwrap_or_else(|e| panic!("POST {}: {}", self.url, e.reason()))
+    }
+
+    pub fn post(&self, body: &str) -> String {
+        let (status, text) = self.post_with(body, &[]);
+        assert_eq!(status, 200, "{text}");
+        text
+    }
+
+    /// One call; the raw `result` text (or panics with the error).
+    pub fn result(&self, method: &str, params: Value) -> String {
+        let text = self.post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": method,
+            "params": params})
+            .to_string(),
+        );
+        raw_result(&text)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `result` member of a response, as the exact text the server sent.
+pub fn raw_result(text: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Resp<'a> {
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+        error: Option<Value>,
+    }
+    let r: Resp = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    match (r.result, r.error) {
+        (Some(v), None) => v.get().to_string(),
+        _ => panic!("not a result: {text}"),
+    }
+}
