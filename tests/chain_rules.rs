@@ -86,7 +86,7 @@ fn chain_1329_refuses_blob_transactions() {
 /// not by running whatever the local state has at that address.
 #[test]
 fn chain_precompile_frames_are_spliced_from_the_node() {
-    use chaintrace::replay::splice::{NodeFrame, Splice};
+    use chaintrace::replay::splice::Splice;
     use std::sync::Arc;
     let bank = address!("0000000000000000000000000000000000001001");
     let caller = address!("000000000000000000000000000000000000cafe");
@@ -104,16 +104,14 @@ fn chain_precompile_frames_are_spliced_from_the_node() {
         ),
     );
     let mut env = EvmEnv::new(SpecId::PRAGUE, 1329, &block(200_000_000, Some(0)));
-    let mut answer = vec![0u8; 32];
-    answer[31] = 0x99;
+    // The node's callTracer frame of that call.
+    let node_frame = serde_json::from_value(json!({
+        "from": format!("{caller:?}"), "gas": "0x2e630", "gasUsed": "0x4d2",
+        "to": format!("{bank:?}"), "input": "0x",
+        "output": format!("0x{}99", "00".repeat(31)), "type": "CALL", "value": "0x0"}))
+    .unwrap();
     env.splice = Some(Arc::new(Splice {
-        frames: Some(vec![NodeFrame {
-            to: bank,
-            output: answer.into(),
-            gas_used: 1234,
-            error: None,
-            node: None,
-        }]),
+        frames: Some(vec![node_frame]),
         ..Default::default()
     }));
     let mut tx = tx(SENDER, TxKind::Call(caller));

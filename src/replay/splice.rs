@@ -34,90 +34,59 @@ use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
 
-/// A call into a chain precompile as the node's callTracer recorded it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeFrame {
-    pub to: Address,
-    pub output: Bytes,
-    pub gas_used: u64,
-    pub error: Option<String>,
-    /// The frame as the node printed it (with its sub-calls and, when asked `withLog`, its
-    /// logs); grafted into a local callTracer result in its place.
-    pub node: Option<CallFrame>,
+/// Whether frame `c` is a call into one of `rules`' precompiles (a SELFDESTRUCT naming one as
+/// beneficiary is not a call).
+fn calls_chain_precompile(c: &CallFrame, rules: &ChainRules) -> bool {
+    c.kind != CallKind::Selfdestruct && c.to.is_some_and(|a| rules.precompile(a).is_some())
 }
 
-impl NodeFrame {
-    /// The logs the frame and its successful sub-calls emitted, in execution order (a log's
-    /// `position` is the number of sub-calls made before it); these go into the receipt.
-    pub fn logs(&self) -> Vec<Log> {
-        fn walk(f: &CallFrame, out: &mut Vec<Log>) {
-            if f.error.is_some() {
-                return;
-            }
-            let mut own = f.logs.iter().peekable();
-            for (i, c) in f.calls.iter().enumerate() {
-                while let Some(l) = own.next_if(|l| l.position as usize <= i) {
-                    out.push(log(l));
-                }
-                walk(c, out);
-            }
-            out.extend(own.map(log));
-        }
-        fn log(l: &CallLog) -> Log {
-            Log {
-                address: l.address,
-                data: LogData::new_unchecked(l.topics.clone(), l.data.clone()),
-            }
-        }
-        let mut out = Vec::new();
-        if let Some(f) = &self.node {
-            walk(f, &mut out);
-        }
-        out
-    }
-}
-
-/// The frames into `rules`' precompiles in a callTracer result, depth first (call order). The
-/// pure ones (json, p256) are spliced too until they run locally.
-pub fn frames_from_call_trace(trace: &Value, rules: &ChainRules) -> Vec<NodeFrame> {
-    fn walk(f: &Value, rules: &ChainRules, out: &mut Vec<NodeFrame>) {
-        let to = f
-            .get("to")
-            .and_then(Value::as_str)
-            .and_then(|s| s.parse::<Address>().ok());
-        if let Some(to) = to.filter(|a| rules.precompile(*a).is_some()) {
-            let hex = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("0x");
-            out.push(NodeFrame {
-                to,
-                output: hex("output").parse().unwrap_or_default(),
-                gas_used: u64::from_str_radix(hex("gasUsed").trim_start_matches("0x"), 16)
-                    .unwrap_or(0),
-                error: f.get("error").and_then(Value::as_str).map(str::to_string),
-                node: serde_json::from_value(f.clone()).ok(),
-            });
-            // What the precompile called is the node's doing, not the replay's.
+/// The logs a node frame and its successful sub-calls emitted, in execution order (a log's
+/// `position` is the number of sub-calls made before it); these go into the receipt.
+pub fn frame_logs(frame: &CallFrame) -> Vec<Log> {
+    fn walk(f: &CallFrame, out: &mut Vec<Log>) {
+        if f.error.is_some() {
             return;
         }
-        for c in f
-            .get("calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            walk(c, rules, out);
+        let mut own = f.logs.iter().peekable();
+        for (i, c) in f.calls.iter().enumerate() {
+            while let Some(l) = own.next_if(|l| l.position as usize <= i) {
+                out.push(log(l));
+            }
+            walk(c, out);
+        }
+        out.extend(own.map(log));
+    }
+    fn log(l: &CallLog) -> Log {
+        Log {
+            address: l.address,
+            data: LogData::new_unchecked(l.topics.clone(), l.data.clone()),
         }
     }
     let mut out = Vec::new();
-    // The top frame is the transaction itself, never a precompile call made by the replay.
-    for c in trace
-        .get("calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        walk(c, rules, &mut out);
-    }
+    walk(frame, &mut out);
     out
+}
+
+/// The frames into `rules`' precompiles in a callTracer result, depth first (call order), as
+/// the node printed them (with their sub-calls and, when asked `withLog`, their logs). `None`
+/// when the result is not a readable callTracer frame: no frame is then taken from it, rather
+/// than one with a made-up gas or output.
+pub fn frames_from_call_trace(trace: &Value, rules: &ChainRules) -> Option<Vec<CallFrame>> {
+    fn walk(f: &CallFrame, rules: &ChainRules, out: &mut Vec<CallFrame>) {
+        for c in &f.calls {
+            if calls_chain_precompile(c, rules) {
+                // What the precompile called is the node's doing, not the replay's.
+                out.push(c.clone());
+            } else {
+                walk(c, rules, out);
+            }
+        }
+    }
+    // The top frame is the transaction itself, never a precompile call made by the replay.
+    let top = <CallFrame as serde::Deserialize>::deserialize(trace).ok()?;
+    let mut out = Vec::new();
+    walk(&top, rules, &mut out);
+    Some(out)
 }
 
 /// Puts the node's frames into a local callTracer result: the `k`-th call into a chain
@@ -127,26 +96,23 @@ pub fn graft(
     top: &mut CallFrame,
     rules: &ChainRules,
     log: &SpliceLog,
-    frames: &[NodeFrame],
+    frames: &[CallFrame],
     with_log: bool,
 ) {
     fn walk(
         f: &mut CallFrame,
         rules: &ChainRules,
         answers: &mut std::slice::Iter<'_, Option<usize>>,
-        frames: &[NodeFrame],
+        frames: &[CallFrame],
         with_log: bool,
     ) {
         for c in &mut f.calls {
-            if c.kind != CallKind::Selfdestruct
-                && c.to.is_some_and(|a| rules.precompile(a).is_some())
-            {
+            if calls_chain_precompile(c, rules) {
                 let node = answers
                     .next()
                     .copied()
                     .flatten()
-                    .and_then(|i| frames.get(i))
-                    .and_then(|n| n.node.as_ref());
+                    .and_then(|i| frames.get(i));
                 if let Some(n) = node {
                     c.calls = n.calls.clone();
                     if with_log {
@@ -261,8 +227,9 @@ impl Correction {
 /// What the node said about one transaction's precompile frames, and what the replay did.
 #[derive(Debug, Default)]
 pub struct Splice {
-    /// The node's frames, once fetched; `None` before, or when the node could not give them.
-    pub frames: Option<Vec<NodeFrame>>,
+    /// The node's frames into the chain's precompiles ([`frames_from_call_trace`]), once
+    /// fetched; `None` before, or when the node could not give them.
+    pub frames: Option<Vec<CallFrame>>,
     /// The node was asked and could not answer (no debug API).
     pub unavailable: bool,
     /// The node's state diff for the transaction, when it gave one.
@@ -359,7 +326,7 @@ impl Splice {
     }
 
     /// What the node answered for this transaction: its callTracer result (`withLog`) and its
-    /// prestate diff; `None` for the trace means the node could not give it.
+    /// prestate diff; a trace that is `None` or unreadable leaves the frames opaque.
     pub fn from_node(
         trace: Option<&Value>,
         diff: Option<&Value>,
@@ -367,9 +334,9 @@ impl Splice {
         skip: Vec<Address>,
         last: &Splice,
     ) -> Splice {
-        match trace {
-            Some(trace) => Splice {
-                frames: Some(frames_from_call_trace(trace, rules)),
+        match trace.and_then(|t| frames_from_call_trace(t, rules)) {
+            Some(frames) => Splice {
+                frames: Some(frames),
                 diff: diff.and_then(NodeDiff::from_json),
                 skip,
                 ..Default::default()
@@ -605,8 +572,8 @@ pub fn note(log: &SpliceLog, rules: &ChainRules) -> Option<String> {
     }
     if !log.opaque.is_empty() {
         parts.push(format!(
-            "{} chain precompile frame(s) opaque (the node gave no trace of them; revm ran them \
-             as plain accounts): {}",
+            "{} chain precompile frame(s) opaque (the node gave no readable trace of them; revm \
+             ran them as plain accounts): {}",
             log.opaque.len(),
             list(&log.opaque)
         ));
@@ -674,7 +641,7 @@ where
 #[derive(Default)]
 pub struct Splicer {
     rules: Option<ChainRules>,
-    frames: VecDeque<(usize, NodeFrame)>,
+    frames: VecDeque<(usize, CallFrame)>,
     splice: Option<Arc<Splice>>,
     log: SpliceLog,
     /// Corrections not yet written (they go in at the first spliced frame).
@@ -717,6 +684,14 @@ impl Splicer {
 }
 
 impl Splicer {
+    /// The next node frame, when it is the call into `to` the replay is making.
+    fn take_frame(&mut self, to: Address) -> Option<(usize, CallFrame)> {
+        match self.frames.front() {
+            Some((_, f)) if f.to == Some(to) => self.frames.pop_front(),
+            _ => None,
+        }
+    }
+
     /// A pure chain precompile (json, p256) runs here; the node's frame for it, when fetched,
     /// supplies the gas (which depends on chain parameters, see [`crate::chain::pure`]) and is
     /// checked against the local output.
@@ -736,19 +711,16 @@ impl Splicer {
             gas: inputs.gas_limit,
         };
         let mut local = pure::run(name, &inputs.input.bytes(ctx), shape)?;
-        let node = match self.frames.front() {
-            Some((_, f)) if f.to == to => self.frames.pop_front(),
-            _ => None,
-        };
-        match &node {
+        match &self.take_frame(to) {
             Some((index, f)) => {
-                if f.output != local.output || f.error.is_some() == local.success {
+                let output = f.output.clone().unwrap_or_default();
+                if output != local.output || f.error.is_some() == local.success {
                     self.log.mismatched.push(to);
                 }
                 // What the node did stands; the local run only covers its absence.
                 local = PureOutcome {
                     success: f.error.is_none(),
-                    output: f.output.clone(),
+                    output,
                     gas_used: f.gas_used,
                 };
                 self.log.calls.push(Some(*index));
@@ -822,7 +794,7 @@ where
         if precompile.pure {
             return self.run_pure(ctx, inputs, precompile.name);
         }
-        let Some((index, frame)) = self.frames.pop_front().filter(|(_, f)| f.to == to) else {
+        let Some((index, frame)) = self.take_frame(to) else {
             self.log.opaque.push(to);
             self.log.calls.push(None);
             return None;
@@ -841,7 +813,7 @@ where
         };
         if result == InstructionResult::Return {
             let journal = ctx.journal_mut();
-            for l in frame.logs() {
+            for l in frame_logs(&frame) {
                 journal.log(l);
             }
             if !self.pending.is_empty() {
@@ -851,7 +823,7 @@ where
             }
         }
         Some(CallOutcome::new(
-            InterpreterResult::new(result, frame.output, gas),
+            InterpreterResult::new(result, frame.output.unwrap_or_default(), gas),
             inputs.return_memory_offset.clone(),
         ))
     }
@@ -862,20 +834,51 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A geth callTracer frame (every field geth always prints).
+    fn frame(to: &str, gas_used: &str, extra: Value) -> Value {
+        let mut f = json!({"from": "0x00000000000000000000000000000000000000aa", "gas": "0x100000",
+            "gasUsed": gas_used, "to": to, "input": "0x", "type": "CALL", "value": "0x0"});
+        f.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        f
+    }
+
     #[test]
     fn frames_into_stateful_precompiles_are_taken_in_call_order() {
         let rules = crate::chain::rules::rules_at(1329, 200_000_000).unwrap();
-        let trace = json!({"to": "0x00000000000000000000000000000000000000aa", "calls": [
-            {"to": "0x0000000000000000000000000000000000001001", "gasUsed": "0x10", "output": "0x01"},
-            {"to": "0x0000000000000000000000000000000000000bbb", "calls": [
-                {"to": "0x0000000000000000000000000000000000001005", "gasUsed": "0x20",
-                 "error": "execution reverted", "output": "0x"}]},
-            {"to": "0x0000000000000000000000000000000000001003", "gasUsed": "0x30"}
-        ]});
-        let f = frames_from_call_trace(&trace, &rules);
+        let inner = frame(
+            "0x0000000000000000000000000000000000001005",
+            "0x20",
+            json!({"error": "execution reverted", "output": "0x"}),
+        );
+        let trace = frame(
+            "0x00000000000000000000000000000000000000aa",
+            "0x99",
+            json!({"calls": [
+                frame("0x0000000000000000000000000000000000001001", "0x10", json!({"output": "0x01"})),
+                frame("0x0000000000000000000000000000000000000bbb", "0x50", json!({"calls": [inner]})),
+                frame("0x0000000000000000000000000000000000001003", "0x30", json!({}))
+            ]}),
+        );
+        let f = frames_from_call_trace(&trace, &rules).unwrap();
         assert_eq!(f.len(), 3);
         assert_eq!(f[0].gas_used, 0x10);
-        assert_eq!(f[0].output, Bytes::from(vec![1u8]));
+        assert_eq!(f[0].output, Some(Bytes::from(vec![1u8])));
         assert_eq!(f[1].error.as_deref(), Some("execution reverted"));
+    }
+
+    /// A node answer that is not a callTracer frame (here an unreadable gasUsed) gives no
+    /// frames at all: nothing is spliced with a guessed gas of 0.
+    #[test]
+    fn an_unreadable_node_trace_gives_no_frames() {
+        let rules = crate::chain::rules::rules_at(1329, 200_000_000).unwrap();
+        let bad = frame(
+            "0x00000000000000000000000000000000000000aa",
+            "0x99",
+            json!({"calls": [frame("0x0000000000000000000000000000000000001001", "lots", json!({}))]}),
+        );
+        assert_eq!(frames_from_call_trace(&bad, &rules), None);
+        assert_eq!(frames_from_call_trace(&json!("oops"), &rules), None);
     }
 }
