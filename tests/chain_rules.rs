@@ -254,6 +254,21 @@ fn prevrandao_is_the_hash_of_the_consensus_time() {
     go.extend(123_456_789i32.to_be_bytes());
     go.extend([0xff, 0xff]);
     assert_eq!(env.block.prevrandao, Some(alloy_primitives::keccak256(&go)));
+    assert!(!env.prevrandao_guessed);
+    // Without the consensus time: whole seconds, and said to be a guess.
+    info.consensus = None;
+    let guessed = EvmEnv::new(SpecId::PRAGUE, 1329, &info);
+    assert!(guessed.prevrandao_guessed);
+    // A header that carries a mixHash is taken as it is: nothing guessed.
+    info.mix_hash = alloy_primitives::B256::repeat_byte(7);
+    let given = EvmEnv::new(SpecId::PRAGUE, 1329, &info);
+    assert_eq!(given.block.prevrandao, Some(info.mix_hash));
+    assert!(!given.prevrandao_guessed);
+    info.mix_hash = Default::default();
+    info.consensus = Some(ConsensusFacts {
+        time_nanos: 123_456_789,
+        sstore_set_gas: 20_000,
+    });
     // Ethereum keeps the header's mixHash.
     let eth = EvmEnv::new(SpecId::PRAGUE, 1, &info);
     assert_eq!(eth.block.prevrandao, Some(Default::default()));

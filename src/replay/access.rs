@@ -185,7 +185,7 @@ pub fn trace_access(
     tracer.note(tx.sender, Target::Account, true, tx.sender);
     // The chain's precompiles are answered as in `trace` (splice.rs), before the tracer sees
     // the call.
-    let splicer = super::splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
+    let splicer = super::splice::Splicer::new(env);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
@@ -201,10 +201,7 @@ pub fn trace_access(
     drop(evm);
     splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
-    super::settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
-    if let Some(s) = &env.splice {
-        s.record_post(&out.state);
-    }
+    super::settle(&mut out.state, db, env, tx, outcome.gas_used);
     let mut rows = Vec::with_capacity(tracer.items.len());
     for ((addr, target), item) in tracer.items {
         let post = out.state.get(&addr);

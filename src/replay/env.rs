@@ -24,6 +24,9 @@ pub struct EvmEnv {
     pub splice: Option<std::sync::Arc<super::splice::Splice>>,
     /// The header's miner (COINBASE may be the chain's fee collector instead).
     pub miner: alloy_primitives::Address,
+    /// PREVRANDAO was derived from the block time's whole seconds, its nanoseconds unknown
+    /// (chains 1329/1328 without `--consensus-rpc`); a transaction that reads it is noted.
+    pub prevrandao_guessed: bool,
 }
 
 impl EvmEnv {
@@ -64,12 +67,11 @@ impl EvmEnv {
         if let Some(coinbase) = rules.as_ref().and_then(|r| r.coinbase) {
             block.beneficiary = coinbase;
         }
-        if rules.as_ref().is_some_and(|r| r.prevrandao_from_time)
+        let derive_prevrandao = rules.as_ref().is_some_and(|r| r.prevrandao_from_time)
             && info.mix_hash.is_zero()
-            && spec >= SpecId::MERGE
-        {
-            // Without the consensus time, whole seconds (see `prevrandao_from_time`); a read of
-            // it is then noted.
+            && spec >= SpecId::MERGE;
+        if derive_prevrandao {
+            // Without the consensus time, whole seconds (see `prevrandao_from_time`).
             let nanos = info.consensus.map_or(0, |c| c.time_nanos);
             block.prevrandao = Some(crate::chain::rules::prevrandao_from_time(
                 info.timestamp,
@@ -84,6 +86,7 @@ impl EvmEnv {
             rules,
             splice: None,
             miner: info.coinbase,
+            prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
         }
     }
 }

@@ -22,7 +22,7 @@ use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use std::sync::Arc;
 
 use crate::chain::ForkSchedule;
-use crate::replay::splice::Splice;
+use crate::replay::splice::{self, Splice};
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
@@ -360,41 +360,16 @@ impl Mined {
     /// After a pass that called a chain precompile the node's frames were not asked for yet:
     /// asks the node's callTracer once (one round trip) and says whether to run again.
     fn fetch_node_frames(&mut self, source: &RpcSource) -> Result<bool, super::Error> {
-        let (Some(splice), Some(rules)) = (&self.env.splice, &self.env.rules) else {
+        let Some(splice) = &self.env.splice else {
             return Ok(false);
         };
         if !splice.wants_frames() {
             return Ok(false);
         }
-        // The frames (with their logs, which go into the receipt) and the state the
-        // transaction changed, in one round trip.
-        let hash = self.target.hash;
-        let calls = [
-            (
-                "debug_traceTransaction".to_string(),
-                json!([hash, {"tracer": "callTracer", "tracerConfig": {"withLog": true}}]),
-            ),
-            (
-                "debug_traceTransaction".to_string(),
-                json!([hash, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}]),
-            ),
-        ];
-        let asked = source.client.batch(&calls);
+        let (trace, diff) =
+            splice::ask_node(&source.client, "debug_traceTransaction", self.target.hash);
         self.passes += 1;
-        let (trace, diff) = match asked {
-            Ok(mut r) if r.len() == 2 => {
-                let diff = r.pop().and_then(Result::ok);
-                (r.pop().and_then(Result::ok), diff)
-            }
-            _ => (None, None),
-        };
-        let next = Splice::from_node(
-            trace.as_ref(),
-            diff.as_ref(),
-            rules,
-            vec![self.env.miner, self.env.block.beneficiary],
-            splice,
-        );
+        let next = Splice::from_node(trace.as_ref(), diff.as_ref(), &self.env, splice);
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)

@@ -129,7 +129,7 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
     check_chain_rules(env, tx)?;
-    let splicer = splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
+    let splicer = splice::Splicer::new(env);
     let mut out = if splicer.active() {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
@@ -146,10 +146,7 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?
     };
     let outcome = TxOutcome::from_result(&out.result);
-    settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
-    if let Some(s) = &env.splice {
-        s.record_post(&out.state);
-    }
+    settle(&mut out.state, db, env, tx, outcome.gas_used);
     db.commit(out.state);
     Ok(outcome)
 }
@@ -165,9 +162,25 @@ pub(crate) fn check_chain_rules(env: &EvmEnv, tx: &ReplayTx) -> Result<(), Repla
     }
 }
 
+/// The chain's own rules applied to a transaction's final state, before it is read or
+/// committed: the fees ([`settle_fees`]), then the comparison with the node's post-state when
+/// chain precompiles were spliced (`splice.rs`).
+pub(crate) fn settle(
+    state: &mut revm::state::EvmState,
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    gas_used: u64,
+) {
+    settle_fees(state, db, env, tx, gas_used);
+    if let Some(s) = &env.splice {
+        s.record_post(state);
+    }
+}
+
 /// A chain that does not burn the base fee (1329/1328) credits it to the coinbase together with
-/// the tip revm already paid: `gasUsed × baseFee` more, before the state is read or committed.
-pub(crate) fn settle_fees(
+/// the tip revm already paid: `gasUsed × baseFee` more.
+fn settle_fees(
     state: &mut revm::state::EvmState,
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
@@ -228,7 +241,7 @@ pub fn trace_at(
             &tx.authorities,
         );
     }
-    let splicer = splice::Splicer::new(env.rules.as_ref(), env.splice.as_ref());
+    let splicer = splice::Splicer::new(env);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
@@ -241,10 +254,7 @@ pub fn trace_at(
     drop(evm);
     splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
-    settle_fees(&mut out.state, db, env, tx, outcome.gas_used);
-    if let Some(s) = &env.splice {
-        s.record_post(&out.state);
-    }
+    settle(&mut out.state, db, env, tx, outcome.gas_used);
     let result = match tracer {
         Tracer::Call(t) => {
             let with_log = t.config().with_log;

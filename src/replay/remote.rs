@@ -6,9 +6,8 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::chain::rules::ChainRules;
 use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource, SourceError};
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
@@ -56,25 +55,12 @@ fn node_splices(
     source: &RpcSource,
     env: &EvmEnv,
     txs: &[super::ReplayTx],
-    rules: &ChainRules,
     last: &[Arc<Splice>],
 ) -> Vec<Arc<Splice>> {
-    let skip = vec![env.miner, env.block.beneficiary];
-    let answers = env.block_hash.and_then(|hash| {
-        let calls = [
-            (
-                "debug_traceBlockByHash".to_string(),
-                json!([hash, {"tracer": "callTracer", "tracerConfig": {"withLog": true}}]),
-            ),
-            (
-                "debug_traceBlockByHash".to_string(),
-                json!([hash, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}]),
-            ),
-        ];
-        let mut r = source.client.batch(&calls).ok()?;
-        let diffs = r.pop()?.ok();
-        Some((r.pop()?.ok()?, diffs))
-    });
+    let (calls, diffs) = match env.block_hash {
+        Some(hash) => super::splice::ask_node(&source.client, "debug_traceBlockByHash", hash),
+        None => (None, None),
+    };
     // geth's shape: [{"txHash", "result"}] in block order.
     let find = |list: Option<&Value>, i: usize, tx: &super::ReplayTx| -> Option<Value> {
         let items = list?.as_array()?;
@@ -94,15 +80,13 @@ fn node_splices(
     txs.iter()
         .enumerate()
         .map(|(i, tx)| {
-            let (trace, diff) = match &answers {
-                Some((calls, diffs)) => (find(Some(calls), i, tx), find(diffs.as_ref(), i, tx)),
-                None => (None, None),
-            };
+            // Without the block's call traces no transaction gets a diff either.
+            let trace = find(calls.as_ref(), i, tx);
+            let diff = trace.as_ref().and(find(diffs.as_ref(), i, tx));
             Arc::new(Splice::from_node(
                 trace.as_ref(),
                 diff.as_ref(),
-                rules,
-                skip.clone(),
+                env,
                 &last[i],
             ))
         })
@@ -172,10 +156,14 @@ pub fn replay_txs_from(
     // On a chain with precompiles of its own (splice.rs): after an exact untraced pass that
     // called a stateful one, the node's frames and diffs for the whole block are asked once,
     // then each transaction's state is corrected once.
-    let rules = env.rules.as_ref().filter(|r| !r.precompiles.is_empty());
-    let mut splices: Vec<Arc<Splice>> = match rules {
-        Some(_) => txs.iter().map(|_| Arc::default()).collect(),
-        None => Vec::new(),
+    let splicing = env
+        .rules
+        .as_ref()
+        .is_some_and(|r| !r.precompiles.is_empty());
+    let mut splices: Vec<Arc<Splice>> = if splicing {
+        txs.iter().map(|_| Arc::default()).collect()
+    } else {
+        Vec::new()
     };
     let mut asked = false;
     loop {
@@ -187,10 +175,10 @@ pub fn replay_txs_from(
             (result, snap.take_misses())
         };
         if misses.is_empty() && !traced {
-            if let Some(rules) = rules {
+            if splicing {
                 if !asked && splices.iter().any(|s| s.wants_frames()) {
                     asked = true;
-                    splices = node_splices(source, env, txs, rules, &splices);
+                    splices = node_splices(source, env, txs, &splices);
                     passes += 1;
                     continue;
                 }

@@ -28,11 +28,31 @@ use revm::interpreter::{
 use revm::primitives::{Log, LogData};
 use revm::state::{Bytecode, EvmState};
 use revm::Inspector;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
+use crate::rpc::RpcClient;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
+
+/// Asks the node, in one round trip, for what splicing needs of `target` through `method`
+/// (`debug_traceTransaction` with a transaction hash, `debug_traceBlockByHash` with a block
+/// hash): its callTracer result with logs (the logs go into the receipt) and its prestateTracer
+/// diff (the state the transaction changed). Each is `None` when the node could not give it.
+pub fn ask_node(client: &RpcClient, method: &str, target: B256) -> (Option<Value>, Option<Value>) {
+    let call = |config: Value| (method.to_string(), json!([target, config]));
+    let calls = [
+        call(json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}})),
+        call(json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}})),
+    ];
+    match client.batch(&calls) {
+        Ok(mut r) if r.len() == 2 => {
+            let diff = r.pop().and_then(Result::ok);
+            (r.pop().and_then(Result::ok), diff)
+        }
+        _ => (None, None),
+    }
+}
 
 /// Whether frame `c` is a call into one of `rules`' precompiles (a SELFDESTRUCT naming one as
 /// beneficiary is not a call).
@@ -327,18 +347,24 @@ impl Splice {
 
     /// What the node answered for this transaction: its callTracer result (`withLog`) and its
     /// prestate diff; a trace that is `None` or unreadable leaves the frames opaque.
+    /// The fee recipients (the header's miner and COINBASE) are left out of the state
+    /// comparison.
     pub fn from_node(
         trace: Option<&Value>,
         diff: Option<&Value>,
-        rules: &ChainRules,
-        skip: Vec<Address>,
+        env: &super::EvmEnv,
         last: &Splice,
     ) -> Splice {
-        match trace.and_then(|t| frames_from_call_trace(t, rules)) {
+        let frames = env
+            .rules
+            .as_ref()
+            .zip(trace)
+            .and_then(|(rules, t)| frames_from_call_trace(t, rules));
+        match frames {
             Some(frames) => Splice {
                 frames: Some(frames),
                 diff: diff.and_then(NodeDiff::from_json),
-                skip,
+                skip: vec![env.miner, env.block.beneficiary],
                 ..Default::default()
             },
             // The pass already run stands; its record of opaque frames is kept.
@@ -492,7 +518,8 @@ pub struct SpliceLog {
     pub local: Vec<Address>,
     /// Of those, the ones whose local output or success differs from the node's frame.
     pub mismatched: Vec<Address>,
-    /// The transaction read PREVRANDAO, derived from whole seconds of the block time.
+    /// The transaction read PREVRANDAO while it was derived from whole seconds of the block
+    /// time.
     pub prevrandao_read: bool,
     /// An SSTORE the chain's set cost prices was priced with the parameter's default (it was
     /// not read from the consensus layer).
@@ -649,11 +676,20 @@ pub struct Splicer {
     /// An SSTORE about to run whose price differs under the chain's set cost: the stack depth
     /// before it, and the cost and refund to add once it has run.
     sstore: Option<(usize, i64, i64)>,
+    /// PREVRANDAO is known to whole seconds only ([`super::EvmEnv::prevrandao_guessed`]).
+    prevrandao_guessed: bool,
 }
 
 impl Splicer {
-    pub fn new(rules: Option<&ChainRules>, splice: Option<&Arc<Splice>>) -> Self {
-        let rules = rules.filter(|r| !r.precompiles.is_empty()).cloned();
+    /// The splicer for a transaction run in `env` (its chain's rules, and the node's frames
+    /// for it when they were fetched).
+    pub fn new(env: &super::EvmEnv) -> Self {
+        let rules = env
+            .rules
+            .as_ref()
+            .filter(|r| !r.precompiles.is_empty())
+            .cloned();
+        let splice = env.splice.as_ref();
         let frames = splice
             .and_then(|s| s.frames.clone())
             .unwrap_or_default()
@@ -667,6 +703,7 @@ impl Splicer {
             splice: splice.cloned(),
             log: SpliceLog::default(),
             sstore: None,
+            prevrandao_guessed: env.prevrandao_guessed,
         }
     }
 
@@ -749,13 +786,7 @@ where
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
         use revm::interpreter::interpreter_types::Jumps;
         match interp.bytecode.opcode() {
-            0x44 if self
-                .rules
-                .as_ref()
-                .is_some_and(|r| r.prevrandao_from_time && !r.consensus_read) =>
-            {
-                self.log.prevrandao_read = true;
-            }
+            0x44 if self.prevrandao_guessed => self.log.prevrandao_read = true,
             0x55 => {
                 self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx);
                 if self.sstore.is_some() && self.rules.as_ref().is_some_and(|r| !r.consensus_read) {
