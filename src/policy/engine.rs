@@ -178,20 +178,10 @@ impl fmt::Display for Operand {
 struct RuleDoc {
     name: Option<String>,
     action: Action,
-    method: MethodDoc,
+    /// One of [`METHODS`].
+    method: String,
     #[serde(default)]
     conditions: Option<Vec<ConditionDoc>>,
-}
-
-/// [`METHODS`] as they are written.
-#[derive(Clone, Copy, Deserialize)]
-enum MethodDoc {
-    #[serde(rename = "eth_sendTransaction")]
-    SendTransaction,
-    #[serde(rename = "eth_signTransaction")]
-    SignTransaction,
-    #[serde(rename = "personal_sign")]
-    PersonalSign,
 }
 
 #[derive(Deserialize)]
@@ -465,11 +455,16 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
         let path = e.path().to_string();
         invalid(&at, format!("{path}: {}", e.into_inner()))
     })?;
-    let method = match doc.method {
-        MethodDoc::SendTransaction => METHODS[0],
-        MethodDoc::SignTransaction => METHODS[1],
-        MethodDoc::PersonalSign => METHODS[2],
-    };
+    if !METHODS.contains(&doc.method.as_str()) {
+        return Err(invalid(
+            &at,
+            format!(
+                "`method` must be one of {}, got {:?}",
+                METHODS.join(", "),
+                doc.method
+            ),
+        ));
+    }
     let conditions = doc
         .conditions
         .unwrap_or_default()
@@ -480,7 +475,7 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
     Ok(Rule {
         name: doc.name.unwrap_or(name),
         action: doc.action,
-        method: method.to_string(),
+        method: doc.method,
         conditions,
     })
 }
