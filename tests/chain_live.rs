@@ -455,6 +455,14 @@ fn the_sstore_set_cost_is_read_from_the_consensus_layer() {
         run.stderr
     );
 
+    // A consensus endpoint whose answer cannot be read is a failure to read (exit 2, naming
+    // what was asked), never a replay on a guessed value.
+    let garbage = http::serve(|_| http::Reply::Answer(200, "<html>maintenance</html>".into()));
+    let run = with_consensus(&garbage);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_says(&run.stderr, &["consensus block header", "not JSON"]);
+    assert!(!run.stderr.contains("matches"), "{}", run.stderr);
+
     let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--json", "--no-cache"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(

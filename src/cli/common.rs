@@ -157,7 +157,7 @@ impl RpcArgs {
         let mut source = RpcSource::new(client);
         if let Some(u) = &self.consensus_rpc {
             let c = ConsensusClient::new(u, Duration::from_secs(self.rpc_timeout.max(1)))
-                .map_err(|e| CliError::input(format!("bad --consensus-rpc {e}")))?;
+                .map_err(|e| CliError::input(format!("bad --consensus-rpc: {e}")))?;
             source.consensus = Some(c);
         }
         Ok(source)

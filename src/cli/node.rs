@@ -7,11 +7,11 @@ use std::time::Duration;
 use chaintrace::node::crash::write_report;
 use chaintrace::node::doctor::DoctorOptions;
 use chaintrace::node::doctor_steps::{diagnose, render_diagnosis};
-use chaintrace::node::http::OperatorClient;
 use chaintrace::node::split::split_check;
 use chaintrace::node::split_settings::{check_tracing, confirm_log, render_split};
 use chaintrace::node::status::{node_status, render_status};
 use chaintrace::node::NodeError;
+use chaintrace::rpc::operator::{OperatorClient, OperatorError};
 use chaintrace::rpc::{redact_url, RpcClient};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -42,9 +42,9 @@ impl NodeCommand {
 impl From<NodeError> for CliError {
     fn from(e: NodeError) -> Self {
         match e {
-            NodeError::BadUrl(_) | NodeError::Io { .. } | NodeError::Config { .. } => {
-                CliError::input(e.to_string())
-            }
+            NodeError::Operator(OperatorError::BadUrl(_))
+            | NodeError::Io { .. }
+            | NodeError::Config { .. } => CliError::input(e.to_string()),
             _ => CliError::source(e.to_string()),
         }
     }
@@ -86,7 +86,7 @@ impl StatusArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let interval = seconds(self.interval, "--interval")?;
         let timeout = seconds(self.timeout, "--timeout")?;
-        let client = OperatorClient::new(&self.url, timeout)?;
+        let client = OperatorClient::new(&self.url, timeout).map_err(NodeError::from)?;
         let status = node_status(&client, interval)?;
         if self.json {
             print_json(&status)?;

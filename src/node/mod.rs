@@ -13,7 +13,6 @@ pub mod crash;
 pub mod doctor;
 pub mod doctor_home;
 pub mod doctor_steps;
-pub mod http;
 pub mod logtime;
 pub mod split;
 pub mod split_report;
@@ -24,37 +23,9 @@ pub mod status;
 /// Errors of the operator toolkit. URLs in messages are always redacted.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
-    /// The operator URL cannot be used.
-    #[error("invalid node URL {0}")]
-    BadUrl(String),
-    /// No HTTP answer: connection refused, DNS failure, reset.
-    #[error("GET {path}: cannot reach {url}: {reason}; is the node running and its RPC (laddr, port 26657) reachable from here?")]
-    Unreachable {
-        url: String,
-        path: String,
-        reason: String,
-    },
-    /// The node accepted the connection but did not answer in time.
-    #[error("GET {path}: {url} did not answer within {secs} s; the node may be overloaded or hung (raise --timeout to wait longer)")]
-    Timeout {
-        url: String,
-        path: String,
-        secs: u64,
-    },
-    /// An HTTP error status.
-    #[error("GET {path}: HTTP {status} from {url}")]
-    Http {
-        url: String,
-        path: String,
-        status: u16,
-    },
-    /// An answer that is not the expected JSON.
-    #[error("GET {path}: unusable answer from {url}: {reason}")]
-    BadResponse {
-        url: String,
-        path: String,
-        reason: String,
-    },
+    /// The operator interface could not be read.
+    #[error(transparent)]
+    Operator(#[from] crate::rpc::operator::OperatorError),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::http::OperatorClient;
 use super::NodeError;
+use crate::rpc::operator::{OperatorClient, OperatorError};
 
 /// What the node reported.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -59,10 +59,12 @@ fn text(v: &Value, path: &[&str]) -> Option<String> {
 fn height(client: &OperatorClient, status: &Value) -> Result<u64, NodeError> {
     num(status.pointer("/sync_info/latest_block_height"))
         .and_then(|h| u64::try_from(h).ok())
-        .ok_or_else(|| NodeError::BadResponse {
-            url: client.redacted_url().to_string(),
-            path: "/status".into(),
-            reason: "it has no result.sync_info.latest_block_height".into(),
+        .ok_or_else(|| {
+            NodeError::from(OperatorError::BadResponse {
+                url: client.redacted_url().to_string(),
+                path: "/status".into(),
+                reason: "it has no result.sync_info.latest_block_height".into(),
+            })
         })
 }
 

@@ -912,4 +912,33 @@ mod tests {
         assert_eq!(frames_from_call_trace(&bad, &rules), None);
         assert_eq!(frames_from_call_trace(&json!("oops"), &rules), None);
     }
+
+    /// A node diff that is not geth's diff shape is no comparison: the self-check then never
+    /// claims the node's post-state agrees.
+    #[test]
+    fn an_unreadable_node_diff_checks_nothing() {
+        let info = crate::source::chain_data::BlockInfo {
+            number: 200_000_000,
+            ..Default::default()
+        };
+        let env =
+            crate::replay::EvmEnv::new(revm::primitives::hardfork::SpecId::PRAGUE, 1329, &info);
+        let trace = frame(
+            "0x00000000000000000000000000000000000000aa",
+            "0x1",
+            json!({}),
+        );
+        for diff in [
+            json!({"pre": {}}),
+            json!({"pre": {}, "post": {"0xzz": {}}}),
+            json!(7),
+        ] {
+            let s = Splice::from_node(Some(&trace), Some(&diff), &env, &Splice::default());
+            s.record_post(&EvmState::default());
+            assert_eq!(s.state_check(), None, "{diff}");
+        }
+        let good = json!({"pre": {}, "post": {}});
+        let s = Splice::from_node(Some(&trace), Some(&good), &env, &Splice::default());
+        assert_eq!(s.state_check(), Some((0, Vec::new())));
+    }
 }

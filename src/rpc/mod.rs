@@ -12,6 +12,7 @@
 //!   message and `Debug` output goes through [`redact_url`].
 
 pub mod client;
+pub mod operator;
 pub mod transport;
 
 pub use client::{redact_url, RpcClient, RpcError, RpcStats};

@@ -18,17 +18,12 @@ use serde_json::Value;
 
 use super::chain_data::ConsensusFacts;
 use super::rpc::SourceError;
-use crate::rpc::redact_url;
-use crate::rpc::transport;
+use crate::rpc::operator::OperatorClient;
 
-/// Largest answer accepted (a `/block` answer carries the block's transactions).
-const BODY_LIMIT: u64 = 64 << 20;
-
-/// A client for one node's CometBFT RPC.
+/// A node's CometBFT RPC read for consensus facts (the operator client the node tools use).
 #[derive(Debug, Clone)]
 pub struct ConsensusClient {
-    base: String,
-    timeout: Duration,
+    client: OperatorClient,
 }
 
 fn bad(what: &str, reason: impl Into<String>) -> SourceError {
@@ -93,37 +88,12 @@ fn read_field(mut msg: &[u8], number: u64) -> Option<&[u8]> {
 impl ConsensusClient {
     /// A client for `url` (`http://host:26657`; `tcp://` as config.toml writes it is http).
     pub fn new(url: &str, timeout: Duration) -> Result<ConsensusClient, String> {
-        let url = url.trim().trim_end_matches('/');
-        let base = match url.strip_prefix("tcp://") {
-            Some(rest) => format!("http://{rest}"),
-            None => url.to_string(),
-        };
-        if !transport::valid_url(&base) {
-            return Err(format!(
-                "{}: not an http(s) URL with a host",
-                redact_url(&base)
-            ));
-        }
-        Ok(ConsensusClient { base, timeout })
+        let client = OperatorClient::new(url, timeout).map_err(|e| e.to_string())?;
+        Ok(ConsensusClient { client })
     }
 
     fn get(&self, path: &str, what: &str) -> Result<Value, SourceError> {
-        let url = format!("{}{path}", self.base);
-        let (status, body) = transport::get(&url, self.timeout, BODY_LIMIT)
-            .map_err(|f| bad(what, format!("{}: {}", redact_url(&self.base), f.reason())))?;
-        if status != 200 {
-            return Err(bad(
-                what,
-                format!("{} answered HTTP {status}", redact_url(&self.base)),
-            ));
-        }
-        let v: Value = serde_json::from_str(&body)
-            .map_err(|e| bad(what, format!("the answer is not JSON: {e}")))?;
-        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-            return Err(bad(what, format!("the node refused: {e}")));
-        }
-        // A JSON-RPC envelope or the bare result.
-        Ok(v.get("result").cloned().unwrap_or(v))
+        self.client.get(path).map_err(|e| bad(what, e.to_string()))
     }
 
     /// The header time of block `height`: Unix seconds and nanoseconds.
