@@ -7,7 +7,6 @@
 pub mod run;
 pub use run::Run;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -52,15 +51,7 @@ impl Proxy {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn rpc_proxy");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("proxy prints its address");
-        let url = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("unexpected proxy banner {line:?}"))
-            .to_string();
+        let url = run::listening_url(&mut child, "proxy");
         Proxy { child, url }
     }
 }

@@ -119,3 +119,17 @@ impl Cmd {
         }
     }
 }
+
+/// The address a spawned server (`rpc_proxy`, `chaintrace serve`) prints as its first stdout
+/// line, `listening http://IP:PORT`; panics naming `what` otherwise.
+pub fn listening_url(child: &mut std::process::Child, what: &str) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout piped"))
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("{what} prints its address: {e}"));
+    line.trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("unexpected {what} banner {line:?}"))
+        .to_string()
+}

@@ -2,7 +2,7 @@
 //! raw `result` of its answers.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -33,15 +33,8 @@ impl Serve {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn chaintrace serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("serve prints its address");
-        let url = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("unexpected serve banner {line:?}"))
-            .to_string();
+        // Tests that use this module include support/proxy.rs, whose `run` reads the banner.
+        let url = crate::proxy::run::listening_url(&mut child, "serve");
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let sink = stderr.clone();
         let mut err = child.stderr.take().unwrap();
