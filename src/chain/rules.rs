@@ -28,8 +28,8 @@ pub struct ChainRules {
     pub coinbase: Option<Address>,
     /// SSTORE's cost to set a zero slot (`SeiSstoreSetGasEip2200`, a governance parameter).
     pub sstore_set_gas: u64,
-    /// Whether `sstore_set_gas` and the PREVRANDAO time were read from the chain's consensus
-    /// layer for this block; otherwise they are the parameter's default and whole seconds.
+    /// Whether `sstore_set_gas` was read from the chain's consensus layer for this block;
+    /// otherwise it is the parameter's default (and a replay that depends on it says so).
     pub consensus_read: bool,
     /// Whether blob (type-3) transactions are accepted.
     pub blob_txs: bool,
