@@ -285,11 +285,77 @@ fn app_hash_is_primary_and_peer_errors_are_its_symptoms() {
     assert_eq!(steps[0], "Stop the node.");
     assert!(
         steps[1].contains("`chaind debug dump-iavl 1234567`")
-            && steps[1].contains("dump-iavl -d {home}/data/committer.db -o DIR")
+            && steps[1].contains("dump-iavl -d <node_home>/data/committer.db -o DIR")
     );
     assert_eq!(steps[2], "Roll back one block: `chaind rollback`.");
-    assert!(steps[3].starts_with("If the rollback fails, restore a fresh snapshot"));
+    // The restore is a state-sync fix: back up and keep the validator's files, reset with the
+    // home and the address book kept.
+    assert!(
+        steps[3].starts_with(
+            "If the rollback fails, stop the node and back up \
+             <node_home>/config/priv_validator_key.json, \
+             <node_home>/data/priv_validator_state.json and <node_home>/config/genesis.json, \
+             and keep them through the state sync"
+        ),
+        "{}",
+        steps[3]
+    );
+    assert!(
+        steps[3]
+            .contains("`chaind tendermint unsafe-reset-all --home <node_home> --keep-addr-book`"),
+        "{}",
+        steps[3]
+    );
     assert!(steps[4].starts_with("Restart the node and watch"));
+    // The home was not given: the last step says where to find it, and no `{home}` is left.
+    assert!(steps[5].starts_with("<node_home> is the node's home directory"));
+    assert!(!d.to_string().contains("{home}"), "{d}");
+}
+
+/// Every state-sync fix of the doctor and of split-check backs up and keeps the validator's
+/// files, and shows the reset with the home and --keep-addr-book.
+#[test]
+fn state_sync_fixes_keep_the_validator_files() {
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/database-corrupted.log",
+        "--home",
+        "/srv/chaind",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for want in [
+        "Stop the node and back up /srv/chaind/config/priv_validator_key.json, /srv/chaind/data/priv_validator_state.json and /srv/chaind/config/genesis.json, and keep them through the state sync",
+        "`chaind tendermint unsafe-reset-all --home /srv/chaind --keep-addr-book`",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("<node_home>"), "{}", r.stdout);
+    for (home, code) in [
+        ("check1-evm-missing", "startup-check-1"),
+        ("check2-evm-empty", "startup-check-2"),
+    ] {
+        let (_, v) = split(home, &[]);
+        let fix = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == code)
+            .and_then(|f| f["fix"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let path = format!("tests/data/node/homes/{home}");
+        for want in [
+            format!("{path}/config/priv_validator_key.json"),
+            format!("{path}/data/priv_validator_state.json"),
+            format!("{path}/config/genesis.json"),
+            "keep them through the state sync".to_string(),
+            format!("`chaind tendermint unsafe-reset-all --home {path} --keep-addr-book`"),
+        ] {
+            assert!(fix.contains(&want), "{home}: {want:?} not in {fix:?}");
+        }
+    }
 }
 
 #[test]
@@ -425,6 +491,12 @@ fn doctor_reads_log_level_and_snapshots_from_the_home() {
     let checks = &v["diagnosis"]["homeChecks"];
     assert_eq!(checks[0]["item"], "log_level");
     assert_eq!(checks[0]["status"], "ok");
+    // The documentation asks for debug (trace for most detail) while diagnosing.
+    let detail = checks[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("set log_level = \"debug\" (\"trace\" for the most detail)"),
+        "{detail}"
+    );
     assert_eq!(checks[1]["item"], "snapshots");
     assert_eq!(checks[1]["status"], "warn");
     // A home that is not there: nothing is claimed.
@@ -559,8 +631,9 @@ fn split_check_human_report() {
          BLOCKER  start-up check 1 (Cosmos SS has history and data/evm_ss/ is missing or empty) would ABORT: "
     ), "{}", r.stdout);
     assert!(r.stdout.contains(
-        "         fix: state sync the node with evm-ss-split = true, or set evm-ss-split = false\n"
-    ));
+        "         fix: set evm-ss-split = false, or state sync the node with evm-ss-split = true: \
+         stop the node and back up tests/data/node/homes/check1-evm-missing/config/priv_validator_key.json"
+    ), "{}", r.stdout);
     assert!(
         r.stdout
             .ends_with("NOT READY: 1 blocker(s), 0 warning(s)\n"),
@@ -569,22 +642,27 @@ fn split_check_human_report() {
     );
 }
 
+/// The start-up log confirms the split in either of the node's log formats: plain, and
+/// `log_format = "json"` (one zerolog object a line, the text under `message`).
 #[test]
 fn split_check_confirms_the_startup_log() {
-    let (code, v) = split(
-        "ready",
-        &["--log", "tests/data/node/logs/split-startup.log"],
-    );
-    assert_eq!(code, 0);
-    assert_eq!(statuses(&v), ["pass", "pass", "pass"]);
-    assert_eq!(v["warnings"], 0);
-    let infos = codes_of(&v, "info");
-    for c in [
-        "log-ss-enabled",
-        "log-evm-ss-optimization",
-        "log-evm-ss-enabled",
-    ] {
-        assert!(infos.contains(&c.to_string()), "{c}: {infos:?}");
+    for log in ["split-startup.log", "split-startup-json.log"] {
+        let path = format!("tests/data/node/logs/{log}");
+        let (code, v) = split("ready", &["--log", &path]);
+        assert_eq!(code, 0, "{log}");
+        assert_eq!(statuses(&v), ["pass", "pass", "pass"], "{log}");
+        assert_eq!(v["warnings"], 0, "{log}: {v:#}");
+        let infos = codes_of(&v, "info");
+        for c in [
+            "log-ss-enabled",
+            "log-evm-ss-optimization",
+            "log-evm-ss-enabled",
+        ] {
+            assert!(infos.contains(&c.to_string()), "{log} {c}: {infos:?}");
+        }
+        let text = v.to_string();
+        assert!(text.contains("separateDBs=true"), "{log}: {text}");
+        assert!(text.contains("backend=pebbledb"), "{log}: {text}");
     }
     let (_, v) = split("ready", &["--log", "tests/data/node/logs/healthy.log"]);
     assert_eq!(

@@ -235,7 +235,8 @@ pub struct Diagnosis {
 /// Options that fill in the steps.
 #[derive(Clone, Debug, Default)]
 pub struct DoctorOptions {
-    /// The node's home directory, when known (`{home}` in steps otherwise).
+    /// The node's home directory, when known (`<node_home>` in steps otherwise, with a step
+    /// saying where to find it).
     pub home: Option<String>,
 }
 

@@ -1,6 +1,7 @@
 //! What `node doctor --home DIR` reads besides the log, where the chain's documentation names
-//! it: `log_level` in `config/config.toml` (the documented level is `info`; a stricter one hides
-//! the lines the diagnosis reads, so an empty diagnosis would mean nothing) and the state-sync
+//! it: `log_level` in `config/config.toml` (the node's default is `info`; the documentation asks
+//! for `debug` while diagnosing, `trace` for the most detail, and a level stricter than `info`
+//! hides the lines the diagnosis reads, so an empty diagnosis would mean nothing) and the state-sync
 //! snapshots under `data/snapshots/` (what a "restore a snapshot" step can start from).
 //! A file that cannot be read is reported as not checked, never as fine.
 
@@ -70,7 +71,10 @@ fn log_level(home: &Path) -> HomeCheck {
             .find_map(|t| t.get("log_level"))
     }) else {
         check.status = HomeStatus::Ok;
-        check.detail = "not set: the node logs at its default level, info".into();
+        check.detail = format!(
+            "not set: the node logs at its default level, info, which keeps the lines the \
+             diagnosis reads. {DIAGNOSING}"
+        );
         return check;
     };
     let Some(level) = value.as_str() else {
@@ -79,12 +83,14 @@ fn log_level(home: &Path) -> HomeCheck {
     };
     // `info`, or a module list such as `main:info,state:info,*:error`.
     let mut hidden = Vec::new();
+    let mut detailed = true;
     let mut unknown = Vec::new();
     for part in level.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (module, lvl) = match part.split_once(':') {
             Some((m, l)) => (m.trim(), l),
             None => ("*", part),
         };
+        detailed &= matches!(lvl.trim().to_ascii_lowercase().as_str(), "debug" | "trace");
         match shows_info(lvl) {
             Some(true) => {}
             Some(false) => hidden.push(if module == "*" {
@@ -97,20 +103,31 @@ fn log_level(home: &Path) -> HomeCheck {
     }
     if !unknown.is_empty() {
         check.detail = format!("log_level = {level:?}: cannot read {}", unknown.join(", "));
+    } else if hidden.is_empty() && detailed {
+        check.status = HomeStatus::Ok;
+        check.detail = format!(
+            "log_level = {level:?}: the detail the documentation asks for while diagnosing"
+        );
     } else if hidden.is_empty() {
         check.status = HomeStatus::Ok;
-        check.detail = format!("log_level = {level:?} keeps the info lines the diagnosis reads");
+        check.detail =
+            format!("log_level = {level:?} keeps the info lines the diagnosis reads. {DIAGNOSING}");
     } else {
         check.status = HomeStatus::Warn;
         check.detail = format!(
             "log_level = {level:?} hides info lines of {}: block commits, peer errors and app \
-             hash lines may be missing from this log, so a clean diagnosis proves little. Set \
-             log_level = \"info\" in config/config.toml and restart the node",
+             hash lines may be missing from this log, so a clean diagnosis proves little. \
+             {DIAGNOSING}",
             hidden.join(", ")
         );
     }
     check
 }
+
+/// The documented level while diagnosing.
+const DIAGNOSING: &str = "While diagnosing, set log_level = \"debug\" (\"trace\" for the most \
+                          detail) in config/config.toml and restart the node; set it back \
+                          afterwards, as debug logs grow fast";
 
 fn snapshots(home: &Path) -> HomeCheck {
     let path = home.join("data/snapshots");
@@ -184,11 +201,24 @@ mod tests {
     #[test]
     fn log_levels() {
         let h = home(Some("log_level = \"info\"\n"), &[]);
-        assert_eq!(log_level(&h).status, HomeStatus::Ok);
+        let c = log_level(&h);
+        assert_eq!(c.status, HomeStatus::Ok);
+        assert!(
+            c.detail
+                .contains("set log_level = \"debug\" (\"trace\" for the most detail)"),
+            "{}",
+            c.detail
+        );
+        let h = home(Some("log_level = \"debug\"\n"), &[]);
+        let c = log_level(&h);
+        assert_eq!(c.status, HomeStatus::Ok);
+        assert!(!c.detail.contains("While diagnosing"), "{}", c.detail);
         let h = home(Some("log_level = \"error\"\n"), &[]);
         let c = log_level(&h);
         assert_eq!(c.status, HomeStatus::Warn);
         assert!(c.detail.contains("every module"), "{}", c.detail);
+        assert!(c.detail.contains("log_level = \"debug\""), "{}", c.detail);
+        assert!(!c.detail.contains("log_level = \"info\""), "{}", c.detail);
         let h = home(Some("log_level = \"main:info,p2p:error,*:info\"\n"), &[]);
         let c = log_level(&h);
         assert_eq!(c.status, HomeStatus::Warn);

@@ -8,7 +8,23 @@ use super::doctor::{Diagnosis, ErrorClass, Problem};
 
 /// The ordered steps for a problem, with its facts filled in.
 pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
-    let home = opts.home.as_deref().unwrap_or("{home}");
+    let mut steps = steps_for(p, opts.home.as_deref().unwrap_or(super::UNKNOWN_HOME));
+    if opts.home.is_none() && steps.iter().any(|s| s.contains(super::UNKNOWN_HOME)) {
+        steps.push(super::WHERE_HOME.to_string());
+    }
+    steps
+}
+
+/// Capitalises the first letter of a fix that starts a step.
+fn sentence(s: String) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn steps_for(p: &Problem, home: &str) -> Vec<String> {
+    let backup = sentence(super::backup_before_sync(home)) + ".";
     let d = |k: &str, fallback: &str| {
         p.details
             .get(k)
@@ -30,14 +46,12 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
                 "Keep a state dump for the developers, with the node stopped: `chaind debug dump-iavl {height}` (legacy IAVL store) or `dump-iavl -d {home}/data/committer.db -o DIR` (new store)."
             ),
             "Roll back one block: `chaind rollback`.".into(),
-            "If the rollback fails, restore a fresh snapshot with the node version the network runs now (`chaind version` on a synced peer or the network's announcement) and the network's current peer configuration (bootstrap-peers / persistent_peers).".into(),
+            format!("If the rollback fails, {}; then reset the data with {} and restore a fresh snapshot (or state sync) with the node version the network runs now (`chaind version` on a synced peer or the network's announcement) and the network's current peer configuration (bootstrap-peers / persistent_peers).", super::backup_before_sync(home), super::reset_command(home)),
             "Restart the node and watch its height (`chaintrace node status --url http://HOST:26657`) and log.".into(),
         ],
         ErrorClass::DatabaseCorrupted => vec![
-            format!(
-                "Stop the node and back up {home}/config/priv_validator_key.json, {home}/data/priv_validator_state.json and {home}/config/genesis.json."
-            ),
-            "Reset the data: `chaind tendermint unsafe-reset-all` (it keeps priv_validator_key.json, priv_validator_state.json and genesis.json; check they are still there), or restore a backup instead.".into(),
+            backup,
+            format!("Reset the data: {} (it keeps priv_validator_key.json, priv_validator_state.json and genesis.json; check they are still there), or restore a backup instead.", super::reset_command(home)),
             "Resync from a snapshot or state sync, then restart.".into(),
         ],
         ErrorClass::DatabaseLocked => s(&[
@@ -60,13 +74,13 @@ pub fn steps(p: &Problem, opts: &DoctorOptions) -> Vec<String> {
         ErrorClass::StuckHeight => vec![
             format!("Restart the node (the height stays at {height})."),
             "If it is still stuck, stop it and roll back one block: `chaind rollback`, then start it.".into(),
-            "If that fails, restore a fresh snapshot with the node version the network runs now and the network's current peer configuration (bootstrap-peers / persistent_peers).".into(),
+            format!("If that fails, {}; then reset the data with {} and restore a fresh snapshot (or state sync) with the node version the network runs now and the network's current peer configuration (bootstrap-peers / persistent_peers).", super::backup_before_sync(home), super::reset_command(home)),
         ],
-        ErrorClass::Crash => s(&[
-            "Collect a crash report with the stack trace: `chaintrace node doctor --log FILE --crash-report DIR`.",
-            "Restart the node; if it crashes again at the same height, treat it as a stuck height: `chaind rollback`, then a fresh snapshot.",
-            "Send the crash report to the developers with the output of `chaind version --long`.",
-        ]),
+        ErrorClass::Crash => vec![
+            "Collect a crash report with the stack trace: `chaintrace node doctor --log FILE --crash-report DIR`.".into(),
+            format!("Restart the node; if it crashes again at the same height, treat it as a stuck height: `chaind rollback`; if that fails, {}, then reset with {} and restore a fresh snapshot.", super::backup_before_sync(home), super::reset_command(home)),
+            "Send the crash report to the developers with the output of `chaind version --long`.".into(),
+        ],
         ErrorClass::PeerIdMismatch => {
             let want = d("expectedPeerId", "X");
             let got = d("gotPeerId", "Y");

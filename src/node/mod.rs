@@ -20,6 +20,30 @@ pub mod split_settings;
 mod split_store;
 pub mod status;
 
+/// Stands for the node's home directory in a step when it is not known.
+pub const UNKNOWN_HOME: &str = "<node_home>";
+
+/// Says where to find [`UNKNOWN_HOME`].
+pub const WHERE_HOME: &str = "<node_home> is the node's home directory, the one holding config/ \
+     and data/: the --home chaind runs with (its service unit shows it: `systemctl cat chaind`). \
+     Pass --home to have it filled in.";
+
+/// What every state-sync or reset fix says first, as the chain's operator documentation does:
+/// back up the validator key, its signing state and the genesis file, and keep them through the
+/// sync (a validator whose signing state goes back signs twice and is slashed).
+pub fn backup_before_sync(home: &str) -> String {
+    format!(
+        "stop the node and back up {home}/config/priv_validator_key.json, \
+         {home}/data/priv_validator_state.json and {home}/config/genesis.json, and keep them \
+         through the state sync (check they are still there, unchanged, before restarting)"
+    )
+}
+
+/// The reset before a state sync, keeping the address book.
+pub fn reset_command(home: &str) -> String {
+    format!("`chaind tendermint unsafe-reset-all --home {home} --keep-addr-book`")
+}
+
 /// Errors of the operator toolkit. URLs in messages are always redacted.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {

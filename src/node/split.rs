@@ -251,7 +251,13 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
         .any(|d| home.join(d).exists());
     let cosmos_unknown = cosmos == StoreState::Missing && has_run;
     let evm = store_state(&home.join("data/evm_ss"));
-    let sync_fix = "state sync the node with evm-ss-split = true, or set evm-ss-split = false";
+    let shown = home.display().to_string();
+    let keep = super::backup_before_sync(&shown);
+    let reset = super::reset_command(&shown);
+    let sync_fix = format!(
+        "set evm-ss-split = false, or state sync the node with evm-ss-split = true: {keep}, \
+         reset with {reset}, then state sync"
+    );
     let mut checks = vec![
         (
             1,
@@ -296,7 +302,7 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
             cosmos_dir.display(),
             evm.describe()
         );
-        c.fix = Some(sync_fix.into());
+        c.fix = Some(sync_fix.clone());
     } else {
         c.detail = format!(
             "Cosmos SS {}, data/evm_ss/ {}",
@@ -316,8 +322,10 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
     if has_history && evm == StoreState::HasData {
         c.status = CheckStatus::Unknown;
         c.detail = "both stores hold data; their earliest versions cannot be read offline, and the node aborts if they differ (typically a stale data/evm_ss/ left by an earlier split)".into();
-        c.fix =
-            Some("if data/evm_ss/ predates the current Cosmos SS, remove it and state sync".into());
+        c.fix = Some(format!(
+            "if data/evm_ss/ predates the current Cosmos SS: {keep}, remove data/evm_ss/, reset \
+             with {reset} and state sync"
+        ));
     } else {
         c.detail = "not both stores hold data: nothing to compare".into();
     }
@@ -331,7 +339,7 @@ fn predict_startup(home: &Path, app: &Table, r: &mut SplitReport) {
                 Severity::Warning,
                 "stale-evm-ss",
                 "data/evm_ss/ holds EVM data but the split is off: reverting the split leaves that data stale, it is no longer updated, and the node needs a state sync without the split".into(),
-                Some("state sync the node with evm-ss-split = false, and remove data/evm_ss/ before enabling the split again, or start-up check 3 aborts"),
+                Some(&format!("{keep}; reset with {reset} and state sync the node with evm-ss-split = false, and remove data/evm_ss/ before enabling the split again, or start-up check 3 aborts")),
             );
         }
     }

@@ -48,9 +48,29 @@ pub fn recommended(config: &Table, r: &mut SplitReport) {
     }
 }
 
-/// Whether `line` holds `text`, where a leading `<engine> ` in `text` stands for the storage
-/// engine's name as the node prints it (`PebbleDB`, `RocksDB`, …): one word before the rest.
+/// The message of a log line: with `log_format = "json"` the node writes one JSON object a line
+/// (zerolog: `{"level":"info","module":"main","backend":"pebbledb","time":…,"message":"…"}`),
+/// whose `message` is what the plain format prints after the level; a plain line is itself.
+fn message(line: &str) -> std::borrow::Cow<'_, str> {
+    let t = line.trim();
+    if t.starts_with('{') {
+        if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(t) {
+            for k in ["message", "msg", "_msg"] {
+                if let Some(serde_json::Value::String(m)) = o.get(k) {
+                    return std::borrow::Cow::Owned(m.clone());
+                }
+            }
+        }
+    }
+    std::borrow::Cow::Borrowed(line)
+}
+
+/// Whether `line` (plain, or a JSON log object) holds `text`, where a leading `<engine> ` in
+/// `text` stands for the storage engine's name as the node prints it (`PebbleDB`, `RocksDB`,
+/// …): one word before the rest.
 fn has_line(line: &str, text: &str) -> bool {
+    let line = message(line);
+    let line = line.as_ref();
     let Some(rest) = text.strip_prefix("<engine> ") else {
         return line.contains(text);
     };
