@@ -7,6 +7,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A write past RLIMIT_FSIZE (`ulimit -f`) must fail with EFBIG and be reported, like a
+    // full disk, not kill the process with SIGXFSZ and leave a shortened output behind.
+    // SAFETY: setting a signal's disposition to SIG_IGN at start-up, before any thread exists.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let mut cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

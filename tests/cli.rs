@@ -378,3 +378,84 @@ fn an_oversized_fixture_is_refused_after_reading_the_cap() {
     assert_one_line_error(&r, 1, "larger than 256 MiB: not a fixture or bundle");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A fixture whose transaction loops (JUMPDEST PUSH1 0 JUMP) until its 1,000,000 gas run out:
+/// about 245,000 struct-log entries, some 17 MB of JSON, past the spool's 8 MiB in memory.
+fn looping_fixture() -> std::path::PathBuf {
+    use alloy_consensus::{SignableTransaction, TxEnvelope, TxLegacy};
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_primitives::{address, TxKind, U256};
+    use alloy_signer::SignerSync;
+    let key = alloy_signer_local::PrivateKeySigner::from_slice(&[7u8; 32]).unwrap();
+    let looper = address!("00000000000000000000000000000000000c0de0");
+    let tx = TxLegacy {
+        chain_id: Some(1),
+        nonce: 0,
+        gas_price: 10,
+        gas_limit: 1_000_000,
+        to: TxKind::Call(looper),
+        value: U256::ZERO,
+        input: Default::default(),
+    };
+    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    let raw = TxEnvelope::from(tx.into_signed(sig)).encoded_2718();
+    let fixture = serde_json::json!({
+        "genesis": {
+            "config": {"chainId": 1, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+                       "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+                       "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0,
+                       "londonBlock": 0},
+            "alloc": {
+                format!("{:?}", key.address()): {"balance": "0xde0b6b3a7640000"},
+                format!("{looper:?}"): {"balance": "0x0", "code": "0x5b600056"}
+            }
+        },
+        "context": {"number": "1", "timestamp": "1", "gasLimit": "30000000",
+                    "difficulty": "1", "miner": "0x0000000000000000000000000000000000000000",
+                    "baseFeePerGas": "1"},
+        "input": format!("0x{}", alloy_primitives::hex::encode(raw)),
+    });
+    let path = std::env::temp_dir().join(format!("chaintrace-looper-{}.json", std::process::id()));
+    std::fs::write(&path, fixture.to_string()).unwrap();
+    path
+}
+
+/// A struct log whose temporary file cannot be written (here `ulimit -f` of 4 MiB, as a full
+/// disk would) fails the command with exit 2 and the reason; it never prints a shortened log.
+/// Without the limit the same trace is whole.
+#[test]
+fn a_struct_log_that_cannot_be_spooled_fails_the_command() {
+    let fixture = looping_fixture();
+    let args = [
+        "tx",
+        "--fixture",
+        fixture.to_str().unwrap(),
+        "--tracer",
+        "opcodeTracer",
+        "--json",
+    ];
+    let whole = chaintrace(&args);
+    assert_eq!(whole.code, 3, "{}", whole.stderr);
+    let v: serde_json::Value = serde_json::from_str(&whole.stdout).unwrap();
+    let logs = v["structLogs"].as_array().unwrap();
+    assert!(logs.len() > 200_000, "{}", logs.len());
+    assert_eq!(logs.last().unwrap()["error"], "out of gas");
+
+    let limited = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 4096 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_chaintrace"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&limited.stderr);
+    assert_eq!(limited.status.code(), Some(2), "{stderr}");
+    assert!(limited.stdout.is_empty(), "{} bytes", limited.stdout.len());
+    assert!(
+        stderr
+            .contains("the struct log could not be written to its temporary file: File too large"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(fixture);
+}

@@ -18,6 +18,13 @@ fn conformance_dir() -> Option<PathBuf> {
 
 fn fixtures(sub: &str, expected: usize) -> Vec<PathBuf> {
     let Some(dir) = conformance_dir() else {
+        // Under CI the fixtures are laid beside the clone: their absence is a failure, never a
+        // silently smaller run.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "conformance: ../shared/conformance is absent under CI: geth's {sub} fixtures cannot \
+             be run"
+        );
         eprintln!(
             "\n*** conformance: ../shared/conformance is absent: geth's {sub} fixtures were NOT \
              run (a fresh clone outside the workspace has no copy of them) ***\n"

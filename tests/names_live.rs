@@ -386,7 +386,8 @@ fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_follow
     // Only contracts that are not verified (none in this tree besides the two) are asked again.
     assert_eq!(hits.load(Ordering::SeqCst) - first, 0, "{}", again.stderr);
 
-    // An explorer that does not answer never fails the trace: the names are just missing.
+    // An explorer that does not answer never fails the trace, and the names it would have given
+    // are said to be missing because the lookup failed, not because nothing is verified.
     let down = chaintrace_in(
         here,
         &[
@@ -406,6 +407,46 @@ fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_follow
         "{}",
         down.stdout
     );
+    assert!(
+        down.stderr
+            .contains("warning: names: lookups failed (their names are missing, not absent): ")
+            && down
+                .stderr
+                .contains(&format!("{reverter} (explorer: connection refused)")),
+        "{}",
+        down.stderr
+    );
+    assert!(!down.stderr.contains("test-key"), "{}", down.stderr);
+    // An explorer answering an HTTP error, or a page that is not JSON, likewise.
+    for (status, body, why) in [
+        (503, "{\"message\":\"busy\"}", "explorer: HTTP 503"),
+        (
+            200,
+            "<html>maintenance</html>",
+            "explorer: HTTP 200, answer is not JSON",
+        ),
+    ] {
+        let broken = http::serve(move |_| http::Reply::Answer(status, body.into()));
+        let r = chaintrace_in(
+            here,
+            &[
+                "tx",
+                &hash,
+                "--rpc-url",
+                url,
+                "--explorer-api",
+                &format!("{broken}/api"),
+                "--no-project",
+            ],
+            &[("ETHERSCAN_API_KEY", "test-key")],
+        );
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("{reverter} ({why}")),
+            "{why}: {}",
+            r.stderr
+        );
+    }
 
     // A proxy (EIP-1167 clone of Reverter, injected with a state override) is named by its
     // implementation's verified ABI: the clone itself is not verified anywhere.

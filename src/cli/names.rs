@@ -94,6 +94,14 @@ pub fn decoder_for(
                 eprintln!("names: verified ABIs fetched for {}", f.join(", "));
             }
         }
+        if let Ok(f) = e.failed.lock() {
+            if !f.is_empty() {
+                eprintln!(
+                    "warning: names: lookups failed (their names are missing, not absent): {}",
+                    f.join(", ")
+                );
+            }
+        }
     }
     d
 }

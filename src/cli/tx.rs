@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use chaintrace::replay::mined::Mined;
-use chaintrace::replay::{fixture_snapshot, trace_fixture};
+use chaintrace::replay::{fixture_snapshot, trace_fixture, ReplayError};
 use chaintrace::source::fixture::Fixture;
 use clap::Args;
 use serde_json::json;
@@ -52,8 +52,11 @@ impl TxArgs {
             }
             let fx = Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?;
             let spec = self.trace.spec(fx.tracer_config.as_ref())?;
-            let traced = trace_fixture(&fx, &spec, hardfork)
-                .map_err(|e| CliError::input(format!("{path}: {e}")))?;
+            let traced = trace_fixture(&fx, &spec, hardfork).map_err(|e| match e {
+                // The trace could not be kept: the machine's fault, not the fixture's.
+                ReplayError::Output(m) => CliError::source(m),
+                e => CliError::input(format!("{path}: {e}")),
+            })?;
             let currency = chaintrace::chain::currency(fx.schedule.chain_id);
             let state = fixture_snapshot(&fx);
             let decoder = decoder_for(&names, &self.trace, &traced, &state);

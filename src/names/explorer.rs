@@ -6,7 +6,9 @@
 //! Nothing here runs without an explicit opt-in (`--explorer-api URL`, `ETHERSCAN_API_KEY` on a
 //! chain whose preset carries an explorer API, or `--sourcify`/`--sourcify-url`), so traces stay offline by
 //! default. A failed or unverified lookup is remembered for the run and never fails the trace:
-//! names are a convenience, the trace is the product.
+//! names are a convenience, the trace is the product. A lookup that failed (an HTTP error, a
+//! timeout, an answer that is not JSON) is not "unverified": it is kept in [`Explorer::failed`]
+//! and named on stderr, so missing names are never passed off as the contract having none.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -39,6 +41,8 @@ pub struct Explorer {
     seen: Mutex<HashMap<Address, Option<Arc<Abi>>>>,
     /// Lookups that went to the network, for the `names:` line on stderr.
     pub fetched: Mutex<Vec<String>>,
+    /// Lookups that failed, with why (no URL, no key), for stderr.
+    pub failed: Mutex<Vec<String>>,
 }
 
 impl Explorer {
@@ -57,6 +61,7 @@ impl Explorer {
             timeout,
             seen: Mutex::new(HashMap::new()),
             fetched: Mutex::new(Vec::new()),
+            failed: Mutex::new(Vec::new()),
         }
     }
 
@@ -115,11 +120,27 @@ impl Explorer {
                 }
             }
         }
-        let (abi_json, from) = self
-            .ask_api(addr)
-            .map(|a| (a, "explorer"))
-            .or_else(|| self.ask_sourcify(addr).map(|a| (a, "sourcify")))?;
-        let abi = Abi::from_value(&abi_json).ok()?;
+        let note = |from: &str, why: String| {
+            if let Ok(mut f) = self.failed.lock() {
+                f.push(format!("{addr:#x} ({from}: {why})"));
+            }
+        };
+        let asked = |from: &'static str, r: Result<Option<Value>, String>| match r {
+            Ok(found) => found.map(|a| (a, from)),
+            Err(why) => {
+                note(from, why);
+                None
+            }
+        };
+        let (abi_json, from) = asked("explorer", self.ask_api(addr))
+            .or_else(|| asked("sourcify", self.ask_sourcify(addr)))?;
+        let abi = match Abi::from_value(&abi_json) {
+            Ok(a) => a,
+            Err(e) => {
+                note(from, format!("its ABI cannot be read: {e}"));
+                return None;
+            }
+        };
         if let Ok(mut f) = self.fetched.lock() {
             f.push(format!("{addr:#x} ({from})"));
         }
@@ -129,8 +150,12 @@ impl Explorer {
         Some(abi)
     }
 
-    fn ask_api(&self, addr: Address) -> Option<Value> {
-        let (base, key) = self.api.as_ref()?;
+    /// The explorer's verified ABI of `addr`: `Ok(None)` when not configured or not verified
+    /// (`status` "0"), `Err` when the lookup failed.
+    fn ask_api(&self, addr: Address) -> Result<Option<Value>, String> {
+        let Some((base, key)) = self.api.as_ref() else {
+            return Ok(None);
+        };
         let mut url = format!(
             "{base}{}chainid={}&module=contract&action=getabi&address={addr:#x}",
             if base.contains('?') { "&" } else { "?" },
@@ -141,23 +166,52 @@ impl Explorer {
             url.push_str(k);
         }
         let (status, body) = http_get_json(&url, self.timeout)?;
-        if status != 200 || body.get("status").and_then(Value::as_str) != Some("1") {
-            return None;
+        if status != 200 {
+            return Err(format!("HTTP {status}"));
         }
-        let text = body.get("result")?.as_str()?;
+        if body.get("status").and_then(Value::as_str) != Some("1") {
+            // Etherscan answers status "0" for an unverified contract, and also for a bad key
+            // or a rate limit: only the first is "no ABI".
+            let said = body.get("result").and_then(Value::as_str).unwrap_or("");
+            return if said.to_ascii_lowercase().contains("not verified") {
+                Ok(None)
+            } else {
+                let message = body.get("message").and_then(Value::as_str).unwrap_or("");
+                Err(format!("refused: {} {}", message, said)
+                    .trim_end()
+                    .to_string())
+            };
+        }
+        let text = body
+            .get("result")
+            .and_then(Value::as_str)
+            .ok_or("its `result` is not a string")?;
         serde_json::from_str::<Value>(text)
             .ok()
             .filter(Value::is_array)
+            .map(Some)
+            .ok_or_else(|| "its `result` is not a JSON ABI".to_string())
     }
 
-    fn ask_sourcify(&self, addr: Address) -> Option<Value> {
-        let base = self.sourcify.as_ref()?.trim_end_matches('/');
+    /// Sourcify's verified ABI of `addr`: `Ok(None)` when not configured or not verified
+    /// (404), `Err` when the lookup failed.
+    fn ask_sourcify(&self, addr: Address) -> Result<Option<Value>, String> {
+        let Some(base) = self.sourcify.as_ref() else {
+            return Ok(None);
+        };
+        let base = base.trim_end_matches('/');
         let url = format!("{base}/v2/contract/{}/{addr:#x}?fields=abi", self.chain_id);
         let (status, body) = http_get_json(&url, self.timeout)?;
-        if status != 200 {
-            return None;
+        match status {
+            200 => body
+                .get("abi")
+                .filter(|a| a.is_array())
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| "its answer has no `abi` array".to_string()),
+            404 => Ok(None),
+            s => Err(format!("HTTP {s}")),
         }
-        body.get("abi").filter(|a| a.is_array()).cloned()
     }
 }
 
@@ -173,9 +227,15 @@ fn store(path: &std::path::Path, abi: &Value) {
     }
 }
 
-/// The one HTTP call of name lookups: GET `url`, status and JSON body (`None` on transport
-/// errors or a body that is not JSON). Uses the project's HTTP stack (`rpc::transport`).
-fn http_get_json(url: &str, timeout: Duration) -> Option<(u16, Value)> {
-    let (status, text) = crate::rpc::transport::get(url, timeout, 32 * 1024 * 1024).ok()?;
-    Some((status, serde_json::from_str(&text).ok()?))
+/// The one HTTP call of name lookups: GET `url`, status and JSON body; a transport failure or
+/// a body that is not JSON is the reason (no URL: it may carry an API key). Uses the project's
+/// HTTP stack (`rpc::transport`).
+fn http_get_json(url: &str, timeout: Duration) -> Result<(u16, Value), String> {
+    let (status, text) =
+        crate::rpc::transport::get(url, timeout, 32 * 1024 * 1024).map_err(|f| f.reason())?;
+    match serde_json::from_str(&text) {
+        Ok(v) => Ok((status, v)),
+        Err(_) if status != 200 && status != 404 => Ok((status, Value::Null)),
+        Err(e) => Err(format!("HTTP {status}, answer is not JSON ({e})")),
+    }
 }

@@ -37,6 +37,9 @@ pub enum ReplayError {
     /// A JavaScript tracer failed (exception, timeout); the transaction itself ran normally.
     #[error("{0}")]
     Tracer(String),
+    /// The trace could not be kept (a struct log's temporary file could not be written).
+    #[error("{0}")]
+    Output(String),
 }
 
 impl From<crate::source::chain_data::TxError> for ReplayError {
@@ -274,7 +277,13 @@ pub fn trace_at(
             TraceResult::Call(Box::new(top))
         }
         Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
-        Tracer::StructLog(t) => TraceResult::StructLog(t.into_result(outcome.gas_used)),
+        Tracer::StructLog(t) => {
+            TraceResult::StructLog(t.into_result(outcome.gas_used).map_err(|e| {
+                ReplayError::Output(format!(
+                    "the struct log could not be written to its temporary file: {e}"
+                ))
+            })?)
+        }
         Tracer::Gas(t) => {
             let g = out.result.gas();
             TraceResult::Gas(Box::new(t.into_report(
@@ -345,6 +354,8 @@ pub fn fixture_env(
         excess_blob_gas: c.excess_blob_gas,
         hash: None,
         consensus: None,
+        ruleset: fx.ruleset,
+        header_fork: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

@@ -108,6 +108,9 @@ pub struct StructLogger {
     top_returned: Option<Bytes>,
     /// The transaction is a pre-Homestead CREATE whose code deposit ran out of gas.
     top_deposit_oog: bool,
+    /// The first write to the spool that failed (a full disk, `ulimit -f`): the result is then
+    /// an error, never a silently shortened log.
+    write_error: Option<std::io::Error>,
 }
 
 #[derive(Clone, Copy)]
@@ -152,6 +155,7 @@ impl StructLogger {
             pre: PreOp::default(),
             top_returned: None,
             top_deposit_oog: false,
+            write_error: None,
         }
     }
 
@@ -174,22 +178,26 @@ impl StructLogger {
         }
     }
 
-    /// Finishes the result; `gas_used` is the receipt's.
-    pub fn into_result(mut self, gas_used: u64) -> StructLogResult {
-        let _ = self.out.flush();
+    /// Finishes the result; `gas_used` is the receipt's. A write to the spool that failed is
+    /// the error.
+    pub fn into_result(mut self, gas_used: u64) -> std::io::Result<StructLogResult> {
+        if let Some(e) = self.write_error.take() {
+            return Err(e);
+        }
+        self.out.flush()?;
         let failed = self.top_deposit_oog || self.top_result.is_some_and(|r| !r.is_ok());
         let return_value = match self.top_result {
             _ if self.top_deposit_oog => Bytes::new(),
             Some(r) if r.is_ok() || r.is_revert() => self.top_output.clone(),
             _ => Bytes::new(),
         };
-        StructLogResult {
+        Ok(StructLogResult {
             gas: gas_used,
             failed,
             return_value,
             logs: Arc::new(Mutex::new(self.out)),
             entries: self.entries,
-        }
+        })
     }
 }
 
@@ -334,8 +342,12 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
         }
         line.extend_from_slice(&self.tail);
         line.push(b'}');
-        if self.out.write_all(line).is_ok() {
-            self.entries += 1;
+        if self.write_error.is_some() {
+            return;
+        }
+        match self.out.write_all(line) {
+            Ok(()) => self.entries += 1,
+            Err(e) => self.write_error = Some(e),
         }
     }
 
