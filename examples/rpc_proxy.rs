@@ -16,9 +16,11 @@
 //! a JSON-RPC error object), `hang` (requests are read and never answered), `no-batch` (batch
 //! requests are refused, as by some public endpoints), `wrong-hash` (the `hash`/`transactionHash` of
 //! every result object has its last digit changed: another block or transaction). `--deny debug_`
-//! answers methods with that prefix "method not found", like a node without the debug API.
+//! answers methods with that prefix "method not found", like a node without the debug API;
+//! `--hang-on PREFIX` never answers a request that holds such a call.
 //! `--hide-tx HASH` leaves a transaction out of block listings, as a node of chain 1329/1328
-//! leaves out Cosmos transactions that change EVM-visible state.
+//! leaves out Cosmos transactions that change EVM-visible state. `--client-version TEXT` answers
+//! `web3_clientVersion` with TEXT, as another kind of node would.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -48,6 +50,10 @@ struct Args {
     /// Answer methods starting with this prefix "method not found".
     #[arg(long)]
     deny: Option<String>,
+    /// Never answer a request holding a call to a method starting with this prefix (a node
+    /// that times out on its slow methods only).
+    #[arg(long)]
+    hang_on: Option<String>,
     /// Port to listen on (0: any free port).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -57,6 +63,10 @@ struct Args {
     /// changes state no listed transaction explains.
     #[arg(long)]
     hide_tx: Option<String>,
+    /// Answer `web3_clientVersion` with this text, as another node would (the chain's own node
+    /// answers `Geth/linux-amd64/go1.24.4`).
+    #[arg(long)]
+    client_version: Option<String>,
 }
 
 struct Config {
@@ -64,8 +74,10 @@ struct Config {
     delay: Duration,
     fault: String,
     deny: Option<String>,
+    hang_on: Option<String>,
     /// The hidden transaction, and (once learned from the node) its block hash and index.
     hide: Option<Hidden>,
+    client_version: Option<String>,
 }
 
 /// `--hide-tx`: the hash, and (once learned from the node) its block hash and index.
@@ -90,9 +102,11 @@ fn main() {
         delay: Duration::from_millis(args.delay_ms),
         fault: args.fault,
         deny: args.deny,
+        hang_on: args.hang_on,
         hide: args
             .hide_tx
             .map(|h| (h.to_lowercase(), std::sync::OnceLock::new())),
+        client_version: args.client_version,
     };
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
@@ -199,6 +213,17 @@ fn forward_or_fault(
         .calls
         .fetch_add(items.len() as u64, Ordering::SeqCst);
     std::thread::sleep(cfg.delay);
+    let slow = cfg.hang_on.as_deref().is_some_and(|p| {
+        items.iter().any(|r| {
+            r.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m.starts_with(p))
+        })
+    });
+    if slow {
+        std::thread::sleep(Duration::from_secs(3600));
+        return Ok(());
+    }
     match cfg.fault.as_str() {
         "hang" => {
             std::thread::sleep(Duration::from_secs(3600));
@@ -293,7 +318,39 @@ fn forward_or_fault(
         Some(hide) => hide_tx(&text, hide, &cfg.upstream),
         None => text,
     };
+    let text = match &cfg.client_version {
+        Some(version) => pose_as(&text, &items, version),
+        None => text,
+    };
     respond(stream, 200, &text)
+}
+
+/// `--client-version`: the answers to `web3_clientVersion` calls say `version`.
+fn pose_as(text: &str, requests: &[Value], version: &str) -> String {
+    let ids: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r.get("method").and_then(Value::as_str) == Some("web3_clientVersion"))
+        .filter_map(|r| r.get("id"))
+        .collect();
+    if ids.is_empty() {
+        return text.to_string();
+    }
+    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+        return text.to_string();
+    };
+    let mut answer = |r: &mut Value| {
+        if r.get("id").is_some_and(|id| ids.contains(&id)) {
+            if let Some(o) = r.as_object_mut() {
+                o.remove("error");
+                o.insert("result".into(), json!(version));
+            }
+        }
+    };
+    match v.as_array_mut() {
+        Some(a) => a.iter_mut().for_each(&mut answer),
+        None => answer(&mut v),
+    }
+    v.to_string()
 }
 
 fn quantity(v: &Value) -> Option<u64> {

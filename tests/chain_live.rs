@@ -13,8 +13,21 @@ mod proxy;
 #[path = "support/serve.rs"]
 mod serve_support;
 
-use proxy::{chaintrace, Proxy};
+use proxy::{chaintrace as plain_chaintrace, Proxy, Run};
 use serde_json::{json, Value};
+
+/// What the chain's own node answers to `web3_clientVersion` (sei-chain `evmrpc/web3.go`:
+/// "Geth/" + GOOS-GOARCH + "/" + Go's version).
+const CHAIN_NODE_VERSION: &str = "Geth/linux-amd64/go1.24.4";
+
+/// chaintrace against the simulated chain, which stands for the chain's own node: anvil answers
+/// `web3_clientVersion` as itself (a local fork runs Ethereum's rules), so these runs say which
+/// rules it stands for. `the_chains_node_is_told_by_its_client_version` shows the detection.
+fn chaintrace(args: &[&str]) -> Run {
+    let mut args = args.to_vec();
+    args.extend(["--chain-rules", "chain"]);
+    plain_chaintrace(&args)
+}
 
 const BANK: &str = "0x0000000000000000000000000000000000001001";
 const STAKING: &str = "0x0000000000000000000000000000000000001005";
@@ -57,8 +70,17 @@ fn frames(v: &Value) -> Vec<(String, String, Option<String>)> {
 #[test]
 fn precompile_frames_come_from_the_node_under_chain_1329_rules() {
     let (a, hash) = simulated_chain();
-    let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--json", "--no-cache"]);
+    // No --chain-rules: the proxy answers web3_clientVersion as the chain's node does.
+    let p = Proxy::start(a.url(), &["--client-version", CHAIN_NODE_VERSION]);
+    let run = plain_chaintrace(&["tx", &hash, "--rpc-url", &p.url, "--json", "--no-cache"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "note: chain 1329's own rules applied (the node is the chain's ({CHAIN_NODE_VERSION}))"
+        )),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr
             .contains("2 chain precompile frame(s) taken from the node's callTracer"),
@@ -86,7 +108,10 @@ fn without_the_nodes_debug_api_precompile_frames_are_named_opaque() {
     // revm runs the stand-in code the node serves at those addresses, so the receipt agrees.
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("2 chain precompile frame(s) opaque"),
+        run.stderr.contains(
+            "2 chain precompile frame(s) opaque (the node gave no readable trace of them: its \
+             debug_traceTransaction answered: "
+        ) && run.stderr.contains("Method not found"),
         "{}",
         run.stderr
     );
@@ -483,7 +508,7 @@ fn serve_splices_as_the_cli_does() {
         .unwrap()
         .to_string();
     let cfg = r#"{"withLog":true}"#;
-    let s = serve_support::Serve::start(a.url(), &[]);
+    let s = serve_support::Serve::start(a.url(), &["--chain-rules", "chain"]);
     let opts = json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}});
     let served: Value =
         serde_json::from_str(&s.result("debug_traceTransaction", json!([hash, opts]))).unwrap();
@@ -514,4 +539,186 @@ fn serve_splices_as_the_cli_does() {
     ]);
     assert_eq!(cli.code, 0, "{}", cli.stderr);
     assert_eq!(served, serde_json::from_str::<Value>(&cli.stdout).unwrap());
+}
+
+/// The node's pre-state and diff as anvil's own prestateTracer prints them, and ours, with the
+/// known anvil differences (`codeHash`, empty accounts) taken out the way tests/live.rs does.
+fn prestates(url: &str, a: &anvil::Anvil, hash: &str, extra: &[&str]) -> Vec<(Value, Value)> {
+    let mut out = Vec::new();
+    for cfg in [json!({}), json!({"diffMode": true})] {
+        let cfg_s = cfg.to_string();
+        let mut args = vec![
+            "tx",
+            hash,
+            "--rpc-url",
+            url,
+            "--json",
+            "--no-cache",
+            "--tracer",
+            "prestateTracer",
+            "--tracer-config",
+            &cfg_s,
+        ];
+        args.extend(extra);
+        let run = plain_chaintrace(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let mut ours: Value = serde_json::from_str(&run.stdout).unwrap();
+        let mut failures = Vec::new();
+        anvil::strip_code_hash(&mut ours, hash, &mut failures);
+        assert!(failures.is_empty(), "{failures:?}");
+        let mut theirs = a.trace(
+            hash.parse().unwrap(),
+            json!({"tracer": "prestateTracer", "tracerConfig": cfg}),
+        );
+        anvil::drop_empty_accounts(&mut theirs);
+        out.push((ours, theirs));
+    }
+    out
+}
+
+/// An anvil started with chain id 1329 is a local fork of the chain: it runs Ethereum's rules
+/// (the base fee burned, the tip to the block's coinbase). chaintrace asks web3_clientVersion in
+/// its first batch, sees anvil, and replays under Ethereum's rules: the prestate and diff equal
+/// anvil's own. With --chain-rules chain the chain's fee rules apply, and say so: the fee
+/// collector is credited instead of the coinbase, and the self-check still passes (gasUsed,
+/// status and logs do not see fees) while the prestate differs from the node's.
+#[test]
+fn a_local_fork_of_chain_1329_runs_ethereums_rules() {
+    let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
+    let to = "0x000000000000000000000000000000000000beef";
+    let (h, r) = a.send_and_wait(json!({
+        "to": to, "value": "0x1234", "gas": "0x10000",
+        "maxPriorityFeePerGas": "0x3b9aca00", "maxFeePerGas": "0x77359400"
+    }));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    let hash = format!("{h:?}");
+    let coinbase = a.rpc("eth_getBlockByHash", json!([r["blockHash"], false]))["miner"]
+        .as_str()
+        .unwrap()
+        .to_lowercase();
+    let fee_collector = "0xf1829676db577682e944fc3493d451b67ff3e29f";
+
+    let ethereum = prestates(a.url(), &a, &hash, &[]);
+    for (ours, theirs) in &ethereum {
+        assert_eq!(ours, theirs);
+        assert!(!ours.to_string().contains(fee_collector), "{ours}");
+    }
+    // The tip went to the block's coinbase (empty before, so only the diff's post shows it).
+    let diff = &ethereum[1].0;
+    assert!(diff["post"].get(&coinbase).is_some(), "{diff}");
+    let run = plain_chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_says(
+        &run.stderr,
+        &[
+            "note: chain 1329 replayed under Ethereum's rules (the node is anvil/v1.7.1, which \
+             runs Ethereum's rules); --chain-rules chain to apply the chain's own",
+            "self-check: replay matches the receipt",
+        ],
+    );
+
+    let chain = prestates(a.url(), &a, &hash, &["--chain-rules", "chain"]);
+    let (diff, _) = &chain[1];
+    let post = diff["post"].as_object().unwrap();
+    assert!(post.contains_key(fee_collector), "{diff}");
+    assert!(!post.contains_key(&coinbase), "{diff}");
+    let run = chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--no-cache"]);
+    assert_says(
+        &run.stderr,
+        &["note: chain 1329's own rules applied (--chain-rules)"],
+    );
+}
+
+/// A chain without a fork schedule here (anvil's 31337) is replayed under the fork its block
+/// header shows, not the latest: a transfer with 1,000 bytes of calldata costs 37,000 gas before
+/// Prague and 61,000 from Prague on (EIP-7623's floor), so replaying a Cancun block under Osaka
+/// would fail the self-check. Where the fields fit two forks the later is taken and stderr says
+/// so; --hardfork overrides.
+#[test]
+fn forks_of_unknown_chains_come_from_the_block_header() {
+    let data = format!("0x{}", "ab".repeat(1000));
+    for (fork, gas, note) in [
+        ("prague", 61_000u64, Some("fits Prague to Osaka")),
+        ("cancun", 37_000, None),
+        ("shanghai", 37_000, None),
+        ("paris", 37_000, Some("fits London to Paris")),
+        ("london", 37_000, Some("fits London to Paris")),
+        ("berlin", 37_000, Some("fits Frontier to Berlin")),
+    ] {
+        let a = anvil::Anvil::start_with_args(&["--hardfork", fork]);
+        let mut tx = json!({"to": "0x000000000000000000000000000000000000beef", "data": data, "gas": "0x20000"});
+        if fork == "berlin" {
+            // Before London anvil takes only legacy fee fields.
+            tx["gasPrice"] = json!("0x3b9aca00");
+        }
+        let (h, r) = a.send_and_wait(tx);
+        assert_eq!(r["gasUsed"], json!(format!("{gas:#x}")), "{fork}: {r}");
+        let hash = format!("{h:?}");
+        let run = plain_chaintrace(&["tx", &hash, "--rpc-url", a.url(), "--json", "--no-cache"]);
+        assert_eq!(run.code, 0, "{fork}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("self-check: replay matches the receipt"),
+            "{fork}: {}",
+            run.stderr
+        );
+        match note {
+            Some(n) => assert!(run.stderr.contains(n), "{fork}: {}", run.stderr),
+            None => assert!(
+                !run.stderr.contains("no fork schedule"),
+                "{fork}: {}",
+                run.stderr
+            ),
+        }
+        // --hardfork overrides: Osaka's floor makes the Cancun-era transfer cost 61,000.
+        if fork == "cancun" {
+            let run = plain_chaintrace(&[
+                "tx",
+                &hash,
+                "--rpc-url",
+                a.url(),
+                "--json",
+                "--no-cache",
+                "--hardfork",
+                "osaka",
+            ]);
+            assert_eq!(run.code, 4, "{}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains("gasUsed: replay 61000 but receipt 37000"),
+                "{}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains("no fork schedule"), "{}", run.stderr);
+        }
+    }
+}
+
+/// A node that times out on the trace the splice asks for is reported as a timeout (exit 2,
+/// naming the method), never as a node without a debug API whose frames are opaque, and
+/// nothing is said to match.
+#[test]
+fn a_timeout_while_asking_for_frames_is_a_timeout() {
+    let (a, hash) = simulated_chain();
+    let p = Proxy::start(a.url(), &["--hang-on", "debug_"]);
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        &p.url,
+        "--json",
+        "--no-cache",
+        "--state-source",
+        "rpc",
+        "--rpc-timeout",
+        "1",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_says(&run.stderr, &["(debug_traceTransaction) timed out"]);
+    assert!(
+        !run.stderr.contains("opaque") && !run.stderr.contains("matches"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }

@@ -76,55 +76,9 @@ fn block_log_offset(s: &anvil::Scenario, receipt: &Value) -> u64 {
     n
 }
 
-/// Known anvil difference: it keeps accounts that were empty before the transaction (zero balance
-/// and nonce, no code); geth v1.17 drops them unless `includeEmpty` is set.
-fn drop_empty_accounts(v: &mut Value) {
-    let Some(map) = v.as_object_mut() else { return };
-    if let Some(pre) = map.get_mut("pre") {
-        drop_empty_accounts(pre);
-        return;
-    }
-    map.retain(|_, acc| {
-        let zero_balance = acc
-            .get("balance")
-            .and_then(Value::as_str)
-            .is_none_or(|b| b == "0x0");
-        !(zero_balance && acc.get("nonce").is_none() && acc.get("code").is_none())
-    });
-}
-
 /// Known anvil difference: when an SSTORE fails with write protection, anvil does not record the
 /// slot, while geth's prestate tracer looks it up in `OnOpcode` before the opcode runs.
 const WRITE_PROTECTION_TX: &str = "staticcall (incl. write-protection failure)";
-
-/// Known anvil difference: its prestateTracer has no `codeHash` (geth v1.17 prints it whenever
-/// code is non-empty). Ours is checked against the code, then removed for the comparison.
-fn strip_code_hash(v: &mut Value, label: &str, failures: &mut Vec<String>) {
-    let Some(map) = v.as_object_mut() else { return };
-    if map.contains_key("pre") || map.contains_key("post") {
-        for k in ["pre", "post"] {
-            if let Some(m) = map.get_mut(k) {
-                strip_code_hash(m, label, failures);
-            }
-        }
-        return;
-    }
-    for (addr, acc) in map.iter_mut() {
-        let Some(acc) = acc.as_object_mut() else {
-            continue;
-        };
-        let hash = acc.remove("codeHash");
-        if let (Some(h), Some(code)) = (&hash, acc.get("code").and_then(Value::as_str)) {
-            let bytes = alloy_primitives::hex::decode(code.trim_start_matches("0x")).unwrap();
-            let want = format!("{:?}", alloy_primitives::keccak256(&bytes));
-            if h.as_str() != Some(&want) {
-                failures.push(format!(
-                    "{label}: {addr} codeHash {h} is not keccak(code) {want}"
-                ));
-            }
-        }
-    }
-}
 
 #[test]
 fn every_scenario_tx_replays_like_the_node() {
@@ -223,13 +177,13 @@ fn every_scenario_tx_replays_like_the_node() {
                 &cfg_s,
             ]);
             let mut ours: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
-            strip_code_hash(&mut ours, &tx.label, &mut failures);
+            anvil::strip_code_hash(&mut ours, &tx.label, &mut failures);
             let mut theirs = s.anvil.trace(
                 tx.hash,
                 json!({"tracer": "prestateTracer", "tracerConfig": node_cfg}),
             );
             if ours_cfg.get("includeEmpty").is_none() {
-                drop_empty_accounts(&mut theirs);
+                anvil::drop_empty_accounts(&mut theirs);
             }
             if tx.label == WRITE_PROTECTION_TX {
                 // Remove from ours the slots anvil lacks (see WRITE_PROTECTION_TX).

@@ -285,6 +285,118 @@ impl ForkSchedule {
     }
 }
 
+/// What a block header's own fields say of the fork it was built under, for chains without a
+/// schedule here (a dev node, a private chain): each fork since London added a field
+/// (`baseFeePerGas` London, `withdrawalsRoot` Shanghai, `parentBeaconBlockRoot` with the blob
+/// fields Cancun, `requestsHash` Prague), and the merge set `difficulty` to 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderFork {
+    /// The fork taken: the latest one the fields fit.
+    pub spec: SpecId,
+    /// The earliest fork the fields also fit; equal to `spec` when the fields tell exactly.
+    pub earliest: SpecId,
+    /// The field (or fact) that decided.
+    pub evidence: &'static str,
+}
+
+impl HeaderFork {
+    /// Reads a header object as `eth_getBlockBy*` returns it.
+    pub fn from_header(h: &Value) -> HeaderFork {
+        let has = |k: &str| h.get(k).is_some_and(|v| !v.is_null());
+        let fork = |spec, earliest, evidence| HeaderFork {
+            spec,
+            earliest,
+            evidence,
+        };
+        // Only blob fields, without parentBeaconBlockRoot, do not make Cancun: anvil prints
+        // `blobGasUsed`/`excessBlobGas` on the blocks of every fork.
+        if has("requestsHash") {
+            // Osaka added no header field.
+            fork(SpecId::OSAKA, SpecId::PRAGUE, "requestsHash")
+        } else if has("parentBeaconBlockRoot") {
+            fork(SpecId::CANCUN, SpecId::CANCUN, "parentBeaconBlockRoot")
+        } else if has("withdrawalsRoot") {
+            fork(SpecId::SHANGHAI, SpecId::SHANGHAI, "withdrawalsRoot")
+        } else if has("baseFeePerGas") {
+            let zero = h
+                .get("difficulty")
+                .and_then(|d| crate::geth::hex::parse_u256(d).ok())
+                .is_none_or(|d| d.is_zero());
+            if zero {
+                // Paris set the difficulty to 0; a London block of a proof-of-work chain has
+                // one, but a dev chain's London block may not.
+                fork(
+                    SpecId::MERGE,
+                    SpecId::LONDON,
+                    "baseFeePerGas and difficulty 0",
+                )
+            } else {
+                fork(
+                    SpecId::LONDON,
+                    SpecId::LONDON,
+                    "baseFeePerGas and a difficulty",
+                )
+            }
+        } else {
+            fork(SpecId::BERLIN, SpecId::FRONTIER, "no baseFeePerGas")
+        }
+    }
+
+    /// The sentence for stderr when the fields fit more than one fork.
+    pub fn ambiguity(&self, chain_id: u64) -> Option<String> {
+        (self.spec != self.earliest).then(|| {
+            format!(
+                "chain {chain_id} has no fork schedule here: the block header ({}) fits {} to {}, \
+                 which its fields cannot tell apart; replayed under {} (--hardfork overrides)",
+                self.evidence,
+                fork_name(self.earliest),
+                fork_name(self.spec),
+                fork_name(self.spec),
+            )
+        })
+    }
+}
+
+/// The fork a block of chain `chain_id` runs under: Ethereum mainnet's schedule for chain 1, the
+/// chain's preset for 1329/1328 when the node runs the chain's own rules, otherwise what the
+/// block header says ([`HeaderFork`]), and the latest fork only when no header was read.
+pub fn block_spec(
+    chain_id: u64,
+    number: u64,
+    timestamp: u64,
+    header: Option<HeaderFork>,
+    chain_rules: bool,
+) -> SpecId {
+    match chain_id {
+        1 => ForkSchedule::ethereum_mainnet().spec_at(number, timestamp),
+        1329 | 1328 if chain_rules => {
+            ForkSchedule::for_chain(chain_id, SpecId::OSAKA).spec_at(number, timestamp)
+        }
+        _ => header.map_or(SpecId::OSAKA, |h| h.spec),
+    }
+}
+
+/// A fork's name as `--hardfork` takes it.
+pub fn fork_name(spec: SpecId) -> &'static str {
+    match spec {
+        SpecId::FRONTIER => "Frontier",
+        SpecId::HOMESTEAD => "Homestead",
+        SpecId::TANGERINE => "Tangerine",
+        SpecId::SPURIOUS_DRAGON => "SpuriousDragon",
+        SpecId::BYZANTIUM => "Byzantium",
+        SpecId::PETERSBURG => "Petersburg",
+        SpecId::ISTANBUL => "Istanbul",
+        SpecId::BERLIN => "Berlin",
+        SpecId::LONDON => "London",
+        SpecId::MERGE => "Paris",
+        SpecId::SHANGHAI => "Shanghai",
+        SpecId::CANCUN => "Cancun",
+        SpecId::PRAGUE => "Prague",
+        SpecId::OSAKA => "Osaka",
+        SpecId::AMSTERDAM => "Amsterdam",
+    }
+}
+
 /// Parses a fork name as given to `--hardfork` (case-insensitive, geth or revm spelling).
 pub fn parse_hardfork(name: &str) -> Option<SpecId> {
     let n = name.to_ascii_lowercase().replace(['-', '_'], "");

@@ -200,6 +200,84 @@ const TESTNET: &[Epoch] = &[
     },
 ];
 
+/// Which rules the node behind a chain id runs. A chain id with rules of its own (1329/1328) is
+/// not proof that the node runs them: an anvil or Hardhat node started with `--chain-id 1329`
+/// (a local fork of the chain) runs Ethereum's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ruleset {
+    /// The chain's own rules, when its chain id has any ([`rules_at`]).
+    #[default]
+    Chain,
+    /// Ethereum's rules, whatever the chain id.
+    Ethereum,
+}
+
+impl Ruleset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ruleset::Chain => "chain",
+            Ruleset::Ethereum => "ethereum",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Ruleset> {
+        match s.to_ascii_lowercase().as_str() {
+            "chain" => Some(Ruleset::Chain),
+            "ethereum" => Some(Ruleset::Ethereum),
+            _ => None,
+        }
+    }
+}
+
+/// What a node's `web3_clientVersion` says of the rules it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeClient {
+    /// The chain's own node. Its `evmrpc/web3.go` answers `Geth/` + GOOS-GOARCH + `/` + Go's
+    /// version (`Geth/linux-amd64/go1.24.4`): "Geth" with no version of its own, which no
+    /// release of geth prints (geth: `Geth/v1.17.5-stable-…/linux-amd64/go1.25.1`).
+    ChainNode,
+    /// A node that runs Ethereum's rules (a dev node, geth, another client), named.
+    Ethereum(String),
+    /// Not recognised.
+    Unknown,
+}
+
+/// Classifies a `web3_clientVersion` answer.
+pub fn classify_client(version: &str) -> NodeClient {
+    let parts: Vec<&str> = version.split('/').collect();
+    let is_platform = |p: &str| {
+        p.split_once('-').is_some_and(|(os, arch)| {
+            !os.is_empty()
+                && !arch.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        })
+    };
+    if parts.len() == 3 && parts[0] == "Geth" && is_platform(parts[1]) && parts[2].starts_with("go")
+    {
+        return NodeClient::ChainNode;
+    }
+    const ETHEREUM: &[&str] = &[
+        "anvil",
+        "hardhatnetwork",
+        "hardhat",
+        "ganache",
+        "ethereumjs",
+        "geth",
+        "reth",
+        "erigon",
+        "nethermind",
+        "besu",
+        "tevm",
+        "edr",
+    ];
+    let name = parts[0].to_ascii_lowercase();
+    if ETHEREUM.iter().any(|k| name == *k) {
+        return NodeClient::Ethereum(version.to_string());
+    }
+    NodeClient::Unknown
+}
+
 /// The rules of chain `chain_id` at block `height`; `None` for chains that follow Ethereum.
 pub fn rules_at(chain_id: u64, height: u64) -> Option<ChainRules> {
     let epochs = match chain_id {
@@ -266,6 +344,36 @@ mod tests {
         );
         assert_eq!(prevrandao_from_time(0, 0), want);
         assert_ne!(prevrandao_from_time(0, 1), want);
+    }
+
+    /// The chain's node answers `Geth/` GOOS-GOARCH `/` runtime.Version() (sei-chain
+    /// `evmrpc/web3.go`); anvil 1.7.1 answers `anvil/v1.7.1`; geth v1.17 `Geth/v1.17.5-stable-…`.
+    #[test]
+    fn client_versions_name_the_rules() {
+        assert_eq!(
+            classify_client("Geth/linux-amd64/go1.24.4"),
+            NodeClient::ChainNode
+        );
+        assert_eq!(
+            classify_client("Geth/darwin-arm64/go1.22.12"),
+            NodeClient::ChainNode
+        );
+        for other in [
+            "anvil/v1.7.1",
+            "HardhatNetwork/2.22.19/@nomicfoundation/edr/0.10.0",
+            "Geth/v1.17.5-stable-a1b2c3d4/linux-amd64/go1.25.1",
+            "reth/v1.9.3-abcdef/x86_64-unknown-linux-gnu",
+        ] {
+            assert!(
+                matches!(classify_client(other), NodeClient::Ethereum(_)),
+                "{other}"
+            );
+        }
+        assert_eq!(classify_client("SomeProxy/1.0"), NodeClient::Unknown);
+        assert_eq!(
+            classify_client("Geth/v1.17.5/x/go1.25"),
+            NodeClient::Ethereum("Geth/v1.17.5/x/go1.25".into())
+        );
     }
 
     #[test]

@@ -10,7 +10,6 @@ use clap::Args;
 
 use super::common::finish;
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
-use chaintrace::replay::mined::spec_for;
 
 /// Trace every transaction of a block (geth's debug_traceBlockByNumber / ByHash).
 #[derive(Args, Debug)]
@@ -148,8 +147,7 @@ impl BlockArgs {
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let mut block = source.block(&block_ref)?;
-        source.consensus_facts(chain_id, &mut block.info)?;
-        let spec_id = spec_for(chain_id, &block.info, hardfork);
+        let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let replay = if block.txs.is_empty() {
             None

@@ -16,7 +16,6 @@ use serde_json::{json, Map, Value};
 
 use super::common::parse_hash;
 use super::common::{exit, CliError, RpcArgs};
-use chaintrace::replay::mined::spec_for;
 
 #[derive(Subcommand, Debug)]
 pub enum BundleCommand {
@@ -98,13 +97,13 @@ impl CaptureArgs {
                 CliError::source(format!("transaction {hash} is not mined yet (no receipt)"))
             })?
             .to_string();
-        let block = source.block(&block_hash)?;
+        let mut block = source.block(&block_hash)?;
         let index = block
             .txs
             .iter()
             .position(|t| t.hash == hash)
             .ok_or_else(|| CliError::source(format!("transaction {hash} is not in its block")))?;
-        let spec_id = spec_for(chain_id, &block.info, hardfork);
+        let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let tracer = TracerSpec::new(TracerKind::Call, None).expect("default config");
         let replay = replay_block(&source, &block, &env, index, index, &tracer)?;
@@ -183,6 +182,11 @@ impl CaptureArgs {
             "logIndexOffset": log_offset,
             "txHash": format!("{hash:?}"),
         });
+        let mut bundle = bundle;
+        if chaintrace::chain::rules::rules_at(chain_id, info.number).is_some() {
+            // The rules the node ran, so that the offline replay applies the same.
+            bundle["chainRules"] = json!(info.ruleset.name());
+        }
         let text =
             serde_json::to_string_pretty(&bundle).map_err(|e| CliError::source(e.to_string()))?;
         // Write then rename, so a crash never leaves half a bundle under the final name; a
@@ -204,6 +208,7 @@ impl CaptureArgs {
             let _ = std::fs::remove_file(&tmp);
             return Err(CliError::input(e));
         }
+        super::common::print_notes(&source);
         eprintln!(
             "bundle: {} accounts, {} slots, {} state round trips → {}",
             alloc.len(),

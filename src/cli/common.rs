@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use alloy_primitives::B256;
+use chaintrace::chain::rules::Ruleset;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
@@ -144,6 +145,29 @@ pub struct RpcArgs {
     /// and the SSTORE set-cost parameter. Two GETs per block.
     #[arg(long, value_name = "URL")]
     pub consensus_rpc: Option<String>,
+    /// Chains 1329/1328: which rules the node runs. By default its web3_clientVersion decides:
+    /// the chain's own node runs the chain's rules; anvil, Hardhat and other Ethereum clients
+    /// started with the chain's id (local forks) run Ethereum's.
+    #[arg(long, value_enum, value_name = "RULES")]
+    pub chain_rules: Option<ChainRulesArg>,
+}
+
+/// `--chain-rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChainRulesArg {
+    /// Ethereum's rules, whatever the chain id.
+    Ethereum,
+    /// The chain's own rules (fee collector, unburned base fee, precompiles, SSTORE cost).
+    Chain,
+}
+
+impl ChainRulesArg {
+    pub fn ruleset(self) -> Ruleset {
+        match self {
+            ChainRulesArg::Ethereum => Ruleset::Ethereum,
+            ChainRulesArg::Chain => Ruleset::Chain,
+        }
+    }
 }
 
 impl RpcArgs {
@@ -155,6 +179,7 @@ impl RpcArgs {
         let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
             .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
         let mut source = RpcSource::new(client);
+        source.ruleset_override = self.chain_rules.map(ChainRulesArg::ruleset);
         if let Some(u) = &self.consensus_rpc {
             let c = ConsensusClient::new(u, Duration::from_secs(self.rpc_timeout.max(1)))
                 .map_err(|e| CliError::input(format!("bad --consensus-rpc: {e}")))?;
@@ -296,8 +321,16 @@ pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
     Ok(None)
 }
 
+/// Prints the source's notes (which chain rules, which fork) on stderr.
+pub fn print_notes(source: &RpcSource) {
+    for n in source.take_notes() {
+        eprintln!("note: {n}");
+    }
+}
+
 /// Reports what the node was asked, on stderr: HTTP requests, JSON-RPC calls, state passes.
 pub fn report_rpc(source: &RpcSource, passes: usize) {
+    print_notes(source);
     let st = source.client.stats();
     eprintln!(
         "rpc: {} requests, {} calls, {} state passes",

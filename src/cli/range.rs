@@ -14,7 +14,6 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use chaintrace::render::json::write_trace;
-use chaintrace::replay::mined::spec_for;
 use chaintrace::replay::remote::replay_block;
 use chaintrace::replay::EvmEnv;
 use chaintrace::replay::TracedTx;
@@ -122,7 +121,7 @@ fn replay_one(
     hardfork: Option<SpecId>,
 ) -> Result<Done, CliError> {
     let mut block = source.block(&format!("{n:#x}"))?;
-    source.consensus_facts(chain_id, &mut block.info)?;
+    let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
     let hashes: Vec<_> = block.txs.iter().map(|t| t.hash).collect();
     let receipts = source.receipts(&hashes)?;
     let mut done = Done {
@@ -136,7 +135,6 @@ fn replay_one(
     if block.txs.is_empty() {
         return Ok(done);
     }
-    let spec_id = spec_for(chain_id, &block.info, hardfork);
     let env = EvmEnv::new(spec_id, chain_id, &block.info);
     let r = replay_block(source, &block, &env, 0, block.txs.len() - 1, spec)?;
     for t in &r.traces {

@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// Allow listening on a non-loopback address without a token.
     #[arg(long)]
     pub insecure: bool,
+    /// Chains 1329/1328: which rules the upstream node runs (default: its web3_clientVersion
+    /// decides, as for `tx`).
+    #[arg(long, value_enum, value_name = "RULES")]
+    pub chain_rules: Option<super::common::ChainRulesArg>,
     #[command(flatten)]
     pub state: StateArgs,
 }
@@ -93,6 +97,7 @@ impl ServeArgs {
             cache: self.state.cache(),
             mode: self.state.mode(),
             memo_entries: DEFAULT_MAX_ENTRIES,
+            chain_rules: self.chain_rules.map(super::common::ChainRulesArg::ruleset),
         };
         run(cfg, |addr| {
             use std::io::Write;

@@ -69,6 +69,7 @@ impl StateArgs {
 /// Prints the cache's warnings and the one-line rpc report on stderr:
 /// `rpc: N requests, M calls, K state passes (...)`.
 pub fn report(source: &RpcSource, cache: Option<&Cache>, mined: Option<&Mined>, passes: usize) {
+    super::common::print_notes(source);
     if let Some(c) = cache {
         for w in c.take_warnings() {
             eprintln!("warning: {w}");

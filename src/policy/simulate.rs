@@ -7,10 +7,8 @@
 //! would on chain.
 
 use alloy_primitives::{Address, Bytes, U256};
-use revm::primitives::hardfork::SpecId;
 use serde_json::{Map, Value};
 
-use crate::chain::ForkSchedule;
 use crate::render::decoder::Decoder;
 use crate::replay::env::default_call_gas;
 use crate::replay::remote::replay_txs;
@@ -64,9 +62,8 @@ pub fn simulate(
             .ok_or_else(|| bad("data", v))?,
         None => Bytes::new(),
     };
-    let block = source.block("latest")?;
-    let spec = ForkSchedule::for_chain(chain_id, SpecId::OSAKA)
-        .spec_at(block.info.number, block.info.timestamp);
+    let mut block = source.block("latest")?;
+    let spec = source.prepare_block(chain_id, &mut block.info, None)?;
     let gas = match field(&["gas_limit", "gasLimit", "gas"]) {
         Some(v) => quantity(v)
             .and_then(|g| u64::try_from(g).ok())

@@ -68,7 +68,7 @@ pub fn trace_call(
     let chain_id = source.chain_id()?;
     let block = source.block(block_ref)?;
     let mut info = block.info.clone();
-    source.consensus_facts(chain_id, &mut info)?;
+    source.prepare_block(chain_id, &mut info, hardfork)?;
     if let Some(b) = block_override {
         b.apply_info(&mut info)
             .map_err(|e| CallError::BlockOverride(e.to_string()))?;

@@ -59,7 +59,12 @@ impl EvmEnv {
                 fraction,
             ));
         }
-        let mut rules = crate::chain::rules::rules_at(chain_id, info.number);
+        let mut rules = match info.ruleset {
+            crate::chain::rules::Ruleset::Chain => {
+                crate::chain::rules::rules_at(chain_id, info.number)
+            }
+            crate::chain::rules::Ruleset::Ethereum => None,
+        };
         if let (Some(r), Some(c)) = (rules.as_mut(), info.consensus) {
             r.sstore_set_gas = c.sstore_set_gas;
             r.consensus_read = true;

@@ -21,7 +21,6 @@ use serde_json::{json, Value};
 use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use std::sync::Arc;
 
-use crate::chain::ForkSchedule;
 use crate::replay::splice::{self, Splice};
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
@@ -71,7 +70,13 @@ pub struct Mined {
 /// The fork for a block of a chain, honouring an explicit `--hardfork`.
 pub fn spec_for(chain_id: u64, info: &BlockInfo, hardfork: Option<SpecId>) -> SpecId {
     hardfork.unwrap_or_else(|| {
-        ForkSchedule::for_chain(chain_id, SpecId::OSAKA).spec_at(info.number, info.timestamp)
+        crate::chain::block_spec(
+            chain_id,
+            info.number,
+            info.timestamp,
+            info.header_fork,
+            info.ruleset == crate::chain::rules::Ruleset::Chain,
+        )
     })
 }
 
@@ -207,12 +212,8 @@ impl Mined {
             Some(Ok(p)) => {
                 let head = block_json(source, cache, block_hash, false)?;
                 let mut info = block_info_from_json(&head)?;
-                source.consensus_facts(id.chain_id, &mut info)?;
-                let env = with_splice(EvmEnv::new(
-                    spec_for(id.chain_id, &info, hardfork),
-                    id.chain_id,
-                    &info,
-                ));
+                let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
+                let env = with_splice(EvmEnv::new(spec, id.chain_id, &info));
                 let mut snapshot = snapshot_from_prestate(&p)?;
                 let parent_hash = h256(&head, "parentHash").unwrap_or_default();
                 if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}")))
@@ -274,12 +275,8 @@ impl Mined {
                 reason: format!("transaction {hash} is not in its block {block_hash}"),
             })?;
         let mut info = block.info.clone();
-        source.consensus_facts(chain_id, &mut info)?;
-        let env = with_splice(EvmEnv::new(
-            spec_for(chain_id, &info, hardfork),
-            chain_id,
-            &info,
-        ));
+        let spec = source.prepare_block(chain_id, &mut info, hardfork)?;
+        let env = with_splice(EvmEnv::new(spec, chain_id, &info));
         let parent_hash = h256(&raw, "parentHash").unwrap_or_default();
         let mut snapshot = StateSnapshot::partial();
         if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}"))) {
@@ -367,9 +364,14 @@ impl Mined {
             return Ok(false);
         }
         let (trace, diff) =
-            splice::ask_node(&source.client, "debug_traceTransaction", self.target.hash);
+            splice::ask_node(&source.client, "debug_traceTransaction", self.target.hash)?;
         self.passes += 1;
-        let next = Splice::from_node(trace.as_ref(), diff.as_ref(), &self.env, splice);
+        let next = Splice::from_node(
+            trace.as_ref().map_err(String::as_str),
+            diff.as_ref(),
+            &self.env,
+            splice,
+        );
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)

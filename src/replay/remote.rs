@@ -49,17 +49,22 @@ impl BlockReplay {
 }
 
 /// Asks the node, in one round trip, for the block's callTracer (with logs) and prestate diff
-/// traces, and makes each transaction's [`Splice`] of them. A node that cannot answer leaves
-/// every transaction's frames opaque.
+/// traces, and makes each transaction's [`Splice`] of them. A node that answers it has no such
+/// trace leaves every transaction's frames opaque, saying why; a request that failed on the way
+/// (a timeout) is an error.
 fn node_splices(
     source: &RpcSource,
     env: &EvmEnv,
     txs: &[super::ReplayTx],
     last: &[Arc<Splice>],
-) -> Vec<Arc<Splice>> {
+) -> Result<Vec<Arc<Splice>>, crate::rpc::RpcError> {
     let (calls, diffs) = match env.block_hash {
-        Some(hash) => super::splice::ask_node(&source.client, "debug_traceBlockByHash", hash),
-        None => (None, None),
+        Some(hash) => super::splice::ask_node(&source.client, "debug_traceBlockByHash", hash)?,
+        None => (Err("the block's hash is not known".to_string()), None),
+    };
+    let (calls, why) = match calls {
+        Ok(c) => (Some(c), String::new()),
+        Err(why) => (None, why),
     };
     // geth's shape: [{"txHash", "result"}] in block order.
     let find = |list: Option<&Value>, i: usize, tx: &super::ReplayTx| -> Option<Value> {
@@ -77,20 +82,21 @@ fn node_splices(
             .get("result")
             .cloned()
     };
-    txs.iter()
+    Ok(txs
+        .iter()
         .enumerate()
         .map(|(i, tx)| {
             // Without the block's call traces no transaction gets a diff either.
             let trace = find(calls.as_ref(), i, tx);
             let diff = trace.as_ref().and(find(diffs.as_ref(), i, tx));
-            Arc::new(Splice::from_node(
-                trace.as_ref(),
-                diff.as_ref(),
-                env,
-                &last[i],
-            ))
+            let trace = match (&trace, &calls) {
+                (Some(t), _) => Ok(t),
+                (None, None) => Err(why.as_str()),
+                (None, Some(_)) => Err("the node's block trace has no entry for it"),
+            };
+            Arc::new(Splice::from_node(trace, diff.as_ref(), env, &last[i]))
         })
-        .collect()
+        .collect())
 }
 
 /// Replays `block.txs[..=last]`: the ones before `first` untraced, `first..=last` under `tracer`,
@@ -178,7 +184,7 @@ pub fn replay_txs_from(
             if splicing {
                 if !asked && splices.iter().any(|s| s.wants_frames()) {
                     asked = true;
-                    splices = node_splices(source, env, txs, &splices);
+                    splices = node_splices(source, env, txs, &splices)?;
                     passes += 1;
                     continue;
                 }

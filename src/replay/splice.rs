@@ -33,26 +33,36 @@ use serde_json::{json, Value};
 use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
 use crate::rpc::RpcClient;
+use crate::rpc::RpcError;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
 
 /// Asks the node, in one round trip, for what splicing needs of `target` through `method`
 /// (`debug_traceTransaction` with a transaction hash, `debug_traceBlockByHash` with a block
 /// hash): its callTracer result with logs (the logs go into the receipt) and its prestateTracer
-/// diff (the state the transaction changed). Each is `None` when the node could not give it.
-pub fn ask_node(client: &RpcClient, method: &str, target: B256) -> (Option<Value>, Option<Value>) {
+/// diff (the state the transaction changed). The trace is the node's answer or why there is
+/// none (the node's own error, such as no debug API); the diff is `None` when the node gave
+/// none. A request that failed on the way (a timeout, a refused connection) is an error: the
+/// frames are then not known, and that is not the node lacking a debug API.
+pub fn ask_node(client: &RpcClient, method: &str, target: B256) -> Result<NodeTraces, RpcError> {
     let call = |config: Value| (method.to_string(), json!([target, config]));
     let calls = [
         call(json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}})),
         call(json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}})),
     ];
-    match client.batch(&calls) {
-        Ok(mut r) if r.len() == 2 => {
-            let diff = r.pop().and_then(Result::ok);
-            (r.pop().and_then(Result::ok), diff)
-        }
-        _ => (None, None),
+    let mut r = client.batch(&calls)?;
+    if r.len() != 2 {
+        return Ok((Err(format!("{} answers to 2 calls", r.len())), None));
     }
+    let diff = r.pop().and_then(Result::ok);
+    let trace = r
+        .pop()
+        .expect("two answers")
+        .map_err(|e| format!("its {method} answered: {e}"));
+    Ok((trace, diff))
 }
+
+/// The node's callTracer answer (or why there is none) and its prestate diff.
+pub type NodeTraces = (Result<Value, String>, Option<Value>);
 
 /// Whether frame `c` is a call into one of `rules`' precompiles (a SELFDESTRUCT naming one as
 /// beneficiary is not a call).
@@ -350,29 +360,35 @@ impl Splice {
     /// The fee recipients (the header's miner and COINBASE) are left out of the state
     /// comparison.
     pub fn from_node(
-        trace: Option<&Value>,
+        trace: Result<&Value, &str>,
         diff: Option<&Value>,
         env: &super::EvmEnv,
         last: &Splice,
     ) -> Splice {
-        let frames = env
-            .rules
-            .as_ref()
-            .zip(trace)
-            .and_then(|(rules, t)| frames_from_call_trace(t, rules));
+        let frames = match (env.rules.as_ref(), trace) {
+            (Some(rules), Ok(t)) => {
+                frames_from_call_trace(t, rules).ok_or("its callTracer answer is not a call frame")
+            }
+            (None, _) => Err("no chain rules"),
+            (_, Err(why)) => Err(why),
+        };
         match frames {
-            Some(frames) => Splice {
+            Ok(frames) => Splice {
                 frames: Some(frames),
                 diff: diff.and_then(NodeDiff::from_json),
                 skip: vec![env.miner, env.block.beneficiary],
                 ..Default::default()
             },
-            // The pass already run stands; its record of opaque frames is kept.
-            None => Splice {
-                unavailable: true,
-                log: Mutex::new(last.log.lock().unwrap_or_else(|e| e.into_inner()).clone()),
-                ..Default::default()
-            },
+            // The pass already run stands; its record of opaque frames is kept, with why.
+            Err(why) => {
+                let mut log = last.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                log.opaque_why = Some(why.to_string());
+                Splice {
+                    unavailable: true,
+                    log: Mutex::new(log),
+                    ..Default::default()
+                }
+            }
         }
     }
 
@@ -524,6 +540,8 @@ pub struct SpliceLog {
     /// An SSTORE the chain's set cost prices was priced with the parameter's default (it was
     /// not read from the consensus layer).
     pub sstore_set_assumed: bool,
+    /// Why the node gave no frames (its own error, or an unreadable answer).
+    pub opaque_why: Option<String>,
 }
 
 impl SpliceLog {
@@ -536,6 +554,9 @@ impl SpliceLog {
         self.corrected += other.corrected;
         self.prevrandao_read |= other.prevrandao_read;
         self.sstore_set_assumed |= other.sstore_set_assumed;
+        if self.opaque_why.is_none() {
+            self.opaque_why.clone_from(&other.opaque_why);
+        }
     }
 }
 
@@ -598,9 +619,13 @@ pub fn note(log: &SpliceLog, rules: &ChainRules) -> Option<String> {
         ));
     }
     if !log.opaque.is_empty() {
+        let why = log
+            .opaque_why
+            .as_deref()
+            .map_or(String::new(), |w| format!(": {w}"));
         parts.push(format!(
-            "{} chain precompile frame(s) opaque (the node gave no readable trace of them; revm \
-             ran them as plain accounts): {}",
+            "{} chain precompile frame(s) opaque (the node gave no readable trace of them{why}; \
+             revm ran them as plain accounts): {}",
             log.opaque.len(),
             list(&log.opaque)
         ));
@@ -933,12 +958,12 @@ mod tests {
             json!({"pre": {}, "post": {"0xzz": {}}}),
             json!(7),
         ] {
-            let s = Splice::from_node(Some(&trace), Some(&diff), &env, &Splice::default());
+            let s = Splice::from_node(Ok(&trace), Some(&diff), &env, &Splice::default());
             s.record_post(&EvmState::default());
             assert_eq!(s.state_check(), None, "{diff}");
         }
         let good = json!({"pre": {}, "post": {}});
-        let s = Splice::from_node(Some(&trace), Some(&good), &env, &Splice::default());
+        let s = Splice::from_node(Ok(&trace), Some(&good), &env, &Splice::default());
         assert_eq!(s.state_check(), Some((0, Vec::new())));
     }
 }

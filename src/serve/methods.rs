@@ -14,7 +14,7 @@ use super::memo::Memo;
 use crate::render::json::{write_json, write_trace};
 use crate::replay::access::trace_access;
 use crate::replay::call::{trace_call, CallError, CallRequest};
-use crate::replay::mined::{spec_for, Mined, StateMode};
+use crate::replay::mined::{Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
 use crate::replay::selfcheck::check;
@@ -83,6 +83,7 @@ pub struct Ctx<'a> {
     pub memo: &'a Memo,
     pub mode: StateMode,
     pub max_response: usize,
+    pub chain_rules: Option<crate::chain::rules::Ruleset>,
 }
 
 /// One answered call: the result's JSON text or an error, and what it cost.
@@ -207,7 +208,8 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
             }
         }
     };
-    let source = RpcSource::new(client.clone());
+    let mut source = RpcSource::new(client.clone());
+    source.ruleset_override = ctx.chain_rules;
     let mut outcome = Outcome {
         result: Err(Fault::server("unreachable")),
         upstream_requests: 0,
@@ -332,8 +334,8 @@ fn trace_block(
     };
     let chain_id = source.chain_id()?;
     let mut block = source.block(&block_ref)?;
-    source.consensus_facts(chain_id, &mut block.info)?;
-    let env = EvmEnv::new(spec_for(chain_id, &block.info, None), chain_id, &block.info);
+    let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
+    let env = EvmEnv::new(spec_id, chain_id, &block.info);
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,

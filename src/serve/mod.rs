@@ -70,6 +70,8 @@ pub struct ServeConfig {
     pub mode: StateMode,
     /// Memory cache bound, in state entries.
     pub memo_entries: usize,
+    /// `--chain-rules`: the rules the upstream runs, instead of asking it.
+    pub chain_rules: Option<crate::chain::rules::Ruleset>,
 }
 
 /// Why the server could not run.
@@ -391,6 +393,7 @@ async fn traced(
             memo: &worker.memo,
             mode: worker.cfg.mode,
             max_response: worker.cfg.max_response,
+            chain_rules: worker.cfg.chain_rules,
         };
         let out = methods::dispatch(&ctx, &method_owned, &params, opts);
         worker

@@ -29,6 +29,11 @@ pub struct BlockInfo {
     pub hash: Option<B256>,
     /// What the consensus layer says of the block (chains 1329/1328, `--consensus-rpc`).
     pub consensus: Option<ConsensusFacts>,
+    /// Whether the chain's own rules apply (chains 1329/1328 served by the chain's node) or
+    /// Ethereum's (the same chain id on a dev node).
+    pub ruleset: crate::chain::rules::Ruleset,
+    /// What the header's own fields say of its fork, when it was read from a node.
+    pub header_fork: Option<crate::chain::HeaderFork>,
 }
 
 /// Facts of a block of chains 1329/1328 that only their consensus layer has

@@ -73,6 +73,9 @@ pub struct Fixture {
     pub block_hashes: BTreeMap<u64, B256>,
     /// The block-wide index of this transaction's first log (bundles of a tx inside a block).
     pub log_index_offset: u64,
+    /// `chainRules` of a bundle: whether the node it was captured from ran the chain's own
+    /// rules (the default) or Ethereum's (a dev node started with the chain's id).
+    pub ruleset: crate::chain::rules::Ruleset,
 }
 
 fn field<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
@@ -211,6 +214,15 @@ impl Fixture {
                 .transpose()
                 .map_err(|e| format!("logIndexOffset: {e}"))?
                 .unwrap_or(0),
+            ruleset: match field(json, "chainRules") {
+                None => Default::default(),
+                Some(v) => v
+                    .as_str()
+                    .and_then(crate::chain::rules::Ruleset::parse)
+                    .ok_or_else(|| {
+                        format!("chainRules {v} is neither \"chain\" nor \"ethereum\"")
+                    })?,
+            },
         })
     }
 }

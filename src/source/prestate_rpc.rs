@@ -76,6 +76,7 @@ pub fn first_round(
     let mut calls = vec![
         ("eth_chainId".to_string(), json!([])),
         ("eth_getBlockByNumber".to_string(), json!(["0x0", false])),
+        super::rpc::client_version_request(),
     ];
     if want_tx {
         calls.push(("eth_getTransactionByHash".to_string(), json!([hash])));
@@ -92,6 +93,7 @@ pub fn first_round(
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
         .unwrap_or_default();
+    source.note_client_version(next());
     let tx = if want_tx {
         let tx = next()?;
         let receipt = next()?;

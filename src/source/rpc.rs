@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::chain_data::{BlockInfo, ReplayTx, TxError};
 use super::{AccountData, Misses, StateSnapshot};
+use crate::chain::rules::{classify_client, NodeClient, Ruleset};
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::{RpcClient, RpcError};
 
@@ -49,6 +50,19 @@ pub struct RpcSource {
     pub client: RpcClient,
     /// The node's CometBFT RPC, for chains 1329/1328 (`--consensus-rpc`).
     pub consensus: Option<super::consensus::ConsensusClient>,
+    /// `--chain-rules`: the rules the user says the node runs, instead of asking it.
+    pub ruleset_override: Option<Ruleset>,
+    /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
+    client_version: std::sync::OnceLock<Result<String, String>>,
+    /// Notes for stderr (which rules, which fork), each once.
+    notes: std::sync::Mutex<Vec<String>>,
+    /// Notes already handed out, so that a long run says each once.
+    said: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+/// The `web3_clientVersion` request of a first batch.
+pub fn client_version_request() -> (String, Value) {
+    ("web3_clientVersion".to_string(), json!([]))
 }
 
 /// What the node returned must be what was asked for: `v[field]` (a hash or a hex quantity)
@@ -140,6 +154,8 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
         excess_blob_gas: b.get("excessBlobGas").and_then(|v| parse_u64(v).ok()),
         consensus: None,
         hash: h256("hash"),
+        ruleset: Default::default(),
+        header_fork: Some(crate::chain::HeaderFork::from_header(b)),
     })
 }
 
@@ -148,28 +164,129 @@ impl RpcSource {
         RpcSource {
             client,
             consensus: None,
+            ruleset_override: None,
+            client_version: std::sync::OnceLock::new(),
+            notes: Default::default(),
+            said: Default::default(),
         }
     }
 
-    /// On chains 1329/1328 with a consensus endpoint, reads what only the consensus layer
-    /// knows of block `info` (header time nanoseconds, the SSTORE set cost) into it. Elsewhere
-    /// nothing is asked.
-    pub fn consensus_facts(&self, chain_id: u64, info: &mut BlockInfo) -> Result<(), SourceError> {
-        let Some(c) = &self.consensus else {
-            return Ok(());
+    /// Keeps the answer to the first batch's `web3_clientVersion` (the first one only).
+    pub fn note_client_version(&self, answer: Result<Value, RpcError>) {
+        let v = match answer {
+            Ok(Value::String(s)) => Ok(s),
+            Ok(other) => Err(format!("answered {other}")),
+            Err(e) => Err(e.to_string()),
         };
-        if crate::chain::rules::rules_at(chain_id, info.number).is_none()
-            || info.consensus.is_some()
-        {
-            return Ok(());
-        }
-        info.consensus = Some(c.facts(info.number)?);
-        Ok(())
+        let _ = self.client_version.set(v);
     }
 
+    /// The rules the node runs for chain `chain_id`, and why: `--chain-rules` when given;
+    /// Ethereum's for chains without rules of their own; otherwise what `web3_clientVersion`
+    /// says ([`classify_client`]): the chain's node runs the chain's rules, a dev node or
+    /// another client Ethereum's, and a node that cannot be told is taken at its chain id.
+    pub fn ruleset(&self, chain_id: u64) -> (Ruleset, String) {
+        if let Some(r) = self.ruleset_override {
+            return (r, "--chain-rules".to_string());
+        }
+        if crate::chain::rules::rules_at(chain_id, u64::MAX).is_none() {
+            return (Ruleset::Chain, String::new());
+        }
+        match self.client_version.get() {
+            Some(Ok(v)) => match classify_client(v) {
+                NodeClient::ChainNode => (Ruleset::Chain, format!("the node is the chain's ({v})")),
+                NodeClient::Ethereum(name) => (
+                    Ruleset::Ethereum,
+                    format!("the node is {name}, which runs Ethereum's rules"),
+                ),
+                NodeClient::Unknown => (
+                    Ruleset::Chain,
+                    format!("the node ({v}) is not one chaintrace knows; taken at its chain id"),
+                ),
+            },
+            Some(Err(e)) => (
+                Ruleset::Chain,
+                format!("web3_clientVersion failed ({e}); taken at its chain id"),
+            ),
+            None => (Ruleset::Chain, "taken at its chain id".to_string()),
+        }
+    }
+
+    /// Prepares block `info` of chain `chain_id` for replay and returns its fork: which rules
+    /// the node runs ([`Self::ruleset`]), what only the consensus layer knows of the block on
+    /// chains 1329/1328 with `--consensus-rpc` (header time nanoseconds, the SSTORE set cost),
+    /// and the fork (`hardfork`, else the chain's schedule, else the header's fields). Notes
+    /// for stderr say which rules and which fork were taken where that was not plain.
+    pub fn prepare_block(
+        &self,
+        chain_id: u64,
+        info: &mut BlockInfo,
+        hardfork: Option<revm::primitives::hardfork::SpecId>,
+    ) -> Result<revm::primitives::hardfork::SpecId, SourceError> {
+        let (ruleset, why) = self.ruleset(chain_id);
+        info.ruleset = ruleset;
+        let has_rules = crate::chain::rules::rules_at(chain_id, info.number).is_some();
+        if has_rules {
+            self.note(match ruleset {
+                Ruleset::Chain => format!(
+                    "chain {chain_id}'s own rules applied ({why}): fees credited to the fee \
+                     collector as COINBASE, base fee not burned, the chain's precompiles and \
+                     SSTORE cost; --chain-rules ethereum if the node runs Ethereum's"
+                ),
+                Ruleset::Ethereum => format!(
+                    "chain {chain_id} replayed under Ethereum's rules ({why}); --chain-rules \
+                     chain to apply the chain's own"
+                ),
+            });
+        }
+        let chain_rules = has_rules && ruleset == Ruleset::Chain;
+        if let (Some(c), true, None) = (&self.consensus, chain_rules, info.consensus) {
+            info.consensus = Some(c.facts(info.number)?);
+        }
+        let spec = hardfork.unwrap_or_else(|| {
+            crate::chain::block_spec(
+                chain_id,
+                info.number,
+                info.timestamp,
+                info.header_fork,
+                chain_rules,
+            )
+        });
+        let from_header = hardfork.is_none() && chain_id != 1 && !chain_rules;
+        if let Some(n) = info
+            .header_fork
+            .filter(|_| from_header)
+            .and_then(|h| h.ambiguity(chain_id))
+        {
+            self.note(n);
+        }
+        Ok(spec)
+    }
+
+    fn note(&self, n: String) {
+        let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
+        if said.insert(n.clone()) {
+            self.notes.lock().unwrap_or_else(|p| p.into_inner()).push(n);
+        }
+    }
+
+    /// The notes gathered since the last call, each said once per run.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The node's chain id, with its `web3_clientVersion` in the same batch.
     pub fn chain_id(&self) -> Result<u64, SourceError> {
-        let v = self.client.call("eth_chainId", json!([]))?;
-        parse_u64(&v).map_err(|e| bad("chain id", e))
+        let calls = vec![
+            ("eth_chainId".to_string(), json!([])),
+            client_version_request(),
+        ];
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let id = res.next().unwrap_or(Ok(Value::Null))?;
+        if let Some(v) = res.next() {
+            self.note_client_version(v);
+        }
+        parse_u64(&id).map_err(|e| bad("chain id", e))
     }
 
     /// A block by number tag or hash, with full transactions.
