@@ -225,6 +225,10 @@ fn cases() -> Vec<Case> {
         policy("request nested too deep", good_policy.clone(), format!("{}{}", "{\"a\":".repeat(40_000), "}".repeat(40_000)), 1, "recursion limit"),
         policy("request an array", good_policy.clone(), "[]".into(), 1, "r.json"),
         policy("request without method", good_policy.clone(), r#"{"params":{}}"#.into(), 1, "method"),
+        policy("policy for another chain type", good_policy.replace("\"chain_type\":\"ethereum\"", "\"chain_type\":\"solana\""), good_request.clone(), 1, "`chain_type` is \"solana\": chaintrace evaluates EVM requests"),
+        with(with(case("message with an unknown encoding (no node needed)", &["preflight", "--policy", "{dir}/p.json", "--request", "{dir}/r.json"], 7, "params.encoding: must be \"utf-8\" or \"hex\""), File::Text("p.json", good_policy.replace("eth_sendTransaction", "personal_sign"))), File::Text("r.json", r#"{"method":"personal_sign","params":{"message":"hi","encoding":"base64"}}"#.into())),
+        case("wallet create without a provider address", &["wallet", "create"], 1, "no wallet provider given: pass --wallet-api-url URL or set WALLET_API_URL"),
+        case("wallet rpc without a provider address", &["wallet", "rpc", "--wallet", "w1", "--policy", "{dir}/p.json", "--request", "{dir}/r.json", "--rpc-url", "http://127.0.0.1:9"], 1, "no wallet provider given"),
         // ---- node logs and homes ----
         case("doctor on a missing log", &["node", "doctor", "--log", "{dir}/none.log"], 1, "none.log"),
         with(case("doctor on binary garbage", &["node", "doctor", "--log", "{dir}/bin.log"], 0, "no known error class found"), File::Text("bin.log", String::from_utf8_lossy(&[0u8, 159, 146, 150, 10, 255]).into_owned())),

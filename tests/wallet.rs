@@ -1,8 +1,11 @@
 //! `chaintrace wallet`: the provider client against a local mock provider (loopback) that checks
 //! what the documentation asks of every request — Basic auth, the `wallet-app-id` header, the
 //! RFC 8785 canonical body, and on /rpc the authorization signature, verified with the public
-//! key — and answers the documented error when it does not hold; and self-custodial sends on a
-//! live anvil (a send that is mined, one the policy denies, one whose simulation reverts).
+//! key — and answers the documented error when it does not hold, or each method's answer when it
+//! does; and self-custodial requests on a live anvil behind a loopback node that counts every
+//! JSON-RPC method it forwards (a send that is mined, one the policy denies, one whose
+//! simulation reverts; a sign-only request that never reaches `eth_sendRawTransaction`; a
+//! message signed without any node).
 
 #[path = "support/anvil.rs"]
 mod anvil;
@@ -13,7 +16,14 @@ mod run;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use alloy_consensus::transaction::SignerRecoverable;
+use alloy_consensus::{SignableTransaction, Transaction, TxEip1559, TxEnvelope};
+use alloy_eips::eip2718::{Decodable2718, Encodable2718};
+use alloy_primitives::{Address, Bytes, Signature as EcdsaSignature, TxKind, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
 use base64::Engine as _;
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, SigningKey, VerifyingKey};
@@ -31,12 +41,83 @@ fn chaintrace(args: &[&str], env: &[(&str, &str)]) -> Run {
     run::cmd(args).no_cache().envs(env).run()
 }
 
+fn dev_signer() -> PrivateKeySigner {
+    DEV_KEY.parse().unwrap()
+}
+
 /// One request as the mock saw it, and what it found wrong.
 #[derive(Clone, Debug)]
 struct Seen {
+    method: String,
     path: String,
     problems: Vec<String>,
     body: String,
+}
+
+/// How the mock provider answers a valid /rpc request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    /// Each method's documented answer, made with anvil's first dev key (the wallet's).
+    Documented,
+    /// 200 with `{"method": …, "data": {}}`: accepted, but nothing said about what was done.
+    EmptyData,
+    /// eth_signTransaction: a transaction signed with one wei more than was asked.
+    Tampered,
+}
+
+/// The provider's answer to `/rpc` `body`, as a Privy-like provider gives it: the wallet (anvil's
+/// dev account 0) signs with alloy, independently of chaintrace's own signing code.
+fn provider_answer(body: &Value, how: Answer) -> Value {
+    let method = body["method"].as_str().unwrap_or_default();
+    if how == Answer::EmptyData {
+        return json!({"method": method, "data": {}});
+    }
+    let signer = dev_signer();
+    match method {
+        "eth_sendTransaction" => {
+            json!({"method": method, "data": {"hash": TX_HASH, "caip2": body["caip2"]}})
+        }
+        "eth_signTransaction" => {
+            let tx = &body["params"]["transaction"];
+            let q = |v: &Value| {
+                U256::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+            };
+            let chain_id = tx["chain_id"]
+                .as_u64()
+                .unwrap_or_else(|| body["caip2"].as_str().unwrap()[7..].parse().unwrap());
+            let mut value = q(&tx["value"]);
+            if how == Answer::Tampered {
+                value += U256::from(1);
+            }
+            let t = TxEip1559 {
+                chain_id,
+                nonce: 0,
+                gas_limit: 21_000,
+                max_fee_per_gas: 20_000_000_000,
+                max_priority_fee_per_gas: 1_000_000_000,
+                to: TxKind::Call(tx["to"].as_str().unwrap().parse().unwrap()),
+                value,
+                access_list: Default::default(),
+                input: Bytes::new(),
+            };
+            let sig = signer.sign_hash_sync(&t.signature_hash()).unwrap();
+            let env: TxEnvelope = t.into_signed(sig).into();
+            let raw = Bytes::from(env.encoded_2718());
+            json!({"method": method, "data": {"signed_transaction": raw, "encoding": "rlp"}})
+        }
+        "personal_sign" => {
+            let p = &body["params"];
+            let text = p["message"].as_str().unwrap();
+            let msg = if p["encoding"] == "hex" {
+                alloy_primitives::hex::decode(text).unwrap()
+            } else {
+                text.as_bytes().to_vec()
+            };
+            let sig = signer.sign_message_sync(&msg).unwrap();
+            json!({"method": method, "data": {"signature": Bytes::from(sig.as_bytes().to_vec()), "encoding": "hex"}})
+        }
+        _ => json!({"error": "unknown method"}),
+    }
 }
 
 /// A mock wallet provider on loopback. It knows the app's credentials and the public half of
@@ -44,14 +125,18 @@ struct Seen {
 struct Mock {
     url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
+    answer: Arc<Mutex<Answer>>,
 }
 
 impl Mock {
     fn start(public: VerifyingKey) -> Mock {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
+        let answer = Arc::new(Mutex::new(Answer::Documented));
+        let how = answer.clone();
         let base = Arc::new(Mutex::new(String::new()));
         let base_in = base.clone();
+        let wallet_address = format!("{:?}", dev_signer().address());
         let url = http::serve(move |r: &http::Request| {
             let (path, body) = (r.path.clone(), r.body.clone());
             let base = base_in.lock().unwrap().clone();
@@ -70,11 +155,21 @@ impl Mock {
                 problems.push("content-type".to_string());
             }
             let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            if chaintrace::policy::jcs::canonicalize(&parsed) != body {
+            if r.method == "GET" {
+                if !body.is_empty() {
+                    problems.push("a GET with a body".to_string());
+                }
+            } else if chaintrace::policy::jcs::canonicalize(&parsed) != body {
                 problems.push("body is not RFC 8785 canonical".to_string());
             }
             let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
                 (401, json!({"error": "Invalid app ID or app secret"}))
+            } else if r.method == "GET" && path == "/v1/wallets/w1" {
+                (
+                    200,
+                    json!({"id": "w1", "address": wallet_address, "chain_type": "ethereum",
+                        "policy_ids": [], "created_at": 1741834854578u64}),
+                )
             } else if path == "/v1/wallets" {
                 (
                     200,
@@ -91,10 +186,7 @@ impl Mock {
                     .and_then(|der| Signature::from_der(&der).ok())
                     .is_some_and(|sig| public.verify(payload.as_bytes(), &sig).is_ok());
                 if valid {
-                    (
-                        200,
-                        json!({"method": "eth_sendTransaction", "data": {"hash": TX_HASH}}),
-                    )
+                    (200, provider_answer(&parsed, *how.lock().unwrap()))
                 } else {
                     problems.push("signature".to_string());
                     (400, json!({"error": "Invalid authorization key IDs"}))
@@ -103,6 +195,7 @@ impl Mock {
                 (404, json!({"error": "not found"}))
             };
             log.lock().unwrap().push(Seen {
+                method: r.method.clone(),
                 path,
                 problems,
                 body,
@@ -110,12 +203,100 @@ impl Mock {
             http::Reply::Answer(status, answer.to_string())
         });
         *base.lock().unwrap() = url.clone();
-        Mock { url, seen }
+        Mock { url, seen, answer }
     }
 
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
+
+    fn answer_with(&self, how: Answer) {
+        *self.answer.lock().unwrap() = how;
+    }
+}
+
+/// A node in front of anvil that forwards every request and counts each JSON-RPC method (in
+/// batches too), so a test can prove what never reached the node.
+struct CountingNode {
+    url: String,
+    /// Every JSON-RPC call forwarded: `{method, params}`.
+    calls: Arc<Mutex<Vec<Value>>>,
+}
+
+impl CountingNode {
+    fn before(upstream: &str) -> CountingNode {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let log = calls.clone();
+        let upstream = upstream.to_string();
+        let url = http::serve(move |r: &http::Request| {
+            let v: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+            let batch = match v {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            for c in &batch {
+                log.lock()
+                    .unwrap()
+                    .push(json!({"method": c["method"], "params": c["params"]}));
+            }
+            match chaintrace::rpc::transport::post_json(
+                &upstream,
+                &[],
+                r.body.clone(),
+                Duration::from_secs(30),
+                1 << 30,
+            ) {
+                Ok((status, text)) => http::Reply::Answer(status, text),
+                Err(e) => http::Reply::Answer(502, json!({"error": e.reason()}).to_string()),
+            }
+        });
+        CountingNode { url, calls }
+    }
+
+    fn count(&self, method: &str) -> usize {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c["method"] == method)
+            .count()
+    }
+
+    /// Calls asking for the next nonce to sign with (`eth_getTransactionCount [addr, "pending"]`;
+    /// the simulation's state reads ask at a block number).
+    fn pending_nonce_asks(&self) -> usize {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c["method"] == "eth_getTransactionCount" && c["params"][1] == "pending")
+            .count()
+    }
+
+    fn total(&self) -> usize {
+        self.calls.lock().unwrap().len()
+    }
+}
+
+/// Writes `v` as pretty JSON into this test process's scratch directory.
+fn write_json(name: &str, v: &Value) -> String {
+    let dir = std::env::temp_dir().join(format!("chaintrace-wallet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    p.display().to_string()
+}
+
+/// A policy with one unconditional ALLOW rule per method in `methods`.
+fn allow(name: &str, methods: &[&str]) -> String {
+    let rules: Vec<Value> = methods
+        .iter()
+        .map(|m| json!({"name": format!("allow {m}"), "method": m, "conditions": [], "action": "ALLOW"}))
+        .collect();
+    write_json(
+        name,
+        &json!({"version": "1.0", "name": name, "chain_type": "ethereum", "rules": rules}),
+    )
 }
 
 fn auth_key() -> (SigningKey, String) {
@@ -286,11 +467,413 @@ fn provider_requests_carry_what_the_documentation_asks() {
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("WALLET_AUTHORIZATION_KEY is not set"),
+        r.stderr.contains(
+            "AUTHORIZATION_PRIVATE_KEY (or WALLET_AUTHORIZATION_KEY) is not set in the environment"
+        ),
         "{}",
         r.stderr
     );
     assert_eq!(mock.seen().len(), before);
+
+    // The documented name, AUTHORIZATION_PRIVATE_KEY, signs the same way.
+    let documented = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", mock.url.as_str()),
+    ];
+    let r = chaintrace(&args, &documented);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, format!("{TX_HASH}\n"));
+    let last = mock.seen().last().unwrap().clone();
+    assert_eq!(last.path, "/v1/wallets/w1/rpc");
+    assert!(last.problems.is_empty(), "{last:?}");
+    assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+
+    // A wallet with no policy, and one with authorization keys.
+    let r = chaintrace(&["wallet", "create"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        mock.seen().last().unwrap().body,
+        r#"{"chain_type":"ethereum"}"#
+    );
+    let r = chaintrace(
+        &[
+            "wallet",
+            "create",
+            "--authorization-key-id",
+            "k1",
+            "--authorization-key-id",
+            "k2",
+            "--policy-id",
+            "p1",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        mock.seen().last().unwrap().body,
+        r#"{"authorization_key_ids":["k1","k2"],"chain_type":"ethereum","policy_ids":["p1"]}"#
+    );
+}
+
+/// The documentation's own /rpc body — `{method, caip2, params: {transaction: {to, value,
+/// chain_id}}}`, no `from` — works as written: the simulation's sender is the wallet's address,
+/// asked of the provider (`GET /v1/wallets/{id}`), unless `--from` gives it.
+#[test]
+fn the_documented_body_without_from_is_simulated_as_the_wallet() {
+    let (key, key_text) = auth_key();
+    let mock = Mock::start(VerifyingKey::from(&key));
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", mock.url.as_str()),
+    ];
+    let a = anvil::Anvil::start();
+    let req = write_json(
+        "doc-body.json",
+        &json!({"method": "eth_sendTransaction", "caip2": "eip155:31337",
+            "params": {"transaction": {"to": "0xE3070d3e4309afA3bC9a6b057685743CF42da77C",
+                                       "value": "0x2386F26FC10000", "chain_id": 31337}}}),
+    );
+    let any = policy("allow-any-send");
+    let args = [
+        "wallet",
+        "rpc",
+        "--wallet",
+        "w1",
+        "--policy",
+        &any,
+        "--request",
+        &req,
+        "--rpc-url",
+        &a.url,
+    ];
+    let r = chaintrace(&args, &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, format!("{TX_HASH}\n"));
+    let seen = mock.seen();
+    let paths: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|s| (s.method.as_str(), s.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [("GET", "/v1/wallets/w1"), ("POST", "/v1/wallets/w1/rpc")]
+    );
+    assert!(seen.iter().all(|s| s.problems.is_empty()), "{seen:?}");
+    let dev = format!("{}", dev_signer().address());
+    assert!(
+        r.stderr
+            .contains(&format!("sender {dev} (wallet w1, from the provider)")),
+        "{}",
+        r.stderr
+    );
+    // The body goes out as written (no `from` added).
+    assert_eq!(
+        seen[1].body,
+        r#"{"caip2":"eip155:31337","method":"eth_sendTransaction","params":{"transaction":{"chain_id":31337,"to":"0xE3070d3e4309afA3bC9a6b057685743CF42da77C","value":"0x2386F26FC10000"}}}"#
+    );
+
+    // --from: the provider is not asked for the wallet.
+    let with_from = [&args[..], &["--from", &dev]].concat();
+    let r = chaintrace(&with_from, &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let seen = mock.seen();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[2].path, "/v1/wallets/w1/rpc");
+
+    // Another wallet the provider does not know: a clear error, nothing sent for signing.
+    let other = [
+        "wallet",
+        "rpc",
+        "--wallet",
+        "w9",
+        "--policy",
+        &any,
+        "--request",
+        &req,
+        "--rpc-url",
+        &a.url,
+    ];
+    let r = chaintrace(&other, &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no sender: the request has no `from` and --from is not given, and the wallet's address could not be read from the provider: the wallet provider refused the request: HTTP 404: not found"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        mock.seen()[3..].iter().all(|s| s.method == "GET"),
+        "{:?}",
+        mock.seen()
+    );
+    assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+}
+
+/// `wallet rpc` reads each method's answer: the signed transaction of eth_signTransaction
+/// (decoded and held to the request), the signature of personal_sign (recovered; no node
+/// needed). A 2xx answer without what its method promises is exit 2, says the provider may
+/// have acted, shows the answer, and is sent once.
+#[test]
+fn provider_answers_are_read_per_method() {
+    let (key, key_text) = auth_key();
+    let mock = Mock::start(VerifyingKey::from(&key));
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", mock.url.as_str()),
+    ];
+    let a = anvil::Anvil::start();
+    let node = CountingNode::before(&a.url);
+    let dev = dev_signer().address();
+    let to: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+        .parse()
+        .unwrap();
+    let sign_req = write_json(
+        "rpc-sign.json",
+        &json!({"method": "eth_signTransaction", "caip2": "eip155:31337",
+            "params": {"transaction": {"to": to, "value": "0x2386f26fc10000", "chain_id": 31337}}}),
+    );
+    let sign_only = policy("sign-only");
+    let rpc = |req: &str, extra: &[&str]| {
+        let args = [
+            &[
+                "wallet",
+                "rpc",
+                "--wallet",
+                "w1",
+                "--policy",
+                &sign_only,
+                "--request",
+                req,
+                "--rpc-url",
+                &node.url,
+            ][..],
+            extra,
+        ]
+        .concat();
+        chaintrace(&args, &env)
+    };
+
+    // eth_signTransaction: the signed transaction on stdout, decoded here with alloy.
+    let r = rpc(&sign_req, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let raw = alloy_primitives::hex::decode(r.stdout.trim()).expect("0x hex on stdout");
+    let tx = TxEnvelope::decode_2718(&mut raw.as_slice()).unwrap();
+    assert_eq!(tx.recover_signer().unwrap(), dev);
+    assert_eq!(tx.to(), Some(to));
+    assert_eq!(tx.value(), U256::from(10_000_000_000_000_000u64));
+    assert_eq!(tx.chain_id(), Some(31337));
+    assert!(
+        r.stderr.contains(&format!("signed by {dev}, not sent")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(node.count("eth_sendRawTransaction"), 0);
+    assert_eq!(node.count("eth_sendTransaction"), 0);
+    // --json: the provider's answer, JSON only.
+    let r = rpc(&sign_req, &["--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let answer: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
+    assert_eq!(answer["method"], "eth_signTransaction");
+    assert!(answer["data"]["signed_transaction"]
+        .as_str()
+        .unwrap()
+        .starts_with("0x02"));
+
+    // A policy that allows only sends denies the same request (the policy is read for the
+    // request's method): exit 6, nothing reaches the provider's /rpc (it is only asked for the
+    // wallet's address, the simulation's sender).
+    let before = mock.seen().len();
+    let r = chaintrace(
+        &[
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &policy("allow-any-send"),
+            "--request",
+            &sign_req,
+            "--rpc-url",
+            &node.url,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    let after: Vec<(String, String)> = mock.seen()[before..]
+        .iter()
+        .map(|s| (s.method.clone(), s.path.clone()))
+        .collect();
+    assert_eq!(after, [("GET".to_string(), "/v1/wallets/w1".to_string())]);
+
+    // The provider signs something else than was asked: exit 2, nothing on stdout.
+    mock.answer_with(Answer::Tampered);
+    let r = rpc(&sign_req, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("the signed transaction is not the one requested: value is 10000000000000001, the request's 10000000000000000"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("answered HTTP 200 to the /rpc request, so it may have signed or sent it"),
+        "{}",
+        r.stderr
+    );
+
+    // 2xx without the method's answer: exit 2, the raw answer shown, one request only.
+    mock.answer_with(Answer::EmptyData);
+    let before = mock.seen().len();
+    let r = rpc(&sign_req, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr.contains(r#"the wallet provider answered HTTP 200 to the /rpc request, so it may have signed or sent it, but it has no data.signed_transaction; its answer: {"data":{},"method":"eth_signTransaction"} — not retried: check the wallet before sending again"#),
+        "{}",
+        r.stderr
+    );
+    let rpc_posts = mock.seen()[before..]
+        .iter()
+        .filter(|s| s.path == "/v1/wallets/w1/rpc")
+        .count();
+    assert_eq!(rpc_posts, 1, "sent once, never retried");
+    mock.answer_with(Answer::Documented);
+
+    // personal_sign: no node at all; the signature recovers to the wallet's address.
+    let msg_policy = allow("ps-policy.json", &["personal_sign"]);
+    for (message, encoding, bytes) in [
+        ("hello agent", "utf-8", b"hello agent".to_vec()),
+        ("0x68656c6c6f", "hex", b"hello".to_vec()),
+    ] {
+        let req = write_json(
+            &format!("ps-{encoding}.json"),
+            &json!({"method": "personal_sign", "params": {"message": message, "encoding": encoding}}),
+        );
+        let r = chaintrace(
+            &[
+                "wallet",
+                "rpc",
+                "--wallet",
+                "w1",
+                "--policy",
+                &msg_policy,
+                "--request",
+                &req,
+            ],
+            &env,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let sig = alloy_primitives::hex::decode(r.stdout.trim()).unwrap();
+        assert_eq!(sig.len(), 65);
+        let recovered = EcdsaSignature::from_raw(&sig)
+            .unwrap()
+            .recover_address_from_msg(&bytes)
+            .unwrap();
+        assert_eq!(recovered, dev);
+        assert!(
+            r.stderr
+                .contains(&format!("signed by {dev} (recovered from the signature)")),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr
+                .contains("chain      none: a message is signed without a chain or a node"),
+            "{}",
+            r.stderr
+        );
+        let last = mock.seen().last().unwrap().clone();
+        assert_eq!(last.path, "/v1/wallets/w1/rpc");
+        assert!(last.problems.is_empty(), "{last:?}");
+    }
+    // --from names another signer than the one the signature recovers to: exit 2, not printed.
+    let req = write_json(
+        "ps-from.json",
+        &json!({"method": "personal_sign", "params": {"message": "hi"}}),
+    );
+    let other = "0x90F79bf6EB2c4F870365E785982E1f101E93b906";
+    let r = chaintrace(
+        &[
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &msg_policy,
+            "--request",
+            &req,
+            "--from",
+            other,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let other: Address = other.parse().unwrap();
+    assert!(
+        r.stderr.contains(&format!(
+            "but the signature is by {dev}, not by --from {other}"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+}
+
+/// Without `--wallet-api-url` or `WALLET_API_URL` there is no provider: bad input (exit 1),
+/// and nothing reaches the node or any provider.
+#[test]
+fn without_a_provider_address_nothing_is_sent() {
+    let (_, key_text) = auth_key();
+    let a = anvil::Anvil::start();
+    let node = CountingNode::before(&a.url);
+    let req = write_json(
+        "no-provider.json",
+        &json!({"method": "eth_sendTransaction", "caip2": "eip155:31337",
+            "params": {"transaction": {"from": a.sender(), "to": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "value": "0x1"}}}),
+    );
+    let any = policy("allow-any-send");
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+    ];
+    for args in [
+        vec![
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &any,
+            "--request",
+            &req,
+            "--rpc-url",
+            &node.url,
+        ],
+        vec!["wallet", "create"],
+    ] {
+        let r = chaintrace(&args, &env);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert_eq!(
+            r.stderr.trim_end(),
+            "error: no wallet provider given: pass --wallet-api-url URL or set WALLET_API_URL (nothing was sent)"
+        );
+        assert_eq!(r.stdout, "");
+    }
+    // An empty WALLET_API_URL is no address either.
+    let r = chaintrace(
+        &["wallet", "create"],
+        &[&env[..], &[("WALLET_API_URL", "")]].concat(),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(node.total(), 0);
+    // The help names the placeholder, not a vendor.
+    let r = chaintrace(&["wallet", "rpc", "--help"], &[]);
+    assert!(!r.stdout.contains("privy"), "{}", r.stdout);
+    assert!(r.stdout.contains("{wallet_api_url}"), "{}", r.stdout);
 }
 
 /// `wallet send --policy POLICY --request REQ --rpc-url <anvil> EXTRA` with `env`.
@@ -430,4 +1013,192 @@ fn self_custodial_send_json_prints_json_only_and_bad_keys_are_not_echoed() {
     assert!(r.stderr.contains("PRIVATE_KEY is not"), "{}", r.stderr);
     assert_no_secrets(&r, &[&bad[2..]]);
     assert_eq!(nonce(&a), before + 1);
+}
+
+/// Self-custodial: the request's method decides what `wallet send` does, and the policy is read
+/// for that method. eth_signTransaction signs and prints the signed transaction — the node is
+/// asked only for what the request leaves out, and never sees `eth_sendRawTransaction`;
+/// personal_sign signs the message (EIP-191) without any node.
+#[test]
+fn self_custodial_method_decides_the_action() {
+    let a = anvil::Anvil::start();
+    let node = CountingNode::before(&a.url);
+    let env = [("PRIVATE_KEY", DEV_KEY)];
+    let dev = dev_signer().address();
+    let to: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+        .parse()
+        .unwrap();
+    let before = nonce(&a);
+    let sign_req = write_json(
+        "local-sign.json",
+        &json!({"method": "eth_signTransaction", "caip2": "eip155:31337", "chain_type": "ethereum",
+            "params": {"transaction": {"to": to, "value": "0x2386f26fc10000"}}}),
+    );
+    let local = |policy: &str, req: &str, extra: &[&str], env: &[(&str, &str)]| {
+        let args = [
+            &[
+                "wallet",
+                "send",
+                "--policy",
+                policy,
+                "--request",
+                req,
+                "--rpc-url",
+                &node.url,
+            ][..],
+            extra,
+        ]
+        .concat();
+        chaintrace(&args, env)
+    };
+
+    // The issue's case: a policy that only allows eth_signTransaction. The transaction is
+    // signed and printed; the node never sees eth_sendRawTransaction.
+    let sign_only = policy("sign-only");
+    let r = local(&sign_only, &sign_req, &[], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        node.count("eth_sendRawTransaction"),
+        0,
+        "{:?}",
+        node.calls.lock().unwrap()
+    );
+    assert_eq!(node.count("eth_sendTransaction"), 0);
+    assert_eq!(
+        node.pending_nonce_asks(),
+        1,
+        "the nonce was left out, so it was asked"
+    );
+    assert!(
+        r.stderr.contains("signed, not sent (eth_signTransaction)"),
+        "{}",
+        r.stderr
+    );
+    let raw = alloy_primitives::hex::decode(r.stdout.trim()).expect("0x hex on stdout");
+    let tx = TxEnvelope::decode_2718(&mut raw.as_slice()).unwrap();
+    assert_eq!(tx.recover_signer().unwrap(), dev);
+    assert_eq!(tx.to(), Some(to));
+    assert_eq!(tx.value(), U256::from(10_000_000_000_000_000u64));
+    assert_eq!(tx.chain_id(), Some(31337));
+    assert_eq!(tx.nonce(), before);
+    assert_eq!(nonce(&a), before, "nothing was broadcast");
+    // The signed transaction is a real one: broadcast by the test itself, it is mined.
+    let hash = a.rpc("eth_sendRawTransaction", json!([r.stdout.trim()]));
+    let receipt = a.receipt(hash.as_str().unwrap().parse().unwrap());
+    assert_eq!(receipt["status"], json!("0x1"));
+    let before = nonce(&a);
+
+    // --json: the signed transaction with its hash, JSON only.
+    let r = local(&sign_only, &sign_req, &["--json"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
+    assert!(v["signedTransaction"].as_str().unwrap().starts_with("0x02"));
+    assert_eq!(v["nonce"], json!(before));
+    assert_eq!(node.count("eth_sendRawTransaction"), 0);
+
+    // A request that gives every field: signed without asking the node anything beyond the
+    // pre-flight's own reads (chain id, simulation).
+    let full = write_json(
+        "local-sign-full.json",
+        &json!({"method": "eth_signTransaction", "caip2": "eip155:31337",
+            "params": {"transaction": {"to": to, "value": "0x1", "nonce": "0x7", "gas_limit": "0x5208",
+                "max_fee_per_gas": "0x77359400", "max_priority_fee_per_gas": "0x3b9aca00"}}}),
+    );
+    let (nonce_asks, estimates) = (node.pending_nonce_asks(), node.count("eth_estimateGas"));
+    let r = local(&sign_only, &full, &[], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let raw = alloy_primitives::hex::decode(r.stdout.trim()).unwrap();
+    let tx = TxEnvelope::decode_2718(&mut raw.as_slice()).unwrap();
+    assert_eq!(
+        (tx.nonce(), tx.gas_limit(), tx.max_fee_per_gas()),
+        (7, 21_000, 2_000_000_000)
+    );
+    assert_eq!(node.count("eth_estimateGas"), estimates);
+    assert_eq!(node.pending_nonce_asks(), nonce_asks);
+    assert_eq!(node.count("eth_sendRawTransaction"), 0);
+
+    // The same sign request under a policy that allows only sends: denied (exit 6), and a send
+    // request under the sign-only policy: denied too. Nothing broadcast.
+    let any_send = policy("allow-any-send");
+    let r = local(&any_send, &sign_req, &[], &env);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let send_req = write_request(&a, "local-send.json", json!({"to": to, "value": "0x1"}));
+    let r = local(&sign_only, &send_req, &[], &env);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert_eq!(node.count("eth_sendRawTransaction"), 0);
+    assert_eq!(nonce(&a), before);
+    // eth_sendTransaction under a policy allowing it: the one broadcast of this test.
+    let r = local(&any_send, &send_req, &[], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(node.count("eth_sendRawTransaction"), 1);
+    assert_eq!(nonce(&a), before + 1);
+
+    // --from another account than the key's: refused before anything is asked of the node.
+    let asked = node.total();
+    let other = "0x90F79bf6EB2c4F870365E785982E1f101E93b906";
+    let r = local(&sign_only, &sign_req, &["--from", other], &env);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("refusing to sign"), "{}", r.stderr);
+    assert_eq!(node.total(), asked);
+
+    // personal_sign: no node (no --rpc-url); EIP-191, recovered here with alloy.
+    let msg_policy = allow("local-ps-policy.json", &["personal_sign"]);
+    for (message, encoding, bytes) in [
+        (
+            "I agree to the terms",
+            "utf-8",
+            b"I agree to the terms".to_vec(),
+        ),
+        ("0xdeadbeef", "hex", vec![0xde, 0xad, 0xbe, 0xef]),
+    ] {
+        let req = write_json(
+            &format!("local-ps-{encoding}.json"),
+            &json!({"method": "personal_sign", "params": {"message": message, "encoding": encoding}}),
+        );
+        let r = chaintrace(
+            &["wallet", "send", "--policy", &msg_policy, "--request", &req],
+            &env,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let sig = alloy_primitives::hex::decode(r.stdout.trim()).unwrap();
+        assert_eq!(sig.len(), 65);
+        assert!(sig[64] == 27 || sig[64] == 28);
+        let recovered = EcdsaSignature::from_raw(&sig)
+            .unwrap()
+            .recover_address_from_msg(&bytes)
+            .unwrap();
+        assert_eq!(recovered, dev);
+        // The JSON form carries the same signature.
+        let r = chaintrace(
+            &[
+                "wallet",
+                "send",
+                "--policy",
+                &msg_policy,
+                "--request",
+                &req,
+                "--json",
+            ],
+            &env,
+        );
+        let v: Value = serde_json::from_str(&r.stdout).expect("JSON only on stdout");
+        assert_eq!(
+            alloy_primitives::hex::decode(v["signature"].as_str().unwrap()).unwrap(),
+            sig
+        );
+        assert_eq!(v["from"], json!(format!("{dev:?}")));
+    }
+    // A message under a transaction-only policy: denied, nothing signed.
+    let req = write_json(
+        "local-ps-denied.json",
+        &json!({"method": "personal_sign", "params": {"message": "hi"}}),
+    );
+    let r = chaintrace(
+        &["wallet", "send", "--policy", &sign_only, "--request", &req],
+        &env,
+    );
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_no_secrets(&r, &[DEV_KEY.trim_start_matches("0x")]);
 }

@@ -12,7 +12,8 @@ use chaintrace::chain::{preset, resolve_chain};
 use chaintrace::policy::engine::signs_message;
 use chaintrace::policy::jcs::canonicalize;
 use chaintrace::policy::request::{
-    address, body_of, method_of, redacted_body, transaction_of, tx_fields, validate, Redactor,
+    address, body_of, method_of, parse_caip2, redacted_body, transaction_of, tx_fields, validate,
+    Redactor,
 };
 use chaintrace::policy::simulate::simulate;
 use chaintrace::policy::verdict::render_verdict;
@@ -26,7 +27,8 @@ use super::common::{exit, CliError, RpcArgs};
 
 /// Check an /rpc request as the wallet provider would sign it: the body (method, caip2 matching
 /// the node's chain, hex-string transaction fields) and its RFC 8785 canonical form, the policy,
-/// and a local simulation at `latest`. Prints one verdict.
+/// and a local simulation at `latest`. Prints one verdict. A personal_sign request (a message)
+/// is checked without a node.
 ///
 /// Exit codes: 0 sign (valid, allowed, would succeed); 3 allowed but would revert; 6 denied by
 /// the policy; 7 invalid request body; 1 unreadable input or no sender; 2 node failure.
@@ -38,7 +40,8 @@ pub struct PreflightArgs {
     /// The /rpc request body (or {"body": …, "headers": …}).
     #[arg(long, value_name = "FILE")]
     pub request: String,
-    /// The wallet's address, when params.transaction has no `from`.
+    /// The wallet's address: the simulation's sender (params.transaction.from, if given, must
+    /// agree).
     #[arg(long, value_name = "ADDRESS")]
     pub from: Option<String>,
     /// The chain the request is meant for; must agree with the node's eth_chainId.
@@ -59,7 +62,13 @@ pub struct Checked {
     pub verdict: Verdict,
     /// The /rpc body (`body` of a {body, headers} file, else the whole document).
     pub body: serde_json::Value,
+    /// The simulation's sender; for a message, `--from` if given (else `None`).
+    pub from: Option<Address>,
 }
+
+/// Where the wallet's address comes from when neither `--from` nor the body names it (for
+/// `wallet rpc`: the provider's record of the wallet).
+pub type WalletAddress<'a> = &'a dyn Fn() -> Result<Address, CliError>;
 
 impl PreflightArgs {
     pub fn run(&self) -> Result<u8, CliError> {
@@ -71,6 +80,16 @@ impl PreflightArgs {
     /// The verdict on the request, printing nothing; `redactor` learns every secret of the
     /// environment and the request file first, and errors come out scrubbed.
     pub fn check(&self, redactor: &mut Redactor) -> Result<Checked, CliError> {
+        self.check_with(redactor, None)
+    }
+
+    /// [`check`](Self::check), asking `wallet` for the sender when neither `--from` nor
+    /// `params.transaction.from` gives it.
+    pub fn check_with(
+        &self,
+        redactor: &mut Redactor,
+        wallet: Option<WalletAddress>,
+    ) -> Result<Checked, CliError> {
         redactor.add_env(std::env::vars());
         // Learn the request file's secrets before anything can fail and echo it.
         let doc = read_json(&self.request).map_err(|e| match e {
@@ -84,7 +103,7 @@ impl PreflightArgs {
         if let Ok(d) = &doc {
             redactor.add_json(d);
         }
-        self.verdict(doc).map_err(|mut e| {
+        self.verdict(doc, wallet).map_err(|mut e| {
             e.message = redactor.scrub(&e.message);
             e
         })
@@ -123,48 +142,92 @@ impl PreflightArgs {
         Ok(Decoder::new(abi))
     }
 
-    fn verdict(&self, doc: Result<serde_json::Value, CliError>) -> Result<Checked, CliError> {
+    /// The simulation's sender: `--from`, else `params.transaction.from`, else the wallet's
+    /// address from `wallet`, else an error saying how to give it. `--from` and a `from` in the
+    /// body that disagree are refused: the simulation would run as another account than the
+    /// one that signs.
+    fn sender(
+        &self,
+        tx: Option<&serde_json::Map<String, serde_json::Value>>,
+        wallet: Option<WalletAddress>,
+    ) -> Result<Address, CliError> {
+        let in_body = match tx.and_then(|t| t.get("from")).filter(|v| !v.is_null()) {
+            Some(v) => Some(address(v).ok_or_else(|| {
+                CliError::input("params.transaction.from is not a 20-byte 0x address")
+            })?),
+            None => None,
+        };
+        let flag = match &self.from {
+            Some(f) => Some(f.trim().parse::<Address>().map_err(|_| {
+                CliError::input(format!(
+                    "malformed --from {f:?}: expected a 20-byte 0x address"
+                ))
+            })?),
+            None => None,
+        };
+        match (flag, in_body, wallet) {
+            (Some(f), Some(b), _) if f != b => Err(CliError::input(format!(
+                "--from is {f} but params.transaction.from is {b}: the simulation would run as \
+                 another account than the one that signs"
+            ))),
+            (Some(f), _, _) => Ok(f),
+            (None, Some(b), _) => Ok(b),
+            (None, None, Some(ask)) => ask(),
+            (None, None, None) => Err(CliError::input(
+                "no sender: params.transaction has no `from`; pass --from WALLET_ADDRESS",
+            )),
+        }
+    }
+
+    fn verdict(
+        &self,
+        doc: Result<serde_json::Value, CliError>,
+        wallet: Option<WalletAddress>,
+    ) -> Result<Checked, CliError> {
         let doc = doc?;
         let policy = Policy::from_json(&read_json(&self.policy)?)?;
         let body = body_of(&doc);
         let tx = transaction_of(body);
-        let from: Address = match (tx.and_then(|t| t.get("from")), &self.from) {
-            (_, Some(f)) => f.trim().parse().map_err(|_| {
-                CliError::input(format!(
-                    "malformed --from {f:?}: expected a 20-byte 0x address"
-                ))
-            })?,
-            (Some(v), None) => address(v).ok_or_else(|| {
-                CliError::input("params.transaction.from is not a 20-byte 0x address")
-            })?,
-            // A message needs no sender: nothing is executed.
-            (None, None) if method_of(body).is_some_and(signs_message) => Address::ZERO,
-            (None, None) => {
-                return Err(CliError::input(
-                    "no sender: params.transaction has no `from`; pass --from WALLET_ADDRESS",
-                ))
+        let method = method_of(body).unwrap_or("");
+        // A message is signed, not executed: no sender, no node, no simulation.
+        let message = signs_message(method);
+        let from = if message {
+            // No sender is needed; a --from given is still read, and a signature held to it.
+            match &self.from {
+                Some(_) => Some(self.sender(None, None)?),
+                None => None,
             }
+        } else {
+            Some(self.sender(tx, wallet)?)
         };
         let decoder = self.decoder()?;
-        let source = self.rpc.source()?;
-        let chain_id = source.chain_id()?;
+        let (source, chain_id, chain_from) = if message {
+            let id = body
+                .get("caip2")
+                .and_then(serde_json::Value::as_str)
+                .and_then(parse_caip2);
+            (None, id, "the request's caip2 is")
+        } else {
+            let source = self.rpc.source()?;
+            let id = source.chain_id()?;
+            (Some(source), Some(id), "the node is")
+        };
         if let Some(c) = &self.chain {
             let p = resolve_chain(c).ok_or_else(|| {
                 CliError::input(format!(
                     "unknown --chain {c:?}: use 1329, 1328, mainnet or testnet"
                 ))
             })?;
-            if p.id != chain_id {
+            if let Some(id) = chain_id.filter(|id| *id != p.id) {
                 return Err(CliError::input(format!(
-                    "--chain {c} is chain {} but the node is chain {chain_id}",
+                    "--chain {c} is chain {} but {chain_from} chain {id}",
                     p.id
                 )));
             }
         }
-        let issues = validate(body, Some(chain_id));
+        let issues = validate(body, chain_id);
         let warnings = chaintrace::policy::request::warnings(body);
         let canonical = canonicalize(&redacted_body(body));
-        let method = method_of(body).unwrap_or("");
         let evaluation = match tx_fields(body) {
             Ok(fields) => policy.evaluate(method, &fields),
             Err(e) => Evaluation {
@@ -174,23 +237,27 @@ impl PreflightArgs {
                 rules: Vec::new(),
             },
         };
-        let simulation = match tx {
+        let on_chain = source.as_ref().zip(chain_id).zip(from);
+        let simulation = match (tx, on_chain) {
             // A message (personal_sign) is signed, not executed.
-            None if signs_message(method) => None,
-            None => Some(Err("the body has no params.transaction".to_string())),
-            Some(t) => Some(match simulate(&source, chain_id, from, t, &decoder) {
-                Ok(s) => Ok(s),
-                Err(chaintrace::replay::Error::Source(e @ SourceError::BadData { .. }))
-                    if !issues.is_empty() =>
-                {
-                    Err(e.to_string())
-                }
-                Err(e) => return Err(e.into()),
-            }),
+            _ if message => None,
+            (None, _) => Some(Err("the body has no params.transaction".to_string())),
+            (Some(_), None) => Some(Err("no node or no sender to simulate with".to_string())),
+            (Some(t), Some(((source, chain_id), from))) => {
+                Some(match simulate(source, chain_id, from, t, &decoder) {
+                    Ok(s) => Ok(s),
+                    Err(chaintrace::replay::Error::Source(e @ SourceError::BadData { .. }))
+                        if !issues.is_empty() =>
+                    {
+                        Err(e.to_string())
+                    }
+                    Err(e) => return Err(e.into()),
+                })
+            }
         };
         let verdict = Verdict::new(
             chain_id,
-            preset(chain_id).map(|p| p.name.to_string()),
+            chain_id.and_then(preset).map(|p| p.name.to_string()),
             canonical,
             issues,
             warnings,
@@ -200,6 +267,7 @@ impl PreflightArgs {
         Ok(Checked {
             verdict,
             body: body.clone(),
+            from,
         })
     }
 }

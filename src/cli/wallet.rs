@@ -1,45 +1,49 @@
 //! `chaintrace wallet`: the wallet-provider client. `create` makes a wallet; `rpc` pre-flights a
-//! request and only then has the provider sign and send it; `send` pre-flights, signs locally
-//! with `PRIVATE_KEY` and broadcasts. Nothing is sent unless the pre-flight allows it and the
-//! simulation succeeds (or `--allow-revert`). Verdicts go to stderr, the hash to stdout.
+//! request and only then hands it to the provider; `send` pre-flights and signs locally with
+//! `PRIVATE_KEY`. The request's `method` decides what happens: `eth_sendTransaction` signs and
+//! broadcasts, `eth_signTransaction` signs and prints the signed transaction (nothing reaches a
+//! node's `eth_sendRawTransaction`), `personal_sign` signs the message (EIP-191) and prints the
+//! signature. Nothing goes out unless the pre-flight allows that method and, for a transaction,
+//! the simulation succeeds (or `--allow-revert`). Verdicts go to stderr, the result to stdout.
 
 use std::io::Write;
 use std::time::Duration;
 
-use chaintrace::policy::request::{transaction_of, Redactor};
+use alloy_primitives::Address;
+use chaintrace::policy::request::{message_bytes, method_of, transaction_of, Redactor};
 use chaintrace::policy::VerdictKind;
-use chaintrace::wallet::local::{sign, LocalKey};
-use chaintrace::wallet::{answer_hash, Provider, WalletError};
+use chaintrace::wallet::answer::{
+    check_signed_transaction, message_signer, read_answer, RpcAnswer,
+};
+use chaintrace::wallet::local::{sign, sign_message, LocalKey};
+use chaintrace::wallet::{api_base, check_wallet_id, Provider, WalletError};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::common::{exit, CliError};
-use super::preflight::{verdict_code, PreflightArgs};
+use super::preflight::{verdict_code, Checked, PreflightArgs};
 
 #[derive(Subcommand, Debug)]
 pub enum WalletCommand {
     /// Create an Ethereum wallet at the provider (POST {wallet_api_url}/v1/wallets).
     Create(CreateArgs),
-    /// Pre-flight an /rpc request, then have the provider sign and send it
-    /// (POST {wallet_api_url}/v1/wallets/{id}/rpc, signed with WALLET_AUTHORIZATION_KEY).
+    /// Pre-flight an /rpc request, then have the provider carry out its method
+    /// (POST {wallet_api_url}/v1/wallets/{id}/rpc, signed with AUTHORIZATION_PRIVATE_KEY) and
+    /// print its answer: the hash, the signed transaction or the signature.
     Rpc(ProviderRpcArgs),
-    /// Pre-flight a request, then sign it locally with PRIVATE_KEY and broadcast it
-    /// (eth_sendRawTransaction).
+    /// Pre-flight a request, then carry out its method with PRIVATE_KEY: eth_sendTransaction
+    /// signs and broadcasts (eth_sendRawTransaction), eth_signTransaction signs and prints the
+    /// signed transaction, personal_sign signs the message (EIP-191) and prints the signature.
     Send(LocalSendArgs),
 }
 
 /// Where the provider is. Credentials come from the environment: APP_ID, APP_SECRET and, for
-/// /rpc, WALLET_AUTHORIZATION_KEY.
+/// /rpc, AUTHORIZATION_PRIVATE_KEY (or WALLET_AUTHORIZATION_KEY).
 #[derive(Args, Debug, Clone)]
 pub struct ProviderArgs {
-    /// The provider's API base.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "WALLET_API_URL",
-        default_value = "https://api.privy.io"
-    )]
-    pub wallet_api_url: String,
+    /// The provider's API base ({wallet_api_url}); required, there is no default.
+    #[arg(long, value_name = "URL", env = "WALLET_API_URL")]
+    pub wallet_api_url: Option<String>,
     /// Seconds to wait for the provider (1 to 600).
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=600))]
@@ -48,11 +52,11 @@ pub struct ProviderArgs {
 
 impl ProviderArgs {
     fn provider(&self) -> Result<Provider, CliError> {
-        Provider::from_env(
-            &self.wallet_api_url,
-            Duration::from_secs(self.provider_timeout),
-            |k| std::env::var(k).ok(),
-        )
+        let api =
+            api_base(self.wallet_api_url.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+        Provider::from_env(&api, Duration::from_secs(self.provider_timeout), |k| {
+            std::env::var(k).ok()
+        })
         .map_err(|e| CliError::input(e.to_string()))
     }
 }
@@ -61,9 +65,13 @@ impl ProviderArgs {
 pub struct CreateArgs {
     #[command(flatten)]
     pub provider: ProviderArgs,
-    /// A policy the wallet is created under (repeatable).
-    #[arg(long = "policy-id", value_name = "ID", required = true)]
+    /// A policy the wallet is created under (repeatable; none is fine).
+    #[arg(long = "policy-id", value_name = "ID")]
     pub policy_ids: Vec<String>,
+    /// An authorization key allowed to sign the wallet's requests (repeatable), sent as
+    /// authorization_key_ids.
+    #[arg(long = "authorization-key-id", value_name = "ID")]
+    pub authorization_key_ids: Vec<String>,
     /// Print the provider's answer as JSON.
     #[arg(long)]
     pub json: bool,
@@ -73,12 +81,13 @@ pub struct CreateArgs {
 pub struct ProviderRpcArgs {
     #[command(flatten)]
     pub provider: ProviderArgs,
-    /// The provider's wallet id.
+    /// The provider's wallet id. Its address (asked of the provider) is the simulation's sender
+    /// unless --from or params.transaction.from gives one.
     #[arg(long, value_name = "ID")]
     pub wallet: String,
     #[command(flatten)]
     pub preflight: PreflightArgs,
-    /// Send even when the simulation reverts (the provider then signs a failing transaction).
+    /// Go ahead even when the simulation reverts (the provider then signs a failing transaction).
     #[arg(long)]
     pub allow_revert: bool,
 }
@@ -87,7 +96,7 @@ pub struct ProviderRpcArgs {
 pub struct LocalSendArgs {
     #[command(flatten)]
     pub preflight: PreflightArgs,
-    /// Send even when the simulation reverts.
+    /// Go ahead even when the simulation reverts.
     #[arg(long)]
     pub allow_revert: bool,
 }
@@ -120,7 +129,7 @@ impl CreateArgs {
         redactor.add_env(std::env::vars());
         redactor.add(provider.secret());
         let wallet = provider
-            .create_wallet(&self.policy_ids)
+            .create_wallet(&self.policy_ids, &self.authorization_key_ids)
             .map_err(|e| provider_error(e, &redactor))?;
         let mut out = std::io::stdout().lock();
         if self.json {
@@ -158,7 +167,7 @@ fn gate(
     match verdict.verdict {
         VerdictKind::Sign => Ok(Ok(())),
         VerdictKind::WouldRevert if allow_revert => {
-            eprintln!("sending although the simulation reverts (--allow-revert)");
+            eprintln!("going ahead although the simulation reverts (--allow-revert)");
             Ok(Ok(()))
         }
         kind => {
@@ -166,7 +175,7 @@ fn gate(
                 "not sent: {}",
                 match kind {
                     VerdictKind::WouldRevert =>
-                        "the simulation reverts (--allow-revert sends anyway)",
+                        "the simulation reverts (--allow-revert goes ahead anyway)",
                     VerdictKind::Denied => "the policy denies the request",
                     _ => "the request body is invalid",
                 }
@@ -176,13 +185,54 @@ fn gate(
     }
 }
 
+/// The request's method, one of those the pre-flight accepted.
+fn method(checked: &Checked) -> &str {
+    method_of(&checked.body).unwrap_or_default()
+}
+
+/// An answer the provider gave with a 2xx status that does not hold what its method promises:
+/// it may have acted, so this is said, with the raw answer, and nothing is retried.
+fn unreadable(
+    status: u16,
+    reason: String,
+    answer: &serde_json::Value,
+    redactor: &Redactor,
+) -> CliError {
+    let e = WalletError::UnreadableRpcAnswer {
+        status,
+        reason,
+        body: answer.to_string().chars().take(2000).collect(),
+    };
+    CliError::source(redactor.scrub(&e.to_string()))
+}
+
 impl ProviderRpcArgs {
     fn run(&self) -> Result<u8, CliError> {
+        // Everything that can be checked without sending is checked first: the provider's
+        // address, the credentials and the wallet id.
         let provider = self.provider.provider()?;
         let mut redactor = Redactor::default();
         redactor.add_env(std::env::vars());
         redactor.add(provider.secret());
-        let checked = self.preflight.check(&mut redactor)?;
+        provider
+            .require_authorization_key()
+            .and_then(|_| check_wallet_id(&self.wallet))
+            .map_err(|e| provider_error(e, &redactor))?;
+        let scrub = redactor.clone();
+        let ask = || -> Result<Address, CliError> {
+            let a = provider.wallet_address(&self.wallet).map_err(|e| {
+                let mut e = provider_error(e, &scrub);
+                e.message = format!(
+                    "no sender: the request has no `from` and --from is not given, and the \
+                     wallet's address could not be read from the provider: {}",
+                    e.message
+                );
+                e
+            })?;
+            eprintln!("sender {a} (wallet {}, from the provider)", self.wallet);
+            Ok(a)
+        };
+        let checked = self.preflight.check_with(&mut redactor, Some(&ask))?;
         if let Err(code) = gate(
             &self.preflight,
             &checked.verdict,
@@ -191,21 +241,41 @@ impl ProviderRpcArgs {
         )? {
             return Ok(code);
         }
-        let answer = provider
+        let method = method(&checked);
+        let (status, answer) = provider
             .rpc(&self.wallet, &checked.body)
             .map_err(|e| provider_error(e, &redactor))?;
+        let read =
+            read_answer(method, &answer).map_err(|r| unreadable(status, r, &answer, &redactor))?;
+        // Hold what was signed to what was asked; a mismatch is never printed as the result.
+        match &read {
+            RpcAnswer::Sent(_) => {}
+            RpcAnswer::SignedTransaction(raw) => {
+                let tx = transaction_of(&checked.body).cloned().unwrap_or_default();
+                let signer =
+                    check_signed_transaction(raw, &tx, checked.verdict.chain_id, checked.from)
+                        .map_err(|r| unreadable(status, r, &answer, &redactor))?;
+                eprintln!(
+                    "signed by {signer}, not sent: the signed transaction matches the request"
+                );
+            }
+            RpcAnswer::Signature(sig) => {
+                let msg = message_bytes(&checked.body).map_err(CliError::input)?;
+                let signer = message_signer(sig, &msg)
+                    .map_err(|r| unreadable(status, r, &answer, &redactor))?;
+                if let Some(want) = checked.from.filter(|w| *w != signer) {
+                    let r = format!("the signature is by {signer}, not by --from {want}");
+                    return Err(unreadable(status, r, &answer, &redactor));
+                }
+                eprintln!("signed by {signer} (recovered from the signature)");
+            }
+        }
         let mut out = std::io::stdout().lock();
         if self.preflight.json {
             writeln!(out, "{}", redactor.scrub(&answer.to_string()))?;
-            return Ok(exit::OK);
+        } else {
+            writeln!(out, "{}", read.text())?;
         }
-        let hash = answer_hash(&answer).ok_or_else(|| {
-            CliError::source(format!(
-                "the wallet provider answered without a transaction hash: {}",
-                redactor.scrub(&answer.to_string())
-            ))
-        })?;
-        writeln!(out, "{hash}")?;
         Ok(exit::OK)
     }
 }
@@ -223,20 +293,81 @@ impl LocalSendArgs {
         redactor.add(&key);
         redactor.add(key.trim().trim_start_matches("0x"));
         let key = LocalKey::parse(&key).map_err(CliError::input)?;
-        let mut pre = self.preflight.clone();
-        if pre.from.is_none() {
-            pre.from = Some(format!("{:?}", key.address()));
+        let pre = &self.preflight;
+        let signer = format!("{:?}", key.address());
+        if let Some(f) = &pre.from {
+            if f.trim().parse::<Address>().ok() != Some(key.address()) {
+                return Err(CliError::input(format!(
+                    "--from is {} but PRIVATE_KEY is the key of {signer}: refusing to sign",
+                    f.trim()
+                )));
+            }
         }
-        let checked = pre.check(&mut redactor)?;
-        if let Err(code) = gate(&pre, &checked.verdict, &redactor, self.allow_revert)? {
+        // The sender is the key's address unless the request names one, which must be it.
+        let own = || Ok(key.address());
+        let checked = pre.check_with(&mut redactor, Some(&own))?;
+        if let Some(f) = checked.from.filter(|f| *f != key.address()) {
+            return Err(CliError::input(format!(
+                "`from` is {f} but PRIVATE_KEY is the key of {signer}: refusing to sign"
+            )));
+        }
+        if let Err(code) = gate(pre, &checked.verdict, &redactor, self.allow_revert)? {
             return Ok(code);
         }
-        let tx = transaction_of(&checked.body).ok_or_else(|| {
-            CliError::input("send broadcasts transactions: the body has no params.transaction")
-        })?;
+        let mut out = std::io::stdout().lock();
+        match method(&checked) {
+            "personal_sign" => {
+                let msg = message_bytes(&checked.body).map_err(CliError::input)?;
+                let sig =
+                    sign_message(&key, &msg).map_err(|e| CliError::input(redactor.scrub(&e)))?;
+                eprintln!(
+                    "signed the message ({} bytes, EIP-191) as {signer}",
+                    msg.len()
+                );
+                if pre.json {
+                    let v = json!({"signature": sig, "encoding": "hex", "from": signer});
+                    writeln!(out, "{}", redactor.scrub(&v.to_string()))?;
+                } else {
+                    writeln!(out, "{sig}")?;
+                }
+                return Ok(exit::OK);
+            }
+            "eth_signTransaction" | "eth_sendTransaction" => {}
+            other => {
+                return Err(CliError::input(format!(
+                    "the request's method {other:?} is not one wallet send carries out"
+                )))
+            }
+        }
+        let broadcast = method(&checked) == "eth_sendTransaction";
+        let tx = transaction_of(&checked.body)
+            .ok_or_else(|| CliError::input("a transaction request needs params.transaction"))?;
+        let chain_id = checked
+            .verdict
+            .chain_id
+            .ok_or_else(|| CliError::input("the node's chain id is unknown"))?;
         let source = pre.rpc.source()?;
-        let signed = sign(tx, &key, checked.verdict.chain_id, &source.client)
+        let signed = sign(tx, &key, chain_id, &source.client)
             .map_err(|e| CliError::input(redactor.scrub(&e)))?;
+        if !broadcast {
+            eprintln!(
+                "signed, not sent (eth_signTransaction): nonce {}, gas limit {}, from {signer}",
+                signed.nonce, signed.gas_limit
+            );
+            if pre.json {
+                let v = json!({
+                    "signedTransaction": signed.raw,
+                    "hash": format!("{:?}", signed.hash),
+                    "from": signer,
+                    "nonce": signed.nonce,
+                    "gasLimit": signed.gas_limit,
+                });
+                writeln!(out, "{}", redactor.scrub(&v.to_string()))?;
+            } else {
+                writeln!(out, "{}", signed.raw)?;
+            }
+            return Ok(exit::OK);
+        }
         let sent = source
             .client
             .call("eth_sendRawTransaction", json!([signed.raw]))
@@ -249,17 +380,14 @@ impl LocalSendArgs {
             );
         }
         eprintln!(
-            "sent: nonce {}, gas limit {}, from {:?}",
-            signed.nonce,
-            signed.gas_limit,
-            key.address()
+            "sent: nonce {}, gas limit {}, from {signer}",
+            signed.nonce, signed.gas_limit
         );
-        let mut out = std::io::stdout().lock();
         if pre.json {
             // --json: stdout holds JSON only.
             let sent = json!({
                 "hash": format!("{:?}", signed.hash),
-                "from": format!("{:?}", key.address()),
+                "from": signer,
                 "nonce": signed.nonce,
                 "gasLimit": signed.gas_limit,
             });

@@ -217,6 +217,25 @@ impl Policy {
             },
             _ => return Err(invalid("policy", "expected an object with `rules`")),
         };
+        // Every request chaintrace evaluates is an EVM one (the methods of METHODS): a policy
+        // written for another chain type would never govern it at the provider.
+        if let Value::Object(o) = v {
+            for key in ["chain_type", "chainType"] {
+                match o.get(key) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(t)) if t == "ethereum" => {}
+                    Some(other) => {
+                        return Err(invalid(
+                            "policy",
+                            format!(
+                                "`{key}` is {other}: chaintrace evaluates EVM requests, which \
+                                 only a policy of chain type \"ethereum\" governs"
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
         let rules = rules
             .iter()
             .enumerate()

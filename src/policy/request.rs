@@ -53,6 +53,41 @@ pub fn transaction_of(body: &Value) -> Option<&Map<String, Value>> {
     body.get("params")?.get("transaction")?.as_object()
 }
 
+/// The bytes a `personal_sign` request signs: `params.message` read per `params.encoding`,
+/// `utf-8` (the default: the string's bytes) or `hex` (`0x` hex of raw bytes).
+pub fn message_bytes(body: &Value) -> Result<Vec<u8>, String> {
+    message_of(body).map_err(|i| format!("{} {}", i.path, i.problem))
+}
+
+fn message_of(body: &Value) -> Result<Vec<u8>, RequestIssue> {
+    let issue = |path: &str, problem: String| RequestIssue {
+        path: path.into(),
+        problem,
+    };
+    let params = body.get("params");
+    let message = params
+        .and_then(|p| p.get("message"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| issue("params.message", "is required and must be a string".into()))?;
+    match params.and_then(|p| p.get("encoding")) {
+        None | Some(Value::Null) => Ok(message.as_bytes().to_vec()),
+        Some(Value::String(e)) if e == "utf-8" => Ok(message.as_bytes().to_vec()),
+        Some(Value::String(e)) if e == "hex" => message
+            .strip_prefix("0x")
+            .and_then(|h| alloy_primitives::hex::decode(h).ok())
+            .ok_or_else(|| {
+                issue(
+                    "params.message",
+                    "is not 0x hex of whole bytes, as encoding \"hex\" says".into(),
+                )
+            }),
+        Some(other) => Err(issue(
+            "params.encoding",
+            format!("must be \"utf-8\" or \"hex\", got {other}"),
+        )),
+    }
+}
+
 /// The chain id named by a CAIP-2 string `eip155:<decimal>`.
 pub fn parse_caip2(s: &str) -> Option<u64> {
     let id = s.strip_prefix("eip155:")?;
@@ -63,7 +98,8 @@ pub fn parse_caip2(s: &str) -> Option<u64> {
 }
 
 /// Every reason the provider would refuse or mis-sign `body`; `chain_id` is the chain the
-/// transaction is meant for (from `eth_chainId`), when known.
+/// transaction is meant for (from `eth_chainId`), when known. A message (`personal_sign`) needs
+/// no `caip2`; one it gives must still be well formed and match.
 pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
     let mut issues = Vec::new();
     let mut issue = |path: &str, problem: String| {
@@ -87,7 +123,9 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
             ),
         ),
     }
+    let message = method_of(body).is_some_and(crate::policy::engine::signs_message);
     match body.get("caip2") {
+        None if message => {}
         Some(Value::String(c)) => match (parse_caip2(c), chain_id) {
             (None, _) => issue(
                 "caip2",
@@ -117,13 +155,9 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
                 .into(),
         );
     }
-    if method_of(body).is_some_and(crate::policy::engine::signs_message) {
-        if !body
-            .get("params")
-            .and_then(|p| p.get("message"))
-            .is_some_and(Value::is_string)
-        {
-            issue("params.message", "is required and must be a string".into());
+    if message {
+        if let Err(i) = message_of(body) {
+            issue(&i.path, i.problem);
         }
         return issues;
     }
@@ -371,6 +405,30 @@ mod tests {
             issues[2].problem
         );
         assert!(!issues[2].problem.contains("would be signed as"));
+    }
+
+    #[test]
+    fn messages_are_read_per_encoding() {
+        let m =
+            |params: Value| message_bytes(&json!({"method": "personal_sign", "params": params}));
+        assert_eq!(m(json!({"message": "hi"})), Ok(b"hi".to_vec()));
+        assert_eq!(
+            m(json!({"message": "hi", "encoding": "utf-8"})),
+            Ok(b"hi".to_vec())
+        );
+        assert_eq!(
+            m(json!({"message": "0x6869", "encoding": "hex"})),
+            Ok(b"hi".to_vec())
+        );
+        assert!(m(json!({"message": "0x686", "encoding": "hex"})).is_err());
+        assert!(m(json!({"message": "hi", "encoding": "base64"})).is_err());
+        assert!(m(json!({"message": 7})).is_err());
+        // No caip2 is needed for a message; a bad encoding is a request error on its path.
+        let body =
+            json!({"method": "personal_sign", "params": {"message": "hi", "encoding": "b64"}});
+        let issues = validate(&body, None);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].path, "params.encoding");
     }
 
     #[test]

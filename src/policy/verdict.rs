@@ -36,8 +36,9 @@ pub struct Verdict {
     pub simulation_error: Option<String>,
     /// The block whose state the simulation ran on.
     pub block: Option<u64>,
-    pub chain_id: u64,
-    pub caip2: String,
+    /// The node's chain; for a message (no node is asked), the body's `caip2` if it has one.
+    pub chain_id: Option<u64>,
+    pub caip2: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chain_name: Option<String>,
     pub request_errors: Vec<RequestIssue>,
@@ -52,7 +53,7 @@ impl Verdict {
     /// Folds the three answers into one verdict.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        chain_id: u64,
+        chain_id: Option<u64>,
         chain_name: Option<String>,
         canonical_body: String,
         request_errors: Vec<RequestIssue>,
@@ -91,7 +92,7 @@ impl Verdict {
             simulation_error,
             block: sim.as_ref().map(|s| s.block),
             chain_id,
-            caip2: format!("eip155:{chain_id}"),
+            caip2: chain_id.map(|id| format!("eip155:{id}")),
             chain_name,
             request_errors,
             request_warnings,
@@ -103,9 +104,10 @@ impl Verdict {
 
 /// The verdict for people: the canonical body, each check with its reasons, then the decision.
 pub fn render_verdict(v: &Verdict, out: &mut impl Write) -> io::Result<()> {
-    let chain = match &v.chain_name {
-        Some(n) => format!("{} ({n}, chain {})", v.caip2, v.chain_id),
-        None => format!("{} (chain {})", v.caip2, v.chain_id),
+    let chain = match (v.chain_id, &v.chain_name) {
+        (Some(id), Some(n)) => format!("eip155:{id} ({n}, chain {id})"),
+        (Some(id), None) => format!("eip155:{id} (chain {id})"),
+        (None, _) => "none: a message is signed without a chain or a node".into(),
     };
     writeln!(out, "chain      {chain}")?;
     writeln!(out, "canonical  {}", v.canonical_body)?;

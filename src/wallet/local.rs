@@ -44,6 +44,17 @@ impl LocalKey {
     }
 }
 
+/// Signs `message` as `personal_sign` does (EIP-191: keccak256 of
+/// `"\x19Ethereum Signed Message:\n" + len + message`); the 65-byte signature `r ‖ s ‖ v`
+/// with `v` 27 or 28.
+pub fn sign_message(key: &LocalKey, message: &[u8]) -> Result<Bytes, String> {
+    let sig = key
+        .0
+        .sign_message_sync(message)
+        .map_err(|e| format!("signing failed: {e}"))?;
+    Ok(Bytes::from(sig.as_bytes().to_vec()))
+}
+
 /// A signed transaction ready to broadcast.
 pub struct Signed {
     pub raw: Bytes,

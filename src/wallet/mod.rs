@@ -11,6 +11,7 @@
 //! DER-encoded and base64 (standard alphabet). It is made in one function,
 //! [`authorization_signature`], so another scheme is a one-function change.
 
+pub mod answer;
 pub mod local;
 
 use std::time::Duration;
@@ -22,7 +23,7 @@ use serde_json::{json, Value};
 
 use crate::policy::jcs::canonicalize;
 use crate::rpc::redact_url;
-use crate::rpc::transport::{post_json, Failure};
+use crate::rpc::transport::{block_on, client, send, Failure};
 
 /// Largest provider answer accepted.
 const BODY_LIMIT: u64 = 8 << 20;
@@ -42,6 +43,59 @@ pub enum WalletError {
     /// The provider's answer is not what the API documents.
     #[error("the wallet provider sent an unusable answer: {0}")]
     BadAnswer(String),
+    /// An /rpc request was accepted (2xx), so the provider may have signed or sent, but the
+    /// answer does not say what it did. Never retried: a retry could sign or send twice.
+    #[error(
+        "the wallet provider answered HTTP {status} to the /rpc request, so it may have signed \
+         or sent it, but {reason}; its answer: {body} — not retried: check the wallet before \
+         sending again"
+    )]
+    UnreadableRpcAnswer {
+        status: u16,
+        reason: String,
+        body: String,
+    },
+}
+
+/// The environment variables that may hold the authorization key: the documented name first,
+/// then the older one.
+pub const AUTHORIZATION_KEY_VARS: [&str; 2] =
+    ["AUTHORIZATION_PRIVATE_KEY", "WALLET_AUTHORIZATION_KEY"];
+
+/// The provider's API base, from `--wallet-api-url` or `WALLET_API_URL`: there is no default,
+/// so nothing is ever sent to an address the user did not give.
+pub fn api_base(flag: Option<&str>) -> Result<String, WalletError> {
+    let url = flag
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| {
+            WalletError::Credentials(
+                "no wallet provider given: pass --wallet-api-url URL or set WALLET_API_URL \
+                 (nothing was sent)"
+                    .into(),
+            )
+        })?;
+    if !crate::rpc::transport::valid_url(url) {
+        return Err(WalletError::Credentials(format!(
+            "--wallet-api-url {} is not an http(s) URL",
+            redact_url(url)
+        )));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// Checks a wallet id before it goes into a URL path.
+pub fn check_wallet_id(wallet: &str) -> Result<(), WalletError> {
+    if wallet.is_empty()
+        || !wallet
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(WalletError::Credentials(format!(
+            "--wallet {wallet:?} is not a wallet id (letters, digits, - and _)"
+        )));
+    }
+    Ok(())
 }
 
 /// The provider's API base and the app's credentials.
@@ -65,7 +119,8 @@ impl std::fmt::Debug for Provider {
 
 impl Provider {
     /// Reads `APP_ID`, `APP_SECRET` and (optional until an /rpc request) the authorization key
-    /// from `WALLET_AUTHORIZATION_KEY` through `env`.
+    /// from `AUTHORIZATION_PRIVATE_KEY` (or `WALLET_AUTHORIZATION_KEY`) through `env`. Both set
+    /// to different keys is refused: which one signs would be a guess.
     pub fn from_env(
         api: &str,
         timeout: Duration,
@@ -78,9 +133,26 @@ impl Provider {
         };
         let app_id = need("APP_ID")?;
         let app_secret = need("APP_SECRET")?;
-        let auth_key = env("WALLET_AUTHORIZATION_KEY")
-            .filter(|v| !v.trim().is_empty())
-            .map(|k| parse_authorization_key(&k))
+        let mut found: Option<(&str, String)> = None;
+        for name in AUTHORIZATION_KEY_VARS {
+            let Some(v) = env(name).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            match &found {
+                Some((first, prev)) if prev.trim() != v.trim() => {
+                    return Err(WalletError::Credentials(format!(
+                        "{first} and {name} are both set, to different keys: set one"
+                    )))
+                }
+                Some(_) => {}
+                None => found = Some((name, v)),
+            }
+        }
+        let auth_key = found
+            .map(|(name, k)| {
+                parse_authorization_key(&k)
+                    .map_err(|e| WalletError::Credentials(format!("{name}: {e}")))
+            })
             .transpose()?;
         Ok(Provider {
             api: api.trim().trim_end_matches('/').to_string(),
@@ -96,37 +168,94 @@ impl Provider {
         &self.app_secret
     }
 
-    /// `POST {api}/v1/wallets` for an Ethereum wallet under `policy_ids`.
-    pub fn create_wallet(&self, policy_ids: &[String]) -> Result<Value, WalletError> {
+    /// `POST {api}/v1/wallets` for an Ethereum wallet, under `policy_ids` and with
+    /// `authorization_key_ids` when given (an empty list is left out of the body).
+    pub fn create_wallet(
+        &self,
+        policy_ids: &[String],
+        authorization_key_ids: &[String],
+    ) -> Result<Value, WalletError> {
         let url = format!("{}/v1/wallets", self.api);
-        let body = json!({"chain_type": "ethereum", "policy_ids": policy_ids});
-        self.post(&url, &body, None)
+        let mut body = json!({"chain_type": "ethereum"});
+        if !policy_ids.is_empty() {
+            body["policy_ids"] = json!(policy_ids);
+        }
+        if !authorization_key_ids.is_empty() {
+            body["authorization_key_ids"] = json!(authorization_key_ids);
+        }
+        let (status, text) = self.request(&url, Some(&body), None)?;
+        self.json_answer(status, &text)
     }
 
-    /// `POST {api}/v1/wallets/{wallet}/rpc` with `body`, signed with the authorization key.
-    pub fn rpc(&self, wallet: &str, body: &Value) -> Result<Value, WalletError> {
-        let key = self.auth_key.as_ref().ok_or_else(|| {
-            WalletError::Credentials(
-                "WALLET_AUTHORIZATION_KEY is not set in the environment: /rpc requests must \
-                 carry a wallet-authorization-signature"
-                    .into(),
-            )
-        })?;
-        if wallet.is_empty()
-            || !wallet
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return Err(WalletError::Credentials(format!(
-                "--wallet {wallet:?} is not a wallet id (letters, digits, - and _)"
-            )));
+    /// `GET {api}/v1/wallets/{wallet}`: the wallet as the provider knows it.
+    pub fn get_wallet(&self, wallet: &str) -> Result<Value, WalletError> {
+        check_wallet_id(wallet)?;
+        let url = format!("{}/v1/wallets/{wallet}", self.api);
+        let (status, text) = self.request(&url, None, None)?;
+        self.json_answer(status, &text)
+    }
+
+    /// The address of an Ethereum wallet, asked of the provider.
+    pub fn wallet_address(&self, wallet: &str) -> Result<alloy_primitives::Address, WalletError> {
+        let w = self.get_wallet(wallet)?;
+        if let Some(t) = w.get("chain_type").filter(|t| !t.is_null()) {
+            if t.as_str() != Some("ethereum") {
+                return Err(WalletError::BadAnswer(format!(
+                    "wallet {wallet} has chain_type {t}, not ethereum: it cannot sign EVM requests"
+                )));
+            }
         }
+        w.get("address")
+            .and_then(crate::policy::request::address)
+            .ok_or_else(|| {
+                WalletError::BadAnswer(format!(
+                    "wallet {wallet} has no 0x address in its answer: {}",
+                    w.to_string().chars().take(300).collect::<String>()
+                ))
+            })
+    }
+
+    /// Fails unless an authorization key is loaded: checked before anything is sent anywhere.
+    pub fn require_authorization_key(&self) -> Result<&SigningKey, WalletError> {
+        self.auth_key.as_ref().ok_or_else(|| {
+            WalletError::Credentials(format!(
+                "{} (or {}) is not set in the environment: /rpc requests must carry a \
+                 wallet-authorization-signature",
+                AUTHORIZATION_KEY_VARS[0], AUTHORIZATION_KEY_VARS[1]
+            ))
+        })
+    }
+
+    /// `POST {api}/v1/wallets/{wallet}/rpc` with `body`, signed with the authorization key; one
+    /// attempt, never retried. The answer is the status and the provider's JSON; a 2xx answer
+    /// that is not JSON is [`WalletError::UnreadableRpcAnswer`].
+    pub fn rpc(&self, wallet: &str, body: &Value) -> Result<(u16, Value), WalletError> {
+        let key = self.require_authorization_key()?;
+        check_wallet_id(wallet)?;
         let url = format!("{}/v1/wallets/{wallet}/rpc", self.api);
         let signature = authorization_signature(key, &url, body, &self.app_id);
-        self.post(&url, body, Some(&signature))
+        let (status, text) = self.request(&url, Some(body), Some(&signature))?;
+        if (200..300).contains(&status) {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                return Ok((status, v));
+            }
+            return Err(WalletError::UnreadableRpcAnswer {
+                status,
+                reason: "the answer is not JSON".into(),
+                body: text.chars().take(2000).collect(),
+            });
+        }
+        self.json_answer(status, &text).map(|v| (status, v))
     }
 
-    fn post(&self, url: &str, body: &Value, signature: Option<&str>) -> Result<Value, WalletError> {
+    /// One request (POST with `body`, else GET), the app's credentials in its headers. The
+    /// answer's text has the app secret scrubbed.
+    fn request(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        signature: Option<&str>,
+    ) -> Result<(u16, String), WalletError> {
         let basic = base64::engine::general_purpose::STANDARD
             .encode(format!("{}:{}", self.app_id, self.app_secret));
         let authorization = format!("Basic {basic}");
@@ -137,13 +266,27 @@ impl Provider {
         if let Some(s) = signature {
             headers.push(("wallet-authorization-signature", s));
         }
-        let (status, text) = post_json(url, &headers, canonicalize(body), self.timeout, BODY_LIMIT)
-            .map_err(|f: Failure| WalletError::Unreachable {
+        let mut req = match body {
+            Some(b) => client().post(url).body(canonicalize(b)),
+            None => client().get(url),
+        }
+        .timeout(self.timeout)
+        .header("content-type", "application/json")
+        .header("accept", "application/json");
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        let (status, text) =
+            block_on(send(req, BODY_LIMIT)).map_err(|f: Failure| WalletError::Unreachable {
                 url: redact_url(url),
                 reason: f.reason(),
             })?;
-        let text = text.replace(&self.app_secret, "***");
-        let parsed: Option<Value> = serde_json::from_str(&text).ok();
+        Ok((status, text.replace(&self.app_secret, "***")))
+    }
+
+    /// The JSON of an answer; a non-2xx status is [`WalletError::Refused`] with its message.
+    fn json_answer(&self, status: u16, text: &str) -> Result<Value, WalletError> {
+        let parsed: Option<Value> = serde_json::from_str(text).ok();
         if !(200..300).contains(&status) {
             let message = parsed
                 .as_ref()
@@ -166,13 +309,6 @@ impl Provider {
     }
 }
 
-/// The transaction hash in an /rpc answer (`data.hash`, or `hash`).
-pub fn answer_hash(v: &Value) -> Option<&str> {
-    v.pointer("/data/hash")
-        .or_else(|| v.get("hash"))
-        .and_then(Value::as_str)
-}
-
 /// The `wallet-authorization-signature` of a POST to `url` with `body` (see the module docs for
 /// the assumption this makes): ECDSA P-256 over the canonical JSON of the request, DER, base64.
 pub fn authorization_signature(key: &SigningKey, url: &str, body: &Value, app_id: &str) -> String {
@@ -193,8 +329,8 @@ pub fn parse_authorization_key(text: &str) -> Result<SigningKey, WalletError> {
     use p256::pkcs8::DecodePrivateKey;
     let bad = || {
         WalletError::Credentials(
-            "WALLET_AUTHORIZATION_KEY is not a P-256 private key (PKCS#8 PEM, or base64 \
-             PKCS#8 DER with or without the `wallet-auth:` prefix)"
+            "not a P-256 private key (PKCS#8 PEM, or base64 PKCS#8 DER with or without the \
+             `wallet-auth:` prefix)"
                 .into(),
         )
     };
@@ -238,6 +374,76 @@ mod tests {
     }
 
     #[test]
+    fn the_authorization_key_is_read_under_either_name() {
+        let k = key();
+        let b64 =
+            base64::engine::general_purpose::STANDARD.encode(k.to_pkcs8_der().unwrap().as_bytes());
+        let other = base64::engine::general_purpose::STANDARD.encode(
+            SigningKey::from_slice(&[8u8; 32])
+                .unwrap()
+                .to_pkcs8_der()
+                .unwrap()
+                .as_bytes(),
+        );
+        let with = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = [("APP_ID", "a"), ("APP_SECRET", "s")]
+                .iter()
+                .chain(vars)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Provider::from_env("http://x", Duration::from_secs(1), move |n| {
+                vars.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone())
+            })
+        };
+        for name in AUTHORIZATION_KEY_VARS {
+            let p = with(&[(name, &b64)]).unwrap();
+            assert_eq!(p.require_authorization_key().unwrap(), &k, "{name}");
+        }
+        // The same key under both names is fine; two different keys are refused, unquoted.
+        assert!(with(&[
+            (AUTHORIZATION_KEY_VARS[0], &b64),
+            (AUTHORIZATION_KEY_VARS[1], &b64)
+        ])
+        .is_ok());
+        let e = with(&[
+            (AUTHORIZATION_KEY_VARS[0], &b64),
+            (AUTHORIZATION_KEY_VARS[1], &other),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "AUTHORIZATION_PRIVATE_KEY and WALLET_AUTHORIZATION_KEY are both set, to different keys: set one"
+        );
+        // Unreadable: the message names the variable, never the value.
+        let e = with(&[(AUTHORIZATION_KEY_VARS[0], "wallet-auth:bm90IGEga2V5")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("AUTHORIZATION_PRIVATE_KEY: not a P-256 private key"),
+            "{e}"
+        );
+        assert!(!e.contains("bm90"), "{e}");
+        assert!(with(&[]).unwrap().require_authorization_key().is_err());
+    }
+
+    #[test]
+    fn there_is_no_default_provider() {
+        for flag in [None, Some(""), Some("  ")] {
+            let e = api_base(flag).unwrap_err().to_string();
+            assert!(
+                e.contains("pass --wallet-api-url URL or set WALLET_API_URL"),
+                "{e}"
+            );
+        }
+        assert!(api_base(Some("api.example")).is_err());
+        assert_eq!(
+            api_base(Some(" https://api.example/ ")).unwrap(),
+            "https://api.example"
+        );
+    }
+
+    #[test]
     fn keys_are_read_in_every_documented_form() {
         let k = key();
         let der = k.to_pkcs8_der().unwrap();
@@ -248,15 +454,5 @@ mod tests {
         }
         let e = parse_authorization_key("wallet-auth:bm90IGEga2V5").unwrap_err();
         assert!(!e.to_string().contains("bm90"), "{e}");
-    }
-
-    #[test]
-    fn hash_is_found_where_providers_put_it() {
-        assert_eq!(
-            answer_hash(&json!({"data": {"hash": "0xab"}})),
-            Some("0xab")
-        );
-        assert_eq!(answer_hash(&json!({"hash": "0xcd"})), Some("0xcd"));
-        assert_eq!(answer_hash(&json!({})), None);
     }
 }

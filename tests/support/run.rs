@@ -35,6 +35,7 @@ pub fn cmd(args: &[&str]) -> Cmd {
         "APP_ID",
         "APP_SECRET",
         "WALLET_AUTHORIZATION_KEY",
+        "AUTHORIZATION_PRIVATE_KEY",
         "WALLET_API_URL",
         "PRIVATE_KEY",
         "CHAINTRACE_AUTH_TOKEN",
