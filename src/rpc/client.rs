@@ -1384,6 +1384,21 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_ends_the_retries_early() {
+        let url = serve(|_, _| None);
+        let c = RpcClient::new(&url, Duration::from_secs(30))
+            .unwrap()
+            .ending_by(Instant::now() + Duration::from_millis(400));
+        let t = Instant::now();
+        let err = c.forward("eth_chainId", "{}").unwrap_err();
+        let took = t.elapsed();
+        assert!(matches!(err, RpcError::Timeout { .. }), "{err:?}");
+        // Not 4 x 30 s: the deadline bounds every attempt and the retries.
+        assert!(took < Duration::from_millis(400 + 600), "took {took:?}");
+        assert!(took >= Duration::from_millis(350), "took {took:?}");
+    }
+
+    #[test]
     fn batch_refusing_node_falls_back_to_single_calls() {
         let url = serve(|_, req| {
             Some(if req.body.starts_with('[') {
