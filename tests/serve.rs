@@ -2,10 +2,14 @@
 //! script (both installed pinned by scripts/install-test-tools.sh) against a live anvil.
 //! Results must equal `chaintrace tx --json` byte for byte and anvil's own debug API on the
 //! fields where anvil agrees with geth; batches, forwarding, auth, overload and shutdown are
-//! checked on the wire. A test that cannot start anvil, cast or node fails.
+//! checked on the wire. A test that cannot start anvil, cast or node fails. The hostile-client
+//! tests (slow, malformed, half-closed, oversized, overloading) talk raw HTTP over 127.0.0.1
+//! to the server in front of a loopback mock node, each bounded to seconds.
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/proxy.rs"]
 mod proxy;
 #[path = "support/serve.rs"]
@@ -427,9 +431,18 @@ fn overload_is_refused_cleanly_and_nothing_is_lost() {
     let s = anvil::scenario();
     // Every upstream request takes 300 ms, so each trace holds its worker for a while.
     let slow = proxy::Proxy::start(&s.url, &["--delay-ms", "300"]);
-    let serve = Serve::start(&slow.url, &["--workers", "1", "--queue", "2"]);
+    let (workers, queue) = (2, 3);
+    let serve = Serve::start(
+        &slow.url,
+        &[
+            "--workers",
+            &workers.to_string(),
+            "--queue",
+            &queue.to_string(),
+        ],
+    );
     let hash = s.txs[0].hash;
-    let n = 12;
+    let n = 4 * (workers + queue);
     let answers: Vec<Value> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
@@ -465,9 +478,19 @@ fn overload_is_refused_cleanly_and_nothing_is_lost() {
         }
     }
     assert_eq!(ok + busy, n);
-    assert!(busy >= 1, "a queue of 2 with 1 worker refused nothing");
-    assert!(ok >= 3, "the worker and the queue served only {ok}");
+    assert!(
+        busy >= 1,
+        "a queue of {queue} with {workers} workers refused nothing"
+    );
+    assert!(
+        ok >= workers + queue,
+        "the workers and the queue served only {ok}"
+    );
     let rss = vm_hwm_kib(serve.child.id());
+    eprintln!(
+        "serve overload: {n} concurrent calls, {workers} workers, queue {queue}: {ok} answered, \
+         {busy} refused busy; peak RSS (VmHWM) {rss} KiB"
+    );
     assert!(rss > 0 && rss < 512 * 1024, "peak RSS {rss} KiB");
     let (_, metrics) = chaintrace::rpc::transport::get(
         &format!("{}/metrics", serve.url),
@@ -482,6 +505,14 @@ fn overload_is_refused_cleanly_and_nothing_is_lost() {
     assert!(metrics.contains(&format!(
         "chaintrace_requests_total{{method=\"debug_traceTransaction\",outcome=\"busy\"}} {busy}"
     )));
+    assert!(metrics.contains(&format!(
+        "chaintrace_requests_total{{method=\"debug_traceTransaction\",outcome=\"ok\"}} {ok}"
+    )));
+    assert!(
+        metrics.contains("\nchaintrace_queue_depth 0\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("\nchaintrace_in_flight 0\n"), "{metrics}");
 }
 
 #[test]
@@ -528,4 +559,636 @@ fn shutdown_finishes_work_in_flight() {
     let log = serve.log();
     assert!(log.contains("\"event\":\"shutdown\""), "{log}");
     assert!(log.contains("\"event\":\"stopped\""), "{log}");
+}
+
+// ---- Hostile clients and deadlines (a loopback mock node; no anvil needed) ----
+
+/// A loopback mock node: each request waits `delay`, then every call in it is answered with
+/// `reply(method)` (`Ok` a result, `Err` a JSON-RPC error message) under its own id.
+fn mock_node(delay: Duration, reply: fn(&str) -> Result<Value, &'static str>) -> String {
+    http::serve(move |req| {
+        std::thread::sleep(delay);
+        let body: Value = serde_json::from_str(&req.body).unwrap_or(Value::Null);
+        let one = |call: &Value| {
+            let method = call["method"].as_str().unwrap_or("");
+            match reply(method) {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": call["id"], "result": result}),
+                Err(message) => json!({"jsonrpc": "2.0", "id": call["id"],
+                    "error": {"code": -32000, "message": message}}),
+            }
+        };
+        let out = match &body {
+            Value::Array(calls) => Value::Array(calls.iter().map(one).collect()),
+            call => one(call),
+        };
+        http::Reply::Answer(200, out.to_string())
+    })
+}
+
+fn chain_id_node() -> String {
+    mock_node(Duration::ZERO, |m| match m {
+        "eth_chainId" => Ok(json!("0x7a69")),
+        _ => Err("no such data"),
+    })
+}
+
+fn call(id: Value, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn error_answer(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn timed_out(id: Value) -> Value {
+    error_answer(id, -32002, "request timed out")
+}
+
+fn answer_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Margin allowed past a deadline (scheduling, a loaded CI machine).
+const MARGIN: Duration = Duration::from_millis(700);
+
+#[test]
+fn the_request_deadline_is_applied_once() {
+    // Every upstream request takes 1.5 s and fails: the first call holds the only worker
+    // for 1.5 s; the second, queued 0.3 s later, then has 0.8 s of its 2 s left, not 2 s
+    // afresh (the deadline used to be applied to the queue wait and again to the replay).
+    let node = mock_node(Duration::from_millis(1500), |_| Err("no such data"));
+    let serve = Serve::start(
+        &node,
+        &["--workers", "1", "--queue", "1", "--request-timeout", "2"],
+    );
+    let hash = format!("{:?}", B256::repeat_byte(0x11));
+    let trace = |id: u64| call(json!(id), "debug_traceTransaction", json!([hash]));
+    std::thread::scope(|sc| {
+        let first = sc.spawn(|| serve.post(&trace(1)));
+        std::thread::sleep(Duration::from_millis(300));
+        let started = Instant::now();
+        let second = serve.post(&trace(2));
+        let took = started.elapsed();
+        assert_eq!(answer_value(&second), timed_out(json!(2)), "{second}");
+        assert!(took < Duration::from_secs(2) + MARGIN, "{took:?}");
+        let first = answer_value(&first.join().unwrap());
+        assert_eq!(first["id"], json!(1));
+        assert_eq!(first["error"]["code"], json!(-32000), "{first}");
+        eprintln!(
+            "deadline: a call queued behind another ended after {took:?} (--request-timeout 2)"
+        );
+    });
+    // A node that never answers: traced, forwarded and batched calls all end by the 1 s
+    // deadline with geth's timeout error (a batch shares one deadline, as in geth).
+    let hung = http::serve(|_| http::Reply::Hang);
+    let serve = Serve::start(&hung, &["--request-timeout", "1"]);
+    let cases = [
+        (
+            call(json!(1), "eth_chainId", json!([])),
+            timed_out(json!(1)),
+        ),
+        (
+            call(json!(2), "debug_traceTransaction", json!([hash])),
+            timed_out(json!(2)),
+        ),
+        (
+            format!(
+                "[{},{}]",
+                call(json!("a"), "eth_blockNumber", json!([])),
+                call(json!("b"), "debug_traceTransaction", json!([hash]))
+            ),
+            json!([timed_out(json!("a")), timed_out(json!("b"))]),
+        ),
+    ];
+    for (body, want) in cases {
+        let started = Instant::now();
+        let text = serve.post(&body);
+        let took = started.elapsed();
+        assert_eq!(answer_value(&text), want, "{body}");
+        assert!(
+            took < Duration::from_secs(1) + MARGIN,
+            "{took:?} for {body}"
+        );
+        eprintln!("deadline: hung node, --request-timeout 1: answered after {took:?}");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let log = serve.log();
+    let timeouts: Vec<(Value, Value)> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["outcome"] == json!("timeout"))
+        .map(|l| (l["method"].clone(), l["id"].clone()))
+        .collect();
+    assert_eq!(
+        timeouts,
+        vec![
+            (json!("eth_chainId"), json!(1)),
+            (json!("debug_traceTransaction"), json!(2)),
+            (json!("eth_blockNumber"), json!("a")),
+            (json!("debug_traceTransaction"), json!("b")),
+        ],
+        "{log}"
+    );
+}
+
+#[test]
+fn batches_are_cut_at_the_response_limit_like_geth() {
+    // 300 bytes of result per call (a 298-character string and its quotes).
+    let node = mock_node(Duration::ZERO, |m| match m {
+        "test_big" => Ok(json!("x".repeat(298))),
+        _ => Ok(json!("0x7a69")),
+    });
+    let serve = Serve::start(&node, &["--max-response", "1024", "--max-batch", "5"]);
+    let batch = |methods: &[&str]| {
+        let calls: Vec<String> = methods
+            .iter()
+            .enumerate()
+            .map(|(i, m)| call(json!(i), m, json!([])))
+            .collect();
+        answer_value(&serve.post(&format!("[{}]", calls.join(","))))
+    };
+    let big = json!("x".repeat(298));
+    let result = |i: usize, r: &Value| json!({"jsonrpc": "2.0", "id": i, "result": r});
+    // 300, 308, 608, 908, 1208 bytes: the last answer passes the limit and is still sent
+    // (geth's handleBatch counts an answer after adding it).
+    assert_eq!(
+        batch(&[
+            "test_big",
+            "eth_chainId",
+            "test_big",
+            "test_big",
+            "test_big"
+        ]),
+        json!([
+            result(0, &big),
+            result(1, &json!("0x7a69")),
+            result(2, &big),
+            result(3, &big),
+            result(4, &big)
+        ])
+    );
+    // 300, 600, 900, 1200: every call after the one that passed the limit gets -32003.
+    assert_eq!(
+        batch(&[
+            "test_big",
+            "test_big",
+            "test_big",
+            "test_big",
+            "eth_chainId"
+        ]),
+        json!([
+            result(0, &big),
+            result(1, &big),
+            result(2, &big),
+            result(3, &big),
+            error_answer(json!(4), -32003, "response too large")
+        ])
+    );
+    assert_eq!(
+        batch(&["test_big", "test_big", "test_big", "test_big", "test_big"])[4],
+        error_answer(json!(4), -32003, "response too large")
+    );
+    // More calls than --max-batch: one error under the first call's id (geth's
+    // respondWithBatchTooLarge; an item without a method is not a call).
+    let calls: Vec<String> = std::iter::once(json!({"jsonrpc": "2.0", "id": 9}).to_string())
+        .chain((0..5).map(|i| call(json!(format!("c{i}")), "eth_chainId", json!([]))))
+        .collect();
+    assert_eq!(
+        serve.post(&format!("[{}]", calls.join(","))),
+        r#"[{"jsonrpc":"2.0","id":"c0","error":{"code":-32600,"message":"batch too large"}}]"#
+    );
+}
+
+#[test]
+fn a_10000_item_batch() {
+    let node = chain_id_node();
+    let items: Vec<Value> = (0..10_000)
+        .map(|i: u64| {
+            if i.is_multiple_of(2) {
+                json!({"jsonrpc": "2.0", "id": i, "method": "debug_traceTransaction",
+                    "params": ["0x12"]})
+            } else {
+                json!({"jsonrpc": "2.0", "id": i})
+            }
+        })
+        .collect();
+    let body = Value::Array(items).to_string();
+    let expected = |i: usize| {
+        if i.is_multiple_of(2) {
+            error_answer(
+                json!(i),
+                -32602,
+                "invalid argument 0: hex string has length 2, want 64 for common.Hash",
+            )
+        } else {
+            error_answer(json!(i), -32600, "invalid request")
+        }
+    };
+    // geth's default --max-batch 1000: refused as a whole.
+    let serve = Serve::start(&node, &[]);
+    assert_eq!(
+        serve.post(&body),
+        r#"[{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"batch too large"}}]"#
+    );
+    // Allowed: all 10,000 answered, in order, none lost, none refused as busy (a batch runs
+    // at most workers + queue calls at once).
+    let big = Serve::start(
+        &node,
+        &["--max-batch", "10000", "--workers", "2", "--queue", "4"],
+    );
+    let answers: Vec<Value> = serde_json::from_str(&big.post(&body)).unwrap();
+    assert_eq!(answers.len(), 10_000);
+    for (i, a) in answers.iter().enumerate() {
+        assert_eq!(a, &expected(i));
+    }
+    // With a 1 KiB response limit: answered in order until the errors' bytes pass 1024,
+    // every later call refused with -32003 under its own id.
+    let cut = Serve::start(&node, &["--max-batch", "10000", "--max-response", "1024"]);
+    let answers: Vec<Value> = serde_json::from_str(&cut.post(&body)).unwrap();
+    assert_eq!(answers.len(), 10_000);
+    let mut bytes = 0;
+    let mut passed_at = None;
+    for (i, a) in answers.iter().enumerate() {
+        if passed_at.is_none() {
+            assert_eq!(a, &expected(i));
+            bytes += a["error"].to_string().len();
+            if bytes > 1024 {
+                passed_at = Some(i);
+            }
+        } else {
+            assert_eq!(a, &error_answer(json!(i), -32003, "response too large"));
+        }
+    }
+    let k = passed_at.expect("the limit was passed");
+    assert!(k > 5 && k < 20, "cut after {k}");
+    // The server is unharmed.
+    assert_eq!(
+        answer_value(&cut.post(&call(json!(1), "eth_chainId", json!([])))),
+        json!({"jsonrpc": "2.0", "id": 1, "result": "0x7a69"})
+    );
+}
+
+/// `host:port` of a server URL.
+fn addr_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// Reads what the server sends until it closes the connection, at most `limit`.
+fn read_until_closed(stream: &mut std::net::TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while started.elapsed() < limit {
+        match stream.read(&mut buf) {
+            Ok(0) => return (got, true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (got, true),
+        }
+    }
+    (got, false)
+}
+
+/// One raw HTTP/1.1 POST of `body` (any bytes) on its own connection: status and body.
+fn raw_post(url: &str, body: &[u8]) -> (u16, String) {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr_of(url)).unwrap();
+    write!(
+        s,
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let (got, closed) = read_until_closed(&mut s, Duration::from_secs(10));
+    assert!(closed, "the server did not finish the response");
+    parse_response(&got)
+}
+
+fn parse_response(got: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(got);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP response: {text:?}"));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status: {head}"));
+    (status, body.to_string())
+}
+
+#[test]
+fn slow_clients_are_cut_off_without_blocking_others() {
+    use std::io::Write;
+    let node = chain_id_node();
+    let serve = Serve::start(&node, &["--read-timeout", "1"]);
+    let addr = addr_of(&serve.url);
+    let chain_id = call(json!(1), "eth_chainId", json!([]));
+    let want = json!({"jsonrpc": "2.0", "id": 1, "result": "0x7a69"});
+    // Slow headers: one header line every 100 ms; the connection is closed once the headers
+    // have taken --read-timeout, however steadily they trickle. Meanwhile others are served.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    slow.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let started = Instant::now();
+    let mut closed = false;
+    for i in 0..80 {
+        if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 256];
+        match std::io::Read::read(&mut slow, &mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => panic!(
+                "answered a request whose headers never ended: {:?}",
+                String::from_utf8_lossy(&buf[..n])
+            ),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        if i == 2 {
+            assert_eq!(answer_value(&serve.post(&chain_id)), want);
+        }
+    }
+    let took = started.elapsed();
+    assert!(closed, "a client trickling headers was never cut off");
+    assert!(
+        took < Duration::from_secs(1) + MARGIN,
+        "cut off after {took:?}"
+    );
+    // A connection that sends nothing at all is closed too.
+    let mut idle = std::net::TcpStream::connect(&addr).unwrap();
+    let (got, closed) = read_until_closed(&mut idle, Duration::from_secs(5));
+    assert!(closed && got.is_empty(), "{got:?}");
+    // Slow body: complete headers, then one byte every 100 ms: HTTP 408 once the body has
+    // taken --read-timeout.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+          Content-Length: 200\r\n\r\n{",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    slow.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    for i in 0..80 {
+        if slow.write_all(b" ").is_err() {
+            break;
+        }
+        let mut buf = [0u8; 1024];
+        match std::io::Read::read(&mut slow, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+        if got.windows(4).any(|w| w == b"\r\n\r\n") && got.ends_with(b"--read-timeout\n") {
+            break;
+        }
+        if i == 2 {
+            assert_eq!(answer_value(&serve.post(&chain_id)), want);
+        }
+    }
+    let took = started.elapsed();
+    let (status, body) = parse_response(&got);
+    assert_eq!(status, 408);
+    assert_eq!(body, "request body not received within --read-timeout\n");
+    assert!(
+        took < Duration::from_secs(1) + MARGIN,
+        "answered after {took:?}"
+    );
+    // And the server still answers.
+    assert_eq!(answer_value(&serve.post(&chain_id)), want);
+}
+
+#[test]
+fn malformed_bodies_get_geths_errors() {
+    let node = chain_id_node();
+    let serve = Serve::start(&node, &[]);
+    let parse_error =
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#;
+    let mut nested = "[".repeat(100_000);
+    nested.push_str(&"]".repeat(100_000));
+    let bodies: Vec<Vec<u8>> = vec![
+        // Invalid UTF-8 inside a string and as the whole body.
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_chainId\xff\xfe\",\"params\":[]}".to_vec(),
+        vec![0xff, 0xfe, 0x00, 0x80],
+        // Invalid JSON: truncated, trailing garbage, empty, nested past any parser's depth.
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":".to_vec(),
+        b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_chainId\"}] x".to_vec(),
+        b"".to_vec(),
+        nested.into_bytes(),
+    ];
+    for body in &bodies {
+        let (status, text) = raw_post(&serve.url, body);
+        assert_eq!(status, 200, "{text}");
+        assert_eq!(
+            text,
+            parse_error,
+            "{:?}",
+            String::from_utf8_lossy(&body[..body.len().min(60)])
+        );
+    }
+    // JSON that is not a request: geth's invalid request, per item in a batch.
+    let (_, text) = raw_post(&serve.url, b"42");
+    assert_eq!(
+        text,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#
+    );
+    let (_, text) = raw_post(
+        &serve.url,
+        br#"[1,"x",null,{"jsonrpc":"1.0","id":4,"method":"eth_chainId"}]"#,
+    );
+    assert_eq!(
+        answer_value(&text),
+        json!([
+            error_answer(Value::Null, -32600, "invalid request"),
+            error_answer(Value::Null, -32600, "invalid request"),
+            error_answer(Value::Null, -32600, "invalid request"),
+            error_answer(json!(4), -32600, "invalid request"),
+        ])
+    );
+    // Still serving.
+    let (status, text) = raw_post(
+        &serve.url,
+        call(json!(5), "eth_chainId", json!([])).as_bytes(),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        answer_value(&text),
+        json!({"jsonrpc": "2.0", "id": 5, "result": "0x7a69"})
+    );
+}
+
+#[test]
+fn half_closed_connections() {
+    use std::io::Write;
+    use std::net::Shutdown;
+    // Each upstream request takes 300 ms, so calls are still running when clients leave.
+    let node = mock_node(Duration::from_millis(300), |m| match m {
+        "eth_chainId" => Ok(json!("0x7a69")),
+        _ => Err("no such data"),
+    });
+    let serve = Serve::start(
+        &node,
+        &["--read-timeout", "2", "--workers", "1", "--queue", "2"],
+    );
+    let addr = addr_of(&serve.url);
+    let body = call(json!(7), "eth_chainId", json!([]));
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    // A whole request, then the client shuts its sending side: the answer still arrives.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    let (got, closed) = read_until_closed(&mut s, Duration::from_secs(10));
+    assert!(closed);
+    let (status, text) = parse_response(&got);
+    assert_eq!(status, 200);
+    assert_eq!(
+        answer_value(&text),
+        json!({"jsonrpc": "2.0", "id": 7, "result": "0x7a69"})
+    );
+    // Part of the body, then the sending side shut: HTTP 400, connection closed.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body.as_bytes()[..10]).unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    let (got, closed) = read_until_closed(&mut s, Duration::from_secs(5));
+    assert!(closed);
+    assert_eq!(
+        parse_response(&got),
+        (400, "request body incomplete\n".to_string())
+    );
+    // Part of the headers, then shut: closed without an answer.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"POST / HTTP/1.1\r\nHost: 12").unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    let (got, closed) = read_until_closed(&mut s, Duration::from_secs(5));
+    assert!(closed);
+    assert!(!String::from_utf8_lossy(&got).contains(" 200 "), "{got:?}");
+    // Clients that leave altogether while their traced calls run or wait in the queue
+    // (one single call, one batch of two): nothing stays queued or in flight afterwards.
+    let hash = format!("{:?}", B256::repeat_byte(0x22));
+    let trace = |id: u64| call(json!(id), "debug_traceTransaction", json!([hash]));
+    for body in [trace(1), format!("[{},{}]", trace(2), trace(3))] {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        drop(s);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    loop {
+        let (_, m) = chaintrace::rpc::transport::get(
+            &format!("{}/metrics", serve.url),
+            Duration::from_secs(10),
+            1 << 20,
+        )
+        .unwrap();
+        if m.contains("\nchaintrace_queue_depth 0\n") && m.contains("\nchaintrace_in_flight 0\n") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{m}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The worker and the queue are whole again: 1 + 2 concurrent calls are all served,
+    // none refused as busy.
+    let answers: Vec<Value> = std::thread::scope(|sc| {
+        let calls: Vec<_> = (4..7)
+            .map(|id| {
+                let (serve, trace) = (&serve, &trace);
+                sc.spawn(move || answer_value(&serve.post(&trace(id))))
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for (a, id) in answers.iter().zip(4..) {
+        assert_eq!(a["id"], json!(id));
+        assert_eq!(a["error"]["code"], json!(-32000), "{a}");
+    }
+}
+
+#[test]
+fn a_non_loopback_bind_without_a_token_is_refused() {
+    // Nothing is bound and nothing is sent: the refusal comes before listening.
+    for listen in ["0.0.0.0:0", "[::]:0", "192.0.2.1:8546"] {
+        let out = run::cmd(&[])
+            .args([
+                "serve",
+                "--rpc-url",
+                "http://127.0.0.1:9",
+                "--listen",
+                listen,
+            ])
+            .env_remove("CHAINTRACE_AUTH_TOKEN")
+            .env_remove("ETH_RPC_URL")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{listen}");
+        assert!(out.stdout.is_empty(), "{listen}: {:?}", out.stdout);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            format!(
+                "error: refusing to listen on {listen} without authentication: give \
+                 --auth-token TOKEN (clients send `Authorization: Bearer TOKEN`) or --insecure"
+            )
+        );
+    }
+    let out = run::cmd(&[])
+        .args([
+            "serve",
+            "--rpc-url",
+            "http://127.0.0.1:9",
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .args(["--auth-token", "short"])
+        .env_remove("ETH_RPC_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: --auth-token must be at least 16 characters (use a random token)"
+    );
 }

@@ -26,10 +26,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub queue: u64,
-    /// Deadline of one call in seconds, waiting included (error -32002 "request timed out").
+    /// Deadline of one request in seconds (a batch: of all its calls), queueing and forwarded
+    /// calls included (error -32002 "request timed out").
     #[arg(long, value_name = "SECS", default_value_t = 120,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub request_timeout: u64,
+    /// Seconds a client has to send a request's headers (idle keep-alive connections are
+    /// closed after it), and as long again for its body (HTTP 408 beyond).
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub read_timeout: u64,
     /// Seconds to wait for one upstream request (1 to 3600).
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -88,6 +94,7 @@ impl ServeArgs {
             workers,
             queue: self.queue as usize,
             request_timeout: Duration::from_secs(self.request_timeout),
+            read_timeout: Duration::from_secs(self.read_timeout),
             rpc_timeout: Duration::from_secs(self.rpc_timeout),
             max_body: self.max_body as usize,
             max_response: self.max_response as usize,

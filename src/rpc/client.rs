@@ -169,6 +169,8 @@ pub struct RpcStats {
 #[derive(Clone)]
 pub struct RpcClient {
     inner: Arc<Inner>,
+    /// When set, no request (retries included) runs past it ([`RpcClient::ending_by`]).
+    deadline: Option<Instant>,
 }
 
 struct Inner {
@@ -269,7 +271,15 @@ impl RpcClient {
                 batch_unsupported: AtomicBool::new(false),
                 reached: AtomicBool::new(false),
             }),
+            deadline: None,
         })
+    }
+
+    /// This client with every request, retries included, ending by `deadline` (a timeout
+    /// error past it): `serve` bounds the upstream work of a call by the call's deadline.
+    pub fn ending_by(mut self, deadline: Instant) -> RpcClient {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// The node URL with credentials and keys removed, safe to print.
@@ -554,12 +564,16 @@ impl RpcClient {
     /// Returns the final status and body; retryable statuses that persist become errors.
     fn post(&self, label: &str, body: &str) -> Result<(u16, String), RpcError> {
         let inner = &*self.inner;
-        let deadline = Instant::now() + inner.timeout * (MAX_RETRIES + 1);
+        let mut deadline = Instant::now() + inner.timeout * (MAX_RETRIES + 1);
+        if let Some(end) = self.deadline {
+            deadline = deadline.min(end);
+        }
         let mut attempt = 0u32;
         loop {
             let budget = deadline
                 .saturating_duration_since(Instant::now())
-                .min(inner.timeout);
+                .min(inner.timeout)
+                .max(Duration::from_millis(1));
             let (err, refused) = match self.send_once(label, body, budget) {
                 Ok((status, text)) if !should_retry(status, &text) => return Ok((status, text)),
                 Ok((status, text)) => (self.http_error(label, status, &text), false),
@@ -1367,6 +1381,21 @@ mod tests {
         assert!(took <= Duration::from_millis(2000 + 300), "took {took:?}");
         assert!(took >= Duration::from_millis(500), "took {took:?}");
         assert!(err.to_string().contains("timed out"), "{err}");
+    }
+
+    #[test]
+    fn a_deadline_ends_the_retries_early() {
+        let url = serve(|_, _| None);
+        let c = RpcClient::new(&url, Duration::from_secs(30))
+            .unwrap()
+            .ending_by(Instant::now() + Duration::from_millis(400));
+        let t = Instant::now();
+        let err = c.forward("eth_chainId", "{}").unwrap_err();
+        let took = t.elapsed();
+        assert!(matches!(err, RpcError::Timeout { .. }), "{err:?}");
+        // Not 4 x 30 s: the deadline bounds every attempt and the retries.
+        assert!(took < Duration::from_millis(400 + 600), "took {took:?}");
+        assert!(took >= Duration::from_millis(350), "took {took:?}");
     }
 
     #[test]

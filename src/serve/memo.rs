@@ -87,7 +87,7 @@ impl Memo {
 
     /// Blocks cached right now.
     pub fn len(&self) -> usize {
-        self.states.lock().map(|s| s.len()).unwrap_or(0)
+        self.states.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -142,5 +142,24 @@ mod tests {
         });
         let _a = m.lock_key("x");
         let _b = m.lock_key("y");
+    }
+
+    #[test]
+    fn a_panic_holding_a_key_or_the_cache_fails_no_later_call() {
+        let m = Memo::new(10);
+        std::thread::scope(|s| {
+            let crashed = s.spawn(|| {
+                let _key = m.lock_key("k");
+                let _states = m.states.lock();
+                panic!("a call crashed");
+            });
+            assert!(crashed.join().is_err());
+        });
+        assert!(m.states.is_poisoned());
+        // The key was given back while unwinding; the cache still works.
+        let _k = m.lock_key("k");
+        m.put("a".into(), snap(1));
+        assert_eq!(m.get("a").map(|s| s.entries()), Some(1));
+        assert_eq!(m.len(), 1);
     }
 }

@@ -5,7 +5,7 @@
 //! cache of block pre-states are shared.
 
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use serde_json::{json, Value};
@@ -84,6 +84,8 @@ pub struct Ctx<'a> {
     pub mode: StateMode,
     pub max_response: usize,
     pub chain_rules: Option<crate::chain::rules::Ruleset>,
+    /// The call's deadline: no upstream request of this call runs past it.
+    pub deadline: Instant,
 }
 
 /// One answered call: the result's JSON text or an error, and what it cost.
@@ -93,6 +95,9 @@ pub struct Outcome {
     pub cache_hit: bool,
     /// A replay that disagrees with its receipt (the trace is still returned).
     pub divergence: Option<String>,
+    /// The on-disk cache's warnings, drained after the call (bounded: see
+    /// [`crate::source::cache::MAX_WARNINGS`]).
+    pub warnings: Vec<String>,
 }
 
 /// The trace options of geth's `TraceConfig` / `TraceCallConfig`.
@@ -198,13 +203,14 @@ fn js_spec(
 /// Runs `method` with `params` (already known to be one of [`TRACED`]).
 pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) -> Outcome {
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
-        Ok(c) => c,
+        Ok(c) => c.ending_by(ctx.deadline),
         Err(e) => {
             return Outcome {
                 result: Err(Fault::server(e.to_string())),
                 upstream_requests: 0,
                 cache_hit: false,
                 divergence: None,
+                warnings: Vec::new(),
             }
         }
     };
@@ -215,6 +221,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         upstream_requests: 0,
         cache_hit: false,
         divergence: None,
+        warnings: Vec::new(),
     };
     let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
     outcome.result = match method {
@@ -233,6 +240,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
     if ctx.cache.map(|c| c.hits()).unwrap_or(0) > hits_before {
         outcome.cache_hit = true;
     }
+    outcome.warnings = ctx.cache.map(|c| c.take_warnings()).unwrap_or_default();
     outcome
 }
 

@@ -157,4 +157,21 @@ mod tests {
         assert!(text.contains("chaintrace_request_duration_seconds_bucket{le=\"+Inf\"} 4"));
         assert!(text.contains("chaintrace_request_duration_seconds_count 4"));
     }
+
+    #[test]
+    fn a_panic_holding_the_table_fails_no_later_call() {
+        let m = Metrics::default();
+        std::thread::scope(|s| {
+            let crashed = s.spawn(|| {
+                let _table = m.requests.lock();
+                panic!("a call crashed");
+            });
+            assert!(crashed.join().is_err());
+        });
+        assert!(m.requests.is_poisoned());
+        m.record("eth_chainId", "forwarded", 0.001);
+        assert!(m
+            .render()
+            .contains("chaintrace_requests_total{method=\"eth_chainId\",outcome=\"forwarded\"} 1"));
+    }
 }

@@ -10,8 +10,19 @@
 //! * a bounded pool of trace workers (blocking threads, default one per core) and a bounded
 //!   queue in front of it; a call that finds the queue full is refused at once with
 //!   [`BUSY_CODE`] instead of growing memory;
-//! * a per-request deadline (geth's "request timed out", -32002), request body, batch and
-//!   response size limits (geth's "response too large", -32003);
+//! * one deadline per request (`--request-timeout`; a batch shares one, as in geth), applied
+//!   once from the moment the body is read: queueing, replay and forwarded calls all end by
+//!   it, with geth's "request timed out" (-32002); the upstream requests of a call stop at it
+//!   too;
+//! * request body, batch and response size limits; a batch's answers are counted against
+//!   `--max-response` in order as they are produced (a bounded window runs ahead), and past
+//!   the limit the rest are answered with geth's "response too large" (-32003), exactly as
+//!   go-ethereum's `handleBatch` does;
+//! * slow clients are cut off: hyper's header read timeout (idle keep-alive connections
+//!   included) and a body read timeout, both `--read-timeout`; a client that half-closes its
+//!   side after sending a request still gets the answer;
+//! * a call that panics is answered with geth's -32603 "method handler crashed", and no shared
+//!   lock stays poisoned: later calls are unaffected;
 //! * one memory cache of block pre-states plus the on-disk cache, and per-key locks, so
 //!   concurrent requests for the same block or transaction fetch its state once;
 //! * graceful shutdown on SIGINT/SIGTERM: no new connections, calls in flight finish (each is
@@ -29,14 +40,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::body::{Body, HttpBody};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
+use tokio::time::{timeout_at, Instant as Deadline};
 
 use crate::replay::mined::StateMode;
 use crate::rpc::{redact_url, RpcClient};
@@ -57,8 +70,11 @@ pub struct ServeConfig {
     pub workers: usize,
     /// Trace calls allowed to wait for a worker; more are refused as busy.
     pub queue: usize,
-    /// Deadline of one call, queueing included.
+    /// Deadline of one request (a batch: all its calls), queueing included.
     pub request_timeout: Duration,
+    /// Time a client has to send a request's headers (idle keep-alive connections are closed
+    /// after it), and again its body.
+    pub read_timeout: Duration,
     /// Timeout of one upstream HTTP attempt.
     pub rpc_timeout: Duration,
     pub max_body: usize,
@@ -131,20 +147,56 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
         let app = Router::new()
             .route("/", post(rpc))
             .route("/metrics", get(metrics_text))
-            .layer(DefaultBodyLimit::max(shared.cfg.max_body))
             .with_state(shared.clone());
         ready(bound);
         log_line(&json!({"event": "listening", "addr": bound.to_string(),
             "upstream": shared.redacted, "workers": shared.cfg.workers,
             "queue": shared.cfg.queue}));
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal(shared.clone()))
-            .await
-            .map_err(ServeError::Io)?;
+        serve_connections(listener, app, &shared).await;
         log_line(&json!({"event": "stopped",
             "inFlight": shared.metrics.in_flight.load(Ordering::Relaxed)}));
         Ok(())
     })
+}
+
+/// Accepts connections until the first signal, each served by hyper's HTTP/1 server with a
+/// header read timeout; then waits for the open connections to finish their requests.
+async fn serve_connections(listener: tokio::net::TcpListener, app: Router, shared: &Arc<Shared>) {
+    use hyper::server::conn::http1;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(shared.cfg.read_timeout)
+        .half_close(true);
+    let graceful = GracefulShutdown::new();
+    let mut signal = std::pin::pin!(shutdown_signal(shared.clone()));
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: nothing to answer; try again soon.
+                    log_line(&json!({"event": "acceptFailed", "error": e.to_string()}));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut signal => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            // A connection's end (a timeout, a client gone) concerns that client only.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Resolves on the first SIGINT/SIGTERM; a second one exits the process at once.
@@ -223,69 +275,237 @@ fn authorize(shared: &Shared, headers: &HeaderMap) -> Result<(), Box<Response>> 
     }
 }
 
-/// A JSON-RPC error response in geth's key order (`jsonrpc`, `id`, `error`).
-fn error_object(id: Value, code: i64, message: &str) -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{code},\"message\":{}}}}}",
-        serde_json::to_string(&id).unwrap_or_else(|_| "null".into()),
-        serde_json::to_string(message).unwrap_or_else(|_| "\"\"".into())
-    )
+/// geth's error codes and messages (go-ethereum rpc/errors.go).
+const TIMEOUT_CODE: i64 = -32002;
+const TIMEOUT: &str = "request timed out";
+const TOO_LARGE_CODE: i64 = -32003;
+const TOO_LARGE: &str = "response too large";
+const CRASHED_CODE: i64 = -32603;
+const CRASHED: &str = "method handler crashed";
+
+/// One call's answer: its JSON text, and the bytes geth counts against a batch's response
+/// limit (the `result` or `error` member, as `len(resp.Result) + len(resp.Error)`).
+struct Answer {
+    text: String,
+    payload: usize,
+}
+
+impl Answer {
+    /// A JSON-RPC error response in geth's key order (`jsonrpc`, `id`, `error`).
+    fn error(id: &Value, code: i64, message: &str) -> Answer {
+        let error = format!(
+            "{{\"code\":{code},\"message\":{}}}",
+            serde_json::to_string(message).unwrap_or_else(|_| "\"\"".into())
+        );
+        Answer {
+            text: format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}",
+                id_text(id)
+            ),
+            payload: error.len(),
+        }
+    }
+
+    fn result(id: &Value, result: &str) -> Answer {
+        Answer {
+            text: format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{result}}}",
+                id_text(id)
+            ),
+            payload: result.len(),
+        }
+    }
+
+    /// An answer as the upstream sent it (unchanged).
+    fn forwarded(text: String) -> Answer {
+        #[derive(serde::Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+            #[serde(borrow)]
+            error: Option<&'a RawValue>,
+        }
+        let payload = match serde_json::from_str::<Envelope>(&text) {
+            Ok(e) => e.result.map_or(0, |r| r.get().len()) + e.error.map_or(0, |r| r.get().len()),
+            Err(_) => text.len(),
+        };
+        Answer { text, payload }
+    }
+}
+
+fn id_text(id: &Value) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| "null".into())
 }
 
 fn json_response(body: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(r) = authorize(&shared, &headers) {
-        return *r;
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// Reads a request body of at most `--max-body` bytes within `--read-timeout`.
+async fn read_body(
+    shared: &Shared,
+    headers: &HeaderMap,
+    mut body: Body,
+) -> Result<Vec<u8>, Response> {
+    let max = shared.cfg.max_body;
+    let too_large = || plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n");
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
     }
-    let parsed: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(_) => return json_response(error_object(Value::Null, -32700, "parse error")),
-    };
-    match parsed {
-        Value::Array(items) => {
-            if items.is_empty() {
-                return json_response(error_object(Value::Null, -32600, "empty batch"));
-            }
-            if items.len() > shared.cfg.max_batch {
-                return json_response(error_object(Value::Null, -32600, "batch too large"));
-            }
-            let mut set = tokio::task::JoinSet::new();
-            let n = items.len();
-            for (i, item) in items.into_iter().enumerate() {
-                let shared = shared.clone();
-                set.spawn(async move { (i, answer(shared, item).await) });
-            }
-            let mut answers: Vec<Option<String>> = vec![None; n];
-            while let Some(done) = set.join_next().await {
-                if let Ok((i, a)) = done {
-                    answers[i] = Some(a);
+    let read = async {
+        let mut buf = Vec::with_capacity(declared.unwrap_or(0) as usize);
+        while let Some(frame) =
+            std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+        {
+            let Ok(frame) = frame else {
+                return Err(plain(StatusCode::BAD_REQUEST, "request body incomplete\n"));
+            };
+            if let Ok(data) = frame.into_data() {
+                if buf.len() + data.len() > max {
+                    return Err(too_large());
                 }
+                buf.extend_from_slice(&data);
             }
-            let mut out = String::from("[");
-            let mut total = 0usize;
-            for (i, a) in answers.into_iter().enumerate() {
-                let a = a.unwrap_or_else(|| error_object(Value::Null, -32603, "internal error"));
-                total += a.len();
-                if total > shared.cfg.max_response {
-                    return json_response(error_object(Value::Null, -32003, "response too large"));
-                }
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&a);
-            }
-            out.push(']');
-            json_response(out)
         }
-        one => json_response(answer(shared, one).await),
+        Ok(buf)
+    };
+    match tokio::time::timeout(shared.cfg.read_timeout, read).await {
+        Ok(read) => read,
+        Err(_) => Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "request body not received within --read-timeout\n",
+        )),
     }
 }
 
-/// Answers one request object: its JSON text.
-async fn answer(shared: Arc<Shared>, req: Value) -> String {
+async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(r) = authorize(&shared, &headers) {
+        return *r;
+    }
+    let body = match read_body(&shared, &headers, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    // The one deadline of this request (geth: one per HTTP request, a batch included).
+    let deadline = Deadline::now() + shared.cfg.request_timeout;
+    let parsed: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(_) => return json_response(Answer::error(&Value::Null, -32700, "parse error").text),
+    };
+    drop(body);
+    match parsed {
+        Value::Array(items) => json_response(batch(shared, items, deadline).await),
+        one => {
+            let id = one.get("id").cloned().unwrap_or(Value::Null);
+            let call = tokio::spawn(answer(shared, one, deadline));
+            json_response(match call.await {
+                Ok(a) => a.text,
+                Err(_) => crashed(&id).text,
+            })
+        }
+    }
+}
+
+fn crashed(id: &Value) -> Answer {
+    log_line(&json!({"id": id, "outcome": "crashed"}));
+    Answer::error(id, CRASHED_CODE, CRASHED)
+}
+
+/// A batch, as go-ethereum's `handleBatch` answers it: the answers in order, counted against
+/// `--max-response` as they are produced; once past it (the answer that passed it included),
+/// every remaining call is answered with -32003 "response too large", and once the deadline
+/// has passed, with -32002 "request timed out". At most a window of calls runs ahead of the
+/// next answer to write, so neither the answers nor the work are all held at once.
+async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> String {
+    if items.is_empty() {
+        return Answer::error(&Value::Null, -32600, "empty batch").text;
+    }
+    if items.len() > shared.cfg.max_batch {
+        // geth: one error, under the id of the first call in the batch.
+        let first = items
+            .iter()
+            .find(|m| {
+                let method = m.get("method").and_then(Value::as_str).unwrap_or("");
+                let id = m.get("id").filter(|id| !id.is_object() && !id.is_array());
+                id.is_some() && !method.is_empty()
+            })
+            .and_then(|m| m.get("id").cloned())
+            .unwrap_or(Value::Null);
+        return format!(
+            "[{}]",
+            Answer::error(&first, -32600, "batch too large").text
+        );
+    }
+    let n = items.len();
+    let ids: Vec<Value> = items
+        .iter()
+        .map(|m| m.get("id").cloned().unwrap_or(Value::Null))
+        .collect();
+    let window = (shared.cfg.workers + shared.cfg.queue).clamp(1, 64);
+    let mut pending = items.into_iter();
+    let mut set = tokio::task::JoinSet::new();
+    let mut tasks = std::collections::HashMap::new();
+    let mut done: std::collections::BTreeMap<usize, Answer> = Default::default();
+    let (mut spawned, mut next, mut bytes) = (0usize, 0usize, 0usize);
+    let mut out = String::from("[");
+    let mut cut: Option<(i64, &str)> = None;
+    while next < n {
+        while spawned < n && spawned < next + window && Deadline::now() < deadline {
+            let item = pending.next().unwrap_or(Value::Null);
+            let handle = set.spawn(answer(shared.clone(), item, deadline));
+            tasks.insert(handle.id(), spawned);
+            spawned += 1;
+        }
+        if let Some(a) = done.remove(&next) {
+            if next > 0 {
+                out.push(',');
+            }
+            out.push_str(&a.text);
+            bytes += a.payload;
+            next += 1;
+            if bytes > shared.cfg.max_response {
+                cut = Some((TOO_LARGE_CODE, TOO_LARGE));
+                break;
+            }
+            continue;
+        }
+        // `next` is running, or (the deadline passed) was never started.
+        let Some(joined) = set.join_next_with_id().await else {
+            cut = Some((TIMEOUT_CODE, TIMEOUT));
+            break;
+        };
+        let (task, got) = match joined {
+            Ok((task, a)) => (task, Some(a)),
+            Err(e) => (e.id(), None),
+        };
+        if let Some(i) = tasks.remove(&task) {
+            done.insert(i, got.unwrap_or_else(|| crashed(&ids[i])));
+        }
+    }
+    // Calls still running are abandoned (their workers finish and are released).
+    drop(set);
+    if let Some((code, message)) = cut {
+        for (i, id) in ids.iter().enumerate().skip(next) {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&Answer::error(id, code, message).text);
+        }
+    }
+    out.push(']');
+    out
+}
+
+/// Answers one request object by `deadline`.
+async fn answer(shared: Arc<Shared>, req: Value, deadline: Deadline) -> Answer {
     let started = Instant::now();
     let id = req.get("id").cloned().unwrap_or(Value::Null);
     let method = req
@@ -295,28 +515,31 @@ async fn answer(shared: Arc<Shared>, req: Value) -> String {
     let valid = req.is_object() && req.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     let Some(method) = method.filter(|_| valid) else {
         shared.metrics.record("", "invalid", 0.0);
-        return error_object(id, -32600, "invalid request");
+        return Answer::error(&id, -32600, "invalid request");
     };
     let params = req.get("params").cloned().unwrap_or(json!([]));
     if !TRACED.contains(&method.as_str()) {
-        return forward(&shared, req, &method, started).await;
+        return forward(&shared, req, &method, started, deadline).await;
     }
-    let (result, log) = traced(&shared, &method, params).await;
+    let (result, log) = traced(&shared, &method, params, deadline).await;
     let outcome = match &result {
         Ok(_) => "ok",
         Err(f) if f.code == BUSY_CODE => "busy",
-        Err(f) if f.code == -32002 => "timeout",
+        Err(f) if f.code == TIMEOUT_CODE => "timeout",
         Err(_) => "error",
     };
     let secs = started.elapsed().as_secs_f64();
     shared.metrics.record(&method, outcome, secs);
     let mut line = json!({"method": method, "id": id, "outcome": outcome,
         "ms": (secs * 1e3 * 10.0).round() / 10.0});
-    if let Some((upstream, hit, divergence)) = log {
-        line["upstreamRequests"] = json!(upstream);
-        line["cacheHit"] = json!(hit);
-        if let Some(d) = divergence {
+    if let Some(log) = log {
+        line["upstreamRequests"] = json!(log.upstream_requests);
+        line["cacheHit"] = json!(log.cache_hit);
+        if let Some(d) = log.divergence {
             line["selfCheck"] = json!(format!("FAILED: {d}"));
+        }
+        if !log.warnings.is_empty() {
+            line["cacheWarnings"] = json!(log.warnings);
         }
     }
     if let Err(f) = &result {
@@ -324,22 +547,42 @@ async fn answer(shared: Arc<Shared>, req: Value) -> String {
     }
     log_line(&line);
     match result {
-        Ok(text) => {
-            let id = serde_json::to_string(&id).unwrap_or_else(|_| "null".into());
-            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{text}}}")
-        }
-        Err(f) => error_object(id, f.code, &f.message),
+        Ok(text) => Answer::result(&id, &text),
+        Err(f) => Answer::error(&id, f.code, &f.message),
     }
 }
 
-type TraceLog = Option<(u64, bool, Option<String>)>;
+/// What a traced call's log line reports besides its outcome.
+struct TraceLog {
+    upstream_requests: u64,
+    cache_hit: bool,
+    divergence: Option<String>,
+    warnings: Vec<String>,
+}
 
-/// Queues a traced call for a worker, under the request deadline.
+/// A place in the queue, given back however the wait ends (a worker, the deadline, or the
+/// caller gone: a client that disconnects while queued leaves no phantom entry behind).
+struct Queued<'a>(&'a Shared);
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+        self.0.metrics.queued.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn timed_out() -> Fault {
+    Fault::new(TIMEOUT_CODE, TIMEOUT)
+}
+
+/// Queues a traced call for a worker; the wait and the replay together end by the deadline
+/// (geth's `timeout` trace option, when given, can only bring it closer).
 async fn traced(
     shared: &Arc<Shared>,
     method: &str,
     params: Value,
-) -> (Result<String, Fault>, TraceLog) {
+    deadline: Deadline,
+) -> (Result<String, Fault>, Option<TraceLog>) {
     let opts_index = match method {
         "debug_traceCall" => 2,
         _ => 1,
@@ -348,10 +591,10 @@ async fn traced(
         Ok(o) => o,
         Err(f) => return (Err(f), None),
     };
-    let deadline = opts
-        .timeout
-        .map(|t| t.min(shared.cfg.request_timeout))
-        .unwrap_or(shared.cfg.request_timeout);
+    let deadline = match opts.timeout {
+        Some(t) => deadline.min(Deadline::now() + t),
+        None => deadline,
+    };
     let permit = match shared.workers.clone().try_acquire_owned() {
         Ok(p) => p,
         Err(_) => {
@@ -370,22 +613,29 @@ async fn traced(
                 );
             }
             shared.metrics.queued.fetch_add(1, Ordering::Relaxed);
-            let waited =
-                tokio::time::timeout(deadline, shared.workers.clone().acquire_owned()).await;
-            shared.waiting.fetch_sub(1, Ordering::SeqCst);
-            shared.metrics.queued.fetch_sub(1, Ordering::Relaxed);
+            let place = Queued(shared);
+            let waited = timeout_at(deadline, shared.workers.clone().acquire_owned()).await;
+            drop(place);
             match waited {
                 Ok(Ok(p)) => p,
-                _ => return (Err(Fault::new(-32002, "request timed out")), None),
+                _ => return (Err(timed_out()), None),
             }
         }
     };
     let worker = shared.clone();
     let method_owned = method.to_string();
     let job = tokio::task::spawn_blocking(move || {
-        // The permit is held until the replay really ends, even if the caller stopped waiting.
+        // The permit is held until the replay really ends, even if the caller stopped waiting
+        // (its upstream requests end by the deadline).
         let _permit = permit;
         worker.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        struct Leaving<'a>(&'a Metrics);
+        impl Drop for Leaving<'_> {
+            fn drop(&mut self) {
+                self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let _leaving = Leaving(&worker.metrics);
         let ctx = Ctx {
             upstream: &worker.cfg.upstream,
             rpc_timeout: worker.cfg.rpc_timeout,
@@ -394,6 +644,7 @@ async fn traced(
             mode: worker.cfg.mode,
             max_response: worker.cfg.max_response,
             chain_rules: worker.cfg.chain_rules,
+            deadline: deadline.into_std(),
         };
         let out = methods::dispatch(&ctx, &method_owned, &params, opts);
         worker
@@ -403,19 +654,25 @@ async fn traced(
         if out.cache_hit {
             worker.metrics.cache_hits.fetch_add(1, Ordering::Relaxed);
         }
-        worker.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
         out
     });
-    match tokio::time::timeout(deadline, job).await {
+    match timeout_at(deadline, job).await {
         Ok(Ok(out)) => {
-            let log = Some((out.upstream_requests, out.cache_hit, out.divergence));
-            (out.result.map_err(|f| scrub(shared, f)), log)
+            let log = TraceLog {
+                upstream_requests: out.upstream_requests,
+                cache_hit: out.cache_hit,
+                divergence: out.divergence,
+                warnings: out.warnings,
+            };
+            let result = match out.result {
+                // The upstream gave up at the deadline: the deadline's error.
+                Err(_) if Deadline::now() >= deadline => Err(timed_out()),
+                r => r.map_err(|f| scrub(shared, f)),
+            };
+            (result, Some(log))
         }
-        Ok(Err(_)) => (
-            Err(Fault::new(-32603, "internal error: the replay failed")),
-            None,
-        ),
-        Err(_) => (Err(Fault::new(-32002, "request timed out")), None),
+        Ok(Err(_)) => (Err(Fault::new(CRASHED_CODE, CRASHED)), None),
+        Err(_) => (Err(timed_out()), None),
     }
 }
 
@@ -428,35 +685,61 @@ fn scrub(shared: &Shared, mut f: Fault) -> Fault {
     f
 }
 
-/// Sends one request object to the upstream unchanged and returns its answer unchanged.
-async fn forward(shared: &Arc<Shared>, req: Value, method: &str, started: Instant) -> String {
+/// Sends one request object to the upstream unchanged and returns its answer unchanged, by
+/// the deadline (waiting for a forwarding slot included).
+async fn forward(
+    shared: &Arc<Shared>,
+    req: Value,
+    method: &str,
+    started: Instant,
+    deadline: Deadline,
+) -> Answer {
     let id = req.get("id").cloned().unwrap_or(Value::Null);
-    let Ok(_permit) = shared.forwards.clone().acquire_owned().await else {
-        return error_object(id, -32603, "internal error");
-    };
-    let client = shared.upstream.clone();
-    let body = req.to_string();
-    let method_owned = method.to_string();
-    let sent = tokio::task::spawn_blocking(move || client.forward(&method_owned, &body)).await;
-    shared
-        .metrics
-        .upstream_requests
-        .fetch_add(1, Ordering::Relaxed);
+    let (answer, outcome) =
+        match timeout_at(deadline, shared.forwards.clone().acquire_owned()).await {
+            Err(_) => (Answer::error(&id, TIMEOUT_CODE, TIMEOUT), "timeout"),
+            Ok(Err(_)) => (Answer::error(&id, CRASHED_CODE, CRASHED), "error"),
+            Ok(Ok(permit)) => {
+                let client = shared.upstream.clone().ending_by(deadline.into_std());
+                let body = req.to_string();
+                drop(req);
+                let method_owned = method.to_string();
+                let job = tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    client.forward(&method_owned, &body)
+                });
+                shared
+                    .metrics
+                    .upstream_requests
+                    .fetch_add(1, Ordering::Relaxed);
+                match timeout_at(deadline, job).await {
+                    Ok(Ok(Ok(text))) => {
+                        let a = Answer::forwarded(text);
+                        if a.payload > shared.cfg.max_response {
+                            (Answer::error(&id, TOO_LARGE_CODE, TOO_LARGE), "error")
+                        } else {
+                            (a, "forwarded")
+                        }
+                    }
+                    Ok(Ok(Err(_))) | Err(_) if Deadline::now() >= deadline => {
+                        (Answer::error(&id, TIMEOUT_CODE, TIMEOUT), "timeout")
+                    }
+                    Ok(Ok(Err(e))) => (
+                        Answer::error(
+                            &id,
+                            -32000,
+                            &scrub(shared, Fault::new(0, e.to_string())).message,
+                        ),
+                        "upstream-error",
+                    ),
+                    Err(_) => (Answer::error(&id, TIMEOUT_CODE, TIMEOUT), "timeout"),
+                    Ok(Err(_)) => (Answer::error(&id, CRASHED_CODE, CRASHED), "error"),
+                }
+            }
+        };
     let secs = started.elapsed().as_secs_f64();
-    let (text, outcome) = match sent {
-        Ok(Ok(text)) => (text, "forwarded"),
-        Ok(Err(e)) => (
-            error_object(
-                id.clone(),
-                -32000,
-                &scrub(shared, Fault::new(0, e.to_string())).message,
-            ),
-            "upstream-error",
-        ),
-        Err(_) => (error_object(id.clone(), -32603, "internal error"), "error"),
-    };
     shared.metrics.record(method, outcome, secs);
     log_line(&json!({"method": method, "id": id, "outcome": outcome,
         "ms": (secs * 1e3 * 10.0).round() / 10.0, "upstreamRequests": 1}));
-    text
+    answer
 }

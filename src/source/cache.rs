@@ -20,7 +20,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use alloy_primitives::{hex, keccak256, B256};
 use serde_json::Value;
@@ -73,10 +73,22 @@ pub struct Cache {
     /// `<root>/<chain>/<genesis>`, set once the node's identity is known.
     chain_dir: Mutex<Option<PathBuf>>,
     warnings: Mutex<Vec<String>>,
+    /// Warnings not kept because [`MAX_WARNINGS`] were already waiting.
+    dropped_warnings: AtomicU64,
     hits: AtomicU64,
 }
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Warnings kept between two [`Cache::take_warnings`]; further ones are only counted (a
+/// long-running `serve` whose disk is full must not grow a list without bound).
+pub const MAX_WARNINGS: usize = 32;
+
+/// The mutex's value even if a thread panicked while holding it: every value kept here is
+/// whole between two statements, so one panicking call does not fail every later one.
+fn hold<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 impl Cache {
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -84,6 +96,7 @@ impl Cache {
             root: root.into(),
             chain_dir: Mutex::new(None),
             warnings: Mutex::new(Vec::new()),
+            dropped_warnings: AtomicU64::new(0),
             hits: AtomicU64::new(0),
         }
     }
@@ -98,7 +111,7 @@ impl Cache {
             .root
             .join(chain_id.to_string())
             .join(hex::encode(&genesis[..8]));
-        *self.chain_dir.lock().unwrap() = Some(dir);
+        *hold(&self.chain_dir) = Some(dir);
     }
 
     /// Entries read successfully so far.
@@ -106,16 +119,31 @@ impl Cache {
         self.hits.load(Ordering::Relaxed)
     }
 
-    /// Takes the warnings (dropped corrupt entries) recorded since the last call.
+    /// Takes the warnings (dropped corrupt entries, failed writes) recorded since the last
+    /// call: at most [`MAX_WARNINGS`], then one line counting those not kept.
     pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.warnings.lock().unwrap())
+        let mut out = std::mem::take(&mut *hold(&self.warnings));
+        let dropped = self.dropped_warnings.swap(0, Ordering::Relaxed);
+        if dropped > 0 {
+            out.push(format!("{dropped} more cache warnings not kept"));
+        }
+        out
+    }
+
+    fn warn(&self, text: String) {
+        let mut warnings = hold(&self.warnings);
+        if warnings.len() < MAX_WARNINGS {
+            warnings.push(text);
+        } else {
+            self.dropped_warnings.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn path(&self, kind: Kind, key: &str) -> Option<PathBuf> {
         let base = if kind == Kind::Endpoint {
             self.root.clone()
         } else {
-            self.chain_dir.lock().unwrap().clone()?
+            hold(&self.chain_dir).clone()?
         };
         Some(base.join(kind.dir()).join(format!("{key}.json")))
     }
@@ -131,7 +159,7 @@ impl Cache {
             }
             Err(why) => {
                 let _ = fs::remove_file(&path);
-                self.warnings.lock().unwrap().push(format!(
+                self.warn(format!(
                     "cache entry {} is {why}; dropped it and fetching again",
                     path.display()
                 ));
@@ -146,10 +174,7 @@ impl Cache {
             return;
         };
         if let Err(e) = write_atomic(&path, &encode(value)) {
-            self.warnings
-                .lock()
-                .unwrap()
-                .push(format!("cannot write cache entry {}: {e}", path.display()));
+            self.warn(format!("cannot write cache entry {}: {e}", path.display()));
         }
     }
 }
@@ -235,6 +260,37 @@ mod tests {
         c.put(Kind::Tx, "a", &v);
         c.select_chain(31337, B256::repeat_byte(8));
         assert_eq!(c.get(Kind::Tx, "a"), None);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn warnings_are_bounded_and_a_panic_poisons_nothing() {
+        let dir = tmpdir("warn");
+        let c = Cache::new(&dir);
+        for i in 0..MAX_WARNINGS + 5 {
+            c.warn(format!("w{i}"));
+        }
+        let w = c.take_warnings();
+        assert_eq!(w.len(), MAX_WARNINGS + 1);
+        assert_eq!(w[0], "w0");
+        assert_eq!(w[MAX_WARNINGS], "5 more cache warnings not kept");
+        assert!(c.take_warnings().is_empty(), "drained");
+        // A thread that panics holding the locks does not fail the calls after it.
+        std::thread::scope(|s| {
+            let r = s.spawn(|| {
+                let _dir = c.chain_dir.lock();
+                let _w = c.warnings.lock();
+                panic!("a call crashed");
+            });
+            assert!(r.join().is_err());
+        });
+        assert!(c.chain_dir.is_poisoned() && c.warnings.is_poisoned());
+        c.select_chain(1, B256::repeat_byte(1));
+        let v = json!([1]);
+        c.put(Kind::Tx, "b", &v);
+        assert_eq!(c.get(Kind::Tx, "b"), Some(v));
+        c.warn("after".into());
+        assert_eq!(c.take_warnings(), vec!["after".to_string()]);
         let _ = fs::remove_dir_all(&dir);
     }
 
