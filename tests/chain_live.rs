@@ -525,6 +525,13 @@ fn serve_splices_as_the_cli_does() {
     assert_eq!(cli.code, 0, "{}", cli.stderr);
     assert_eq!(served, serde_json::from_str::<Value>(&cli.stdout).unwrap());
     assert!(served["calls"][0]["calls"].is_array(), "{served}");
+    // The request log names the rules applied, as the CLI's stderr does.
+    assert!(
+        s.log()
+            .contains("chain 1329's own rules applied (--chain-rules)"),
+        "{}",
+        s.log()
+    );
 
     let served: Value =
         serde_json::from_str(&s.result("debug_traceBlockByNumber", json!([number, opts]))).unwrap();

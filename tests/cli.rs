@@ -459,3 +459,82 @@ fn a_struct_log_that_cannot_be_spooled_fails_the_command() {
     );
     let _ = std::fs::remove_file(fixture);
 }
+
+/// Gas tables read like a modern CLI's: condensed (no rule between rows), ASCII when piped, the
+/// top 10 opcodes by gas and one "others" row whose count and gas are the rest's sum (checked
+/// against the --json report), numbers right-aligned; `--all` lists every opcode.
+#[test]
+fn gas_tables_show_the_top_rows_and_one_others_row() {
+    let fx = "fixtures/reverted-nested.json";
+    let json = chaintrace(&["gas", "--fixture", fx, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let ops = report["opcodes"].as_array().unwrap();
+    assert!(ops.len() > 11, "{} opcodes", ops.len());
+    let gas_of = |o: &serde_json::Value| o["gas"].as_u64().unwrap();
+    let rest_gas: u64 = ops[10..].iter().map(gas_of).sum();
+    let with_commas = |n: u64| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+
+    let r = chaintrace(&["gas", "--fixture", fx]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let section = r
+        .stdout
+        .split("by opcode (execution gas)\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(section.is_ascii(), "piped output is ASCII:\n{section}");
+    // Header, 10 opcodes, "others": 12 rows between rules, none between the body rows.
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 12, "{section}");
+    assert_eq!(
+        section.lines().filter(|l| l.starts_with('+')).count(),
+        3,
+        "{section}"
+    );
+    let others = rows[11];
+    assert!(
+        others.contains(&format!("others ({}; --all)", ops.len() - 10)),
+        "{others}"
+    );
+    assert!(
+        others.contains(&format!(" {} |", with_commas(rest_gas))),
+        "{others} lacks {rest_gas}"
+    );
+    // The first row is the dearest opcode, its gas right-aligned against the column's rule.
+    let first = &ops[0];
+    assert!(
+        rows[1].contains(first["op"].as_str().unwrap()),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[1].contains(&format!(" {} |", with_commas(gas_of(first)))),
+        "{}",
+        rows[1]
+    );
+
+    let all = chaintrace(&["gas", "--fixture", fx, "--all"]);
+    let section = all
+        .stdout
+        .split("by opcode (execution gas)\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let rows = section.lines().filter(|l| l.starts_with('|')).count();
+    assert_eq!(rows, ops.len() + 1, "{section}");
+    assert!(!section.contains("others"), "{section}");
+}

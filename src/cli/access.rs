@@ -13,7 +13,7 @@ use chaintrace::render::json::write_json;
 use chaintrace::replay::access::{trace_access, Access};
 use chaintrace::replay::mined::Mined;
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::ContentArrangement;
 use serde_json::json;
 
 use super::common::{exit, CliError, RpcArgs};
@@ -54,9 +54,8 @@ pub fn render_table(
     slot_names: &HashMap<(Address, U256), String>,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
+    let mut t = super::common::table_style(true).table(&[]);
+    t.set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec![
             "address",
             "slot",

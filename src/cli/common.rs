@@ -8,7 +8,7 @@ use chaintrace::chain::rules::Ruleset;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
-use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph};
+use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph, TableStyle};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
@@ -239,6 +239,9 @@ pub struct TraceArgs {
     /// In the flamegraph, split each frame's own gas by opcode.
     #[arg(long, requires = "flamegraph")]
     pub by_op: bool,
+    /// Gas tables: every row, instead of the top 10 by gas and one "others" row.
+    #[arg(long)]
+    pub all: bool,
 }
 
 impl TraceArgs {
@@ -338,6 +341,14 @@ pub fn report_rpc(source: &RpcSource, passes: usize) {
     );
 }
 
+/// Tables for people: UTF-8 box drawing on a terminal, ASCII when piped or under NO_COLOR.
+pub fn table_style(all: bool) -> TableStyle {
+    TableStyle {
+        utf8: use_color(),
+        all,
+    }
+}
+
 /// Whether to colour human output: only on a terminal, and never with NO_COLOR set.
 pub fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -374,7 +385,7 @@ pub fn print_trace(
             write_json(&mut out, &gas_json(report, decoder))?;
             writeln!(out)?;
         } else {
-            render_gas_tables(report, decoder, &mut out)?;
+            render_gas_tables(report, decoder, table_style(args.all), &mut out)?;
         }
     } else if args.json && args.decode {
         write_decoded(&mut out, &t.result, decoder)?;

@@ -109,11 +109,60 @@ pub fn gas_json(r: &GasReport, d: &Decoder) -> Value {
     })
 }
 
-fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.to_vec());
-    t
+/// How tables are drawn for people: condensed (no rule between rows), in UTF-8 box drawing on
+/// a terminal and ASCII when piped or under `NO_COLOR`; the top rows by gas with one "others"
+/// row unless `all`; fitted to the terminal's width (comfy-table reads it when stdout is one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableStyle {
+    pub utf8: bool,
+    /// Every row, not the top [`TableStyle::TOP`].
+    pub all: bool,
+}
+
+impl TableStyle {
+    /// Rows shown by gas before the "others" row.
+    pub const TOP: usize = 10;
+
+    /// A comfy-table table with this style and `header`; the columns whose header is in
+    /// `numeric` are right-aligned, header included.
+    pub fn numeric_table(&self, header: &[&str], numeric: &[&str]) -> Table {
+        let mut t = self.table(header);
+        for (i, h) in header.iter().enumerate() {
+            if numeric.contains(h) {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+        }
+        t
+    }
+
+    /// A comfy-table table with this style and `header`.
+    pub fn table(&self, header: &[&str]) -> Table {
+        let mut t = Table::new();
+        if self.utf8 {
+            t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        } else {
+            t.load_style(comfy_table::presets::ASCII_FULL_CONDENSED);
+        }
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header(header.to_vec());
+        // A terminal that reports no useful width (a pty nobody sized) gets the natural width
+        // rather than one character per column.
+        if t.width().is_some_and(|w| w < 40) {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+        t
+    }
+
+    /// How many of `len` rows to show before folding the rest into one "others" row.
+    fn shown(&self, len: usize) -> usize {
+        if self.all || len <= Self::TOP + 1 {
+            len
+        } else {
+            Self::TOP
+        }
+    }
 }
 
 fn num(n: u64) -> Cell {
@@ -128,8 +177,28 @@ fn num(n: u64) -> Cell {
     Cell::new(out).set_alignment(CellAlignment::Right)
 }
 
-/// Prints the transaction line and the opcode, contract and frame tables.
-pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> io::Result<()> {
+/// Prints the transaction line and the opcode, contract and frame tables: the opcode and contract
+/// tables show the top rows by gas and one "others" row (every row with `style.all`), so that
+/// their totals still add up; frames keep call order and fold beyond the top frames likewise.
+pub fn render_gas_tables<W: Write>(
+    r: &GasReport,
+    d: &Decoder,
+    style: TableStyle,
+    out: &mut W,
+) -> io::Result<()> {
+    const NUMERIC: &[&str] = &[
+        "intrinsic",
+        "execution",
+        "refund",
+        "gas used",
+        "count",
+        "gas",
+        "share",
+        "frames",
+        "self gas",
+        "inclusive gas",
+    ];
+    let table = |h: &[&str]| style.numeric_table(h, NUMERIC);
     let mut t = table(&["intrinsic", "execution", "refund", "gas used"]);
     t.add_row(vec![
         num(r.intrinsic),
@@ -141,29 +210,60 @@ pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> i
     if r.floor > 0 && r.floor == r.gas_used {
         writeln!(out, "(gas used is the EIP-7623 calldata floor)")?;
     }
+    let pct = |gas: u64| {
+        Cell::new(format!("{:.2}%", share(gas, r.execution))).set_alignment(CellAlignment::Right)
+    };
     let mut t = table(&["opcode", "count", "gas", "share"]);
-    for (op, count, gas) in opcode_rows(r) {
+    let rows = opcode_rows(r);
+    let shown = style.shown(rows.len());
+    for (op, count, gas) in &rows[..shown] {
         t.add_row(vec![
             Cell::new(op),
             count.map(num).unwrap_or_else(|| Cell::new("")),
+            num(*gas),
+            pct(*gas),
+        ]);
+    }
+    if shown < rows.len() {
+        let rest = &rows[shown..];
+        let gas = rest.iter().map(|r| r.2).sum();
+        t.add_row(vec![
+            Cell::new(format!("others ({}; --all)", rest.len())),
+            num(rest.iter().filter_map(|r| r.1).sum()),
             num(gas),
-            Cell::new(format!("{:.2}%", share(gas, r.execution)))
-                .set_alignment(CellAlignment::Right),
+            pct(gas),
         ]);
     }
     writeln!(out, "\nby opcode (execution gas)\n{t}")?;
     let mut t = table(&["contract", "frames", "self gas", "inclusive gas"]);
-    for (a, calls, s, i) in contract_rows(r) {
+    let rows = contract_rows(r);
+    let shown = style.shown(rows.len());
+    for (a, calls, s, i) in &rows[..shown] {
         t.add_row(vec![
-            Cell::new(d.with_label(&a, format!("{a:?}"))),
-            num(calls),
-            num(s),
-            num(i),
+            Cell::new(d.with_label(a, format!("{a:?}"))),
+            num(*calls),
+            num(*s),
+            num(*i),
+        ]);
+    }
+    if shown < rows.len() {
+        let rest = &rows[shown..];
+        t.add_row(vec![
+            Cell::new(format!("others ({}; --all)", rest.len())),
+            num(rest.iter().map(|r| r.1).sum()),
+            num(rest.iter().map(|r| r.2).sum()),
+            Cell::new(""),
         ]);
     }
     writeln!(out, "\nby contract\n{t}")?;
     let mut t = table(&["frame", "function", "self gas", "inclusive gas"]);
-    for f in &r.frames {
+    // Frames stay in call order: the first ones, then one row for the rest.
+    let limit = if style.all {
+        r.frames.len()
+    } else {
+        4 * TableStyle::TOP
+    };
+    for f in r.frames.iter().take(limit) {
         let status = if f.failed { " ✗" } else { "" };
         t.add_row(vec![
             Cell::new(format!(
@@ -175,6 +275,15 @@ pub fn render_gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> i
             Cell::new(function(f, d)),
             num(f.self_gas),
             num(f.inclusive),
+        ]);
+    }
+    if r.frames.len() > limit {
+        let rest = &r.frames[limit..];
+        t.add_row(vec![
+            Cell::new(format!("… {} more frames (--all)", rest.len())),
+            Cell::new(""),
+            num(rest.iter().map(|f| f.self_gas).sum()),
+            Cell::new(""),
         ]);
     }
     writeln!(out, "\nby frame\n{t}")

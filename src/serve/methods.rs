@@ -98,6 +98,8 @@ pub struct Outcome {
     /// The on-disk cache's warnings, drained after the call (bounded: see
     /// [`crate::source::cache::MAX_WARNINGS`]).
     pub warnings: Vec<String>,
+    /// The source's notes: the chain's own rules applied, a fork read from the header.
+    pub notes: Vec<String>,
 }
 
 /// The trace options of geth's `TraceConfig` / `TraceCallConfig`.
@@ -211,6 +213,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
                 cache_hit: false,
                 divergence: None,
                 warnings: Vec::new(),
+                notes: Vec::new(),
             }
         }
     };
@@ -222,6 +225,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         cache_hit: false,
         divergence: None,
         warnings: Vec::new(),
+        notes: Vec::new(),
     };
     let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
     outcome.result = match method {
@@ -237,6 +241,8 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         )),
     };
     outcome.upstream_requests = client.stats().requests;
+    // Which chain rules and which fork were taken, where that was not plain.
+    outcome.notes = source.take_notes();
     if ctx.cache.map(|c| c.hits()).unwrap_or(0) > hits_before {
         outcome.cache_hit = true;
     }

@@ -541,6 +541,9 @@ async fn answer(shared: Arc<Shared>, req: Value, deadline: Deadline) -> Answer {
         if !log.warnings.is_empty() {
             line["cacheWarnings"] = json!(log.warnings);
         }
+        if !log.notes.is_empty() {
+            line["notes"] = json!(log.notes);
+        }
     }
     if let Err(f) = &result {
         line["error"] = json!(f.message);
@@ -558,6 +561,7 @@ struct TraceLog {
     cache_hit: bool,
     divergence: Option<String>,
     warnings: Vec<String>,
+    notes: Vec<String>,
 }
 
 /// A place in the queue, given back however the wait ends (a worker, the deadline, or the
@@ -663,6 +667,7 @@ async fn traced(
                 cache_hit: out.cache_hit,
                 divergence: out.divergence,
                 warnings: out.warnings,
+                notes: out.notes,
             };
             let result = match out.result {
                 // The upstream gave up at the deadline: the deadline's error.
