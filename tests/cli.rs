@@ -476,7 +476,7 @@ fn gas_tables_show_the_top_rows_and_one_others_row() {
         let s = n.to_string();
         let mut out = String::new();
         for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i) % 3 == 0 {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
