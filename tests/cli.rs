@@ -484,16 +484,14 @@ fn gas_tables_show_the_top_rows_and_one_others_row() {
         out
     };
 
+    // The opcode table of a run's output.
+    let opcode_table = |stdout: &str| -> String {
+        let after = stdout.split("by opcode (execution gas)\n").nth(1).unwrap();
+        after.split("\n\n").next().unwrap().to_string()
+    };
     let r = chaintrace(&["gas", "--fixture", fx]);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    let section = r
-        .stdout
-        .split("by opcode (execution gas)\n")
-        .nth(1)
-        .unwrap()
-        .split("\n\n")
-        .next()
-        .unwrap();
+    let section = opcode_table(&r.stdout);
     assert!(section.is_ascii(), "piped output is ASCII:\n{section}");
     // Header, 10 opcodes, "others": 12 rows between rules, none between the body rows.
     let rows: Vec<&str> = section.lines().filter(|l| l.starts_with('|')).collect();
@@ -526,14 +524,7 @@ fn gas_tables_show_the_top_rows_and_one_others_row() {
     );
 
     let all = chaintrace(&["gas", "--fixture", fx, "--all"]);
-    let section = all
-        .stdout
-        .split("by opcode (execution gas)\n")
-        .nth(1)
-        .unwrap()
-        .split("\n\n")
-        .next()
-        .unwrap();
+    let section = opcode_table(&all.stdout);
     let rows = section.lines().filter(|l| l.starts_with('|')).count();
     assert_eq!(rows, ops.len() + 1, "{section}");
     assert!(!section.contains("others"), "{section}");
