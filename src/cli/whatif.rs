@@ -250,7 +250,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let code = &p.overrides.0.values().next().unwrap().code;
-        assert_eq!(code.as_deref(), Some(&[0x60u8, 0x00][..]));
+        assert_eq!(code.as_ref().map(|c| c.to_vec()), Some(vec![0x60u8, 0x00]));
         for (a, says) in [
             ("0xaa", "no '='"),
             ("0x12=0x00", "not 0x followed by 40 hex"),
