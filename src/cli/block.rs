@@ -239,6 +239,12 @@ impl BlockArgs {
                 chain_id,
                 source.client.timeout(),
             );
+            // One signature lookup for the whole block, before any transaction is named.
+            let mut all: Vec<&chaintrace::replay::TracedTx> = shown.iter().collect();
+            if patched.is_some() {
+                all.extend(traces.iter()); // the what-if table names the originals' reverts
+            }
+            super::names::prefetch_signatures(&names, &self.trace, &all, snapshot);
             for (i, t) in shown.iter().enumerate() {
                 writeln!(std::io::stdout().lock(), "\n#{i} {:?}", t.hash)?;
                 let mut decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
@@ -299,10 +305,11 @@ impl BlockArgs {
             let (od, mut pd) = if offline {
                 (names.decoder(), names.decoder())
             } else {
-                (
-                    names.decoder_for(&o.result, snapshot),
-                    names.decoder_for(&p.result, snapshot),
-                )
+                let mut od = names.decoder_for(&o.result, snapshot);
+                super::names::add_looked_up(names, &o.result, &mut od);
+                let mut pd = names.decoder_for(&p.result, snapshot);
+                super::names::add_looked_up(names, &p.result, &mut pd);
+                (od, pd)
             };
             if let Some(patch) = patch {
                 patch.name(&mut pd);

@@ -43,6 +43,15 @@ pub struct NameArgs {
     /// Do not look for a Foundry/Hardhat project around the working directory.
     #[arg(long)]
     pub no_project: bool,
+    /// Name selectors, custom errors and events that no local source knows from Sourcify's
+    /// public signature database (https://api.4byte.sourcify.dev): one request per run, answers
+    /// cached on disk. Only when names are printed. Also CHAINTRACE_LOOKUP_SIGNATURES=1.
+    #[arg(long, env = "CHAINTRACE_LOOKUP_SIGNATURES", value_parser = clap::builder::FalseyValueParser::new())]
+    pub lookup_signatures: bool,
+    /// Signature database (openchain-compatible `/signature-database/v1/lookup`) to use
+    /// instead of Sourcify's (implies --lookup-signatures).
+    #[arg(long, value_name = "URL")]
+    pub signature_db_url: Option<String>,
 }
 
 /// Documented exit codes.

@@ -167,6 +167,12 @@ impl TxArgs {
             mined.chain_id,
             ctx.source.client.timeout(),
         );
+        super::names::prefetch_signatures(
+            names,
+            &self.trace,
+            &[&original, &patched],
+            &mined.snapshot,
+        );
         let mut decoder = decoder_for(names, &self.trace, &patched, &mined.snapshot);
         patch.name(&mut decoder);
         print_trace(&patched, &self.trace, &decoder, currency)?;
@@ -174,7 +180,9 @@ impl TxArgs {
         let original_decoder = if self.trace.json && !self.trace.decode {
             names.decoder()
         } else {
-            names.decoder_for(&original.result, &mined.snapshot)
+            let mut d = names.decoder_for(&original.result, &mined.snapshot);
+            super::names::add_looked_up(names, &original.result, &mut d);
+            d
         };
         let to = mined.target.env.kind.to().copied();
         let rows = [

@@ -16,6 +16,7 @@ pub mod artifacts;
 pub mod explorer;
 pub mod layout;
 pub mod proxy;
+pub mod signature_db;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -50,6 +51,8 @@ pub struct Names {
     artifacts: Vec<Artifact>,
     /// Verified ABIs by address, when an explorer or Sourcify is configured.
     pub explorer: Option<explorer::Explorer>,
+    /// Names for selectors and topics nobody verified, when the user opted in.
+    pub signature_db: Option<signature_db::SignatureDb>,
 }
 
 impl Names {
@@ -87,6 +90,7 @@ impl Names {
             base,
             artifacts: found,
             explorer: None,
+            signature_db: None,
         })
     }
 
