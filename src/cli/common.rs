@@ -48,9 +48,10 @@ pub struct NameArgs {
     /// cached on disk. Only when names are printed. Also CHAINTRACE_LOOKUP_SIGNATURES=1.
     #[arg(long, env = "CHAINTRACE_LOOKUP_SIGNATURES", value_parser = clap::builder::FalseyValueParser::new())]
     pub lookup_signatures: bool,
-    /// Signature database (openchain-compatible `/signature-database/v1/lookup`) to use
-    /// instead of Sourcify's (implies --lookup-signatures).
-    #[arg(long, value_name = "URL")]
+    /// Where --lookup-signatures asks: an openchain-compatible signature database
+    /// (`/signature-database/v1/lookup`) instead of Sourcify's, e.g. a self-hosted one. Does not
+    /// opt in by itself.
+    #[arg(long, value_name = "URL", env = "CHAINTRACE_SIGNATURE_DB_URL")]
     pub signature_db_url: Option<String>,
 }
 

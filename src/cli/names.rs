@@ -58,12 +58,15 @@ fn cache_dir() -> Option<PathBuf> {
 /// Attaches the explorer/Sourcify lookup and the signature database when the user opted in,
 /// for `chain_id`.
 pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeout: Duration) {
-    let db = match (&args.names.signature_db_url, args.names.lookup_signatures) {
-        (Some(url), _) => Some(url.clone()),
-        (None, true) => Some(SIGNATURE_DB_DEFAULT.to_string()),
-        (None, false) => None,
-    };
-    names.signature_db = db.map(|url| SignatureDb::new(url, cache_dir(), timeout));
+    names.signature_db = args.names.lookup_signatures.then(|| {
+        let url = args
+            .names
+            .signature_db_url
+            .clone()
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| SIGNATURE_DB_DEFAULT.to_string());
+        SignatureDb::new(url, cache_dir(), timeout)
+    });
     let key = std::env::var("ETHERSCAN_API_KEY")
         .ok()
         .filter(|k| !k.trim().is_empty());
