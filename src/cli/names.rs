@@ -1,5 +1,5 @@
-//! Name-source flags (`--signatures`, `--explorer-api`, `--sourcify`, `--no-project`; `--abi`
-//! lives in [`TraceArgs`]) and the decoder of one trace.
+//! Name-source flags (`--signatures`, `--explorer-api`, `--sourcify`, `--no-project`,
+//! `--lookup-signatures`; `--abi` lives in [`TraceArgs`]) and the decoder of one trace.
 
 use std::path::PathBuf;
 use std::time::Duration;

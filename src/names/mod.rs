@@ -4,7 +4,8 @@
 //! Order (first match wins, see [`Decoder`]): per contract, an artifact whose runtime code matches
 //! the contract's code (from `--abi` trees or the Foundry/Hardhat project around the working
 //! directory) or a verified ABI from an explorer or Sourcify ([`explorer`]); then every `--abi`
-//! and project ABI merged; then the bundled signature table plus `--signatures` files.
+//! and project ABI merged; then the bundled signature table plus `--signatures` files, and, when
+//! the user opted in, Sourcify's signature database for what is still unnamed ([`signature_db`]).
 //! Proxies are followed: a contract whose EIP-1967 or EIP-1822 implementation slot holds an
 //! address (read from the replayed state), or which DELEGATECALLs its own calldata to another
 //! contract in the trace, is also named by that implementation's ABI.
