@@ -239,6 +239,16 @@ fn cases() -> Vec<Case> {
         // ---- more command-line and file cases ----
         case("ABI file missing", &["tx", "--fixture", BUNDLE, "--abi", "{dir}/none.abi.json"], 1, "none.abi.json"),
         with(case("ABI file not JSON", &["tx", "--fixture", BUNDLE, "--abi", "{dir}/a.json"], 1, "a.json"), File::Text("a.json", "function transfer".into())),
+        // ---- --code-override (what-if replays): refused before any node is asked ----
+        case("code override without '='", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa"], 1, "no '=' between the address and the code"),
+        case("code override with a short address", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0xaa=0x00"], 1, "is not 0x followed by 40 hex digits"),
+        case("code override with bad hex", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa=0xzz"], 1, "the code is not hex bytes"),
+        case("code override artifact missing", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa={dir}/none.json"], 1, "none.json"),
+        with(case("code override artifact with immutables", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa={dir}/Imm.json"], 1, "1 immutable variable(s)"), File::Text("Imm.json", json!({"abi": [], "deployedBytecode": {"object": format!("0x7f{}00", "00".repeat(32)), "immutableReferences": {"5": [{"start": 1, "length": 32}]}}}).to_string())),
+        with(case("code override artifact with unlinked libraries", &["block", "7", "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa={dir}/L.json"], 1, "libraries (MathLib)"), File::Text("L.json", json!({"abi": [], "deployedBytecode": {"object": "0x73__$0123456789abcdef0123456789abcdef01$__60", "linkReferences": {"src/L.sol": {"MathLib": [{"start": 1, "length": 20}]}}}}).to_string())),
+        with(case("code override artifact without runtime code", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa={dir}/I.json"], 1, "no runtime code"), File::Text("I.json", json!({"abi": []}).to_string())),
+        case("code override of a fixture", &["tx", "--fixture", BUNDLE, "--code-override", "0x00000000000000000000000000000000000000aa=0x00"], 1, "cannot be used with --fixture or --remote"),
+        case("code override of a block range", &["block", "1..2", "--rpc-url", "http://127.0.0.1:9", "--code-override", "0x00000000000000000000000000000000000000aa=0x00"], 1, "cannot be used with a range"),
         case("cache dir is a file", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--rpc-timeout", "1", "--cache-dir", BUNDLE], 2, "cannot reach"),
         case("bundle capture without a node", &["bundle", "capture", HASH, "-o", "{dir}/b.json"], 1, "ETH_RPC_URL"),
         case("diff without a node", &["diff", HASH], 1, "ETH_RPC_URL"),

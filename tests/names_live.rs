@@ -655,3 +655,182 @@ fn unreadable_name_sources_are_bad_input() {
     );
     assert_eq!(r.code, 3, "{}", r.stderr);
 }
+
+/// A loopback signature database answering `/signature-database/v1/lookup` in the shape
+/// Sourcify's 4byte service documents (services/4byte/src/openapi.yaml; openchain-compatible:
+/// `null` for a function nothing is known for, `[]` for an event), from `known` (hash →
+/// names), counting requests and keeping their targets.
+fn mock_signature_db(
+    known: Vec<(String, Vec<&'static str>)>,
+) -> (String, Arc<AtomicUsize>, Arc<std::sync::Mutex<Vec<String>>>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (counter, targets) = (hits.clone(), seen.clone());
+    let url = http::serve(move |r: &http::Request| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        targets.lock().unwrap().push(r.path.clone());
+        let Some(query) = r.path.strip_prefix("/signature-database/v1/lookup?") else {
+            return http::Reply::Answer(404, "{}".into());
+        };
+        let mut result = json!({"function": {}, "event": {}});
+        for pair in query.split('&') {
+            let Some((space, list)) = pair.split_once('=') else {
+                continue;
+            };
+            if space != "function" && space != "event" {
+                continue;
+            }
+            for h in list.split(',') {
+                let names = known.iter().find(|(k, _)| k.eq_ignore_ascii_case(h));
+                let answer = match (names, space) {
+                    (Some((_, ns)), _) => {
+                        let mut items: Vec<Value> = ns
+                            .iter()
+                            .map(|n| json!({"name": n, "filtered": false, "hasVerifiedContract": true}))
+                            .collect();
+                        // Junk the database filters out must never be shown.
+                        items.push(json!({"name": "junk_a1b2c3(uint8)", "filtered": true}));
+                        Value::Array(items)
+                    }
+                    (None, "function") => Value::Null,
+                    (None, _) => json!([]),
+                };
+                result[space][h] = answer;
+            }
+        }
+        http::Reply::Answer(200, json!({"ok": true, "result": result}).to_string())
+    });
+    (url, hits, seen)
+}
+
+#[test]
+fn unverified_errors_and_events_are_named_from_a_mock_signature_database_once_per_run() {
+    let s = anvil::scenario();
+    let url = s.url.as_str();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ping = format!(
+        "{:?}",
+        alloy_primitives::keccak256("Ping(address,uint256,bytes32)")
+    );
+    let (mock, hits, seen) = mock_signature_db(vec![
+        ("0x1d65a307".into(), vec!["Custom(uint256,address,string)"]),
+        ("0x2630edec".into(), vec!["failNested(uint256)"]),
+        (ping, vec!["Ping(address,uint256,bytes32)"]),
+    ]);
+    let cache = tmp("sigdb");
+    let env = [
+        ("CHAINTRACE_NO_CACHE", ""),
+        ("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap()),
+        ("CHAINTRACE_SIGNATURE_DB_URL", mock.as_str()),
+    ];
+    let hash = nested_tx(&s);
+    let hub = s.addr("Hub").to_checksum(None);
+    let want = format!("Custom(48879, {hub}, \"custom error\")");
+
+    // Without opt-in: no request, the custom error is a selector.
+    let off = chaintrace_in(here, &["tx", &hash, "--rpc-url", url, "--no-project"], &env);
+    assert_eq!(off.code, 3, "{}", off.stderr);
+    assert!(
+        off.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        off.stdout
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+
+    // --lookup-signatures: exactly one request for the run; the custom error (no ABI given)
+    // and the call are named, the filtered junk is not.
+    let args = [
+        "tx",
+        &hash,
+        "--rpc-url",
+        url,
+        "--no-project",
+        "--lookup-signatures",
+    ];
+    let on = chaintrace_in(here, &args, &env);
+    assert_eq!(on.code, 3, "{}", on.stderr);
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "{}", on.stderr);
+    assert!(on.stdout.contains(&want), "{}", on.stdout);
+    assert!(on.stdout.contains("failNested(48879)"), "{}", on.stdout);
+    assert!(!on.stdout.contains("junk_a1b2c3"), "{}", on.stdout);
+    let target = seen.lock().unwrap()[0].clone();
+    assert!(target.contains("filter=true"), "{target}");
+    assert!(
+        target.contains("function=") && target.contains("0x1d65a307"),
+        "{target}"
+    );
+    // Cached on disk per selector (negative answers too, for a while).
+    assert!(cache.join("signatures/function/0x1d65a307.json").is_file());
+
+    // A second run asks nothing: every answer is on disk.
+    let again = chaintrace_in(here, &args, &env);
+    assert_eq!(again.stdout, on.stdout);
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "{}", again.stderr);
+
+    // The env opt-in, on a transaction with an event of a contract whose ABI is not given:
+    // Ping (two indexed topics, then data) decodes; one more request, for this run.
+    let logs = format!("{:?}", s.tx("LOG0..LOG4").hash);
+    let mut env_on = env.to_vec();
+    env_on.push(("CHAINTRACE_LOOKUP_SIGNATURES", "1"));
+    let ev = chaintrace_in(
+        here,
+        &["tx", &logs, "--rpc-url", url, "--no-project"],
+        &env_on,
+    );
+    assert_eq!(ev.code, 0, "{}", ev.stderr);
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "{}", ev.stderr);
+    let sender = s.anvil.sender().to_checksum(None);
+    assert!(
+        ev.stdout
+            .contains(&format!("Ping({sender}, 77, 0x6c6f67416c6c")),
+        "{}",
+        ev.stdout
+    );
+    // --json without --decode stays name-free and offline, opted in or not.
+    let json_run = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &logs,
+            "--rpc-url",
+            url,
+            "--json",
+            "--lookup-signatures",
+        ],
+        &env,
+    );
+    assert_eq!(json_run.code, 0, "{}", json_run.stderr);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+
+    // A database that fails (HTTP 500, a page that is not JSON, refused): a warning naming the
+    // failure; the trace is printed, names just missing, the exit code the transaction's.
+    let broken = http::serve(|_| http::Reply::Answer(500, "{\"ok\":false}".into()));
+    let html = http::serve(|_| http::Reply::Answer(200, "<html>".into()));
+    for (db, says) in [
+        (broken.as_str(), "HTTP 500"),
+        (html.as_str(), "not JSON"),
+        ("http://127.0.0.1:1", "connection refused"),
+    ] {
+        let r = chaintrace_in(
+            here,
+            &[
+                "tx",
+                &hash,
+                "--rpc-url",
+                url,
+                "--no-project",
+                "--lookup-signatures",
+                "--signature-db-url",
+                db,
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(r.stdout.contains("custom error 0x1d65a307"), "{}", r.stdout);
+        assert!(
+            r.stderr.contains("warning: signature lookup failed: ") && r.stderr.contains(says),
+            "{db}: {}",
+            r.stderr
+        );
+    }
+}

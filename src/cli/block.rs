@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use chaintrace::render::json::write_trace;
-use chaintrace::replay::remote::replay_block;
+use chaintrace::replay::remote::{replay_block, replay_txs_from};
 use chaintrace::replay::EvmEnv;
 use chaintrace::source::StateSnapshot;
 use clap::Args;
@@ -29,6 +29,8 @@ pub struct BlockArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub out: super::columnar::OutArgs,
+    #[command(flatten)]
+    pub whatif: super::whatif::WhatIfArgs,
 }
 
 impl BlockArgs {
@@ -94,6 +96,17 @@ pub fn parse_block_ref(s: &str) -> Result<String, CliError> {
 
 impl BlockArgs {
     pub fn run(&self) -> Result<u8, CliError> {
+        let patch = self.whatif.patch()?;
+        if patch.is_some()
+            && (super::range::parse_range(&self.block).is_some()
+                || self.remote
+                || self.out.out.is_some())
+        {
+            return Err(CliError::input(
+                "--code-override replays one block locally: it cannot be used with a range \
+                 A..B, --out or --remote",
+            ));
+        }
         if let Some(range) = super::range::parse_range(&self.block) {
             let range = range?;
             if let Some(shard) = &self.out.shard {
@@ -149,7 +162,7 @@ impl BlockArgs {
         let mut block = source.block(&block_ref)?;
         let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
-        let replay = if block.txs.is_empty() {
+        let mut replay = if block.txs.is_empty() {
             None
         } else {
             Some(replay_block(
@@ -161,13 +174,41 @@ impl BlockArgs {
                 &spec,
             )?)
         };
+        // --code-override: the block again with the code replaced before its first transaction,
+        // starting from the state the original replay fetched (the patched replay takes that
+        // snapshot over and fills it further; every decoder below reads it). Its traces are the
+        // ones printed.
+        let patched = match (&patch, replay.as_mut()) {
+            (Some(p), Some(r)) => {
+                p.announce();
+                let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+                Some(replay_txs_from(
+                    &source,
+                    &block.txs,
+                    &env,
+                    0,
+                    &parent,
+                    &spec,
+                    &|db| p.overrides.apply(db),
+                    // The original's snapshot moves in and comes back filled further.
+                    std::mem::take(&mut r.snapshot),
+                )?)
+            }
+            _ => None,
+        };
         let empty = StateSnapshot::default();
-        let (traces, passes, snapshot) = match &replay {
+        let (traces, mut passes, mut snapshot) = match &replay {
             None => (&[][..], 0, &empty),
             Some(r) => (&r.traces[..], r.passes, &r.snapshot),
         };
         let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
         let receipts = source.receipts(&hashes)?;
+        if let Some(p) = &patched {
+            passes += p.passes;
+            snapshot = &p.snapshot;
+        }
+        let shown: &[chaintrace::replay::TracedTx] =
+            patched.as_ref().map_or(traces, |p| &p.traces[..]);
         let currency = chaintrace::chain::currency(chain_id);
         if self.trace.json {
             // geth's debug_traceBlock shape: [{"txHash": ..., "result": ...}], written item by
@@ -175,7 +216,7 @@ impl BlockArgs {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             out.write_all(b"[")?;
-            for (i, t) in traces.iter().enumerate() {
+            for (i, t) in shown.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
@@ -190,7 +231,7 @@ impl BlockArgs {
                 std::io::stdout().lock(),
                 "block {} ({} transactions)",
                 block.info.number,
-                traces.len()
+                shown.len()
             )?;
             super::names::attach_explorer(
                 &mut names,
@@ -198,9 +239,18 @@ impl BlockArgs {
                 chain_id,
                 source.client.timeout(),
             );
-            for (i, t) in traces.iter().enumerate() {
+            // One signature lookup for the whole block, before any transaction is named.
+            let mut all: Vec<&chaintrace::replay::TracedTx> = shown.iter().collect();
+            if patched.is_some() {
+                all.extend(traces.iter()); // the what-if table names the originals' reverts
+            }
+            super::names::prefetch_signatures(&names, &self.trace, &all, snapshot);
+            for (i, t) in shown.iter().enumerate() {
                 writeln!(std::io::stdout().lock(), "\n#{i} {:?}", t.hash)?;
-                let decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
+                let mut decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
+                if let Some(p) = &patch {
+                    p.name(&mut decoder);
+                }
                 print_trace(t, &self.trace, &decoder, currency)?;
             }
         }
@@ -221,6 +271,52 @@ impl BlockArgs {
                 traces.len()
             );
         }
+        if let Some(p) = &patched {
+            self.compare(
+                &names,
+                traces,
+                &p.traces,
+                snapshot,
+                &block.txs,
+                patch.as_ref(),
+            )?;
+        }
         Ok(code)
+    }
+}
+
+impl BlockArgs {
+    /// The what-if table of a block: each transaction's original and patched outcome.
+    fn compare(
+        &self,
+        names: &chaintrace::names::Names,
+        original: &[chaintrace::replay::TracedTx],
+        patched: &[chaintrace::replay::TracedTx],
+        snapshot: &StateSnapshot,
+        txs: &[chaintrace::replay::ReplayTx],
+        patch: Option<&super::whatif::Patch>,
+    ) -> Result<(), CliError> {
+        use super::whatif::{outcome, print_table, table};
+        let offline = self.trace.json && !self.trace.decode;
+        let mut rows = Vec::new();
+        for (i, (o, p)) in original.iter().zip(patched).enumerate() {
+            let tx = Some(format!("#{i} {}…", &format!("{:?}", o.hash)[..10]));
+            let to = txs.get(i).and_then(|t| t.env.kind.to().copied());
+            let (od, mut pd) = if offline {
+                (names.decoder(), names.decoder())
+            } else {
+                let mut od = names.decoder_for(&o.result, snapshot);
+                super::names::add_looked_up(names, &o.result, &mut od);
+                let mut pd = names.decoder_for(&p.result, snapshot);
+                super::names::add_looked_up(names, &p.result, &mut pd);
+                (od, pd)
+            };
+            if let Some(patch) = patch {
+                patch.name(&mut pd);
+            }
+            rows.push((tx.clone(), "original", outcome(o, &od, to)));
+            rows.push((tx, "patched", outcome(p, &pd, to)));
+        }
+        print_table(&table(&rows), self.trace.json)
     }
 }

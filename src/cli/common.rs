@@ -43,6 +43,16 @@ pub struct NameArgs {
     /// Do not look for a Foundry/Hardhat project around the working directory.
     #[arg(long)]
     pub no_project: bool,
+    /// Name selectors, custom errors and events that no local source knows from Sourcify's
+    /// public signature database (https://api.4byte.sourcify.dev): one request per run, answers
+    /// cached on disk. Only when names are printed. Also CHAINTRACE_LOOKUP_SIGNATURES=1.
+    #[arg(long, env = "CHAINTRACE_LOOKUP_SIGNATURES", value_parser = clap::builder::FalseyValueParser::new())]
+    pub lookup_signatures: bool,
+    /// Where --lookup-signatures asks: an openchain-compatible signature database
+    /// (`/signature-database/v1/lookup`) instead of Sourcify's, e.g. a self-hosted one. Does not
+    /// opt in by itself.
+    #[arg(long, value_name = "URL", env = "CHAINTRACE_SIGNATURE_DB_URL")]
+    pub signature_db_url: Option<String>,
 }
 
 /// Documented exit codes.

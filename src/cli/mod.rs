@@ -19,6 +19,7 @@ pub mod serve;
 pub mod state;
 pub mod tx;
 pub mod wallet;
+pub mod whatif;
 
 use clap::{Parser, Subcommand};
 

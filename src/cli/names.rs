@@ -1,10 +1,11 @@
-//! Name-source flags (`--signatures`, `--explorer-api`, `--sourcify`, `--no-project`; `--abi`
-//! lives in [`TraceArgs`]) and the decoder of one trace.
+//! Name-source flags (`--signatures`, `--explorer-api`, `--sourcify`, `--no-project`,
+//! `--lookup-signatures`; `--abi` lives in [`TraceArgs`]) and the decoder of one trace.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use chaintrace::names::explorer::{preset_api, Explorer, SOURCIFY_DEFAULT};
+use chaintrace::names::signature_db::{SignatureDb, Wanted, SIGNATURE_DB_DEFAULT};
 use chaintrace::names::Names;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::{TraceResult, TracedTx};
@@ -54,8 +55,18 @@ fn cache_dir() -> Option<PathBuf> {
         })
 }
 
-/// Attaches the explorer/Sourcify lookup when the user opted in, for `chain_id`.
+/// Attaches the explorer/Sourcify lookup and the signature database when the user opted in,
+/// for `chain_id`.
 pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeout: Duration) {
+    names.signature_db = args.names.lookup_signatures.then(|| {
+        let url = args
+            .names
+            .signature_db_url
+            .clone()
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| SIGNATURE_DB_DEFAULT.to_string());
+        SignatureDb::new(url, cache_dir(), timeout)
+    });
     let key = std::env::var("ETHERSCAN_API_KEY")
         .ok()
         .filter(|k| !k.trim().is_empty());
@@ -87,7 +98,8 @@ pub fn decoder_for(
     if !wants_names {
         return names.decoder();
     }
-    let d = names.decoder_for(&traced.result, state);
+    let mut d = names.decoder_for(&traced.result, state);
+    add_looked_up(names, &traced.result, &mut d);
     if let Some(e) = &names.explorer {
         if let Ok(f) = e.fetched.lock() {
             if !f.is_empty() {
@@ -104,4 +116,55 @@ pub fn decoder_for(
         }
     }
     d
+}
+
+/// Adds to `d` the signature database's names for what it cannot name in `result` (from the
+/// run's answers and the disk cache, or the run's one request), when the user opted in.
+pub fn add_looked_up(names: &Names, result: &TraceResult, d: &mut Decoder) {
+    let Some(db) = &names.signature_db else {
+        return;
+    };
+    let mut wanted = Wanted::default();
+    wanted.add_unknown(result, d);
+    if !wanted.is_empty() {
+        d.add_signatures(db.resolve(&wanted));
+    }
+    warn_failed_lookups(db);
+}
+
+/// Names the run's signature lookup failed on, once, on stderr.
+fn warn_failed_lookups(db: &SignatureDb) {
+    let failed: Vec<String> = db
+        .failed
+        .lock()
+        .map(|mut f| std::mem::take(&mut *f))
+        .unwrap_or_default();
+    for why in failed {
+        eprintln!("warning: signature lookup failed: {why} (names it would give are missing)");
+    }
+}
+
+/// Looks up, in one request, what the decoders of every trace in `traces` cannot name, before
+/// they are decoded one by one (a block, or a what-if's two runs): the run's one request covers
+/// them all. Nothing happens without `--lookup-signatures` or when names are not printed.
+pub fn prefetch_signatures(
+    names: &Names,
+    args: &TraceArgs,
+    traces: &[&TracedTx],
+    state: &StateSnapshot,
+) {
+    let Some(db) = &names.signature_db else {
+        return;
+    };
+    let mut wanted = Wanted::default();
+    for t in traces {
+        let wants_names = !args.json || args.decode || matches!(t.result, TraceResult::Gas(_));
+        if wants_names {
+            wanted.add_unknown(&t.result, &names.decoder_for(&t.result, state));
+        }
+    }
+    if !wanted.is_empty() {
+        db.resolve(&wanted);
+    }
+    warn_failed_lookups(db);
 }

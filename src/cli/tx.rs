@@ -37,10 +37,19 @@ pub struct TxArgs {
     /// replaying locally.
     #[arg(long)]
     pub remote: bool,
+    #[command(flatten)]
+    pub whatif: super::whatif::WhatIfArgs,
 }
 
 impl TxArgs {
     pub fn run(&self) -> Result<u8, CliError> {
+        let patch = self.whatif.patch()?;
+        if patch.is_some() && (self.fixture.is_some() || self.remote) {
+            return Err(CliError::input(
+                "--code-override replays a mined transaction from a node locally: it cannot be \
+                 used with --fixture or --remote",
+            ));
+        }
         let mut names = load_names(&self.trace)?;
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
@@ -78,6 +87,15 @@ impl TxArgs {
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
         let traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        if let Some(patch) = &patch {
+            let ctx = Ctx {
+                source: &source,
+                cache: cache.as_ref(),
+                spec: &spec,
+                hash,
+            };
+            return self.run_patched(patch, &mut mined, &ctx, traced, &mut names);
+        }
         let currency = chaintrace::chain::currency(mined.chain_id);
         attach_explorer(
             &mut names,
@@ -104,5 +122,85 @@ impl TxArgs {
             false,
             mined.state_check().as_ref(),
         ))
+    }
+}
+
+/// What a what-if replay of one transaction needs besides the transaction.
+struct Ctx<'a> {
+    source: &'a chaintrace::source::rpc::RpcSource,
+    cache: Option<&'a chaintrace::source::cache::Cache>,
+    spec: &'a chaintrace::trace::TracerSpec,
+    hash: alloy_primitives::B256,
+}
+
+impl TxArgs {
+    /// `--code-override`: the original run is checked against its receipt (its trace is not
+    /// printed); the patched run is traced and printed, and the two outcomes compared.
+    fn run_patched(
+        &self,
+        patch: &super::whatif::Patch,
+        mined: &mut Mined,
+        ctx: &Ctx<'_>,
+        original: chaintrace::replay::TracedTx,
+        names: &mut chaintrace::names::Names,
+    ) -> Result<u8, CliError> {
+        use super::whatif::{exit_code, outcome, print_table, table};
+        patch.announce();
+        if mined.env.splice.is_some() {
+            eprintln!(
+                "note: the patched run answers calls into the chain's own precompiles with the \
+                 node's frames of the mined transaction; where the new code calls them \
+                 differently, those answers do not fit it"
+            );
+        }
+        let original_code = finish(
+            &original,
+            Some(&mined.receipt),
+            false,
+            mined.state_check().as_ref(),
+        );
+        let patched = mined.trace_overridden(ctx.source, ctx.cache, ctx.spec, &patch.overrides)?;
+        let currency = chaintrace::chain::currency(mined.chain_id);
+        attach_explorer(
+            names,
+            &self.trace,
+            mined.chain_id,
+            ctx.source.client.timeout(),
+        );
+        super::names::prefetch_signatures(
+            names,
+            &self.trace,
+            &[&original, &patched],
+            &mined.snapshot,
+        );
+        let mut decoder = decoder_for(names, &self.trace, &patched, &mined.snapshot);
+        patch.name(&mut decoder);
+        print_trace(&patched, &self.trace, &decoder, currency)?;
+        // The original's reason with its own contracts' names (the code that ran then).
+        let original_decoder = if self.trace.json && !self.trace.decode {
+            names.decoder()
+        } else {
+            let mut d = names.decoder_for(&original.result, &mined.snapshot);
+            super::names::add_looked_up(names, &original.result, &mut d);
+            d
+        };
+        let to = mined.target.env.kind.to().copied();
+        let rows = [
+            (None, "original", outcome(&original, &original_decoder, to)),
+            (None, "patched", outcome(&patched, &decoder, to)),
+        ];
+        print_table(&table(&rows), self.trace.json)?;
+        if !self.trace.json {
+            if let Some(url) = chaintrace::chain::explorer_tx_url(
+                mined.chain_id,
+                &format!("{:?}", ctx.hash),
+                self.explorer.as_deref(),
+            ) {
+                writeln!(std::io::stdout().lock(), "explorer: {url}")?;
+            }
+        }
+        print_note(mined);
+        report(ctx.source, ctx.cache, Some(mined), mined.passes);
+        Ok(exit_code(original_code, patched.outcome.success))
     }
 }

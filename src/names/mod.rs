@@ -4,7 +4,8 @@
 //! Order (first match wins, see [`Decoder`]): per contract, an artifact whose runtime code matches
 //! the contract's code (from `--abi` trees or the Foundry/Hardhat project around the working
 //! directory) or a verified ABI from an explorer or Sourcify ([`explorer`]); then every `--abi`
-//! and project ABI merged; then the bundled signature table plus `--signatures` files.
+//! and project ABI merged; then the bundled signature table plus `--signatures` files, and, when
+//! the user opted in, Sourcify's signature database for what is still unnamed ([`signature_db`]).
 //! Proxies are followed: a contract whose EIP-1967 or EIP-1822 implementation slot holds an
 //! address (read from the replayed state), or which DELEGATECALLs its own calldata to another
 //! contract in the trace, is also named by that implementation's ABI.
@@ -16,6 +17,7 @@ pub mod artifacts;
 pub mod explorer;
 pub mod layout;
 pub mod proxy;
+pub mod signature_db;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -50,6 +52,8 @@ pub struct Names {
     artifacts: Vec<Artifact>,
     /// Verified ABIs by address, when an explorer or Sourcify is configured.
     pub explorer: Option<explorer::Explorer>,
+    /// Names for selectors and topics nobody verified, when the user opted in.
+    pub signature_db: Option<signature_db::SignatureDb>,
 }
 
 impl Names {
@@ -87,6 +91,7 @@ impl Names {
             base,
             artifacts: found,
             explorer: None,
+            signature_db: None,
         })
     }
 

@@ -103,6 +103,34 @@ impl Decoder {
         self.contracts.contains_key(address)
     }
 
+    /// Whether any source names `selector` as a function (for a call to `at`).
+    pub fn knows_function_at(&self, at: Option<Address>, selector: [u8; 4]) -> bool {
+        self.tiers(at)
+            .iter()
+            .flatten()
+            .any(|abi| !abi.functions(selector).is_empty())
+    }
+
+    /// Whether any source names `selector` as an error (raised by `at`). `Error(string)` and
+    /// `Panic(uint256)` are always known.
+    pub fn knows_error_at(&self, at: Option<Address>, selector: [u8; 4]) -> bool {
+        selector == ERROR_SELECTOR
+            || selector == PANIC_SELECTOR
+            || self
+                .tiers(at)
+                .iter()
+                .flatten()
+                .any(|abi| !abi.errors(selector).is_empty())
+    }
+
+    /// Whether any source names the event with `topic0` (emitted by `at`).
+    pub fn knows_event_at(&self, at: Option<Address>, topic0: &B256) -> bool {
+        self.tiers(at)
+            .iter()
+            .flatten()
+            .any(|abi| !abi.events(topic0).is_empty())
+    }
+
     fn tiers(&self, at: Option<Address>) -> Vec<Vec<&Abi>> {
         let mut tiers = Vec::with_capacity(3);
         if let Some(c) = at.and_then(|a| self.contracts.get(&a)) {

@@ -408,6 +408,24 @@ impl Mined {
         })
     }
 
+    /// Traces the transaction as [`trace`](Self::trace) does, with `overrides` applied to the
+    /// state just before it runs (after the block's earlier transactions on the RPC path): a
+    /// what-if replay, for example with a contract's code replaced. Nothing fetched is changed:
+    /// the overrides live in the pass's database, never in the snapshot or the cache.
+    pub fn trace_overridden(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        spec: &crate::trace::TracerSpec,
+        overrides: &super::overrides::StateOverride,
+    ) -> Result<super::TracedTx, super::Error> {
+        let index = Some(self.index as u64);
+        self.run(source, cache, |db, env, tx, offset| {
+            overrides.apply(db);
+            super::trace_at(db, env, tx, spec, offset, index)
+        })
+    }
+
     /// What the replay did with the chain's precompiles, for a note on stderr.
     pub fn splice_note(&self) -> Option<String> {
         let splice = self.env.splice.as_ref()?;

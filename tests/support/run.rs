@@ -39,6 +39,8 @@ pub fn cmd(args: &[&str]) -> Cmd {
         "WALLET_API_URL",
         "PRIVATE_KEY",
         "CHAINTRACE_AUTH_TOKEN",
+        "CHAINTRACE_LOOKUP_SIGNATURES",
+        "CHAINTRACE_SIGNATURE_DB_URL",
     ] {
         cmd.env_remove(k);
     }
