@@ -1,8 +1,12 @@
 //! chaintrace: replay EVM transactions locally and explain them with geth-exact traces.
 //!
-//! The flow runs one way: [`source`] (where state and transactions come from) → [`replay`]
-//! (revm environment and execution) → [`trace`] (tracers shaped like geth's) → [`render`]
-//! (trees, JSON). [`rpc`] and [`chain`] serve the source and the replay plan.
+//! Data flows one way; a module uses only those to its left (ARCHITECTURE.md, checked by
+//! tests/architecture.rs):
+//!
+//! [`alloc`], [`geth`], [`redact`] → [`rpc`] → [`chain`] → [`source`] (where state and
+//! transactions come from) → [`trace`] (tracers shaped like geth's) → [`replay`] (revm
+//! environment and execution) → [`render`] (trees, JSON, tables) → [`names`], [`policy`],
+//! [`wallet`], [`node`], [`serve`] → the binary's `cli`.
 
 pub mod alloc;
 pub mod chain;
