@@ -197,17 +197,11 @@ impl CaptureArgs {
                 self.output
             )));
         }
-        let tmp = format!("{}.tmp", self.output);
-        let written = std::fs::write(&tmp, text + "\n")
-            .map_err(|e| format!("cannot write {tmp}: {e}"))
-            .and_then(|()| {
-                std::fs::rename(&tmp, &self.output)
-                    .map_err(|e| format!("cannot write {}: {e}", self.output))
-            });
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(CliError::input(e));
-        }
+        chaintrace::source::cache::write_atomic(
+            std::path::Path::new(&self.output),
+            (text + "\n").as_bytes(),
+        )
+        .map_err(|e| CliError::input(format!("cannot write {}: {e}", self.output)))?;
         super::common::print_notes(&source);
         eprintln!(
             "bundle: {} accounts, {} slots, {} state round trips → {}",

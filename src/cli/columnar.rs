@@ -141,65 +141,49 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> CliError {
     CliError::source(format!("cannot {what} {}: {e}", path.display()))
 }
 
-/// The lock on `DIR/manifest.json`, held while it is read, merged and replaced.
-struct ManifestLock(PathBuf);
+/// The lock on `DIR/manifest.json`, held while it is read, merged and replaced: an OS lock
+/// (std's `File::lock`: `flock` on Unix, `LockFileEx` on Windows) on `DIR/.manifest.lock`. The
+/// OS releases it when the holder closes the file or dies, so a killed run never leaves a
+/// stale lock, and no process table is consulted. The lock file itself stays (removing it would
+/// let two processes lock two different files).
+struct ManifestLock(#[allow(dead_code)] File);
 
 impl ManifestLock {
+    /// How long a run waits for another one's merge before giving up.
+    const PATIENCE: Duration = Duration::from_secs(60);
+
     fn take(dir: &Path) -> Result<Self, CliError> {
         let path = dir.join(".manifest.lock");
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err("create", &path, e))?;
         let started = Instant::now();
         loop {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let _ = write!(f, "{}", std::process::id());
-                    return Ok(ManifestLock(path));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    // A lock whose writer is gone (killed) is broken.
-                    let holder = fs::read_to_string(&path).unwrap_or_default();
-                    let alive = holder
-                        .trim()
-                        .parse::<u32>()
-                        .map(|pid| Path::new(&format!("/proc/{pid}")).exists())
-                        // Being written right now: its pid comes next.
-                        .unwrap_or(true);
-                    if !alive {
-                        let _ = fs::remove_file(&path);
-                        continue;
-                    }
-                    if started.elapsed() > Duration::from_secs(60) {
-                        return Err(CliError::source(format!(
-                            "{} has been held by process {} for 60 s; remove it if no chaintrace is writing here",
-                            path.display(),
-                            holder.trim()
-                        )));
-                    }
+            match file.try_lock() {
+                Ok(()) => return Ok(ManifestLock(file)),
+                Err(fs::TryLockError::WouldBlock) if started.elapsed() < Self::PATIENCE => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                Err(e) => return Err(io_err("create", &path, e)),
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(CliError::source(format!(
+                        "{} has been locked by another process for 60 s: another chaintrace is \
+                         writing into {}",
+                        path.display(),
+                        dir.display()
+                    )))
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(io_err("lock", &path, e)),
             }
         }
     }
 }
 
-impl Drop for ManifestLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` whole or not at all (see [`cache::write_atomic`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let tmp = tmp_name(path);
-    let mut f = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
-    f.write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .map_err(|e| io_err("write", &tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| io_err("rename into", path, e))
+    chaintrace::source::cache::write_atomic(path, bytes).map_err(|e| io_err("write", path, e))
 }
 
 /// `dir/.name.tmp.<pid>` for `dir/name`.
@@ -254,6 +238,9 @@ struct OpenFile {
     path: PathBuf,
     rows: u64,
     writer: Option<Writer>,
+    /// An OS lock on `tmp` for as long as this run may still rename it: another run's
+    /// [`remove_stale_temps`] removes only temporary files nobody holds.
+    _held: File,
 }
 
 struct OpenPart {
@@ -427,6 +414,9 @@ impl<'a> PartitionSink<'a> {
             let path = abs.join(&name);
             let tmp = tmp_name(&path);
             let file = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
+            let held = File::open(&tmp)
+                .and_then(|h| h.lock().map(|()| h))
+                .map_err(|e| io_err("lock", &tmp, e))?;
             let writer = match self.format {
                 Format::Ndjson => Writer::Ndjson(BufWriter::new(file)),
                 #[cfg(feature = "parquet")]
@@ -442,6 +432,7 @@ impl<'a> PartitionSink<'a> {
                 table,
                 tmp,
                 path,
+                _held: held,
                 rows: 0,
                 writer: Some(writer),
             });
@@ -520,21 +511,17 @@ impl<'a> PartitionSink<'a> {
     }
 }
 
-/// Removes temporary files of dead writers (a killed run) from a partition directory.
+/// Removes temporary files of dead writers (a killed run) from a partition directory: those
+/// whose OS lock nobody holds (a live writer holds its own until it renames the file).
 fn remove_stale_temps(dir: &Path) {
     let Ok(rd) = fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(".part.") {
+        if !name.starts_with(".part.") || !name.contains(".tmp.") {
             continue;
         }
-        let dead = name
-            .rsplit_once(".tmp.")
-            .and_then(|(_, pid)| pid.parse::<u32>().ok())
-            .is_some_and(|pid| {
-                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
-            });
-        if dead {
+        let unheld = File::open(e.path()).is_ok_and(|f| f.try_lock().is_ok());
+        if unheld {
             let _ = fs::remove_file(e.path());
         }
     }
@@ -631,6 +618,58 @@ impl Sink for PartitionSink<'_> {
 
 #[cfg(test)]
 mod tests {
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("chaintrace-lock-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// util-linux `flock -n FILE true` in another process: whether it got the lock.
+    fn other_process_locks(file: &Path) -> bool {
+        let st = std::process::Command::new("flock")
+            .arg("-n")
+            .arg(file)
+            .arg("true")
+            .status()
+            .expect("util-linux flock");
+        st.success()
+    }
+
+    /// The manifest lock excludes another process (util-linux `flock`, an independent
+    /// implementation of the same OS lock) while held, and the OS frees it on release.
+    #[test]
+    fn the_manifest_lock_excludes_another_process() {
+        let dir = scratch("manifest");
+        let lock = dir.join(".manifest.lock");
+        let held = ManifestLock::take(&dir).unwrap();
+        assert!(!other_process_locks(&lock), "locked while held");
+        drop(held);
+        assert!(other_process_locks(&lock), "free once released");
+        // Taken again after a holder went away without removing anything.
+        drop(ManifestLock::take(&dir).unwrap());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A temporary partition file whose writer holds its lock stays; an unheld one (its writer
+    /// was killed) is removed.
+    #[test]
+    fn only_unheld_temporaries_are_removed() {
+        let dir = scratch("temps");
+        let live = dir.join(".part.ndjson.tmp.1");
+        let dead = dir.join(".part.ndjson.tmp.2");
+        fs::write(&live, "x").unwrap();
+        fs::write(&dead, "x").unwrap();
+        let holder = File::open(&live).unwrap();
+        holder.lock().unwrap();
+        remove_stale_temps(&dir);
+        assert!(live.exists() && !dead.exists());
+        drop(holder);
+        remove_stale_temps(&dir);
+        assert!(!live.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     use super::*;
 
     #[test]

@@ -215,16 +215,10 @@ impl Explorer {
     }
 }
 
-/// Writes a cache entry atomically (temporary file, then rename).
+/// Writes a cache entry whole or not at all; a cache that cannot be written only costs a
+/// lookup next time.
 fn store(path: &std::path::Path, abi: &Value) {
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, abi.to_string()).is_ok() && std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = crate::source::cache::write_atomic(path, abi.to_string().as_bytes());
 }
 
 /// The one HTTP call of name lookups: GET `url`, status and JSON body; a transport failure or

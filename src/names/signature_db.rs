@@ -171,15 +171,9 @@ impl SignatureDb {
         let Some(path) = self.cache_path(key) else {
             return;
         };
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
+        // A cache that cannot be written only costs a lookup next time.
         let body = json!({"names": names, "at": now()}).to_string();
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, body).is_ok() && std::fs::rename(&tmp, &path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = crate::source::cache::write_atomic(&path, body.as_bytes());
     }
 
     /// Names for `wanted` as an ABI to add to the signature tier: from this run's answers, the

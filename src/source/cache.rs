@@ -78,8 +78,6 @@ pub struct Cache {
     hits: AtomicU64,
 }
 
-static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
-
 /// Warnings kept between two [`Cache::take_warnings`]; further ones are only counted (a
 /// long-running `serve` whose disk is full must not grow a list without bound).
 pub const MAX_WARNINGS: usize = 32;
@@ -201,27 +199,26 @@ pub fn decode(bytes: &[u8]) -> Result<Value, &'static str> {
     serde_json::from_slice(body).map_err(|_| "unreadable (not JSON)")
 }
 
-/// Writes `bytes` to a unique temporary file next to `path`, syncs it, and renames it over
-/// `path`; readers see the old entry, no entry, or the whole new one.
+/// Writes `bytes` to a unique temporary file next to `path` (tempfile's `.<name>.XXXXXX.tmp`),
+/// syncs it, and renames it over `path` (`persist`); readers see the old file, no file, or the
+/// whole new one, and a failed write removes its temporary file. The one way the project
+/// writes a file whole or not at all (cache entries, verified ABIs, signatures, bundles, the
+/// `--out` manifest).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        path.file_name().and_then(|s| s.to_str()).unwrap_or("entry"),
-        std::process::id(),
-        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("entry");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]
