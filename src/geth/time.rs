@@ -1,5 +1,6 @@
 //! Go's time formats where chain data carries them: RFC 3339 with nanoseconds, as CometBFT
-//! prints a block header's `time` (`2024-05-01T12:34:56.123456789Z`).
+//! prints a block header's `time` (`2024-05-01T12:34:56.123456789Z`), and Go durations
+//! (`time.ParseDuration`), as geth's trace config `timeout` takes them.
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -73,5 +74,76 @@ mod tests {
         assert_eq!(parse_rfc3339_utc("2024-05-01T12:34:56+02:00"), None);
         assert_eq!(parse_rfc3339_utc("2024-05-01T12:34:56.1234567891Z"), None);
         assert_eq!(parse_rfc3339_utc("garbage"), None);
+    }
+}
+
+/// Parses a Go duration (`5s`, `1m30s`, `500ms`, `1.5h`, `300us`, `250µs`, `10ns`).
+pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("invalid duration {s:?} (Go syntax, e.g. 5s, 1m30s, 500ms)");
+    let t = s.trim();
+    if t == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    if t.is_empty() || t.starts_with('-') {
+        return Err(bad());
+    }
+    let mut rest = t.strip_prefix('+').unwrap_or(t);
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        if num_len == 0 {
+            return Err(bad());
+        }
+        let n: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += n * scale;
+        rest = &rest[unit_len..];
+    }
+    // Go's time.Duration is an int64 of nanoseconds: about 292 years at most.
+    if !total.is_finite() || total > i64::MAX as f64 / 1e9 {
+        return Err(format!("{} (out of range)", bad()));
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::parse_go_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn go_durations_parse() {
+        assert_eq!(parse_go_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_go_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(
+            parse_go_duration("500ms").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_go_duration("1.5h").unwrap(),
+            Duration::from_secs(5400)
+        );
+        assert_eq!(
+            parse_go_duration("250µs").unwrap(),
+            Duration::from_micros(250)
+        );
+        assert_eq!(parse_go_duration("0").unwrap(), Duration::ZERO);
+        assert!(parse_go_duration("5").is_err());
+        assert!(parse_go_duration("-1s").is_err());
+        assert!(parse_go_duration("5 parsecs").is_err());
     }
 }

@@ -166,19 +166,10 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
     Ok(TraceOpts { spec, timeout })
 }
 
-#[cfg(feature = "js")]
+/// geth's `timeout`: a Go duration, with or without the JavaScript engine built in.
 fn parse_duration(s: &str) -> Result<Duration, Fault> {
-    crate::trace::js::parse_go_duration(s)
+    crate::geth::time::parse_go_duration(s)
         .map_err(|e| Fault::params(format!("invalid argument 1: timeout: {e}")))
-}
-
-#[cfg(not(feature = "js"))]
-fn parse_duration(s: &str) -> Result<Duration, Fault> {
-    let secs = s
-        .strip_suffix('s')
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| Fault::params(format!("invalid argument 1: timeout {s:?}")))?;
-    Ok(Duration::from_secs(secs))
 }
 
 #[cfg(feature = "js")]

@@ -56,7 +56,8 @@ use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
 
-pub use timeout::{parse_go_duration, DEFAULT_TIMEOUT};
+pub use crate::geth::time::parse_go_duration;
+pub use timeout::DEFAULT_TIMEOUT;
 
 /// A JavaScript tracer: its source, the `tracerConfig` handed to `setup`, its time limit.
 #[derive(Clone, Debug)]
