@@ -12,7 +12,11 @@
 //!   message and `Debug` output goes through [`redact_url`].
 
 pub mod client;
+mod error;
 pub mod operator;
 pub mod transport;
+mod url;
 
-pub use client::{redact_url, RpcClient, RpcError, RpcStats};
+pub use client::{RpcClient, RpcStats};
+pub use error::RpcError;
+pub use url::redact_url;
