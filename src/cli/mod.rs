@@ -10,6 +10,7 @@ pub mod columnar;
 pub mod common;
 pub mod diff;
 pub mod gas;
+pub mod manifest;
 pub mod names;
 pub mod node;
 pub mod policy;
