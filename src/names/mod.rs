@@ -35,6 +35,9 @@ use sources::CodeMap;
 
 pub use artifacts::Artifact;
 
+/// Decoded source maps by (code hash, creation code?); `None`: no artifact matched.
+type MapCache = HashMap<(B256, bool), Option<Arc<CodeMap>>>;
+
 /// Why a name source could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum NamesError {
@@ -59,7 +62,7 @@ pub struct Names {
     build_infos: Vec<PathBuf>,
     from_build_infos: OnceLock<Vec<Artifact>>,
     /// Decoded source maps by (code hash, creation code?): each decoded once per run.
-    maps: Mutex<HashMap<(B256, bool), Option<Arc<CodeMap>>>>,
+    maps: Mutex<MapCache>,
 }
 
 impl Names {
@@ -137,7 +140,7 @@ impl Names {
             .find_map(|(a, s)| {
                 if creation {
                     let (_, _, map) = s.creation.as_ref()?;
-                    s.creation_matches(code).then(|| (a, map))
+                    s.creation_matches(code).then_some((a, map))
                 } else {
                     let map = s.runtime_map.as_ref()?;
                     a.matches(code).then_some((a, map))

@@ -185,13 +185,15 @@ pub struct Unit {
     pub files: HashMap<i32, Arc<SourceFile>>,
 }
 
+/// Creation code (library placeholders zeroed), the byte ranges to ignore when comparing it
+/// with init code, and its source map.
+pub type Creation = (Vec<u8>, Vec<(usize, usize)>, String);
+
 /// The source side of one artifact: its source maps, creation code and compilation.
 #[derive(Debug)]
 pub struct ArtifactSources {
     pub runtime_map: Option<String>,
-    /// Creation code (library placeholders zeroed), the byte ranges to ignore when comparing
-    /// it with init code, and its source map.
-    pub creation: Option<(Vec<u8>, Vec<(usize, usize)>, String)>,
+    pub creation: Option<Creation>,
     pub unit: Arc<Unit>,
 }
 
