@@ -576,3 +576,43 @@ fn foundry_and_hardhat_projects_are_found_without_flags() {
     let _ = std::fs::remove_dir_all(&foundry);
     let _ = std::fs::remove_dir_all(&hardhat);
 }
+
+#[test]
+fn a_bad_jump_is_located_at_its_jump() {
+    // Hand-made: runtime `PUSH1 3; JUMP; STOP` (3 is no JUMPDEST), its source map pointing the
+    // JUMP at `jump(3)` of a source written here.
+    let dir = tmp("badjump");
+    let text =
+        "contract Bad {\n    fallback() external {\n        assembly { jump(3) }\n    }\n}\n";
+    std::fs::write(dir.join("Bad.sol"), text).unwrap();
+    let jump = text.find("jump(3)").unwrap();
+    let three = text.find("3)").unwrap();
+    let output = json!({
+        "sources": {"Bad.sol": {"id": 0}},
+        "contracts": {"Bad.sol": {"Bad": {"abi": [], "evm": {
+            "bytecode": {"object": "6004600c60003960046000f360035600", "sourceMap": ""},
+            "deployedBytecode": {"object": "60035600",
+                "sourceMap": format!("{three}:1:0:-:0;{jump}:7:0:-:0;0:60:0")}}}}},
+    });
+    let file = dir.join("solc-output.json");
+    std::fs::write(&file, output.to_string()).unwrap();
+    let w = world();
+    let bad = w.anvil.deploy("0x6004600c60003960046000f360035600");
+    let (h, r) = w
+        .anvil
+        .send_and_wait(json!({"to": bad, "data": "0x", "gas": "0x30000"}));
+    assert_eq!(r["status"], "0x0");
+    let tree = w
+        .trace(&format!("{h:?}"), &["--abi", file.to_str().unwrap()])
+        .stdout;
+    let first = tree.lines().next().unwrap();
+    assert!(first.contains("invalid jump destination"), "{tree}");
+    assert!(first.ends_with(" at Bad.sol:3:20"), "{tree}");
+    assert!(tree.contains("| assembly { jump(3) }"), "{tree}");
+    assert_eq!(
+        stack(&tree),
+        vec!["at Bad.fallback (Bad.sol:3:20)"],
+        "{tree}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

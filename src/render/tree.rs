@@ -565,6 +565,74 @@ reverted: Error(\"nope\") at 0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC transfer
     }
 
     #[test]
+    fn failed_frames_show_their_source_and_the_stack_follows() {
+        use crate::render::source::{Location, SourceNotes, StackEntry};
+        let loc = |line: usize, text: &str, span: (usize, usize)| Location {
+            file: "src/C.sol".into(),
+            line,
+            column: span.0 + 1,
+            text: text.into(),
+            span,
+        };
+        let mut notes = SourceNotes::default();
+        notes
+            .frames
+            .insert(vec![], loc(7, "    c.transfer(d, 5);", (4, 20)));
+        notes
+            .frames
+            .insert(vec![2], loc(12, "        require(ok, \"nope\");", (8, 30)));
+        notes.stack = vec![
+            StackEntry {
+                contract: "C".into(),
+                function: "transfer".into(),
+                location: loc(12, "", (8, 30)),
+                reached_by: Some(CallKind::Call),
+            },
+            StackEntry {
+                contract: "B".into(),
+                function: "transfer".into(),
+                location: loc(7, "", (4, 20)),
+                reached_by: None,
+            },
+        ];
+        let mut d = Decoder::default();
+        d.set_sources(notes);
+        let mut out = Vec::new();
+        render_call_tree(&sample(), &d, &TreeOptions::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("✗ execution reverted: Error(\"nope\") at src/C.sol:7:5"));
+        assert_eq!(lines[1], "│    7 | c.transfer(d, 5);");
+        assert_eq!(lines[2], "│      | ^^^^^^^^^^^^^^^^");
+        assert!(lines[8].ends_with("at src/C.sol:12:9"), "{text}");
+        assert_eq!(lines[9], "        12 | require(ok, \"nope\");");
+        assert_eq!(lines[10], "           | ^^^^^^^^^^^^^^^^^^^^");
+        assert!(text.ends_with(
+            "Solidity stack trace:\n  at C.transfer (src/C.sol:12:9), reached by CALL\n  at B.transfer (src/C.sol:7:5)\n"
+        ));
+        // On a terminal the span itself is marked too.
+        let mut out = Vec::new();
+        let color = TreeOptions {
+            color: true,
+            ..TreeOptions::default()
+        };
+        render_call_tree(&sample(), &d, &color, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("| \x1b[4;31mc.transfer(d, 5)\x1b[0m"),
+            "{text}"
+        );
+        // No notes, no change.
+        assert_eq!(render(&sample(), &TreeOptions::default()), {
+            let mut out = Vec::new();
+            let mut d = Decoder::default();
+            d.set_sources(SourceNotes::default());
+            render_call_tree(&sample(), &d, &TreeOptions::default(), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        });
+    }
+
+    #[test]
     fn formats_values_and_gas() {
         assert_eq!(group("0"), "0");
         assert_eq!(group("999"), "999");
