@@ -154,9 +154,9 @@ impl BlockArgs {
         if self.remote {
             return super::state::run_remote_block(&self.rpc, &self.trace, &block_ref);
         }
-        let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
         let mut names = super::names::load_names(&self.trace)?;
+        let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
         let mut block = source.block(&block_ref)?;

@@ -123,9 +123,9 @@ impl CallArgs {
             }
             return run_remote(self, call, &block_ref, state_json, block_json);
         }
-        let spec = self.trace.spec(None)?;
         let hardfork = self.trace.hardfork()?;
         let mut names = load_names(&self.trace)?;
+        let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
         let source = self.rpc.source()?;
         let gas = self
             .gas

@@ -11,6 +11,7 @@ use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::{TraceResult, TracedTx};
 use chaintrace::source::cache::default_root;
 use chaintrace::source::StateSnapshot;
+use chaintrace::trace::TracerSpec;
 
 use super::common::{CliError, TraceArgs};
 
@@ -53,6 +54,16 @@ fn cache_dir() -> Option<PathBuf> {
                 std::env::var("HOME").ok().as_deref(),
             )
         })
+}
+
+/// `spec` with the call tracer recording where failed frames were in their code, when a source
+/// map may be found and the output names things (the tree, `--decode`): see "Where it failed"
+/// in the README. Plain `--json` never records (its output is geth's, and costs nothing more).
+pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) -> TracerSpec {
+    if let TracerSpec::Call(c) = &mut spec {
+        c.source_steps = (!args.json || args.decode) && names.has_sources();
+    }
+    spec
 }
 
 /// Attaches the explorer/Sourcify lookup and the signature database when the user opted in,

@@ -60,7 +60,11 @@ impl TxArgs {
                 ));
             }
             let fx = Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?;
-            let spec = self.trace.spec(fx.tracer_config.as_ref())?;
+            let spec = super::names::with_source_steps(
+                self.trace.spec(fx.tracer_config.as_ref())?,
+                &names,
+                &self.trace,
+            );
             let traced = trace_fixture(&fx, &spec, hardfork).map_err(|e| match e {
                 // The trace could not be kept: the machine's fault, not the fixture's.
                 ReplayError::Output(m) => CliError::source(m),
@@ -82,7 +86,7 @@ impl TxArgs {
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
-        let spec = self.trace.spec(None)?;
+        let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
         let source = self.rpc.source()?;
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;

@@ -1,14 +1,21 @@
 //! Compiler artifacts as name sources: JSON ABI files, Foundry `out/` and Hardhat `artifacts/`
-//! trees, solc combined JSON; the project around the working directory found without flags; and
-//! deployed code matched to artifacts by bytecode, ignoring the CBOR metadata tail and
-//! immutables (and library placeholders).
+//! trees, solc combined JSON and standard-JSON output; the project around the working directory
+//! found without flags; and deployed code matched to artifacts by bytecode, ignoring the CBOR
+//! metadata tail and immutables (and library placeholders).
+//!
+//! Source maps come along where the artifacts have them ([`super::sources`]): Foundry artifacts
+//! with the ids of `out/build-info/` (the build chosen by `cache/solidity-files-cache.json`),
+//! standard-JSON output (`sources` ids and ASTs) and Hardhat's `artifacts/build-info/` (input
+//! and output together, read only when a failure is to be located).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use alloy_primitives::hex;
 use serde_json::Value;
 
+use super::sources::{self, ArtifactSources, Unit};
 use super::NamesError;
 use crate::render::abi::Abi;
 
@@ -29,6 +36,43 @@ pub struct Artifact {
     mask: Option<Ranges>,
     /// Foundry's `storageLayout`, when the artifact has one.
     pub storage_layout: Option<Value>,
+    /// Source maps and the compilation they point into, when known.
+    pub sources: Option<Arc<ArtifactSources>>,
+    /// Source maps read, their compilation not yet known (Foundry: resolved by the tree).
+    pending: Option<Pending>,
+}
+
+/// What an artifact says about its sources before its compilation unit is known.
+#[derive(Clone, Debug, Default)]
+struct Pending {
+    runtime_map: Option<String>,
+    creation: Option<(Vec<u8>, Ranges)>,
+    creation_map: Option<String>,
+    /// Foundry's `id`: the compiler's id of the artifact's own source file.
+    source_id: Option<i64>,
+    /// The artifact's own source path (Foundry's `metadata.settings.compilationTarget`).
+    source_path: Option<String>,
+}
+
+impl Pending {
+    fn has_maps(&self) -> bool {
+        self.runtime_map.is_some() || self.creation_map.is_some()
+    }
+
+    fn into_sources(self, unit: Arc<Unit>) -> Option<Arc<ArtifactSources>> {
+        if !self.has_maps() {
+            return None;
+        }
+        let creation = match (self.creation, self.creation_map) {
+            (Some((code, mask)), Some(map)) => Some((code, mask, map)),
+            _ => None,
+        };
+        Some(Arc::new(ArtifactSources {
+            runtime_map: self.runtime_map,
+            creation,
+            unit,
+        }))
+    }
 }
 
 impl Artifact {
@@ -89,6 +133,8 @@ fn decode_code(hex_str: &str) -> Option<(Vec<u8>, Ranges)> {
 /// `immutableReferences`, Hardhat `deployedBytecode` (a string), solc's `bin-runtime`; a
 /// top-level `immutableReferences` beside a string is used too.
 fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
+    // Standard-JSON output keeps the code under `evm`.
+    let v = v.get("evm").unwrap_or(v);
     let (text, immutables) = match v.get("deployedBytecode").or_else(|| v.get("bin-runtime")) {
         // Combined outputs keep the references beside the code.
         Some(Value::String(s)) => (s.as_str(), v.get("immutableReferences")),
@@ -105,6 +151,15 @@ fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
         return (None, None);
     }
     let known = immutables.is_some();
+    // A library's call protection, `PUSH20 <its own address> ADDRESS EQ`: zeros when compiled,
+    // the address once deployed.
+    if code.len() > 23
+        && code[0] == 0x73
+        && code[1..21].iter().all(|b| *b == 0)
+        && code[21..23] == [0x30, 0x14]
+    {
+        mask.push((1, 20));
+    }
     for refs in immutables
         .and_then(Value::as_object)
         .into_iter()
@@ -129,16 +184,143 @@ fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
     (Some(code), known.then_some(mask))
 }
 
+/// The source maps of an artifact object (Foundry's and standard JSON's `bytecode.sourceMap` /
+/// `deployedBytecode.sourceMap`, combined JSON's `srcmap` / `srcmap-runtime`) and its creation
+/// code.
+fn pending_sources(v: &Value) -> Pending {
+    let outer = v;
+    let v = v.get("evm").unwrap_or(v);
+    let map = |key: &str, flat: &str| {
+        v.get(key)
+            .and_then(|b| b.get("sourceMap"))
+            .or_else(|| v.get(flat))
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+    };
+    let creation_text = match v.get("bytecode").or_else(|| v.get("bin")) {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) => o.get("object").and_then(Value::as_str),
+        _ => None,
+    };
+    let creation = creation_text
+        .and_then(decode_code)
+        .filter(|(c, _)| !c.is_empty())
+        .map(|(code, mut mask)| {
+            // The runtime code inside ends the creation code: its metadata may differ from a
+            // rebuild's.
+            let meta = code.len() - strip_metadata(&code).len();
+            if meta > 0 {
+                mask.push((code.len() - meta, meta));
+            }
+            (code, mask)
+        });
+    Pending {
+        runtime_map: map("deployedBytecode", "srcmap-runtime"),
+        creation,
+        creation_map: map("bytecode", "srcmap"),
+        source_id: outer.get("id").and_then(Value::as_i64),
+        source_path: outer
+            .pointer("/metadata/settings/compilationTarget")
+            .and_then(Value::as_object)
+            .and_then(|o| o.keys().next().cloned())
+            .or_else(|| {
+                outer
+                    .pointer("/ast/absolutePath")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            }),
+    }
+}
+
 fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
     let abi = Abi::from_value(v).map_err(|e| NamesError::Abi(name.to_string(), e.to_string()))?;
     let (code, mask) = runtime_code(v);
+    let pending = pending_sources(v);
     Ok(Artifact {
         name: name.to_string(),
         abi: Arc::new(abi),
         code,
         mask,
         storage_layout: v.get("storageLayout").filter(|s| s.is_object()).cloned(),
+        sources: None,
+        pending: pending.has_maps().then_some(pending),
     })
+}
+
+/// The artifacts of a standard-JSON output (`contracts: {file: {name: {abi, evm}}}`), their
+/// source maps pointing into the output's `sources`; texts from `input_sources` when given (a
+/// build info), else from disk around `file`.
+fn standard_json(
+    file: &Path,
+    output: &Value,
+    input_sources: Option<&Value>,
+) -> Result<Vec<Artifact>, NamesError> {
+    let shown = file.display().to_string();
+    let unit = Arc::new(sources::unit_from_standard_json(
+        output,
+        input_sources,
+        &sources::roots_for(file),
+    ));
+    let mut out = Vec::new();
+    let contracts = output.get("contracts").and_then(Value::as_object);
+    for (_, per_file) in contracts.into_iter().flatten() {
+        for (name, c) in per_file.as_object().into_iter().flatten() {
+            if c.get("abi").is_none() {
+                continue;
+            }
+            let mut a =
+                artifact(name, c).map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
+            if let Some(p) = a.pending.take() {
+                a.sources = p.into_sources(unit.clone());
+            }
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `contracts` is standard-JSON output's (file → name → contract) rather than combined
+/// JSON's (`file:name` → contract).
+fn is_standard_json(contracts: &serde_json::Map<String, Value>) -> bool {
+    contracts.values().any(|per_file| {
+        per_file.as_object().is_some_and(|o| {
+            o.values()
+                .any(|c| c.get("abi").is_some() || c.get("evm").is_some())
+        })
+    })
+}
+
+/// The artifacts of a build info that holds the compiler's input and output (Hardhat's
+/// `artifacts/build-info/*.json`; Hardhat 3's `*.output.json` beside its input file).
+pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
+    let shown = path.display().to_string();
+    let v = read_json(path)?;
+    let Some(output) = v.get("output") else {
+        return Ok(Vec::new());
+    };
+    let mut input = v.get("input").cloned();
+    if input.is_none() {
+        // Hardhat 3: `<id>.output.json` beside `<id>.json` (the input).
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if let Some(id) = name.strip_suffix(".output.json") {
+            input = read_json(&path.with_file_name(format!("{id}.json")))
+                .ok()
+                .and_then(|i| i.get("input").cloned());
+        }
+    }
+    standard_json(path, output, input.as_ref().and_then(|i| i.get("sources")))
+        .map_err(|e| NamesError::Abi(shown, e.to_string()))
+}
+
+fn read_json(path: &Path) -> Result<Value, NamesError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
 }
 
 /// The artifacts of one JSON file: a bare ABI, an artifact with `abi`, or a combined JSON
@@ -154,13 +336,38 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         .and_then(|s| s.to_str())
         .unwrap_or_default()
         .to_string();
+    if let (Some(output), None) = (v.get("output"), v.get("abi")) {
+        // A build info: the compiler's input and output together.
+        if output.get("contracts").is_some() {
+            let input = v.pointer("/input/sources");
+            return standard_json(path, output, input);
+        }
+    }
     if let Some(contracts) = v.get("contracts").and_then(Value::as_object) {
+        if v.get("abi").is_none() && is_standard_json(contracts) {
+            return standard_json(path, &v, None);
+        }
         if v.get("abi").is_none() {
+            // solc --combined-json: `sourceList` gives the source ids, in order.
+            let list: Vec<(i32, String)> = v
+                .get("sourceList")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(|(i, p)| Some((i as i32, p.as_str()?.to_string())))
+                .collect();
+            let unit = Arc::new(sources::unit_from_paths(&list, &sources::roots_for(path)));
             return contracts
                 .iter()
                 .map(|(name, a)| {
                     let short = name.rsplit(':').next().unwrap_or(name);
-                    artifact(short, a).map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))
+                    let mut art = artifact(short, a)
+                        .map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
+                    if let Some(p) = art.pending.take().filter(|_| !list.is_empty()) {
+                        art.sources = p.into_sources(unit.clone());
+                    }
+                    Ok(art)
                 })
                 .collect();
         }
@@ -181,12 +388,167 @@ pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
     walk(dir, &mut files, 0)?;
     files.sort();
     let mut out = Vec::new();
+    let mut rel_paths = Vec::new();
     for f in files {
         if let Ok(found) = load_file(&f) {
+            let rel = f
+                .strip_prefix(dir)
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .into_owned();
+            rel_paths.extend(std::iter::repeat_n(rel, found.len()));
             out.extend(found);
         }
     }
+    if out.iter().any(|a| a.pending.is_some()) {
+        resolve_foundry_units(dir, &mut out, &rel_paths);
+    }
     Ok(out)
+}
+
+/// Foundry's build infos under `dir/build-info/` (`{id, source_id_to_path}`) by build id,
+/// with the file's modification time; build infos holding the compiler output (Hardhat) are
+/// left to [`build_infos`].
+fn foundry_builds(dir: &Path) -> HashMap<String, (Vec<(i32, String)>, std::time::SystemTime)> {
+    let mut out = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(dir.join("build-info")) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let meta = e.metadata().ok();
+        // Foundry's are small (ids and paths); Hardhat's hold whole compilations.
+        if meta.as_ref().is_none_or(|m| m.len() > 4 << 20) {
+            continue;
+        }
+        let Ok(v) = read_json(&path) else { continue };
+        let Some(table) = v.get("source_id_to_path").and_then(Value::as_object) else {
+            continue;
+        };
+        let id = v.get("id").and_then(Value::as_str).map_or_else(
+            || {
+                path.file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            },
+            str::to_string,
+        );
+        let paths = table
+            .iter()
+            .filter_map(|(k, p)| Some((k.parse().ok()?, p.as_str()?.to_string())))
+            .collect();
+        let mtime = meta
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        out.insert(id, (paths, mtime));
+    }
+    out
+}
+
+/// Artifact path (relative to `out/`) → build id, from Foundry's
+/// `cache/solidity-files-cache.json` (`files.*.artifacts.*.*.*: {path, build_id}`).
+fn foundry_cache(project: &Path) -> HashMap<String, String> {
+    fn walk_cache(v: &Value, out: &mut HashMap<String, String>) {
+        match v {
+            Value::Object(o) => {
+                if let (Some(p), Some(b)) = (
+                    o.get("path").and_then(Value::as_str),
+                    o.get("build_id").and_then(Value::as_str),
+                ) {
+                    out.insert(p.to_string(), b.to_string());
+                    return;
+                }
+                o.values().for_each(|x| walk_cache(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk_cache(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    if let Ok(v) = read_json(&project.join("cache").join("solidity-files-cache.json")) {
+        if let Some(files) = v.get("files") {
+            walk_cache(files, &mut out);
+        }
+    }
+    out
+}
+
+/// Gives Foundry artifacts their compilation: the build the cache names for the artifact, else
+/// the newest build whose id table puts the artifact's own file at its id, else a table made of
+/// the artifacts' own ids and files. Texts are read from the project (`out/`'s parent).
+fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_paths: &[String]) {
+    let project = dir.parent().unwrap_or(dir).to_path_buf();
+    let mut roots = vec![project.clone()];
+    if let Ok(cwd) = std::env::current_dir() {
+        roots.push(cwd);
+    }
+    let builds = foundry_builds(dir);
+    let cache = foundry_cache(&project);
+    let mut units: HashMap<String, Arc<Unit>> = HashMap::new();
+    let mut unit_of = |id: &str| -> Option<Arc<Unit>> {
+        let (paths, _) = builds.get(id)?;
+        Some(
+            units
+                .entry(id.to_string())
+                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots)))
+                .clone(),
+        )
+    };
+    let own_ids: Vec<(i32, String)> = {
+        let mut v: Vec<(i32, String)> = artifacts
+            .iter()
+            .filter_map(|a| a.pending.as_ref())
+            .filter_map(|p| Some((p.source_id? as i32, p.source_path.clone()?)))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots));
+    for (a, rel) in artifacts.iter_mut().zip(rel_paths) {
+        let Some(p) = a.pending.take() else { continue };
+        let by_cache = cache.get(rel.as_str()).and_then(|id| unit_of(id));
+        let by_table = || {
+            let (id, path) = (p.source_id? as i32, p.source_path.as_deref()?);
+            let newest = builds
+                .iter()
+                .filter(|(_, (paths, _))| paths.iter().any(|(i, q)| *i == id && q == path))
+                .max_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| k.clone())?;
+            unit_of(&newest)
+        };
+        let unit = by_cache
+            .or_else(by_table)
+            .unwrap_or_else(|| fallback.clone());
+        a.sources = p.into_sources(unit);
+    }
+}
+
+/// Build infos holding whole compilations (Hardhat's) under `dir/build-info/`: read only when
+/// a failure is to be located ([`load_build_info`]).
+pub fn build_infos(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir.join("build-info")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".dbg.json")
+        })
+        .filter(|p| {
+            // Hardhat 3 splits input and output: the output file is the one to read.
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.ends_with(".output.json")
+                || !p
+                    .with_file_name(name.replace(".json", ".output.json"))
+                    .is_file()
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesError> {
@@ -395,6 +757,20 @@ mod tests {
         .unwrap();
         assert_eq!(bytes.len(), 22);
         assert_eq!(mask, vec![(1, 20)]);
+    }
+
+    #[test]
+    fn library_call_protection_is_the_deployed_address() {
+        let compiled = format!("0x73{}30146080", "00".repeat(20));
+        let v = serde_json::json!({"abi": [], "deployedBytecode": {"object": compiled,
+            "immutableReferences": {}}});
+        let a = artifact("L", &v).unwrap();
+        let mut deployed = vec![0x73];
+        deployed.extend([0xab; 20]);
+        deployed.extend([0x30, 0x14, 0x60, 0x80]);
+        assert!(a.matches(&deployed));
+        deployed[22] = 0x15;
+        assert!(!a.matches(&deployed));
     }
 
     #[test]

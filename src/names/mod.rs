@@ -18,19 +18,27 @@ pub mod explorer;
 pub mod layout;
 pub mod proxy;
 pub mod signature_db;
+pub mod sources;
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use alloy_primitives::{Address, Bytes};
+use alloy_primitives::{keccak256, Address, Bytes, B256};
 
 use crate::render::abi::Abi;
 use crate::render::decoder::Decoder;
+use crate::render::source::SourceNotes;
+use crate::render::tree::failure_path;
 use crate::replay::TraceResult;
 use crate::source::StateSnapshot;
+use crate::trace::call::CallFrame;
+use sources::CodeMap;
 
 pub use artifacts::Artifact;
+
+/// Decoded source maps by (code hash, creation code?); `None`: no artifact matched.
+type MapCache = HashMap<(B256, bool), Option<Arc<CodeMap>>>;
 
 /// Why a name source could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +62,11 @@ pub struct Names {
     pub explorer: Option<explorer::Explorer>,
     /// Names for selectors and topics nobody verified, when the user opted in.
     pub signature_db: Option<signature_db::SignatureDb>,
+    /// Build infos holding whole compilations (Hardhat's), read on first need.
+    build_infos: Vec<PathBuf>,
+    from_build_infos: OnceLock<Vec<Artifact>>,
+    /// Decoded source maps by (code hash, creation code?): each decoded once per run.
+    maps: Mutex<MapCache>,
 }
 
 impl Names {
@@ -65,16 +78,19 @@ impl Names {
         discover_in: Option<&Path>,
     ) -> Result<Names, NamesError> {
         let mut found: Vec<Artifact> = Vec::new();
+        let mut build_infos = Vec::new();
         for p in abi_paths {
             let path = Path::new(p);
             if path.is_dir() {
                 found.extend(artifacts::load_tree(path)?);
+                build_infos.extend(artifacts::build_infos(path));
             } else {
                 found.extend(artifacts::load_file(path)?);
             }
         }
         if let Some(dir) = discover_in.and_then(artifacts::find_project) {
             found.extend(artifacts::load_tree(&dir)?);
+            build_infos.extend(artifacts::build_infos(&dir));
         }
         let mut merged: Option<Abi> = None;
         for a in &found {
@@ -90,9 +106,115 @@ impl Names {
         Ok(Names {
             base,
             artifacts: found,
-            explorer: None,
-            signature_db: None,
+            build_infos,
+            ..Names::default()
         })
+    }
+
+    /// Whether any source map may be found: a loaded artifact has one, or a build info waits.
+    /// Only then does a trace record the pcs that locate failures.
+    pub fn has_sources(&self) -> bool {
+        !self.build_infos.is_empty() || self.artifacts.iter().any(|a| a.sources.is_some())
+    }
+
+    /// The decoded source map of `code` (a CREATE's init code when `creation`), decoded once
+    /// per code hash.
+    pub fn code_map(&self, code: &[u8], creation: bool) -> Option<Arc<CodeMap>> {
+        if code.is_empty() {
+            return None;
+        }
+        let key = (keccak256(code), creation);
+        if let Some(hit) = self.maps.lock().ok()?.get(&key) {
+            return hit.clone();
+        }
+        let lazy = || {
+            self.from_build_infos.get_or_init(|| {
+                self.build_infos
+                    .iter()
+                    .filter_map(|p| artifacts::load_build_info(p).ok())
+                    .flatten()
+                    .collect()
+            })
+        };
+        let found = self
+            .artifacts
+            .iter()
+            .chain(lazy().iter())
+            .filter_map(|a| Some((a, a.sources.as_ref()?)))
+            .find_map(|(a, s)| {
+                if creation {
+                    let (_, _, map) = s.creation.as_ref()?;
+                    s.creation_matches(code).then_some((a, map))
+                } else {
+                    let map = s.runtime_map.as_ref()?;
+                    a.matches(code).then_some((a, map))
+                }
+            })
+            .map(|(a, map)| {
+                let unit = a
+                    .sources
+                    .as_ref()
+                    .map(|s| s.unit.clone())
+                    .unwrap_or_default();
+                Arc::new(CodeMap::new(&a.name, code, map, unit))
+            });
+        if let Ok(mut m) = self.maps.lock() {
+            m.insert(key, found.clone());
+        }
+        found
+    }
+
+    /// Where the trace failed in the source: a location for every failed frame whose code has a
+    /// source map, and the Solidity stack trace of the top frame's failure. Empty unless the
+    /// trace recorded its pcs ([`crate::trace::call::CallTracerConfig::source_steps`]).
+    pub fn source_notes(&self, result: &TraceResult, state: &StateSnapshot) -> SourceNotes {
+        let mut notes = SourceNotes::default();
+        let TraceResult::Call(root) = result else {
+            return notes;
+        };
+        if root.steps.is_none() {
+            return notes;
+        }
+        let touched = proxy::touched(result);
+        let map_of = |f: &CallFrame| -> Option<Arc<CodeMap>> {
+            if f.kind.is_create() {
+                return self.code_map(&f.input, true);
+            }
+            let to = f.to?;
+            let code = touched
+                .contracts
+                .get(&to)
+                .cloned()
+                .flatten()
+                .or_else(|| code_of(state, &to))?;
+            self.code_map(&code, false)
+        };
+        fn walk(
+            f: &CallFrame,
+            path: &mut Vec<usize>,
+            map_of: &dyn Fn(&CallFrame) -> Option<Arc<CodeMap>>,
+            notes: &mut SourceNotes,
+        ) {
+            if let (Some(_), Some(steps)) = (&f.error, f.steps.as_deref()) {
+                if let Some(map) = map_of(f) {
+                    let levels = sources::frame_levels(&map, steps, None);
+                    let recent: Vec<u32> = steps.recent().collect();
+                    if let Some(at) = map.location(&levels, &recent) {
+                        notes.frames.insert(path.clone(), at);
+                    }
+                }
+            }
+            for (i, c) in f.calls.iter().enumerate() {
+                path.push(i);
+                walk(c, path, map_of, notes);
+                path.pop();
+            }
+        }
+        walk(root, &mut Vec::new(), &map_of, &mut notes);
+        if root.error.is_some() {
+            notes.stack = sources::stack_trace(root, &failure_path(root), &map_of);
+        }
+        notes
     }
 
     /// The decoder without per-contract ABIs (when no state is at hand).
@@ -148,6 +270,7 @@ impl Names {
         for (addr, abi) in own {
             decoder.add_contract(addr, abi);
         }
+        decoder.set_sources(self.source_notes(result, state));
         decoder
     }
 

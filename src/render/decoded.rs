@@ -3,6 +3,9 @@
 //! `{"result": <geth's result, byte for byte>, "decoded": [frame, …]}` where each frame of the
 //! call tree, depth first, is `{"frame": [0, 2], "address", "call", "revert"?, "logs"?}`: the
 //! frame's path of child indices from the root, and the same texts the human tree prints.
+//! When source maps matched, a failed frame also has `"at": {"file", "line", "column"}` and the
+//! object ends with `"stack": [{"contract", "function", "file", "line", "column"}, …]`, the
+//! Solidity stack trace of the top frame's failure, innermost first.
 
 use std::io::{self, Write};
 
@@ -10,6 +13,7 @@ use serde::Serialize;
 
 use super::decoder::Decoder;
 use super::json::{write_json, write_trace};
+use super::source::Location;
 use crate::replay::TraceResult;
 use crate::trace::call::{CallFrame, CallKind};
 
@@ -23,6 +27,9 @@ struct Decoded {
     revert: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     logs: Vec<String>,
+    /// Where a failed frame failed in the source, when a source map matched its code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<Location>,
 }
 
 fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded>) {
@@ -47,6 +54,12 @@ fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded
         call,
         revert,
         logs,
+        at: f
+            .error
+            .as_ref()
+            .and_then(|_| d.sources())
+            .and_then(|n| n.frames.get(path.as_slice()))
+            .cloned(),
     });
     for (i, c) in f.calls.iter().enumerate() {
         path.push(i);
@@ -67,5 +80,9 @@ pub fn write_decoded<W: Write>(out: &mut W, result: &TraceResult, d: &Decoder) -
     write_trace(out, result)?;
     out.write_all(b",\"decoded\":")?;
     write_json(out, &frames)?;
+    if let Some(notes) = d.sources().filter(|n| !n.stack.is_empty()) {
+        out.write_all(b",\"stack\":")?;
+        write_json(out, &notes.stack)?;
+    }
     out.write_all(b"}")
 }

@@ -17,6 +17,7 @@ use alloy_primitives::{hex, Address, B256, U256};
 use super::abi::Abi;
 use super::revert::{abi_string, panic_reason, ERROR_SELECTOR, PANIC_SELECTOR};
 use super::signatures;
+use super::source::SourceNotes;
 use super::values::{decode_log, decode_params, format_call};
 
 /// Names calls, reverts and logs with the user's ABIs, per-contract ABIs and signature tables.
@@ -26,6 +27,8 @@ pub struct Decoder {
     contracts: HashMap<Address, Arc<Abi>>,
     labels: HashMap<Address, String>,
     signatures: Option<Abi>,
+    /// Where the trace failed in the source, when source maps matched.
+    sources: Option<Arc<SourceNotes>>,
 }
 
 /// One lookup's answer: what decoded, or failing that the first candidate's bare form.
@@ -83,6 +86,16 @@ impl Decoder {
     /// Names the contract at `address` (its artifact's contract name).
     pub fn add_label(&mut self, address: Address, label: String) {
         self.labels.insert(address, label);
+    }
+
+    /// Attaches the source locations of the trace this decoder names (nothing when empty).
+    pub fn set_sources(&mut self, notes: SourceNotes) {
+        self.sources = (!notes.is_empty()).then(|| Arc::new(notes));
+    }
+
+    /// The source locations of the trace, when any were found.
+    pub fn sources(&self) -> Option<&SourceNotes> {
+        self.sources.as_deref()
     }
 
     /// The contract name at `address`, when known.

@@ -12,6 +12,7 @@ pub mod json;
 /// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
 pub use crate::geth::revert;
 pub mod signatures;
+pub mod source;
 pub mod steps;
 pub mod tree;
 pub mod values;

@@ -17,6 +17,7 @@ use std::io::{self, Write};
 use alloy_primitives::{Address, U256};
 
 use super::decoder::Decoder;
+use super::source::carets;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
 
 /// How the tree is drawn.
@@ -43,6 +44,7 @@ impl Default for TreeOptions {
 const RED_BOLD: &str = "1;31";
 const DIM: &str = "2";
 const GREEN: &str = "32";
+const RED_UNDERLINE: &str = "4;31";
 
 /// Writes the call tree of `root`, then, if the top frame failed, a `reverted:` line naming the
 /// frame the failure started in.
@@ -53,7 +55,7 @@ pub fn render_call_tree(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let r = Renderer { decoder, opts };
-    r.frame(out, root, "", "", true)?;
+    r.frame(out, root, "", "", true, &mut Vec::new())?;
     if root.error.is_some() {
         let origin = failure_origin(root);
         let to = origin
@@ -68,8 +70,39 @@ pub fn render_call_tree(
         // Paint the words, not the address inside, so the address keeps its own style.
         let (head, tail) = text.split_at(text.find(" at ").unwrap_or(text.len()));
         writeln!(out, "{}{}", r.paint(head, RED_BOLD), tail)?;
+        if let Some(notes) = decoder.sources().filter(|n| !n.stack.is_empty()) {
+            writeln!(out, "Solidity stack trace:")?;
+            for entry in &notes.stack {
+                writeln!(out, "  at {}", entry.text())?;
+            }
+        }
     }
     Ok(())
+}
+
+/// The path (child indices from the root) of the frame a failure started in: see
+/// [`failure_origin`].
+pub fn failure_path(root: &CallFrame) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut frame = root;
+    loop {
+        let passed_on = frame.error.as_deref() == Some("execution reverted");
+        match frame
+            .calls
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, c)| c.error.is_some())
+        {
+            Some((i, child))
+                if passed_on && (frame.output.is_none() || frame.output == child.output) =>
+            {
+                path.push(i);
+                frame = child;
+            }
+            _ => return path,
+        }
+    }
 }
 
 /// The frame a failure started in: follow the last failed subcall down as long as the parent
@@ -77,17 +110,13 @@ pub fn render_call_tree(
 /// `require(ok)`). A parent that reverted with its own reason, or failed some other way (out of
 /// gas, invalid opcode), is itself the origin.
 fn failure_origin(frame: &CallFrame) -> &CallFrame {
-    let passed_on = frame.error.as_deref() == Some("execution reverted");
-    match frame.calls.iter().rev().find(|c| c.error.is_some()) {
-        Some(child) if passed_on && (frame.output.is_none() || frame.output == child.output) => {
-            failure_origin(child)
-        }
-        _ => frame,
-    }
+    failure_path(frame)
+        .into_iter()
+        .fold(frame, |f, i| &f.calls[i])
 }
 
 enum Child<'a> {
-    Call(&'a CallFrame),
+    Call(usize, &'a CallFrame),
     Log(&'a CallLog),
 }
 
@@ -101,7 +130,7 @@ fn children(f: &CallFrame, show_logs: bool) -> Vec<Child<'_>> {
         while let Some(log) = logs.next_if(|l| l.position <= i as u64) {
             out.push(Child::Log(log));
         }
-        out.push(Child::Call(call));
+        out.push(Child::Call(i, call));
     }
     out.extend(logs.map(Child::Log));
     out
@@ -231,9 +260,42 @@ impl Renderer<'_> {
         lead: &str,
         cont: &str,
         top: bool,
+        path: &mut Vec<usize>,
     ) -> io::Result<()> {
-        writeln!(out, "{lead}{}", self.frame_line(f, top))?;
         let kids = children(f, self.opts.show_logs);
+        let located = f
+            .error
+            .as_ref()
+            .and_then(|_| self.decoder.sources())
+            .and_then(|n| n.frames.get(path.as_slice()));
+        match located {
+            Some(loc) => {
+                writeln!(out, "{lead}{} at {}", self.frame_line(f, top), loc.at())?;
+                let bar = if kids.is_empty() { "   " } else { "│  " };
+                let (text, span) = loc.excerpt();
+                let number = loc.line.to_string();
+                let shown = if self.opts.color {
+                    let chars: Vec<char> = text.chars().collect();
+                    let part = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+                    format!(
+                        "{}{}{}",
+                        part(0, span.0),
+                        self.paint(&part(span.0, span.1), RED_UNDERLINE),
+                        part(span.1, chars.len())
+                    )
+                } else {
+                    text
+                };
+                writeln!(out, "{cont}{bar}  {number} | {shown}")?;
+                let pad = " ".repeat(number.len());
+                writeln!(
+                    out,
+                    "{cont}{bar}  {pad} | {}",
+                    self.paint(&carets(span), RED_BOLD)
+                )?;
+            }
+            None => writeln!(out, "{lead}{}", self.frame_line(f, top))?,
+        }
         let n = kids.len();
         for (i, child) in kids.into_iter().enumerate() {
             let (branch, next) = if i + 1 == n {
@@ -242,13 +304,18 @@ impl Renderer<'_> {
                 ("├─ ", "│  ")
             };
             match child {
-                Child::Call(c) => self.frame(
-                    out,
-                    c,
-                    &format!("{cont}{branch}"),
-                    &format!("{cont}{next}"),
-                    false,
-                )?,
+                Child::Call(index, c) => {
+                    path.push(index);
+                    self.frame(
+                        out,
+                        c,
+                        &format!("{cont}{branch}"),
+                        &format!("{cont}{next}"),
+                        false,
+                        path,
+                    )?;
+                    path.pop();
+                }
                 Child::Log(l) => writeln!(out, "{cont}{branch}{}", self.log_line(f, l))?,
             }
         }
@@ -336,6 +403,7 @@ mod tests {
             value: (kind != CallKind::Staticcall).then_some(U256::ZERO),
             kind,
             from_node: false,
+            steps: None,
         }
     }
 
@@ -494,6 +562,74 @@ reverted: Error(\"nope\") at 0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC transfer
         assert!(render(&oog, &TreeOptions::default()).ends_with(
             "reverted: out of gas at 0x0202020202020202020202020202020202020202 () (gas 100,000)\n"
         ));
+    }
+
+    #[test]
+    fn failed_frames_show_their_source_and_the_stack_follows() {
+        use crate::render::source::{Location, SourceNotes, StackEntry};
+        let loc = |line: usize, text: &str, span: (usize, usize)| Location {
+            file: "src/C.sol".into(),
+            line,
+            column: span.0 + 1,
+            text: text.into(),
+            span,
+        };
+        let mut notes = SourceNotes::default();
+        notes
+            .frames
+            .insert(vec![], loc(7, "    c.transfer(d, 5);", (4, 20)));
+        notes
+            .frames
+            .insert(vec![2], loc(12, "        require(ok, \"nope\");", (8, 30)));
+        notes.stack = vec![
+            StackEntry {
+                contract: "C".into(),
+                function: "transfer".into(),
+                location: loc(12, "", (8, 30)),
+                reached_by: Some(CallKind::Call),
+            },
+            StackEntry {
+                contract: "B".into(),
+                function: "transfer".into(),
+                location: loc(7, "", (4, 20)),
+                reached_by: None,
+            },
+        ];
+        let mut d = Decoder::default();
+        d.set_sources(notes);
+        let mut out = Vec::new();
+        render_call_tree(&sample(), &d, &TreeOptions::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("✗ execution reverted: Error(\"nope\") at src/C.sol:7:5"));
+        assert_eq!(lines[1], "│    7 | c.transfer(d, 5);");
+        assert_eq!(lines[2], "│      | ^^^^^^^^^^^^^^^^");
+        assert!(lines[8].ends_with("at src/C.sol:12:9"), "{text}");
+        assert_eq!(lines[9], "        12 | require(ok, \"nope\");");
+        assert_eq!(lines[10], "           | ^^^^^^^^^^^^^^^^^^^^");
+        assert!(text.ends_with(
+            "Solidity stack trace:\n  at C.transfer (src/C.sol:12:9), reached by CALL\n  at B.transfer (src/C.sol:7:5)\n"
+        ));
+        // On a terminal the span itself is marked too.
+        let mut out = Vec::new();
+        let color = TreeOptions {
+            color: true,
+            ..TreeOptions::default()
+        };
+        render_call_tree(&sample(), &d, &color, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("| \x1b[4;31mc.transfer(d, 5)\x1b[0m"),
+            "{text}"
+        );
+        // No notes, no change.
+        assert_eq!(render(&sample(), &TreeOptions::default()), {
+            let mut out = Vec::new();
+            let mut d = Decoder::default();
+            d.set_sources(SourceNotes::default());
+            render_call_tree(&sample(), &d, &TreeOptions::default(), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        });
     }
 
     #[test]

@@ -30,6 +30,10 @@ use crate::geth::revert::decode_revert_reason;
 pub struct CallTracerConfig {
     pub only_top_call: bool,
     pub with_log: bool,
+    /// Record where each frame was in its code ([`FrameSteps`]) for source locations; not a
+    /// geth option (never read from `tracerConfig`) and never part of the JSON.
+    #[serde(skip)]
+    pub source_steps: bool,
 }
 
 /// The kind of a frame, printed as geth's opcode name.
@@ -131,6 +135,51 @@ pub struct CallFrame {
     /// not part of geth's JSON.
     #[serde(skip)]
     pub from_node: bool,
+    /// Where a failed frame was in its code, when [`CallTracerConfig::source_steps`] asked for
+    /// it; not part of geth's JSON.
+    #[serde(skip)]
+    pub steps: Option<Box<FrameSteps>>,
+}
+
+/// The program counters a frame's source location is rebuilt from: the last opcode it ran (the
+/// one that failed) and the few before it, every JUMP it made with its destination (the source
+/// map tells which entered or left an internal function), and where its caller was when it was
+/// called. Kept only for failed frames.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameSteps {
+    /// pc of the last opcode the frame ran.
+    pub last_pc: u32,
+    /// (pc, destination) of every JUMP, in order.
+    pub jumps: Vec<(u32, u32)>,
+    /// pc of the caller's CALL/CREATE opcode and how many JUMPs the caller had made by then
+    /// (`None` for the top frame).
+    pub caller: Option<(u32, usize)>,
+    /// The last [`FrameSteps::RECENT`] pcs, a ring written at `seen % RECENT`.
+    recent: Vec<u32>,
+    seen: usize,
+}
+
+impl FrameSteps {
+    /// How many of the last pcs are kept: enough to see past a revert tail the optimizer
+    /// shares between functions, to the statement that jumped into it.
+    pub const RECENT: usize = 64;
+
+    #[inline]
+    fn record(&mut self, pc: u32) {
+        self.last_pc = pc;
+        if self.recent.len() < Self::RECENT {
+            self.recent.push(pc);
+        } else {
+            self.recent[self.seen % Self::RECENT] = pc;
+        }
+        self.seen += 1;
+    }
+
+    /// The last pcs the frame ran, newest first.
+    pub fn recent(&self) -> impl Iterator<Item = u32> + '_ {
+        let n = self.recent.len();
+        (0..n).map(move |k| self.recent[(self.seen - 1 - k) % n])
+    }
 }
 
 impl CallFrame {
@@ -156,6 +205,7 @@ impl CallFrame {
             value,
             kind,
             from_node: false,
+            steps: None,
         }
     }
 
@@ -244,7 +294,18 @@ impl CallTracer {
         }
     }
 
-    fn open(&mut self, frame: CallFrame) {
+    fn open(&mut self, mut frame: CallFrame) {
+        if self.config.source_steps {
+            let caller = self
+                .stack
+                .last()
+                .and_then(|p| p.frame.steps.as_ref())
+                .map(|s| (s.last_pc, s.jumps.len()));
+            frame.steps = Some(Box::new(FrameSteps {
+                caller,
+                ..FrameSteps::default()
+            }));
+        }
         self.stack.push(OpenFrame {
             frame,
             last: LastStep::default(),
@@ -283,6 +344,10 @@ impl CallTracer {
             _ => geth_error(result, open.last, f.kind.is_create()),
         };
         f.set_result(output, error);
+        if f.error.is_none() {
+            // Only failed frames are located: a frame that succeeded gives its pcs back.
+            f.steps = None;
+        }
         match self.stack.last_mut() {
             Some(parent) => {
                 if !self.config.only_top_call {
@@ -315,6 +380,18 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
                 stack_len: interp.stack.len(),
                 returned: op == 0xf3,
             };
+            if let Some(steps) = top.frame.steps.as_deref_mut() {
+                let pc = interp.bytecode.pc() as u32;
+                steps.record(pc);
+                if op == 0x56 {
+                    let dest = interp
+                        .stack
+                        .data()
+                        .last()
+                        .map_or(u32::MAX, |d| u32::try_from(*d).unwrap_or(u32::MAX));
+                    steps.jumps.push((pc, dest));
+                }
+            }
         }
         if has_dynamic_gas(op) {
             self.pre.capture(interp, ctx);

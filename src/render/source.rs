@@ -1,0 +1,117 @@
+//! Where a trace failed in the source, as plain data for the renderers: a location per failed
+//! frame (file, line, column, the source line and the failing span in it) and the Solidity
+//! stack trace of the transaction's failure. `names` finds them (source maps of matched
+//! artifacts); the tree and `--decode` only print them, and print nothing when none was found.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::trace::call::CallKind;
+
+/// A point in a source file: `file:line:column`, 1-based, columns in characters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The whole source line (without its line break).
+    #[serde(skip)]
+    pub text: String,
+    /// The failing span on that line, in characters from the line's start: `[from, to)`.
+    /// A span that goes on past the line is cut at its end.
+    #[serde(skip)]
+    pub span: (usize, usize),
+}
+
+impl Location {
+    /// `src/Leaf.sol:12:9`.
+    pub fn at(&self) -> String {
+        format!("{}:{}:{}", self.file, self.line, self.column)
+    }
+
+    /// The source line with its leading whitespace removed, and the span shifted to match.
+    pub fn excerpt(&self) -> (String, (usize, usize)) {
+        let indent = self.text.chars().take_while(|c| c.is_whitespace()).count();
+        let text: String = self.text.chars().skip(indent).collect();
+        let text = text.trim_end().to_string();
+        let n = text.chars().count();
+        let from = self.span.0.saturating_sub(indent).min(n);
+        let to = self.span.1.saturating_sub(indent).clamp(from, n);
+        (text, (from, to.max((from + 1).min(n))))
+    }
+}
+
+/// One line of the Solidity stack trace: the function running and where in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StackEntry {
+    pub contract: String,
+    pub function: String,
+    #[serde(flatten)]
+    pub location: Location,
+    /// How the frame this function ran in was entered, on the outermost function of every
+    /// frame but the top one (`reached by STATICCALL`).
+    #[serde(skip)]
+    pub reached_by: Option<CallKind>,
+}
+
+impl StackEntry {
+    /// `Leaf._check (src/Leaf.sol:20:9)`.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{}.{} ({})",
+            self.contract,
+            self.function,
+            self.location.at()
+        );
+        if let Some(k) = self.reached_by {
+            s.push_str(", reached by ");
+            s.push_str(k.as_str());
+        }
+        s
+    }
+}
+
+/// Source locations of one trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceNotes {
+    /// Failed frames by their path of child indices from the root (`[]` is the root).
+    pub frames: HashMap<Vec<usize>, Location>,
+    /// The Solidity stack trace of the top frame's failure, innermost function first.
+    pub stack: Vec<StackEntry>,
+}
+
+impl SourceNotes {
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty() && self.stack.is_empty()
+    }
+}
+
+/// The line under an excerpt: `^` under the span's characters.
+pub fn carets(span: (usize, usize)) -> String {
+    let mut s = " ".repeat(span.0);
+    s.push_str(&"^".repeat(span.1.saturating_sub(span.0).max(1)));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_drops_indent_and_keeps_the_span() {
+        let l = Location {
+            file: "src/A.sol".into(),
+            line: 3,
+            column: 9,
+            text: "        require(x > 1, \"no\");  ".into(),
+            span: (8, 29),
+        };
+        assert_eq!(l.at(), "src/A.sol:3:9");
+        let (text, span) = l.excerpt();
+        assert_eq!(text, "require(x > 1, \"no\");");
+        assert_eq!(span, (0, 21));
+        assert_eq!(carets(span), "^".repeat(21));
+        assert_eq!(carets((2, 4)), "  ^^");
+    }
+}

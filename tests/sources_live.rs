@@ -1,0 +1,618 @@
+//! Where it failed, in the source: the contracts of `tests/contracts/srcmap/` (solc's own
+//! standard-JSON output committed, see `scripts/build-srcmap-contracts.sh`) run on the pinned
+//! anvil, traced by the binary with the output given as `--abi FILE`, laid out as a Foundry
+//! project (`out/` + `out/build-info/` + `cache/`, as forge 1.7.1 writes them) and as a Hardhat
+//! project (`artifacts/build-info/`). Every expected `file:line:column` is found in the `.sol`
+//! text by the test, never taken from chaintrace's output.
+
+#[path = "support/anvil.rs"]
+mod anvil;
+#[path = "support/run.rs"]
+mod run;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use alloy_primitives::{Address, B256, U256};
+use anvil::{calldata, hex0x, w_addr, w_b32, w_u, with_ctor_args, Anvil, EXPLICIT_GAS};
+use serde_json::{json, Value};
+
+const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/srcmap");
+
+fn output(name: &str) -> Value {
+    let text = std::fs::read_to_string(Path::new(SRC).join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn legacy_path() -> String {
+    format!("{SRC}/solc-output.json")
+}
+
+fn viair_path() -> String {
+    format!("{SRC}/solc-output-viair.json")
+}
+
+/// `file:line:column` of the first occurrence of `needle` in `file` (after the first line
+/// containing `after`, when given), columns counted from 1.
+fn at(file: &str, needle: &str, after: Option<&str>) -> String {
+    let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
+    let from = after.map_or(0, |a| {
+        text.find(a).unwrap_or_else(|| panic!("{a:?} in {file}"))
+    });
+    let offset = from
+        + text[from..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {file}"));
+    let line = text[..offset].matches('\n').count() + 1;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let column = text[line_start..offset].chars().count() + 1;
+    format!("{file}:{line}:{column}")
+}
+
+/// The deployed test contracts.
+struct World {
+    anvil: Anvil,
+    addr: BTreeMap<&'static str, Address>,
+}
+
+fn code(out: &Value, file: &str, name: &str) -> String {
+    out["contracts"][file][name]["evm"]["bytecode"]["object"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn world() -> World {
+    let anvil = Anvil::start();
+    let legacy = output("solc-output.json");
+    let viair = output("solc-output-viair.json");
+    let mut addr = BTreeMap::new();
+    let math = anvil.deploy(&code(&legacy, "MathLib.sol", "MathLib"));
+    // Link MathLib into Leaf: its placeholder `__$<34 hex>$__` becomes the library's address.
+    let mut leaf_code = code(&legacy, "Leaf.sol", "Leaf");
+    let at = leaf_code.find("__$").expect("Leaf links MathLib");
+    let placeholder = leaf_code[at..at + 40].to_string();
+    leaf_code = leaf_code.replace(&placeholder, &alloy_primitives::hex::encode(math));
+    let leaf = anvil.deploy(&leaf_code);
+    let middle = anvil.deploy(&with_ctor_args(
+        &code(&legacy, "Middle.sol", "Middle"),
+        &[w_addr(leaf)],
+    ));
+    let proxy = anvil.deploy(&with_ctor_args(
+        &code(&legacy, "Proxy.sol", "Proxy"),
+        &[w_addr(leaf)],
+    ));
+    let factory = anvil.deploy(&code(&legacy, "Factory.sol", "Factory"));
+    let via = anvil.deploy(&code(&viair, "ViaIr.sol", "ViaIr"));
+    addr.insert("MathLib", math);
+    addr.insert("Leaf", leaf);
+    addr.insert("Middle", middle);
+    addr.insert("Proxy", proxy);
+    addr.insert("Factory", factory);
+    addr.insert("ViaIr", via);
+    World { anvil, addr }
+}
+
+impl World {
+    /// Sends a transaction that must fail; returns its hash.
+    fn fail(&self, to: &str, data: Vec<u8>) -> String {
+        let (h, r) = self.anvil.send_and_wait(json!({
+            "to": self.addr[to], "data": hex0x(&data), "gas": format!("{EXPLICIT_GAS:#x}"),
+        }));
+        assert_eq!(r["status"], "0x0", "{to}: expected a failure, got {r}");
+        format!("{h:?}")
+    }
+
+    fn trace(&self, hash: &str, extra: &[&str]) -> run::Run {
+        let mut args = vec!["tx", hash, "--rpc-url", self.anvil.url()];
+        args.extend_from_slice(extra);
+        let r = run::cmd(&args).no_cache().run();
+        assert!(
+            r.code == 3,
+            "chaintrace: exit {} (3: the transaction failed): {}",
+            r.code,
+            r.stderr
+        );
+        r
+    }
+
+    /// The human tree with the legacy and viaIR outputs given as `--abi`.
+    fn tree(&self, hash: &str) -> String {
+        self.trace(hash, &["--abi", &legacy_path(), "--abi", &viair_path()])
+            .stdout
+    }
+}
+
+/// The tree line of the frame (`CALL`, `STATICCALL`…) whose line contains `what`, and the two
+/// lines under it (source and carets).
+fn frame_lines<'a>(tree: &'a str, what: &str) -> (&'a str, &'a str, &'a str) {
+    let lines: Vec<&str> = tree.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no line with {what:?} in\n{tree}"));
+    (
+        lines[i],
+        lines.get(i + 1).unwrap_or(&""),
+        lines.get(i + 2).unwrap_or(&""),
+    )
+}
+
+/// The `Solidity stack trace:` lines after the tree.
+fn stack(tree: &str) -> Vec<String> {
+    tree.lines()
+        .skip_while(|l| *l != "Solidity stack trace:")
+        .skip(1)
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+fn u(v: u64) -> [u8; 32] {
+    w_u(v as u128)
+}
+
+#[test]
+fn require_in_an_internal_function_across_a_staticcall() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let tree = w.tree(&h);
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let (line, source, carets) = frame_lines(&tree, "STATICCALL");
+    assert!(line.ends_with(&format!(" at {require}")), "{tree}");
+    assert!(
+        source.contains("| require(x > 10, \"leaf: too small\");"),
+        "{tree}"
+    );
+    assert!(
+        carets
+            .trim_end()
+            .ends_with("| ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"),
+        "{tree}"
+    );
+    // The top frame re-reverts at the call expression.
+    let call = at("Middle.sol", "leaf.leafRevert(x)", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {call}")),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![
+            format!("at Leaf._check ({require})"),
+            format!(
+                "at Leaf.leafRevert ({}), reached by STATICCALL",
+                at("Leaf.sol", "_check(x)", None)
+            ),
+            format!("at Middle.midRevert ({call})"),
+        ],
+        "{tree}"
+    );
+}
+
+#[test]
+fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
+    let w = world();
+    // A custom error.
+    let tree = w.tree(&w.fail("Leaf", calldata("deny(uint256)", &[u(7)])));
+    // solc maps the revert to the error's construction.
+    let revert = at("Leaf.sol", "Denied(code, msg.sender)", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {revert}")),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![format!("at Leaf.deny ({revert})")],
+        "{tree}"
+    );
+
+    // Panic(0x11) inside an internal function: the checked `a + b`, not the compiler's helper.
+    let max = U256::MAX.to_be_bytes::<32>();
+    let tree = w.tree(&w.fail("Leaf", calldata("addUp(uint256,uint256)", &[max, u(1)])));
+    let add = at("Leaf.sol", "a + b", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {add}")),
+        "{tree}"
+    );
+    assert!(tree.contains("| return a + b;"), "{tree}");
+    assert_eq!(
+        stack(&tree),
+        vec![
+            format!("at Leaf._add ({add})"),
+            format!("at Leaf.addUp ({})", at("Leaf.sol", "_add(a, b)", None)),
+        ],
+        "{tree}"
+    );
+
+    // A modifier's require: the modifier.
+    let tree = w.tree(&w.fail("Leaf", calldata("guarded(uint256)", &[u(0)])));
+    let req = at("Leaf.sol", "require(x > 0", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {req}")),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![
+            format!("at Leaf.positive ({req})"),
+            format!(
+                "at Leaf.guarded ({})",
+                at("Leaf.sol", "function guarded", None)
+            ),
+        ],
+        "{tree}"
+    );
+
+    // A linked library reached by DELEGATECALL.
+    let tree = w.tree(&w.fail("Leaf", calldata("subtract(uint256,uint256)", &[u(1), u(2)])));
+    let lib = at("MathLib.sol", "require(b <= a", None);
+    let (line, source, _) = frame_lines(&tree, "DELEGATECALL");
+    assert!(line.ends_with(&format!(" at {lib}")), "{tree}");
+    assert!(
+        source.contains("| require(b <= a, \"lib: underflow\");"),
+        "{tree}"
+    );
+    let call = at("Leaf.sol", "MathLib.checkedSub(a, b)", None);
+    assert_eq!(
+        stack(&tree),
+        vec![
+            format!("at MathLib.checkedSub ({lib}), reached by DELEGATECALL"),
+            format!("at Leaf.subtract ({call})"),
+        ],
+        "{tree}"
+    );
+
+    // INVALID in inline assembly.
+    let tree = w.tree(&w.fail("Leaf", calldata("broken()", &[])));
+    let invalid = at("Leaf.sol", "invalid()", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {invalid}")),
+        "{tree}"
+    );
+
+    // Calldata too short for leafRevert(uint256): the ABI decoder's revert is the function's.
+    let tree = w.tree(&w.fail("Leaf", calldata("leafRevert(uint256)", &[])));
+    let sig = at("Leaf.sol", "function leafRevert", None);
+    let (line, source, _) = frame_lines(&tree, "leafRevert");
+    assert!(line.ends_with(&format!(" at {sig}")), "{tree}");
+    assert!(
+        source.contains("| function leafRevert(uint256 x) external view returns (uint256) {"),
+        "{tree}"
+    );
+}
+
+#[test]
+fn proxy_create2_constructor_out_of_gas_and_via_ir() {
+    let w = world();
+    // Through a proxy: the implementation's frame in Leaf.sol, the proxy's assembly revert.
+    let tree = w.tree(&w.fail("Proxy", calldata("leafRevert(uint256)", &[u(3)])));
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let (line, _, _) = frame_lines(&tree, "DELEGATECALL");
+    assert!(line.ends_with(&format!(" at {require}")), "{tree}");
+    let bubble = at("Proxy.sol", "revert(0, returndatasize())", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {bubble}")),
+        "{tree}"
+    );
+    let st = stack(&tree);
+    assert_eq!(
+        st.first(),
+        Some(&format!("at Leaf._check ({require})")),
+        "{tree}"
+    );
+    assert!(st[1].ends_with("reached by DELEGATECALL"), "{tree}");
+    assert_eq!(
+        st.last(),
+        Some(&format!(
+            "at Proxy.fallback ({})",
+            at("Proxy.sol", "delegatecall(gas()", None)
+        )),
+        "{tree}"
+    );
+
+    // A reverting constructor under CREATE2: the creation source map.
+    let salt = B256::repeat_byte(7);
+    let tree = w.tree(&w.fail(
+        "Factory",
+        calldata("make(bytes32,uint256)", &[w_b32(salt), u(0)]),
+    ));
+    let ctor = at("Factory.sol", "require(s != 0", None);
+    let (line, source, _) = frame_lines(&tree, "CREATE2");
+    assert!(line.ends_with(&format!(" at {ctor}")), "{tree}");
+    assert!(
+        source.contains("| require(s != 0, \"fragile: zero seed\");"),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![
+            format!("at Fragile.constructor ({ctor}), reached by CREATE2"),
+            format!(
+                "at Factory.make ({})",
+                at("Factory.sol", "new Fragile{salt: salt}(s)", None)
+            ),
+        ],
+        "{tree}"
+    );
+
+    // Out of gas at an SSTORE, caught by a require(ok).
+    let tree = w.tree(&w.fail("Middle", calldata("starve(uint256)", &[u(1)])));
+    let store = at("Leaf.sol", "fresh = v", None);
+    let (line, _, _) = frame_lines(&tree, "store(");
+    assert!(line.contains("out of gas"), "{tree}");
+    assert!(line.ends_with(&format!(" at {store}")), "{tree}");
+    let req = at("Middle.sol", "require(ok, \"mid: store failed\")", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {req}")),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![format!("at Middle.starve ({req})")],
+        "{tree}"
+    );
+
+    // viaIR code: the function is inlined into the dispatcher and its revert given the
+    // contract's span; the failing condition is the last thing the frame ran inside it.
+    let tree = w.tree(&w.fail("ViaIr", calldata("bump(uint256)", &[u(9)])));
+    let req = at("ViaIr.sol", "by < 5", None);
+    assert!(
+        tree.lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!(" at {req}")),
+        "{tree}"
+    );
+    assert_eq!(
+        stack(&tree),
+        vec![format!("at ViaIr.bump ({req})")],
+        "{tree}"
+    );
+}
+
+#[test]
+fn json_stays_geths_and_decode_carries_the_stack() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let plain = w.trace(&h, &["--json"]).stdout;
+    let with_maps = w.trace(&h, &["--json", "--abi", &legacy_path()]).stdout;
+    assert_eq!(plain, with_maps, "--json is geth's result, byte for byte");
+    assert!(!plain.contains(".sol"));
+
+    let decoded: Value = serde_json::from_str(
+        &w.trace(&h, &["--json", "--decode", "--abi", &legacy_path()])
+            .stdout,
+    )
+    .unwrap();
+    let req = at("Leaf.sol", "require(x > 10", None);
+    let parts: Vec<&str> = req.split(':').collect();
+    assert_eq!(
+        decoded["stack"][0],
+        json!({"contract": "Leaf", "function": "_check", "file": parts[0],
+            "line": parts[1].parse::<u64>().unwrap(), "column": parts[2].parse::<u64>().unwrap()})
+    );
+    assert_eq!(decoded["stack"].as_array().unwrap().len(), 3);
+    assert_eq!(decoded["stack"][2]["function"], "midRevert");
+    assert_eq!(
+        decoded["decoded"][1]["at"]["line"],
+        decoded["stack"][0]["line"]
+    );
+    // The result inside is geth's, unchanged.
+    let inner: Value = serde_json::from_str(&plain).unwrap();
+    assert_eq!(decoded["result"], inner);
+}
+
+#[test]
+fn no_source_map_no_noise() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let bare = w.trace(&h, &[]).stdout;
+    assert!(!bare.contains("Solidity stack trace"), "{bare}");
+    assert!(!bare.contains(".sol"), "{bare}");
+    assert!(!bare.contains(" | "), "{bare}");
+    // Only the viaIR output: nothing of the legacy contracts matches.
+    let other = w.trace(&h, &["--abi", &viair_path()]).stdout;
+    assert_eq!(bare, other);
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("chaintrace-srcmap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A Foundry project as forge 1.7.1 leaves it (no `ast` in artifacts): `src/*.sol`,
+/// `out/<File>/<Name>.json` with `bytecode`/`deployedBytecode` `{object, sourceMap,
+/// linkReferences}`, `id` and `metadata.settings.compilationTarget`; `out/build-info/<id>.json`
+/// with `{id, source_id_to_path, language}`; `cache/solidity-files-cache.json` naming each
+/// artifact's build. A stale build info (ids shuffled) sits beside the right one.
+fn foundry_project(dir: &Path) {
+    std::fs::write(dir.join("foundry.toml"), "[profile.default]\n").unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("out/build-info")).unwrap();
+    std::fs::create_dir_all(dir.join("cache")).unwrap();
+    let out = output("solc-output.json");
+    let mut ids = serde_json::Map::new();
+    let mut stale = serde_json::Map::new();
+    let mut files = serde_json::Map::new();
+    for (file, s) in out["sources"].as_object().unwrap() {
+        let path = format!("src/{file}");
+        std::fs::copy(Path::new(SRC).join(file), dir.join(&path)).unwrap();
+        let id = s["id"].as_u64().unwrap();
+        ids.insert(id.to_string(), json!(path));
+        stale.insert((id + 1).to_string(), json!(path));
+        let mut arts = serde_json::Map::new();
+        for (name, c) in out["contracts"][file].as_object().unwrap() {
+            let d = dir.join("out").join(file);
+            std::fs::create_dir_all(&d).unwrap();
+            let artifact = json!({
+                "abi": c["abi"],
+                "bytecode": {"object": format!("0x{}", c["evm"]["bytecode"]["object"].as_str().unwrap()),
+                    "sourceMap": c["evm"]["bytecode"]["sourceMap"],
+                    "linkReferences": c["evm"]["bytecode"]["linkReferences"]},
+                "deployedBytecode": {"object": format!("0x{}", c["evm"]["deployedBytecode"]["object"].as_str().unwrap()),
+                    "sourceMap": c["evm"]["deployedBytecode"]["sourceMap"],
+                    "linkReferences": c["evm"]["deployedBytecode"]["linkReferences"],
+                    "immutableReferences": c["evm"]["deployedBytecode"]["immutableReferences"]},
+                "metadata": {"settings": {"compilationTarget": {path.clone(): name}}},
+                "id": id,
+            });
+            std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
+            arts.insert(
+                name.clone(),
+                json!({"0.8.30": {"default": {"path": format!("{file}/{name}.json"), "build_id": "b1"}}}),
+            );
+        }
+        files.insert(path.clone(), json!({"sourceName": path, "artifacts": arts}));
+    }
+    let build = json!({"id": "b1", "source_id_to_path": ids, "language": "Solidity"});
+    std::fs::write(dir.join("out/build-info/b1.json"), build.to_string()).unwrap();
+    let old = json!({"id": "b0", "source_id_to_path": stale, "language": "Solidity"});
+    std::fs::write(dir.join("out/build-info/b0.json"), old.to_string()).unwrap();
+    let cache = json!({"_format": "", "paths": {"artifacts": "out", "build_infos": "out/build-info"},
+        "files": files, "builds": ["b1"]});
+    std::fs::write(
+        dir.join("cache/solidity-files-cache.json"),
+        cache.to_string(),
+    )
+    .unwrap();
+}
+
+/// A Hardhat project: `artifacts/contracts/<File>/<Name>.json` (no source maps) and the build
+/// info `artifacts/build-info/<id>.json` holding solc's input and output.
+fn hardhat_project(dir: &Path) {
+    std::fs::write(dir.join("hardhat.config.js"), "module.exports = {};\n").unwrap();
+    let out = output("solc-output.json");
+    let mut sources = serde_json::Map::new();
+    for (file, _) in out["sources"].as_object().unwrap() {
+        let path = format!("contracts/{file}");
+        let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
+        sources.insert(path, json!({"content": text}));
+        for (name, c) in out["contracts"][file].as_object().unwrap() {
+            let d = dir.join("artifacts/contracts").join(file);
+            std::fs::create_dir_all(&d).unwrap();
+            let artifact = json!({"_format": "hh-sol-artifact-1", "contractName": name,
+                "sourceName": format!("contracts/{file}"), "abi": c["abi"],
+                "bytecode": format!("0x{}", c["evm"]["bytecode"]["object"].as_str().unwrap()),
+                "deployedBytecode": format!("0x{}", c["evm"]["deployedBytecode"]["object"].as_str().unwrap()),
+                "linkReferences": {}, "deployedLinkReferences": {}});
+            std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
+        }
+    }
+    // The output's paths become the input's (`contracts/Leaf.sol`).
+    let text = out.to_string();
+    let renamed = text
+        .replace("\"Leaf.sol\"", "\"contracts/Leaf.sol\"")
+        .replace("\"MathLib.sol\"", "\"contracts/MathLib.sol\"")
+        .replace("\"Middle.sol\"", "\"contracts/Middle.sol\"")
+        .replace("\"Proxy.sol\"", "\"contracts/Proxy.sol\"")
+        .replace("\"Factory.sol\"", "\"contracts/Factory.sol\"");
+    let output: Value = serde_json::from_str(&renamed).unwrap();
+    let info = json!({"_format": "hh-sol-build-info-1", "id": "h1", "solcVersion": "0.8.30",
+        "input": {"language": "Solidity", "sources": sources}, "output": output});
+    std::fs::create_dir_all(dir.join("artifacts/build-info")).unwrap();
+    std::fs::write(dir.join("artifacts/build-info/h1.json"), info.to_string()).unwrap();
+}
+
+#[test]
+fn foundry_and_hardhat_projects_are_found_without_flags() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let line = require.split(':').nth(1).unwrap().to_string();
+    let col = require.split(':').nth(2).unwrap().to_string();
+
+    let foundry = tmp("foundry");
+    foundry_project(&foundry);
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&foundry)
+        .run();
+    let expect = format!("at Leaf._check (src/Leaf.sol:{line}:{col})");
+    assert_eq!(
+        stack(&r.stdout).first(),
+        Some(&expect),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+
+    let hardhat = tmp("hardhat");
+    hardhat_project(&hardhat);
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&hardhat)
+        .run();
+    let expect = format!("at Leaf._check (contracts/Leaf.sol:{line}:{col})");
+    assert_eq!(
+        stack(&r.stdout).first(),
+        Some(&expect),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&foundry);
+    let _ = std::fs::remove_dir_all(&hardhat);
+}
+
+#[test]
+fn a_bad_jump_is_located_at_its_jump() {
+    // Hand-made: runtime `PUSH1 3; JUMP; STOP` (3 is no JUMPDEST), its source map pointing the
+    // JUMP at `jump(3)` of a source written here.
+    let dir = tmp("badjump");
+    let text =
+        "contract Bad {\n    fallback() external {\n        assembly { jump(3) }\n    }\n}\n";
+    std::fs::write(dir.join("Bad.sol"), text).unwrap();
+    let jump = text.find("jump(3)").unwrap();
+    let three = text.find("3)").unwrap();
+    let output = json!({
+        "sources": {"Bad.sol": {"id": 0}},
+        "contracts": {"Bad.sol": {"Bad": {"abi": [], "evm": {
+            "bytecode": {"object": "6004600c60003960046000f360035600", "sourceMap": ""},
+            "deployedBytecode": {"object": "60035600",
+                "sourceMap": format!("{three}:1:0:-:0;{jump}:7:0:-:0;0:60:0")}}}}},
+    });
+    let file = dir.join("solc-output.json");
+    std::fs::write(&file, output.to_string()).unwrap();
+    let w = world();
+    let bad = w.anvil.deploy("0x6004600c60003960046000f360035600");
+    let (h, r) = w
+        .anvil
+        .send_and_wait(json!({"to": bad, "data": "0x", "gas": "0x30000"}));
+    assert_eq!(r["status"], "0x0");
+    let tree = w
+        .trace(&format!("{h:?}"), &["--abi", file.to_str().unwrap()])
+        .stdout;
+    let first = tree.lines().next().unwrap();
+    assert!(first.contains("invalid jump destination"), "{tree}");
+    assert!(first.ends_with(" at Bad.sol:3:20"), "{tree}");
+    assert!(tree.contains("| assembly { jump(3) }"), "{tree}");
+    assert_eq!(
+        stack(&tree),
+        vec!["at Bad.fallback (Bad.sol:3:20)"],
+        "{tree}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
