@@ -616,3 +616,27 @@ fn a_bad_jump_is_located_at_its_jump() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A what-if replay names where each run failed: the original and the patched run (here Middle
+/// replaced by its own deployed code, read back from the node) both stop at Leaf's `require`,
+/// and the comparison's location column says so for both.
+#[test]
+fn what_if_rows_say_where_each_run_failed() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let middle = format!("{:?}", w.addr["Middle"]);
+    let deployed = w.anvil.rpc("eth_getCode", json!([middle, "latest"]));
+    let pair = format!("{middle}={}", deployed.as_str().unwrap());
+    let r = w.trace(&h, &["--abi", &legacy_path(), "--code-override", &pair]);
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("original") || l.contains("patched"))
+        .filter(|l| l.contains("reverted"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", r.stdout);
+    for row in rows {
+        assert!(row.contains(&require), "{row}\n{}", r.stdout);
+    }
+}

@@ -147,10 +147,19 @@ pub struct Outcome {
     pub gas_used: u64,
 }
 
-/// Where the run stopped, in source terms. A hook for source locations (another part of the
-/// tool maps pcs to sources); until then the column shows "-".
-fn location(_t: &TracedTx) -> Option<String> {
-    None
+/// Where a failed run stopped, in source terms: the innermost function of its Solidity stack
+/// trace, else its top frame's location, when a source map matched the code that ran ("Where
+/// it failed" in the README); `None` for a success or without a map.
+fn location(t: &TracedTx, decoder: &Decoder) -> Option<String> {
+    if t.outcome.success {
+        return None;
+    }
+    let notes = decoder.sources()?;
+    notes
+        .stack
+        .first()
+        .map(|e| e.location.at())
+        .or_else(|| notes.frames.get(&Vec::new()).map(|l| l.at()))
 }
 
 /// `t`'s outcome; the revert reason named by `decoder` as the tree names it (`to` is the
@@ -172,7 +181,7 @@ pub fn outcome(t: &TracedTx, decoder: &Decoder, to: Option<Address>) -> Outcome 
     Outcome {
         status,
         reason,
-        location: location(t).unwrap_or_else(|| "-".to_string()),
+        location: location(t, decoder).unwrap_or_else(|| "-".to_string()),
         gas_used: o.gas_used,
     }
 }
