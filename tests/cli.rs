@@ -122,6 +122,45 @@ fn bundled_fixture_tree_names_the_reason() {
         !r.stdout.contains('\u{1b}'),
         "no colour when not a terminal"
     );
+    // The fixture's contracts travel beside it (fixtures/reverted-nested.build-info.json, built
+    // by scripts/build-fixture-sources.sh): the demo names the calls and the error, and says
+    // where it failed. Expected places come from the .sol text.
+    let at = |file: &str, needle: &str| {
+        let text = std::fs::read_to_string(format!("tests/contracts/{file}")).unwrap();
+        let offset = text.find(needle).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        (format!("{file}:{line}:{column}"), line)
+    };
+    let (revert, revert_line) = at("Helpers.sol", "Custom(code, msg.sender");
+    let (inner, _) = at("Hub.sol", "reverter.failCustom(code)");
+    let (outer, _) = at("Hub.sol", "this.failInner(code)");
+    for want in [
+        "Hub failNested(code: 48879)",
+        "Reverter failCustom(code: 48879)",
+        "Custom(code: 48879, who: 0xa513E6E4b8f2a923D98304ec87F64353C4D5C853, why: \"custom error\")",
+        &format!("at {revert}"),
+        &format!("{revert_line} | revert Custom(code, msg.sender, \"custom error\");"),
+        "Solidity stack trace:",
+        &format!("  at Reverter.failCustom ({revert}), reached by CALL"),
+        &format!("  at Hub.failInner ({inner}), reached by CALL"),
+        &format!("  at Hub.failNested ({outer})"),
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("0x1d65a307"), "{}", r.stdout);
+    // --no-project looks nowhere but the flags: bare selectors again.
+    let bare = chaintrace(&[
+        "tx",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--no-project",
+    ]);
+    assert!(
+        bare.stdout.contains("custom error 0x1d65a307"),
+        "{}",
+        bare.stdout
+    );
 }
 
 #[test]

@@ -50,7 +50,10 @@ impl TxArgs {
                  used with --fixture or --remote",
             ));
         }
-        let mut names = load_names(&self.trace)?;
+        let mut names = match &self.fixture {
+            Some(f) => load_names(&with_fixture_sources(&self.trace, f))?,
+            None => load_names(&self.trace)?,
+        };
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
             if self.remote {
@@ -127,6 +130,18 @@ impl TxArgs {
             mined.state_check().as_ref(),
         ))
     }
+}
+
+/// A fixture's contracts travel beside it as `NAME.build-info.json` (solc's standard-JSON input
+/// and output: sources, ABIs, source maps); they are read as if given with `--abi`, unless
+/// `--no-project` says to look nowhere but the flags.
+fn with_fixture_sources(args: &TraceArgs, fixture: &str) -> TraceArgs {
+    let beside = std::path::Path::new(fixture).with_extension("build-info.json");
+    let mut args = args.clone();
+    if !args.names.no_project && beside.is_file() {
+        args.abi.push(beside.display().to_string());
+    }
+    args
 }
 
 /// What a what-if replay of one transaction needs besides the transaction.

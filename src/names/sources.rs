@@ -672,12 +672,11 @@ pub fn stack_trace(
             .and_then(|child| child.steps.as_ref())
             .and_then(|s| s.caller);
         let levels = frame_levels(&map, steps, at);
-        // The last pcs tell where the failure was, not where a call was made.
-        let recent: Vec<u32> = if at.is_none() {
-            steps.recent().collect()
-        } else {
-            Vec::new()
-        };
+        // The last pcs tell where the failure was; at a call site they only break a tie: when
+        // the optimizer shares the CALL between functions (`this.f()` in one, `other.g()` in
+        // another), its span may lie in the other function, and the frame's own last pcs (the
+        // call's result checked on return) are within this one.
+        let recent: Vec<u32> = steps.recent().collect();
         let mut entries = map.functions(&levels, &recent);
         if k > 0 {
             if let Some(outer) = entries.last_mut() {
