@@ -452,8 +452,9 @@ fn a_deadline_ends_the_retries_early() {
     let err = c.forward("eth_chainId", "{}").unwrap_err();
     let took = t.elapsed();
     assert!(matches!(err, RpcError::Timeout { .. }), "{err:?}");
-    // Not 4 x 30 s: the deadline bounds every attempt and the retries.
-    assert!(took < Duration::from_millis(400 + 600), "took {took:?}");
+    // Not 4 x 30 s: the deadline bounds every attempt and the retries (the bound is loose so
+    // that a loaded machine's scheduling cannot fail it; an unbounded attempt takes 30 s).
+    assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(took >= Duration::from_millis(350), "took {took:?}");
 }
 
