@@ -7,6 +7,8 @@
 
 #[path = "support/anvil.rs"]
 mod anvil;
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/run.rs"]
 mod run;
 
@@ -522,18 +524,80 @@ fn hardhat_project(dir: &Path) {
         }
     }
     // The output's paths become the input's (`contracts/Leaf.sol`).
-    let text = out.to_string();
-    let renamed = text
-        .replace("\"Leaf.sol\"", "\"contracts/Leaf.sol\"")
-        .replace("\"MathLib.sol\"", "\"contracts/MathLib.sol\"")
-        .replace("\"Middle.sol\"", "\"contracts/Middle.sol\"")
-        .replace("\"Proxy.sol\"", "\"contracts/Proxy.sol\"")
-        .replace("\"Factory.sol\"", "\"contracts/Factory.sol\"");
-    let output: Value = serde_json::from_str(&renamed).unwrap();
+    let output = renamed_sources(&out, "contracts/");
     let info = json!({"_format": "hh-sol-build-info-1", "id": "h1", "solcVersion": "0.8.30",
         "input": {"language": "Solidity", "sources": sources}, "output": output});
     std::fs::create_dir_all(dir.join("artifacts/build-info")).unwrap();
     std::fs::write(dir.join("artifacts/build-info/h1.json"), info.to_string()).unwrap();
+}
+
+/// `out` with every source path (`Leaf.sol`) given `prefix` (`contracts/Leaf.sol`), in
+/// `sources` and `contracts` alike.
+fn renamed_sources(out: &Value, prefix: &str) -> Value {
+    let mut text = out.to_string();
+    for file in out["sources"].as_object().unwrap().keys() {
+        text = text.replace(&format!("\"{file}\""), &format!("\"{prefix}{file}\""));
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A Hardhat 3 project as Hardhat 3 lays it out: artifacts (`hh3-artifact-1`) under
+/// `artifacts/contracts/`, and the build info split in two: `build-info/<id>.json`
+/// (`hh3-sol-build-info-1`: the compiler's input, sources under their input source names
+/// `project/contracts/…`, and `userSourceNameMap` from the names users write) and
+/// `build-info/<id>.output.json` (`hh3-sol-build-info-output-1`: the compiler's output).
+fn hardhat3_project(dir: &Path) {
+    std::fs::write(dir.join("hardhat.config.ts"), "export default {};\n").unwrap();
+    let id = "solc-0_8_30-3f9c2b7d1e";
+    let out = output("solc-output.json");
+    let (mut sources, mut users) = (serde_json::Map::new(), serde_json::Map::new());
+    for (file, _) in out["sources"].as_object().unwrap() {
+        let input_name = format!("project/contracts/{file}");
+        let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
+        sources.insert(input_name.clone(), json!({"content": text}));
+        users.insert(format!("contracts/{file}"), json!(input_name));
+        for (name, c) in out["contracts"][file].as_object().unwrap() {
+            let d = dir.join("artifacts/contracts").join(file);
+            std::fs::create_dir_all(&d).unwrap();
+            let artifact = json!({"_format": "hh3-artifact-1", "contractName": name,
+                "sourceName": format!("contracts/{file}"), "abi": c["abi"],
+                "bytecode": format!("0x{}", c["evm"]["bytecode"]["object"].as_str().unwrap()),
+                "deployedBytecode": format!("0x{}", c["evm"]["deployedBytecode"]["object"].as_str().unwrap()),
+                "linkReferences": {}, "deployedLinkReferences": {}, "immutableReferences": {},
+                "inputSourceName": input_name, "buildInfoId": id});
+            std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
+        }
+    }
+    let input = json!({"_format": "hh3-sol-build-info-1", "id": id, "solcVersion": "0.8.30",
+        "solcLongVersion": "0.8.30+commit.73712a01", "userSourceNameMap": users,
+        "input": {"language": "Solidity", "sources": sources, "settings": {}}});
+    let output = json!({"_format": "hh3-sol-build-info-output-1", "id": id,
+        "output": renamed_sources(&out, "project/contracts/")});
+    let bi = dir.join("artifacts/build-info");
+    std::fs::create_dir_all(&bi).unwrap();
+    std::fs::write(bi.join(format!("{id}.json")), input.to_string()).unwrap();
+    std::fs::write(bi.join(format!("{id}.output.json")), output.to_string()).unwrap();
+}
+
+#[test]
+fn hardhat3_split_build_info_is_read_in_users_source_names() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let dir = tmp("hardhat3");
+    hardhat3_project(&dir);
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&dir)
+        .run();
+    assert_eq!(
+        stack(&r.stdout).first(),
+        Some(&format!("at Leaf._check (contracts/{require})")),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -639,4 +703,137 @@ fn what_if_rows_say_where_each_run_failed() {
     for row in rows {
         assert!(row.contains(&require), "{row}\n{}", r.stdout);
     }
+}
+
+/// Sourcify's v2 answer for the deployed `name` of `file` (legacy output), in the shape of
+/// argotorg/sourcify's `services/server/src/apiv2.yaml` (`VerifiedContract` with the fields
+/// chaintrace asks for): the ABI, the verified sources and their ids, the compilation's name,
+/// and both bytecodes with solc's own source maps.
+fn sourcify_answer(w: &World, file: &str, name: &str) -> Value {
+    let out = output("solc-output.json");
+    let c = &out["contracts"][file][name]["evm"];
+    let (mut sources, mut ids) = (serde_json::Map::new(), serde_json::Map::new());
+    for (path, s) in out["sources"].as_object().unwrap() {
+        let text = std::fs::read_to_string(Path::new(SRC).join(path)).unwrap();
+        sources.insert(path.clone(), json!({"content": text}));
+        ids.insert(path.clone(), json!({"id": s["id"]}));
+    }
+    let addr = w.addr[name];
+    let onchain = w.anvil.rpc("eth_getCode", json!([addr, "latest"]));
+    json!({
+        "match": "exact_match", "creationMatch": "exact_match", "runtimeMatch": "exact_match",
+        "chainId": w.anvil.chain_id().to_string(), "address": addr,
+        "abi": out["contracts"][file][name]["abi"],
+        "sources": sources, "sourceIds": ids,
+        "compilation": {"language": "Solidity", "compiler": "solc",
+            "compilerVersion": "0.8.30+commit.73712a01", "compilerSettings": {},
+            "name": name, "fullyQualifiedName": format!("{file}:{name}")},
+        "runtimeBytecode": {"onchainBytecode": onchain,
+            "recompiledBytecode": format!("0x{}", c["deployedBytecode"]["object"].as_str().unwrap()),
+            "sourceMap": c["deployedBytecode"]["sourceMap"],
+            "linkReferences": c["deployedBytecode"]["linkReferences"],
+            "immutableReferences": c["deployedBytecode"]["immutableReferences"]},
+        "creationBytecode": {
+            "recompiledBytecode": format!("0x{}", c["bytecode"]["object"].as_str().unwrap()),
+            "sourceMap": c["bytecode"]["sourceMap"],
+            "linkReferences": c["bytecode"]["linkReferences"]},
+    })
+}
+
+#[test]
+fn sourcify_gives_sources_and_maps_cached_on_disk() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let answers: Vec<(String, Value)> = [("Leaf.sol", "Leaf"), ("Middle.sol", "Middle")]
+        .iter()
+        .map(|(f, n)| (format!("{:#x}", w.addr[n]), sourcify_answer(&w, f, n)))
+        .collect();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let mock = http::serve(move |r: &http::Request| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let target = r.path.to_lowercase();
+        assert!(
+            target.contains("fields=")
+                && target.contains("sources")
+                && target.contains("runtimebytecode"),
+            "{target}"
+        );
+        match answers.iter().find(|(a, _)| target.contains(a.as_str())) {
+            Some((_, body)) => http::Reply::Answer(200, body.to_string()),
+            None => http::Reply::Answer(404, json!({"customCode": "not_found"}).to_string()),
+        }
+    });
+    let cache = tmp("sourcify-cache");
+    let trace = || {
+        run::cmd(&[
+            "tx",
+            &h,
+            "--rpc-url",
+            w.anvil.url(),
+            "--no-project",
+            "--sourcify-url",
+            &mock,
+        ])
+        .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+        .run()
+    };
+    let r = trace();
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let call = at("Middle.sol", "leaf.leafRevert(x)", None);
+    assert_eq!(
+        stack(&r.stdout),
+        vec![
+            format!("at Leaf._check ({require})"),
+            format!(
+                "at Leaf.leafRevert ({}), reached by STATICCALL",
+                at("Leaf.sol", "_check(x)", None)
+            ),
+            format!("at Middle.midRevert ({call})"),
+        ],
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let first = hits.load(Ordering::SeqCst);
+    assert!(first >= 2, "{first}");
+    // Whole answers on disk per chain and address: the next run asks nothing.
+    let chain = w.anvil.chain_id().to_string();
+    assert!(cache
+        .join("sourcify")
+        .join(&chain)
+        .join(format!("{:#x}.json", w.addr["Leaf"]))
+        .is_file());
+    let again = trace();
+    assert_eq!(again.stdout, r.stdout, "{}", again.stderr);
+    assert_eq!(hits.load(Ordering::SeqCst), first);
+    // Gas by function follows Leaf's internal functions with Sourcify's maps.
+    let g = run::cmd(&[
+        "gas",
+        &h,
+        "--rpc-url",
+        w.anvil.url(),
+        "--no-project",
+        "--sourcify-url",
+        &mock,
+        "--by-function",
+        "--json",
+    ])
+    .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+    .run();
+    assert_eq!(g.code, 3, "{}", g.stderr);
+    let report: Value = serde_json::from_str(&g.stdout).unwrap();
+    assert!(
+        report["byFunction"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["contract"] == "Leaf" && f["function"] == "_check" && f["calls"] == 1),
+        "{}",
+        report["byFunction"]
+    );
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -205,7 +205,7 @@ fn gas_tracer_attributes_every_unit() {
         &mut db,
         &env,
         &tx(SENDER, TxKind::Call(CONTRACT)),
-        &TracerSpec::Gas,
+        &TracerSpec::Gas(Default::default()),
         0,
     )
     .unwrap();

@@ -48,7 +48,7 @@ impl BlockArgs {
         let tracer = tracer_id(
             &self.trace.tracer,
             self.trace.tracer_config.as_deref(),
-            self.trace.gas_report,
+            self.trace.wants_gas(),
         );
         let (parts, skipped) = prepare(&self.out, root, chain_id, &tracer, range)?;
         let segments: Vec<(u64, u64)> = parts.iter().map(|p| (p.from, p.to)).collect();
@@ -109,6 +109,12 @@ impl BlockArgs {
         }
         if let Some(range) = super::range::parse_range(&self.block) {
             let range = range?;
+            if self.trace.by_line || self.trace.by_function {
+                return Err(CliError::input(
+                    "--by-line and --by-function print tables per transaction: use them with \
+                     tx, call, gas or a single block, not a range A..B",
+                ));
+            }
             if let Some(shard) = &self.out.shard {
                 super::columnar::parse_shard(shard)?;
             }

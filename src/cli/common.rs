@@ -8,7 +8,10 @@ use chaintrace::chain::rules::Ruleset;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
-use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph, TableStyle};
+use chaintrace::render::gas::{
+    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph, TableStyle,
+};
+use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
@@ -17,6 +20,7 @@ use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::consensus::ConsensusClient;
 use chaintrace::source::rpc::{RpcSource, SourceError};
+use chaintrace::trace::gas::GasConfig;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
@@ -247,8 +251,16 @@ pub struct TraceArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub flamegraph: Option<String>,
     /// In the flamegraph, split each frame's own gas by opcode.
-    #[arg(long, requires = "flamegraph")]
+    #[arg(long, requires = "flamegraph", conflicts_with = "by_function")]
     pub by_op: bool,
+    /// Gas report: also gas by source line (self and inclusive), from the source maps of the
+    /// contracts' artifacts (see "Where it failed" in the README for where they are found).
+    #[arg(long)]
+    pub by_line: bool,
+    /// Gas report: also gas by Solidity function, internal functions included (self and
+    /// inclusive); with --flamegraph, the flamegraph's frames are those functions.
+    #[arg(long)]
+    pub by_function: bool,
     /// Gas tables: every row, instead of the top 10 by gas and one "others" row.
     #[arg(long)]
     pub all: bool,
@@ -261,9 +273,22 @@ impl TraceArgs {
 
     /// The tracer spec; `fallback_config` (a fixture's tracerConfig) applies unless
     /// `--tracer-config` is given.
+    /// Whether the output is a gas report (`gas`, `--gas-report`, a flamegraph, gas by source).
+    pub fn wants_gas(&self) -> bool {
+        self.gas_report || self.flamegraph.is_some() || self.by_line || self.by_function
+    }
+
+    /// Which gas-by-source tables were asked for.
+    pub fn source_tables(&self) -> SourceTables {
+        SourceTables {
+            by_line: self.by_line,
+            by_function: self.by_function,
+        }
+    }
+
     pub fn spec(&self, fallback_config: Option<&Value>) -> Result<TracerSpec, CliError> {
-        if self.gas_report || self.flamegraph.is_some() {
-            return Ok(TracerSpec::Gas);
+        if self.wants_gas() {
+            return Ok(TracerSpec::Gas(GasConfig::default()));
         }
         if let Some(source) = js_source(&self.tracer)? {
             return self.js_spec(&source, fallback_config);
@@ -383,19 +408,37 @@ pub fn print_trace(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let TraceResult::Gas(report) = &t.result {
+        let by_source = decoder.sources().and_then(|s| s.gas.as_ref());
         if let Some(path) = &args.flamegraph {
             let file = std::fs::File::create(path)
                 .map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
-            write_flamegraph(report, decoder, args.by_op, std::io::BufWriter::new(file)).map_err(
-                |e| CliError::source(format!("cannot write the flamegraph {path}: {e}")),
-            )?;
+            let file = std::io::BufWriter::new(file);
+            let written = match by_source.filter(|_| args.by_function) {
+                Some(g) => write_stacks_flamegraph(&g.stacks, "Gas by Solidity function", file),
+                None => write_flamegraph(report, decoder, args.by_op, file),
+            };
+            written.map_err(|e| {
+                CliError::source(format!("cannot write the flamegraph {path}: {e}"))
+            })?;
             eprintln!("flamegraph: {path}");
         }
+        let which = args.source_tables();
         if args.json {
-            write_json(&mut out, &gas_json(report, decoder))?;
+            let mut v = gas_json(report, decoder);
+            if let (Some(g), Some(o)) = (by_source, v.as_object_mut()) {
+                o.extend(
+                    source_gas_json(g, which)
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v)),
+                );
+            }
+            write_json(&mut out, &v)?;
             writeln!(out)?;
         } else {
             render_gas_tables(report, decoder, table_style(args.all), &mut out)?;
+            if let Some(g) = by_source {
+                render_source_tables(g, which, table_style(args.all), &mut out)?;
+            }
         }
     } else if args.json && args.decode {
         write_decoded(&mut out, &t.result, decoder)?;

@@ -11,6 +11,7 @@ use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::{TraceResult, TracedTx};
 use chaintrace::source::cache::default_root;
 use chaintrace::source::StateSnapshot;
+use chaintrace::trace::gas_context::MarkSource;
 use chaintrace::trace::TracerSpec;
 
 use super::common::{CliError, TraceArgs};
@@ -59,9 +60,30 @@ fn cache_dir() -> Option<PathBuf> {
 /// `spec` with the call tracer recording where failed frames were in their code, when a source
 /// map may be found and the output names things (the tree, `--decode`): see "Where it failed"
 /// in the README. Plain `--json` never records (its output is geth's, and costs nothing more).
+///
+/// A gas report asked for by line or function follows internal functions by the source maps'
+/// jump markers ([`Names::jump_marks`]); without any source map loaded it says so, and every
+/// row is a contract's "no source map" row.
 pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) -> TracerSpec {
-    if let TracerSpec::Call(c) = &mut spec {
-        c.source_steps = (!args.json || args.decode) && names.has_sources();
+    match &mut spec {
+        TracerSpec::Call(c) => {
+            // Sourcify's answers may bring maps after the run: record in case they do.
+            let maybe =
+                names.has_sources() || args.names.sourcify || args.names.sourcify_url.is_some();
+            c.source_steps = (!args.json || args.decode) && maybe;
+        }
+        TracerSpec::Gas(c) if args.by_line || args.by_function => {
+            if !names.has_sources() && !args.names.sourcify && args.names.sourcify_url.is_none() {
+                eprintln!(
+                    "warning: gas by {}: no source map is loaded (give --abi with a solc \
+                     standard-JSON output or build info, or run inside a Foundry/Hardhat \
+                     project): every contract's gas is one \"no source map\" row",
+                    if args.by_line { "line" } else { "function" }
+                );
+            }
+            c.marks = Some(MarkSource(names.jump_marks()));
+        }
+        _ => {}
     }
     spec
 }

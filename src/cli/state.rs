@@ -100,7 +100,7 @@ pub fn print_note(m: &Mined) {
 
 /// The tracer options the node is asked for with `--remote`: the same name and config.
 pub fn node_tracer_options(args: &TraceArgs) -> Result<Value, CliError> {
-    if args.gas_report || args.flamegraph.is_some() {
+    if args.wants_gas() {
         return Err(CliError::input(
             "--gas-report is computed locally; nodes have no such tracer (drop --remote)",
         ));

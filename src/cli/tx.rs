@@ -5,6 +5,7 @@ use std::io::Write;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::{fixture_snapshot, trace_fixture, ReplayError};
 use chaintrace::source::fixture::Fixture;
+use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
 
@@ -93,7 +94,20 @@ impl TxArgs {
         let source = self.rpc.source()?;
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-        let traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        attach_explorer(
+            &mut names,
+            &self.trace,
+            mined.chain_id,
+            source.client.timeout(),
+        );
+        let mut traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        // Gas by source follows internal functions while it runs: when Sourcify has the maps
+        // of contracts no local artifact covers, run again with them.
+        if matches!(&spec, TracerSpec::Gas(c) if c.marks.is_some())
+            && names.prefetch_sources(&traced.result, &mined.snapshot)
+        {
+            traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        }
         if let Some(patch) = &patch {
             let ctx = Ctx {
                 source: &source,
@@ -104,12 +118,6 @@ impl TxArgs {
             return self.run_patched(patch, &mut mined, &ctx, traced, &mut names);
         }
         let currency = chaintrace::chain::currency(mined.chain_id);
-        attach_explorer(
-            &mut names,
-            &self.trace,
-            mined.chain_id,
-            source.client.timeout(),
-        );
         let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
         print_trace(&traced, &self.trace, &decoder, currency)?;
         if !self.trace.json {
@@ -180,12 +188,6 @@ impl TxArgs {
         );
         let patched = mined.trace_overridden(ctx.source, ctx.cache, ctx.spec, &patch.overrides)?;
         let currency = chaintrace::chain::currency(mined.chain_id);
-        attach_explorer(
-            names,
-            &self.trace,
-            mined.chain_id,
-            ctx.source.client.timeout(),
-        );
         super::names::prefetch_signatures(
             names,
             &self.trace,

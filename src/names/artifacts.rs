@@ -280,6 +280,51 @@ fn standard_json(
     Ok(out)
 }
 
+/// The artifact of a Sourcify v2 contract answer (`/v2/contract/{chain}/{address}` with the
+/// fields `abi`, `sources`, `sourceIds`, `compilation`, `runtimeBytecode`, `creationBytecode`,
+/// as argotorg/sourcify's `apiv2.yaml` describes them): its ABI, code, and source maps into the
+/// verified sources. `None` when the answer lacks the code or the compilation's name (an
+/// answer with only the ABI).
+pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
+    let name = answer.pointer("/compilation/name")?.as_str()?;
+    let file = answer
+        .pointer("/compilation/fullyQualifiedName")
+        .and_then(Value::as_str)
+        .and_then(|q| q.rsplit_once(':'))
+        .map_or(name, |(file, _)| file);
+    let code = |part: &Value| -> Option<Value> {
+        let hex = part
+            .get("recompiledBytecode")
+            .or_else(|| part.get("onchainBytecode"))?
+            .as_str()?;
+        let mut out = serde_json::Map::new();
+        out.insert("object".into(), hex.trim_start_matches("0x").into());
+        for key in ["sourceMap", "linkReferences", "immutableReferences"] {
+            if let Some(v) = part.get(key).filter(|v| !v.is_null()) {
+                out.insert(key.into(), v.clone());
+            }
+        }
+        Some(Value::Object(out))
+    };
+    let mut evm = serde_json::Map::new();
+    evm.insert(
+        "deployedBytecode".into(),
+        code(answer.get("runtimeBytecode")?)?,
+    );
+    if let Some(c) = answer.get("creationBytecode").and_then(code) {
+        evm.insert("bytecode".into(), c);
+    }
+    let contract = serde_json::json!({"abi": answer.get("abi")?, "evm": evm});
+    let output = serde_json::json!({
+        "sources": answer.get("sourceIds").cloned().unwrap_or_default(),
+        "contracts": {file: {name: contract}},
+    });
+    standard_json(Path::new(""), &output, answer.get("sources"))
+        .ok()?
+        .into_iter()
+        .next()
+}
+
 /// Whether `contracts` is standard-JSON output's (file → name → contract) rather than combined
 /// JSON's (`file:name` → contract).
 fn is_standard_json(contracts: &serde_json::Map<String, Value>) -> bool {
@@ -300,6 +345,8 @@ pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         return Ok(Vec::new());
     };
     let mut input = v.get("input").cloned();
+    // Hardhat 3's input file also maps user source names to input source names.
+    let mut user_names = None;
     if input.is_none() {
         // Hardhat 3: `<id>.output.json` beside `<id>.json` (the input).
         let name = path
@@ -307,13 +354,43 @@ pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         if let Some(id) = name.strip_suffix(".output.json") {
-            input = read_json(&path.with_file_name(format!("{id}.json")))
-                .ok()
-                .and_then(|i| i.get("input").cloned());
+            if let Ok(file) = read_json(&path.with_file_name(format!("{id}.json"))) {
+                input = file.get("input").cloned();
+                user_names = file.get("userSourceNameMap").cloned();
+            }
         }
     }
-    standard_json(path, output, input.as_ref().and_then(|i| i.get("sources")))
-        .map_err(|e| NamesError::Abi(shown, e.to_string()))
+    // Hardhat 3 names sources `project/contracts/A.sol` (its input source names) and maps the
+    // names users write (`contracts/A.sol`) to them: locations are shown in the users' names.
+    let users = user_names
+        .as_ref()
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(user, name)| Some((name.as_str()?.to_string(), user.clone())))
+                .collect::<HashMap<String, String>>()
+        })
+        .filter(|m| !m.is_empty());
+    let input_sources = input.as_ref().and_then(|i| i.get("sources"));
+    match users {
+        Some(users) => {
+            let rename = |v: Option<&Value>| -> Option<Value> {
+                let o = v?.as_object()?;
+                Some(Value::Object(
+                    o.iter()
+                        .map(|(k, v)| (users.get(k).unwrap_or(k).clone(), v.clone()))
+                        .collect(),
+                ))
+            };
+            let mut output = output.clone();
+            if let Some(renamed) = rename(output.get("sources")) {
+                output["sources"] = renamed;
+            }
+            standard_json(path, &output, rename(input_sources).as_ref())
+        }
+        None => standard_json(path, output, input_sources),
+    }
+    .map_err(|e| NamesError::Abi(shown, e.to_string()))
 }
 
 fn read_json(path: &Path) -> Result<Value, NamesError> {

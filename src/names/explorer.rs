@@ -1,7 +1,7 @@
 //! Verified ABIs by address: an Etherscan-compatible explorer API (`module=contract&action=getabi`,
 //! Etherscan's v2 multichain API and Blockscout answer it) and Sourcify's v2 lookup
-//! (`/v2/contract/{chainId}/{address}?fields=abi`), used only when configured, cached on disk per
-//! chain and address.
+//! (`/v2/contract/{chainId}/{address}`: the ABI, and the verified sources with the code's source
+//! maps, for locating failures), used only when configured, cached on disk per chain and address.
 //!
 //! Nothing here runs without an explicit opt-in (`--explorer-api URL`, `ETHERSCAN_API_KEY` on a
 //! chain whose preset carries an explorer API, or `--sourcify`/`--sourcify-url`), so traces stay offline by
@@ -18,6 +18,7 @@ use std::time::Duration;
 use alloy_primitives::Address;
 use serde_json::Value;
 
+use super::artifacts::Artifact;
 use crate::render::abi::Abi;
 
 /// Sourcify's public server.
@@ -43,6 +44,9 @@ pub struct Explorer {
     pub fetched: Mutex<Vec<String>>,
     /// Lookups that failed, with why (no URL, no key), for stderr.
     pub failed: Mutex<Vec<String>>,
+    /// Contracts Sourcify verified with their sources and source maps, not yet handed to the
+    /// run's source index ([`Explorer::take_artifacts`]).
+    artifacts: Mutex<Vec<Artifact>>,
 }
 
 impl Explorer {
@@ -62,6 +66,34 @@ impl Explorer {
             seen: Mutex::new(HashMap::new()),
             fetched: Mutex::new(Vec::new()),
             failed: Mutex::new(Vec::new()),
+            artifacts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The artifacts with source maps that Sourcify's answers carried since the last call.
+    pub fn take_artifacts(&self) -> Vec<Artifact> {
+        self.artifacts
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
+    }
+
+    /// `<cache>/sourcify/<chain id>/<address>.json`: Sourcify's whole answer (sources, maps).
+    fn sourcify_cache_path(&self, addr: Address) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?;
+        Some(
+            dir.join("sourcify")
+                .join(self.chain_id.to_string())
+                .join(format!("{addr:#x}.json")),
+        )
+    }
+
+    /// Keeps the source side of a Sourcify answer, when it has one.
+    fn keep_sources(&self, answer: &Value) {
+        if let Some(a) = super::artifacts::from_sourcify(answer) {
+            if let Ok(mut kept) = self.artifacts.lock() {
+                kept.push(a);
+            }
         }
     }
 
@@ -112,6 +144,18 @@ impl Explorer {
     }
 
     fn lookup(&self, addr: Address) -> Option<Abi> {
+        if self.sourcify.is_some() {
+            let answer = self
+                .sourcify_cache_path(addr)
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+            if let Some(answer) = answer {
+                if let Some(abi) = answer.get("abi").and_then(|a| Abi::from_value(a).ok()) {
+                    self.keep_sources(&answer);
+                    return Some(abi);
+                }
+            }
+        }
         let path = self.cache_path(addr);
         if let Some(p) = &path {
             if let Ok(text) = std::fs::read_to_string(p) {
@@ -132,8 +176,13 @@ impl Explorer {
                 None
             }
         };
-        let (abi_json, from) = asked("explorer", self.ask_api(addr))
-            .or_else(|| asked("sourcify", self.ask_sourcify(addr)))?;
+        // Sourcify first when asked for: its answer carries the sources and source maps too.
+        let (answer, from) = asked("sourcify", self.ask_sourcify(addr))
+            .or_else(|| asked("explorer", self.ask_api(addr)))?;
+        let abi_json = match from {
+            "sourcify" => answer.get("abi").cloned().unwrap_or_default(),
+            _ => answer.clone(),
+        };
         let abi = match Abi::from_value(&abi_json) {
             Ok(a) => a,
             Err(e) => {
@@ -143,6 +192,12 @@ impl Explorer {
         };
         if let Ok(mut f) = self.fetched.lock() {
             f.push(format!("{addr:#x} ({from})"));
+        }
+        if from == "sourcify" {
+            self.keep_sources(&answer);
+            if let Some(p) = self.sourcify_cache_path(addr) {
+                store(&p, &answer);
+            }
         }
         if let Some(p) = path {
             store(&p, &abi_json);
@@ -193,27 +248,32 @@ impl Explorer {
             .ok_or_else(|| "its `result` is not a JSON ABI".to_string())
     }
 
-    /// Sourcify's verified ABI of `addr`: `Ok(None)` when not configured or not verified
-    /// (404), `Err` when the lookup failed.
+    /// Sourcify's answer for `addr` (its ABI, and the sources and source maps of the verified
+    /// compilation): `Ok(None)` when not configured or not verified (404), `Err` when the
+    /// lookup failed.
     fn ask_sourcify(&self, addr: Address) -> Result<Option<Value>, String> {
         let Some(base) = self.sourcify.as_ref() else {
             return Ok(None);
         };
         let base = base.trim_end_matches('/');
-        let url = format!("{base}/v2/contract/{}/{addr:#x}?fields=abi", self.chain_id);
+        let url = format!(
+            "{base}/v2/contract/{}/{addr:#x}?fields={SOURCIFY_FIELDS}",
+            self.chain_id
+        );
         let (status, body) = http_get_json(&url, self.timeout)?;
         match status {
-            200 => body
-                .get("abi")
-                .filter(|a| a.is_array())
-                .cloned()
-                .map(Some)
-                .ok_or_else(|| "its answer has no `abi` array".to_string()),
+            200 if body.get("abi").is_some_and(Value::is_array) => Ok(Some(body)),
+            200 => Err("its answer has no `abi` array".to_string()),
             404 => Ok(None),
             s => Err(format!("HTTP {s}")),
         }
     }
 }
+
+/// What chaintrace asks Sourcify for: the ABI, and what locating failures needs — the verified
+/// sources, their compiler ids, the contract's name, and both codes with their source maps.
+pub const SOURCIFY_FIELDS: &str =
+    "abi,sources,sourceIds,compilation,runtimeBytecode,creationBytecode";
 
 /// Writes a cache entry whole or not at all; a cache that cannot be written only costs a
 /// lookup next time.

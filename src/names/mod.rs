@@ -15,6 +15,7 @@
 
 pub mod artifacts;
 pub mod explorer;
+pub mod gas_source;
 pub mod layout;
 pub mod proxy;
 pub mod signature_db;
@@ -33,6 +34,7 @@ use crate::render::tree::failure_path;
 use crate::replay::TraceResult;
 use crate::source::StateSnapshot;
 use crate::trace::call::CallFrame;
+use crate::trace::gas_context::JumpMarks;
 use sources::CodeMap;
 
 pub use artifacts::Artifact;
@@ -56,15 +58,24 @@ pub enum NamesError {
 pub struct Names {
     /// `--abi` files and trees, project ABIs, merged; plus `--signatures`.
     base: Decoder,
-    /// Artifacts with runtime code, for matching deployed code.
-    artifacts: Vec<Artifact>,
+    /// Artifacts with their code and source maps: shared with a gas profiler (jump markers).
+    index: Arc<SourceIndex>,
     /// Verified ABIs by address, when an explorer or Sourcify is configured.
     pub explorer: Option<explorer::Explorer>,
     /// Names for selectors and topics nobody verified, when the user opted in.
     pub signature_db: Option<signature_db::SignatureDb>,
+}
+
+/// The artifacts of a run, for matching deployed code and finding source maps.
+#[derive(Default)]
+struct SourceIndex {
+    /// Artifacts with runtime code, for matching deployed code.
+    artifacts: Vec<Artifact>,
     /// Build infos holding whole compilations (Hardhat's), read on first need.
     build_infos: Vec<PathBuf>,
     from_build_infos: OnceLock<Vec<Artifact>>,
+    /// Artifacts found after loading: Sourcify's verified sources and maps.
+    fetched: Mutex<Vec<Artifact>>,
     /// Decoded source maps by (code hash, creation code?): each decoded once per run.
     maps: Mutex<MapCache>,
 }
@@ -105,8 +116,11 @@ impl Names {
         }
         Ok(Names {
             base,
-            artifacts: found,
-            build_infos,
+            index: Arc::new(SourceIndex {
+                artifacts: found,
+                build_infos,
+                ..SourceIndex::default()
+            }),
             ..Names::default()
         })
     }
@@ -114,61 +128,40 @@ impl Names {
     /// Whether any source map may be found: a loaded artifact has one, or a build info waits.
     /// Only then does a trace record the pcs that locate failures.
     pub fn has_sources(&self) -> bool {
-        !self.build_infos.is_empty() || self.artifacts.iter().any(|a| a.sources.is_some())
+        self.index.has_sources()
     }
 
     /// The decoded source map of `code` (a CREATE's init code when `creation`), decoded once
     /// per code hash.
     pub fn code_map(&self, code: &[u8], creation: bool) -> Option<Arc<CodeMap>> {
-        if code.is_empty() {
-            return None;
-        }
-        let key = (keccak256(code), creation);
-        if let Some(hit) = self.maps.lock().ok()?.get(&key) {
-            return hit.clone();
-        }
-        let lazy = || {
-            self.from_build_infos.get_or_init(|| {
-                self.build_infos
-                    .iter()
-                    .filter_map(|p| artifacts::load_build_info(p).ok())
-                    .flatten()
-                    .collect()
-            })
-        };
-        let found = self
-            .artifacts
-            .iter()
-            .chain(lazy().iter())
-            .filter_map(|a| Some((a, a.sources.as_ref()?)))
-            .find_map(|(a, s)| {
-                if creation {
-                    let (_, _, map) = s.creation.as_ref()?;
-                    s.creation_matches(code).then_some((a, map))
-                } else {
-                    let map = s.runtime_map.as_ref()?;
-                    a.matches(code).then_some((a, map))
-                }
-            })
-            .map(|(a, map)| {
-                let unit = a
-                    .sources
-                    .as_ref()
-                    .map(|s| s.unit.clone())
-                    .unwrap_or_default();
-                Arc::new(CodeMap::new(&a.name, code, map, unit))
-            });
-        if let Ok(mut m) = self.maps.lock() {
-            m.insert(key, found.clone());
-        }
-        found
+        self.index.code_map(code, creation)
+    }
+
+    /// The jump markers of source maps, for a gas profiler that keeps internal functions.
+    pub fn jump_marks(&self) -> Arc<dyn JumpMarks> {
+        self.index.clone()
     }
 
     /// Where the trace failed in the source: a location for every failed frame whose code has a
     /// source map, and the Solidity stack trace of the top frame's failure. Empty unless the
     /// trace recorded its pcs ([`crate::trace::call::CallTracerConfig::source_steps`]).
-    pub fn source_notes(&self, result: &TraceResult, state: &StateSnapshot) -> SourceNotes {
+    /// A gas report that kept its calling contexts gets its gas by line and function
+    /// ([`gas_source`]), named by `decoder`.
+    pub fn source_notes(
+        &self,
+        result: &TraceResult,
+        state: &StateSnapshot,
+        decoder: &Decoder,
+    ) -> SourceNotes {
         let mut notes = SourceNotes::default();
+        if let TraceResult::Gas(report) = result {
+            notes.gas = gas_source::source_gas(
+                report,
+                &|code: &[u8], creation: bool| self.code_map(code, creation),
+                decoder,
+            );
+            return notes;
+        }
         let TraceResult::Call(root) = result else {
             return notes;
         };
@@ -259,6 +252,7 @@ impl Names {
             for (addr, abi) in e.abis(&ask) {
                 own.insert(addr, abi);
             }
+            self.index.add(e.take_artifacts());
         }
         for (proxy, implementation) in pairs {
             if let Some(imp) = own.get(&implementation).cloned() {
@@ -270,13 +264,37 @@ impl Names {
         for (addr, abi) in own {
             decoder.add_contract(addr, abi);
         }
-        decoder.set_sources(self.source_notes(result, state));
+        let notes = self.source_notes(result, state, &decoder);
+        decoder.set_sources(notes);
         decoder
+    }
+
+    /// Looks up, by the explorer (Sourcify), the contracts of `result` whose code no local
+    /// source map covers; whether any source maps were found. A gas report by line or function
+    /// follows internal functions while it runs, so it is run again when this finds maps.
+    pub fn prefetch_sources(&self, result: &TraceResult, state: &StateSnapshot) -> bool {
+        let Some(e) = &self.explorer else {
+            return false;
+        };
+        let touched = proxy::touched(result);
+        let ask: Vec<Address> = touched
+            .contracts
+            .iter()
+            .filter_map(|(addr, code)| {
+                let code = code.clone().or_else(|| code_of(state, addr))?;
+                self.code_map(&code, false).is_none().then_some(*addr)
+            })
+            .collect();
+        e.abis(&ask);
+        let found = e.take_artifacts();
+        let any = !found.is_empty();
+        self.index.add(found);
+        any
     }
 
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
-        self.artifacts.iter().find(|a| a.matches(code))
+        self.index.artifacts.iter().find(|a| a.matches(code))
     }
 
     /// Names of storage slots for the access table: for each contract whose code matches an
@@ -307,6 +325,76 @@ impl Names {
             }
         }
         out
+    }
+}
+
+impl SourceIndex {
+    /// Whether any source map may be found: a loaded artifact has one, or a build info waits.
+    /// Only then does a trace record the pcs that locate failures.
+    fn has_sources(&self) -> bool {
+        !self.build_infos.is_empty() || self.artifacts.iter().any(|a| a.sources.is_some())
+    }
+
+    /// Adds artifacts found after loading (Sourcify's verified sources); codes no map matched
+    /// before are looked up again.
+    fn add(&self, found: Vec<Artifact>) {
+        if found.is_empty() {
+            return;
+        }
+        if let Ok(mut f) = self.fetched.lock() {
+            f.extend(found);
+        }
+        if let Ok(mut m) = self.maps.lock() {
+            m.retain(|_, hit| hit.is_some());
+        }
+    }
+
+    /// The decoded source map of `code` (a CREATE's init code when `creation`), decoded once
+    /// per code hash.
+    fn code_map(&self, code: &[u8], creation: bool) -> Option<Arc<CodeMap>> {
+        if code.is_empty() {
+            return None;
+        }
+        let key = (keccak256(code), creation);
+        if let Some(hit) = self.maps.lock().ok()?.get(&key) {
+            return hit.clone();
+        }
+        let lazy = || {
+            self.from_build_infos.get_or_init(|| {
+                self.build_infos
+                    .iter()
+                    .filter_map(|p| artifacts::load_build_info(p).ok())
+                    .flatten()
+                    .collect()
+            })
+        };
+        let map_of = |a: &Artifact| -> Option<Arc<CodeMap>> {
+            let s = a.sources.as_ref()?;
+            let map = if creation {
+                let (_, _, map) = s.creation.as_ref()?;
+                s.creation_matches(code).then_some(map)?
+            } else {
+                let map = s.runtime_map.as_ref()?;
+                a.matches(code).then_some(map)?
+            };
+            Some(Arc::new(CodeMap::new(&a.name, code, map, s.unit.clone())))
+        };
+        let found = self
+            .artifacts
+            .iter()
+            .chain(lazy().iter())
+            .find_map(map_of)
+            .or_else(|| self.fetched.lock().ok()?.iter().find_map(map_of));
+        if let Ok(mut m) = self.maps.lock() {
+            m.insert(key, found.clone());
+        }
+        found
+    }
+}
+
+impl JumpMarks for SourceIndex {
+    fn marks(&self, code: &[u8], creation: bool) -> Option<Arc<[u8]>> {
+        Some(self.code_map(code, creation)?.jump_marks(code))
     }
 }
 

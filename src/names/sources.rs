@@ -111,6 +111,8 @@ pub struct SourceFile {
     /// From the AST, when the build had one; else scanned from the text.
     ast_functions: Option<Vec<FnSpan>>,
     functions: OnceLock<Vec<FnSpan>>,
+    /// Byte offsets where each line starts, built on first need.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
@@ -125,6 +127,7 @@ impl SourceFile {
                 out
             }),
             functions: OnceLock::new(),
+            line_starts: OnceLock::new(),
         }
     }
 
@@ -139,11 +142,33 @@ impl SourceFile {
             .as_deref()
     }
 
-    fn functions(&self) -> &[FnSpan] {
+    pub fn functions(&self) -> &[FnSpan] {
         self.functions.get_or_init(|| match &self.ast_functions {
             Some(f) => f.clone(),
             None => self.text().map(scan_functions).unwrap_or_default(),
         })
+    }
+
+    /// The 1-based line holding byte `offset`, by a binary search in the line index.
+    pub fn line_of(&self, offset: usize) -> Option<usize> {
+        let text = self.text()?;
+        if offset > text.len() {
+            return None;
+        }
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        Some(starts.partition_point(|&s| s <= offset))
+    }
+
+    /// Line `line` (1-based) without its line break.
+    pub fn line_text(&self, line: usize) -> Option<&str> {
+        let text = self.text()?;
+        let start = line_offset(text, line)?;
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        Some(text[start..end].trim_end_matches('\r'))
     }
 
     /// The innermost function or modifier whose span holds `offset`.
@@ -234,6 +259,18 @@ impl CodeMap {
         }
     }
 
+    /// For every byte of `code` (the code this map was made for), the jump marker of a JUMP
+    /// there (`b'i'`, `b'o'`), 0 elsewhere: what a gas profiler needs to follow functions.
+    pub fn jump_marks(&self, code: &[u8]) -> Arc<[u8]> {
+        code.iter()
+            .enumerate()
+            .map(|(pc, &op)| match self.entry(pc as u32) {
+                Some(e) if op == 0x56 && matches!(e.jump, b'i' | b'o') => e.jump,
+                _ => 0,
+            })
+            .collect()
+    }
+
     fn entry(&self, pc: u32) -> Option<SrcEntry> {
         let ix = *self.pc_ix.get(pc as usize)?;
         self.entries.get(ix as usize).copied()
@@ -278,6 +315,31 @@ impl CodeMap {
         let e = self.entry(level.entered?)?;
         let file = self.user_file(e)?;
         Some((file, file.function_at(e.start as usize)?))
+    }
+
+    /// The file and 1-based line of the user-written span at `pc`, if any.
+    pub fn user_line(&self, pc: u32) -> Option<(&Arc<SourceFile>, usize)> {
+        let (file, e) = self.user_span(pc)?;
+        Some((file, file.line_of(e.start as usize)?))
+    }
+
+    /// The user's function a JUMP to `dest` enters (`None`: code the compiler generated).
+    pub fn entered_function(&self, dest: u32) -> Option<(&Arc<SourceFile>, &FnSpan)> {
+        self.function_of(&Level {
+            entered: Some(dest),
+            pc: dest,
+        })
+    }
+
+    /// A function named `name` in this map's compilation, this contract's own first (an
+    /// inherited one is declared in a base contract).
+    pub fn find_function(&self, name: &str) -> Option<(&Arc<SourceFile>, &FnSpan)> {
+        self.unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .filter(|(_, f)| !f.modifier && f.name == name)
+            .min_by_key(|(file, f)| (f.contract != self.contract, file.path.as_str(), f.start))
     }
 
     /// The user-written span at `pc`, if any.

@@ -32,7 +32,7 @@ pub fn table_names(spec: &TracerSpec) -> &'static [&'static str] {
         TracerSpec::Call(_) => &["calls", "logs"],
         TracerSpec::Prestate(_) => &["state"],
         TracerSpec::StructLog(_) => &["ops"],
-        TracerSpec::Gas => &["ops", "contracts"],
+        TracerSpec::Gas(_) => &["ops", "contracts"],
         #[cfg(feature = "js")]
         TracerSpec::Js(_) => &["results"],
     }

@@ -156,7 +156,7 @@ impl TableStyle {
     }
 
     /// How many of `len` rows to show before folding the rest into one "others" row.
-    fn shown(&self, len: usize) -> usize {
+    pub(crate) fn shown(&self, len: usize) -> usize {
         if self.all || len <= Self::TOP + 1 {
             len
         } else {
@@ -165,7 +165,7 @@ impl TableStyle {
     }
 }
 
-fn num(n: u64) -> Cell {
+pub(crate) fn num(n: u64) -> Cell {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -294,7 +294,8 @@ pub fn collapsed_stacks(r: &GasReport, d: &Decoder) -> Vec<(String, u64)> {
     collapsed(r, d, false)
 }
 
-fn frame_label(f: &GasFrame, d: &Decoder) -> String {
+/// A frame in a flamegraph: `0xa513…C853 Hub failNested`.
+pub fn frame_label(f: &GasFrame, d: &Decoder) -> String {
     let a = format!("{:?}", f.code_address);
     // Semicolons separate stack levels in the collapsed format; keep them out of labels.
     let short = d.with_label(
@@ -335,8 +336,17 @@ pub fn write_flamegraph<W: Write>(
     by_op: bool,
     out: W,
 ) -> io::Result<()> {
-    let lines: Vec<String> = collapsed(r, d, by_op)
-        .into_iter()
+    write_stacks_flamegraph(&collapsed(r, d, by_op), "Gas by call stack", out)
+}
+
+/// Writes an SVG flamegraph of collapsed stacks (`a;b;c`, gas).
+pub fn write_stacks_flamegraph<W: Write>(
+    stacks: &[(String, u64)],
+    title: &str,
+    out: W,
+) -> io::Result<()> {
+    let lines: Vec<String> = stacks
+        .iter()
         .filter(|(_, g)| *g > 0)
         .map(|(p, g)| format!("{p} {g}"))
         .collect();
@@ -350,7 +360,7 @@ pub fn write_flamegraph<W: Write>(
         );
     }
     let mut opts = inferno::flamegraph::Options::default();
-    opts.title = "Gas by call stack".to_string();
+    opts.title = title.to_string();
     opts.count_name = "gas".to_string();
     opts.name_type = "Frame:".to_string();
     inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)

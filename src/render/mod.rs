@@ -8,6 +8,7 @@ pub mod columnar;
 pub mod decoded;
 pub mod decoder;
 pub mod gas;
+pub mod gas_source;
 pub mod json;
 /// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
 pub use crate::geth::revert;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::gas_source::SourceGas;
 use crate::trace::call::CallKind;
 
 /// A point in a source file: `file:line:column`, 1-based, columns in characters.
@@ -79,11 +80,13 @@ pub struct SourceNotes {
     pub frames: HashMap<Vec<usize>, Location>,
     /// The Solidity stack trace of the top frame's failure, innermost function first.
     pub stack: Vec<StackEntry>,
+    /// Gas by line and function, for a gas report that kept its calling contexts.
+    pub gas: Option<SourceGas>,
 }
 
 impl SourceNotes {
     pub fn is_empty(&self) -> bool {
-        self.frames.is_empty() && self.stack.is_empty()
+        self.frames.is_empty() && self.stack.is_empty() && self.gas.is_none()
     }
 }
 

@@ -19,6 +19,7 @@ use revm::{Database, Inspector};
 
 use super::call::{create_target, CallKind};
 use super::errors::returns_gas;
+use super::gas_context::{ContextProfile, ContextRecorder, MarkSource};
 
 /// A residual row of the opcode table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +74,17 @@ pub struct GasReport {
     pub gas_used: u64,
     /// EIP-7623 calldata floor, when it set the gas used.
     pub floor: u64,
+    /// Gas by calling context and pc, when the profiler had jump markers
+    /// ([`GasConfig::marks`]).
+    pub context: Option<ContextProfile>,
+}
+
+/// What a gas report records beyond its tables.
+#[derive(Clone, Debug, Default)]
+pub struct GasConfig {
+    /// Jump markers from source maps: with them the report also keeps gas by calling context
+    /// (internal functions included) and pc, for `--by-line` and `--by-function`.
+    pub marks: Option<MarkSource>,
 }
 
 struct Open {
@@ -92,6 +104,7 @@ pub struct GasProfiler {
     stack: Vec<Open>,
     pending_op: Option<(u8, u64)>,
     top_limit: u64,
+    context: Option<Box<ContextRecorder>>,
 }
 
 impl Default for GasProfiler {
@@ -110,7 +123,18 @@ impl GasProfiler {
             stack: Vec::new(),
             pending_op: None,
             top_limit: 0,
+            context: None,
         }
+    }
+
+    /// A profiler for `config`: with jump markers, gas by calling context is kept too.
+    pub fn with_config(config: &GasConfig) -> Self {
+        let mut p = Self::new();
+        p.context = config
+            .marks
+            .as_ref()
+            .map(|m| Box::new(ContextRecorder::new(m.0.clone())));
+        p
     }
 
     fn open(&mut self, kind: CallKind, code_address: Address, input: Bytes, limit: u64) {
@@ -119,6 +143,9 @@ impl GasProfiler {
         }
         let parent = self.stack.last().map(|o| o.index);
         let index = self.report.frames.len();
+        if let Some(c) = &mut self.context {
+            c.open(index);
+        }
         self.report.frames.push(GasFrame {
             kind,
             code_address,
@@ -149,6 +176,7 @@ impl GasProfiler {
         let returned = if returns_gas(result) { remaining } else { 0 };
         let spent = open.limit.saturating_sub(returned);
         let mut residual = spent.saturating_sub(open.self_ops + open.children);
+        let mut burned = 0;
         let f = &mut self.report.frames[open.index];
         f.failed = !result.is_ok();
         if residual > 0 {
@@ -172,6 +200,7 @@ impl GasProfiler {
                     self.report.ops[op as usize].1 += residual;
                     open.ops[op as usize] += residual;
                     open.self_ops += residual;
+                    burned = residual;
                     residual = 0;
                 }
                 (None, None) => {}
@@ -179,6 +208,9 @@ impl GasProfiler {
         }
         f.inclusive = spent;
         f.self_gas = open.self_ops + residual;
+        if let Some(c) = &mut self.context {
+            c.close(burned, residual);
+        }
         f.ops = open
             .ops
             .iter()
@@ -204,6 +236,7 @@ impl GasProfiler {
         self.report.refund = refund;
         self.report.gas_used = gas_used;
         self.report.floor = floor;
+        self.report.context = self.context.map(|c| c.finish());
         self.report
     }
 }
@@ -211,6 +244,17 @@ impl GasProfiler {
 impl<DB: Database> Inspector<Ctx<DB>> for GasProfiler {
     fn step(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
         self.pending_op = Some((interp.bytecode.opcode(), interp.gas.remaining()));
+        if let Some(c) = &mut self.context {
+            if c.needs_start() {
+                let creation = self
+                    .stack
+                    .last()
+                    .is_some_and(|o| self.report.frames[o.index].kind.is_create());
+                let hash = interp.bytecode.get_or_calculate_hash();
+                c.start(hash, &interp.bytecode.original_bytes(), creation);
+            }
+            c.step(interp.bytecode.pc() as u32);
+        }
     }
 
     fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
@@ -233,6 +277,14 @@ impl<DB: Database> Inspector<Ctx<DB>> for GasProfiler {
         if cost > u64::MAX / 2 {
             // An out-of-gas opcode leaves revm's counter wrapped; its burn is the frame residual.
             cost = 0;
+        }
+        if let Some(c) = &mut self.context {
+            let jumped_to = interp
+                .bytecode
+                .action()
+                .is_none()
+                .then(|| interp.bytecode.pc() as u32);
+            c.step_end(op, cost, jumped_to);
         }
         self.report.ops[op as usize].0 += 1;
         self.report.ops[op as usize].1 += cost;

@@ -7,6 +7,7 @@ pub mod call;
 pub mod errors;
 pub mod failed_step;
 pub mod gas;
+pub mod gas_context;
 pub mod hexser;
 #[cfg(feature = "js")]
 pub mod js;
@@ -89,7 +90,7 @@ pub enum TracerSpec {
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
     /// Gas accounting for `chaintrace gas` (not a geth tracer; not selectable by name).
-    Gas,
+    Gas(gas::GasConfig),
     #[cfg(feature = "js")]
     Js(js::JsSpec),
 }
@@ -166,7 +167,7 @@ impl TracerSpec {
         match self {
             TracerSpec::Call(_) => TracerKind::Call,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
-            TracerSpec::StructLog(_) | TracerSpec::Gas => TracerKind::StructLog,
+            TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
             #[cfg(feature = "js")]
             TracerSpec::Js(_) => TracerKind::Js,
         }
@@ -178,7 +179,7 @@ impl TracerSpec {
             TracerSpec::Call(c) => Tracer::Call(CallTracer::new(c.clone(), log_index_offset)),
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
             TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
-            TracerSpec::Gas => Tracer::Gas(Box::default()),
+            TracerSpec::Gas(c) => Tracer::Gas(Box::new(gas::GasProfiler::with_config(c))),
             #[cfg(feature = "js")]
             TracerSpec::Js(j) => Tracer::Js(Box::new(j.build(spec))),
         }

@@ -1,0 +1,213 @@
+//! Gas by source for people and scripts: `--by-line` and `--by-function` tables, their JSON,
+//! and the collapsed stacks of the flamegraph by function. The rows are plain data that
+//! `names::gas_source` fills from a gas report's calling-context profile and the source maps;
+//! this module only prints them.
+
+use std::io::{self, Write};
+
+use comfy_table::Cell;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::gas::{num, TableStyle};
+
+/// One row of the by-line table: a source line, or a place that is not one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineGas {
+    /// `src/Leaf.sol:12`, or what ran where no line of the user's applies:
+    /// `Hub (compiler-generated)`, `0x… (no source map)`, `(precompile)`, `(code deposit)`.
+    pub location: String,
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    /// The line's text, trimmed.
+    pub source: Option<String>,
+    /// Opcodes executed there.
+    pub count: u64,
+    pub self_gas: u64,
+    /// Self gas plus everything called from the line (internal functions, external calls),
+    /// each unit counted once however deep the recursion.
+    pub inclusive_gas: u64,
+}
+
+/// One row of the by-function table: a Solidity function (internal ones included), or the
+/// code of a contract without a source map.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionGas {
+    pub contract: String,
+    pub function: String,
+    /// Where the function is declared, when known.
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    /// Times it was entered.
+    pub calls: u64,
+    pub self_gas: u64,
+    /// Self gas plus everything it called, each unit counted once however deep the recursion.
+    pub inclusive_gas: u64,
+}
+
+impl FunctionGas {
+    /// `Hub.failNested`.
+    pub fn name(&self) -> String {
+        if self.contract.is_empty() {
+            self.function.clone()
+        } else {
+            format!("{}.{}", self.contract, self.function)
+        }
+    }
+}
+
+/// Gas by source of one transaction: every unit of execution gas in exactly one line row and
+/// one function row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceGas {
+    /// By self gas, largest first.
+    pub lines: Vec<LineGas>,
+    /// By inclusive gas, largest first.
+    pub functions: Vec<FunctionGas>,
+    /// Collapsed stacks (`frame;Contract.function;… gas`) of self gas, external frames and
+    /// internal functions: the flamegraph by function.
+    pub stacks: Vec<(String, u64)>,
+    /// Frames that ran code, and how many of them no source map covered.
+    pub frames_with_code: usize,
+    pub frames_unmapped: usize,
+}
+
+impl SourceGas {
+    /// The execution gas the rows account for.
+    pub fn total(&self) -> u64 {
+        self.lines.iter().map(|l| l.self_gas).sum()
+    }
+}
+
+/// Which source tables to print.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceTables {
+    pub by_line: bool,
+    pub by_function: bool,
+}
+
+/// The `--by-line` / `--by-function` tables: the top rows and one "others" row (every row with
+/// `style.all`), then a total that equals the execution gas of the opcode table.
+pub fn render_source_tables<W: Write>(
+    g: &SourceGas,
+    which: SourceTables,
+    style: TableStyle,
+    out: &mut W,
+) -> io::Result<()> {
+    const NUMERIC: &[&str] = &["count", "calls", "self gas", "inclusive gas"];
+    let total = g.total();
+    if which.by_function {
+        let mut t = style.numeric_table(
+            &[
+                "function",
+                "declared at",
+                "calls",
+                "self gas",
+                "inclusive gas",
+            ],
+            NUMERIC,
+        );
+        let shown = style.shown(g.functions.len());
+        for f in &g.functions[..shown] {
+            t.add_row(vec![
+                Cell::new(f.name()),
+                Cell::new(declared(f)),
+                num(f.calls),
+                num(f.self_gas),
+                num(f.inclusive_gas),
+            ]);
+        }
+        if shown < g.functions.len() {
+            let rest = &g.functions[shown..];
+            t.add_row(vec![
+                Cell::new(format!("others ({}; --all)", rest.len())),
+                Cell::new(""),
+                num(rest.iter().map(|f| f.calls).sum()),
+                num(rest.iter().map(|f| f.self_gas).sum()),
+                Cell::new(""),
+            ]);
+        }
+        t.add_row(vec![
+            Cell::new("total"),
+            Cell::new(""),
+            Cell::new(""),
+            num(total),
+            Cell::new(""),
+        ]);
+        writeln!(out, "\nby function (execution gas)\n{t}")?;
+    }
+    if which.by_line {
+        let mut t = style.numeric_table(
+            &["line", "source", "count", "self gas", "inclusive gas"],
+            NUMERIC,
+        );
+        let shown = style.shown(g.lines.len());
+        for l in &g.lines[..shown] {
+            t.add_row(vec![
+                Cell::new(&l.location),
+                Cell::new(l.source.as_deref().map(clip).unwrap_or_default()),
+                num(l.count),
+                num(l.self_gas),
+                num(l.inclusive_gas),
+            ]);
+        }
+        if shown < g.lines.len() {
+            let rest = &g.lines[shown..];
+            t.add_row(vec![
+                Cell::new(format!("others ({}; --all)", rest.len())),
+                Cell::new(""),
+                num(rest.iter().map(|l| l.count).sum()),
+                num(rest.iter().map(|l| l.self_gas).sum()),
+                Cell::new(""),
+            ]);
+        }
+        t.add_row(vec![
+            Cell::new("total"),
+            Cell::new(""),
+            Cell::new(""),
+            num(total),
+            Cell::new(""),
+        ]);
+        writeln!(out, "\nby line (execution gas)\n{t}")?;
+    }
+    if g.frames_unmapped > 0 {
+        writeln!(
+            out,
+            "({} of {} frames ran code no source map covers: their gas is in the \"no source map\" rows)",
+            g.frames_unmapped, g.frames_with_code
+        )?;
+    }
+    Ok(())
+}
+
+fn declared(f: &FunctionGas) -> String {
+    match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        _ => String::new(),
+    }
+}
+
+/// A source line for a table cell: at most 60 characters.
+fn clip(s: &str) -> String {
+    const MAX: usize = 60;
+    if s.chars().count() <= MAX {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(MAX - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `byLine` / `byFunction` for `gas --json`: every row, with the total.
+pub fn source_gas_json(g: &SourceGas, which: SourceTables) -> Vec<(&'static str, Value)> {
+    let mut out = Vec::new();
+    if which.by_function {
+        out.push(("byFunction", json!(g.functions)));
+    }
+    if which.by_line {
+        out.push(("byLine", json!(g.lines)));
+    }
+    out
+}
