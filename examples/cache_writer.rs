@@ -1,4 +1,4 @@
-//! Test helper, not a product: writes big cache entries forever, until killed. tests/remote.rs
+//! Test helper, not a product: writes big cache entries forever, until killed. tests/live/remote.rs
 //! starts it and kills it with SIGKILL mid-write to check that the cache stays readable.
 //! Usage: cache_writer DIR
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the standard-JSON outputs of tests/contracts/srcmap/*.sol with a PINNED solc-js
-# (npm package `solc`), for the source-location tests (tests/sources_live.rs):
+# (npm package `solc`), for the source-location tests (tests/live/sources_live.rs):
 #
 #   tests/contracts/srcmap/solc-output.json        every file but ViaIr.sol, legacy codegen
 #   tests/contracts/srcmap/solc-output-viair.json  ViaIr.sol with viaIR

@@ -1,7 +1,7 @@
 //! chaintrace: replay EVM transactions locally and explain them with geth-exact traces.
 //!
 //! Data flows one way; a module uses only those to its left (ARCHITECTURE.md, checked by
-//! tests/architecture.rs):
+//! tests/offline/architecture.rs):
 //!
 //! [`alloc`], [`geth`], [`redact`] → [`rpc`] → [`chain`] → [`source`] (where state and
 //! transactions come from) → [`trace`] (tracers shaped like geth's) → [`replay`] (revm

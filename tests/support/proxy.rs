@@ -3,9 +3,8 @@
 //! binary.
 #![allow(dead_code)]
 
-#[path = "run.rs"]
-pub mod run;
-pub use run::Run;
+pub(crate) use crate::run;
+pub(crate) use crate::run::Run;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -2,11 +2,7 @@
 //! every block of the anvil scenario, in chain order, and a failing block is reported in place
 //! (every block before it written, then the error). Live anvil (a test that cannot start it fails).
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 struct Out {
     code: i32,
     stdout: Vec<u8>,

@@ -11,7 +11,7 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use proptest::prelude::*;
 use serde_json::Value;
 
-const BUNDLE: &str = include_str!("../fixtures/reverted-nested.json");
+const BUNDLE: &str = include_str!("../../fixtures/reverted-nested.json");
 
 /// Arbitrary JSON values, a few levels deep.
 fn json() -> impl Strategy<Value = Value> {

@@ -1,11 +1,7 @@
 //! `policy check` and `preflight` end to end: every rule outcome offline, and pre-flights of
 //! real requests against a live anvil (chain 31337), including that secrets never leak.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use std::path::{Path, PathBuf};
 
 use alloy_primitives::Address;

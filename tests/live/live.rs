@@ -5,11 +5,7 @@
 //! anvil 1.7.1 differs from geth in a few documented ways; each is normalised below by name, and
 //! our side of each is checked against geth's rule instead.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use run::Run;
 
 use serde_json::{json, Value};

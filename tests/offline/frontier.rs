@@ -4,9 +4,7 @@
 //! error and keeps the returned code as `output` (`processOutput`), the struct logger keeps the
 //! error (`failed`, no return value), a JS tracer sees the error and the code.
 
-#[path = "support/offline.rs"]
-mod offline;
-
+use crate::offline;
 use alloy_primitives::{address, hex, Address, TxKind};
 use chaintrace::replay::{trace, EvmEnv, TracedTx};
 use chaintrace::source::StateSnapshot;

@@ -1,9 +1,7 @@
 //! `access` offline: transient storage (EIP-1153) is listed apart from persistent storage of
 //! the same slot number.
 
-#[path = "support/offline.rs"]
-mod offline;
-
+use crate::offline;
 use alloy_primitives::{address, Address, TxKind, U256};
 use chaintrace::replay::access::trace_access;
 use chaintrace::replay::EvmEnv;

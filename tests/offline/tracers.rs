@@ -3,9 +3,7 @@
 //! from a run): struct logger steps, callTracer frames and logs, prestateTracer (plain and
 //! diff mode), the gas tracer's attribution, and `apply`'s receipt-level outcome.
 
-#[path = "support/offline.rs"]
-mod offline;
-
+use crate::offline;
 use alloy_primitives::{address, Address, TxKind, U256};
 use chaintrace::replay::{apply, trace, EvmEnv};
 use chaintrace::source::StateSnapshot;

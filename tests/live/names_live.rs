@@ -5,13 +5,7 @@
 //! Etherscan-compatible API and Sourcify served by a loopback mock (then from the disk cache),
 //! with a proxy followed to its implementation. `--json` stays free of names throughout.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, http, run};
 use run::Run;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

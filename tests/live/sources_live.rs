@@ -5,13 +5,7 @@
 //! project (`artifacts/build-info/`). Every expected `file:line:column` is found in the `.sol`
 //! text by the test, never taken from chaintrace's output.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, http, run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -5,11 +5,7 @@
 
 #![cfg(feature = "parquet")]
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use std::path::PathBuf;
 use std::process::Command;
 

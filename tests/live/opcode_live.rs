@@ -4,11 +4,7 @@
 //! Every field must be equal except where anvil 1.7.1 is known to differ from geth; each such
 //! field is named below with the reason, and normalised on anvil's side only.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use serde_json::{json, Value};
 
 fn ours(url: &str, hash: &str, config: &Value) -> (i32, Value) {

@@ -5,11 +5,7 @@
 //! the same code as a state override (an independent peer), `block N --code-override` must give
 //! the same trace, and the comparison table, skipped self-check and exit codes must hold.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use alloy_primitives::{keccak256, Address};
 use serde_json::{json, Value};
 
@@ -85,7 +81,7 @@ fn a_fixed_build_turns_the_revert_into_success_and_anvil_agrees() {
     assert!(ours.get("error").is_none(), "{ours}");
     assert_eq!(ours["logs"][0]["topics"][0], json!(keccak256("Fixed()")));
     let mut peer = anvil_peer(&a, &hash, target, &fixed);
-    // Known anvil difference (tests/call_inputs.rs): its top-level `gas` is the limit minus
+    // Known anvil difference (tests/live/call_inputs.rs): its top-level `gas` is the limit minus
     // intrinsic gas; geth's, and ours, is the transaction's gas limit.
     assert_eq!(ours["gas"], json!("0x30d40"));
     peer["gas"] = ours["gas"].clone();

@@ -4,15 +4,7 @@
 //! node's callTracer (one extra round trip), and must say which frames are opaque when the node
 //! serves no debug API.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/proxy.rs"]
-mod proxy;
-#[path = "support/serve.rs"]
-mod serve_support;
-
+use crate::{anvil, http, proxy, serve_support};
 use proxy::{chaintrace as plain_chaintrace, Proxy, Run};
 use serde_json::{json, Value};
 
@@ -192,7 +184,7 @@ fn state_a_chain_precompile_changed_comes_from_the_nodes_diff() {
         json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}}),
     );
     // geth's top frame has the transaction's gas limit; anvil's the limit less intrinsic gas
-    // (a known anvil difference, tests/live.rs).
+    // (a known anvil difference, tests/live/live.rs).
     assert_eq!(ours["gas"], json!("0x30000"));
     node["gas"] = ours["gas"].clone();
     assert_eq!(ours, node);
@@ -356,7 +348,7 @@ fn block_replays_splice_each_transaction() {
         "debug_traceBlockByNumber",
         json!([number, {"tracer": "callTracer", "tracerConfig": {"withLog": true}}]),
     );
-    // Known anvil differences (tests/live.rs): the top frame's gas is the limit less intrinsic
+    // Known anvil differences (tests/live/live.rs): the top frame's gas is the limit less intrinsic
     // gas, gasUsed the block's running total, and log indexes count per transaction.
     for (o, n) in ours
         .as_array()
@@ -549,7 +541,7 @@ fn serve_splices_as_the_cli_does() {
 }
 
 /// The node's pre-state and diff as anvil's own prestateTracer prints them, and ours, with the
-/// known anvil differences (`codeHash`, empty accounts) taken out the way tests/live.rs does.
+/// known anvil differences (`codeHash`, empty accounts) taken out the way tests/live/live.rs does.
 fn prestates(url: &str, a: &anvil::Anvil, hash: &str, extra: &[&str]) -> Vec<(Value, Value)> {
     let mut out = Vec::new();
     for cfg in [json!({}), json!({"diffMode": true})] {

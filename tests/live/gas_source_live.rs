@@ -5,11 +5,7 @@
 //! EVM prices (a fresh storage slot costs 22,100), and from anvil's own struct logs, mapped to
 //! lines by this test's own reading of the source map.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -2,11 +2,7 @@
 //! corruption, SIGKILL mid-write), `--remote`, `diff`, `access` and block ranges, all on a live
 //! anvil (pinned 1.7.1; a test that cannot start it fails).
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/proxy.rs"]
-mod proxy;
-
+use crate::{anvil, proxy};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -367,7 +363,7 @@ fn diff_names_fields_and_access_lists_slots() {
         "{:?}",
         s.tx("deep nesting (5 levels, value forwarded)").hash
     );
-    // anvil's callTracer reports top-level gas/gasUsed differently from geth (see tests/live.rs).
+    // anvil's callTracer reports top-level gas/gasUsed differently from geth (see tests/live/live.rs).
     let d = chaintrace(&["diff", &hash, "--rpc-url", &s.url, "--no-cache"]);
     assert_eq!(d.code, 8, "{}", d.stderr);
     assert!(d.stderr.contains("$.gas: local"), "{}", d.stderr);

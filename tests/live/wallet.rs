@@ -7,13 +7,7 @@
 //! simulation reverts; a sign-only request that never reaches `eth_sendRawTransaction`; a
 //! message signed without any node).
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, http, run};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

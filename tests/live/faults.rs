@@ -2,11 +2,7 @@
 //! in front of a live anvil). Each case ends in the right trace or a clear error with its
 //! documented exit code, and nothing outlives the timeout budget.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/proxy.rs"]
-mod proxy;
-
+use crate::{anvil, proxy};
 use std::time::{Duration, Instant};
 
 use proxy::{chaintrace, Proxy};

@@ -3,11 +3,7 @@
 //! test anvil: the local trace with `--state-override`/`--block-override` must equal anvil's own
 //! `debug_traceCall` with the same overrides (`--remote`), and the overridden values must show.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{anvil, run};
 use run::Run;
 
 use serde_json::{json, Value};
@@ -29,7 +25,7 @@ fn local_equals_remote(args: &[&str]) -> Value {
     assert_eq!(remote.code, local.code, "{}", remote.stderr);
     let l: Value = serde_json::from_str(&local.stdout).expect("local JSON");
     let mut r: Value = serde_json::from_str(&remote.stdout).expect("remote JSON");
-    // Known anvil difference (as in tests/live.rs): its top-level `gas` is the limit minus
+    // Known anvil difference (as in tests/live/live.rs): its top-level `gas` is the limit minus
     // intrinsic gas; geth's, and ours, is the call's gas limit.
     assert_eq!(l["gas"], json!("0xf4240"));
     r["gas"] = l["gas"].clone();

@@ -1,8 +1,6 @@
 //! End-to-end CLI behaviour: exit codes and one-line messages for bad input, geth JSON on stdout.
 
-#[path = "support/run.rs"]
-mod run;
-
+use crate::run;
 use run::{chaintrace, Run};
 use std::process::Command;
 

@@ -3,9 +3,7 @@
 
 #![cfg(feature = "js")]
 
-#[path = "support/run.rs"]
-mod run;
-
+use crate::run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

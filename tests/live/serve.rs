@@ -6,15 +6,7 @@
 //! tests (slow, malformed, half-closed, oversized, overloading) talk raw HTTP over 127.0.0.1
 //! to the server in front of a loopback mock node, each bounded to seconds.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/proxy.rs"]
-mod proxy;
-#[path = "support/serve.rs"]
-mod serve_support;
-
+use crate::{anvil, http, proxy, serve_support};
 use proxy::run;
 use serve_support::{raw_result, Serve};
 
@@ -51,7 +43,7 @@ fn tools() -> PathBuf {
 }
 
 /// The call tree's shape and values, without what anvil computes differently from geth
-/// (gas figures, log numbering, error wording: tests/live.rs holds the full comparison).
+/// (gas figures, log numbering, error wording: tests/live/live.rs holds the full comparison).
 fn shape(frame: &Value) -> Value {
     let mut out = json!({});
     for k in ["type", "from", "to", "value", "input", "output"] {

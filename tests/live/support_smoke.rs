@@ -2,9 +2,7 @@
 //! anvil, every transaction has a receipt with the expected status, and
 //! anvil's own callTracer / prestateTracer answer for each one.
 
-#[path = "support/anvil.rs"]
-mod anvil;
-
+use crate::anvil;
 use serde_json::json;
 use std::time::Instant;
 

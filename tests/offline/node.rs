@@ -2,11 +2,7 @@
 //! node homes under tests/data/node/ and a local HTTP server standing in for the operator
 //! interface (and, for split-check, for the EVM JSON-RPC).
 
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/run.rs"]
-mod run;
-
+use crate::{http, run};
 use run::Run;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,9 +2,7 @@
 //! chain's fee rule: the base fee is not burned; the fee collector (COINBASE) is credited
 //! `gasUsed × (baseFee + tip)`.
 
-#[path = "support/offline.rs"]
-mod offline;
-
+use crate::offline;
 use alloy_primitives::{address, Address, TxKind, U256};
 use chaintrace::chain::rules::FEE_COLLECTOR;
 use chaintrace::replay::{trace, EvmEnv, TraceResult};

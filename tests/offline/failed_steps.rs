@@ -2,9 +2,7 @@
 //! geth v1.17's interpreter reports them (core/vm/interpreter.go: the step carries the constant
 //! gas plus what the dynamic gas function returned, and the frame fails with the same error).
 
-#[path = "support/offline.rs"]
-mod offline;
-
+use crate::offline;
 use alloy_primitives::{address, Address, TxKind};
 use chaintrace::replay::{trace, EvmEnv};
 use chaintrace::source::StateSnapshot;

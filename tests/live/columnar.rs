@@ -6,11 +6,7 @@
 
 #![cfg(feature = "parquet")]
 
-#[path = "support/anvil.rs"]
-mod anvil;
-#[path = "support/proxy.rs"]
-mod proxy;
-
+use crate::{anvil, proxy};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

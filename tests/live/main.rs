@@ -1,0 +1,33 @@
+//! Tests against a live node: the pinned anvil (scripts/install-test-tools.sh), with loopback proxies and mock services where a test plays one.
+//!
+//! One test binary with a module per suite (cargo's layout for large suites: each
+//! `tests/*.rs` used to be linked against the whole crate on its own).
+
+#[path = "../support/anvil.rs"]
+mod anvil;
+#[path = "../support/http.rs"]
+mod http;
+#[path = "../support/proxy.rs"]
+mod proxy;
+#[path = "../support/run.rs"]
+mod run;
+#[path = "../support/serve.rs"]
+mod serve_support;
+
+mod call_inputs;
+mod chain_live;
+mod columnar;
+mod dask_example;
+mod faults;
+mod gas_source_live;
+mod live;
+mod names_live;
+mod opcode_live;
+mod policy;
+mod range;
+mod remote;
+mod serve;
+mod sources_live;
+mod support_smoke;
+mod wallet;
+mod whatif;

@@ -1,0 +1,23 @@
+//! Tests that need no node: geth's fixtures, the tracers on tiny programs, the CLI's exit codes and messages, the bad-input corpus, node tools on sample logs and homes, the architecture.
+//!
+//! One test binary with a module per suite (cargo's layout for large suites: each
+//! `tests/*.rs` used to be linked against the whole crate on its own).
+
+#[path = "../support/http.rs"]
+mod http;
+#[path = "../support/offline.rs"]
+mod offline;
+#[path = "../support/run.rs"]
+mod run;
+
+mod access;
+mod architecture;
+mod bad_input;
+mod chain_rules;
+mod cli;
+mod conformance;
+mod failed_steps;
+mod frontier;
+mod node;
+mod properties;
+mod tracers;
