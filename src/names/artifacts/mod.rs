@@ -8,7 +8,6 @@
 //! standard-JSON output (`sources` ids and ASTs) and Hardhat's `artifacts/build-info/` (input
 //! and output together, read only when a failure is to be located).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +17,13 @@ use serde_json::Value;
 use super::sources::{self, ArtifactSources, Unit};
 use super::NamesError;
 use crate::render::abi::Abi;
+
+mod builds;
+mod override_code;
+
+use builds::resolve_foundry_units;
+pub use builds::{build_infos, from_sourcify, load_build_info};
+pub use override_code::{override_code, OverrideCode};
 
 /// Byte ranges (start, length) of runtime code to ignore when comparing.
 type Ranges = Vec<(usize, usize)>;
@@ -280,51 +286,6 @@ fn standard_json(
     Ok(out)
 }
 
-/// The artifact of a Sourcify v2 contract answer (`/v2/contract/{chain}/{address}` with the
-/// fields `abi`, `sources`, `sourceIds`, `compilation`, `runtimeBytecode`, `creationBytecode`,
-/// as argotorg/sourcify's `apiv2.yaml` describes them): its ABI, code, and source maps into the
-/// verified sources. `None` when the answer lacks the code or the compilation's name (an
-/// answer with only the ABI).
-pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
-    let name = answer.pointer("/compilation/name")?.as_str()?;
-    let file = answer
-        .pointer("/compilation/fullyQualifiedName")
-        .and_then(Value::as_str)
-        .and_then(|q| q.rsplit_once(':'))
-        .map_or(name, |(file, _)| file);
-    let code = |part: &Value| -> Option<Value> {
-        let hex = part
-            .get("recompiledBytecode")
-            .or_else(|| part.get("onchainBytecode"))?
-            .as_str()?;
-        let mut out = serde_json::Map::new();
-        out.insert("object".into(), hex.trim_start_matches("0x").into());
-        for key in ["sourceMap", "linkReferences", "immutableReferences"] {
-            if let Some(v) = part.get(key).filter(|v| !v.is_null()) {
-                out.insert(key.into(), v.clone());
-            }
-        }
-        Some(Value::Object(out))
-    };
-    let mut evm = serde_json::Map::new();
-    evm.insert(
-        "deployedBytecode".into(),
-        code(answer.get("runtimeBytecode")?)?,
-    );
-    if let Some(c) = answer.get("creationBytecode").and_then(code) {
-        evm.insert("bytecode".into(), c);
-    }
-    let contract = serde_json::json!({"abi": answer.get("abi")?, "evm": evm});
-    let output = serde_json::json!({
-        "sources": answer.get("sourceIds").cloned().unwrap_or_default(),
-        "contracts": {file: {name: contract}},
-    });
-    standard_json(Path::new(""), &output, answer.get("sources"))
-        .ok()?
-        .into_iter()
-        .next()
-}
-
 /// Whether `contracts` is standard-JSON output's (file → name → contract) rather than combined
 /// JSON's (`file:name` → contract).
 fn is_standard_json(contracts: &serde_json::Map<String, Value>) -> bool {
@@ -334,63 +295,6 @@ fn is_standard_json(contracts: &serde_json::Map<String, Value>) -> bool {
                 .any(|c| c.get("abi").is_some() || c.get("evm").is_some())
         })
     })
-}
-
-/// The artifacts of a build info that holds the compiler's input and output (Hardhat's
-/// `artifacts/build-info/*.json`; Hardhat 3's `*.output.json` beside its input file).
-pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
-    let shown = path.display().to_string();
-    let v = read_json(path)?;
-    let Some(output) = v.get("output") else {
-        return Ok(Vec::new());
-    };
-    let mut input = v.get("input").cloned();
-    // Hardhat 3's input file also maps user source names to input source names.
-    let mut user_names = None;
-    if input.is_none() {
-        // Hardhat 3: `<id>.output.json` beside `<id>.json` (the input).
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if let Some(id) = name.strip_suffix(".output.json") {
-            if let Ok(file) = read_json(&path.with_file_name(format!("{id}.json"))) {
-                input = file.get("input").cloned();
-                user_names = file.get("userSourceNameMap").cloned();
-            }
-        }
-    }
-    // Hardhat 3 names sources `project/contracts/A.sol` (its input source names) and maps the
-    // names users write (`contracts/A.sol`) to them: locations are shown in the users' names.
-    let users = user_names
-        .as_ref()
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(user, name)| Some((name.as_str()?.to_string(), user.clone())))
-                .collect::<HashMap<String, String>>()
-        })
-        .filter(|m| !m.is_empty());
-    let input_sources = input.as_ref().and_then(|i| i.get("sources"));
-    match users {
-        Some(users) => {
-            let rename = |v: Option<&Value>| -> Option<Value> {
-                let o = v?.as_object()?;
-                Some(Value::Object(
-                    o.iter()
-                        .map(|(k, v)| (users.get(k).unwrap_or(k).clone(), v.clone()))
-                        .collect(),
-                ))
-            };
-            let mut output = output.clone();
-            if let Some(renamed) = rename(output.get("sources")) {
-                output["sources"] = renamed;
-            }
-            standard_json(path, &output, rename(input_sources).as_ref())
-        }
-        None => standard_json(path, output, input_sources),
-    }
-    .map_err(|e| NamesError::Abi(shown, e.to_string()))
 }
 
 fn read_json(path: &Path) -> Result<Value, NamesError> {
@@ -483,151 +387,6 @@ pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
     Ok(out)
 }
 
-/// Foundry's build infos under `dir/build-info/` (`{id, source_id_to_path}`) by build id,
-/// with the file's modification time; build infos holding the compiler output (Hardhat) are
-/// left to [`build_infos`].
-fn foundry_builds(dir: &Path) -> HashMap<String, (Vec<(i32, String)>, std::time::SystemTime)> {
-    let mut out = HashMap::new();
-    let Ok(entries) = std::fs::read_dir(dir.join("build-info")) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        let meta = e.metadata().ok();
-        // Foundry's are small (ids and paths); Hardhat's hold whole compilations.
-        if meta.as_ref().is_none_or(|m| m.len() > 4 << 20) {
-            continue;
-        }
-        let Ok(v) = read_json(&path) else { continue };
-        let Some(table) = v.get("source_id_to_path").and_then(Value::as_object) else {
-            continue;
-        };
-        let id = v.get("id").and_then(Value::as_str).map_or_else(
-            || {
-                path.file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
-            },
-            str::to_string,
-        );
-        let paths = table
-            .iter()
-            .filter_map(|(k, p)| Some((k.parse().ok()?, p.as_str()?.to_string())))
-            .collect();
-        let mtime = meta
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(std::time::UNIX_EPOCH);
-        out.insert(id, (paths, mtime));
-    }
-    out
-}
-
-/// Artifact path (relative to `out/`) → build id, from Foundry's
-/// `cache/solidity-files-cache.json` (`files.*.artifacts.*.*.*: {path, build_id}`).
-fn foundry_cache(project: &Path) -> HashMap<String, String> {
-    fn walk_cache(v: &Value, out: &mut HashMap<String, String>) {
-        match v {
-            Value::Object(o) => {
-                if let (Some(p), Some(b)) = (
-                    o.get("path").and_then(Value::as_str),
-                    o.get("build_id").and_then(Value::as_str),
-                ) {
-                    out.insert(p.to_string(), b.to_string());
-                    return;
-                }
-                o.values().for_each(|x| walk_cache(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| walk_cache(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = HashMap::new();
-    if let Ok(v) = read_json(&project.join("cache").join("solidity-files-cache.json")) {
-        if let Some(files) = v.get("files") {
-            walk_cache(files, &mut out);
-        }
-    }
-    out
-}
-
-/// Gives Foundry artifacts their compilation: the build the cache names for the artifact, else
-/// the newest build whose id table puts the artifact's own file at its id, else a table made of
-/// the artifacts' own ids and files. Texts are read from the project (`out/`'s parent).
-fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_paths: &[String]) {
-    let project = dir.parent().unwrap_or(dir).to_path_buf();
-    let mut roots = vec![project.clone()];
-    if let Ok(cwd) = std::env::current_dir() {
-        roots.push(cwd);
-    }
-    let builds = foundry_builds(dir);
-    let cache = foundry_cache(&project);
-    let mut units: HashMap<String, Arc<Unit>> = HashMap::new();
-    let mut unit_of = |id: &str| -> Option<Arc<Unit>> {
-        let (paths, _) = builds.get(id)?;
-        Some(
-            units
-                .entry(id.to_string())
-                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots)))
-                .clone(),
-        )
-    };
-    let own_ids: Vec<(i32, String)> = {
-        let mut v: Vec<(i32, String)> = artifacts
-            .iter()
-            .filter_map(|a| a.pending.as_ref())
-            .filter_map(|p| Some((p.source_id? as i32, p.source_path.clone()?)))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots));
-    for (a, rel) in artifacts.iter_mut().zip(rel_paths) {
-        let Some(p) = a.pending.take() else { continue };
-        let by_cache = cache.get(rel.as_str()).and_then(|id| unit_of(id));
-        let by_table = || {
-            let (id, path) = (p.source_id? as i32, p.source_path.as_deref()?);
-            let newest = builds
-                .iter()
-                .filter(|(_, (paths, _))| paths.iter().any(|(i, q)| *i == id && q == path))
-                .max_by_key(|(_, (_, t))| *t)
-                .map(|(k, _)| k.clone())?;
-            unit_of(&newest)
-        };
-        let unit = by_cache
-            .or_else(by_table)
-            .unwrap_or_else(|| fallback.clone());
-        a.sources = p.into_sources(unit);
-    }
-}
-
-/// Build infos holding whole compilations (Hardhat's) under `dir/build-info/`: read only when
-/// a failure is to be located ([`load_build_info`]).
-pub fn build_infos(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir.join("build-info")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            name.ends_with(".json") && !name.ends_with(".dbg.json")
-        })
-        .filter(|p| {
-            // Hardhat 3 splits input and output: the output file is the one to read.
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            name.ends_with(".output.json")
-                || !p
-                    .with_file_name(name.replace(".json", ".output.json"))
-                    .is_file()
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesError> {
     if depth > 12 {
         return Ok(());
@@ -666,155 +425,6 @@ pub fn find_project(start: &Path) -> Option<PathBuf> {
         }
     }
     None
-}
-
-/// Runtime code read from an artifact to run in place of a deployed contract's code
-/// (`--code-override ADDR=ARTIFACT`), with the artifact (for its ABI and name).
-#[derive(Clone, Debug)]
-pub struct OverrideCode {
-    /// The runtime code exactly as compiled (metadata included).
-    pub code: Vec<u8>,
-    pub artifact: Artifact,
-    /// What the user should know about the code chosen (stderr notes).
-    pub notes: Vec<String>,
-}
-
-/// Library names of an artifact's link references (`{"file": {"Lib": [...]}}`).
-fn link_names(refs: Option<&Value>) -> Vec<String> {
-    let mut names: Vec<String> = refs
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|files| files.values())
-        .filter_map(Value::as_object)
-        .flat_map(|libs| libs.keys().cloned())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// The runtime code of the one contract in artifact file `path` (Foundry `out/…/X.json`, Hardhat
-/// `artifacts/…/X.json`, or a solc combined JSON holding one contract), as it would run in place
-/// of a deployed contract's code.
-///
-/// Refused, as bad input naming the way out, when the code cannot run as compiled: no runtime
-/// code (an interface, a bare ABI); unlinked library placeholders (`__$…$__`: the library's
-/// address is chosen at deployment); immutables (Foundry's `immutableReferences`: their values
-/// are written by the constructor, which a code override does not run, and the compiled code
-/// holds zeros there). Hardhat artifacts do not list immutables; that is said in a note.
-pub fn override_code(path: &Path) -> Result<OverrideCode, NamesError> {
-    let shown = path.display().to_string();
-    let bad = |why: String| NamesError::Abi(shown.clone(), why);
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
-    let top: Value = serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_string();
-    let has_code =
-        |v: &Value| runtime_text(v).is_some_and(|t| !t.trim_start_matches("0x").is_empty());
-    let (name, v) = match top.get("contracts").and_then(Value::as_object) {
-        Some(contracts) if top.get("abi").is_none() => {
-            let with_code: Vec<(&String, &Value)> =
-                contracts.iter().filter(|(_, c)| has_code(c)).collect();
-            match with_code.as_slice() {
-                [(n, c)] => (n.rsplit(':').next().unwrap_or(n).to_string(), (*c).clone()),
-                [] => return Err(bad("no contract in it has runtime code".into())),
-                many => {
-                    let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
-                    return Err(bad(format!(
-                        "it holds {} contracts with runtime code ({}); give one contract's \
-                         artifact",
-                        names.len(),
-                        names.join(", ")
-                    )));
-                }
-            }
-        }
-        _ => (stem, top),
-    };
-    let hex_text = runtime_text(&v)
-        .filter(|t| !t.trim_start_matches("0x").is_empty())
-        .ok_or_else(|| {
-            bad(
-                "it has no runtime code (deployedBytecode): an interface, an abstract \
-                 contract or a bare ABI cannot replace a contract's code"
-                    .into(),
-            )
-        })?;
-    if hex_text.contains("__") {
-        let deployed = v.get("deployedBytecode");
-        let mut libs = link_names(deployed.and_then(|d| d.get("linkReferences")));
-        libs.extend(link_names(v.get("deployedLinkReferences")));
-        libs.sort();
-        libs.dedup();
-        let which = if libs.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", libs.join(", "))
-        };
-        return Err(bad(format!(
-            "its runtime code calls libraries{which} whose addresses are placeholders until \
-             linked; link them when building (forge build --libraries FILE:LIB:ADDRESS, or \
-             Hardhat's `libraries`), or give the linked runtime code as 0xHEX"
-        )));
-    }
-    let immutables = v
-        .get("deployedBytecode")
-        .and_then(|d| d.get("immutableReferences"))
-        .or_else(|| v.get("immutableReferences"));
-    let refs: Vec<u64> = immutables
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|o| o.values())
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(|r| r.get("start").and_then(Value::as_u64))
-        .collect();
-    if !refs.is_empty() {
-        let n = immutables.and_then(Value::as_object).map_or(0, |o| o.len());
-        let mut at = refs.clone();
-        at.sort_unstable();
-        let at: Vec<String> = at.iter().take(6).map(u64::to_string).collect();
-        return Err(bad(format!(
-            "its runtime code has {n} immutable variable(s) (read at byte offsets {}{}) whose \
-             values its constructor writes; a code override does not run the constructor and \
-             the compiled code holds zeros there. Give the runtime code with them filled as \
-             0xHEX (e.g. `cast code ADDRESS` of the fixed build deployed on a fork)",
-            at.join(", "),
-            if refs.len() > 6 { ", …" } else { "" }
-        )));
-    }
-    let code = hex::decode(hex_text.trim_start_matches("0x"))
-        .map_err(|e| bad(format!("its runtime code is not hex: {e}")))?;
-    let mut notes = Vec::new();
-    if immutables.is_none()
-        && v.get("_format")
-            .and_then(Value::as_str)
-            .is_some_and(|f| f.starts_with("hh-"))
-    {
-        notes.push(format!(
-            "{shown} is a Hardhat artifact, which does not list immutables: if the contract has \
-             any, they read as zero in the patched run"
-        ));
-    }
-    let artifact = artifact(&name, &v)?;
-    Ok(OverrideCode {
-        code,
-        artifact,
-        notes,
-    })
-}
-
-/// The hex text of an artifact object's runtime code, as [`runtime_code`] finds it.
-fn runtime_text(v: &Value) -> Option<&str> {
-    match v.get("deployedBytecode").or_else(|| v.get("bin-runtime")) {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Object(o)) => o.get("object").and_then(Value::as_str),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

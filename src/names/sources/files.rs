@@ -1,0 +1,239 @@
+//! Compilation units: the source files a source map's file indexes name, their texts (given
+//! inline or read from disk when first needed), line index, and function spans; what an
+//! artifact's source side holds.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::spans::{ast_functions, scan_functions, FnSpan};
+use crate::render::source::Location;
+
+/// Where a source file's text comes from.
+#[derive(Clone, Debug)]
+pub enum TextOrigin {
+    /// Given in the build (standard-JSON input, Hardhat build info).
+    Inline(String),
+    /// Read from the first of these paths that exists, when first needed.
+    Disk(Vec<PathBuf>),
+}
+
+/// One source file of a compilation.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// The path as the compiler named it (`src/Leaf.sol`).
+    pub path: String,
+    origin: TextOrigin,
+    text: OnceLock<Option<String>>,
+    /// From the AST, when the build had one; else scanned from the text.
+    ast_functions: Option<Vec<FnSpan>>,
+    functions: OnceLock<Vec<FnSpan>>,
+    /// Byte offsets where each line starts, built on first need.
+    line_starts: OnceLock<Vec<usize>>,
+}
+
+impl SourceFile {
+    pub fn new(path: String, origin: TextOrigin, ast: Option<&Value>) -> SourceFile {
+        SourceFile {
+            path,
+            origin,
+            text: OnceLock::new(),
+            ast_functions: ast.map(|a| {
+                let mut out = Vec::new();
+                ast_functions(a, "", &mut out);
+                out
+            }),
+            functions: OnceLock::new(),
+            line_starts: OnceLock::new(),
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        self.text
+            .get_or_init(|| match &self.origin {
+                TextOrigin::Inline(s) => Some(s.clone()),
+                TextOrigin::Disk(paths) => {
+                    paths.iter().find_map(|p| std::fs::read_to_string(p).ok())
+                }
+            })
+            .as_deref()
+    }
+
+    pub fn functions(&self) -> &[FnSpan] {
+        self.functions.get_or_init(|| match &self.ast_functions {
+            Some(f) => f.clone(),
+            None => self.text().map(scan_functions).unwrap_or_default(),
+        })
+    }
+
+    /// The 1-based line holding byte `offset`, by a binary search in the line index.
+    pub fn line_of(&self, offset: usize) -> Option<usize> {
+        let text = self.text()?;
+        if offset > text.len() {
+            return None;
+        }
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        Some(starts.partition_point(|&s| s <= offset))
+    }
+
+    /// Line `line` (1-based) without its line break.
+    pub fn line_text(&self, line: usize) -> Option<&str> {
+        let text = self.text()?;
+        let start = line_offset(text, line)?;
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        Some(text[start..end].trim_end_matches('\r'))
+    }
+
+    /// The innermost function or modifier whose span holds `offset`.
+    pub fn function_at(&self, offset: usize) -> Option<&FnSpan> {
+        self.functions()
+            .iter()
+            .filter(|f| f.start <= offset && offset < f.end)
+            .min_by_key(|f| f.end - f.start)
+    }
+
+    /// The location of `start..start+len`: line, column, the line's text and the span on it.
+    pub fn locate(&self, start: usize, len: usize) -> Option<Location> {
+        let text = self.text()?;
+        if start > text.len() || !text.is_char_boundary(start) {
+            return None;
+        }
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line_text = text[line_start..line_end].trim_end_matches('\r');
+        let column = text[line_start..start].chars().count();
+        let mut end = (start + len).min(line_start + line_text.len()).max(start);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let width = text[start..end].chars().count();
+        Some(Location {
+            file: self.path.clone(),
+            line: text[..line_start].matches('\n').count() + 1,
+            column: column + 1,
+            text: line_text.to_string(),
+            span: (column, column + width),
+        })
+    }
+}
+
+/// One compilation: its source files by the compiler's source id.
+#[derive(Debug, Default)]
+pub struct Unit {
+    pub files: HashMap<i32, Arc<SourceFile>>,
+}
+
+/// Creation code (library placeholders zeroed), the byte ranges to ignore when comparing it
+/// with init code, and its source map.
+pub type Creation = (Vec<u8>, Vec<(usize, usize)>, String);
+
+/// The source side of one artifact: its source maps, creation code and compilation.
+#[derive(Debug)]
+pub struct ArtifactSources {
+    pub runtime_map: Option<String>,
+    pub creation: Option<Creation>,
+    pub unit: Arc<Unit>,
+}
+
+impl ArtifactSources {
+    /// Whether `init` (a CREATE frame's input) starts with this creation code: compared up to
+    /// the code's length (constructor arguments follow), ignoring library placeholders and the
+    /// embedded runtime code's metadata.
+    pub fn creation_matches(&self, init: &[u8]) -> bool {
+        let Some((code, mask, _)) = &self.creation else {
+            return false;
+        };
+        if code.is_empty() || init.len() < code.len() {
+            return false;
+        }
+        code.iter()
+            .zip(init)
+            .enumerate()
+            .all(|(i, (a, b))| a == b || mask.iter().any(|(s, l)| i >= *s && i < s + l))
+    }
+}
+
+/// Byte offset of the start of 1-based `line`.
+pub(super) fn line_offset(text: &str, line: usize) -> Option<usize> {
+    if line == 1 {
+        return Some(0);
+    }
+    text.match_indices('\n').nth(line - 2).map(|(i, _)| i + 1)
+}
+
+/// Paths a source file named `name` by the compiler may be found at: relative to each of
+/// `roots`, or as given.
+pub fn disk_candidates(name: &str, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = roots.iter().map(|r| r.join(name)).collect();
+    out.push(PathBuf::from(name));
+    out
+}
+
+/// The compilation unit of a standard-JSON output (`sources: {path: {id, ast}}`), with texts
+/// from `input_sources` (`{path: {content}}`) when given, else from disk under `roots`.
+pub fn unit_from_standard_json(
+    output: &Value,
+    input_sources: Option<&Value>,
+    roots: &[PathBuf],
+) -> Unit {
+    let mut unit = Unit::default();
+    let Some(sources) = output.get("sources").and_then(Value::as_object) else {
+        return unit;
+    };
+    for (path, s) in sources {
+        let Some(id) = s.get("id").and_then(Value::as_i64) else {
+            continue;
+        };
+        let inline = input_sources
+            .and_then(|i| i.get(path))
+            .and_then(|s| s.get("content"))
+            .and_then(Value::as_str);
+        let origin = match inline {
+            Some(t) => TextOrigin::Inline(t.to_string()),
+            None => TextOrigin::Disk(disk_candidates(path, roots)),
+        };
+        unit.files.insert(
+            id as i32,
+            Arc::new(SourceFile::new(path.clone(), origin, s.get("ast"))),
+        );
+    }
+    unit
+}
+
+/// A compilation unit from an id → path table (Foundry's build info `source_id_to_path`, solc's
+/// combined-JSON `sourceList`), texts read from disk under `roots`.
+pub fn unit_from_paths(paths: &[(i32, String)], roots: &[PathBuf]) -> Unit {
+    let mut unit = Unit::default();
+    for (id, path) in paths {
+        unit.files.insert(
+            *id,
+            Arc::new(SourceFile::new(
+                path.clone(),
+                TextOrigin::Disk(disk_candidates(path, roots)),
+                None,
+            )),
+        );
+    }
+    unit
+}
+
+/// The directories a JSON file's relative source paths are tried under: the file's directory
+/// and its ancestors, then the working directory.
+pub fn roots_for(file: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = file
+        .parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .map(Path::to_path_buf)
+        .collect();
+    if let Ok(cwd) = std::env::current_dir() {
+        out.push(cwd);
+    }
+    out
+}

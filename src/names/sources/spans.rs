@@ -1,0 +1,161 @@
+//! Functions and modifiers of a source file, with their byte spans and contracts: from solc's
+//! AST when the build has one, else from a scan of the source text.
+
+use serde_json::Value;
+
+/// A function (or modifier) in a source file: its byte span and names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FnSpan {
+    pub start: usize,
+    pub end: usize,
+    pub contract: String,
+    pub name: String,
+    /// A modifier: its code is inlined into the functions it modifies.
+    pub modifier: bool,
+}
+
+/// Functions and modifiers of an AST (solc's compact JSON), with their contract.
+pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>) {
+    match node {
+        Value::Array(items) => {
+            for i in items {
+                ast_functions(i, contract, out);
+            }
+        }
+        Value::Object(o) => {
+            let kind = o
+                .get("nodeType")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let name = o.get("name").and_then(Value::as_str).unwrap_or_default();
+            let span = o.get("src").and_then(Value::as_str).and_then(|s| {
+                let mut it = s.split(':');
+                let start: usize = it.next()?.parse().ok()?;
+                let len: usize = it.next()?.parse().ok()?;
+                Some((start, start + len))
+            });
+            let mut inner = contract;
+            match (kind, span) {
+                ("ContractDefinition", _) => inner = name,
+                ("FunctionDefinition" | "ModifierDefinition", Some((start, end))) => {
+                    let shown = match o.get("kind").and_then(Value::as_str) {
+                        Some(k @ ("constructor" | "fallback" | "receive")) => k,
+                        _ => name,
+                    };
+                    out.push(FnSpan {
+                        start,
+                        end,
+                        contract: contract.to_string(),
+                        name: shown.to_string(),
+                        modifier: kind == "ModifierDefinition",
+                    });
+                }
+                _ => {}
+            }
+            // Only nodes are walked (`src` strings and the like are skipped).
+            for v in o.values().filter(|v| v.is_object() || v.is_array()) {
+                ast_functions(v, inner, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Functions and modifiers of Solidity source text, when no AST is at hand: declarations
+/// (`function f`, `modifier m`, `constructor`, `fallback`, `receive`) and the braces of their
+/// bodies, inside `contract`/`library`/`interface` bodies; comments and strings skipped.
+pub fn scan_functions(text: &str) -> Vec<FnSpan> {
+    #[derive(Clone)]
+    enum Open {
+        Container(String),
+        Function(String, usize, bool),
+        Block,
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut pending: Option<Open> = None;
+    let mut want_name: Option<(&str, usize)> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            i = text[i + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |n| i + 2 + n + 2);
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != c {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            i = j + 1;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+            {
+                i += 1;
+            }
+            let word = &text[start..i];
+            if let Some((kw, at)) = want_name.take() {
+                pending = Some(if kw == "function" || kw == "modifier" {
+                    Open::Function(word.to_string(), at, kw == "modifier")
+                } else {
+                    Open::Container(word.to_string())
+                });
+                continue;
+            }
+            match word {
+                "contract" | "library" | "interface" | "function" | "modifier" => {
+                    want_name = Some((word, start))
+                }
+                "constructor" | "fallback" | "receive" => {
+                    pending = Some(Open::Function(word.to_string(), start, false))
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            want_name = None;
+        }
+        match c {
+            b'{' => stack.push(pending.take().unwrap_or(Open::Block)),
+            b';' => {
+                if matches!(pending, Some(Open::Function(..))) {
+                    pending = None;
+                }
+            }
+            b'}' => {
+                if let Some(Open::Function(name, start, modifier)) = stack.pop() {
+                    let contract = stack
+                        .iter()
+                        .rev()
+                        .find_map(|o| match o {
+                            Open::Container(n) => Some(n.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    out.push(FnSpan {
+                        start,
+                        end: i + 1,
+                        contract,
+                        name,
+                        modifier,
+                    });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
