@@ -6,12 +6,14 @@ use std::time::Duration;
 use alloy_primitives::B256;
 use chaintrace::chain::rules::Ruleset;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
+use chaintrace::render::assets::{render_asset_changes, AssetJson};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::gas::{gas_json, render_gas_tables, write_flamegraph, TableStyle};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::replay::assets::AssetChanges;
 use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
@@ -379,6 +381,7 @@ pub fn print_trace(
     args: &TraceArgs,
     decoder: &Decoder,
     currency: &str,
+    assets: Option<&AssetChanges>,
 ) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -398,7 +401,8 @@ pub fn print_trace(
             render_gas_tables(report, decoder, table_style(args.all), &mut out)?;
         }
     } else if args.json && args.decode {
-        write_decoded(&mut out, &t.result, decoder)?;
+        let json = assets.map(|a| AssetJson::new(a, currency));
+        write_decoded(&mut out, &t.result, decoder, json.as_ref())?;
         writeln!(out)?;
     } else if args.json {
         write_trace(&mut out, &t.result)?;
@@ -416,6 +420,10 @@ pub fn print_trace(
                 writeln!(out)?;
             }
         }
+    }
+    if let (Some(a), false) = (assets, args.json) {
+        writeln!(out)?;
+        render_asset_changes(a, decoder, currency, table_style(args.all), &mut out)?;
     }
     out.flush()?;
     Ok(())
