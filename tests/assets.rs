@@ -558,3 +558,71 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[path = "support/offline.rs"]
+mod offline;
+
+/// The fee by each chain's rule, computed by hand for a 21,000-gas transfer of 1 wei at base
+/// fee 10 gwei and tip 1 gwei (as tests/chain_rules.rs does for the post-state): chains
+/// 1329/1328 credit their fee collector `gasUsed × (baseFee + tip)` and burn nothing; Ethereum
+/// pays the coinbase the tip and burns the base fee.
+#[test]
+fn fees_follow_each_chains_rule() {
+    use alloy_primitives::{address, TxKind};
+    use chaintrace::chain::rules::FEE_COLLECTOR;
+    use chaintrace::replay::assets::{asset_changes, FeeInputs, FeeRecipient};
+    use chaintrace::replay::{trace, EvmEnv, TraceResult};
+    use chaintrace::source::StateSnapshot;
+    use chaintrace::trace::{TracerKind, TracerSpec};
+    use revm::primitives::hardfork::SpecId;
+
+    const GWEI: u128 = 1_000_000_000;
+    let sender = address!("00000000000000000000000000000000000000f0");
+    let to = address!("00000000000000000000000000000000000000bb");
+    let miner = address!("00000000000000000000000000000000000000c0");
+    for chain_id in [1329u64, 1] {
+        let mut snap = StateSnapshot::complete();
+        snap.insert_account(sender, offline::account(10u128.pow(18), 0, ""));
+        let mut info = offline::block(200_000_000, Some((10 * GWEI) as u64));
+        info.coinbase = miner;
+        let env = EvmEnv::new(SpecId::CANCUN, chain_id, &info);
+        let mut t = offline::tx(sender, TxKind::Call(to));
+        t.env.tx_type = 2;
+        t.env.gas_limit = 21_000;
+        t.env.gas_price = 11 * GWEI;
+        t.env.gas_priority_fee = Some(GWEI);
+        t.env.value = U256::from(1);
+        t.env.chain_id = Some(chain_id);
+        let spec = TracerSpec::new(TracerKind::Call, Some(&json!({"withLog": true}))).unwrap();
+        let mut db = snap.db();
+        let traced = trace(&mut db, &env, &t, &spec, 0).unwrap();
+        let TraceResult::Call(root) = &traced.result else {
+            unreachable!()
+        };
+        let c = asset_changes(root, Some(&FeeInputs::new(&env, &t, &traced.outcome)));
+        let fee = c.fee.as_ref().unwrap();
+        let paid = U256::from(21_000u128 * 11 * GWEI);
+        assert_eq!(fee.paid, paid);
+        assert_eq!(fee.payer, sender);
+        if chain_id == 1329 {
+            assert_eq!(fee.role, FeeRecipient::FeeCollector);
+            assert_eq!(fee.recipient, FEE_COLLECTOR);
+            assert_eq!(fee.received, paid);
+            assert_eq!(fee.burned, U256::ZERO);
+        } else {
+            assert_eq!(fee.role, FeeRecipient::Coinbase);
+            assert_eq!(fee.recipient, miner);
+            assert_eq!(fee.received, U256::from(21_000u128 * GWEI));
+            assert_eq!(fee.burned, U256::from(21_000u128 * 10 * GWEI));
+        }
+        // Per address: the sender's value and fee apart, the recipient's fee, the payee's value.
+        let by: BTreeMap<Address, (String, String)> = c
+            .native
+            .iter()
+            .map(|n| (n.address, (n.transfers.decimal(), n.fee.decimal())))
+            .collect();
+        assert_eq!(by[&sender], ("-1".to_string(), format!("-{paid}")));
+        assert_eq!(by[&to], ("1".to_string(), "0".to_string()));
+        assert_eq!(by[&fee.recipient].1, fee.received.to_string());
+    }
+}
