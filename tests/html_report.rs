@@ -136,6 +136,20 @@ fn the_fixtures_report_has_every_section_offline() {
     assert!(text.contains("tx --fixture fixtures/reverted-nested.json --html"));
     assert_eq!(outside_references(&text), Vec::<String>::new());
     assert!(text.contains("default-src 'none'"));
+    // `gas --html` writes the same report beside its tables.
+    let gas_html = dir.join("gas.html");
+    let r = chaintrace(&[
+        "gas",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--html",
+        gas_html.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains("by opcode"), "{}", r.stdout);
+    let gas_text = read(&gas_html);
+    assert!(gas_text.contains("id=\"ct-gas-ops\"") && gas_text.contains("id=\"ct-flame\""));
+    assert!(gas_text.contains("at <code>Helpers.sol:65:16</code>"));
 }
 
 /// Runtime code that reverts with `Error(reason)`.

@@ -249,6 +249,15 @@ pub fn gas_tables<W: Write>(r: &GasReport, d: &Decoder, out: &mut W) -> io::Resu
     writeln!(out, "</table>")
 }
 
+/// Runs in the flamegraph's frame before inferno's script: its URL bookkeeping
+/// (`history.replaceState`, refused for a `srcdoc` document) does nothing, and its resize
+/// handler skips the moments the frame is laid out without a width (printing), when it would
+/// compute negative and infinite sizes.
+const GUARD: &str =
+    "history.replaceState=function(){};(function(){var add=window.addEventListener;\
+window.addEventListener=function(t,f,o){if(t==='resize'){var g=f;f=function(e){\
+if(document.documentElement.clientWidth>40){g(e);}};}return add.call(window,t,f,o);};})();";
+
 /// The SVG's `height` attribute, in pixels.
 fn svg_height(svg: &str) -> Option<u32> {
     let tag = &svg[svg.find("<svg")?..];
@@ -259,8 +268,8 @@ fn svg_height(svg: &str) -> Option<u32> {
 
 /// inferno's flamegraph inside a `srcdoc` frame of its own: its script (click to zoom, search)
 /// runs there as in the SVG file, its ids and globals apart from the report's. The XML prolog is
-/// dropped (the frame's document is HTML), `init` runs once the SVG is parsed, and the script's
-/// URL bookkeeping (`history.replaceState`, refused for a `srcdoc` document) is a no-op.
+/// dropped (the frame's document is HTML), `init` runs once the SVG is parsed and the frame has
+/// a width, and [`GUARD`] keeps the script's URL bookkeeping and degenerate resizes harmless.
 pub fn flamegraph<W: Write>(svg: &str, out: &mut W) -> io::Result<()> {
     let start = svg.find("<svg").unwrap_or(0);
     let body = svg[start..].replacen(" onload=\"init(evt)\"", "", 1);
@@ -268,8 +277,13 @@ pub fn flamegraph<W: Write>(svg: &str, out: &mut W) -> io::Result<()> {
     let inits = body.contains("function init(");
     let doc = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{{margin:0}}svg{{display:block;width:100%}}</style></head><body>\
-         <script>history.replaceState=function(){{}};</script>{body}{}</body></html>",
-        if inits { "<script>init();</script>" } else { "" }
+         <script>{GUARD}</script>{body}{}</body></html>",
+        // init sizes the drawing from the frame's width: wait until the frame has one.
+        if inits {
+            "<script>(function go(){if(document.documentElement.clientWidth>40){init();}else{setTimeout(go,30);}})();</script>"
+        } else {
+            ""
+        }
     );
     writeln!(
         out,
