@@ -5,6 +5,8 @@
 #   .tools/bin/anvil  -> anvil 1.7.1 (from the npm package @foundry-rs/anvil-linux-amd64)
 #   .tools/bin/cast   -> cast 1.7.1 (npm @foundry-rs/cast-linux-amd64): a real client of `serve`
 #   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
+#   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
+#   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
 #
 # The npm package is a plain tarball: package/package.json + package/bin/anvil
 # (a static-ish linux x86_64 binary). We fetch it with `npm pack` (which checks
@@ -118,6 +120,48 @@ install_ethers() {
     log "installed: ethers $ETHERS_VERSION in $js"
 }
 
+PLAYWRIGHT_VERSION="1.65.1"
+install_playwright() {
+    local js="$TOOLS/js"
+    if [ -f "$js/node_modules/playwright-core/package.json" ] \
+        && grep -q "\"version\": \"$PLAYWRIGHT_VERSION\"" "$js/node_modules/playwright-core/package.json"; then
+        log "playwright-core $PLAYWRIGHT_VERSION already installed in $js"
+        return 0
+    fi
+    command -v node >/dev/null 2>&1 || die "node is required for the browser test"
+    mkdir -p "$js"
+    log "installing playwright-core@$PLAYWRIGHT_VERSION from the npm registry into $js"
+    # playwright-core downloads no browser: the test drives Debian's chromium.
+    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null ) \
+        || die "npm install playwright-core@$PLAYWRIGHT_VERSION failed"
+    log "installed: playwright-core $PLAYWRIGHT_VERSION in $js"
+}
+
+# Debian 12's chromium, pinned to the version the browser test was written against. A mirror
+# that no longer carries it (a security update replaced it) gets the archive's current one,
+# and this says so.
+CHROMIUM_VERSION="156.0.8078.108-1~deb12u1"
+install_chromium() {
+    local have
+    have="$(dpkg-query -W -f='${Version}' chromium 2>/dev/null || true)"
+    if [ "$have" = "$CHROMIUM_VERSION" ] && [ -x /usr/bin/chromium ]; then
+        log "chromium $CHROMIUM_VERSION already installed"
+        return 0
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "apt-get is required to install chromium (Debian)"
+    log "installing Debian's chromium $CHROMIUM_VERSION"
+    apt-get update -qq >/dev/null || die "apt-get update failed"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "chromium=$CHROMIUM_VERSION" >/dev/null 2>&1; then
+        log "warning: chromium $CHROMIUM_VERSION is no longer in the archive; installing its current chromium"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+            || die "apt-get install chromium failed"
+    fi
+    [ -x /usr/bin/chromium ] || die "chromium installed but /usr/bin/chromium is missing"
+    log "installed: $(dpkg-query -W -f='chromium ${Version}' chromium)"
+}
+
 install_anvil
 install_cast
 install_ethers
+install_playwright
+install_chromium

@@ -31,6 +31,8 @@ pub struct BlockArgs {
     pub out: super::columnar::OutArgs,
     #[command(flatten)]
     pub whatif: super::whatif::WhatIfArgs,
+    #[command(flatten)]
+    pub assets: super::assets::AssetArgs,
 }
 
 impl BlockArgs {
@@ -49,13 +51,28 @@ impl BlockArgs {
             &self.trace.tracer,
             self.trace.tracer_config.as_deref(),
             self.trace.wants_gas(),
+            self.assets.assets,
         );
         let (parts, skipped) = prepare(&self.out, root, chain_id, &tracer, range)?;
         let segments: Vec<(u64, u64)> = parts.iter().map(|p| (p.from, p.to)).collect();
         let count = parts.len();
-        let mut sink = PartitionSink::new(root, chain_id, self.out.format, spec, parts);
+        let mut sink = PartitionSink::new(
+            root,
+            chain_id,
+            self.out.format,
+            spec,
+            parts,
+            self.assets.assets,
+        );
         let (code, passes) = super::range::run(
-            source, chain_id, &segments, spec, hardfork, self.quiet, &mut sink,
+            source,
+            chain_id,
+            &segments,
+            spec,
+            hardfork,
+            self.quiet,
+            self.assets.assets,
+            &mut sink,
         )?;
         report_rpc(source, passes);
         if !self.quiet {
@@ -107,6 +124,9 @@ impl BlockArgs {
                  A..B, --out or --remote",
             ));
         }
+        if self.assets.assets {
+            self.check_assets(patch.is_some())?;
+        }
         if let Some(range) = super::range::parse_range(&self.block) {
             let range = range?;
             if self.trace.by_line || self.trace.by_function {
@@ -139,6 +159,7 @@ impl BlockArgs {
                     &spec,
                     hardfork,
                     self.quiet,
+                    false,
                     &mut super::range::Stdout,
                 )?;
                 report_rpc(&source, passes);
@@ -215,6 +236,13 @@ impl BlockArgs {
         }
         let shown: &[chaintrace::replay::TracedTx] =
             patched.as_ref().map_or(traces, |p| &p.traces[..]);
+        let assets = match (&replay, self.assets.assets) {
+            (Some(r), true) => {
+                let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+                block_assets(r, &env, &block.txs, Some((&source, &parent)), &mut passes)?
+            }
+            _ => Vec::new(),
+        };
         let currency = chaintrace::chain::currency(chain_id);
         if self.trace.json {
             // geth's debug_traceBlock shape: [{"txHash": ..., "result": ...}], written item by
@@ -257,7 +285,7 @@ impl BlockArgs {
                 if let Some(p) = &patch {
                     p.name(&mut decoder);
                 }
-                print_trace(t, &self.trace, &decoder, currency)?;
+                print_trace(t, &self.trace, &decoder, currency, assets.get(i))?;
             }
         }
         if let Some(n) = replay.as_ref().and_then(|r| r.splice_note(&env)) {
@@ -291,7 +319,74 @@ impl BlockArgs {
     }
 }
 
+/// The asset changes of every transaction a block replay traced (with the callTracer and
+/// logs), their token metadata read once on the state after the block.
+pub fn block_assets(
+    r: &chaintrace::replay::remote::BlockReplay,
+    env: &EvmEnv,
+    txs: &[chaintrace::replay::ReplayTx],
+    at: super::assets::StateAt<'_>,
+    passes: &mut usize,
+) -> Result<Vec<chaintrace::replay::assets::AssetChanges>, CliError> {
+    use chaintrace::replay::assets::{asset_changes, FeeInputs};
+    let first = txs.len().saturating_sub(r.traces.len());
+    let mut all: Vec<_> = r
+        .traces
+        .iter()
+        .zip(&txs[first..])
+        .map(|(t, tx)| {
+            let fee = FeeInputs::new(env, tx, &t.outcome);
+            super::assets::call_tree(t)
+                .map(|root| asset_changes(root, Some(&fee)))
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut union = chaintrace::replay::assets::AssetChanges::default();
+    for a in &all {
+        union.tokens.extend(a.tokens.iter().cloned());
+    }
+    let meta = super::assets::read_meta(&union, env, &r.post, &r.snapshot, at, passes)?;
+    for a in &mut all {
+        for (token, _) in a.token_addresses() {
+            if let Some(m) = meta.get(&token) {
+                a.meta.insert(token, m.clone());
+            }
+        }
+    }
+    Ok(all)
+}
+
 impl BlockArgs {
+    /// `--assets` reads the callTracer's tree with logs, as mined.
+    fn check_assets(&self, patched: bool) -> Result<(), CliError> {
+        let range = super::range::parse_range(&self.block).is_some();
+        if patched || self.remote {
+            return Err(CliError::input(
+                "--assets reads the block as mined, replayed locally: it cannot be used with \
+                 --code-override or --remote",
+            ));
+        }
+        if range && self.out.out.is_none() {
+            return Err(CliError::input(
+                "--assets with a range A..B writes the asset_changes table: add --out DIR",
+            ));
+        }
+        if !range && self.trace.json {
+            return Err(CliError::input(
+                "block --assets adds to the human output; --json prints geth's result only",
+            ));
+        }
+        let mut t = self.trace.clone();
+        t.json = false;
+        if !super::assets::spec_has_assets(&t.spec(None)?) {
+            return Err(CliError::input(
+                "--assets reads the call tree with its logs: use the callTracer (the default) \
+                 without onlyTopCall or withLog false",
+            ));
+        }
+        Ok(())
+    }
+
     /// The what-if table of a block: each transaction's original and patched outcome.
     fn compare(
         &self,

@@ -3,12 +3,14 @@
 //! overrides.
 
 use alloy_primitives::{Address, Bytes, U256};
-use chaintrace::replay::call::{trace_call, CallError, CallRequest, TracedCall};
+use chaintrace::replay::call::{prepare_call, CallError, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
+use chaintrace::source::StateSnapshot;
 use clap::Args;
 use serde_json::Value;
 
+use super::assets::{assets_spec, call_tree, compute, spec_has_assets};
 use super::block::parse_block_ref;
 use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
@@ -60,6 +62,12 @@ pub struct CallArgs {
     /// "feeRecipient", "prevRandao", "baseFeePerGas", "blobBaseFee", "difficulty"}.
     #[arg(long, value_name = "JSON|FILE")]
     pub block_override: Option<String>,
+    #[command(flatten)]
+    pub assets: super::assets::AssetArgs,
+    /// Also write a self-contained HTML report (call tree, revert location, asset changes, state
+    /// diff, gas tables, flamegraph) to FILE; it loads nothing when opened.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
 }
 
 fn parse_address(s: &str, flag: &str) -> Result<Address, CliError> {
@@ -112,6 +120,13 @@ impl CallArgs {
         let gas_price =
             u128::try_from(gas_price).map_err(|_| CliError::input("--gas-price is too large"))?;
         let block_ref = parse_block_ref(&self.block)?;
+        self.assets.check(&self.trace)?;
+        if self.remote && (self.assets.assets || self.html.is_some()) {
+            return Err(CliError::input(
+                "--assets and --html are read from a local replay: they cannot be used with \
+                 --remote",
+            ));
+        }
         if self.remote {
             let mut call = serde_json::json!({"from": from, "data": data, "value": value,
                 "gasPrice": format!("{gas_price:#x}")});
@@ -143,34 +158,126 @@ impl CallArgs {
             gas,
             gas_price,
         };
-        let TracedCall {
-            traced,
-            snapshot,
-            chain_id,
-            passes,
-        } = trace_call(
+        let prepared = prepare_call(
             &source,
             &call,
             &block_ref,
-            state_override.as_ref(),
             block_override.as_ref(),
-            &spec,
             hardfork,
         )
-        .map_err(|e| match e {
-            CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
-            CallError::Source(e) => e.into(),
-        })?;
+        .map_err(call_error)?;
+        let TracedCall {
+            traced,
+            mut snapshot,
+            chain_id,
+            mut passes,
+            mut post,
+        } = prepared
+            .trace(
+                &source,
+                &spec,
+                state_override.as_ref(),
+                StateSnapshot::partial(),
+            )
+            .map_err(call_error)?;
+        let tree = matches!(spec, chaintrace::trace::TracerSpec::Call(_));
+        let assets = if self.assets.assets || (tree && self.trace.json && self.trace.decode) {
+            let mut extra = None;
+            if !spec_has_assets(&spec) {
+                let again = prepared
+                    .trace(&source, &assets_spec(), state_override.as_ref(), snapshot)
+                    .map_err(call_error)?;
+                snapshot = again.snapshot;
+                passes += again.passes;
+                post = again.post;
+                extra = Some(again.traced);
+            }
+            let run = extra.as_ref().unwrap_or(&traced);
+            let root = call_tree(run).expect("the assets spec is the callTracer");
+            Some(compute(
+                root,
+                run,
+                &prepared.env,
+                &prepared.tx,
+                &post,
+                &snapshot,
+                Some((&source, &prepared.state_at)),
+                &mut passes,
+            )?)
+        } else {
+            None
+        };
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
-        print_trace(&traced, &self.trace, &decoder, currency)?;
+        print_trace(&traced, &self.trace, &decoder, currency, assets.as_ref())?;
+        if let Some(html) = &self.html {
+            let [call_spec, diff, gas] = super::report::specs(&names);
+            let mut run = |spec: &chaintrace::trace::TracerSpec,
+                           snap: StateSnapshot|
+             -> Result<TracedCall, CliError> {
+                let t = prepared
+                    .trace(&source, spec, state_override.as_ref(), snap)
+                    .map_err(call_error)?;
+                passes += t.passes;
+                Ok(t)
+            };
+            let c = run(&call_spec, snapshot)?;
+            let d = run(&diff, c.snapshot)?;
+            let g = run(&gas, d.snapshot)?;
+            snapshot = g.snapshot;
+            let root = call_tree(&c.traced).expect("the report's first run is the callTracer");
+            let assets = compute(
+                root,
+                &c.traced,
+                &prepared.env,
+                &prepared.tx,
+                &c.post,
+                &snapshot,
+                Some((&source, &prepared.state_at)),
+                &mut passes,
+            )?;
+            let runs = super::report::Runs {
+                call: c.traced,
+                diff: d.traced,
+                gas: g.traced,
+                assets,
+            };
+            let mut facts = super::report::tx_facts(chain_id, &prepared.tx, &runs.call, currency);
+            facts.insert(
+                1,
+                (
+                    "state".to_string(),
+                    format!(
+                        "after block {}",
+                        u64::from_str_radix(prepared.state_at.trim_start_matches("0x"), 16)
+                            .unwrap_or_default()
+                    ),
+                ),
+            );
+            let ctx = super::report::Context {
+                title: "Simulated call".to_string(),
+                facts,
+                chain_id,
+                receipt: None,
+                no_receipt: "a simulated call has no receipt",
+                state_check: None,
+            };
+            super::report::write(html, ctx, &runs, &names, &self.trace, &snapshot)?;
+        }
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {
             exit::OK
         } else {
             exit::TX_FAILED
         })
+    }
+}
+
+fn call_error(e: CallError) -> CliError {
+    match e {
+        CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
+        CallError::Source(e) => e.into(),
     }
 }
 

@@ -163,12 +163,15 @@ pub struct PartitionSink<'a> {
     parts: Vec<Part>,
     next: usize,
     open: Option<OpenPart>,
+    /// Write the `asset_changes` table too (`--assets`).
+    assets: bool,
     pub written: u64,
     pub rows: u64,
 }
 
-/// What identifies a tracer in the manifest (a JavaScript tracer by its source's sha256).
-pub fn tracer_id(tracer: &str, config: Option<&str>, gas_report: bool) -> String {
+/// What identifies a tracer in the manifest (a JavaScript tracer by its source's sha256), with
+/// ` assets` when the `asset_changes` table is written too.
+pub fn tracer_id(tracer: &str, config: Option<&str>, gas_report: bool, assets: bool) -> String {
     let mut id = if gas_report {
         "gasReport".to_string()
     } else if chaintrace::trace::TracerKind::from_name(tracer).is_ok() {
@@ -180,6 +183,9 @@ pub fn tracer_id(tracer: &str, config: Option<&str>, gas_report: bool) -> String
     if let Some(c) = config {
         id.push_str(" config:");
         id.push_str(c.trim());
+    }
+    if assets {
+        id.push_str(" assets");
     }
     id
 }
@@ -266,6 +272,7 @@ impl<'a> PartitionSink<'a> {
         format: Format,
         spec: &'a TracerSpec,
         parts: Vec<Part>,
+        assets: bool,
     ) -> Self {
         PartitionSink {
             root: root.to_path_buf(),
@@ -275,18 +282,22 @@ impl<'a> PartitionSink<'a> {
             parts,
             next: 0,
             open: None,
+            assets,
             written: 0,
             rows: 0,
         }
     }
 
-    fn tables(&self) -> &'static [&'static str] {
+    fn tables(&self) -> Vec<&'static str> {
         match self.format {
-            Format::Ndjson => &["traces"],
+            Format::Ndjson if self.assets => vec!["traces", "asset_changes"],
+            Format::Ndjson => vec!["traces"],
             #[cfg(feature = "parquet")]
-            Format::Parquet => chaintrace::render::columnar::table_names(self.spec),
+            Format::Parquet => {
+                chaintrace::render::columnar::table_names_with(self.spec, self.assets)
+            }
             #[cfg(not(feature = "parquet"))]
-            Format::Parquet => &[],
+            Format::Parquet => Vec::new(),
         }
     }
 
@@ -299,9 +310,10 @@ impl<'a> PartitionSink<'a> {
         fs::create_dir_all(&abs).map_err(|e| io_err("create", &abs, e))?;
         remove_stale_temps(&abs);
         let mut files = Vec::new();
-        for &table in self.tables() {
+        for table in self.tables() {
             let name = match self.format {
-                Format::Ndjson => "part.ndjson".to_string(),
+                Format::Ndjson if table == "traces" => "part.ndjson".to_string(),
+                Format::Ndjson => format!("part.{table}.ndjson"),
                 Format::Parquet => format!("part.{table}.parquet"),
             };
             let path = abs.join(&name);
@@ -313,9 +325,12 @@ impl<'a> PartitionSink<'a> {
             let writer = match self.format {
                 Format::Ndjson => Writer::Ndjson(BufWriter::new(file)),
                 #[cfg(feature = "parquet")]
-                Format::Parquet => {
-                    Writer::Parquet(Box::new(parquet_writer(file, self.spec, table)?))
-                }
+                Format::Parquet => Writer::Parquet(Box::new(parquet_writer(
+                    file,
+                    self.spec,
+                    table,
+                    self.assets,
+                )?)),
                 #[cfg(not(feature = "parquet"))]
                 Format::Parquet => return Err(CliError::input(
                     "this chaintrace was built without the `parquet` feature: use --format ndjson",
@@ -425,11 +440,12 @@ fn parquet_writer(
     file: File,
     spec: &TracerSpec,
     table: &str,
+    assets: bool,
 ) -> Result<parquet::arrow::ArrowWriter<File>, CliError> {
     use parquet::basic::Compression;
     use parquet::file::properties::WriterProperties;
     // The schema of `table`: that of an empty batch.
-    let empty = chaintrace::render::columnar::Tables::new(spec)
+    let empty = chaintrace::render::columnar::Tables::new(spec, assets)
         .batches()
         .map_err(|e| CliError::source(e.to_string()))?;
     let schema = empty
@@ -461,13 +477,22 @@ impl Sink for PartitionSink<'_> {
             return Ok(());
         };
         open.txs += done.traces.len() as u64;
+        let currency = chaintrace::chain::currency(self.chain);
+        let asset_rows: Vec<Vec<chaintrace::render::assets::AssetChangeRow>> = done
+            .assets
+            .iter()
+            .map(|a| chaintrace::render::assets::asset_table_rows(a, currency))
+            .collect();
         #[cfg(feature = "parquet")]
         let mut batches = if self.format == Format::Parquet {
-            let mut tables = chaintrace::render::columnar::Tables::new(self.spec);
+            let mut tables = chaintrace::render::columnar::Tables::new(self.spec, self.assets);
             for (i, t) in done.traces.iter().enumerate() {
                 tables
                     .push(done.number, i as u32, t)
                     .map_err(|e| CliError::source(e.to_string()))?;
+                if let Some(rows) = asset_rows.get(i) {
+                    tables.push_assets(done.number, i as u32, &t.hash, rows.clone());
+                }
             }
             tables
                 .batches()
@@ -477,6 +502,23 @@ impl Sink for PartitionSink<'_> {
         };
         for f in &mut open.files {
             match f.writer.as_mut() {
+                Some(Writer::Ndjson(w)) if f.table == "asset_changes" => {
+                    for (i, (t, rows)) in done.traces.iter().zip(&asset_rows).enumerate() {
+                        for r in rows {
+                            let mut v = serde_json::json!({
+                                "block": done.number, "tx_index": i, "tx_hash": format!("{:?}", t.hash)});
+                            if let (Some(o), Ok(serde_json::Value::Object(m))) =
+                                (v.as_object_mut(), serde_json::to_value(r))
+                            {
+                                o.extend(m);
+                            }
+                            let line = serde_json::to_string(&v)
+                                .map_err(|e| CliError::source(e.to_string()))?;
+                            writeln!(w, "{line}").map_err(|e| io_err("write", &f.tmp, e))?;
+                            f.rows += 1;
+                        }
+                    }
+                }
                 Some(Writer::Ndjson(w)) => {
                     w.write_all(&done.lines)
                         .map_err(|e| io_err("write", &f.tmp, e))?;

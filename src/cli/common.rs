@@ -6,6 +6,7 @@ use std::time::Duration;
 use alloy_primitives::B256;
 use chaintrace::chain::rules::Ruleset;
 use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
+use chaintrace::render::assets::{render_asset_changes, AssetJson};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::gas::{
@@ -15,6 +16,7 @@ use chaintrace::render::gas_source::{render_source_tables, source_gas_json, Sour
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
+use chaintrace::replay::assets::AssetChanges;
 use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
@@ -404,6 +406,7 @@ pub fn print_trace(
     args: &TraceArgs,
     decoder: &Decoder,
     currency: &str,
+    assets: Option<&AssetChanges>,
 ) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -441,7 +444,8 @@ pub fn print_trace(
             }
         }
     } else if args.json && args.decode {
-        write_decoded(&mut out, &t.result, decoder)?;
+        let json = assets.map(|a| AssetJson::new(a, currency));
+        write_decoded(&mut out, &t.result, decoder, json.as_ref())?;
         writeln!(out)?;
     } else if args.json {
         write_trace(&mut out, &t.result)?;
@@ -459,6 +463,10 @@ pub fn print_trace(
                 writeln!(out)?;
             }
         }
+    }
+    if let (Some(a), false) = (assets, args.json) {
+        writeln!(out)?;
+        render_asset_changes(a, decoder, currency, table_style(args.all), &mut out)?;
     }
     out.flush()?;
     Ok(())

@@ -2,6 +2,7 @@
 //! its arguments into library types, calls the library and returns an exit code.
 
 pub mod access;
+pub mod assets;
 pub mod block;
 pub mod bundle;
 pub mod call;
@@ -16,6 +17,7 @@ pub mod node;
 pub mod policy;
 pub mod preflight;
 pub mod range;
+pub mod report;
 pub mod serve;
 pub mod state;
 pub mod tx;

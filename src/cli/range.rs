@@ -60,6 +60,8 @@ pub struct Done {
     passes: usize,
     /// Each trace's comparison with the node's post-state (chains that splice, splice.rs).
     states: Vec<Option<(usize, Vec<String>)>>,
+    /// Each transaction's asset changes, with `--assets` (empty otherwise).
+    pub assets: Vec<chaintrace::replay::assets::AssetChanges>,
 }
 
 /// Where finished blocks go, in chain order: stdout, or partitions (`cli/columnar.rs`).
@@ -119,6 +121,7 @@ fn replay_one(
     n: u64,
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
+    assets: bool,
 ) -> Result<Done, CliError> {
     let mut block = source.block(&format!("{n:#x}"))?;
     let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
@@ -131,6 +134,7 @@ fn replay_one(
         receipts,
         passes: 0,
         states: Vec::new(),
+        assets: Vec::new(),
     };
     if block.txs.is_empty() {
         return Ok(done);
@@ -147,6 +151,16 @@ fn replay_one(
         done.lines.extend_from_slice(b"}\n");
     }
     done.passes = r.passes;
+    if assets {
+        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+        done.assets = super::block::block_assets(
+            &r,
+            &env,
+            &block.txs,
+            Some((source, &parent)),
+            &mut done.passes,
+        )?;
+    }
     done.states = (0..r.traces.len()).map(|k| r.state_check(k)).collect();
     done.traces = r.traces;
     Ok(done)
@@ -177,6 +191,7 @@ fn workers() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Traces the blocks of `segments` (inclusive ranges, ascending) into `sink` in chain order;
 /// returns the exit code (4 if any tx diverged) and the state passes.
 ///
@@ -192,6 +207,7 @@ pub fn run(
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
     quiet: bool,
+    assets: bool,
     sink: &mut dyn Sink,
 ) -> Result<(u8, usize), CliError> {
     let blocks = Blocks::new(segments);
@@ -223,7 +239,7 @@ pub fn run(
                     g.0 += 1;
                     g.0 - 1
                 };
-                let item = replay_one(source, chain_id, blocks.at(n), spec, hardfork);
+                let item = replay_one(source, chain_id, blocks.at(n), spec, hardfork, assets);
                 if send.send((n, item)).is_err() {
                     return;
                 }

@@ -3,12 +3,15 @@
 use std::io::Write;
 
 use chaintrace::replay::mined::Mined;
-use chaintrace::replay::{fixture_snapshot, trace_fixture, ReplayError};
+use chaintrace::replay::{
+    fixture_env, fixture_snapshot, fixture_tx, trace_fixture_on, ReplayError,
+};
 use chaintrace::source::fixture::Fixture;
 use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
 
+use super::assets::{assets_spec, call_tree, compute, spec_has_assets};
 use super::common::{finish, parse_hash, print_trace, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
@@ -40,11 +43,34 @@ pub struct TxArgs {
     pub remote: bool,
     #[command(flatten)]
     pub whatif: super::whatif::WhatIfArgs,
+    #[command(flatten)]
+    pub assets: super::assets::AssetArgs,
+    /// Also write a self-contained HTML report (call tree, revert location, asset changes, state
+    /// diff, gas tables, flamegraph, self-check) to FILE; it loads nothing when opened.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
 }
 
 impl TxArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let patch = self.whatif.patch()?;
+        self.assets.check(&self.trace)?;
+        if patch.is_some() && self.assets.assets {
+            return Err(CliError::input(
+                "--assets reads the transaction as mined: it cannot be used with --code-override",
+            ));
+        }
+        if self.html.is_some() && (patch.is_some() || self.remote) {
+            return Err(CliError::input(
+                "--html reports a local replay of the transaction as mined: it cannot be used \
+                 with --remote or --code-override",
+            ));
+        }
+        if self.remote && self.assets.assets {
+            return Err(CliError::input(
+                "--assets is read from a local replay: it cannot be used with --remote",
+            ));
+        }
         if patch.is_some() && (self.fixture.is_some() || self.remote) {
             return Err(CliError::input(
                 "--code-override replays a mined transaction from a node locally: it cannot be \
@@ -69,15 +95,63 @@ impl TxArgs {
                 &names,
                 &self.trace,
             );
-            let traced = trace_fixture(&fx, &spec, hardfork).map_err(|e| match e {
+            let state = fixture_snapshot(&fx);
+            let fixture_err = |e: ReplayError| match e {
                 // The trace could not be kept: the machine's fault, not the fixture's.
                 ReplayError::Output(m) => CliError::source(m),
                 e => CliError::input(format!("{path}: {e}")),
-            })?;
+            };
+            let (traced, post) =
+                trace_fixture_on(&fx, &spec, hardfork, &state).map_err(fixture_err)?;
+            let assets = if self.wants_assets(&spec) {
+                let env = fixture_env(&fx, hardfork);
+                let tx = fixture_tx(&fx).map_err(fixture_err)?;
+                let (t, post) = if spec_has_assets(&spec) {
+                    (None, post)
+                } else {
+                    let (t, p) = trace_fixture_on(&fx, &assets_spec(), hardfork, &state)
+                        .map_err(fixture_err)?;
+                    (Some(t), p)
+                };
+                let run = t.as_ref().unwrap_or(&traced);
+                let root = call_tree(run).expect("the assets spec is the callTracer");
+                Some(compute(root, run, &env, &tx, &post, &state, None, &mut 0)?)
+            } else {
+                None
+            };
             let currency = chaintrace::chain::currency(fx.schedule.chain_id);
-            let state = fixture_snapshot(&fx);
             let decoder = decoder_for(&names, &self.trace, &traced, &state);
-            print_trace(&traced, &self.trace, &decoder, currency)?;
+            print_trace(
+                &traced,
+                &self.trace,
+                &decoder,
+                currency,
+                self.shown_assets(assets.as_ref()),
+            )?;
+            if let Some(html) = &self.html {
+                let [call, diff, gas] = super::report::specs(&names);
+                let run = |spec| trace_fixture_on(&fx, spec, hardfork, &state).map_err(fixture_err);
+                let (call_t, post) = run(&call)?;
+                let env = fixture_env(&fx, hardfork);
+                let tx = fixture_tx(&fx).map_err(fixture_err)?;
+                let root = call_tree(&call_t).expect("the report's first run is the callTracer");
+                let assets = compute(root, &call_t, &env, &tx, &post, &state, None, &mut 0)?;
+                let runs = super::report::Runs {
+                    diff: run(&diff)?.0,
+                    gas: run(&gas)?.0,
+                    call: call_t,
+                    assets,
+                };
+                let ctx = super::report::Context {
+                    title: format!("Transaction {:?}", tx.hash),
+                    facts: super::report::tx_facts(fx.schedule.chain_id, &tx, &runs.call, currency),
+                    chain_id: fx.schedule.chain_id,
+                    receipt: fx.receipt.as_ref(),
+                    no_receipt: "the fixture has no receipt",
+                    state_check: None,
+                };
+                super::report::write(html, ctx, &runs, &names, &self.trace, &state)?;
+            }
             return Ok(finish(&traced, fx.receipt.as_ref(), false, None));
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
@@ -100,7 +174,14 @@ impl TxArgs {
             mined.chain_id,
             source.client.timeout(),
         );
-        let mut traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        let mut meta_passes = 0;
+        let (mut traced, assets) = if patch.is_none() && self.wants_assets(&spec) {
+            let (traced, assets) =
+                mined_assets(&mut mined, &source, cache.as_ref(), &spec, &mut meta_passes)?;
+            (traced, Some(assets))
+        } else {
+            (mined.trace(&source, cache.as_ref(), &spec)?, None)
+        };
         // Gas by source follows internal functions while it runs: when Sourcify has the maps
         // of contracts no local artifact covers, run again with them.
         if matches!(&spec, TracerSpec::Gas(c) if c.marks.is_some())
@@ -119,7 +200,13 @@ impl TxArgs {
         }
         let currency = chaintrace::chain::currency(mined.chain_id);
         let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
-        print_trace(&traced, &self.trace, &decoder, currency)?;
+        print_trace(
+            &traced,
+            &self.trace,
+            &decoder,
+            currency,
+            self.shown_assets(assets.as_ref()),
+        )?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(
                 mined.chain_id,
@@ -129,8 +216,42 @@ impl TxArgs {
                 writeln!(std::io::stdout().lock(), "explorer: {url}")?;
             }
         }
+        if let Some(html) = &self.html {
+            let [call, diff, gas] = super::report::specs(&names);
+            let (call_t, assets) =
+                mined_assets(&mut mined, &source, cache.as_ref(), &call, &mut meta_passes)?;
+            let runs = super::report::Runs {
+                diff: mined.trace(&source, cache.as_ref(), &diff)?,
+                gas: mined.trace(&source, cache.as_ref(), &gas)?,
+                call: call_t,
+                assets,
+            };
+            let mut facts =
+                super::report::tx_facts(mined.chain_id, &mined.target, &runs.call, currency);
+            facts.insert(
+                2,
+                (
+                    "block".to_string(),
+                    format!("{} (transaction index {})", mined.info.number, mined.index),
+                ),
+            );
+            let ctx = super::report::Context {
+                title: format!("Transaction {hash:?}"),
+                facts,
+                chain_id: mined.chain_id,
+                receipt: Some(&mined.receipt),
+                no_receipt: "",
+                state_check: mined.state_check(),
+            };
+            super::report::write(html, ctx, &runs, &names, &self.trace, &mined.snapshot)?;
+        }
         print_note(&mined);
-        report(&source, cache.as_ref(), Some(&mined), mined.passes);
+        report(
+            &source,
+            cache.as_ref(),
+            Some(&mined),
+            mined.passes + meta_passes,
+        );
         Ok(finish(
             &traced,
             Some(&mined.receipt),
@@ -138,6 +259,62 @@ impl TxArgs {
             mined.state_check().as_ref(),
         ))
     }
+
+    /// Whether asset changes are computed: asked for, shown by default with the call tree, or
+    /// carried by `--json --decode`.
+    fn wants_assets(&self, spec: &chaintrace::trace::TracerSpec) -> bool {
+        let tree = matches!(spec, chaintrace::trace::TracerSpec::Call(_));
+        self.assets.assets || (tree && (!self.trace.json || self.trace.decode))
+    }
+
+    /// The asset changes to print: always with `--assets` or `--json --decode`; with the tree
+    /// by default only when something moved besides the fee.
+    fn shown_assets<'a>(
+        &self,
+        assets: Option<&'a chaintrace::replay::assets::AssetChanges>,
+    ) -> Option<&'a chaintrace::replay::assets::AssetChanges> {
+        assets.filter(|a| self.assets.assets || self.trace.json || a.moved())
+    }
+}
+
+/// Traces `mined` under `spec` and computes its asset changes (from the same run when `spec`
+/// is the callTracer with logs, else from one more local run); `passes` counts the metadata
+/// round trips.
+pub fn mined_assets(
+    mined: &mut Mined,
+    source: &chaintrace::source::rpc::RpcSource,
+    cache: Option<&chaintrace::source::cache::Cache>,
+    spec: &chaintrace::trace::TracerSpec,
+    passes: &mut usize,
+) -> Result<
+    (
+        chaintrace::replay::TracedTx,
+        chaintrace::replay::assets::AssetChanges,
+    ),
+    CliError,
+> {
+    let (traced, extra, post) = if spec_has_assets(spec) {
+        let (t, post) = mined.trace_keeping_post(source, cache, spec)?;
+        (t, None, post)
+    } else {
+        let t = mined.trace(source, cache, spec)?;
+        let (a, post) = mined.trace_keeping_post(source, cache, &assets_spec())?;
+        (t, Some(a), post)
+    };
+    let run = extra.as_ref().unwrap_or(&traced);
+    let root = call_tree(run).expect("the assets spec is the callTracer");
+    let at = mined.state_block().to_string();
+    let assets = compute(
+        root,
+        run,
+        &mined.env,
+        &mined.target,
+        &post,
+        &mined.snapshot,
+        Some((source, &at)),
+        passes,
+    )?;
+    Ok((traced, assets))
 }
 
 /// A fixture's contracts travel beside it as `NAME.build-info.json` (solc's standard-JSON input
@@ -196,7 +373,7 @@ impl TxArgs {
         );
         let mut decoder = decoder_for(names, &self.trace, &patched, &mined.snapshot);
         patch.name(&mut decoder);
-        print_trace(&patched, &self.trace, &decoder, currency)?;
+        print_trace(&patched, &self.trace, &decoder, currency, None)?;
         // The original's reason with its own contracts' names (the code that ran then).
         let original_decoder = if self.trace.json && !self.trace.decode {
             names.decoder()

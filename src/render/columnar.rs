@@ -10,6 +10,7 @@
 //! | structLogger | `ops` (per transaction and opcode: executions and summed `gasCost`) |
 //! | `--gas-report` | `ops` (self gas by opcode), `contracts` (per code address) |
 //! | JavaScript | `results` (one row per transaction, the result as JSON text) |
+//! | `--assets` (callTracer) | `asset_changes` (one row per address and asset, [`crate::render::assets::AssetChangeRow`]) |
 //!
 //! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
 //! (they exceed 64 bits); gas and counts are unsigned 64-bit integers.
@@ -36,6 +37,15 @@ pub fn table_names(spec: &TracerSpec) -> &'static [&'static str] {
         #[cfg(feature = "js")]
         TracerSpec::Js(_) => &["results"],
     }
+}
+
+/// [`table_names`], and `asset_changes` after them when asset changes are written.
+pub fn table_names_with(spec: &TracerSpec, assets: bool) -> Vec<&'static str> {
+    let mut names = table_names(spec).to_vec();
+    if assets {
+        names.push("asset_changes");
+    }
+    names
 }
 
 fn hx(b: &[u8]) -> String {
@@ -137,6 +147,12 @@ struct Contracts {
 }
 
 #[derive(Default)]
+struct AssetTable {
+    keys: Keys,
+    rows: Vec<crate::render::assets::AssetChangeRow>,
+}
+
+#[derive(Default)]
 struct Results {
     keys: Keys,
     result: Vec<String>,
@@ -153,13 +169,14 @@ pub enum ColumnarError {
 
 /// The rows of one partition, for the tables of one tracer.
 pub struct Tables {
-    names: &'static [&'static str],
+    names: Vec<&'static str>,
     calls: Calls,
     logs: Logs,
     state: State,
     ops: Ops,
     contracts: Contracts,
     results: Results,
+    assets: AssetTable,
 }
 
 #[derive(serde::Deserialize)]
@@ -170,21 +187,38 @@ struct StepOp {
 }
 
 impl Tables {
-    pub fn new(spec: &TracerSpec) -> Self {
+    /// The tables of `spec`, and `asset_changes` when `assets`.
+    pub fn new(spec: &TracerSpec, assets: bool) -> Self {
         Tables {
-            names: table_names(spec),
+            names: table_names_with(spec, assets),
             calls: Calls::default(),
             logs: Logs::default(),
             state: State::default(),
             ops: Ops::default(),
             contracts: Contracts::default(),
             results: Results::default(),
+            assets: AssetTable::default(),
         }
     }
 
     /// The table names, in the order [`Tables::batches`] returns them.
-    pub fn names(&self) -> &'static [&'static str] {
-        self.names
+    pub fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// Adds the asset change rows of transaction `tx_index` of block `block`.
+    pub fn push_assets(
+        &mut self,
+        block: u64,
+        tx_index: u32,
+        hash: &B256,
+        rows: Vec<crate::render::assets::AssetChangeRow>,
+    ) {
+        let hash = h256(hash);
+        for r in rows {
+            self.assets.keys.push(block, tx_index, &hash);
+            self.assets.rows.push(r);
+        }
     }
 
     /// Adds the rows of transaction `tx_index` of block `block`.
@@ -341,6 +375,7 @@ impl Tables {
             ops,
             contracts,
             results,
+            assets,
         } = self;
         let (mut calls, mut logs, mut state, mut ops, mut contracts, mut results) = (
             Some(calls),
@@ -350,13 +385,15 @@ impl Tables {
             Some(contracts),
             Some(results),
         );
-        for &name in names {
+        let mut assets = Some(assets);
+        for name in names {
             let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = match name {
                 "calls" => calls_columns(calls.take().unwrap_or_default()),
                 "logs" => logs_columns(logs.take().unwrap_or_default()),
                 "state" => state_columns(state.take().unwrap_or_default()),
                 "ops" => ops_columns(ops.take().unwrap_or_default()),
                 "contracts" => contracts_columns(contracts.take().unwrap_or_default()),
+                "asset_changes" => asset_columns(assets.take().unwrap_or_default()),
                 _ => results_columns(results.take().unwrap_or_default()),
             };
             let schema = Arc::new(Schema::new(fields));
@@ -483,4 +520,41 @@ fn contracts_columns(c: Contracts) -> (Vec<Field>, Vec<ArrayRef>) {
 
 fn results_columns(r: Results) -> (Vec<Field>, Vec<ArrayRef>) {
     columns(r.keys, vec![(utf8("result", false), s(r.result))])
+}
+
+fn asset_columns(a: AssetTable) -> (Vec<Field>, Vec<ArrayRef>) {
+    let mut address = Vec::new();
+    let mut asset = Vec::new();
+    let mut standard = Vec::new();
+    let mut token_id = Vec::new();
+    let mut symbol = Vec::new();
+    let mut decimals = Vec::new();
+    let mut change = Vec::new();
+    let mut fee = Vec::new();
+    for r in a.rows {
+        address.push(r.address);
+        asset.push(r.asset);
+        standard.push(r.standard);
+        token_id.push(r.token_id);
+        symbol.push(r.symbol);
+        decimals.push(r.decimals.map(u32::from));
+        change.push(r.change);
+        fee.push(r.fee);
+    }
+    columns(
+        a.keys,
+        vec![
+            (utf8("address", false), s(address)),
+            (utf8("asset", false), s(asset)),
+            (utf8("standard", false), st(standard)),
+            (utf8("token_id", true), os(token_id)),
+            (utf8("symbol", true), os(symbol)),
+            (
+                Field::new("decimals", DataType::UInt32, true),
+                Arc::new(UInt32Array::from(decimals)),
+            ),
+            (utf8("change", false), s(change)),
+            (utf8("fee", true), os(fee)),
+        ],
+    )
 }

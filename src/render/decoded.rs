@@ -5,12 +5,14 @@
 //! frame's path of child indices from the root, and the same texts the human tree prints.
 //! When source maps matched, a failed frame also has `"at": {"file", "line", "column"}` and the
 //! object ends with `"stack": [{"contract", "function", "file", "line", "column"}, …]`, the
-//! Solidity stack trace of the top frame's failure, innermost first.
+//! Solidity stack trace of the top frame's failure, innermost first. With asset changes
+//! computed, `"assetChanges"` comes last ([`super::assets::AssetJson`]).
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::assets::AssetJson;
 use super::decoder::Decoder;
 use super::json::{write_json, write_trace};
 use super::source::Location;
@@ -70,7 +72,12 @@ fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded
 
 /// Writes `{"result": …, "decoded": […]}` for a call tree; other results are written as geth's
 /// JSON alone (they carry no selectors to name).
-pub fn write_decoded<W: Write>(out: &mut W, result: &TraceResult, d: &Decoder) -> io::Result<()> {
+pub fn write_decoded<W: Write>(
+    out: &mut W,
+    result: &TraceResult,
+    d: &Decoder,
+    assets: Option<&AssetJson>,
+) -> io::Result<()> {
     let TraceResult::Call(root) = result else {
         return write_trace(out, result);
     };
@@ -83,6 +90,10 @@ pub fn write_decoded<W: Write>(out: &mut W, result: &TraceResult, d: &Decoder) -
     if let Some(notes) = d.sources().filter(|n| !n.stack.is_empty()) {
         out.write_all(b",\"stack\":")?;
         write_json(out, &notes.stack)?;
+    }
+    if let Some(a) = assets {
+        out.write_all(b",\"assetChanges\":")?;
+        write_json(out, a)?;
     }
     out.write_all(b"}")
 }

@@ -56,7 +56,8 @@ pub fn contract_rows(r: &GasReport) -> Vec<(Address, u64, u64, u64)> {
     rows
 }
 
-fn function(f: &GasFrame, d: &Decoder) -> String {
+/// The function a gas frame ran: its name when known, else its selector; `constructor`, `()`.
+pub fn function(f: &GasFrame, d: &Decoder) -> String {
     if f.kind.is_create() {
         return "constructor".to_string();
     }

@@ -3,12 +3,14 @@
 //! itself: only `src/cli/` does.
 
 pub mod abi;
+pub mod assets;
 #[cfg(feature = "parquet")]
 pub mod columnar;
 pub mod decoded;
 pub mod decoder;
 pub mod gas;
 pub mod gas_source;
+pub mod html;
 pub mod json;
 /// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
 pub use crate::geth::revert;

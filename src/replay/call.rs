@@ -37,6 +37,17 @@ pub struct TracedCall {
     pub chain_id: u64,
     /// State round trips spent (batches).
     pub passes: usize,
+    /// revm's cache after the call (the state it wrote or read).
+    pub post: revm::database::Cache,
+}
+
+/// A call ready to trace: its environment, transaction and the state it runs on.
+pub struct PreparedCall {
+    pub chain_id: u64,
+    pub env: EvmEnv,
+    pub tx: ReplayTx,
+    /// The block whose resulting state the call runs on (a number tag).
+    pub state_at: String,
 }
 
 /// Why a call could not be traced.
@@ -65,6 +76,19 @@ pub fn trace_call(
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
 ) -> Result<TracedCall, CallError> {
+    let prepared = prepare_call(source, call, block_ref, block_override, hardfork)?;
+    prepared.trace(source, spec, state_override, StateSnapshot::partial())
+}
+
+/// The environment and transaction of `call` on block `block_ref`, with the block override
+/// applied (one request for the chain id and one for the block).
+pub fn prepare_call(
+    source: &RpcSource,
+    call: &CallRequest,
+    block_ref: &str,
+    block_override: Option<&BlockOverrides>,
+    hardfork: Option<SpecId>,
+) -> Result<PreparedCall, CallError> {
     let chain_id = source.chain_id()?;
     let block = source.block(block_ref)?;
     let mut info = block.info.clone();
@@ -90,35 +114,54 @@ pub fn trace_call(
         gas,
         call.gas_price,
     );
-    let state_at = format!("{:#x}", block.info.number);
-    let prepare = |db: &mut crate::source::ReplayDb<'_>| {
-        if let Some(o) = state_override {
-            o.apply(db);
-        }
-    };
-    let replay = replay_txs_from(
-        source,
-        std::slice::from_ref(&tx),
-        &env,
-        0,
-        &state_at,
-        spec,
-        &prepare,
-        StateSnapshot::partial(),
-    )?;
-    let passes = replay.passes;
-    let traced = replay
-        .traces
-        .into_iter()
-        .next()
-        .ok_or_else(|| SourceError::BadData {
-            what: "call".into(),
-            reason: "the replay produced no trace".into(),
-        })?;
-    Ok(TracedCall {
-        traced,
-        snapshot: replay.snapshot,
+    Ok(PreparedCall {
         chain_id,
-        passes,
+        env,
+        tx,
+        state_at: format!("{:#x}", block.info.number),
     })
+}
+
+impl PreparedCall {
+    /// Traces the call under `spec`, starting from `snap` (what is already known of the
+    /// state: `StateSnapshot::partial()` for nothing, or an earlier trace's snapshot).
+    pub fn trace(
+        &self,
+        source: &RpcSource,
+        spec: &TracerSpec,
+        state_override: Option<&StateOverride>,
+        snap: StateSnapshot,
+    ) -> Result<TracedCall, CallError> {
+        let prepare = |db: &mut crate::source::ReplayDb<'_>| {
+            if let Some(o) = state_override {
+                o.apply(db);
+            }
+        };
+        let replay = replay_txs_from(
+            source,
+            std::slice::from_ref(&self.tx),
+            &self.env,
+            0,
+            &self.state_at,
+            spec,
+            &prepare,
+            snap,
+        )?;
+        let passes = replay.passes;
+        let traced = replay
+            .traces
+            .into_iter()
+            .next()
+            .ok_or_else(|| SourceError::BadData {
+                what: "call".into(),
+                reason: "the replay produced no trace".into(),
+            })?;
+        Ok(TracedCall {
+            traced,
+            snapshot: replay.snapshot,
+            chain_id: self.chain_id,
+            passes,
+            post: replay.post,
+        })
+    }
 }

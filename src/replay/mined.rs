@@ -408,6 +408,27 @@ impl Mined {
         })
     }
 
+    /// [`trace`](Self::trace), also returning revm's cache of the final pass: the state after
+    /// the transaction as far as the replay wrote or read it (asset metadata runs on it).
+    pub fn trace_keeping_post(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        spec: &crate::trace::TracerSpec,
+    ) -> Result<(super::TracedTx, revm::database::Cache), super::Error> {
+        let index = Some(self.index as u64);
+        self.run(source, cache, |db, env, tx, offset| {
+            let t = super::trace_at(db, env, tx, spec, offset, index)?;
+            Ok((t, std::mem::take(&mut db.cache)))
+        })
+    }
+
+    /// The block whose state the snapshot holds (a number tag): the parent of the
+    /// transaction's block.
+    pub fn state_block(&self) -> &str {
+        &self.parent
+    }
+
     /// Traces the transaction as [`trace`](Self::trace) does, with `overrides` applied to the
     /// state just before it runs (after the block's earlier transactions on the RPC path): a
     /// what-if replay, for example with a contract's code replaced. Nothing fetched is changed:

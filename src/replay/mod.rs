@@ -3,6 +3,7 @@
 //! receipt the chain recorded.
 
 pub mod access;
+pub mod assets;
 pub mod call;
 pub mod env;
 pub mod mined;
@@ -367,7 +368,26 @@ pub fn trace_fixture(
     hardfork: Option<revm::primitives::hardfork::SpecId>,
 ) -> Result<TracedTx, ReplayError> {
     let snap = fixture_snapshot(fx);
+    trace_fixture_on(fx, tracer, hardfork, &snap).map(|(t, _)| t)
+}
+
+/// [`trace_fixture`] on the fixture's snapshot `snap` ([`fixture_snapshot`]), also returning
+/// revm's cache after the transaction (the state it wrote or read).
+pub fn trace_fixture_on(
+    fx: &crate::source::fixture::Fixture,
+    tracer: &TracerSpec,
+    hardfork: Option<revm::primitives::hardfork::SpecId>,
+    snap: &crate::source::StateSnapshot,
+) -> Result<(TracedTx, revm::database::Cache), ReplayError> {
     let env = fixture_env(fx, hardfork);
+    let tx = fixture_tx(fx)?;
+    let mut db = snap.db();
+    let t = trace(&mut db, &env, &tx, tracer, fx.log_index_offset)?;
+    Ok((t, db.cache))
+}
+
+/// A fixture's transaction, refused when it is signed for another chain.
+pub fn fixture_tx(fx: &crate::source::fixture::Fixture) -> Result<ReplayTx, ReplayError> {
     let tx = ReplayTx::decode(&fx.input)?;
     // geth recovers the sender with the chain's signer: a transaction signed for another chain
     // is invalid there (pre-EIP-155 legacy transactions carry no chain id).
@@ -377,6 +397,5 @@ pub fn trace_fixture(
             fx.schedule.chain_id
         )));
     }
-    let mut db = snap.db();
-    trace(&mut db, &env, &tx, tracer, fx.log_index_offset)
+    Ok(tx)
 }

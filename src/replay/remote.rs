@@ -28,6 +28,9 @@ pub struct BlockReplay {
     /// On a chain with precompiles of its own, what each transaction did with them (one per
     /// replayed transaction, block order); empty elsewhere.
     pub splices: Vec<Arc<Splice>>,
+    /// revm's cache of the final pass: the state after the last transaction, as far as the
+    /// replay wrote or read it (asset metadata runs on it).
+    pub post: revm::database::Cache,
 }
 
 impl BlockReplay {
@@ -173,12 +176,12 @@ pub fn replay_txs_from(
     };
     let mut asked = false;
     loop {
-        let (result, misses) = {
+        let (result, misses, post) = {
             let mut db = snap.db();
             prepare(&mut db);
             let last = if traced { first } else { txs.len() };
             let result = run_pass(&mut db, env, txs, last, tracer, &splices);
-            (result, snap.take_misses())
+            (result, snap.take_misses(), std::mem::take(&mut db.cache))
         };
         if misses.is_empty() && !traced {
             if splicing {
@@ -207,6 +210,7 @@ pub fn replay_txs_from(
                 snapshot: snap,
                 passes,
                 splices,
+                post,
             });
         }
         if passes >= MAX_PASSES {

@@ -7,6 +7,8 @@
 mod anvil;
 #[path = "../support/http.rs"]
 mod http;
+#[path = "../support/offline.rs"]
+mod offline;
 #[path = "../support/proxy.rs"]
 mod proxy;
 #[path = "../support/run.rs"]
@@ -14,12 +16,14 @@ mod run;
 #[path = "../support/serve.rs"]
 mod serve_support;
 
+mod assets;
 mod call_inputs;
 mod chain_live;
 mod columnar;
 mod dask_example;
 mod faults;
 mod gas_source_live;
+mod html_report;
 mod live;
 mod names_live;
 mod opcode_live;

@@ -1,0 +1,111 @@
+//! `--assets`: what a transaction moved (`replay::assets`), computed from a callTracer run with
+//! logs, its token symbols and decimals read on the state after it.
+
+use chaintrace::replay::assets::metadata::{read_metadata, PostState};
+use chaintrace::replay::assets::{asset_changes, AssetChanges, FeeInputs};
+use chaintrace::replay::{EvmEnv, ReplayTx, TraceResult, TracedTx};
+use chaintrace::source::rpc::RpcSource;
+use chaintrace::source::StateSnapshot;
+use chaintrace::trace::call::CallFrame;
+use chaintrace::trace::{TracerKind, TracerSpec};
+use clap::Args;
+
+use super::common::{CliError, TraceArgs};
+
+/// `--assets`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct AssetArgs {
+    /// Show what the transaction moved: each address's net change of the native currency
+    /// (transfers and fees apart) and of ERC-20/721/1155 tokens, with symbols and decimals read
+    /// from the tokens. `tx` shows it by default when anything moved; with `--json --decode` it
+    /// is the `assetChanges` member.
+    #[arg(long)]
+    pub assets: bool,
+}
+
+impl AssetArgs {
+    /// Refuses `--assets` where it would change geth's JSON.
+    pub fn check(&self, trace: &TraceArgs) -> Result<(), CliError> {
+        if self.assets && trace.json && !trace.decode {
+            return Err(CliError::input(
+                "--assets adds to the human output or to --json --decode (assetChanges); plain \
+                 --json prints geth's result only",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The callTracer with logs, which asset changes are read from.
+pub fn assets_spec() -> TracerSpec {
+    TracerSpec::new(
+        TracerKind::Call,
+        Some(&serde_json::json!({"withLog": true})),
+    )
+    .expect("the callTracer takes withLog")
+}
+
+/// Whether `spec` records what asset changes need (every frame, with logs).
+pub fn spec_has_assets(spec: &TracerSpec) -> bool {
+    matches!(spec, TracerSpec::Call(c) if c.with_log && !c.only_top_call)
+}
+
+/// The call tree of `t`, when it is one.
+pub fn call_tree(t: &TracedTx) -> Option<&CallFrame> {
+    match &t.result {
+        TraceResult::Call(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// Where the state the metadata calls miss comes from: the node at a block (a number tag), or
+/// nowhere (a complete snapshot).
+pub type StateAt<'a> = Option<(&'a RpcSource, &'a str)>;
+
+/// The asset changes of `root` (a callTracer tree with logs) run as `tx` in `env`, with token
+/// metadata read on `post` (fetching what it lacks from `at`); `passes` counts the round trips.
+#[allow(clippy::too_many_arguments)]
+pub fn compute(
+    root: &CallFrame,
+    traced: &TracedTx,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    post: &revm::database::Cache,
+    pre: &StateSnapshot,
+    at: StateAt<'_>,
+    passes: &mut usize,
+) -> Result<AssetChanges, CliError> {
+    let fee = FeeInputs::new(env, tx, &traced.outcome);
+    let mut changes = asset_changes(root, Some(&fee));
+    changes.meta = read_meta(&changes, env, post, pre, at, passes)?;
+    Ok(changes)
+}
+
+/// Symbols and decimals of the tokens `changes` moved.
+pub fn read_meta(
+    changes: &AssetChanges,
+    env: &EvmEnv,
+    post: &revm::database::Cache,
+    pre: &StateSnapshot,
+    at: StateAt<'_>,
+    passes: &mut usize,
+) -> Result<
+    std::collections::BTreeMap<alloy_primitives::Address, chaintrace::replay::assets::TokenMeta>,
+    CliError,
+> {
+    let tokens = changes.token_addresses();
+    if tokens.is_empty() {
+        return Ok(Default::default());
+    }
+    let post = PostState { cache: post, pre };
+    let mut fetch =
+        |snap: &mut StateSnapshot, misses: &chaintrace::source::Misses| -> Result<(), CliError> {
+            match at {
+                Some((source, block)) => source.fill(snap, misses, block).map_err(CliError::from),
+                None => Ok(()),
+            }
+        };
+    let (meta, n) = read_metadata(&tokens, env, &post, &mut fetch)?;
+    *passes += n;
+    Ok(meta)
+}
