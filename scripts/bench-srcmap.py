@@ -7,7 +7,7 @@ output) deployed; `runThenFail(n)` sent with n chosen so the transaction uses ~1
 of n internal calls, then a revert — one failed frame that ran every step, the path where the
 call tracer records pcs and JUMPs and the stack is rebuilt from them.
 
-Side by side, alternating, median of 9 runs each (whole processes: RPC, replay, names, output):
+Side by side, alternating, median of 21 runs each (BENCH_RUNS) (whole processes: RPC, replay, names, output):
   tree, maps      chaintrace tx H --abi solc-output.json            (source maps: locations, stack)
   tree, no maps   chaintrace tx H --abi <the same output, sourceMap fields removed>  (same names)
   gas             chaintrace gas H --abi solc-output.json
@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANVIL = os.environ.get("CHAINTRACE_ANVIL", os.path.join(ROOT, ".tools/bin/anvil"))
 BIN = os.path.join(ROOT, "target/release/chaintrace")
 OUT = os.path.join(ROOT, "tests/contracts/srcmap/solc-output.json")
-RUNS = int(os.environ.get("BENCH_RUNS", "9"))
+RUNS = int(os.environ.get("BENCH_RUNS", "21"))
 
 
 def rpc(url, method, params):

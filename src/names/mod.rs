@@ -419,3 +419,33 @@ pub fn load_signatures(path: &Path) -> Result<Abi, NamesError> {
     };
     abi.map_err(|e| NamesError::Abi(shown, e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A code's source map is decoded once per run: the second lookup is the same map.
+    #[test]
+    fn a_source_map_is_decoded_once_per_code_hash() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/reverted-nested.build-info.json"
+        );
+        let names = Names::load(&[path.to_string()], &[], None).unwrap();
+        let info: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let hex = info["output"]["contracts"]["Hub.sol"]["Hub"]["evm"]["deployedBytecode"]
+            ["object"]
+            .as_str()
+            .unwrap();
+        let code = alloy_primitives::hex::decode(hex).unwrap();
+        let first = names.code_map(&code, false).expect("Hub's map");
+        let again = names.code_map(&code, false).expect("Hub's map");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(first.contract, "Hub");
+        // Jump markers come from the same decoded map.
+        let marks = names.jump_marks().marks(&code, false).expect("markers");
+        assert_eq!(marks.len(), code.len());
+        assert!(marks.contains(&b'i') && marks.contains(&b'o'));
+    }
+}
