@@ -5,6 +5,7 @@
 pub mod access;
 pub mod assets;
 pub mod call;
+pub mod driver;
 pub mod env;
 pub mod mined;
 pub mod overrides;

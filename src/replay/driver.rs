@@ -1,0 +1,373 @@
+//! The one replay driver: the pass loop every replay of chain data runs in (a mined
+//! transaction, a block or a block's part, a simulated call), whatever it traces with.
+//!
+//! ```text
+//!   ┌──► pass: txs[..first] untraced, prepare, txs[first..] untraced (traced once exact)
+//!   │      │
+//!   │      ├─ missed accounts / slots / block hashes ──► fetch them (one batch) ──┐
+//!   │      ├─ exact, a chain precompile called ──► the node's frames (once) ───────┤
+//!   │      ├─ exact, the node's diff disagrees ──► correct the state (once) ───────┤
+//!   │      ├─ exact, untraced ──► run the traced pass ─────────────────────────────┤
+//!   │      └─ exact, traced ──► done: the caller's traces, the final state        │
+//!   └──────────────────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Speculative passes run untraced: a struct log of a discarded pass is wasted work. A tracer
+//! may read state execution did not (the prestate tracer's delegation targets), so the traced
+//! pass may still miss and loop again. Each caller supplies only what it traces with (a
+//! closure over its inspector, run for each of `txs[first..]`) and what it does with the
+//! traces; the driver owns the loop, the fetching and the chain's splicing.
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use serde_json::Value;
+
+use super::splice::{self, Splice};
+use super::{apply, EvmEnv, ReplayError, ReplayTx};
+use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::{Misses, ReplayDb, StateSnapshot};
+
+/// The most passes that fetch before giving up; each costs one round trip.
+pub const MAX_PASSES: usize = 64;
+
+/// Where the node's own frames come from when a transaction called a chain precompile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frames {
+    /// `debug_traceTransaction` of this transaction: only `txs[first]` is spliced (the plan's
+    /// earlier transactions run without the node's frames).
+    Transaction(B256),
+    /// `debug_traceBlockByHash` of this block (unknown: frames left opaque, saying why): every
+    /// transaction of the plan is spliced.
+    Block(Option<B256>),
+}
+
+/// What one replay runs.
+pub struct Plan<'p> {
+    pub env: &'p EvmEnv,
+    pub txs: &'p [ReplayTx],
+    /// `txs[..first]` run untraced (a block's earlier transactions); `txs[first..]` traced.
+    pub first: usize,
+    /// The block-wide index of `txs[0]`'s first log.
+    pub log_offset: u64,
+    /// The position of `txs[0]` in its block (JavaScript tracers' `ctx.txIndex`); `None` for a
+    /// simulated call.
+    pub index: Option<u64>,
+    /// Run on every pass's fresh database just before `txs[first]` (state overrides).
+    pub prepare: Option<&'p dyn Fn(&mut ReplayDb<'_>)>,
+    pub frames: Frames,
+}
+
+/// What a traced transaction tells the pass: how many logs it emitted (where the next
+/// transaction's log indexes start).
+pub trait Ran {
+    fn log_count(&self) -> usize;
+}
+
+impl Ran for super::TracedTx {
+    fn log_count(&self) -> usize {
+        self.outcome.logs.len()
+    }
+}
+
+/// The closure a caller traces each of `txs[first..]` with on the traced pass: its database,
+/// the transaction's environment (with its splice), the transaction, the block-wide index of
+/// its first log and its position in the block.
+pub type TraceFn<'f, T> =
+    &'f dyn Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64, Option<u64>) -> Result<T, ReplayError>;
+
+/// What the traced pass left.
+pub struct Driven<T> {
+    /// What the caller's closure returned for each of `txs[first..]`.
+    pub traced: Vec<T>,
+    /// Each transaction's splice of the node's frames (`None`: not spliced), plan order.
+    pub splices: Vec<Option<Arc<Splice>>>,
+    /// revm's cache of the final pass: the state after the last transaction, as far as the
+    /// replay wrote or read it.
+    pub post: revm::database::Cache,
+}
+
+/// Why a drive stopped short.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    #[error(transparent)]
+    Failed(#[from] super::Error),
+    /// The state cannot supply what a pass missed where it was asked for (the node's prestate
+    /// of a later transaction of its block): the caller changes the plan.
+    #[error("the state lacks {items} item(s) the replay reads")]
+    Inexact { items: usize },
+}
+
+impl From<SourceError> for DriveError {
+    fn from(e: SourceError) -> Self {
+        DriveError::Failed(e.into())
+    }
+}
+
+impl From<ReplayError> for DriveError {
+    fn from(e: ReplayError) -> Self {
+        DriveError::Failed(e.into())
+    }
+}
+
+impl From<crate::rpc::RpcError> for DriveError {
+    fn from(e: crate::rpc::RpcError) -> Self {
+        DriveError::Failed(e.into())
+    }
+}
+
+/// The state a replay runs on, and where what it misses is read.
+pub struct Driver<'a> {
+    pub source: &'a RpcSource,
+    /// The block whose state the snapshot holds (a number tag): misses are read there.
+    pub state_at: &'a str,
+    /// Whether accounts and slots may be read at `state_at` (false: the snapshot is a later
+    /// transaction's pre-state, which that block's state is not).
+    pub state_reads: bool,
+    /// Round trips spent so far (state batches and the node's frames).
+    pub passes: usize,
+}
+
+impl<'a> Driver<'a> {
+    pub fn new(source: &'a RpcSource, state_at: &'a str) -> Self {
+        Driver {
+            source,
+            state_at,
+            state_reads: true,
+            passes: 0,
+        }
+    }
+
+    /// Fetches what every transaction of `txs` obviously touches (senders, recipients, the
+    /// coinbase, access lists) that `snap` lacks, in one batch.
+    pub fn prefetch(
+        &mut self,
+        snap: &mut StateSnapshot,
+        txs: &[ReplayTx],
+        coinbase: alloy_primitives::Address,
+    ) -> Result<(), DriveError> {
+        let mut obvious = crate::source::rpc::obvious_accounts(txs, coinbase);
+        obvious.accounts.retain(|a| !snap.accounts.contains_key(a));
+        obvious.slots.retain(|k| !snap.storage.contains_key(k));
+        if !obvious.is_empty() {
+            self.fill(snap, &obvious)?;
+        }
+        Ok(())
+    }
+
+    fn fill(&mut self, snap: &mut StateSnapshot, misses: &Misses) -> Result<(), DriveError> {
+        let state = misses.accounts.len() + misses.slots.len();
+        if !self.state_reads && state > 0 {
+            return Err(DriveError::Inexact { items: state });
+        }
+        if self.passes >= MAX_PASSES {
+            return Err(SourceError::BadData {
+                what: "state".into(),
+                reason: format!(
+                    "prefetch did not converge after {} round trips",
+                    self.passes
+                ),
+            }
+            .into());
+        }
+        self.source.fill(snap, misses, self.state_at)?;
+        self.passes += 1;
+        Ok(())
+    }
+
+    /// Runs `plan` on `snap` until a traced pass misses nothing; `trace` runs each of
+    /// `txs[first..]` on the traced pass (its database, the transaction's environment — with
+    /// its splice —, the transaction, the block-wide index of its first log, its position).
+    pub fn run<T: Ran>(
+        &mut self,
+        snap: &mut StateSnapshot,
+        plan: &Plan<'_>,
+        trace: TraceFn<'_, T>,
+    ) -> Result<Driven<T>, DriveError> {
+        let splicing = plan
+            .env
+            .rules
+            .as_ref()
+            .is_some_and(|r| !r.precompiles.is_empty());
+        let mut splices: Vec<Option<Arc<Splice>>> = (0..plan.txs.len())
+            .map(|i| {
+                let spliced = match plan.frames {
+                    Frames::Transaction(_) => i == plan.first,
+                    Frames::Block(_) => true,
+                };
+                (splicing && spliced).then(Arc::default)
+            })
+            .collect();
+        let mut asked = false;
+        let mut traced = false;
+        loop {
+            let (result, misses, post) = {
+                let mut db = snap.db();
+                let result = run_pass(&mut db, plan, &splices, traced, trace);
+                (result, snap.take_misses(), std::mem::take(&mut db.cache))
+            };
+            if !misses.is_empty() {
+                self.fill(snap, &misses)?;
+                continue;
+            }
+            if traced {
+                return Ok(Driven {
+                    traced: result?,
+                    splices,
+                    post,
+                });
+            }
+            // An untraced pass that failed with complete state fails the same way traced.
+            result?;
+            if splicing {
+                let wants = splices.iter().flatten().any(|s| s.wants_frames());
+                if !asked && wants {
+                    asked = true;
+                    splices = self.node_splices(plan, &splices)?;
+                    self.passes += 1;
+                    continue;
+                }
+                let mut corrected = false;
+                for s in splices.iter_mut().flatten() {
+                    if let Some(next) = s.corrected() {
+                        *s = Arc::new(next);
+                        corrected = true;
+                    }
+                }
+                if corrected {
+                    continue;
+                }
+            }
+            traced = true;
+        }
+    }
+
+    /// Asks the node for its frames (one round trip) and makes each spliced transaction's
+    /// [`Splice`] of them. A node that answers it has no such trace leaves the frames opaque,
+    /// saying why; a request that failed on the way (a timeout) is an error.
+    fn node_splices(
+        &self,
+        plan: &Plan<'_>,
+        last: &[Option<Arc<Splice>>],
+    ) -> Result<Vec<Option<Arc<Splice>>>, DriveError> {
+        let client = &self.source.client;
+        let (calls, diffs) = match plan.frames {
+            Frames::Transaction(hash) => {
+                let (trace, diff) = splice::ask_node(client, "debug_traceTransaction", hash)?;
+                return Ok(last
+                    .iter()
+                    .map(|s| {
+                        s.as_ref().map(|s| {
+                            let t = trace.as_ref().map_err(String::as_str);
+                            Arc::new(Splice::from_node(t, diff.as_ref(), plan.env, s))
+                        })
+                    })
+                    .collect());
+            }
+            Frames::Block(Some(hash)) => splice::ask_node(client, "debug_traceBlockByHash", hash)?,
+            Frames::Block(None) => (Err("the block's hash is not known".to_string()), None),
+        };
+        let (calls, why) = match calls {
+            Ok(c) => (Some(c), String::new()),
+            Err(why) => (None, why),
+        };
+        // geth's shape: [{"txHash", "result"}] in block order.
+        let find = |list: Option<&Value>, i: usize, tx: &ReplayTx| -> Option<Value> {
+            let items = list?.as_array()?;
+            let by_hash = |v: &&Value| {
+                v.get("txHash")
+                    .and_then(Value::as_str)
+                    .and_then(|h| h.parse::<B256>().ok())
+                    == Some(tx.hash)
+            };
+            items
+                .get(i)
+                .filter(by_hash)
+                .or_else(|| items.iter().find(by_hash))?
+                .get("result")
+                .cloned()
+        };
+        Ok(plan
+            .txs
+            .iter()
+            .zip(last)
+            .enumerate()
+            .map(|(i, (tx, s))| {
+                let s = s.as_ref()?;
+                // Without the block's call traces no transaction gets a diff either.
+                let trace = find(calls.as_ref(), i, tx);
+                let diff = trace.as_ref().and(find(diffs.as_ref(), i, tx));
+                let trace = match (&trace, &calls) {
+                    (Some(t), _) => Ok(t),
+                    (None, None) => Err(why.as_str()),
+                    (None, Some(_)) => Err("the node's block trace has no entry for it"),
+                };
+                Some(Arc::new(Splice::from_node(
+                    trace,
+                    diff.as_ref(),
+                    plan.env,
+                    s,
+                )))
+            })
+            .collect())
+    }
+}
+
+/// One pass over the plan on `db`: each transaction with its own splice (a cheap clone of the
+/// environment), `prepare` just before `txs[first]`, the rest traced when `traced`.
+fn run_pass<T: Ran>(
+    db: &mut ReplayDb<'_>,
+    plan: &Plan<'_>,
+    splices: &[Option<Arc<Splice>>],
+    traced: bool,
+    trace: TraceFn<'_, T>,
+) -> Result<Vec<T>, ReplayError> {
+    let mut out = Vec::new();
+    let mut log_offset = plan.log_offset;
+    let mut own: Option<EvmEnv> = None;
+    for (i, tx) in plan.txs.iter().enumerate() {
+        let env = match splices.get(i).and_then(Option::as_ref) {
+            Some(s) => {
+                let e = own.get_or_insert_with(|| plan.env.clone());
+                e.splice = Some(s.clone());
+                &*e
+            }
+            None => {
+                if plan.env.splice.is_some() {
+                    let e = own.get_or_insert_with(|| plan.env.clone());
+                    e.splice = None;
+                    &*e
+                } else {
+                    plan.env
+                }
+            }
+        };
+        if i == plan.first {
+            if let Some(prepare) = plan.prepare {
+                prepare(db);
+            }
+        }
+        if i >= plan.first && traced {
+            let index = plan.index.map(|n| n + i as u64);
+            let t = trace(db, env, tx, log_offset, index)?;
+            log_offset += t.log_count() as u64;
+            out.push(t);
+        } else {
+            log_offset += apply(db, env, tx)?.logs.len() as u64;
+        }
+    }
+    Ok(out)
+}
+
+impl From<DriveError> for super::Error {
+    fn from(e: DriveError) -> Self {
+        match e {
+            DriveError::Failed(e) => e,
+            DriveError::Inexact { items } => SourceError::BadData {
+                what: "state".into(),
+                reason: format!("the state lacks {items} item(s) the replay reads"),
+            }
+            .into(),
+        }
+    }
+}
