@@ -10,14 +10,15 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
 use std::sync::mpsc::channel;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use chaintrace::render::json::write_trace;
-use chaintrace::replay::remote::replay_block;
+use chaintrace::replay::stretch::Stretch;
 use chaintrace::replay::EvmEnv;
 use chaintrace::replay::TracedTx;
-use chaintrace::source::rpc::RpcSource;
+use chaintrace::source::rpc::{RpcBlock, RpcSource, SourceError};
 use chaintrace::trace::TracerSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
@@ -44,9 +45,10 @@ pub fn parse_range(s: &str) -> Option<Result<(u64, u64), CliError>> {
     })
 }
 
-/// Blocks a worker may run ahead of the next block to be written (the reorder window).
+/// Blocks a worker may run ahead of the next block to be written (the reorder window): each
+/// worker's stretch in flight, and one more.
 fn window(workers: usize) -> u64 {
-    (workers * 4) as u64
+    ((workers + 1) * K_MAX) as u64
 }
 
 /// One block replayed by a worker: its NDJSON lines already rendered, its traces kept for the
@@ -115,18 +117,115 @@ impl<'a> Blocks<'a> {
     }
 }
 
-fn replay_one(
+/// Blocks fetched per batch, and so the length of a stretch a worker replays on one carried
+/// state: it starts at [`K_START`], doubles after each batch the node answered, up to [`K_MAX`],
+/// and halves when a batch fails as a whole (a node's batch or response size limit).
+static K: AtomicUsize = AtomicUsize::new(K_START);
+const K_START: usize = 8;
+const K_MAX: usize = 32;
+
+/// Blocks `numbers` and their receipts, in as few batches as the node takes: a batch that
+/// fails as a whole is split in two and each half asked again (down to one block, whose
+/// failure is the error), and [`K`] follows what worked. Each block has its own result.
+#[allow(clippy::type_complexity)]
+fn fetch_blocks(
+    source: &RpcSource,
+    numbers: &[u64],
+) -> Result<Vec<Result<(RpcBlock, Vec<Value>), SourceError>>, SourceError> {
+    match source.blocks_with_receipts(numbers) {
+        Ok(v) => {
+            let _ = K.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+                (numbers.len() >= k).then(|| (k * 2).min(K_MAX))
+            });
+            Ok(v)
+        }
+        Err(_) if numbers.len() > 1 => {
+            let half = numbers.len() / 2;
+            let _ = K.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+                Some(half.clamp(1, k))
+            });
+            let mut out = fetch_blocks(source, &numbers[..half])?;
+            out.extend(fetch_blocks(source, &numbers[half..])?);
+            Ok(out)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Replays the contiguous blocks `numbers` on one carried state ([`Stretch`]), handing each
+/// finished block (or the error that stopped the stretch) to `send` with its position.
+#[allow(clippy::too_many_arguments)]
+fn replay_stretch(
     source: &RpcSource,
     chain_id: u64,
-    n: u64,
+    positions: std::ops::Range<u64>,
+    blocks: &Blocks<'_>,
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
     assets: bool,
+    send: &dyn Fn(u64, Result<Done, CliError>) -> bool,
+) {
+    let numbers: Vec<u64> = positions.clone().map(|p| blocks.at(p)).collect();
+    let fetched = match fetch_blocks(source, &numbers) {
+        Ok(f) => f,
+        Err(e) => {
+            send(positions.start, Err(e.into()));
+            return;
+        }
+    };
+    // The blocks up to the first that could not be had; that one's error after them.
+    let mut prepared = Vec::with_capacity(fetched.len());
+    let mut failed: Option<(u64, CliError)> = None;
+    for (pos, item) in positions.clone().zip(fetched) {
+        let ready = item.map_err(CliError::from).and_then(|(mut block, receipts)| {
+            let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
+            let env = EvmEnv::new(spec_id, chain_id, &block.info);
+            Ok((block, receipts, env))
+        });
+        match ready {
+            Ok(r) => prepared.push(r),
+            Err(e) => {
+                failed = Some((pos, e));
+                break;
+            }
+        }
+    }
+    // The chain's own rules mean state changes no block lists: nothing is carried there.
+    let carry = prepared.iter().all(|(_, _, env)| env.rules.is_none());
+    let mut stretch = Stretch::new(source, carry);
+    let pairs: Vec<_> = prepared.iter().map(|(b, _, env)| (b, env)).collect();
+    let mut first = match stretch.prefetch(&pairs) {
+        Ok(()) => stretch.passes,
+        Err(e) => {
+            send(positions.start, Err(e.into()));
+            return;
+        }
+    };
+    for (pos, (block, receipts, env)) in positions.zip(prepared) {
+        let item = replay_one(&mut stretch, &block, receipts, &env, spec, assets, source);
+        let stop = item.is_err();
+        let item = item.map(|mut d| {
+            d.passes += std::mem::take(&mut first);
+            d
+        });
+        if !send(pos, item) || stop {
+            return;
+        }
+    }
+    if let Some((pos, e)) = failed {
+        send(pos, Err(e));
+    }
+}
+
+fn replay_one(
+    stretch: &mut Stretch<'_>,
+    block: &RpcBlock,
+    receipts: Vec<Value>,
+    env: &EvmEnv,
+    spec: &TracerSpec,
+    assets: bool,
+    source: &RpcSource,
 ) -> Result<Done, CliError> {
-    let mut block = source.block(&format!("{n:#x}"))?;
-    let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
-    let hashes: Vec<_> = block.txs.iter().map(|t| t.hash).collect();
-    let receipts = source.receipts(&hashes)?;
     let mut done = Done {
         number: block.info.number,
         lines: Vec::new(),
@@ -139,8 +238,7 @@ fn replay_one(
     if block.txs.is_empty() {
         return Ok(done);
     }
-    let env = EvmEnv::new(spec_id, chain_id, &block.info);
-    let r = replay_block(source, &block, &env, 0, block.txs.len() - 1, spec)?;
+    let mut r = stretch.replay(block, env, spec)?;
     for t in &r.traces {
         write!(
             done.lines,
@@ -155,13 +253,14 @@ fn replay_one(
         let parent = format!("{:#x}", block.info.number.saturating_sub(1));
         done.assets = super::block::block_assets(
             &r,
-            &env,
+            env,
             &block.txs,
             Some((source, &parent)),
             &mut done.passes,
         )?;
     }
     done.states = (0..r.traces.len()).map(|k| r.state_check(k)).collect();
+    stretch.carry_on(block, &mut r);
     done.traces = r.traces;
     Ok(done)
 }
@@ -228,7 +327,7 @@ pub fn run(
             let send = send.clone();
             let (state, cond, blocks) = (&state, &cond, &blocks);
             s.spawn(move || loop {
-                let n = {
+                let claimed = {
                     let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
                     while !g.2 && g.0 < blocks.len && g.0 >= g.1 + win {
                         g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
@@ -236,13 +335,14 @@ pub fn run(
                     if g.2 || g.0 >= blocks.len {
                         return;
                     }
-                    g.0 += 1;
-                    g.0 - 1
+                    let start = g.0;
+                    g.0 = (start + K.load(Ordering::Relaxed) as u64).min(blocks.len);
+                    start..g.0
                 };
-                let item = replay_one(source, chain_id, blocks.at(n), spec, hardfork, assets);
-                if send.send((n, item)).is_err() {
-                    return;
-                }
+                let go_on = |pos: u64, item: Result<Done, CliError>| send.send((pos, item)).is_ok();
+                replay_stretch(
+                    source, chain_id, claimed, blocks, spec, hardfork, assets, &go_on,
+                );
             });
         }
         drop(send);

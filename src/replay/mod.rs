@@ -12,6 +12,7 @@ pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
 pub mod splice;
+pub mod stretch;
 
 pub use env::{BlockInfo, EvmEnv, ReplayTx};
 

@@ -113,6 +113,65 @@ impl StateSnapshot {
         }
     }
 
+    /// Writes the state a replay left (revm's cache after a block's last transaction) over
+    /// this snapshot, so that it becomes the next block's pre-state for everything the block
+    /// read or wrote. A destroyed or re-created account's storage is forgotten, not zeroed:
+    /// what a later block reads of it is fetched at that block's parent.
+    pub fn carry(&mut self, post: &revm::database::Cache) {
+        use revm::database::AccountState;
+        for (addr, acc) in &post.accounts {
+            if matches!(
+                acc.account_state,
+                AccountState::NotExisting | AccountState::StorageCleared
+            ) {
+                self.storage.retain(|(a, _), _| a != addr);
+            }
+            let data = match acc.account_state {
+                AccountState::NotExisting => AccountData::default(),
+                _ => AccountData {
+                    balance: acc.info.balance,
+                    nonce: acc.info.nonce,
+                    code: match &acc.info.code {
+                        Some(c) => c.original_bytes(),
+                        None => post
+                            .contracts
+                            .get(&acc.info.code_hash)
+                            .map(|c| c.original_bytes())
+                            .unwrap_or_default(),
+                    },
+                },
+            };
+            self.insert_account(*addr, data);
+            for (slot, value) in &acc.storage {
+                self.storage.insert((*addr, *slot), *value);
+            }
+        }
+    }
+
+    /// Adds what `other` holds and this snapshot does not (what is here stands).
+    pub fn absorb(&mut self, other: StateSnapshot) {
+        for (a, d) in other.accounts {
+            if !self.accounts.contains_key(&a) {
+                self.insert_account(a, d);
+            }
+        }
+        for (k, v) in other.storage {
+            self.storage.entry(k).or_insert(v);
+        }
+        for (n, h) in other.block_hashes {
+            self.block_hashes.entry(n).or_insert(h);
+        }
+    }
+
+    /// Forgets `addresses` and their storage: what happens to them between blocks outside any
+    /// transaction (withdrawals, system calls) is read again from the node.
+    pub fn forget(&mut self, addresses: &[Address]) {
+        for a in addresses {
+            self.accounts.remove(a);
+        }
+        self.storage.retain(|(a, _), _| !addresses.contains(a));
+    }
+
     /// Entries held (accounts + slots + block hashes), for a cache's size bound.
     pub fn entries(&self) -> usize {
         self.accounts.len() + self.storage.len() + self.block_hashes.len()

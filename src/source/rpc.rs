@@ -43,6 +43,10 @@ pub struct RpcBlock {
     pub txs: Vec<ReplayTx>,
     /// The raw JSON of each transaction, index-aligned with `txs`.
     pub raw_txs: Vec<Value>,
+    /// Accounts the block's withdrawals credit after its transactions (EIP-4895).
+    pub withdrawals: Vec<Address>,
+    /// How many ommers the block names (pre-merge: their miners are rewarded).
+    pub uncles: usize,
 }
 
 /// A node seen as a source of chain data and state.
@@ -54,6 +58,8 @@ pub struct RpcSource {
     pub ruleset_override: Option<Ruleset>,
     /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
     client_version: std::sync::OnceLock<Result<String, String>>,
+    /// Set once the node answered that it has no `eth_getBlockReceipts`.
+    no_block_receipts: std::sync::atomic::AtomicBool,
     /// Notes for stderr (which rules, which fork), each once.
     notes: std::sync::Mutex<Vec<String>>,
     /// Notes already handed out, so that a long run says each once.
@@ -166,6 +172,7 @@ impl RpcSource {
             consensus: None,
             ruleset_override: None,
             client_version: std::sync::OnceLock::new(),
+            no_block_receipts: Default::default(),
             notes: Default::default(),
             said: Default::default(),
         }
@@ -321,7 +328,112 @@ impl RpcSource {
             .iter()
             .map(tx_from_json)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(RpcBlock { info, txs, raw_txs })
+        let withdrawals = v
+            .get("withdrawals")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.get("address")?.as_str()?.parse().ok())
+            .collect();
+        let uncles = v
+            .get("uncles")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        Ok(RpcBlock {
+            info,
+            txs,
+            raw_txs,
+            withdrawals,
+            uncles,
+        })
+    }
+
+    /// Blocks `numbers` with full transactions and their receipts (in transaction order), in
+    /// one batch request: `eth_getBlockByNumber` and `eth_getBlockReceipts` for each. A node
+    /// that does not serve `eth_getBlockReceipts` is asked, from then on, for each
+    /// transaction's receipt in a second batch. The outer error is the batch's; each block has
+    /// its own (a block past the head is not found).
+    #[allow(clippy::type_complexity)]
+    pub fn blocks_with_receipts(
+        &self,
+        numbers: &[u64],
+    ) -> Result<Vec<Result<(RpcBlock, Vec<Value>), SourceError>>, SourceError> {
+        use std::sync::atomic::Ordering;
+        let by_block = !self.no_block_receipts.load(Ordering::Relaxed);
+        let mut calls = Vec::with_capacity(numbers.len() * 2);
+        for n in numbers {
+            calls.push(("eth_getBlockByNumber".to_string(), json!([format!("{n:#x}"), true])));
+            if by_block {
+                calls.push(("eth_getBlockReceipts".to_string(), json!([format!("{n:#x}")])));
+            }
+        }
+        let mut answers = self.client.batch(&calls)?.into_iter();
+        let mut out = Vec::with_capacity(numbers.len());
+        let mut wanted: Vec<B256> = Vec::new();
+        for n in numbers {
+            let raw = answers.next().unwrap_or(Ok(Value::Null));
+            let receipts = if by_block { answers.next() } else { None };
+            let one = self.block_and_receipts(*n, raw, receipts);
+            if let Ok((block, r)) = &one {
+                if r.is_empty() && !block.txs.is_empty() {
+                    wanted.extend(block.txs.iter().map(|t| t.hash));
+                }
+            }
+            out.push(one);
+        }
+        if !wanted.is_empty() {
+            let mut receipts = self.receipts(&wanted)?.into_iter();
+            for (block, r) in out.iter_mut().flatten() {
+                if r.is_empty() {
+                    r.extend(receipts.by_ref().take(block.txs.len()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One block of [`Self::blocks_with_receipts`]: its answer and its receipts' (empty when
+    /// they are to be asked by transaction).
+    fn block_and_receipts(
+        &self,
+        n: u64,
+        raw: Result<Value, RpcError>,
+        receipts: Option<Result<Value, RpcError>>,
+    ) -> Result<(RpcBlock, Vec<Value>), SourceError> {
+        let raw = raw?;
+        if raw.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {n}"),
+            });
+        }
+        expect_field(&raw, "block", "number", &format!("{n:#x}"))?;
+        let block = Self::parse_block(&raw)?;
+        let receipts = match receipts {
+            Some(Ok(Value::Array(r))) if r.len() == block.txs.len() => r,
+            Some(Ok(other)) => {
+                return Err(bad(
+                    "receipts",
+                    format!(
+                        "eth_getBlockReceipts of block {n} answered {} for {} transactions",
+                        other
+                            .as_array()
+                            .map_or_else(|| other.to_string(), |a| format!("{} receipts", a.len())),
+                        block.txs.len()
+                    ),
+                ))
+            }
+            Some(Err(e)) if e.is_method_not_found() => {
+                self.no_block_receipts
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                Vec::new()
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => Vec::new(),
+        };
+        for (tx, r) in block.txs.iter().zip(&receipts) {
+            expect_field(r, "receipt", "transactionHash", &format!("{:?}", tx.hash))?;
+        }
+        Ok((block, receipts))
     }
 
     /// The transaction and its receipt, in one round trip.
@@ -371,62 +483,92 @@ impl RpcSource {
         misses: &Misses,
         at: &str,
     ) -> Result<(), SourceError> {
-        let mut calls = Vec::new();
-        for a in &misses.accounts {
-            calls.push(("eth_getBalance".to_string(), json!([a, at])));
-            calls.push(("eth_getTransactionCount".to_string(), json!([a, at])));
-            calls.push(("eth_getCode".to_string(), json!([a, at])));
-        }
-        for (a, slot) in &misses.slots {
-            calls.push((
-                "eth_getStorageAt".to_string(),
-                json!([a, format!("{slot:#x}"), at]),
-            ));
-        }
-        for n in &misses.block_hashes {
-            calls.push((
-                "eth_getBlockByNumber".to_string(),
-                json!([format!("{n:#x}"), false]),
-            ));
-        }
+        let calls = state_calls(misses, at);
         if calls.is_empty() {
             return Ok(());
         }
         let mut res = self.client.batch(&calls)?.into_iter();
-        let mut next =
-            || -> Result<Value, SourceError> { Ok(res.next().unwrap_or(Ok(Value::Null))?) };
-        for a in &misses.accounts {
-            let balance = parse_u256(&next()?).map_err(|e| bad("balance", e))?;
-            let nonce = parse_u64(&next()?).map_err(|e| bad("nonce", e))?;
-            let code = next()?;
-            let code = parse_hex(code.as_str().unwrap_or("0x")).map_err(|e| bad("code", e))?;
-            snap.insert_account(
-                *a,
-                AccountData {
-                    balance,
-                    nonce,
-                    code,
-                },
-            );
-        }
-        for (a, slot) in &misses.slots {
-            let v = parse_u256(&next()?).map_err(|e| bad("storage value", e))?;
-            snap.insert_slot(*a, *slot, v);
-        }
-        for n in &misses.block_hashes {
-            let b = next()?;
-            if !b.is_null() {
-                expect_field(&b, "block", "number", &format!("{n:#x}"))?;
-            }
-            let h = b
-                .get("hash")
-                .and_then(Value::as_str)
-                .and_then(|s| s.parse::<B256>().ok())
-                .unwrap_or_default();
-            snap.block_hashes.insert(*n, h);
-        }
-        Ok(())
+        read_state(snap, misses, &mut res)
     }
+
+    /// Fetches each `(at, misses)` as of its block, all in one batch request; a snapshot each.
+    pub fn fetch_states(&self, asks: &[(&str, &Misses)]) -> Result<Vec<StateSnapshot>, SourceError> {
+        let calls: Vec<(String, Value)> = asks
+            .iter()
+            .flat_map(|(at, m)| state_calls(m, at))
+            .collect();
+        let mut res = self.client.batch(&calls)?.into_iter();
+        asks.iter()
+            .map(|(_, m)| {
+                let mut snap = StateSnapshot::partial();
+                read_state(&mut snap, m, &mut res)?;
+                Ok(snap)
+            })
+            .collect()
+    }
+}
+
+/// The calls that read `misses` as of block `at`.
+fn state_calls(misses: &Misses, at: &str) -> Vec<(String, Value)> {
+    let mut calls = Vec::new();
+    for a in &misses.accounts {
+        calls.push(("eth_getBalance".to_string(), json!([a, at])));
+        calls.push(("eth_getTransactionCount".to_string(), json!([a, at])));
+        calls.push(("eth_getCode".to_string(), json!([a, at])));
+    }
+    for (a, slot) in &misses.slots {
+        calls.push((
+            "eth_getStorageAt".to_string(),
+            json!([a, format!("{slot:#x}"), at]),
+        ));
+    }
+    for n in &misses.block_hashes {
+        calls.push((
+            "eth_getBlockByNumber".to_string(),
+            json!([format!("{n:#x}"), false]),
+        ));
+    }
+    calls
+}
+
+/// Reads the answers to [`state_calls`] of `misses`, in order, into `snap`.
+fn read_state(
+    snap: &mut StateSnapshot,
+    misses: &Misses,
+    res: &mut impl Iterator<Item = Result<Value, RpcError>>,
+) -> Result<(), SourceError> {
+    let mut next = || -> Result<Value, SourceError> { Ok(res.next().unwrap_or(Ok(Value::Null))?) };
+    for a in &misses.accounts {
+        let balance = parse_u256(&next()?).map_err(|e| bad("balance", e))?;
+        let nonce = parse_u64(&next()?).map_err(|e| bad("nonce", e))?;
+        let code = next()?;
+        let code = parse_hex(code.as_str().unwrap_or("0x")).map_err(|e| bad("code", e))?;
+        snap.insert_account(
+            *a,
+            AccountData {
+                balance,
+                nonce,
+                code,
+            },
+        );
+    }
+    for (a, slot) in &misses.slots {
+        let v = parse_u256(&next()?).map_err(|e| bad("storage value", e))?;
+        snap.insert_slot(*a, *slot, v);
+    }
+    for n in &misses.block_hashes {
+        let b = next()?;
+        if !b.is_null() {
+            expect_field(&b, "block", "number", &format!("{n:#x}"))?;
+        }
+        let h = b
+            .get("hash")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<B256>().ok())
+            .unwrap_or_default();
+        snap.block_hashes.insert(*n, h);
+    }
+    Ok(())
 }
 
 /// The accounts every transaction obviously touches: sender, recipient, coinbase.

@@ -1,0 +1,162 @@
+//! Contiguous blocks replayed on one carried state: the post-state of block N is the pre-state
+//! of block N + 1, so a worker replaying a stretch fetches only what the stretch touches for
+//! the first time, each item at the parent of the block that first reads it.
+//!
+//! Between blocks, what changes outside any transaction is forgotten and read again from the
+//! node: the accounts a block's withdrawals credit, the system contracts written at a block's
+//! start or end (EIP-4788 beacon roots, EIP-2935 block hashes, EIP-7002/7251 request queues),
+//! and before the merge the block's miner; a block with ommers (whose miners are rewarded)
+//! ends the carrying altogether. On a chain whose node runs state changes no block lists
+//! (chains 1329/1328 under their own rules: Cosmos transactions), nothing is carried: each
+//! block starts from the node's state at its parent, as a single block replay does.
+//!
+//! What a block's transactions obviously touch (senders, recipients, the coinbase, access
+//! lists) is fetched for the whole stretch in one batch before it runs, each block's at its
+//! parent, kept apart, and merged under the carried state just before that block runs.
+
+use std::collections::BTreeMap;
+
+use alloy_primitives::{address, Address};
+
+use super::driver::{Driver, Frames, Plan};
+use super::remote::BlockReplay;
+use super::{trace_at, EvmEnv};
+use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource};
+use crate::source::{Misses, StateSnapshot};
+use crate::trace::TracerSpec;
+
+/// System contracts whose storage a block writes outside its transactions.
+const SYSTEM_CONTRACTS: [Address; 4] = [
+    // EIP-4788 beacon block roots
+    address!("000F3df6D732807Ef1319fB7B8bB8522d0Beac02"),
+    // EIP-2935 block hashes
+    address!("0000F90827F1C53a10cb7A02335B175320002935"),
+    // EIP-7002 withdrawal requests
+    address!("00000961Ef480Eb55e80D19ad83579A64c007002"),
+    // EIP-7251 consolidation requests
+    address!("0000BBdDc7CE488642fb579F8B00f3a590007251"),
+];
+
+/// A stretch of contiguous blocks replayed in order on one carried state.
+pub struct Stretch<'a> {
+    source: &'a RpcSource,
+    /// Whether the post-state of a block may stand for the next block's pre-state.
+    carry: bool,
+    state: StateSnapshot,
+    /// What each block obviously touches, fetched at its parent ahead of it.
+    ahead: BTreeMap<u64, StateSnapshot>,
+    /// The block the carried state stands after (`None`: nothing carried yet).
+    after: Option<u64>,
+    /// Round trips spent on state.
+    pub passes: usize,
+}
+
+impl<'a> Stretch<'a> {
+    /// A stretch whose blocks carry their state to the next (`carry`), or each start anew.
+    pub fn new(source: &'a RpcSource, carry: bool) -> Self {
+        Stretch {
+            source,
+            carry,
+            state: StateSnapshot::partial(),
+            ahead: BTreeMap::new(),
+            after: None,
+            passes: 0,
+        }
+    }
+
+    /// Fetches, in one batch, what the transactions of `blocks` obviously touch and the state
+    /// does not hold yet, each block's at its parent.
+    pub fn prefetch(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<(), super::Error> {
+        let mut wanted: Vec<(u64, String, Misses)> = Vec::new();
+        for (b, env) in blocks {
+            let mut m = obvious_accounts(&b.txs, env.block.beneficiary);
+            m.accounts.retain(|a| !self.state.accounts.contains_key(a));
+            m.slots.retain(|k| !self.state.storage.contains_key(k));
+            if !m.is_empty() && !b.txs.is_empty() {
+                wanted.push((b.info.number, parent_tag(b.info.number), m));
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let asks: Vec<(&str, &Misses)> = wanted.iter().map(|(_, at, m)| (at.as_str(), m)).collect();
+        let states = self.source.fetch_states(&asks)?;
+        self.passes += 1;
+        for ((n, _, _), s) in wanted.into_iter().zip(states) {
+            self.ahead.insert(n, s);
+        }
+        Ok(())
+    }
+
+    /// Replays every transaction of `block` (the next of the stretch) under `tracer`, on the
+    /// carried state. The returned replay holds the state the block ran on; hand it back with
+    /// [`Stretch::carry_on`] before the next block.
+    pub fn replay(
+        &mut self,
+        block: &RpcBlock,
+        env: &EvmEnv,
+        tracer: &TracerSpec,
+    ) -> Result<BlockReplay, super::Error> {
+        let n = block.info.number;
+        let continues = self.carry && self.after == Some(n.wrapping_sub(1));
+        let mut snap = if continues {
+            std::mem::replace(&mut self.state, StateSnapshot::partial())
+        } else {
+            self.ahead.retain(|&k, _| k >= n);
+            StateSnapshot::partial()
+        };
+        if continues {
+            snap.forget(&SYSTEM_CONTRACTS);
+        }
+        if let Some(ahead) = self.ahead.remove(&n) {
+            snap.absorb(ahead);
+        }
+        let parent = parent_tag(n);
+        let mut driver = Driver::new(self.source, &parent);
+        driver.prefetch(&mut snap, &block.txs, env.block.beneficiary)?;
+        let plan = Plan {
+            env,
+            txs: &block.txs,
+            first: 0,
+            log_offset: 0,
+            index: Some(0),
+            prepare: None,
+            frames: Frames::Block(env.block_hash),
+        };
+        let driven = driver
+            .run(&mut snap, &plan, &|db, env, tx, offset, index| {
+                trace_at(db, env, tx, tracer, offset, index)
+            })
+            .map_err(super::Error::from)?;
+        self.passes += driver.passes;
+        Ok(BlockReplay {
+            traces: driven.traced,
+            snapshot: snap,
+            passes: driver.passes,
+            splices: driven.splices.into_iter().flatten().collect(),
+            post: driven.post,
+        })
+    }
+
+    /// Takes back the state `r` ran on, with the block's writes, as the next block's pre-state
+    /// (less what changes between blocks: see the module docs).
+    pub fn carry_on(&mut self, block: &RpcBlock, r: &mut BlockReplay) {
+        if !self.carry || block.uncles > 0 {
+            self.after = None;
+            return;
+        }
+        let mut state = std::mem::replace(&mut r.snapshot, StateSnapshot::partial());
+        state.carry(&r.post);
+        state.forget(&block.withdrawals);
+        state.forget(&SYSTEM_CONTRACTS);
+        if !block.info.difficulty.is_zero() {
+            state.forget(&[block.info.coinbase]);
+        }
+        self.state = state;
+        self.after = Some(block.info.number);
+    }
+}
+
+fn parent_tag(n: u64) -> String {
+    format!("{:#x}", n.saturating_sub(1))
+}
