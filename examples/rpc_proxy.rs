@@ -8,8 +8,9 @@
 //! ```
 //!
 //! It prints `listening http://127.0.0.1:PORT` on its first stdout line. `GET /stats` answers
-//! `{"requests": N, "calls": M, "roundTrips": R}` (HTTP requests, JSON-RPC calls, and periods
-//! with a request in flight, i.e. latencies paid in sequence) and
+//! `{"requests": N, "calls": M, "roundTrips": R, "stateRequests": S}` (HTTP requests, JSON-RPC
+//! calls, periods with a request in flight, i.e. latencies paid in sequence, and requests that read
+//! account state: state passes) and
 //! `GET /reset` zeroes them. Faults: `429-first` (the first request of every kind gets HTTP 429),
 //! `drop20` (every fifth request is dropped without an answer), `truncate` (answers are cut in
 //! half), `wrong-ids` (batch answers carry unknown ids), `rpc-error` (every call is answered with
@@ -88,6 +89,8 @@ struct Counters {
     requests: AtomicU64,
     calls: AtomicU64,
     seen: AtomicU64,
+    /// Requests that read account state (`eth_getBalance` … `eth_getStorageAt`): state passes.
+    state_requests: AtomicU64,
     /// Requests being served right now.
     in_flight: AtomicU64,
     /// Round trips: periods with at least one request in flight. Requests a client sends
@@ -178,13 +181,15 @@ fn serve(mut stream: TcpStream, cfg: &Config, counters: &Counters) -> std::io::R
     if target.starts_with("/stats") {
         let v = json!({"requests": counters.requests.load(Ordering::SeqCst),
             "calls": counters.calls.load(Ordering::SeqCst),
-            "roundTrips": counters.rounds.load(Ordering::SeqCst)});
+            "roundTrips": counters.rounds.load(Ordering::SeqCst),
+            "stateRequests": counters.state_requests.load(Ordering::SeqCst)});
         return respond(&mut stream, 200, &v.to_string());
     }
     if target.starts_with("/reset") {
         counters.requests.store(0, Ordering::SeqCst);
         counters.calls.store(0, Ordering::SeqCst);
         counters.rounds.store(0, Ordering::SeqCst);
+        counters.state_requests.store(0, Ordering::SeqCst);
         return respond(&mut stream, 200, "{}");
     }
     if counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -212,6 +217,21 @@ fn forward_or_fault(
     counters
         .calls
         .fetch_add(items.len() as u64, Ordering::SeqCst);
+    let reads_state = items.iter().any(|r| {
+        matches!(
+            r.get("method").and_then(Value::as_str),
+            Some(
+                "eth_getBalance"
+                    | "eth_getTransactionCount"
+                    | "eth_getCode"
+                    | "eth_getStorageAt"
+                    | "eth_getProof"
+            )
+        )
+    });
+    if reads_state {
+        counters.state_requests.fetch_add(1, Ordering::SeqCst);
+    }
     std::thread::sleep(cfg.delay);
     let slow = cfg.hang_on.as_deref().is_some_and(|p| {
         items.iter().any(|r| {

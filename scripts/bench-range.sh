@@ -10,14 +10,17 @@
 # latency-injecting proxy (examples/rpc_proxy.rs) sits in front of it with DELAYS ms (default
 # "0 20") added to every request.
 #
-#   seq       CHAINTRACE_JOBS=1 chaintrace block A..B --json          (NDJSON to /dev/null)
-#   par       CHAINTRACE_JOBS=<cores> chaintrace block A..B --json, and CHAINTRACE_JOBS=$WIDE (8)
-#   par→pq    the same with --out DIR --format parquet
-#   anvil     one debug_traceBlockByNumber(callTracer) per block, sequentially, the node
+#   default   chaintrace block A..B --json, no settings (NDJSON to /dev/null)
+#   JOBS=N    the same with CHAINTRACE_JOBS=N: 1 (sequential), and each of $JOBS_ALSO
+#   → parquet the defaults with --out DIR --format parquet
+#   anvil ×1  one debug_traceBlockByNumber(callTracer) per block, sequentially, the node
 #             doing the tracing (a Python client; its RSS is not the node's and is not shown)
+#   anvil ×8  the same from 8 parallel clients, each a contiguous eighth of the range
 #
 # Peak RSS is the client process's maximum resident set (/usr/bin/time -v, else
-# /proc/<pid>/status VmHWM sampled).
+# /proc/<pid>/status VmHWM sampled). Requests and round trips come from the proxy's counters
+# (a round trip: a period with at least one request in flight, so concurrent requests count
+# once): per block, they say what the node's latency costs.
 #
 #   bash scripts/bench-range.sh             # uses target/release if built, else target/debug
 #   PROFILE=release BLOCKS=300 DELAYS="0 20 50" bash scripts/bench-range.sh
@@ -25,7 +28,7 @@ set -euo pipefail
 
 BLOCKS="${BLOCKS:-200}"
 DELAYS="${DELAYS:-0 20}"
-WIDE="${WIDE:-8}"   # a worker count above the cores: replay waits on the node, not the CPU
+JOBS_ALSO="${JOBS_ALSO:-}"   # more worker counts to measure beside the defaults and 1
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "bench-range: ERROR: $*" >&2; exit 1; }
 log() { echo "bench-range: $*" >&2; }
@@ -136,9 +139,11 @@ TIME_V=""
 if [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then TIME_V=/usr/bin/time; fi
 
 # measure DELAY MODE -- COMMAND... : wall ms, peak RSS KiB, exit code
+stats() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$1"; }
 measure() {
     local delay="$1" mode="$2"; shift 3
     local t0 t1 code=0 rss=""
+    stats "$URL/reset" >/dev/null
     t0=$(date +%s%3N)
     if [ -n "$TIME_V" ]; then
         "$TIME_V" -v -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || code=$?
@@ -156,22 +161,33 @@ measure() {
     fi
     t1=$(date +%s%3N)
     [ "$code" = 0 ] || { log "$mode (delay $delay) exited $code: $(tail -c 400 "$WORK/err")"; }
-    printf '%s\t%s\t%s\t%s\t%s\n' "$delay" "$mode" "$(( t1 - t0 ))" "${rss:-0}" "$code" >>"$RESULTS"
+    local st
+    st="$(stats "$URL/stats")"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$delay" "$mode" "$(( t1 - t0 ))" "${rss:-0}" "$code" "$st" >>"$RESULTS"
 }
 
 ANVIL_CLIENT="$WORK/anvil_trace.py"
 cat >"$ANVIL_CLIENT" <<'EOF'
-import json, sys, urllib.request
-url, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for n in range(first, last + 1):
-    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": n,
-        "method": "debug_traceBlockByNumber", "params": [hex(n), {"tracer": "callTracer"}]}).encode(),
-        {"content-type": "application/json"})
-    r = json.load(urllib.request.urlopen(req, timeout=120))
-    if "error" in r:
-        raise SystemExit(f"block {n}: {r['error']}")
-    for t in r["result"]:
-        print(json.dumps(t))
+import json, sys, threading, urllib.request
+url, first, last, clients = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+out = {}
+def run(lo, hi):
+    for n in range(lo, hi + 1):
+        req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": n,
+            "method": "debug_traceBlockByNumber", "params": [hex(n), {"tracer": "callTracer"}]}).encode(),
+            {"content-type": "application/json"})
+        r = json.load(urllib.request.urlopen(req, timeout=120))
+        if "error" in r:
+            raise SystemExit(f"block {n}: {r['error']}")
+        out[n] = "".join(json.dumps(t) + "\n" for t in r["result"])
+total = last - first + 1
+parts = [(first + total * i // clients, first + total * (i + 1) // clients - 1) for i in range(clients)]
+threads = [threading.Thread(target=run, args=p) for p in parts if p[0] <= p[1]]
+for t in threads: t.start()
+for t in threads: t.join()
+if len(out) != total:
+    raise SystemExit("some blocks were not traced")
+sys.stdout.write("".join(out[n] for n in range(first, last + 1)))
 EOF
 
 # One untimed pass first, so the node's own caches are as warm for every measured run.
@@ -185,30 +201,44 @@ for delay in $DELAYS; do
     URL="$(sed -n 's/^listening //p' "$WORK/proxy.out" | head -n1)"
     [ -n "$URL" ] || die "the proxy did not start"
     log "delay $delay ms"
-    measure "$delay" "chaintrace seq (JOBS=1)" -- env CHAINTRACE_JOBS=1 \
+    measure "$delay" "chaintrace (defaults)" -- env -u CHAINTRACE_JOBS \
         "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
-    measure "$delay" "chaintrace par (JOBS=$CORES)" -- env CHAINTRACE_JOBS="$CORES" \
-        "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
-    measure "$delay" "chaintrace par (JOBS=$WIDE)" -- env CHAINTRACE_JOBS="$WIDE" \
-        "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
+    for jobs in 1 $JOBS_ALSO; do
+        measure "$delay" "chaintrace JOBS=$jobs" -- env CHAINTRACE_JOBS="$jobs" \
+            "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --json --quiet
+    done
     rm -rf "$WORK/pq"
-    measure "$delay" "chaintrace par → parquet" -- env CHAINTRACE_JOBS="$CORES" \
+    measure "$delay" "chaintrace → parquet (defaults)" -- env -u CHAINTRACE_JOBS \
         "$CT" block "$FIRST..$LAST" --rpc-url "$URL" --quiet --out "$WORK/pq" --partition-size 100
-    measure "$delay" "anvil debug_traceBlockByNumber" -- python3 "$ANVIL_CLIENT" "$URL" "$FIRST" "$LAST"
+    measure "$delay" "anvil ×1 client" -- python3 "$ANVIL_CLIENT" "$URL" "$FIRST" "$LAST" 1
+    measure "$delay" "anvil ×8 clients" -- python3 "$ANVIL_CLIENT" "$URL" "$FIRST" "$LAST" 8
     kill "${PIDS[-1]}" 2>/dev/null || true
     : >"$WORK/proxy.out"
 done
 
 python3 - "$RESULTS" "$NBLOCKS" "$TXS" "$PROFILE" <<'EOF'
-import sys
+import json, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 blocks, txs, profile = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 print(f"{blocks} blocks, {txs} transactions, chaintrace {profile} build")
 print()
-print("| RPC delay | run | wall s | blocks/s | txs/s | peak RSS MiB | exit |")
-print("|---:|---|---:|---:|---:|---:|---:|")
-for d, mode, ms, rss, code in rows:
+print("| RPC delay | run | wall s | blocks/s | txs/s | requests/block | round trips/block | peak RSS MiB | exit |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+rate = {}
+for d, mode, ms, rss, code, st in rows:
     s = max(int(ms), 1) / 1000
+    st = json.loads(st)
+    rate[(d, mode)] = blocks / s
     rss_mib = f"{int(rss) / 1024:.0f}" if mode.startswith("chaintrace") else "—"
-    print(f"| {d} ms | {mode} | {s:.2f} | {blocks / s:.1f} | {txs / s:.1f} | {rss_mib} | {code} |")
+    print(f"| {d} ms | {mode} | {s:.2f} | {blocks / s:.1f} | {txs / s:.1f} | "
+          f"{st['requests'] / blocks:.2f} | {st['roundTrips'] / blocks:.2f} | {rss_mib} | {code} |")
+print()
+for d in sorted({r[0] for r in rows}, key=int):
+    ct = rate.get((d, "chaintrace (defaults)"))
+    a1 = rate.get((d, "anvil ×1 client"))
+    a8 = rate.get((d, "anvil ×8 clients"))
+    pq = rate.get((d, "chaintrace → parquet (defaults)"))
+    if ct and a1 and a8 and pq:
+        print(f"{d} ms: defaults vs anvil ×1 {ct / a1:.2f}x, vs anvil ×8 {ct / a8:.2f}x; "
+              f"parquet at {pq / ct * 100:.0f}% of the NDJSON rate")
 EOF

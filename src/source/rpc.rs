@@ -362,9 +362,15 @@ impl RpcSource {
         let by_block = !self.no_block_receipts.load(Ordering::Relaxed);
         let mut calls = Vec::with_capacity(numbers.len() * 2);
         for n in numbers {
-            calls.push(("eth_getBlockByNumber".to_string(), json!([format!("{n:#x}"), true])));
+            calls.push((
+                "eth_getBlockByNumber".to_string(),
+                json!([format!("{n:#x}"), true]),
+            ));
             if by_block {
-                calls.push(("eth_getBlockReceipts".to_string(), json!([format!("{n:#x}")])));
+                calls.push((
+                    "eth_getBlockReceipts".to_string(),
+                    json!([format!("{n:#x}")]),
+                ));
             }
         }
         let mut answers = self.client.batch(&calls)?.into_iter();
@@ -436,6 +442,67 @@ impl RpcSource {
         Ok((block, receipts))
     }
 
+    /// The chain id, a block (by number tag or hash, with full transactions) and its receipts
+    /// in transaction order, in one batch with `web3_clientVersion`: all a block's replay needs
+    /// before state. The receipts are `None` where the node has no `eth_getBlockReceipts`.
+    pub fn chain_block_receipts(
+        &self,
+        block_ref: &str,
+    ) -> Result<(u64, RpcBlock, Option<Vec<Value>>), SourceError> {
+        use std::sync::atomic::Ordering;
+        let by_hash = block_ref.len() == 66;
+        let by_block = !self.no_block_receipts.load(Ordering::Relaxed);
+        let mut calls = vec![
+            ("eth_chainId".to_string(), json!([])),
+            client_version_request(),
+            (
+                if by_hash {
+                    "eth_getBlockByHash"
+                } else {
+                    "eth_getBlockByNumber"
+                }
+                .to_string(),
+                json!([block_ref, true]),
+            ),
+        ];
+        if by_block {
+            calls.push(("eth_getBlockReceipts".to_string(), json!([block_ref])));
+        }
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let id = res.next().unwrap_or(Ok(Value::Null))?;
+        if let Some(v) = res.next() {
+            self.note_client_version(v);
+        }
+        let chain_id = parse_u64(&id).map_err(|e| bad("chain id", e))?;
+        let v = res.next().unwrap_or(Ok(Value::Null))?;
+        if v.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {block_ref}"),
+            });
+        }
+        if by_hash {
+            expect_field(&v, "block", "hash", block_ref)?;
+        } else if block_ref.starts_with("0x") {
+            expect_field(&v, "block", "number", block_ref)?;
+        }
+        let block = Self::parse_block(&v)?;
+        let receipts = match res.next() {
+            Some(Ok(Value::Array(r))) if r.len() == block.txs.len() => {
+                for (tx, r) in block.txs.iter().zip(&r) {
+                    expect_field(r, "receipt", "transactionHash", &format!("{:?}", tx.hash))?;
+                }
+                Some(r)
+            }
+            Some(Err(e)) if e.is_method_not_found() => {
+                self.no_block_receipts.store(true, Ordering::Relaxed);
+                None
+            }
+            // A tag such as `latest` may have moved between the two calls: ask by hash later.
+            _ => None,
+        };
+        Ok((chain_id, block, receipts))
+    }
+
     /// The transaction and its receipt, in one round trip.
     pub fn tx_and_receipt(&self, hash: B256) -> Result<(Value, Value), SourceError> {
         let calls = vec![
@@ -492,11 +559,12 @@ impl RpcSource {
     }
 
     /// Fetches each `(at, misses)` as of its block, all in one batch request; a snapshot each.
-    pub fn fetch_states(&self, asks: &[(&str, &Misses)]) -> Result<Vec<StateSnapshot>, SourceError> {
-        let calls: Vec<(String, Value)> = asks
-            .iter()
-            .flat_map(|(at, m)| state_calls(m, at))
-            .collect();
+    pub fn fetch_states(
+        &self,
+        asks: &[(&str, &Misses)],
+    ) -> Result<Vec<StateSnapshot>, SourceError> {
+        let calls: Vec<(String, Value)> =
+            asks.iter().flat_map(|(at, m)| state_calls(m, at)).collect();
         let mut res = self.client.batch(&calls)?.into_iter();
         asks.iter()
             .map(|(_, m)| {

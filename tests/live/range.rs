@@ -72,3 +72,54 @@ fn failing_block_is_reported_in_place() {
         par.stderr
     );
 }
+
+/// `block A..B` carries each block's post-state to the next: every block's traces must equal
+/// the single-block replay of that block (`block N --json`, on the node's state at its parent,
+/// nothing carried), for every block of the scenario.
+#[test]
+fn carried_state_gives_what_each_block_alone_gives() {
+    let s = anvil::scenario();
+    let last = s.anvil.block_number();
+    let all = range(&s.url, &format!("0..{last}"), "2");
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    let mut by_block: std::collections::BTreeMap<u64, Vec<serde_json::Value>> = Default::default();
+    for l in String::from_utf8_lossy(&all.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        by_block
+            .entry(v["block"].as_u64().unwrap())
+            .or_default()
+            .push(serde_json::json!({"txHash": v["txHash"], "result": v["result"]}));
+    }
+    assert!(by_block.len() >= 6, "{by_block:?}");
+    for (n, lines) in &by_block {
+        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", &s.url, "--json"])
+            .no_cache()
+            .run();
+        assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
+        let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+        assert_eq!(
+            &serde_json::Value::Array(lines.clone()),
+            &alone,
+            "block {n}: the range's traces differ from the block's own"
+        );
+    }
+}
+
+/// A node that refuses batches, and one without `eth_getBlockReceipts`, give the same output.
+#[test]
+fn ranges_work_on_nodes_without_batches_or_block_receipts() {
+    let s = anvil::scenario();
+    let last = s.anvil.block_number();
+    let r = format!("0..{last}");
+    let direct = range(&s.url, &r, "2");
+    assert_eq!(direct.code, 0, "{}", direct.stderr);
+    for args in [
+        &["--fault", "no-batch"][..],
+        &["--deny", "eth_getBlockReceipts"][..],
+    ] {
+        let p = crate::proxy::Proxy::start(&s.url, args);
+        let via = range(&p.url, &r, "2");
+        assert_eq!(via.code, 0, "{args:?}: {}", via.stderr);
+        assert_eq!(via.stdout, direct.stdout, "{args:?}");
+    }
+}

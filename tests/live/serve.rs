@@ -150,6 +150,32 @@ fn traces_equal_tx_json_and_anvil() {
     assert!(block_lines[1].contains("\"cacheHit\":true"), "{log}");
 }
 
+/// A cold `debug_traceBlockByNumber` on a node without the debug API costs one round trip for
+/// the chain, the block and its receipts, then the state passes the replay needs: counted by
+/// the proxy in front of the node (requests that read account state are the state passes).
+#[test]
+fn a_cold_block_trace_costs_one_round_trip_before_its_state_passes() {
+    let s = anvil::scenario();
+    let p = proxy::Proxy::start(&s.url, &["--deny", "debug_"]);
+    let serve = Serve::start(&p.url, &[]);
+    let receipt = s.anvil.receipt(s.multi_tx_block[0]);
+    p.reset();
+    let block = serve.result(
+        "debug_traceBlockByNumber",
+        json!([receipt["blockNumber"], {"tracer": "callTracer"}]),
+    );
+    let st = p.stats();
+    let items: Value = serde_json::from_str(&block).unwrap();
+    assert_eq!(items.as_array().unwrap().len(), s.multi_tx_block.len());
+    let (requests, state) = (
+        st["requests"].as_u64().unwrap(),
+        st["stateRequests"].as_u64().unwrap(),
+    );
+    eprintln!("cold debug_traceBlockByNumber: {st}");
+    assert!(requests - state <= 2, "{st}");
+    assert!(state >= 1, "{st}");
+}
+
 #[test]
 fn trace_call_with_overrides_matches_chaintrace_call() {
     let s = anvil::scenario();

@@ -53,6 +53,33 @@ impl Proxy {
         let url = run::listening_url(&mut child, "proxy");
         Proxy { child, url }
     }
+
+    /// The proxy's counters since the last [`Proxy::reset`]: `requests`, `calls`,
+    /// `roundTrips`, `stateRequests`.
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::from_str(&self.get("/stats")).expect("the proxy's stats are JSON")
+    }
+
+    /// Zeroes the proxy's counters.
+    pub fn reset(&self) {
+        self.get("/reset");
+    }
+
+    fn get(&self, path: &str) -> String {
+        use std::io::{Read, Write};
+        let host = self.url.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(host).expect("connect to the proxy");
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for Proxy {
