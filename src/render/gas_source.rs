@@ -96,80 +96,27 @@ pub fn render_source_tables<W: Write>(
     style: TableStyle,
     out: &mut W,
 ) -> io::Result<()> {
-    const NUMERIC: &[&str] = &["count", "calls", "self gas", "inclusive gas"];
     let total = g.total();
     if which.by_function {
-        let mut t = style.numeric_table(
-            &[
-                "function",
-                "declared at",
-                "calls",
-                "self gas",
-                "inclusive gas",
-            ],
-            NUMERIC,
-        );
-        let shown = style.shown(g.functions.len());
-        for f in &g.functions[..shown] {
-            t.add_row(vec![
-                Cell::new(f.name()),
-                Cell::new(declared(f)),
-                num(f.calls),
-                num(f.self_gas),
-                num(f.inclusive_gas),
-            ]);
-        }
-        if shown < g.functions.len() {
-            let rest = &g.functions[shown..];
-            t.add_row(vec![
-                Cell::new(format!("others ({}; --all)", rest.len())),
-                Cell::new(""),
-                num(rest.iter().map(|f| f.calls).sum()),
-                num(rest.iter().map(|f| f.self_gas).sum()),
-                Cell::new(""),
-            ]);
-        }
-        t.add_row(vec![
-            Cell::new("total"),
-            Cell::new(""),
-            Cell::new(""),
-            num(total),
-            Cell::new(""),
-        ]);
+        let rows = g
+            .functions
+            .iter()
+            .map(|f| (f.name(), declared(f), f.calls, f.self_gas, f.inclusive_gas));
+        let t = table(style, ["function", "declared at", "calls"], rows, total);
         writeln!(out, "\nby function (execution gas)\n{t}")?;
     }
     if which.by_line {
-        let mut t = style.numeric_table(
-            &["line", "source", "count", "self gas", "inclusive gas"],
-            NUMERIC,
-        );
-        let shown = style.shown(g.lines.len());
-        for l in &g.lines[..shown] {
-            t.add_row(vec![
-                Cell::new(&l.location),
-                Cell::new(l.source.as_deref().map(clip).unwrap_or_default()),
-                num(l.count),
-                num(l.self_gas),
-                num(l.inclusive_gas),
-            ]);
-        }
-        if shown < g.lines.len() {
-            let rest = &g.lines[shown..];
-            t.add_row(vec![
-                Cell::new(format!("others ({}; --all)", rest.len())),
-                Cell::new(""),
-                num(rest.iter().map(|l| l.count).sum()),
-                num(rest.iter().map(|l| l.self_gas).sum()),
-                Cell::new(""),
-            ]);
-        }
-        t.add_row(vec![
-            Cell::new("total"),
-            Cell::new(""),
-            Cell::new(""),
-            num(total),
-            Cell::new(""),
-        ]);
+        let rows = g.lines.iter().map(|l| {
+            let source = l.source.as_deref().map(clip).unwrap_or_default();
+            (
+                l.location.clone(),
+                source,
+                l.count,
+                l.self_gas,
+                l.inclusive_gas,
+            )
+        });
+        let t = table(style, ["line", "source", "count"], rows, total);
         writeln!(out, "\nby line (execution gas)\n{t}")?;
     }
     if g.frames_unmapped > 0 {
@@ -180,6 +127,54 @@ pub fn render_source_tables<W: Write>(
         )?;
     }
     Ok(())
+}
+
+/// A table of (name, text, count, self gas, inclusive gas) rows with `head` over the first
+/// three: the top rows, one "others" row with the rest's sums, and the total.
+fn table(
+    style: TableStyle,
+    head: [&str; 3],
+    rows: impl ExactSizeIterator<Item = (String, String, u64, u64, u64)>,
+    total: u64,
+) -> comfy_table::Table {
+    let mut t = style.numeric_table(
+        &[head[0], head[1], head[2], "self gas", "inclusive gas"],
+        &[head[2], "self gas", "inclusive gas"],
+    );
+    let shown = style.shown(rows.len());
+    let (mut rest, mut count, mut self_gas) = (0, 0, 0);
+    for (i, (name, text, n, s, incl)) in rows.enumerate() {
+        if i < shown {
+            t.add_row(vec![
+                Cell::new(name),
+                Cell::new(text),
+                num(n),
+                num(s),
+                num(incl),
+            ]);
+        } else {
+            rest += 1;
+            count += n;
+            self_gas += s;
+        }
+    }
+    if rest > 0 {
+        t.add_row(vec![
+            Cell::new(format!("others ({rest}; --all)")),
+            Cell::new(""),
+            num(count),
+            num(self_gas),
+            Cell::new(""),
+        ]);
+    }
+    t.add_row(vec![
+        Cell::new("total"),
+        Cell::new(""),
+        Cell::new(""),
+        num(total),
+        Cell::new(""),
+    ]);
+    t
 }
 
 fn declared(f: &FunctionGas) -> String {

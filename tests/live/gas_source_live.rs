@@ -5,6 +5,7 @@
 //! EVM prices (a fresh storage slot costs 22,100), and from anvil's own struct logs, mapped to
 //! lines by this test's own reading of the source map.
 
+use super::sources_live::{code, deploy_leaf, legacy_path, output, viair_path, SRC};
 use crate::{anvil, run};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,28 +13,6 @@ use std::path::Path;
 use alloy_primitives::{Address, B256};
 use anvil::{calldata, hex0x, w_addr, w_u, Anvil, EXPLICIT_GAS};
 use serde_json::{json, Value};
-
-const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/srcmap");
-
-fn output(name: &str) -> Value {
-    let text = std::fs::read_to_string(Path::new(SRC).join(name)).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn legacy_path() -> String {
-    format!("{SRC}/solc-output.json")
-}
-
-fn viair_path() -> String {
-    format!("{SRC}/solc-output-viair.json")
-}
-
-fn code(out: &Value, file: &str, name: &str) -> String {
-    out["contracts"][file][name]["evm"]["bytecode"]["object"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
 /// The 1-based line of the first line of `file` containing `needle`.
 fn line_of(file: &str, needle: &str) -> usize {
@@ -57,12 +36,7 @@ fn world() -> World {
     let legacy = output("solc-output.json");
     let viair = output("solc-output-viair.json");
     let profile = anvil.deploy(&code(&legacy, "GasProfile.sol", "GasProfile"));
-    let math = anvil.deploy(&code(&legacy, "MathLib.sol", "MathLib"));
-    let mut leaf_code = code(&legacy, "Leaf.sol", "Leaf");
-    let at = leaf_code.find("__$").expect("Leaf links MathLib");
-    let placeholder = leaf_code[at..at + 40].to_string();
-    leaf_code = leaf_code.replace(&placeholder, &alloy_primitives::hex::encode(math));
-    let leaf = anvil.deploy(&leaf_code);
+    let (_, leaf) = deploy_leaf(&anvil, &legacy);
     let middle = anvil.deploy(&anvil::with_ctor_args(
         &code(&legacy, "Middle.sol", "Middle"),
         &[w_addr(leaf)],

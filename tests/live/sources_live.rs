@@ -13,18 +13,18 @@ use alloy_primitives::{Address, B256, U256};
 use anvil::{calldata, hex0x, w_addr, w_b32, w_u, with_ctor_args, Anvil, EXPLICIT_GAS};
 use serde_json::{json, Value};
 
-const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/srcmap");
+pub(crate) const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/srcmap");
 
-fn output(name: &str) -> Value {
+pub(crate) fn output(name: &str) -> Value {
     let text = std::fs::read_to_string(Path::new(SRC).join(name)).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
-fn legacy_path() -> String {
+pub(crate) fn legacy_path() -> String {
     format!("{SRC}/solc-output.json")
 }
 
-fn viair_path() -> String {
+pub(crate) fn viair_path() -> String {
     format!("{SRC}/solc-output-viair.json")
 }
 
@@ -45,13 +45,24 @@ fn at(file: &str, needle: &str, after: Option<&str>) -> String {
     format!("{file}:{line}:{column}")
 }
 
+/// Deploys MathLib, then Leaf linked to it (its placeholder `__$<34 hex>$__` becomes the
+/// library's address); returns both addresses.
+pub(crate) fn deploy_leaf(anvil: &Anvil, legacy: &Value) -> (Address, Address) {
+    let math = anvil.deploy(&code(legacy, "MathLib.sol", "MathLib"));
+    let mut leaf_code = code(legacy, "Leaf.sol", "Leaf");
+    let at = leaf_code.find("__$").expect("Leaf links MathLib");
+    let placeholder = leaf_code[at..at + 40].to_string();
+    leaf_code = leaf_code.replace(&placeholder, &alloy_primitives::hex::encode(math));
+    (math, anvil.deploy(&leaf_code))
+}
+
 /// The deployed test contracts.
 struct World {
     anvil: Anvil,
     addr: BTreeMap<&'static str, Address>,
 }
 
-fn code(out: &Value, file: &str, name: &str) -> String {
+pub(crate) fn code(out: &Value, file: &str, name: &str) -> String {
     out["contracts"][file][name]["evm"]["bytecode"]["object"]
         .as_str()
         .unwrap()
@@ -63,13 +74,7 @@ fn world() -> World {
     let legacy = output("solc-output.json");
     let viair = output("solc-output-viair.json");
     let mut addr = BTreeMap::new();
-    let math = anvil.deploy(&code(&legacy, "MathLib.sol", "MathLib"));
-    // Link MathLib into Leaf: its placeholder `__$<34 hex>$__` becomes the library's address.
-    let mut leaf_code = code(&legacy, "Leaf.sol", "Leaf");
-    let at = leaf_code.find("__$").expect("Leaf links MathLib");
-    let placeholder = leaf_code[at..at + 40].to_string();
-    leaf_code = leaf_code.replace(&placeholder, &alloy_primitives::hex::encode(math));
-    let leaf = anvil.deploy(&leaf_code);
+    let (math, leaf) = deploy_leaf(&anvil, &legacy);
     let middle = anvil.deploy(&with_ctor_args(
         &code(&legacy, "Middle.sol", "Middle"),
         &[w_addr(leaf)],
