@@ -99,13 +99,27 @@ pub fn replay_txs_from(
 ) -> Result<BlockReplay, super::Error> {
     let mut driver = Driver::new(source, state_at);
     driver.prefetch(&mut snap, txs, env.block.beneficiary)?;
+    drive_txs(&mut driver, snap, txs, env, first, tracer, Some(prepare))
+}
+
+/// Runs `txs` (from `first` traced under `tracer`, `prepare` just before it) in `driver` on
+/// `snap`, the node's block traces asked for their chain precompile frames.
+pub fn drive_txs(
+    driver: &mut Driver<'_>,
+    mut snap: StateSnapshot,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    tracer: &TracerSpec,
+    prepare: Option<&dyn Fn(&mut crate::source::ReplayDb<'_>)>,
+) -> Result<BlockReplay, super::Error> {
     let plan = Plan {
         env,
         txs,
         first,
         log_offset: 0,
         index: Some(0),
-        prepare: Some(prepare),
+        prepare,
         frames: Frames::Block(env.block_hash),
     };
     let driven = driver.run(&mut snap, &plan, &|db, env, tx, offset, index| {

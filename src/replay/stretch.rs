@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 
 use alloy_primitives::{address, Address};
 
-use super::driver::{Driver, Frames, Plan};
+use super::driver::Driver;
 use super::remote::BlockReplay;
-use super::{trace_at, EvmEnv};
+use super::EvmEnv;
 use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource};
 use crate::source::{Misses, StateSnapshot};
 use crate::trace::TracerSpec;
@@ -114,28 +114,9 @@ impl<'a> Stretch<'a> {
         let parent = parent_tag(n);
         let mut driver = Driver::new(self.source, &parent);
         driver.prefetch(&mut snap, &block.txs, env.block.beneficiary)?;
-        let plan = Plan {
-            env,
-            txs: &block.txs,
-            first: 0,
-            log_offset: 0,
-            index: Some(0),
-            prepare: None,
-            frames: Frames::Block(env.block_hash),
-        };
-        let driven = driver
-            .run(&mut snap, &plan, &|db, env, tx, offset, index| {
-                trace_at(db, env, tx, tracer, offset, index)
-            })
-            .map_err(super::Error::from)?;
+        let r = super::remote::drive_txs(&mut driver, snap, &block.txs, env, 0, tracer, None)?;
         self.passes += driver.passes;
-        Ok(BlockReplay {
-            traces: driven.traced,
-            snapshot: snap,
-            passes: driver.passes,
-            splices: driven.splices.into_iter().flatten().collect(),
-            post: driven.post,
-        })
+        Ok(r)
     }
 
     /// Takes back the state `r` ran on, with the block's writes, as the next block's pre-state
