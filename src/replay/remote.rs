@@ -12,7 +12,7 @@ use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource, SourceError};
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
 
-use super::splice::{Splice, SpliceLog};
+use super::splice::{NoFrames, Splice, SpliceLog};
 use super::{apply, trace_at, EvmEnv, ReplayError, TracedTx};
 
 /// The most speculative passes before giving up; each pass costs one round trip.
@@ -63,10 +63,10 @@ fn node_splices(
 ) -> Result<Vec<Arc<Splice>>, crate::rpc::RpcError> {
     let (calls, diffs) = match env.block_hash {
         Some(hash) => super::splice::ask_node(&source.client, "debug_traceBlockByHash", hash)?,
-        None => (Err("the block's hash is not known".to_string()), None),
+        None => (Err(NoFrames::NoBlockHash), None),
     };
     let (calls, why) = match calls {
-        Ok(c) => (Some(c), String::new()),
+        Ok(c) => (Some(c), NoFrames::NoEntry),
         Err(why) => (None, why),
     };
     // geth's shape: [{"txHash", "result"}] in block order.
@@ -92,11 +92,8 @@ fn node_splices(
             // Without the block's call traces no transaction gets a diff either.
             let trace = find(calls.as_ref(), i, tx);
             let diff = trace.as_ref().and(find(diffs.as_ref(), i, tx));
-            let trace = match (&trace, &calls) {
-                (Some(t), _) => Ok(t),
-                (None, None) => Err(why.as_str()),
-                (None, Some(_)) => Err("the node's block trace has no entry for it"),
-            };
+            // `why` is NoEntry when the block's traces came back.
+            let trace = trace.as_ref().ok_or(&why);
             Arc::new(Splice::from_node(trace, diff.as_ref(), env, &last[i]))
         })
         .collect())
