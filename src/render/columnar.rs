@@ -313,7 +313,7 @@ impl Tables {
         c.gas_used.push(f.gas_used);
         c.selector
             .push((!f.kind.is_create() && f.input.len() >= 4).then(|| hx(&f.input[..4])));
-        c.error.push(f.error.clone());
+        c.error.push(f.error.as_ref().map(ToString::to_string));
         c.revert_reason.push(f.revert_reason.clone());
         c.depth.push(depth);
         for l in &f.logs {

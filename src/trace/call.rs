@@ -17,7 +17,7 @@ use revm::primitives::Log;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
-use super::errors::{frontier_deposit_oog, geth_error, returned_output, returns_gas, LastStep};
+use super::errors::{frontier_deposit_oog, returned_output, returns_gas, FrameError, LastStep};
 use super::failed_step::has_dynamic_gas;
 use super::hexser;
 use super::precompile_error::failed_precompile_frame;
@@ -116,7 +116,7 @@ pub struct CallFrame {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<Bytes>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
+    pub error: Option<FrameError>,
     #[serde(
         rename = "revertReason",
         skip_serializing_if = "Option::is_none",
@@ -211,12 +211,12 @@ impl CallFrame {
 
     /// geth's `processOutput`: on success keep the output; on failure keep the error, drop `to`
     /// of a failed CREATE, and keep the output (and its decoded reason) only for a revert.
-    fn set_result(&mut self, output: &Bytes, error: Option<String>) {
+    fn set_result(&mut self, output: &Bytes, error: Option<FrameError>) {
         let Some(error) = error else {
             self.output = (!output.is_empty()).then(|| output.clone());
             return;
         };
-        let reverted = error == "execution reverted";
+        let reverted = error.is_revert();
         self.error = Some(error);
         if self.kind.is_create() {
             self.to = None;
@@ -340,8 +340,8 @@ impl CallTracer {
             f.to = Some(addr);
         }
         let error = match open.step_error.take() {
-            Some(e) if !result.is_ok_or_revert() => Some(e),
-            _ => geth_error(result, open.last, f.kind.is_create()),
+            Some(e) if !result.is_ok_or_revert() => Some(FrameError::Failed(e)),
+            _ => FrameError::of(result, open.last, f.kind.is_create()),
         };
         f.set_result(output, error);
         if f.error.is_none() {

@@ -16,6 +16,7 @@ use revm::Inspector;
 use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
 use crate::trace::call::CallFrame;
+use crate::trace::errors::FrameError;
 
 use super::*;
 
@@ -245,10 +246,10 @@ where
         self.log.calls.push(Some(index));
         let mut gas = Gas::new(inputs.gas_limit);
         let _ = gas.record_regular_cost(frame.gas_used.min(inputs.gas_limit));
-        let result = match frame.error.as_deref() {
+        let result = match &frame.error {
             None => InstructionResult::Return,
-            Some("execution reverted") => InstructionResult::Revert,
-            Some(_) => {
+            Some(FrameError::Reverted) => InstructionResult::Revert,
+            Some(FrameError::Failed(_)) => {
                 gas.spend_all();
                 InstructionResult::PrecompileError
             }
