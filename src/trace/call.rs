@@ -7,6 +7,7 @@
 
 use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
+use revm::bytecode::opcode::{OpCode, JUMP, RETURN, SELFDESTRUCT};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -69,16 +70,22 @@ impl CallKind {
     pub fn is_create(self) -> bool {
         matches!(self, CallKind::Create | CallKind::Create2)
     }
-    pub fn as_str(self) -> &'static str {
+    /// The opcode that makes such a frame.
+    pub fn opcode(self) -> OpCode {
         match self {
-            CallKind::Call => "CALL",
-            CallKind::Callcode => "CALLCODE",
-            CallKind::Delegatecall => "DELEGATECALL",
-            CallKind::Staticcall => "STATICCALL",
-            CallKind::Create => "CREATE",
-            CallKind::Create2 => "CREATE2",
-            CallKind::Selfdestruct => "SELFDESTRUCT",
+            CallKind::Call => OpCode::CALL,
+            CallKind::Callcode => OpCode::CALLCODE,
+            CallKind::Delegatecall => OpCode::DELEGATECALL,
+            CallKind::Staticcall => OpCode::STATICCALL,
+            CallKind::Create => OpCode::CREATE,
+            CallKind::Create2 => OpCode::CREATE2,
+            CallKind::Selfdestruct => OpCode::SELFDESTRUCT,
         }
+    }
+
+    /// geth's name for the frame: its opcode's.
+    pub fn as_str(self) -> &'static str {
+        self.opcode().as_str()
     }
 }
 
@@ -378,12 +385,12 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
             top.last = LastStep {
                 op,
                 stack_len: interp.stack.len(),
-                returned: op == 0xf3,
+                returned: op == RETURN,
             };
             if let Some(steps) = top.frame.steps.as_deref_mut() {
                 let pc = interp.bytecode.pc() as u32;
                 steps.record(pc);
-                if op == 0x56 {
+                if op == JUMP {
                     let dest = interp
                         .stack
                         .data()
@@ -398,10 +405,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         } else {
             self.pre.disarm();
         }
-        if op == 0xff && self.config.only_top_call {
+        if op == SELFDESTRUCT && self.config.only_top_call {
             return;
         }
-        if op == 0xff {
+        if op == SELFDESTRUCT {
             let contract = interp.input.target_address;
             let Some(top) = interp.stack.data().last() else {
                 return;

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use alloy_primitives::Address;
+use revm::bytecode::opcode::{DIFFICULTY, SSTORE};
 use revm::context_interface::{ContextTr, JournalTr};
 use revm::interpreter::{
     CallInputs, CallOutcome, CallScheme, Gas, InstructionResult, InterpreterResult,
@@ -198,8 +199,8 @@ where
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
         use revm::interpreter::interpreter_types::Jumps;
         match interp.bytecode.opcode() {
-            0x44 if self.prevrandao_guessed => self.log.prevrandao_read = true,
-            0x55 => {
+            DIFFICULTY if self.prevrandao_guessed => self.log.prevrandao_read = true,
+            SSTORE => {
                 self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx);
                 if self.sstore.is_some() && self.rules.as_ref().is_some_and(|r| !r.consensus_read) {
                     self.log.sstore_set_assumed = true;
