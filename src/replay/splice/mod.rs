@@ -32,7 +32,7 @@ mod diff;
 mod splicer;
 
 use diff::correct;
-pub use diff::{differences, Correction, DiffAccount, NodeDiff};
+pub use diff::{differences, read_node_diff, AccountState, Correction, DiffMode};
 pub use splicer::Splicer;
 
 /// Asks the node, in one round trip, for what splicing needs of `target` through `method`
@@ -201,7 +201,7 @@ pub struct Splice {
     /// The node was asked and could not answer (no debug API).
     pub unavailable: bool,
     /// The node's state diff for the transaction, when it gave one.
-    pub diff: Option<NodeDiff>,
+    pub diff: Option<DiffMode>,
     /// Written into the journal on return from the first spliced frame.
     pub corrections: Vec<Correction>,
     /// Whether `corrections` were computed (one round is made).
@@ -313,7 +313,7 @@ impl Splice {
         match frames {
             Ok(frames) => Splice {
                 frames: Some(frames),
-                diff: diff.and_then(NodeDiff::from_json),
+                diff: diff.and_then(read_node_diff),
                 skip: vec![env.miner, env.block.beneficiary],
                 ..Default::default()
             },
