@@ -3,12 +3,13 @@
 //!
 //! What the request leaves out is asked of the node in one batch: the nonce (`pending`), the gas
 //! (`eth_estimateGas`), the latest base fee and the suggested tip. The transaction is EIP-1559
-//! unless the request gives a legacy `gas_price`. The private key is only ever held by the
-//! signer; no message names it.
+//! unless the request gives a legacy `gas_price`; alloy's `TransactionRequest` builds it. The
+//! private key is only ever held by the signer; no message names it.
 
-use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxLegacy};
+use alloy_consensus::{SignableTransaction, TxEnvelope};
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_rpc_types_eth::{TransactionInput, TransactionRequest};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use serde_json::{json, Map, Value};
@@ -52,6 +53,9 @@ pub enum SignError {
     NodeNonce,
     #[error("the node's gas estimate is not a quantity")]
     NodeGasEstimate,
+    /// The transaction request lacks what its type needs (never, as every field is filled).
+    #[error("the transaction cannot be built: it lacks {}", .0.join(", "))]
+    Incomplete(Vec<&'static str>),
 }
 
 /// A key read from the environment. `Debug` shows only the address.
@@ -214,22 +218,21 @@ pub fn sign(
     } else {
         (U256::ZERO, U256::ZERO)
     };
-    let kind = match to {
-        Some(a) => TxKind::Call(a),
-        None => TxKind::Create,
+    // alloy's request builder makes the typed transaction: legacy (EIP-155) when the request
+    // gives a gas price, EIP-1559 otherwise.
+    let mut request = TransactionRequest::default()
+        .from(from)
+        .value(value)
+        .input(TransactionInput::new(input))
+        .nonce(nonce)
+        .gas_limit(gas_limit);
+    request.chain_id = Some(chain_id);
+    request = match to {
+        Some(a) => request.to(a),
+        None => request.create(),
     };
-    let envelope: TxEnvelope = if let Some(price) = gas_price {
-        let t = TxLegacy {
-            chain_id: Some(chain_id),
-            nonce,
-            gas_price: fee(price, "gas_price")?,
-            gas_limit,
-            to: kind,
-            value,
-            input,
-        };
-        let sig = key.0.sign_hash_sync(&t.signature_hash())?;
-        t.into_signed(sig).into()
+    request = if let Some(price) = gas_price {
+        request.gas_price(fee(price, "gas_price")?)
     } else {
         let max_priority_fee_per_gas = fee(max_tip.unwrap_or(tip), "max_priority_fee_per_gas")?;
         let max_fee_per_gas = match max_fee {
@@ -238,20 +241,15 @@ pub fn sign(
                 .saturating_mul(2)
                 .saturating_add(max_priority_fee_per_gas),
         };
-        let t = TxEip1559 {
-            chain_id,
-            nonce,
-            gas_limit,
-            max_fee_per_gas,
-            max_priority_fee_per_gas,
-            to: kind,
-            value,
-            access_list: Default::default(),
-            input,
-        };
-        let sig = key.0.sign_hash_sync(&t.signature_hash())?;
-        t.into_signed(sig).into()
+        request
+            .max_fee_per_gas(max_fee_per_gas)
+            .max_priority_fee_per_gas(max_priority_fee_per_gas)
     };
+    let tx = request.build_typed_tx().map_err(|r| {
+        SignError::Incomplete(r.missing_keys().err().map(|(_, m)| m).unwrap_or_default())
+    })?;
+    let sig = key.0.sign_hash_sync(&tx.signature_hash())?;
+    let envelope: TxEnvelope = tx.into_envelope(sig);
     Ok(Signed {
         raw: envelope.encoded_2718().into(),
         hash: *envelope.tx_hash(),
