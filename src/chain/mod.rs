@@ -11,6 +11,19 @@ pub mod rules;
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
 
+use crate::geth::hex::HexError;
+
+/// Why a geth genesis `config` object cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config is not an object of keys.
+    #[error("chain config is not a JSON object")]
+    NotAnObject,
+    /// A fork block, time or the chain id is not a 64-bit quantity.
+    #[error("chain config key {key}: {source}")]
+    Key { key: String, source: HexError },
+}
+
 /// Activation points of every fork that changes EVM semantics.
 ///
 /// Block-activated forks carry a block number, post-merge forks a timestamp. `merged` is true when
@@ -194,19 +207,20 @@ impl ForkSchedule {
 
     /// Reads a geth genesis `config` object. Keys are matched case-insensitively, as geth does
     /// (fixtures contain `"IstanbulBlock"`); unknown keys are ignored.
-    pub fn from_geth_config(config: &Value) -> Result<Self, String> {
-        let obj = config
-            .as_object()
-            .ok_or("chain config is not a JSON object")?;
-        let get = |name: &str| -> Result<Option<u64>, String> {
+    pub fn from_geth_config(config: &Value) -> Result<Self, ConfigError> {
+        let obj = config.as_object().ok_or(ConfigError::NotAnObject)?;
+        let get = |name: &str| -> Result<Option<u64>, ConfigError> {
             for (k, v) in obj {
                 if k.eq_ignore_ascii_case(name) {
                     if v.is_null() {
                         return Ok(None);
                     }
-                    return crate::geth::hex::parse_u64(v)
-                        .map(Some)
-                        .map_err(|e| format!("chain config key {k}: {e}"));
+                    return crate::geth::hex::parse_u64(v).map(Some).map_err(|source| {
+                        ConfigError::Key {
+                            key: k.clone(),
+                            source,
+                        }
+                    });
                 }
             }
             Ok(None)

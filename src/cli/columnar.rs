@@ -18,6 +18,7 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use chaintrace::render::table::Table;
 use chaintrace::trace::TracerSpec;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -126,7 +127,7 @@ enum Writer {
 }
 
 struct OpenFile {
-    table: &'static str,
+    table: Table,
     tmp: PathBuf,
     path: PathBuf,
     rows: u64,
@@ -288,14 +289,12 @@ impl<'a> PartitionSink<'a> {
         }
     }
 
-    fn tables(&self) -> Vec<&'static str> {
+    fn tables(&self) -> Vec<Table> {
         match self.format {
-            Format::Ndjson if self.assets => vec!["traces", "asset_changes"],
-            Format::Ndjson => vec!["traces"],
+            Format::Ndjson if self.assets => vec![Table::Traces, Table::AssetChanges],
+            Format::Ndjson => vec![Table::Traces],
             #[cfg(feature = "parquet")]
-            Format::Parquet => {
-                chaintrace::render::columnar::table_names_with(self.spec, self.assets)
-            }
+            Format::Parquet => Table::of_with(self.spec, self.assets),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => Vec::new(),
         }
@@ -312,7 +311,7 @@ impl<'a> PartitionSink<'a> {
         let mut files = Vec::new();
         for table in self.tables() {
             let name = match self.format {
-                Format::Ndjson if table == "traces" => "part.ndjson".to_string(),
+                Format::Ndjson if table == Table::Traces => "part.ndjson".to_string(),
                 Format::Ndjson => format!("part.{table}.ndjson"),
                 Format::Parquet => format!("part.{table}.parquet"),
             };
@@ -376,7 +375,7 @@ impl<'a> PartitionSink<'a> {
             fs::rename(&f.tmp, &f.path).map_err(|e| io_err("rename into", &f.path, e))?;
             let name = f.path.file_name().unwrap_or_default().to_string_lossy();
             entries.push(FileEntry {
-                table: f.table.to_string(),
+                table: f.table,
                 file: format!("{}/{name}", open.dir),
                 rows: f.rows,
                 bytes,
@@ -439,7 +438,7 @@ fn remove_stale_temps(dir: &Path) {
 fn parquet_writer(
     file: File,
     spec: &TracerSpec,
-    table: &str,
+    table: Table,
     assets: bool,
 ) -> Result<parquet::arrow::ArrowWriter<File>, CliError> {
     use parquet::basic::Compression;
@@ -502,7 +501,7 @@ impl Sink for PartitionSink<'_> {
         };
         for f in &mut open.files {
             match f.writer.as_mut() {
-                Some(Writer::Ndjson(w)) if f.table == "asset_changes" => {
+                Some(Writer::Ndjson(w)) if f.table == Table::AssetChanges => {
                     for (i, (t, rows)) in done.traces.iter().zip(&asset_rows).enumerate() {
                         for r in rows {
                             let mut v = serde_json::json!({

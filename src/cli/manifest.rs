@@ -11,10 +11,11 @@ use sha2::{Digest, Sha256};
 
 use super::columnar::Format;
 use super::common::CliError;
+use chaintrace::render::table::Table;
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct FileEntry {
-    pub table: String,
+    pub table: Table,
     pub file: String,
     pub rows: u64,
     pub bytes: u64,

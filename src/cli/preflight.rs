@@ -15,7 +15,7 @@ use chaintrace::policy::request::{
     address, body_of, method_of, parse_caip2, redacted_body, transaction_of, tx_fields, validate,
     Redactor,
 };
-use chaintrace::policy::simulate::simulate;
+use chaintrace::policy::simulate::{simulate, NotSimulated};
 use chaintrace::policy::verdict::render_verdict;
 use chaintrace::policy::{read_json, Evaluation, Policy, PolicyError, Verdict, VerdictKind};
 use chaintrace::render::abi::Abi;
@@ -241,15 +241,15 @@ impl PreflightArgs {
         let simulation = match (tx, on_chain) {
             // A message (personal_sign) is signed, not executed.
             _ if message => None,
-            (None, _) => Some(Err("the body has no params.transaction".to_string())),
-            (Some(_), None) => Some(Err("no node or no sender to simulate with".to_string())),
+            (None, _) => Some(Err(NotSimulated::NoTransaction)),
+            (Some(_), None) => Some(Err(NotSimulated::NoNodeOrSender)),
             (Some(t), Some(((source, chain_id), from))) => {
                 Some(match simulate(source, chain_id, from, t, &decoder) {
                     Ok(s) => Ok(s),
                     Err(chaintrace::replay::Error::Source(e @ SourceError::BadData { .. }))
                         if !issues.is_empty() =>
                     {
-                        Err(e.to_string())
+                        Err(NotSimulated::Unusable(e))
                     }
                     Err(e) => return Err(e.into()),
                 })

@@ -10,10 +10,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use alloy_primitives::Address;
+use chaintrace::policy::engine::Method;
 use chaintrace::policy::request::{message_bytes, method_of, transaction_of, Redactor};
 use chaintrace::policy::VerdictKind;
 use chaintrace::wallet::answer::{
-    check_signed_transaction, message_signer, read_answer, RpcAnswer,
+    check_signed_transaction, message_signer, read_answer, AnswerError, RpcAnswer,
 };
 use chaintrace::wallet::local::{sign, sign_message, LocalKey};
 use chaintrace::wallet::{api_base, check_wallet_id, Provider, WalletError};
@@ -190,11 +191,22 @@ fn method(checked: &Checked) -> &str {
     method_of(&checked.body).unwrap_or_default()
 }
 
+/// The request's method, `command` naming the subcommand in the error; a request the
+/// pre-flight passed always has one of [`Method`].
+fn known_method(checked: &Checked, command: &str) -> Result<Method, CliError> {
+    Method::parse(method(checked)).ok_or_else(|| {
+        CliError::input(format!(
+            "the request's method {:?} is not one {command} carries out",
+            method(checked)
+        ))
+    })
+}
+
 /// An answer the provider gave with a 2xx status that does not hold what its method promises:
 /// it may have acted, so this is said, with the raw answer, and nothing is retried.
 fn unreadable(
     status: u16,
-    reason: String,
+    reason: AnswerError,
     answer: &serde_json::Value,
     redactor: &Redactor,
 ) -> CliError {
@@ -241,7 +253,7 @@ impl ProviderRpcArgs {
         )? {
             return Ok(code);
         }
-        let method = method(&checked);
+        let method = known_method(&checked, "wallet rpc")?;
         let (status, answer) = provider
             .rpc(&self.wallet, &checked.body)
             .map_err(|e| provider_error(e, &redactor))?;
@@ -260,11 +272,12 @@ impl ProviderRpcArgs {
                 );
             }
             RpcAnswer::Signature(sig) => {
-                let msg = message_bytes(&checked.body).map_err(CliError::input)?;
+                let msg =
+                    message_bytes(&checked.body).map_err(|e| CliError::input(e.to_string()))?;
                 let signer = message_signer(sig, &msg)
                     .map_err(|r| unreadable(status, r, &answer, &redactor))?;
                 if let Some(want) = checked.from.filter(|w| *w != signer) {
-                    let r = format!("the signature is by {signer}, not by --from {want}");
+                    let r = AnswerError::OtherSigner { signer, want };
                     return Err(unreadable(status, r, &answer, &redactor));
                 }
                 eprintln!("signed by {signer} (recovered from the signature)");
@@ -292,7 +305,7 @@ impl LocalSendArgs {
         redactor.add_env(std::env::vars());
         redactor.add(&key);
         redactor.add(key.trim().trim_start_matches("0x"));
-        let key = LocalKey::parse(&key).map_err(CliError::input)?;
+        let key = LocalKey::parse(&key).map_err(|e| CliError::input(e.to_string()))?;
         let pre = &self.preflight;
         let signer = format!("{:?}", key.address());
         if let Some(f) = &pre.from {
@@ -315,31 +328,24 @@ impl LocalSendArgs {
             return Ok(code);
         }
         let mut out = std::io::stdout().lock();
-        match method(&checked) {
-            "personal_sign" => {
-                let msg = message_bytes(&checked.body).map_err(CliError::input)?;
-                let sig =
-                    sign_message(&key, &msg).map_err(|e| CliError::input(redactor.scrub(&e)))?;
-                eprintln!(
-                    "signed the message ({} bytes, EIP-191) as {signer}",
-                    msg.len()
-                );
-                if pre.json {
-                    let v = json!({"signature": sig, "encoding": "hex", "from": signer});
-                    writeln!(out, "{}", redactor.scrub(&v.to_string()))?;
-                } else {
-                    writeln!(out, "{sig}")?;
-                }
-                return Ok(exit::OK);
+        let method = known_method(&checked, "wallet send")?;
+        if method == Method::PersonalSign {
+            let msg = message_bytes(&checked.body).map_err(|e| CliError::input(e.to_string()))?;
+            let sig = sign_message(&key, &msg)
+                .map_err(|e| CliError::input(redactor.scrub(&e.to_string())))?;
+            eprintln!(
+                "signed the message ({} bytes, EIP-191) as {signer}",
+                msg.len()
+            );
+            if pre.json {
+                let v = json!({"signature": sig, "encoding": "hex", "from": signer});
+                writeln!(out, "{}", redactor.scrub(&v.to_string()))?;
+            } else {
+                writeln!(out, "{sig}")?;
             }
-            "eth_signTransaction" | "eth_sendTransaction" => {}
-            other => {
-                return Err(CliError::input(format!(
-                    "the request's method {other:?} is not one wallet send carries out"
-                )))
-            }
+            return Ok(exit::OK);
         }
-        let broadcast = method(&checked) == "eth_sendTransaction";
+        let broadcast = method == Method::SendTransaction;
         let tx = transaction_of(&checked.body)
             .ok_or_else(|| CliError::input("a transaction request needs params.transaction"))?;
         let chain_id = checked
@@ -348,7 +354,7 @@ impl LocalSendArgs {
             .ok_or_else(|| CliError::input("the node's chain id is unknown"))?;
         let source = pre.rpc.source()?;
         let signed = sign(tx, &key, chain_id, &source.client)
-            .map_err(|e| CliError::input(redactor.scrub(&e)))?;
+            .map_err(|e| CliError::input(redactor.scrub(&e.to_string())))?;
         if !broadcast {
             eprintln!(
                 "signed, not sent (eth_signTransaction): nonce {}, gas limit {}, from {signer}",

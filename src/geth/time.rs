@@ -77,9 +77,20 @@ mod tests {
     }
 }
 
+/// A Go duration that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not Go's syntax: a number and a unit, repeated.
+    #[error("invalid duration {0:?} (Go syntax, e.g. 5s, 1m30s, 500ms)")]
+    Syntax(String),
+    /// Longer than Go's `time.Duration` holds (about 292 years).
+    #[error("invalid duration {0:?} (Go syntax, e.g. 5s, 1m30s, 500ms) (out of range)")]
+    OutOfRange(String),
+}
+
 /// Parses a Go duration (`5s`, `1m30s`, `500ms`, `1.5h`, `300us`, `250µs`, `10ns`).
-pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("invalid duration {s:?} (Go syntax, e.g. 5s, 1m30s, 500ms)");
+pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, DurationError> {
+    let bad = || DurationError::Syntax(s.to_string());
     let t = s.trim();
     if t == "0" {
         return Ok(std::time::Duration::ZERO);
@@ -115,7 +126,7 @@ pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
     }
     // Go's time.Duration is an int64 of nanoseconds: about 292 years at most.
     if !total.is_finite() || total > i64::MAX as f64 / 1e9 {
-        return Err(format!("{} (out of range)", bad()));
+        return Err(DurationError::OutOfRange(s.to_string()));
     }
     Ok(std::time::Duration::from_secs_f64(total))
 }

@@ -21,6 +21,49 @@ use serde_json::Value;
 use super::artifacts::Artifact;
 use crate::render::abi::Abi;
 
+/// Why a lookup of names over HTTP (an explorer, Sourcify, the signature database) failed, as
+/// stderr names it after the source. No message holds the URL: it may carry an API key.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// No HTTP answer (a timeout, a refused connection, an answer too large).
+    #[error("{}", .0.reason())]
+    Transport(crate::rpc::transport::Failure),
+    /// An HTTP status other than the ones the API documents for an answer.
+    #[error("HTTP {0}")]
+    Status(u16),
+    /// A body that is not JSON.
+    #[error("HTTP {status}, answer is not JSON ({source})")]
+    NotJson {
+        status: u16,
+        source: serde_json::Error,
+    },
+    /// The service answered, refusing (a bad key, a rate limit): its own words.
+    #[error("{}", format!("refused: {message} {result}").trim_end())]
+    Refused { message: String, result: String },
+    /// The signature database answered that it cannot: its `error` (or `message`).
+    #[error("the database said no: {0}")]
+    SaidNo(String),
+    /// The explorer's `result` is not a string (of JSON).
+    #[error("its `result` is not a string")]
+    ResultNotText,
+    /// The explorer's `result` string is not a JSON ABI (an array).
+    #[error("its `result` is not a JSON ABI")]
+    ResultNotAbi,
+    /// Sourcify's answer has no `abi` array.
+    #[error("its answer has no `abi` array")]
+    NoAbi,
+    /// The signature database's answer has no `result` object.
+    #[error("the answer has no `result` object")]
+    NoResult,
+    /// An entry of the signature database's `result` that is not a list of names.
+    #[error("`result.{space}[{key}]` is {got}, not a list")]
+    NotAList {
+        space: &'static str,
+        key: String,
+        got: Value,
+    },
+}
+
 /// Sourcify's public server.
 pub const SOURCIFY_DEFAULT: &str = "https://sourcify.dev/server";
 /// The explorer API a chain preset carries (Etherscan's v2 API for Ethereum mainnet; chains
@@ -169,10 +212,10 @@ impl Explorer {
                 f.push(format!("{addr:#x} ({from}: {why})"));
             }
         };
-        let asked = |from: &'static str, r: Result<Option<Value>, String>| match r {
+        let asked = |from: &'static str, r: Result<Option<Value>, LookupError>| match r {
             Ok(found) => found.map(|a| (a, from)),
             Err(why) => {
-                note(from, why);
+                note(from, why.to_string());
                 None
             }
         };
@@ -207,7 +250,7 @@ impl Explorer {
 
     /// The explorer's verified ABI of `addr`: `Ok(None)` when not configured or not verified
     /// (`status` "0"), `Err` when the lookup failed.
-    fn ask_api(&self, addr: Address) -> Result<Option<Value>, String> {
+    fn ask_api(&self, addr: Address) -> Result<Option<Value>, LookupError> {
         let Some((base, key)) = self.api.as_ref() else {
             return Ok(None);
         };
@@ -222,7 +265,7 @@ impl Explorer {
         }
         let (status, body) = http_get_json(&url, self.timeout)?;
         if status != 200 {
-            return Err(format!("HTTP {status}"));
+            return Err(LookupError::Status(status));
         }
         if body.get("status").and_then(Value::as_str) != Some("1") {
             // Etherscan answers status "0" for an unverified contract, and also for a bad key
@@ -232,26 +275,27 @@ impl Explorer {
                 Ok(None)
             } else {
                 let message = body.get("message").and_then(Value::as_str).unwrap_or("");
-                Err(format!("refused: {} {}", message, said)
-                    .trim_end()
-                    .to_string())
+                Err(LookupError::Refused {
+                    message: message.to_string(),
+                    result: said.to_string(),
+                })
             };
         }
         let text = body
             .get("result")
             .and_then(Value::as_str)
-            .ok_or("its `result` is not a string")?;
+            .ok_or(LookupError::ResultNotText)?;
         serde_json::from_str::<Value>(text)
             .ok()
             .filter(Value::is_array)
             .map(Some)
-            .ok_or_else(|| "its `result` is not a JSON ABI".to_string())
+            .ok_or(LookupError::ResultNotAbi)
     }
 
     /// Sourcify's answer for `addr` (its ABI, and the sources and source maps of the verified
     /// compilation): `Ok(None)` when not configured or not verified (404), `Err` when the
     /// lookup failed.
-    fn ask_sourcify(&self, addr: Address) -> Result<Option<Value>, String> {
+    fn ask_sourcify(&self, addr: Address) -> Result<Option<Value>, LookupError> {
         let Some(base) = self.sourcify.as_ref() else {
             return Ok(None);
         };
@@ -263,9 +307,9 @@ impl Explorer {
         let (status, body) = http_get_json(&url, self.timeout)?;
         match status {
             200 if body.get("abi").is_some_and(Value::is_array) => Ok(Some(body)),
-            200 => Err("its answer has no `abi` array".to_string()),
+            200 => Err(LookupError::NoAbi),
             404 => Ok(None),
-            s => Err(format!("HTTP {s}")),
+            s => Err(LookupError::Status(s)),
         }
     }
 }
@@ -284,12 +328,12 @@ fn store(path: &std::path::Path, abi: &Value) {
 /// The one HTTP call of name lookups: GET `url`, status and JSON body; a transport failure or
 /// a body that is not JSON is the reason (no URL: it may carry an API key). Uses the project's
 /// HTTP stack (`rpc::transport`).
-fn http_get_json(url: &str, timeout: Duration) -> Result<(u16, Value), String> {
-    let (status, text) =
-        crate::rpc::transport::get(url, timeout, 32 * 1024 * 1024).map_err(|f| f.reason())?;
+fn http_get_json(url: &str, timeout: Duration) -> Result<(u16, Value), LookupError> {
+    let (status, text) = crate::rpc::transport::get(url, timeout, 32 * 1024 * 1024)
+        .map_err(LookupError::Transport)?;
     match serde_json::from_str(&text) {
         Ok(v) => Ok((status, v)),
         Err(_) if status != 200 && status != 404 => Ok((status, Value::Null)),
-        Err(e) => Err(format!("HTTP {status}, answer is not JSON ({e})")),
+        Err(source) => Err(LookupError::NotJson { status, source }),
     }
 }

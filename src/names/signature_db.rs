@@ -29,6 +29,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use alloy_primitives::{hex, B256};
 use serde_json::{json, Value};
 
+use super::explorer::LookupError;
 use crate::render::abi::Abi;
 use crate::render::decoder::Decoder;
 use crate::replay::TraceResult;
@@ -212,7 +213,7 @@ impl SignatureDb {
                 }
                 Err(why) => {
                     if let Ok(mut f) = self.failed.lock() {
-                        f.push(why);
+                        f.push(why.to_string());
                     }
                 }
             }
@@ -251,7 +252,7 @@ impl SignatureDb {
 
     /// The one GET: answers for `keys` (names, or empty for nothing known). Keys the answer
     /// leaves out are not answered (nor cached).
-    fn ask(&self, keys: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
+    fn ask(&self, keys: &[String]) -> Result<Vec<(String, Vec<String>)>, LookupError> {
         if let Ok(mut n) = self.requests.lock() {
             *n += 1;
         }
@@ -269,36 +270,35 @@ impl SignatureDb {
             url.push_str(&format!("&event={}", join(&events)));
         }
         let (status, text) = crate::rpc::transport::get(&url, self.timeout, 8 * 1024 * 1024)
-            .map_err(|f| f.reason())?;
+            .map_err(LookupError::Transport)?;
         if status != 200 {
-            return Err(format!("HTTP {status}"));
+            return Err(LookupError::Status(status));
         }
         let v: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("HTTP 200, answer is not JSON ({e})"))?;
+            .map_err(|source| LookupError::NotJson { status, source })?;
         if v.get("ok") != Some(&Value::Bool(true)) {
-            return Err(format!(
-                "the database said no: {}",
+            return Err(LookupError::SaidNo(
                 v.get("error")
                     .or_else(|| v.get("message"))
                     .map(Value::to_string)
-                    .unwrap_or_else(|| "`ok` is not true".to_string())
+                    .unwrap_or_else(|| "`ok` is not true".to_string()),
             ));
         }
         let result = v
             .get("result")
             .and_then(Value::as_object)
-            .ok_or("the answer has no `result` object")?;
+            .ok_or(LookupError::NoResult)?;
         let mut out = Vec::new();
         for k in keys {
             let mut answered = false;
             let mut names = Vec::new();
-            let spaces: &[&str] = if namespace(k) == "function" {
+            let spaces: &[&'static str] = if namespace(k) == "function" {
                 &["function", "error"]
             } else {
                 &["event"]
             };
-            for space in spaces {
-                let Some(map) = result.get(*space).and_then(Value::as_object) else {
+            for &space in spaces {
+                let Some(map) = result.get(space).and_then(Value::as_object) else {
                     continue;
                 };
                 let entry = map
@@ -321,7 +321,11 @@ impl SignatureDb {
                         }
                     }
                     Some(other) => {
-                        return Err(format!("`result.{space}[{k}]` is {other}, not a list"))
+                        return Err(LookupError::NotAList {
+                            space,
+                            key: k.clone(),
+                            got: other.clone(),
+                        })
                     }
                     None => {}
                 }

@@ -27,18 +27,57 @@ pub enum Action {
     Deny,
 }
 
-/// The signing methods rules can govern.
-/// The methods a policy rule can name; `personal_sign` signs a message (`params.message`), the
-/// others a transaction (`params.transaction`).
-pub const METHODS: [&str; 3] = [
-    "eth_sendTransaction",
-    "eth_signTransaction",
-    "personal_sign",
-];
+/// The signing methods a policy rule can name (and a request can make): `personal_sign` signs a
+/// message (`params.message`), the others a transaction (`params.transaction`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    SendTransaction,
+    SignTransaction,
+    PersonalSign,
+}
 
-/// Whether `method` signs a message rather than a transaction.
+impl Method {
+    /// Every method, in the order messages list them.
+    pub const ALL: [Method; 3] = [
+        Method::SendTransaction,
+        Method::SignTransaction,
+        Method::PersonalSign,
+    ];
+
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::SendTransaction => "eth_sendTransaction",
+            Method::SignTransaction => "eth_signTransaction",
+            Method::PersonalSign => "personal_sign",
+        }
+    }
+
+    /// The method named `name` exactly (names are case-sensitive, as the provider reads them).
+    pub fn parse(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// Whether the method signs a message rather than a transaction.
+    pub fn signs_message(self) -> bool {
+        self == Method::PersonalSign
+    }
+
+    /// `eth_sendTransaction, eth_signTransaction, personal_sign`, for messages.
+    pub fn list() -> String {
+        Method::ALL.map(Method::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a request made with `method` (as its body names it) signs a message.
 pub fn signs_message(method: &str) -> bool {
-    method == "personal_sign"
+    Method::parse(method).is_some_and(Method::signs_message)
 }
 
 /// A transaction field a condition reads.
@@ -94,7 +133,7 @@ pub struct Condition {
 pub struct Rule {
     pub name: String,
     pub action: Action,
-    pub method: String,
+    pub method: Method,
     pub conditions: Vec<Condition>,
 }
 
@@ -178,7 +217,7 @@ impl fmt::Display for Operand {
 struct RuleDoc {
     name: Option<String>,
     action: Action,
-    /// One of [`METHODS`].
+    /// One of [`Method::ALL`], read by name (so that a wrong one is named in the message).
     method: String,
     #[serde(default)]
     conditions: Option<Vec<ConditionDoc>>,
@@ -217,7 +256,7 @@ impl Policy {
             },
             _ => return Err(invalid("policy", "expected an object with `rules`")),
         };
-        // Every request chaintrace evaluates is an EVM one (the methods of METHODS): a policy
+        // Every request chaintrace evaluates is an EVM one (the methods of [`Method`]): a policy
         // written for another chain type would never govern it at the provider.
         if let Value::Object(o) = v {
             for key in ["chain_type", "chainType"] {
@@ -291,7 +330,7 @@ impl Policy {
 impl Rule {
     fn evaluate(&self, method: &str, tx: &TxFields) -> RuleOutcome {
         let mut explanation = Vec::new();
-        let matched = if self.method != method {
+        let matched = if Method::parse(method) != Some(self.method) {
             explanation.push(format!(
                 "applies to {}, the request is {method}",
                 self.method
@@ -474,16 +513,16 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
         let path = e.path().to_string();
         invalid(&at, format!("{path}: {}", e.into_inner()))
     })?;
-    if !METHODS.contains(&doc.method.as_str()) {
+    let Some(method) = Method::parse(&doc.method) else {
         return Err(invalid(
             &at,
             format!(
                 "`method` must be one of {}, got {:?}",
-                METHODS.join(", "),
+                Method::list(),
                 doc.method
             ),
         ));
-    }
+    };
     let conditions = doc
         .conditions
         .unwrap_or_default()
@@ -494,7 +533,7 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
     Ok(Rule {
         name: doc.name.unwrap_or(name),
         action: doc.action,
-        method: doc.method,
+        method,
         conditions,
     })
 }

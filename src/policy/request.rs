@@ -12,7 +12,7 @@ use alloy_primitives::{Address, U256};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::engine::{TxFields, METHODS};
+use super::engine::{Method, TxFields};
 use super::jcs::canonicalize;
 
 /// Transaction fields that are lists, exempt from the hex-string rule.
@@ -28,7 +28,8 @@ const ADDRESS_FIELDS: [&str; 2] = ["to", "from"];
 const BYTES_FIELDS: [&str; 2] = ["data", "input"];
 
 /// A problem that would make the provider reject or mis-sign the body.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{path} {problem}")]
 pub struct RequestIssue {
     /// JSON path of the offending member, e.g. `params.transaction.value`.
     pub path: String,
@@ -48,6 +49,11 @@ pub fn method_of(body: &Value) -> Option<&str> {
     body.get("method").and_then(Value::as_str)
 }
 
+/// The request's method, when it is one a policy governs.
+pub fn method(body: &Value) -> Option<Method> {
+    method_of(body).and_then(Method::parse)
+}
+
 /// The `params.transaction` object.
 pub fn transaction_of(body: &Value) -> Option<&Map<String, Value>> {
     body.get("params")?.get("transaction")?.as_object()
@@ -55,11 +61,7 @@ pub fn transaction_of(body: &Value) -> Option<&Map<String, Value>> {
 
 /// The bytes a `personal_sign` request signs: `params.message` read per `params.encoding`,
 /// `utf-8` (the default: the string's bytes) or `hex` (`0x` hex of raw bytes).
-pub fn message_bytes(body: &Value) -> Result<Vec<u8>, String> {
-    message_of(body).map_err(|i| format!("{} {}", i.path, i.problem))
-}
-
-fn message_of(body: &Value) -> Result<Vec<u8>, RequestIssue> {
+pub fn message_bytes(body: &Value) -> Result<Vec<u8>, RequestIssue> {
     let issue = |path: &str, problem: String| RequestIssue {
         path: path.into(),
         problem,
@@ -113,17 +115,13 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
         return issues;
     }
     match body.get("method") {
-        Some(Value::String(m)) if METHODS.contains(&m.as_str()) => {}
+        Some(Value::String(m)) if Method::parse(m).is_some() => {}
         other => issue(
             "method",
-            format!(
-                "must be one of {}, got {}",
-                METHODS.join(", "),
-                shown(other)
-            ),
+            format!("must be one of {}, got {}", Method::list(), shown(other)),
         ),
     }
-    let message = method_of(body).is_some_and(crate::policy::engine::signs_message);
+    let message = method(body).is_some_and(Method::signs_message);
     match body.get("caip2") {
         None if message => {}
         Some(Value::String(c)) => match (parse_caip2(c), chain_id) {
@@ -156,7 +154,7 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
         );
     }
     if message {
-        if let Err(i) = message_of(body) {
+        if let Err(i) = message_bytes(body) {
             issue(&i.path, i.problem);
         }
         return issues;
@@ -293,30 +291,43 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
     None
 }
 
+/// Why a body's transaction cannot be evaluated against a policy.
+#[derive(Debug, thiserror::Error)]
+pub enum TxFieldsError {
+    #[error("the body has no params.transaction object")]
+    NoTransaction,
+    #[error("`to` {0} is not an address")]
+    To(Value),
+    #[error("`value` {0} is not a wei amount")]
+    Value(Value),
+    #[error("`data` {0} is not 0x hex")]
+    Data(Value),
+}
+
 /// The fields policies read, parsed leniently (hex or decimal strings, small JSON numbers) so a
 /// body with format problems can still be evaluated.
 ///
 /// A message request (`personal_sign`) has no transaction: its fields are empty, so conditions
 /// on transaction fields never hold for it.
-pub fn tx_fields(body: &Value) -> Result<TxFields, String> {
-    if method_of(body).is_some_and(crate::policy::engine::signs_message) {
+pub fn tx_fields(body: &Value) -> Result<TxFields, TxFieldsError> {
+    if method(body).is_some_and(Method::signs_message) {
         return Ok(TxFields::default());
     }
-    let tx = transaction_of(body).ok_or("the body has no params.transaction object")?;
+    let tx = transaction_of(body).ok_or(TxFieldsError::NoTransaction)?;
     let to = match tx.get("to") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(address(v).ok_or_else(|| format!("`to` {v} is not an address"))?),
+        Some(v) => Some(address(v).ok_or_else(|| TxFieldsError::To(v.clone()))?),
     };
     let value = match tx.get("value") {
         None | Some(Value::Null) => U256::ZERO,
-        Some(v) => quantity(v).ok_or_else(|| format!("`value` {v} is not a wei amount"))?,
+        Some(v) => quantity(v).ok_or_else(|| TxFieldsError::Value(v.clone()))?,
     };
     let data = match tx.get("data").or_else(|| tx.get("input")) {
         None | Some(Value::Null) => Default::default(),
         Some(v) => v
             .as_str()
-            .and_then(|s| crate::source::fixture::parse_hex(s).ok())
-            .ok_or_else(|| format!("`data` {v} is not 0x hex"))?,
+            .and_then(|s| crate::geth::hex::parse_hex(s).ok())
+            .ok_or_else(|| TxFieldsError::Data(v.clone()))?,
     };
     Ok(TxFields { to, value, data })
 }
@@ -332,7 +343,7 @@ pub fn address(v: &Value) -> Option<Address> {
 /// A quantity from a hex or decimal string, or a JSON integer that fits 64 bits.
 pub fn quantity(v: &Value) -> Option<U256> {
     match v {
-        Value::String(s) => crate::source::fixture::parse_u256_str(s).ok(),
+        Value::String(s) => crate::geth::hex::parse_u256_str(s).ok(),
         Value::Number(n) => n.as_u64().map(U256::from),
         _ => None,
     }

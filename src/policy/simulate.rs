@@ -9,11 +9,11 @@
 use alloy_primitives::{Address, Bytes, U256};
 use serde_json::{Map, Value};
 
+use crate::geth::hex::parse_hex;
 use crate::render::decoder::Decoder;
 use crate::replay::env::default_call_gas;
 use crate::replay::remote::replay_txs;
 use crate::replay::{EvmEnv, ReplayError, ReplayTx};
-use crate::source::fixture::parse_hex;
 use crate::source::rpc::{RpcSource, SourceError};
 use crate::trace::{TracerKind, TracerSpec};
 
@@ -28,6 +28,21 @@ pub struct Simulation {
     /// The decoded revert reason, the halt reason, or why the transaction is invalid.
     pub revert_reason: Option<String>,
     pub gas_used: u64,
+}
+
+/// Why a request's transaction was not simulated (the verdict's `simulationError`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotSimulated {
+    /// A message request: it is signed, never executed.
+    #[error("a message: there is no transaction to simulate")]
+    Message,
+    #[error("the body has no params.transaction")]
+    NoTransaction,
+    #[error("no node or no sender to simulate with")]
+    NoNodeOrSender,
+    /// The request's transaction cannot be run as written (its body has errors too).
+    #[error(transparent)]
+    Unusable(SourceError),
 }
 
 /// Runs `tx` (the request's `params.transaction`) from `from` on the node's latest state.

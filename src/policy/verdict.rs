@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::engine::Evaluation;
 use super::request::RequestIssue;
-use super::simulate::Simulation;
+use super::simulate::{NotSimulated, Simulation};
 
 /// The overall outcome, worst first: a body the provider refuses is never evaluated further by
 /// it; a policy denial means nothing is signed; a revert means gas is spent for nothing.
@@ -59,17 +59,14 @@ impl Verdict {
         request_errors: Vec<RequestIssue>,
         request_warnings: Vec<RequestIssue>,
         policy: Evaluation,
-        simulation: Option<Result<Simulation, String>>,
+        simulation: Option<Result<Simulation, NotSimulated>>,
     ) -> Verdict {
         // `None`: a message request, with no transaction to simulate.
         let needs_simulation = simulation.is_some();
         let (sim, simulation_error) = match simulation {
             Some(Ok(s)) => (Some(s), None),
-            Some(Err(e)) => (None, Some(e)),
-            None => (
-                None,
-                Some("a message: there is no transaction to simulate".into()),
-            ),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, Some(NotSimulated::Message.to_string())),
         };
         let would_revert = sim.as_ref().map(|s| s.would_revert);
         let verdict = if !request_errors.is_empty() {

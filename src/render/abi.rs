@@ -20,10 +20,30 @@ pub enum AbiError {
     Json(#[from] serde_json::Error),
     #[error("not an ABI: expected a JSON array or an object with an \"abi\" array")]
     NotAnAbi,
-    #[error("ABI item {index}: {reason}")]
-    Item { index: usize, reason: String },
-    #[error("line {line}: {reason}")]
-    Line { line: usize, reason: String },
+    #[error("ABI item {index}: {source}")]
+    Item { index: usize, source: ItemError },
+    #[error("line {line}: {source}")]
+    Line { line: usize, source: ItemError },
+}
+
+/// Why one item (a JSON ABI entry or a human-readable declaration) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemError {
+    /// A function, error or event entry without a `name`.
+    #[error("{0} without a name")]
+    Unnamed(&'static str),
+    /// An entry alloy cannot read as an ABI item.
+    #[error("{0}")]
+    Json(serde_json::Error),
+    /// A declaration that does not parse.
+    #[error("cannot parse {line:?}: {source}")]
+    Declaration {
+        line: String,
+        source: alloy_dyn_abi::parser::Error,
+    },
+    /// A parameter type alloy cannot decode.
+    #[error("unsupported type: {0}")]
+    Type(alloy_dyn_abi::Error),
 }
 
 /// A set of functions, errors and events, looked up by selector / topic0.
@@ -63,10 +83,10 @@ impl Abi {
         };
         let mut abi = Abi::default();
         for (index, item) in items.iter().enumerate() {
-            let item = json_item(item).map_err(|reason| AbiError::Item { index, reason })?;
+            let item = json_item(item).map_err(|source| AbiError::Item { index, source })?;
             if let Some(item) = item {
                 abi.add(item)
-                    .map_err(|reason| AbiError::Item { index, reason })?;
+                    .map_err(|source| AbiError::Item { index, source })?;
             }
         }
         Ok(abi)
@@ -82,9 +102,9 @@ impl Abi {
             if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
                 continue;
             }
-            let err = |reason: String| AbiError::Line {
+            let err = |source| AbiError::Line {
                 line: i + 1,
-                reason,
+                source,
             };
             let item = parse_declaration(line).map_err(err)?;
             abi.add(item).map_err(err)?;
@@ -93,7 +113,7 @@ impl Abi {
     }
 
     /// Adds one item; its parameter types must be ones alloy can decode.
-    pub fn add(&mut self, item: AbiItem<'_>) -> Result<(), String> {
+    pub fn add(&mut self, item: AbiItem<'_>) -> Result<(), ItemError> {
         match item {
             AbiItem::Function(f) => {
                 check_types(f.inputs.iter().map(|p| p.resolve()))?;
@@ -175,13 +195,15 @@ impl Abi {
 }
 
 /// One JSON ABI item; very old solc output omits `type` for functions.
-fn json_item(v: &Value) -> Result<Option<AbiItem<'static>>, String> {
-    let kind = v.get("type").and_then(Value::as_str).unwrap_or("function");
-    if !matches!(kind, "function" | "error" | "event") {
-        return Ok(None);
-    }
+fn json_item(v: &Value) -> Result<Option<AbiItem<'static>>, ItemError> {
+    let kind = match v.get("type").and_then(Value::as_str).unwrap_or("function") {
+        "function" => "function",
+        "error" => "error",
+        "event" => "event",
+        _ => return Ok(None),
+    };
     if v.get("name").and_then(Value::as_str).is_none() {
-        return Err(format!("{kind} without a name"));
+        return Err(ItemError::Unnamed(kind));
     }
     let mut v = v.clone();
     if let Some(o) = v.as_object_mut() {
@@ -196,24 +218,27 @@ fn json_item(v: &Value) -> Result<Option<AbiItem<'static>>, String> {
     }
     serde_json::from_value::<AbiItem<'static>>(v)
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(ItemError::Json)
 }
 
 /// A human-readable declaration; without a keyword it is a function.
-pub fn parse_declaration(line: &str) -> Result<AbiItem<'static>, String> {
+pub fn parse_declaration(line: &str) -> Result<AbiItem<'static>, ItemError> {
     let keyword = line.split(|c: char| c.is_whitespace()).next();
     let item = match keyword {
         Some("function" | "error" | "event" | "constructor") => AbiItem::parse(line),
         _ => Function::parse(line).map(Into::into),
     };
-    item.map_err(|e| format!("cannot parse {line:?}: {e}"))
+    item.map_err(|source| ItemError::Declaration {
+        line: line.to_string(),
+        source,
+    })
 }
 
 fn check_types(
     types: impl Iterator<Item = Result<alloy_dyn_abi::DynSolType, alloy_dyn_abi::Error>>,
-) -> Result<(), String> {
+) -> Result<(), ItemError> {
     for t in types {
-        t.map_err(|e| format!("unsupported type: {e}"))?;
+        t.map_err(ItemError::Type)?;
     }
     Ok(())
 }

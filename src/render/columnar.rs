@@ -21,32 +21,12 @@ use alloy_primitives::{hex, Address, B256};
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
+use crate::render::table::Table;
 use crate::replay::{TraceResult, TracedTx};
 use crate::trace::call::CallFrame;
 use crate::trace::errors::op_name;
 use crate::trace::prestate::{AccountState, PrestateResult};
 use crate::trace::TracerSpec;
-
-/// The tables a tracer's results flatten into, in file order.
-pub fn table_names(spec: &TracerSpec) -> &'static [&'static str] {
-    match spec {
-        TracerSpec::Call(_) => &["calls", "logs"],
-        TracerSpec::Prestate(_) => &["state"],
-        TracerSpec::StructLog(_) => &["ops"],
-        TracerSpec::Gas(_) => &["ops", "contracts"],
-        #[cfg(feature = "js")]
-        TracerSpec::Js(_) => &["results"],
-    }
-}
-
-/// [`table_names`], and `asset_changes` after them when asset changes are written.
-pub fn table_names_with(spec: &TracerSpec, assets: bool) -> Vec<&'static str> {
-    let mut names = table_names(spec).to_vec();
-    if assets {
-        names.push("asset_changes");
-    }
-    names
-}
 
 fn hx(b: &[u8]) -> String {
     format!("0x{}", hex::encode(b))
@@ -169,7 +149,7 @@ pub enum ColumnarError {
 
 /// The rows of one partition, for the tables of one tracer.
 pub struct Tables {
-    names: Vec<&'static str>,
+    names: Vec<Table>,
     calls: Calls,
     logs: Logs,
     state: State,
@@ -190,7 +170,7 @@ impl Tables {
     /// The tables of `spec`, and `asset_changes` when `assets`.
     pub fn new(spec: &TracerSpec, assets: bool) -> Self {
         Tables {
-            names: table_names_with(spec, assets),
+            names: Table::of_with(spec, assets),
             calls: Calls::default(),
             logs: Logs::default(),
             state: State::default(),
@@ -202,7 +182,7 @@ impl Tables {
     }
 
     /// The table names, in the order [`Tables::batches`] returns them.
-    pub fn names(&self) -> &[&'static str] {
+    pub fn names(&self) -> &[Table] {
         &self.names
     }
 
@@ -313,7 +293,7 @@ impl Tables {
         c.gas_used.push(f.gas_used);
         c.selector
             .push((!f.kind.is_create() && f.input.len() >= 4).then(|| hx(&f.input[..4])));
-        c.error.push(f.error.clone());
+        c.error.push(f.error.as_ref().map(ToString::to_string));
         c.revert_reason.push(f.revert_reason.clone());
         c.depth.push(depth);
         for l in &f.logs {
@@ -365,7 +345,7 @@ impl Tables {
     }
 
     /// The tables as Arrow batches, named, in [`Tables::names`] order.
-    pub fn batches(self) -> Result<Vec<(&'static str, RecordBatch)>, ColumnarError> {
+    pub fn batches(self) -> Result<Vec<(Table, RecordBatch)>, ColumnarError> {
         let mut out = Vec::new();
         let Tables {
             names,
@@ -388,13 +368,16 @@ impl Tables {
         let mut assets = Some(assets);
         for name in names {
             let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = match name {
-                "calls" => calls_columns(calls.take().unwrap_or_default()),
-                "logs" => logs_columns(logs.take().unwrap_or_default()),
-                "state" => state_columns(state.take().unwrap_or_default()),
-                "ops" => ops_columns(ops.take().unwrap_or_default()),
-                "contracts" => contracts_columns(contracts.take().unwrap_or_default()),
-                "asset_changes" => asset_columns(assets.take().unwrap_or_default()),
-                _ => results_columns(results.take().unwrap_or_default()),
+                Table::Calls => calls_columns(calls.take().unwrap_or_default()),
+                Table::Logs => logs_columns(logs.take().unwrap_or_default()),
+                Table::State => state_columns(state.take().unwrap_or_default()),
+                Table::Ops => ops_columns(ops.take().unwrap_or_default()),
+                Table::Contracts => contracts_columns(contracts.take().unwrap_or_default()),
+                Table::AssetChanges => asset_columns(assets.take().unwrap_or_default()),
+                // `traces` is the NDJSON stream, never among a tracer's tables.
+                Table::Results | Table::Traces => {
+                    results_columns(results.take().unwrap_or_default())
+                }
             };
             let schema = Arc::new(Schema::new(fields));
             out.push((name, RecordBatch::try_new(schema, arrays)?));

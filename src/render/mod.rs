@@ -17,5 +17,6 @@ pub use crate::geth::revert;
 pub mod signatures;
 pub mod source;
 pub mod steps;
+pub mod table;
 pub mod tree;
 pub mod values;

@@ -19,6 +19,7 @@ use alloy_primitives::{Address, U256};
 use super::decoder::Decoder;
 use super::source::carets;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
+use crate::trace::errors::FrameError;
 
 /// How the tree is drawn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +87,7 @@ pub fn failure_path(root: &CallFrame) -> Vec<usize> {
     let mut path = Vec::new();
     let mut frame = root;
     loop {
-        let passed_on = frame.error.as_deref() == Some("execution reverted");
+        let passed_on = frame.error.as_ref().is_some_and(FrameError::is_revert);
         match frame
             .calls
             .iter()
@@ -183,7 +184,7 @@ impl Renderer<'_> {
 
     /// `execution reverted: Error("nope")`, or the bare error when there is nothing to decode.
     fn failure_text(&self, f: &CallFrame) -> String {
-        let error = f.error.as_deref().unwrap_or_default();
+        let error = f.error.as_ref().map_or("", FrameError::as_str);
         match self.revert_text(f) {
             Some(reason) => format!("{error}: {reason}"),
             None => error.to_string(),
@@ -191,9 +192,9 @@ impl Renderer<'_> {
     }
 
     fn summary_reason(&self, f: &CallFrame) -> String {
-        match (self.revert_text(f), f.error.as_deref()) {
+        match (self.revert_text(f), &f.error) {
             (Some(reason), _) => reason,
-            (None, Some("execution reverted") | None) => "no revert data".to_string(),
+            (None, Some(FrameError::Reverted) | None) => "no revert data".to_string(),
             (None, Some(error)) => error.to_string(),
         }
     }
@@ -433,7 +434,7 @@ mod tests {
             50_000,
         );
         root.value = Some(U256::from(1_500_000_000_000_000_000u128));
-        root.error = Some("execution reverted".into());
+        root.error = Some(FrameError::Reverted);
         root.output = Some(error_string("nope"));
 
         let balance = frame(
@@ -476,7 +477,7 @@ mod tests {
             calldata("transfer(address,uint256)", &[a(0xdd).into_word().0, w(5)]),
             5_000,
         );
-        failing.error = Some("execution reverted".into());
+        failing.error = Some(FrameError::Reverted);
         failing.output = Some(error_string("nope"));
         failing.revert_reason = Some("nope".into());
 

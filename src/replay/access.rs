@@ -11,6 +11,10 @@ use crate::trace::Ctx;
 use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_primitives::{Address, U256};
+use revm::bytecode::opcode::{
+    BALANCE, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, SELFBALANCE, SELFDESTRUCT, SLOAD, SSTORE,
+    TLOAD, TSTORE,
+};
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::interpreter_types::Jumps;
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
@@ -100,7 +104,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         let op = interp.bytecode.opcode();
         let stack = interp.stack.data();
         let Some(top) = stack.last().copied() else {
-            if op == 0x47 {
+            if op == SELFBALANCE {
                 let me = interp.input.target_address;
                 self.note(
                     me,
@@ -114,15 +118,15 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         let me = interp.input.target_address;
         let code = interp.input.bytecode_address.unwrap_or(me);
         match op {
-            0x54 => self.note(me, Target::Slot(top), false, code),
-            0x55 => self.note(me, Target::Slot(top), true, code),
-            0x5c => self.note(me, Target::Transient(top), false, code),
-            0x5d => self.note(me, Target::Transient(top), true, code),
-            0x31 | 0x3b | 0x3c | 0x3f => {
+            SLOAD => self.note(me, Target::Slot(top), false, code),
+            SSTORE => self.note(me, Target::Slot(top), true, code),
+            TLOAD => self.note(me, Target::Transient(top), false, code),
+            TSTORE => self.note(me, Target::Transient(top), true, code),
+            BALANCE | EXTCODESIZE | EXTCODECOPY | EXTCODEHASH => {
                 self.note(word_to_address(&top), Target::Account, false, code)
             }
-            0x47 => self.note(me, Target::Account, false, code),
-            0xff => {
+            SELFBALANCE => self.note(me, Target::Account, false, code),
+            SELFDESTRUCT => {
                 self.note(me, Target::Account, true, code);
                 self.note(word_to_address(&top), Target::Account, true, code);
             }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use alloy_primitives::B256;
 use serde_json::Value;
 
-use super::splice::{self, Splice};
+use super::splice::{self, NoFrames, Splice};
 use super::{apply, EvmEnv, ReplayError, ReplayTx};
 use crate::source::rpc::{RpcSource, SourceError};
 use crate::source::{Misses, ReplayDb, StateSnapshot};
@@ -258,17 +258,17 @@ impl<'a> Driver<'a> {
                     .iter()
                     .map(|s| {
                         s.as_ref().map(|s| {
-                            let t = trace.as_ref().map_err(String::as_str);
+                            let t = trace.as_ref();
                             Arc::new(Splice::from_node(t, diff.as_ref(), plan.env, s))
                         })
                     })
                     .collect());
             }
             Frames::Block(Some(hash)) => splice::ask_node(client, "debug_traceBlockByHash", hash)?,
-            Frames::Block(None) => (Err("the block's hash is not known".to_string()), None),
+            Frames::Block(None) => (Err(NoFrames::NoBlockHash), None),
         };
         let (calls, why) = match calls {
-            Ok(c) => (Some(c), String::new()),
+            Ok(c) => (Some(c), NoFrames::NoEntry),
             Err(why) => (None, why),
         };
         // geth's shape: [{"txHash", "result"}] in block order.
@@ -297,11 +297,8 @@ impl<'a> Driver<'a> {
                 // Without the block's call traces no transaction gets a diff either.
                 let trace = find(calls.as_ref(), i, tx);
                 let diff = trace.as_ref().and(find(diffs.as_ref(), i, tx));
-                let trace = match (&trace, &calls) {
-                    (Some(t), _) => Ok(t),
-                    (None, None) => Err(why.as_str()),
-                    (None, Some(_)) => Err("the node's block trace has no entry for it"),
-                };
+                // `why` is NoEntry when the block's traces came back.
+                let trace = trace.as_ref().ok_or(&why);
                 Some(Arc::new(Splice::from_node(
                     trace,
                     diff.as_ref(),

@@ -22,6 +22,7 @@ use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use std::sync::Arc;
 
 use crate::replay::splice::{self, Splice};
+use crate::rpc::RpcError;
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
@@ -85,8 +86,8 @@ fn h256(v: &Value, key: &str) -> Option<B256> {
 }
 
 /// The node's identity, the transaction, its receipt, and the node's prestate when asked for
-/// (an error message when the node could not give it).
-type FirstFetch = (Identity, Value, Value, Option<Result<Value, String>>);
+/// (the node's error when it could not give it).
+type FirstFetch = (Identity, Value, Value, Option<Result<Value, RpcError>>);
 
 /// Learns the node's chain, and fetches (or reads from the cache) the transaction, its receipt
 /// and, unless `mode` is `Rpc`, the node's prestate for it.
@@ -137,11 +138,11 @@ fn fetch_first(
         (None, None) => {
             // The identity memo was stale and the new chain's cache lacks the entry.
             let again = first_round(source, hash, true, want_pre && pre.is_none())?;
-            pre = pre.or(again.prestate.map(|r| r.map_err(|e| e.to_string())));
+            pre = pre.or(again.prestate);
             again.tx.expect("asked for the transaction")
         }
     };
-    let pre = pre.or(first.prestate.map(|r| r.map_err(|e| e.to_string())));
+    let pre = pre.or(first.prestate);
     if let Some(c) = cache {
         if !receipt.is_null() {
             c.put(Kind::Tx, &key, &json!({"tx": tx, "receipt": receipt}));
@@ -366,12 +367,7 @@ impl Mined {
         let (trace, diff) =
             splice::ask_node(&source.client, "debug_traceTransaction", self.target.hash)?;
         self.passes += 1;
-        let next = Splice::from_node(
-            trace.as_ref().map_err(String::as_str),
-            diff.as_ref(),
-            &self.env,
-            splice,
-        );
+        let next = Splice::from_node(trace.as_ref(), diff.as_ref(), &self.env, splice);
         let again = next.frames.is_some();
         self.env.splice = Some(Arc::new(next));
         Ok(again)

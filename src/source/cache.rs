@@ -186,17 +186,28 @@ pub fn encode(value: &Value) -> Vec<u8> {
     out
 }
 
+/// What is wrong with a damaged cache entry ("cache entry … is <this>").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadEntry {
+    #[error("truncated (no checksum line)")]
+    NoChecksum,
+    #[error("corrupt or truncated (checksum mismatch)")]
+    ChecksumMismatch,
+    #[error("unreadable (not JSON)")]
+    NotJson,
+}
+
 /// Checks and parses an entry; the error says what is wrong with it.
-pub fn decode(bytes: &[u8]) -> Result<Value, &'static str> {
+pub fn decode(bytes: &[u8]) -> Result<Value, BadEntry> {
     let nl = bytes
         .iter()
         .position(|b| *b == b'\n')
-        .ok_or("truncated (no checksum line)")?;
+        .ok_or(BadEntry::NoChecksum)?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
     if sum != hex::encode(keccak256(body)).as_bytes() {
-        return Err("corrupt or truncated (checksum mismatch)");
+        return Err(BadEntry::ChecksumMismatch);
     }
-    serde_json::from_slice(body).map_err(|_| "unreadable (not JSON)")
+    serde_json::from_slice(body).map_err(|_| BadEntry::NotJson)
 }
 
 /// Writes `bytes` to a unique temporary file next to `path` (tempfile's `.<name>.XXXXXX.tmp`),

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::chain_data::ConsensusFacts;
 use super::rpc::SourceError;
-use crate::rpc::operator::OperatorClient;
+use crate::rpc::operator::{OperatorClient, OperatorError};
 
 /// A node's CometBFT RPC read for consensus facts (the operator client the node tools use).
 #[derive(Debug, Clone)]
@@ -87,8 +87,8 @@ fn read_field(mut msg: &[u8], number: u64) -> Option<&[u8]> {
 
 impl ConsensusClient {
     /// A client for `url` (`http://host:26657`; `tcp://` as config.toml writes it is http).
-    pub fn new(url: &str, timeout: Duration) -> Result<ConsensusClient, String> {
-        let client = OperatorClient::new(url, timeout).map_err(|e| e.to_string())?;
+    pub fn new(url: &str, timeout: Duration) -> Result<ConsensusClient, OperatorError> {
+        let client = OperatorClient::new(url, timeout)?;
         Ok(ConsensusClient { client })
     }
 

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use serde_json::Value;
 
-use crate::chain::ForkSchedule;
+use crate::chain::{ConfigError, ForkSchedule};
+use crate::geth::hex::HexError;
 // Re-exported: the parsers are geth's encodings (`crate::geth::hex`), used well beyond fixtures.
 pub use crate::geth::hex::{parse_hex, parse_u256, parse_u256_str, parse_u64};
 
@@ -31,8 +32,71 @@ pub enum FixtureError {
         path: String,
         source: serde_json::Error,
     },
-    #[error("{path}: {msg}")]
-    Invalid { path: String, msg: String },
+    #[error("{path}: {source}")]
+    Invalid { path: String, source: BadFixture },
+}
+
+/// What is wrong inside a fixture or bundle, naming the member as the file writes it.
+#[derive(Debug, thiserror::Error)]
+pub enum BadFixture {
+    /// Past [`MAX_FIXTURE_BYTES`] (in MiB).
+    #[error("larger than {0} MiB: not a fixture or bundle")]
+    TooLarge(u64),
+    /// A required member is absent (`"genesis"`, `"context"`, …).
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("\"genesis.alloc\" is not an object")]
+    AllocNotObject,
+    #[error("alloc key {0:?} is not an address")]
+    AllocKey(String),
+    /// One pre-state account.
+    #[error("alloc {address}: {source}")]
+    Account {
+        address: String,
+        source: AccountError,
+    },
+    /// A member that is not a quantity or hex (`context.number`, `input`, `logIndexOffset`).
+    #[error("{member}: {source}")]
+    Member { member: String, source: HexError },
+    /// A context quantity past 64 bits.
+    #[error("context.{0} too large")]
+    TooLargeFor(&'static str),
+    #[error("genesis.mixHash {0:?} is not a hash")]
+    MixHash(String),
+    #[error("context.miner {0:?} is not an address")]
+    Miner(String),
+    #[error("blockHashes must be an object of number → hash")]
+    BlockHashesNotObject,
+    #[error("blockHashes.{0} is not a hash")]
+    BlockHash(String),
+    #[error("chainRules {0} is neither \"chain\" nor \"ethereum\"")]
+    ChainRules(Value),
+}
+
+/// What is wrong with one account of a fixture's `alloc`.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    /// `balance`, `nonce`, `code`, a storage key or value that cannot be read.
+    #[error("{field}: {source}")]
+    Field {
+        field: &'static str,
+        source: HexError,
+    },
+    #[error("storage is not an object")]
+    StorageNotObject,
+    #[error("storage value: storage value is not a string")]
+    StorageValueNotString,
+}
+
+fn member(member: impl Into<String>) -> impl FnOnce(HexError) -> BadFixture {
+    let member = member.into();
+    move |source| BadFixture::Member { member, source }
+}
+
+fn account_field(field: &'static str) -> impl FnOnce(HexError) -> AccountError {
+    move |source| AccountError::Field { field, source }
 }
 
 /// One account of the pre-state.
@@ -99,66 +163,57 @@ impl Fixture {
         if text.len() as u64 > MAX_FIXTURE_BYTES {
             return Err(FixtureError::Invalid {
                 path: path.to_string(),
-                msg: format!(
-                    "larger than {} MiB: not a fixture or bundle",
-                    MAX_FIXTURE_BYTES >> 20
-                ),
+                source: BadFixture::TooLarge(MAX_FIXTURE_BYTES >> 20),
             });
         }
         let json: Value = serde_json::from_str(&text).map_err(|source| FixtureError::Json {
             path: path.to_string(),
             source,
         })?;
-        Self::from_json(&json).map_err(|msg| FixtureError::Invalid {
+        Self::from_json(&json).map_err(|source| FixtureError::Invalid {
             path: path.to_string(),
-            msg,
+            source,
         })
     }
 
     /// Parses a fixture from its JSON value.
-    pub fn from_json(json: &Value) -> Result<Self, String> {
-        let genesis = field(json, "genesis").ok_or("missing \"genesis\"")?;
-        let config = field(genesis, "config").ok_or("missing \"genesis.config\"")?;
+    pub fn from_json(json: &Value) -> Result<Self, BadFixture> {
+        use BadFixture as B;
+        let genesis = field(json, "genesis").ok_or(B::Missing("\"genesis\""))?;
+        let config = field(genesis, "config").ok_or(B::Missing("\"genesis.config\""))?;
         let schedule = ForkSchedule::from_geth_config(config)?;
         let mut alloc = BTreeMap::new();
         if let Some(a) = field(genesis, "alloc") {
-            let a = a.as_object().ok_or("\"genesis.alloc\" is not an object")?;
+            let a = a.as_object().ok_or(B::AllocNotObject)?;
             for (addr, acc) in a {
-                let address: Address = addr
-                    .parse()
-                    .map_err(|_| format!("alloc key {addr:?} is not an address"))?;
-                alloc.insert(
-                    address,
-                    parse_account(acc).map_err(|e| format!("alloc {addr}: {e}"))?,
-                );
+                let address: Address = addr.parse().map_err(|_| B::AllocKey(addr.clone()))?;
+                let account = parse_account(acc).map_err(|source| B::Account {
+                    address: addr.clone(),
+                    source,
+                })?;
+                alloc.insert(address, account);
             }
         }
-        let ctx = field(json, "context").ok_or("missing \"context\"")?;
-        let num = |k: &str| -> Result<Option<U256>, String> {
+        let ctx = field(json, "context").ok_or(B::Missing("\"context\""))?;
+        let num = |k: &str| -> Result<Option<U256>, BadFixture> {
             field(ctx, k)
                 .map(parse_u256)
                 .transpose()
-                .map_err(|e| format!("context.{k}: {e}"))
+                .map_err(member(format!("context.{k}")))
         };
-        let to_u64 = |k: &str, v: Option<U256>| -> Result<u64, String> {
-            v.map(|n| u64::try_from(n).map_err(|_| format!("context.{k} too large")))
+        let to_u64 = |k: &'static str, v: Option<U256>| -> Result<u64, BadFixture> {
+            v.map(|n| u64::try_from(n).map_err(|_| B::TooLargeFor(k)))
                 .transpose()
                 .map(|o| o.unwrap_or(0))
         };
         let mix_hash = field(genesis, "mixHash")
             .and_then(Value::as_str)
-            .map(|s| {
-                s.parse::<B256>()
-                    .map_err(|_| format!("genesis.mixHash {s:?} is not a hash"))
-            })
+            .map(|s| s.parse::<B256>().map_err(|_| B::MixHash(s.to_string())))
             .transpose()?
             .unwrap_or_default();
         let coinbase = field(ctx, "miner")
             .and_then(Value::as_str)
-            .map(|s| {
-                s.parse::<Address>()
-                    .map_err(|_| format!("context.miner {s:?} is not an address"))
-            })
+            .map(|s| s.parse::<Address>().map_err(|_| B::Miner(s.to_string())))
             .transpose()?
             .unwrap_or_default();
         let context = BlockContext {
@@ -168,9 +223,7 @@ impl Fixture {
             gas_limit: to_u64("gasLimit", num("gasLimit")?)?,
             coinbase,
             base_fee: num("baseFeePerGas")?
-                .map(|n| {
-                    u64::try_from(n).map_err(|_| "context.baseFeePerGas too large".to_string())
-                })
+                .map(|n| u64::try_from(n).map_err(|_| B::TooLargeFor("baseFeePerGas")))
                 .transpose()?,
             mix_hash: field(ctx, "mixHash")
                 .and_then(Value::as_str)
@@ -179,24 +232,21 @@ impl Fixture {
             excess_blob_gas: field(ctx, "excessBlobGas")
                 .map(parse_u64)
                 .transpose()
-                .map_err(|e| format!("context.excessBlobGas: {e}"))?,
+                .map_err(member("context.excessBlobGas"))?,
         };
         let input = field(json, "input")
             .and_then(Value::as_str)
-            .ok_or("missing \"input\" (the raw signed transaction)")?;
-        let input = parse_hex(input).map_err(|e| format!("input: {e}"))?;
+            .ok_or(B::Missing("\"input\" (the raw signed transaction)"))?;
+        let input = parse_hex(input).map_err(member("input"))?;
         let mut block_hashes = BTreeMap::new();
         if let Some(h) = field(json, "blockHashes") {
-            let h = h
-                .as_object()
-                .ok_or("blockHashes must be an object of number → hash")?;
+            let h = h.as_object().ok_or(B::BlockHashesNotObject)?;
             for (k, v) in h {
-                let n = parse_u64(&Value::String(k.clone()))
-                    .map_err(|e| format!("blockHashes: {e}"))?;
+                let n = parse_u64(&Value::String(k.clone())).map_err(member("blockHashes"))?;
                 let hash = v
                     .as_str()
                     .and_then(|s| s.parse::<B256>().ok())
-                    .ok_or_else(|| format!("blockHashes.{k} is not a hash"))?;
+                    .ok_or_else(|| B::BlockHash(k.clone()))?;
                 block_hashes.insert(n, hash);
             }
         }
@@ -212,42 +262,38 @@ impl Fixture {
             log_index_offset: field(json, "logIndexOffset")
                 .map(parse_u64)
                 .transpose()
-                .map_err(|e| format!("logIndexOffset: {e}"))?
+                .map_err(member("logIndexOffset"))?
                 .unwrap_or(0),
             ruleset: match field(json, "chainRules") {
                 None => Default::default(),
                 Some(v) => v
                     .as_str()
                     .and_then(crate::chain::rules::Ruleset::parse)
-                    .ok_or_else(|| {
-                        format!("chainRules {v} is neither \"chain\" nor \"ethereum\"")
-                    })?,
+                    .ok_or_else(|| B::ChainRules(v.clone()))?,
             },
         })
     }
 }
 
-fn parse_account(acc: &Value) -> Result<AllocAccount, String> {
+fn parse_account(acc: &Value) -> Result<AllocAccount, AccountError> {
     let mut out = AllocAccount::default();
     if let Some(b) = field(acc, "balance") {
-        out.balance = parse_u256(b).map_err(|e| format!("balance: {e}"))?;
+        out.balance = parse_u256(b).map_err(account_field("balance"))?;
     }
     if let Some(n) = field(acc, "nonce") {
-        out.nonce = parse_u64(n).map_err(|e| format!("nonce: {e}"))?;
+        out.nonce = parse_u64(n).map_err(account_field("nonce"))?;
     }
     if let Some(c) = field(acc, "code").and_then(Value::as_str) {
-        out.code = parse_hex(c).map_err(|e| format!("code: {e}"))?;
+        out.code = parse_hex(c).map_err(account_field("code"))?;
     }
     if let Some(s) = field(acc, "storage") {
-        let s = s.as_object().ok_or("storage is not an object")?;
+        let s = s.as_object().ok_or(AccountError::StorageNotObject)?;
         for (k, v) in s {
-            let key = parse_u256_str(k).map_err(|e| format!("storage key: {e}"))?;
+            let key = parse_u256_str(k).map_err(account_field("storage key"))?;
             let val = v
                 .as_str()
-                .ok_or("storage value is not a string")
-                .map_err(String::from)
-                .and_then(parse_u256_str)
-                .map_err(|e| format!("storage value: {e}"))?;
+                .ok_or(AccountError::StorageValueNotString)
+                .and_then(|v| parse_u256_str(v).map_err(account_field("storage value")))?;
             out.storage.insert(key, val);
         }
     }

@@ -36,6 +36,17 @@ pub enum SourceError {
     Tx(#[from] TxError),
 }
 
+/// Why the node's `web3_clientVersion` names no client.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientVersionError {
+    /// An answer that is not a string.
+    #[error("answered {0}")]
+    NotAString(Value),
+    /// The node's error (the method is optional).
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+}
+
 /// A block with its transactions, as the node returned it.
 #[derive(Clone, Debug)]
 pub struct RpcBlock {
@@ -57,7 +68,7 @@ pub struct RpcSource {
     /// `--chain-rules`: the rules the user says the node runs, instead of asking it.
     pub ruleset_override: Option<Ruleset>,
     /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
-    client_version: std::sync::OnceLock<Result<String, String>>,
+    client_version: std::sync::OnceLock<Result<String, ClientVersionError>>,
     /// Set once the node answered that it has no `eth_getBlockReceipts`.
     no_block_receipts: std::sync::atomic::AtomicBool,
     /// Notes for stderr (which rules, which fork), each once.
@@ -182,8 +193,8 @@ impl RpcSource {
     pub fn note_client_version(&self, answer: Result<Value, RpcError>) {
         let v = match answer {
             Ok(Value::String(s)) => Ok(s),
-            Ok(other) => Err(format!("answered {other}")),
-            Err(e) => Err(e.to_string()),
+            Ok(other) => Err(ClientVersionError::NotAString(other)),
+            Err(e) => Err(e.into()),
         };
         let _ = self.client_version.set(v);
     }

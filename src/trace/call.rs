@@ -7,6 +7,7 @@
 
 use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
+use revm::bytecode::opcode::{OpCode, JUMP, RETURN, SELFDESTRUCT};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -17,7 +18,7 @@ use revm::primitives::Log;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
-use super::errors::{frontier_deposit_oog, geth_error, returned_output, returns_gas, LastStep};
+use super::errors::{frontier_deposit_oog, returned_output, returns_gas, FrameError, LastStep};
 use super::failed_step::has_dynamic_gas;
 use super::hexser;
 use super::precompile_error::failed_precompile_frame;
@@ -69,16 +70,22 @@ impl CallKind {
     pub fn is_create(self) -> bool {
         matches!(self, CallKind::Create | CallKind::Create2)
     }
-    pub fn as_str(self) -> &'static str {
+    /// The opcode that makes such a frame.
+    pub fn opcode(self) -> OpCode {
         match self {
-            CallKind::Call => "CALL",
-            CallKind::Callcode => "CALLCODE",
-            CallKind::Delegatecall => "DELEGATECALL",
-            CallKind::Staticcall => "STATICCALL",
-            CallKind::Create => "CREATE",
-            CallKind::Create2 => "CREATE2",
-            CallKind::Selfdestruct => "SELFDESTRUCT",
+            CallKind::Call => OpCode::CALL,
+            CallKind::Callcode => OpCode::CALLCODE,
+            CallKind::Delegatecall => OpCode::DELEGATECALL,
+            CallKind::Staticcall => OpCode::STATICCALL,
+            CallKind::Create => OpCode::CREATE,
+            CallKind::Create2 => OpCode::CREATE2,
+            CallKind::Selfdestruct => OpCode::SELFDESTRUCT,
         }
+    }
+
+    /// geth's name for the frame: its opcode's.
+    pub fn as_str(self) -> &'static str {
+        self.opcode().as_str()
     }
 }
 
@@ -116,7 +123,7 @@ pub struct CallFrame {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<Bytes>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
+    pub error: Option<FrameError>,
     #[serde(
         rename = "revertReason",
         skip_serializing_if = "Option::is_none",
@@ -211,12 +218,12 @@ impl CallFrame {
 
     /// geth's `processOutput`: on success keep the output; on failure keep the error, drop `to`
     /// of a failed CREATE, and keep the output (and its decoded reason) only for a revert.
-    fn set_result(&mut self, output: &Bytes, error: Option<String>) {
+    fn set_result(&mut self, output: &Bytes, error: Option<FrameError>) {
         let Some(error) = error else {
             self.output = (!output.is_empty()).then(|| output.clone());
             return;
         };
-        let reverted = error == "execution reverted";
+        let reverted = error.is_revert();
         self.error = Some(error);
         if self.kind.is_create() {
             self.to = None;
@@ -340,8 +347,8 @@ impl CallTracer {
             f.to = Some(addr);
         }
         let error = match open.step_error.take() {
-            Some(e) if !result.is_ok_or_revert() => Some(e),
-            _ => geth_error(result, open.last, f.kind.is_create()),
+            Some(e) if !result.is_ok_or_revert() => Some(FrameError::Failed(e)),
+            _ => FrameError::of(result, open.last, f.kind.is_create()),
         };
         f.set_result(output, error);
         if f.error.is_none() {
@@ -378,12 +385,12 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
             top.last = LastStep {
                 op,
                 stack_len: interp.stack.len(),
-                returned: op == 0xf3,
+                returned: op == RETURN,
             };
             if let Some(steps) = top.frame.steps.as_deref_mut() {
                 let pc = interp.bytecode.pc() as u32;
                 steps.record(pc);
-                if op == 0x56 {
+                if op == JUMP {
                     let dest = interp
                         .stack
                         .data()
@@ -398,10 +405,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         } else {
             self.pre.disarm();
         }
-        if op == 0xff && self.config.only_top_call {
+        if op == SELFDESTRUCT && self.config.only_top_call {
             return;
         }
-        if op == 0xff {
+        if op == SELFDESTRUCT {
             let contract = interp.input.target_address;
             let Some(top) = interp.stack.data().last() else {
                 return;

@@ -34,12 +34,83 @@ pub struct LastStep {
     pub returned: bool,
 }
 
+/// A failed frame's `error` in a callTracer result: a revert, or another failure in geth's
+/// words. geth's JSON carries it as text, which is read here and nowhere else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameError {
+    /// REVERT: the frame's output is its revert data (geth: `execution reverted`).
+    Reverted,
+    /// Any other failure (`out of gas`, `invalid opcode: INVALID`, …).
+    Failed(String),
+}
+
+impl FrameError {
+    /// geth's text for a revert (`vm.ErrExecutionReverted`).
+    pub const REVERTED: &'static str = "execution reverted";
+
+    /// The error of a frame that ended with `result` (see [`geth_error`]), `None` when it
+    /// succeeded.
+    pub fn of(result: InstructionResult, last: LastStep, is_create: bool) -> Option<FrameError> {
+        match result {
+            InstructionResult::Revert => Some(FrameError::Reverted),
+            _ => geth_error(result, last, is_create).map(FrameError::Failed),
+        }
+    }
+
+    /// geth's text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FrameError::Reverted => Self::REVERTED,
+            FrameError::Failed(s) => s,
+        }
+    }
+
+    pub fn is_revert(&self) -> bool {
+        matches!(self, FrameError::Reverted)
+    }
+}
+
+/// geth's text, as a node's trace gives it.
+impl From<String> for FrameError {
+    fn from(text: String) -> Self {
+        if text == Self::REVERTED {
+            FrameError::Reverted
+        } else {
+            FrameError::Failed(text)
+        }
+    }
+}
+
+impl From<&str> for FrameError {
+    fn from(text: &str) -> Self {
+        text.to_string().into()
+    }
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for FrameError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FrameError {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(FrameError::from)
+    }
+}
+
 /// geth's error text for a frame that ended with `result`, or `None` when it succeeded.
 pub fn geth_error(result: InstructionResult, last: LastStep, is_create: bool) -> Option<String> {
     use InstructionResult as R;
     let s = match result {
         R::Stop | R::Return | R::SelfDestruct => return None,
-        R::Revert => "execution reverted",
+        R::Revert => FrameError::REVERTED,
         // geth wraps errors of dynamic gas functions: `fmt.Errorf("%w: %v", ErrOutOfGas, err)`.
         R::ReentrancySentryOOG => "out of gas: not enough gas for reentrancy sentry",
         R::OutOfGas

@@ -14,6 +14,11 @@
 //! operations_acl.go) from the state before the opcode. Only failing steps come here.
 
 use alloy_primitives::{Address, Bytes, U256};
+use revm::bytecode::opcode::{
+    BALANCE, CALL, CALLCODE, CALLDATACOPY, CODECOPY, CREATE, CREATE2, DELEGATECALL, EXP,
+    EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, KECCAK256, LOG0, LOG4, MCOPY, MLOAD, MSTORE, MSTORE8,
+    RETURN, RETURNDATACOPY, REVERT, SELFDESTRUCT, SLOAD, SSTORE, STATICCALL,
+};
 use revm::interpreter::GasTable;
 use revm::primitives::hardfork::SpecId;
 
@@ -71,8 +76,8 @@ const DYNAMIC: [bool; 256] = {
     while op < 256 {
         t[op] = matches!(
             op as u8,
-            0x0a | 0x20 | 0x31 | 0x37 | 0x39 | 0x3b..=0x3f | 0x51..=0x55 | 0x5e | 0xa0..=0xa4
-                | 0xf0..=0xf5 | 0xfa | 0xfd | 0xff
+            EXP | KECCAK256 | BALANCE | CALLDATACOPY | CODECOPY | EXTCODESIZE..=EXTCODEHASH | MLOAD..=SSTORE | MCOPY | LOG0..=LOG4
+                | CREATE..=CREATE2 | STATICCALL | REVERT | SELFDESTRUCT
         );
         op += 1;
     }
@@ -112,19 +117,28 @@ pub fn constant_gas(op: u8, spec: SpecId, revm_table: &GasTable) -> u64 {
     let berlin = spec.is_enabled_in(SpecId::BERLIN);
     match op {
         // geth prices EXP, LOGn and SSTORE entirely in their dynamic gas.
-        0x0a | 0xa0..=0xa4 | 0x55 => 0,
-        0x54 if berlin => 0,
-        0xff if !berlin => 0,
+        EXP | LOG0..=LOG4 | SSTORE => 0,
+        SLOAD if berlin => 0,
+        SELFDESTRUCT if !berlin => 0,
         _ => u64::from(revm_table[op as usize]),
     }
 }
 
-const ERR_GAS_OVERFLOW: &str = "gas uint64 overflow";
-const ERR_OUT_OF_GAS: &str = "out of gas";
-const ERR_WRITE_PROTECTION: &str = "write protection";
-
-/// Why a dynamic gas function refused (geth returns 0 gas with it).
-type Refusal = String;
+/// Why a dynamic gas function refused (geth returns 0 gas with it), in geth's words; the step
+/// then fails with `out of gas: <refusal>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    #[error("gas uint64 overflow")]
+    GasOverflow,
+    #[error("out of gas")]
+    OutOfGas,
+    #[error("write protection")]
+    WriteProtection,
+    #[error("not enough gas for reentrancy sentry")]
+    ReentrancySentry,
+    #[error("max initcode size exceeded: code size {0} limit 49152")]
+    InitcodeSize(u64),
+}
 
 fn to_word_size(size: u64) -> u64 {
     if size > u64::MAX - 31 {
@@ -156,21 +170,21 @@ fn mem_size_u64(off: U256, len: u64) -> Option<u64> {
 fn memory_needed(o: &FailedOp) -> Option<Option<u64>> {
     let b = |i| o.back(i);
     Some(match o.op {
-        0x20 | 0xf3 | 0xfd | 0xa0..=0xa4 => mem_size(b(0), b(1)),
-        0x37 | 0x39 | 0x3e => mem_size(b(0), b(2)),
-        0x3c => mem_size(b(1), b(3)),
-        0x51 | 0x52 => mem_size_u64(b(0), 32),
-        0x53 => mem_size_u64(b(0), 1),
-        0x5e => {
+        KECCAK256 | RETURN | REVERT | LOG0..=LOG4 => mem_size(b(0), b(1)),
+        CALLDATACOPY | CODECOPY | RETURNDATACOPY => mem_size(b(0), b(2)),
+        EXTCODECOPY => mem_size(b(1), b(3)),
+        MLOAD | MSTORE => mem_size_u64(b(0), 32),
+        MSTORE8 => mem_size_u64(b(0), 1),
+        MCOPY => {
             let (dst, src) = (b(0), b(1));
             mem_size(dst.max(src), b(2))
         }
-        0xf0 | 0xf5 => mem_size(b(1), b(2)),
-        0xf1 | 0xf2 => match (mem_size(b(5), b(6)), mem_size(b(3), b(4))) {
+        CREATE | CREATE2 => mem_size(b(1), b(2)),
+        CALL | CALLCODE => match (mem_size(b(5), b(6)), mem_size(b(3), b(4))) {
             (Some(x), Some(y)) => Some(x.max(y)),
             _ => None,
         },
-        0xf4 | 0xfa => match (mem_size(b(4), b(5)), mem_size(b(2), b(3))) {
+        DELEGATECALL | STATICCALL => match (mem_size(b(4), b(5)), mem_size(b(2), b(3))) {
             (Some(x), Some(y)) => Some(x.max(y)),
             _ => None,
         },
@@ -184,7 +198,7 @@ fn memory_gas(mem_len: usize, new_size: u64) -> Result<u64, Refusal> {
         return Ok(0);
     }
     if new_size > 0x1F_FFFF_FFE0 {
-        return Err(ERR_GAS_OVERFLOW.into());
+        return Err(Refusal::GasOverflow);
     }
     let fee = |words: u64| words * 3 + words * words / 512;
     let words = to_word_size(new_size);
@@ -196,15 +210,15 @@ fn memory_gas(mem_len: usize, new_size: u64) -> Result<u64, Refusal> {
 }
 
 fn add(a: u64, b: u64) -> Result<u64, Refusal> {
-    a.checked_add(b).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+    a.checked_add(b).ok_or(Refusal::GasOverflow)
 }
 
 fn mul(a: u64, b: u64) -> Result<u64, Refusal> {
-    a.checked_mul(b).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+    a.checked_mul(b).ok_or(Refusal::GasOverflow)
 }
 
 fn word_arg(v: U256) -> Result<u64, Refusal> {
-    as_u64(v).ok_or_else(|| ERR_GAS_OVERFLOW.to_string())
+    as_u64(v).ok_or(Refusal::GasOverflow)
 }
 
 /// The address in stack item `i`.
@@ -235,15 +249,15 @@ fn call_intrinsic(
 ) -> Result<u64, Refusal> {
     let memory = memory_gas(o.mem_len, mem)?;
     match o.op {
-        0xf1 => {
+        CALL => {
             let value = !o.back(2).is_zero();
             let to = address_at(o, 1);
             if o.is_static && value {
-                return Err(ERR_WRITE_PROTECTION.into());
+                return Err(Refusal::WriteProtection);
             }
             let gas = add(memory, if value { 9000 } else { 0 })?;
             if available < gas {
-                return Err(ERR_OUT_OF_GAS.into());
+                return Err(Refusal::OutOfGas);
             }
             let new_account = if o.at_least(SpecId::SPURIOUS_DRAGON) {
                 value && st.empty(to)
@@ -252,7 +266,7 @@ fn call_intrinsic(
             };
             add(gas, if new_account { 25000 } else { 0 })
         }
-        0xf2 => add(if o.back(2).is_zero() { 0 } else { 9000 }, memory),
+        CALLCODE => add(if o.back(2).is_zero() { 0 } else { 9000 }, memory),
         _ => Ok(memory),
     }
 }
@@ -273,20 +287,20 @@ fn call_dynamic(
     let to = address_at(o, 1);
     if o.at_least(SpecId::PRAGUE) {
         // makeCallVariantGasCallEIP7702: each part is charged as it is priced.
-        if o.op == 0xf1 && o.is_static && !o.back(2).is_zero() {
-            return Err(ERR_WRITE_PROTECTION.into());
+        if o.op == CALL && o.is_static && !o.back(2).is_zero() {
+            return Err(Refusal::WriteProtection);
         }
         let mut left = avail;
         let cold = if st.account_warm(to) { 0 } else { 2500 };
-        left = left.checked_sub(cold).ok_or(ERR_OUT_OF_GAS)?;
+        left = left.checked_sub(cold).ok_or(Refusal::OutOfGas)?;
         let intrinsic = call_intrinsic(o, st, mem, left)?;
-        left = left.checked_sub(intrinsic).ok_or(ERR_OUT_OF_GAS)?;
+        left = left.checked_sub(intrinsic).ok_or(Refusal::OutOfGas)?;
         let mut delegation = 0;
         let code = st.code(to);
         if code.len() == 23 && code.starts_with(&[0xef, 0x01, 0x00]) {
             let target = Address::from_slice(&code[3..]);
             delegation = if st.account_warm(target) { 100 } else { 2600 };
-            left = left.checked_sub(delegation).ok_or(ERR_OUT_OF_GAS)?;
+            left = left.checked_sub(delegation).ok_or(Refusal::OutOfGas)?;
         }
         let temp = call_gas(true, left, 0, o.back(0))?;
         return add(add(add(cold, delegation)?, intrinsic)?, temp);
@@ -295,7 +309,7 @@ fn call_dynamic(
     let warm = st.account_warm(to);
     let mut left = avail;
     if !warm {
-        left = left.checked_sub(2500).ok_or(ERR_OUT_OF_GAS)?;
+        left = left.checked_sub(2500).ok_or(Refusal::OutOfGas)?;
     }
     let intrinsic = call_intrinsic(o, st, mem, left)?;
     let temp = call_gas(eip150, left, intrinsic, o.back(0))?;
@@ -310,7 +324,7 @@ fn call_dynamic(
 /// geth's SSTORE gas (EIP-2200/2929/3529 rules; the refund side does not matter here).
 fn sstore_dynamic(o: &FailedOp, st: &mut dyn PreOpState, avail: u64) -> Result<u64, Refusal> {
     if o.is_static {
-        return Err(ERR_WRITE_PROTECTION.into());
+        return Err(Refusal::WriteProtection);
     }
     let slot = o.back(0);
     let value = o.back(1);
@@ -323,7 +337,7 @@ fn sstore_dynamic(o: &FailedOp, st: &mut dyn PreOpState, avail: u64) -> Result<u
         });
     }
     if avail <= 2300 {
-        return Err("not enough gas for reentrancy sentry".into());
+        return Err(Refusal::ReentrancySentry);
     }
     let (current, original) = st.slot(o.contract, slot);
     if !o.at_least(SpecId::BERLIN) {
@@ -374,12 +388,12 @@ fn dynamic_gas(
         add(gas, words)
     };
     let gas = match o.op {
-        0x20 => {
+        KECCAK256 => {
             let gas = memory_gas(o.mem_len, mem)?;
             add(gas, mul(to_word_size(word_arg(b(1))?), 6)?)?
         }
-        0x37 | 0x39 | 0x3e | 0x5e => copier(b(2))?,
-        0x3c => {
+        CALLDATACOPY | CODECOPY | RETURNDATACOPY | MCOPY => copier(b(2))?,
+        EXTCODECOPY => {
             let gas = copier(b(3))?;
             if berlin && !st.account_warm(address_at(o, 0)) {
                 add(gas, 2500)?
@@ -387,8 +401,8 @@ fn dynamic_gas(
                 gas
             }
         }
-        0x51..=0x53 | 0xf3 | 0xfd => memory_gas(o.mem_len, mem)?,
-        0x0a => {
+        MLOAD..=MSTORE8 | RETURN | REVERT => memory_gas(o.mem_len, mem)?,
+        EXP => {
             let bytes = b(1).bit_len().div_ceil(8) as u64;
             let per = if o.at_least(SpecId::SPURIOUS_DRAGON) {
                 50
@@ -397,52 +411,50 @@ fn dynamic_gas(
             };
             10 + bytes * per
         }
-        0xa0..=0xa4 => {
-            let n = u64::from(o.op - 0xa0);
+        LOG0..=LOG4 => {
+            let n = u64::from(o.op - LOG0);
             let size = word_arg(b(1))?;
             let gas = memory_gas(o.mem_len, mem)?;
             let gas = add(add(gas, 375)?, n * 375)?;
             add(gas, mul(size, 8)?)?
         }
-        0x54 if berlin => {
+        SLOAD if berlin => {
             if st.slot_warm(o.contract, b(0)) {
                 100
             } else {
                 2100
             }
         }
-        0x55 => sstore_dynamic(o, st, avail)?,
-        0x31 | 0x3b | 0x3f if berlin => {
+        SSTORE => sstore_dynamic(o, st, avail)?,
+        BALANCE | EXTCODESIZE | EXTCODEHASH if berlin => {
             if st.account_warm(address_at(o, 0)) {
                 0
             } else {
                 2500
             }
         }
-        0xf0 | 0xf5 => {
+        CREATE | CREATE2 => {
             if o.is_static {
-                return Err(ERR_WRITE_PROTECTION.into());
+                return Err(Refusal::WriteProtection);
             }
             let gas = memory_gas(o.mem_len, mem)?;
             let size = word_arg(b(2))?;
             if o.at_least(SpecId::SHANGHAI) {
                 if size > 49152 {
-                    return Err(format!(
-                        "max initcode size exceeded: code size {size} limit 49152"
-                    ));
+                    return Err(Refusal::InitcodeSize(size));
                 }
-                let per = if o.op == 0xf5 { 2 + 6 } else { 2 };
+                let per = if o.op == CREATE2 { 2 + 6 } else { 2 };
                 add(gas, per * size.div_ceil(32))?
-            } else if o.op == 0xf5 {
+            } else if o.op == CREATE2 {
                 add(gas, mul(to_word_size(size), 6)?)?
             } else {
                 gas
             }
         }
-        0xf1 | 0xf2 | 0xf4 | 0xfa => call_dynamic(o, st, mem, avail)?,
-        0xff => {
+        CALL | CALLCODE | DELEGATECALL | STATICCALL => call_dynamic(o, st, mem, avail)?,
+        SELFDESTRUCT => {
             if o.is_static {
-                return Err(ERR_WRITE_PROTECTION.into());
+                return Err(Refusal::WriteProtection);
             }
             let to = address_at(o, 0);
             let transfers = !st.balance(o.contract).is_zero();
@@ -451,7 +463,7 @@ fn dynamic_gas(
                 if !st.account_warm(to) {
                     gas = 2600;
                     if avail < gas {
-                        return Err(ERR_OUT_OF_GAS.into());
+                        return Err(Refusal::OutOfGas);
                     }
                 }
                 if st.empty(to) && transfers {
@@ -483,20 +495,22 @@ pub fn out_of_gas_step(
 ) -> Option<(u64, String)> {
     let constant = constant_gas(o.op, o.spec, revm_table);
     if o.gas < constant {
-        return Some((constant, ERR_OUT_OF_GAS.into()));
+        return Some((constant, Refusal::OutOfGas.to_string()));
     }
     let avail = o.gas - constant;
     let mem = match memory_needed(o) {
         None => 0,
-        Some(None) => return Some((constant, ERR_GAS_OVERFLOW.into())),
+        Some(None) => return Some((constant, Refusal::GasOverflow.to_string())),
         Some(Some(size)) => match to_word_size(size).checked_mul(32) {
             Some(m) => m,
-            None => return Some((constant, ERR_GAS_OVERFLOW.into())),
+            None => return Some((constant, Refusal::GasOverflow.to_string())),
         },
     };
     match dynamic_gas(o, st, mem, avail) {
-        Err(why) => Some((constant, format!("{ERR_OUT_OF_GAS}: {why}"))),
-        Ok(Some(d)) if avail < d => Some((constant.saturating_add(d), ERR_OUT_OF_GAS.into())),
+        Err(why) => Some((constant, format!("{}: {why}", Refusal::OutOfGas))),
+        Ok(Some(d)) if avail < d => {
+            Some((constant.saturating_add(d), Refusal::OutOfGas.to_string()))
+        }
         Ok(_) => None,
     }
 }
@@ -505,7 +519,7 @@ pub fn out_of_gas_step(
 /// CREATE, CREATE2, and CALL with value), so that the failure comes before the opcode executes.
 /// LOGn and TSTORE still fail while executing (`write protection`, then `fault`).
 pub fn static_refused_by_gas(op: u8) -> bool {
-    matches!(op, 0x55 | 0xff | 0xf0 | 0xf5 | 0xf1)
+    matches!(op, SSTORE | SELFDESTRUCT | CREATE | CREATE2 | CALL)
 }
 
 #[cfg(test)]
@@ -560,7 +574,7 @@ mod tests {
         let words = 0x1020u64 / 32;
         let fee = words * 3 + words * words / 512;
         assert_eq!(
-            step(0x52, 100, &[1, 0x1000], false),
+            step(MSTORE, 100, &[1, 0x1000], false),
             Some((3 + fee, "out of gas".into()))
         );
     }
@@ -568,7 +582,7 @@ mod tests {
     #[test]
     fn an_overflowing_memory_offset_is_a_gas_overflow_at_the_constant_cost() {
         let o = FailedOp {
-            op: 0x52,
+            op: MSTORE,
             spec: SpecId::CANCUN,
             gas: 100,
             stack: &[U256::from(1), U256::MAX],
@@ -583,16 +597,16 @@ mod tests {
     #[test]
     fn sstore_in_a_static_frame_is_refused_by_its_gas_function() {
         assert_eq!(
-            step(0x55, 50_000, &[1, 0], true),
+            step(SSTORE, 50_000, &[1, 0], true),
             Some((0, "out of gas: write protection".into()))
         );
         assert_eq!(
-            step(0x55, 2300, &[1, 0], false),
+            step(SSTORE, 2300, &[1, 0], false),
             Some((0, "out of gas: not enough gas for reentrancy sentry".into()))
         );
         // A cold zero slot set to 1: 2100 + 20000.
         assert_eq!(
-            step(0x55, 5000, &[1, 0], false),
+            step(SSTORE, 5000, &[1, 0], false),
             Some((22100, "out of gas".into()))
         );
     }
@@ -602,7 +616,7 @@ mod tests {
         // CALL(gas, to, 0, 0, 0, 0, 0) with 150 gas: the constant 100 is paid, the cold 2500
         // is not.
         assert_eq!(
-            step(0xf1, 150, &[0, 0, 0, 0, 0, 0xbb, 1000], false),
+            step(CALL, 150, &[0, 0, 0, 0, 0, 0xbb, 1000], false),
             Some((100, "out of gas: out of gas".into()))
         );
     }
@@ -610,7 +624,7 @@ mod tests {
     #[test]
     fn exp_prices_every_exponent_byte() {
         assert_eq!(
-            step(0x0a, 50, &[0x0100, 2], false),
+            step(EXP, 50, &[0x0100, 2], false),
             Some((110, "out of gas".into()))
         );
     }

@@ -15,12 +15,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use alloy_primitives::{Bytes, B256};
+use revm::bytecode::opcode::JUMP;
 
 /// A frame's residual gas (a precompile's price, a code deposit) is sampled at this pc.
 pub const RESIDUAL_PC: u32 = u32::MAX;
-
-/// The JUMP opcode; only its markers matter.
-const JUMP: u8 = 0x56;
 
 /// The jump markers of the code a profiler runs, from its source map.
 pub trait JumpMarks: Send + Sync {

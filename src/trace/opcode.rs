@@ -12,7 +12,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use alloy_primitives::{Address, Bytes, U256};
-use revm::bytecode::opcode::OpCode;
+use revm::bytecode::opcode::{OpCode, SLOAD, SSTORE};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl, MemoryTr, ReturnData};
 use revm::interpreter::{
     CallInputs, CallOutcome, CreateInputs, CreateOutcome, FrameInput, InstructionResult,
@@ -247,10 +247,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             }
         }
         let len = stack.len();
-        if !self.cfg.disable_storage && ((op == 0x54 && len >= 1) || (op == 0x55 && len >= 2)) {
+        if !self.cfg.disable_storage && ((op == SLOAD && len >= 1) || (op == SSTORE && len >= 2)) {
             let contract = interp.input.target_address;
             let slot = stack[len - 1];
-            let value = if op == 0x54 {
+            let value = if op == SLOAD {
                 current_slot(ctx, contract, slot)
             } else {
                 stack[len - 2]

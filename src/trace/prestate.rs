@@ -11,6 +11,10 @@ use crate::trace::Ctx;
 use std::collections::{BTreeMap, HashSet};
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, KECCAK256_EMPTY, U256};
+use revm::bytecode::opcode::{
+    BALANCE, CALL, CALLCODE, CREATE, CREATE2, DELEGATECALL, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE,
+    SELFDESTRUCT, SLOAD, SSTORE, STATICCALL,
+};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
     Interpreter, InterpreterAction,
@@ -355,21 +359,21 @@ impl<DB: Database> Inspector<Ctx<DB>> for PrestateTracer {
         let caller = interp.input.target_address;
         self.staged_op = op;
         self.staged = match op {
-            0x54 | 0x55 if len >= 1 => Some(Staged::Slot(
+            SLOAD | SSTORE if len >= 1 => Some(Staged::Slot(
                 caller,
                 B256::from(stack[len - 1].to_be_bytes::<32>()),
             )),
-            0x3c | 0x3f | 0x3b | 0x31 if len >= 1 => {
+            EXTCODECOPY | EXTCODEHASH | EXTCODESIZE | BALANCE if len >= 1 => {
                 Some(Staged::Account(word_to_address(&stack[len - 1])))
             }
-            0xff if len >= 1 => Some(Staged::Selfdestruct {
+            SELFDESTRUCT if len >= 1 => Some(Staged::Selfdestruct {
                 contract: caller,
                 beneficiary: word_to_address(&stack[len - 1]),
             }),
-            0xf1 | 0xf2 | 0xf4 | 0xfa if len >= 5 => {
+            CALL | CALLCODE | DELEGATECALL | STATICCALL if len >= 5 => {
                 Some(Staged::Call(word_to_address(&stack[len - 2])))
             }
-            0xf0 => {
+            CREATE => {
                 let nonce = ctx
                     .journaled_state
                     .state
@@ -378,7 +382,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for PrestateTracer {
                     .unwrap_or(0);
                 Some(Staged::Created(caller.create(nonce)))
             }
-            0xf5 if len >= 4 => {
+            CREATE2 if len >= 4 => {
                 let offset = stack[len - 2];
                 let size = stack[len - 3];
                 let salt = B256::from(stack[len - 4].to_be_bytes::<32>());

@@ -12,7 +12,47 @@ use alloy_eips::eip2718::Decodable2718;
 use alloy_primitives::{Address, Bytes, Signature, B256, U256};
 use serde_json::{Map, Value};
 
+use crate::policy::engine::Method;
 use crate::policy::request::{address, quantity};
+
+/// What a 2xx answer lacks or gets wrong; the caller adds that the provider may have acted.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the answer is not JSON")]
+    NotJson,
+    #[error("it answers for method {got}, but the request was {asked}")]
+    OtherMethod { got: Value, asked: Method },
+    #[error("it has no data.hash (the transaction hash)")]
+    NoHash,
+    #[error("data.hash {0} is not a 32-byte 0x hash")]
+    BadHash(Value),
+    #[error("it has no data.signed_transaction")]
+    NoSignedTransaction,
+    #[error("data.signed_transaction {0} is not 0x hex")]
+    BadSignedTransaction(Value),
+    #[error("it has no data.signature")]
+    NoSignature,
+    #[error("data.encoding is {0}: only a hex signature can be read")]
+    NotHexEncoding(Value),
+    #[error("data.signature {0} is not a 65-byte 0x hex signature")]
+    BadSignature(Value),
+    #[error("the signed transaction does not decode: {0}")]
+    Undecodable(alloy_eips::eip2718::Eip2718Error),
+    #[error("{0} bytes follow the signed transaction's encoding")]
+    TrailingBytes(usize),
+    #[error("the signed transaction's signer cannot be recovered: {0}")]
+    Unrecoverable(alloy_consensus::crypto::RecoveryError),
+    /// Each field where the signed transaction departs from the request, in words.
+    #[error("the signed transaction is not the one requested: {}", .0.join("; "))]
+    NotRequested(Vec<String>),
+    #[error("the signature is not a valid secp256k1 signature: {0}")]
+    InvalidSignature(alloy_primitives::SignatureError),
+    #[error("no signer can be recovered from the signature: {0}")]
+    NoSigner(alloy_primitives::SignatureError),
+    /// The signature is valid, by another key than the `--from` given.
+    #[error("the signature is by {signer}, not by --from {want}")]
+    OtherSigner { signer: Address, want: Address },
+}
 
 /// What the signer did, as its answer says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,12 +83,13 @@ fn hex_bytes(v: &Value) -> Option<Bytes> {
 
 /// Reads a provider's `/rpc` answer for a request made with `method`. The error says what is
 /// missing or wrong (the caller adds that the provider may have acted).
-pub fn read_answer(method: &str, answer: &Value) -> Result<RpcAnswer, String> {
+pub fn read_answer(method: Method, answer: &Value) -> Result<RpcAnswer, AnswerError> {
     if let Some(m) = answer.get("method") {
-        if m.as_str() != Some(method) {
-            return Err(format!(
-                "it answers for method {m}, but the request was {method}"
-            ));
+        if m.as_str() != Some(method.as_str()) {
+            return Err(AnswerError::OtherMethod {
+                got: m.clone(),
+                asked: method,
+            });
         }
     }
     // The documented place is `data`; a bare member at the top is accepted too.
@@ -61,37 +102,34 @@ pub fn read_answer(method: &str, answer: &Value) -> Result<RpcAnswer, String> {
         })
     };
     match method {
-        "eth_sendTransaction" => {
-            let v = find(&["hash"]).ok_or("it has no data.hash (the transaction hash)")?;
+        Method::SendTransaction => {
+            let v = find(&["hash"]).ok_or(AnswerError::NoHash)?;
             v.as_str()
                 .filter(|s| s.len() == 66 && s.starts_with("0x"))
                 .and_then(|s| s.parse::<B256>().ok())
                 .map(RpcAnswer::Sent)
-                .ok_or_else(|| format!("data.hash {v} is not a 32-byte 0x hash"))
+                .ok_or_else(|| AnswerError::BadHash(v.clone()))
         }
-        "eth_signTransaction" => {
+        Method::SignTransaction => {
             let v = find(&["signed_transaction", "signedTransaction"])
-                .ok_or("it has no data.signed_transaction")?;
+                .ok_or(AnswerError::NoSignedTransaction)?;
             hex_bytes(v)
                 .filter(|b| !b.is_empty())
                 .map(RpcAnswer::SignedTransaction)
-                .ok_or_else(|| format!("data.signed_transaction {v} is not 0x hex"))
+                .ok_or_else(|| AnswerError::BadSignedTransaction(v.clone()))
         }
-        "personal_sign" => {
-            let v = find(&["signature"]).ok_or("it has no data.signature")?;
+        Method::PersonalSign => {
+            let v = find(&["signature"]).ok_or(AnswerError::NoSignature)?;
             if let Some(e) = find(&["encoding"]) {
                 if e.as_str() != Some("hex") {
-                    return Err(format!(
-                        "data.encoding is {e}: only a hex signature can be read"
-                    ));
+                    return Err(AnswerError::NotHexEncoding(e.clone()));
                 }
             }
             hex_bytes(v)
                 .filter(|b| b.len() == 65)
                 .map(RpcAnswer::Signature)
-                .ok_or_else(|| format!("data.signature {v} is not a 65-byte 0x hex signature"))
+                .ok_or_else(|| AnswerError::BadSignature(v.clone()))
         }
-        other => Err(format!("the method {other:?} has no known answer")),
     }
 }
 
@@ -103,19 +141,13 @@ pub fn check_signed_transaction(
     request: &Map<String, Value>,
     chain_id: Option<u64>,
     from: Option<Address>,
-) -> Result<Address, String> {
+) -> Result<Address, AnswerError> {
     let mut rest = raw;
-    let tx = TxEnvelope::decode_2718(&mut rest)
-        .map_err(|e| format!("the signed transaction does not decode: {e}"))?;
+    let tx = TxEnvelope::decode_2718(&mut rest).map_err(AnswerError::Undecodable)?;
     if !rest.is_empty() {
-        return Err(format!(
-            "{} bytes follow the signed transaction's encoding",
-            rest.len()
-        ));
+        return Err(AnswerError::TrailingBytes(rest.len()));
     }
-    let signer = tx
-        .recover_signer()
-        .map_err(|e| format!("the signed transaction's signer cannot be recovered: {e}"))?;
+    let signer = tx.recover_signer().map_err(AnswerError::Unrecoverable)?;
     let mut differ = Vec::new();
     let field = |names: &[&str]| {
         names
@@ -175,19 +207,16 @@ pub fn check_signed_transaction(
     if differ.is_empty() {
         Ok(signer)
     } else {
-        Err(format!(
-            "the signed transaction is not the one requested: {}",
-            differ.join("; ")
-        ))
+        Err(AnswerError::NotRequested(differ))
     }
 }
 
 /// The address whose key made `signature` (65 bytes) over `message` (EIP-191).
-pub fn message_signer(signature: &[u8], message: &[u8]) -> Result<Address, String> {
+pub fn message_signer(signature: &[u8], message: &[u8]) -> Result<Address, AnswerError> {
     Signature::from_raw(signature)
-        .map_err(|e| format!("the signature is not a valid secp256k1 signature: {e}"))?
+        .map_err(AnswerError::InvalidSignature)?
         .recover_address_from_msg(message)
-        .map_err(|e| format!("no signer can be recovered from the signature: {e}"))
+        .map_err(AnswerError::NoSigner)
 }
 
 #[cfg(test)]
@@ -200,22 +229,24 @@ mod tests {
         let hash = format!("0x{}", "ab".repeat(32));
         assert_eq!(
             read_answer(
-                "eth_sendTransaction",
+                Method::SendTransaction,
                 &json!({"method": "eth_sendTransaction", "data": {"hash": hash, "caip2": "eip155:1"}})
-            ),
-            Ok(RpcAnswer::Sent(hash.parse().unwrap()))
+            )
+            .unwrap(),
+            RpcAnswer::Sent(hash.parse().unwrap())
         );
         assert_eq!(
             read_answer(
-                "eth_signTransaction",
+                Method::SignTransaction,
                 &json!({"method": "eth_signTransaction", "data": {"signed_transaction": "0x02f8"}})
-            ),
-            Ok(RpcAnswer::SignedTransaction(Bytes::from(vec![0x02, 0xf8])))
+            )
+            .unwrap(),
+            RpcAnswer::SignedTransaction(Bytes::from(vec![0x02, 0xf8]))
         );
         let sig = format!("0x{}", "11".repeat(65));
         assert_eq!(
             read_answer(
-                "personal_sign",
+                Method::PersonalSign,
                 &json!({"method": "personal_sign", "data": {"signature": sig, "encoding": "hex"}})
             )
             .unwrap()
@@ -224,18 +255,22 @@ mod tests {
         );
         // A send answer to a sign request, a short signature, a different method: refused.
         let sent = json!({"method": "eth_sendTransaction", "data": {"hash": hash}});
-        assert!(read_answer("eth_signTransaction", &sent)
+        assert!(read_answer(Method::SignTransaction, &sent)
             .unwrap_err()
+            .to_string()
             .contains("answers for method"));
         assert!(
-            read_answer("eth_signTransaction", &json!({"data": {"hash": hash}}))
+            read_answer(Method::SignTransaction, &json!({"data": {"hash": hash}}))
                 .unwrap_err()
+                .to_string()
                 .contains("no data.signed_transaction")
         );
-        assert!(
-            read_answer("personal_sign", &json!({"data": {"signature": "0x1234"}}))
-                .unwrap_err()
-                .contains("65-byte")
-        );
+        assert!(read_answer(
+            Method::PersonalSign,
+            &json!({"data": {"signature": "0x1234"}})
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("65-byte"));
     }
 }

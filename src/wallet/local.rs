@@ -3,18 +3,60 @@
 //!
 //! What the request leaves out is asked of the node in one batch: the nonce (`pending`), the gas
 //! (`eth_estimateGas`), the latest base fee and the suggested tip. The transaction is EIP-1559
-//! unless the request gives a legacy `gas_price`. The private key is only ever held by the
-//! signer; no message names it.
+//! unless the request gives a legacy `gas_price`; alloy's `TransactionRequest` builds it. The
+//! private key is only ever held by the signer; no message names it.
 
-use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope, TxLegacy};
+use alloy_consensus::{SignableTransaction, TxEnvelope};
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_rpc_types_eth::{TransactionInput, TransactionRequest};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use serde_json::{json, Map, Value};
 
 use crate::policy::request::{address, quantity};
-use crate::rpc::RpcClient;
+use crate::rpc::{RpcClient, RpcError};
+
+/// Why a transaction or message was not signed locally. No message quotes the key.
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    #[error("PRIVATE_KEY is not a 32-byte hex private key")]
+    KeyNotHex,
+    #[error("PRIVATE_KEY is not a valid secp256k1 private key")]
+    KeyInvalid,
+    #[error("signing failed: {0}")]
+    Signing(#[from] alloy_signer::Error),
+    #[error("`from` {0} is not an address")]
+    From(Value),
+    /// The request names another sender than the key's.
+    #[error("`from` is {given} but PRIVATE_KEY is the key of {key}: refusing to sign")]
+    OtherSender { given: Address, key: Address },
+    #[error("`to` {0} is not an address")]
+    To(Value),
+    #[error("`data` {0} is not hex")]
+    Data(Value),
+    /// A request field that is not a quantity (named as the request's first spelling).
+    #[error("`{field}` {value} is not a quantity")]
+    NotQuantity { field: &'static str, value: Value },
+    /// A nonce or gas amount past 64 bits.
+    #[error("{what} {value} does not fit in 64 bits")]
+    TooLarge { what: &'static str, value: U256 },
+    /// A fee past 128 bits.
+    #[error("{what} {value} is too large")]
+    FeeTooLarge { what: &'static str, value: U256 },
+    /// The batch asking the node for what the request leaves out failed.
+    #[error(transparent)]
+    Node(#[from] RpcError),
+    #[error("no answer for {0}")]
+    NoAnswer(&'static str),
+    #[error("the node's nonce is not a quantity")]
+    NodeNonce,
+    #[error("the node's gas estimate is not a quantity")]
+    NodeGasEstimate,
+    /// The transaction request lacks what its type needs (never, as every field is filled).
+    #[error("the transaction cannot be built: it lacks {}", .0.join(", "))]
+    Incomplete(Vec<&'static str>),
+}
 
 /// A key read from the environment. `Debug` shows only the address.
 pub struct LocalKey(PrivateKeySigner);
@@ -27,16 +69,16 @@ impl std::fmt::Debug for LocalKey {
 
 impl LocalKey {
     /// Parses a 32-byte hex private key (with or without `0x`); the error never quotes it.
-    pub fn parse(text: &str) -> Result<LocalKey, String> {
+    pub fn parse(text: &str) -> Result<LocalKey, SignError> {
         let t = text.trim();
         let t = t.strip_prefix("0x").unwrap_or(t);
         let bytes = alloy_primitives::hex::decode(t)
             .ok()
             .filter(|b| b.len() == 32)
-            .ok_or("PRIVATE_KEY is not a 32-byte hex private key")?;
+            .ok_or(SignError::KeyNotHex)?;
         PrivateKeySigner::from_slice(&bytes)
             .map(LocalKey)
-            .map_err(|_| "PRIVATE_KEY is not a valid secp256k1 private key".to_string())
+            .map_err(|_| SignError::KeyInvalid)
     }
 
     pub fn address(&self) -> Address {
@@ -47,11 +89,8 @@ impl LocalKey {
 /// Signs `message` as `personal_sign` does (EIP-191: keccak256 of
 /// `"\x19Ethereum Signed Message:\n" + len + message`); the 65-byte signature `r ‖ s ‖ v`
 /// with `v` 27 or 28.
-pub fn sign_message(key: &LocalKey, message: &[u8]) -> Result<Bytes, String> {
-    let sig = key
-        .0
-        .sign_message_sync(message)
-        .map_err(|e| format!("signing failed: {e}"))?;
+pub fn sign_message(key: &LocalKey, message: &[u8]) -> Result<Bytes, SignError> {
+    let sig = key.0.sign_message_sync(message)?;
     Ok(Bytes::from(sig.as_bytes().to_vec()))
 }
 
@@ -70,18 +109,23 @@ fn field<'a>(tx: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
-fn num(tx: &Map<String, Value>, names: &[&str]) -> Result<Option<U256>, String> {
+fn num(tx: &Map<String, Value>, names: &[&'static str]) -> Result<Option<U256>, SignError> {
     field(tx, names)
-        .map(|v| quantity(v).ok_or_else(|| format!("`{}` {v} is not a quantity", names[0])))
+        .map(|v| {
+            quantity(v).ok_or_else(|| SignError::NotQuantity {
+                field: names[0],
+                value: v.clone(),
+            })
+        })
         .transpose()
 }
 
-fn small(v: U256, what: &str) -> Result<u64, String> {
-    u64::try_from(v).map_err(|_| format!("{what} {v} does not fit in 64 bits"))
+fn small(value: U256, what: &'static str) -> Result<u64, SignError> {
+    u64::try_from(value).map_err(|_| SignError::TooLarge { what, value })
 }
 
-fn fee(v: U256, what: &str) -> Result<u128, String> {
-    u128::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+fn fee(value: U256, what: &'static str) -> Result<u128, SignError> {
+    u128::try_from(value).map_err(|_| SignError::FeeTooLarge { what, value })
 }
 
 /// Builds and signs `tx` (a request's `params.transaction`) for `chain_id`, asking `node` for
@@ -91,25 +135,23 @@ pub fn sign(
     key: &LocalKey,
     chain_id: u64,
     node: &RpcClient,
-) -> Result<Signed, String> {
+) -> Result<Signed, SignError> {
     let from = key.address();
     if let Some(f) = field(tx, &["from"]) {
-        let given = address(f).ok_or_else(|| format!("`from` {f} is not an address"))?;
+        let given = address(f).ok_or_else(|| SignError::From(f.clone()))?;
         if given != from {
-            return Err(format!(
-                "`from` is {given} but PRIVATE_KEY is the key of {from}: refusing to sign"
-            ));
+            return Err(SignError::OtherSender { given, key: from });
         }
     }
     let to = field(tx, &["to"])
-        .map(|v| address(v).ok_or_else(|| format!("`to` {v} is not an address")))
+        .map(|v| address(v).ok_or_else(|| SignError::To(v.clone())))
         .transpose()?;
     let value = num(tx, &["value"])?.unwrap_or_default();
     let input: Bytes = match field(tx, &["data", "input"]) {
         Some(v) => v
             .as_str()
             .and_then(|s| crate::geth::hex::parse_hex(s).ok())
-            .ok_or_else(|| format!("`data` {v} is not hex"))?,
+            .ok_or_else(|| SignError::Data(v.clone()))?,
         None => Bytes::new(),
     };
     let nonce = num(tx, &["nonce"])?;
@@ -138,18 +180,15 @@ pub fn sign(
     let mut answers = if calls.is_empty() {
         Vec::new().into_iter()
     } else {
-        node.batch(&calls).map_err(|e| e.to_string())?.into_iter()
+        node.batch(&calls)?.into_iter()
     };
-    let mut next = |what: &str| -> Result<Value, String> {
-        answers
-            .next()
-            .ok_or_else(|| format!("no answer for {what}"))?
-            .map_err(|e| e.to_string())
+    let mut next = |what: &'static str| -> Result<Value, SignError> {
+        Ok(answers.next().ok_or(SignError::NoAnswer(what))??)
     };
     let nonce = match nonce {
         Some(n) => small(n, "nonce")?,
         None => small(
-            quantity(&next("the nonce")?).ok_or("the node's nonce is not a quantity")?,
+            quantity(&next("the nonce")?).ok_or(SignError::NodeNonce)?,
             "nonce",
         )?,
     };
@@ -157,8 +196,7 @@ pub fn sign(
         Some(g) => small(g, "gas_limit")?,
         None => {
             let estimate = small(
-                quantity(&next("the gas estimate")?)
-                    .ok_or("the node's gas estimate is not a quantity")?,
+                quantity(&next("the gas estimate")?).ok_or(SignError::NodeGasEstimate)?,
                 "gas estimate",
             )?;
             // A margin for state that moves between the estimate and inclusion.
@@ -180,25 +218,21 @@ pub fn sign(
     } else {
         (U256::ZERO, U256::ZERO)
     };
-    let kind = match to {
-        Some(a) => TxKind::Call(a),
-        None => TxKind::Create,
+    // alloy's request builder makes the typed transaction: legacy (EIP-155) when the request
+    // gives a gas price, EIP-1559 otherwise.
+    let mut request = TransactionRequest::default()
+        .from(from)
+        .value(value)
+        .input(TransactionInput::new(input))
+        .nonce(nonce)
+        .gas_limit(gas_limit);
+    request.chain_id = Some(chain_id);
+    request = match to {
+        Some(a) => request.to(a),
+        None => request.create(),
     };
-    let envelope: TxEnvelope = if let Some(price) = gas_price {
-        let t = TxLegacy {
-            chain_id: Some(chain_id),
-            nonce,
-            gas_price: fee(price, "gas_price")?,
-            gas_limit,
-            to: kind,
-            value,
-            input,
-        };
-        let sig = key
-            .0
-            .sign_hash_sync(&t.signature_hash())
-            .map_err(|e| format!("signing failed: {e}"))?;
-        t.into_signed(sig).into()
+    request = if let Some(price) = gas_price {
+        request.gas_price(fee(price, "gas_price")?)
     } else {
         let max_priority_fee_per_gas = fee(max_tip.unwrap_or(tip), "max_priority_fee_per_gas")?;
         let max_fee_per_gas = match max_fee {
@@ -207,23 +241,15 @@ pub fn sign(
                 .saturating_mul(2)
                 .saturating_add(max_priority_fee_per_gas),
         };
-        let t = TxEip1559 {
-            chain_id,
-            nonce,
-            gas_limit,
-            max_fee_per_gas,
-            max_priority_fee_per_gas,
-            to: kind,
-            value,
-            access_list: Default::default(),
-            input,
-        };
-        let sig = key
-            .0
-            .sign_hash_sync(&t.signature_hash())
-            .map_err(|e| format!("signing failed: {e}"))?;
-        t.into_signed(sig).into()
+        request
+            .max_fee_per_gas(max_fee_per_gas)
+            .max_priority_fee_per_gas(max_priority_fee_per_gas)
     };
+    let tx = request.build_typed_tx().map_err(|r| {
+        SignError::Incomplete(r.missing_keys().err().map(|(_, m)| m).unwrap_or_default())
+    })?;
+    let sig = key.0.sign_hash_sync(&tx.signature_hash())?;
+    let envelope: TxEnvelope = tx.into_envelope(sig);
     Ok(Signed {
         raw: envelope.encoded_2718().into(),
         hash: *envelope.tx_hash(),
@@ -246,6 +272,26 @@ mod tests {
         );
         assert!(!format!("{k:?}").contains(secret));
         let e = LocalKey::parse(&secret[..60]).unwrap_err();
-        assert!(!e.contains(&secret[..60]));
+        assert!(!e.to_string().contains(&secret[..60]));
+    }
+
+    /// A request with a gas price is signed as a legacy EIP-155 transaction: EIP-155's own
+    /// example (key 0x4646…46, nonce 9, 20 gwei, 21000 gas, 1 ether to 0x3535…35, chain 1)
+    /// comes out byte for byte as the EIP prints it. Every field is given, so the node (an
+    /// address where nothing listens) is never asked.
+    #[test]
+    fn a_gas_price_signs_the_eip155_example() {
+        let key = LocalKey::parse(&"46".repeat(32)).unwrap();
+        let tx = json!({"to": format!("0x{}", "35".repeat(20)), "value": "0xde0b6b3a7640000",
+            "nonce": "0x9", "gas_limit": "0x5208", "gas_price": "0x4a817c800"});
+        let node = RpcClient::new("http://127.0.0.1:9", std::time::Duration::from_secs(1)).unwrap();
+        let signed = sign(tx.as_object().unwrap(), &key, 1, &node).unwrap();
+        assert_eq!(
+            signed.raw.to_string(),
+            "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400\
+             008025a028ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d89\
+             97f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83"
+        );
+        assert_eq!((signed.nonce, signed.gas_limit), (9, 21000));
     }
 }

@@ -52,7 +52,7 @@ pub enum WalletError {
     )]
     UnreadableRpcAnswer {
         status: u16,
-        reason: String,
+        reason: answer::AnswerError,
         body: String,
     },
 }
@@ -241,7 +241,7 @@ impl Provider {
             }
             return Err(WalletError::UnreadableRpcAnswer {
                 status,
-                reason: "the answer is not JSON".into(),
+                reason: answer::AnswerError::NotJson,
                 body: text.chars().take(2000).collect(),
             });
         }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use alloy_primitives::hex;
+use revm::bytecode::opcode::{ADDRESS, EQ, PUSH20};
 use serde_json::Value;
 
 use super::sources::{self, ArtifactSources, Unit};
@@ -160,9 +161,9 @@ fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
     // A library's call protection, `PUSH20 <its own address> ADDRESS EQ`: zeros when compiled,
     // the address once deployed.
     if code.len() > 23
-        && code[0] == 0x73
+        && code[0] == PUSH20
         && code[1..21].iter().all(|b| *b == 0)
-        && code[21..23] == [0x30, 0x14]
+        && code[21..23] == [ADDRESS, EQ]
     {
         mask.push((1, 20));
     }

@@ -1,6 +1,8 @@
 //! solc source maps: the compressed `s:l:f:j:m;…` form decoded to one entry per instruction,
 //! and a code's pc → instruction index (push data belongs to its PUSH).
 
+use revm::bytecode::opcode::{PUSH0, PUSH1, PUSH32};
+
 /// One source-map entry: the span `start..start+len` of file `file` (-1: none), and the jump
 /// marker of the instruction (`b'i'`, `b'o'` or `b'-'`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +50,8 @@ pub fn instruction_index(code: &[u8]) -> Vec<u32> {
     let (mut pc, mut ix) = (0usize, 0u32);
     while pc < code.len() {
         let op = code[pc];
-        let width = if (0x60..=0x7f).contains(&op) {
-            1 + usize::from(op - 0x5f)
+        let width = if (PUSH1..=PUSH32).contains(&op) {
+            1 + usize::from(op - PUSH0)
         } else {
             1
         };

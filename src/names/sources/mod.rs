@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crate::render::source::{Location, StackEntry};
 use crate::trace::call::{CallFrame, FrameSteps};
 use files::line_offset;
+use revm::bytecode::opcode::JUMP;
 
 /// A contract's code with its decoded source map: what a frame's pcs are looked up in.
 #[derive(Debug)]
@@ -53,7 +54,7 @@ impl CodeMap {
         code.iter()
             .enumerate()
             .map(|(pc, &op)| match self.entry(pc as u32) {
-                Some(e) if op == 0x56 && matches!(e.jump, b'i' | b'o') => e.jump,
+                Some(e) if op == JUMP && matches!(e.jump, b'i' | b'o') => e.jump,
                 _ => 0,
             })
             .collect()

@@ -10,6 +10,7 @@ use crate::render::source::Location;
 use crate::render::tree::failure_path;
 use crate::replay::assets::format_units;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
+use crate::trace::errors::FrameError;
 
 /// Frames at this depth and deeper start collapsed.
 const OPEN_DEPTH: usize = 2;
@@ -29,9 +30,9 @@ fn revert_text(f: &CallFrame, d: &Decoder) -> Option<String> {
 
 /// The reason in a few words: the decoded revert data, else the error.
 fn reason(f: &CallFrame, d: &Decoder) -> String {
-    match (revert_text(f, d), f.error.as_deref()) {
+    match (revert_text(f, d), &f.error) {
         (Some(r), _) => r,
-        (None, Some("execution reverted") | None) => "no revert data".to_string(),
+        (None, Some(FrameError::Reverted) | None) => "no revert data".to_string(),
         (None, Some(e)) => e.to_string(),
     }
 }
@@ -210,7 +211,7 @@ fn frame<W: Write>(
         .and_then(|_| d.sources())
         .and_then(|n| n.frames.get(path.as_slice()));
     if failed {
-        let error = f.error.as_deref().unwrap_or_default();
+        let error = f.error.as_ref().map_or("", FrameError::as_str);
         let text = match revert_text(f, d) {
             Some(r) => format!("{error}: {r}"),
             None => error.to_string(),

@@ -2,64 +2,19 @@
 //! chain's precompiles changed beneath the EVM, written into the journal at the first spliced
 //! frame.
 
-use std::collections::BTreeMap;
-
 use alloy_primitives::{Address, Bytes, B256, U256};
+pub use alloy_rpc_types_trace::geth::{AccountState, DiffMode};
 use revm::context_interface::journaled_state::account::JournaledAccountTr;
 use revm::context_interface::{ContextTr, JournalTr};
 use revm::state::{Bytecode, EvmState};
+use serde::Deserialize;
 use serde_json::Value;
 
-/// One account as a prestate diff gives it; a field left out is unchanged (in `post`) or zero
-/// (in `pre`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DiffAccount {
-    pub balance: Option<U256>,
-    pub nonce: Option<u64>,
-    pub code: Option<Bytes>,
-    pub storage: BTreeMap<B256, B256>,
-}
-
-/// The node's `prestateTracer` result in diff mode for the traced transaction.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NodeDiff {
-    pub pre: BTreeMap<Address, DiffAccount>,
-    pub post: BTreeMap<Address, DiffAccount>,
-}
-
-impl NodeDiff {
-    /// Reads geth's diff-mode shape `{pre: {addr: {balance, nonce, code, storage}}, post: …}`;
-    /// `None` when the answer is not that shape.
-    pub fn from_json(v: &Value) -> Option<NodeDiff> {
-        fn side(v: &Value) -> Option<BTreeMap<Address, DiffAccount>> {
-            let mut out = BTreeMap::new();
-            for (k, a) in v.as_object()? {
-                let address: Address = k.parse().ok()?;
-                let mut acc = DiffAccount::default();
-                if let Some(b) = a.get("balance") {
-                    acc.balance = Some(b.as_str()?.parse().ok()?);
-                }
-                if let Some(n) = a.get("nonce") {
-                    acc.nonce = Some(n.as_u64()?);
-                }
-                if let Some(c) = a.get("code") {
-                    acc.code = Some(c.as_str()?.parse().ok()?);
-                }
-                if let Some(st) = a.get("storage") {
-                    for (slot, val) in st.as_object()? {
-                        acc.storage
-                            .insert(slot.parse().ok()?, val.as_str()?.parse().ok()?);
-                    }
-                }
-                out.insert(address, acc);
-            }
-            Some(out)
-        }
-        Some(NodeDiff {
-            pre: side(v.get("pre")?)?,
-            post: side(v.get("post")?)?,
-        })
-    }
+/// Reads the node's `prestateTracer` result in diff mode (geth's `{pre: {addr: {balance, nonce,
+/// code, storage}}, post: …}`, where a field left out is unchanged in `post` and zero in `pre`)
+/// with alloy's geth trace types; `None` when the answer is not that shape.
+pub fn read_node_diff(v: &Value) -> Option<DiffMode> {
+    DiffMode::deserialize(v).ok()
 }
 
 /// A change the node's precompiles made that the local replay cannot make by itself.
@@ -103,9 +58,9 @@ impl Correction {
 /// node's pre-state value (a balance, nonce or code) or never touched it (a slot): only the
 /// node's precompile changed it, so it can be corrected. A field the replay itself changed is a
 /// divergence to report, not to overwrite.
-pub fn differences(diff: &NodeDiff, state: &EvmState, skip: &[Address]) -> Vec<(Correction, bool)> {
+pub fn differences(diff: &DiffMode, state: &EvmState, skip: &[Address]) -> Vec<(Correction, bool)> {
     let mut out = Vec::new();
-    let empty = DiffAccount::default();
+    let empty = AccountState::default();
     for (&address, want) in &diff.post {
         if skip.contains(&address) {
             continue;

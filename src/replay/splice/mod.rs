@@ -32,7 +32,7 @@ mod diff;
 mod splicer;
 
 use diff::correct;
-pub use diff::{differences, Correction, DiffAccount, NodeDiff};
+pub use diff::{differences, read_node_diff, AccountState, Correction, DiffMode};
 pub use splicer::Splicer;
 
 /// Asks the node, in one round trip, for what splicing needs of `target` through `method`
@@ -50,18 +50,45 @@ pub fn ask_node(client: &RpcClient, method: &str, target: B256) -> Result<NodeTr
     ];
     let mut r = client.batch(&calls)?;
     if r.len() != 2 {
-        return Ok((Err(format!("{} answers to 2 calls", r.len())), None));
+        return Ok((Err(NoFrames::AnswerCount(r.len())), None));
     }
     let diff = r.pop().and_then(Result::ok);
     let trace = r
         .pop()
         .expect("two answers")
-        .map_err(|e| format!("its {method} answered: {e}"));
+        .map_err(|source| NoFrames::Node {
+            method: method.to_string(),
+            source,
+        });
     Ok((trace, diff))
 }
 
 /// The node's callTracer answer (or why there is none) and its prestate diff.
-pub type NodeTraces = (Result<Value, String>, Option<Value>);
+pub type NodeTraces = (Result<Value, NoFrames>, Option<Value>);
+
+/// Why the node's frames for a transaction are not known, so that its calls into the chain's
+/// precompiles stay opaque (said in the note on stderr).
+#[derive(Debug, thiserror::Error)]
+pub enum NoFrames {
+    /// The batch came back with another number of answers.
+    #[error("{0} answers to 2 calls")]
+    AnswerCount(usize),
+    /// The node refused the trace (no debug API, an unknown tracer).
+    #[error("its {method} answered: {source}")]
+    Node { method: String, source: RpcError },
+    /// A block whose hash is not known cannot be traced by hash.
+    #[error("the block's hash is not known")]
+    NoBlockHash,
+    /// The node's block trace lists no result for the transaction.
+    #[error("the node's block trace has no entry for it")]
+    NoEntry,
+    /// The node's answer is not a callTracer frame.
+    #[error("its callTracer answer is not a call frame")]
+    NotAFrame,
+    /// The chain has no rules of its own, so no precompile of its is known.
+    #[error("no chain rules")]
+    NoRules,
+}
 
 /// Whether frame `c` is a call into one of `rules`' precompiles (a SELFDESTRUCT naming one as
 /// beneficiary is not a call).
@@ -174,7 +201,7 @@ pub struct Splice {
     /// The node was asked and could not answer (no debug API).
     pub unavailable: bool,
     /// The node's state diff for the transaction, when it gave one.
-    pub diff: Option<NodeDiff>,
+    pub diff: Option<DiffMode>,
     /// Written into the journal on return from the first spliced frame.
     pub corrections: Vec<Correction>,
     /// Whether `corrections` were computed (one round is made).
@@ -271,29 +298,29 @@ impl Splice {
     /// The fee recipients (the header's miner and COINBASE) are left out of the state
     /// comparison.
     pub fn from_node(
-        trace: Result<&Value, &str>,
+        trace: Result<&Value, &NoFrames>,
         diff: Option<&Value>,
         env: &super::EvmEnv,
         last: &Splice,
     ) -> Splice {
         let frames = match (env.rules.as_ref(), trace) {
             (Some(rules), Ok(t)) => {
-                frames_from_call_trace(t, rules).ok_or("its callTracer answer is not a call frame")
+                frames_from_call_trace(t, rules).ok_or_else(|| NoFrames::NotAFrame.to_string())
             }
-            (None, _) => Err("no chain rules"),
-            (_, Err(why)) => Err(why),
+            (None, _) => Err(NoFrames::NoRules.to_string()),
+            (_, Err(why)) => Err(why.to_string()),
         };
         match frames {
             Ok(frames) => Splice {
                 frames: Some(frames),
-                diff: diff.and_then(NodeDiff::from_json),
+                diff: diff.and_then(read_node_diff),
                 skip: vec![env.miner, env.block.beneficiary],
                 ..Default::default()
             },
             // The pass already run stands; its record of opaque frames is kept, with why.
             Err(why) => {
                 let mut log = last.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                log.opaque_why = Some(why.to_string());
+                log.opaque_why = Some(why);
                 Splice {
                     unavailable: true,
                     log: Mutex::new(log),

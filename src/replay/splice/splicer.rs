@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use alloy_primitives::Address;
+use revm::bytecode::opcode::{DIFFICULTY, SSTORE};
 use revm::context_interface::{ContextTr, JournalTr};
 use revm::interpreter::{
     CallInputs, CallOutcome, CallScheme, Gas, InstructionResult, InterpreterResult,
@@ -16,6 +17,7 @@ use revm::Inspector;
 use crate::chain::pure::{self, CallShape, PureOutcome};
 use crate::chain::rules::ChainRules;
 use crate::trace::call::CallFrame;
+use crate::trace::errors::FrameError;
 
 use super::*;
 
@@ -197,8 +199,8 @@ where
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
         use revm::interpreter::interpreter_types::Jumps;
         match interp.bytecode.opcode() {
-            0x44 if self.prevrandao_guessed => self.log.prevrandao_read = true,
-            0x55 => {
+            DIFFICULTY if self.prevrandao_guessed => self.log.prevrandao_read = true,
+            SSTORE => {
                 self.sstore = sstore_adjustment(self.rules.as_ref(), interp, ctx);
                 if self.sstore.is_some() && self.rules.as_ref().is_some_and(|r| !r.consensus_read) {
                     self.log.sstore_set_assumed = true;
@@ -245,10 +247,10 @@ where
         self.log.calls.push(Some(index));
         let mut gas = Gas::new(inputs.gas_limit);
         let _ = gas.record_regular_cost(frame.gas_used.min(inputs.gas_limit));
-        let result = match frame.error.as_deref() {
+        let result = match &frame.error {
             None => InstructionResult::Return,
-            Some("execution reverted") => InstructionResult::Revert,
-            Some(_) => {
+            Some(FrameError::Reverted) => InstructionResult::Revert,
+            Some(FrameError::Failed(_)) => {
                 gas.spend_all();
                 InstructionResult::PrecompileError
             }

@@ -1,6 +1,7 @@
 //! Splicing on tiny offline examples: node frames matched, diffs read, notes written.
 
 use super::*;
+use crate::trace::errors::FrameError;
 use alloy_primitives::Bytes;
 use serde_json::json;
 
@@ -35,7 +36,7 @@ fn frames_into_stateful_precompiles_are_taken_in_call_order() {
     assert_eq!(f.len(), 3);
     assert_eq!(f[0].gas_used, 0x10);
     assert_eq!(f[0].output, Some(Bytes::from(vec![1u8])));
-    assert_eq!(f[1].error.as_deref(), Some("execution reverted"));
+    assert_eq!(f[1].error, Some(FrameError::Reverted));
 }
 
 /// A node answer that is not a callTracer frame (here an unreadable gasUsed) gives no

@@ -1,0 +1,96 @@
+//! The tables of columnar output (`block A..B --out DIR`) by name: which ones a tracer's
+//! results flatten into, and how files and the manifest name them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::trace::TracerSpec;
+
+/// One table of a `--out` partition, named in the manifest and in its file's name
+/// (`part.<table>.parquet`; the NDJSON stream is `part.ndjson`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Table {
+    /// The NDJSON stream itself: one trace per line, as `block A..B` prints it.
+    Traces,
+    /// callTracer: one row per frame.
+    Calls,
+    /// callTracer: one row per log (with `withLog`).
+    Logs,
+    /// prestateTracer: one row per account and per storage slot, `side` pre/post.
+    State,
+    /// structLogger: per transaction and opcode; `--gas-report`: self gas by opcode.
+    Ops,
+    /// `--gas-report`: per code address.
+    Contracts,
+    /// A JavaScript tracer: one row per transaction, the result as JSON text.
+    Results,
+    /// `--assets`: one row per address and asset.
+    AssetChanges,
+}
+
+impl Table {
+    /// The name in file names and in the manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Traces => "traces",
+            Table::Calls => "calls",
+            Table::Logs => "logs",
+            Table::State => "state",
+            Table::Ops => "ops",
+            Table::Contracts => "contracts",
+            Table::Results => "results",
+            Table::AssetChanges => "asset_changes",
+        }
+    }
+
+    /// The tables a tracer's results flatten into, in file order.
+    pub fn of(spec: &TracerSpec) -> &'static [Table] {
+        match spec {
+            TracerSpec::Call(_) => &[Table::Calls, Table::Logs],
+            TracerSpec::Prestate(_) => &[Table::State],
+            TracerSpec::StructLog(_) => &[Table::Ops],
+            TracerSpec::Gas(_) => &[Table::Ops, Table::Contracts],
+            #[cfg(feature = "js")]
+            TracerSpec::Js(_) => &[Table::Results],
+        }
+    }
+
+    /// [`Table::of`], and [`Table::AssetChanges`] after them when asset changes are written.
+    pub fn of_with(spec: &TracerSpec, assets: bool) -> Vec<Table> {
+        let mut tables = Table::of(spec).to_vec();
+        if assets {
+            tables.push(Table::AssetChanges);
+        }
+        tables
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The manifest spells each table as its file name does.
+    #[test]
+    fn serde_names_are_file_names() {
+        for t in [
+            Table::Traces,
+            Table::Calls,
+            Table::Logs,
+            Table::State,
+            Table::Ops,
+            Table::Contracts,
+            Table::Results,
+            Table::AssetChanges,
+        ] {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
+        }
+    }
+}
