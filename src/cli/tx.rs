@@ -5,6 +5,7 @@ use std::io::Write;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::{fixture_snapshot, trace_fixture, ReplayError};
 use chaintrace::source::fixture::Fixture;
+use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
 
@@ -70,7 +71,7 @@ impl TxArgs {
             );
             let traced = trace_fixture(&fx, &spec, hardfork).map_err(|e| match e {
                 // The trace could not be kept: the machine's fault, not the fixture's.
-                ReplayError::Output(m) => CliError::source(m),
+                e @ ReplayError::StructLog(_) => CliError::source(e.to_string()),
                 e => CliError::input(format!("{path}: {e}")),
             })?;
             let currency = chaintrace::chain::currency(fx.schedule.chain_id);
@@ -93,7 +94,16 @@ impl TxArgs {
         let source = self.rpc.source()?;
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-        let traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        let traced = match &spec {
+            // geth's JSON of a struct log goes to stdout as the replay runs: written once.
+            TracerSpec::StructLog(cfg)
+                if self.trace.json && !self.trace.decode && patch.is_none() =>
+            {
+                let out = Box::new(std::io::stdout());
+                mined.trace_struct_logs(&source, cache.as_ref(), cfg, out, "stdout")?
+            }
+            _ => mined.trace(&source, cache.as_ref(), &spec)?,
+        };
         if let Some(patch) = &patch {
             let ctx = Ctx {
                 source: &source,
