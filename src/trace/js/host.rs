@@ -110,24 +110,6 @@ struct Direct {
     frame_result: [JsValue; 1],
 }
 
-/// The deepest `result` value that is serialised: `JSON.stringify` recurses once per level.
-pub const MAX_RESULT_DEPTH: usize = 512;
-
-/// `result`'s value, checked for depth by an iterative walk (an explicit stack, each object
-/// once) before `JSON.stringify` recurses into it.
-const RESULT_SCRIPT: &str = "(function (r) {\
-    var stack = [r], depth = [1], seen = new Set();\
-    while (stack.length) {\
-        var x = stack.pop(), d = depth.pop();\
-        if (x === null || typeof x !== 'object' || seen.has(x)) continue;\
-        seen.add(x);\
-        if (d > 512) throw new RangeError('tracer result nests more than 512 levels');\
-        var ks = Object.keys(x);\
-        for (var i = 0; i < ks.length; i++) { stack.push(x[ks[i]]); depth.push(d + 1); }\
-    }\
-    return JSON.stringify(r);\
-})(__tracer.result(__ctx, __db))";
-
 /// `Array.prototype.push` as it is now.
 fn array_push(ctx: &mut Context) -> Option<JsObject> {
     let proto = ctx.intrinsics().constructors().array().prototype();
@@ -254,7 +236,7 @@ impl Host {
             exit: has_exit
                 .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
                 .transpose()?,
-            result: compile(&mut ctx, RESULT_SCRIPT)?,
+            result: compile(&mut ctx, "__tracer.result(__ctx, __db)")?,
             direct,
             fast: None,
             guard: None,
@@ -522,8 +504,16 @@ impl Host {
         hidden(&mut self.ctx, "__ctx", obj)?;
         let script = self.result.clone();
         let v = self.run(&script, Hook::Result)?;
-        // The text itself, not a parsed value: geth prints JSON.stringify's key order and
+        // Checked for depth before `JSON.stringify` recurses into it, then stringified: the
+        // text itself, not a parsed value, since geth prints JSON.stringify's key order and
         // number forms, with Go's HTML escaping applied when it encodes the response.
+        let json = super::limits::stringify_result(&v, &mut self.ctx);
+        let out = if over_memory(self.mem_base) {
+            Run::OutOfMemory
+        } else {
+            Run::Done(json)
+        };
+        let v = self.finish(out, Hook::Result)?;
         let text = match v.as_string() {
             Some(s) => escape_html(&s.to_std_string_escaped()),
             None => "null".to_string(),

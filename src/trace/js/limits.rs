@@ -1,5 +1,6 @@
-//! Limits on the built-ins that could make one step allocate gigabytes or run unbounded, which
-//! no timeout can interrupt: `String.prototype.repeat`/`padStart`/`padEnd` and
+//! Limits on what could make one step allocate gigabytes, run unbounded or recurse past the
+//! stack, which no timeout can interrupt: the depth of a `result` value before it is
+//! stringified ([`stringify_result`]), and `String.prototype.repeat`/`padStart`/`padEnd` and
 //! `Array.prototype.join` refuse to build a string past [`MAX_BUILT_STRING`] characters, and
 //! `RegExp.prototype.exec` (which `test`, `match`, `replace`, `split` and `search` call)
 //! refuses a pattern that repeats a group that itself repeats on a string longer than 32
@@ -238,6 +239,55 @@ pub fn install(ctx: &mut Context) -> JsResult<()> {
     wrap(&array, "join", Check::Join, ctx)?;
     wrap(&regexp, "exec", Check::Exec, ctx)?;
     Ok(())
+}
+
+/// The deepest `result` value that is serialised: `JSON.stringify` recurses once per level.
+pub const MAX_RESULT_DEPTH: usize = 512;
+
+/// `JSON.stringify(v)` of a tracer's `result`, after an iterative walk (an explicit stack, each
+/// object once) has checked that it nests at most [`MAX_RESULT_DEPTH`] levels, since
+/// `JSON.stringify` recurses once per level. The walk reads what `JSON.stringify` will read,
+/// in the same way: `Object.keys` of each object that is not a function, each value got.
+pub fn stringify_result(v: &JsValue, ctx: &mut Context) -> JsResult<JsValue> {
+    let object = ctx.intrinsics().constructors().object().constructor();
+    let keys = object.get(js_string!("keys"), ctx)?;
+    let keys = keys
+        .as_callable()
+        .ok_or_else(|| JsNativeError::typ().with_message("Object.keys is not a function"))?;
+    let mut stack = vec![(v.clone(), 1usize)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some((x, depth)) = stack.pop() {
+        let Some(o) = x.as_object() else {
+            continue;
+        };
+        if o.is_callable() || !seen.insert(o.clone()) {
+            continue;
+        }
+        if depth > MAX_RESULT_DEPTH {
+            return Err(JsNativeError::range()
+                .with_message(format!(
+                    "tracer result nests more than {MAX_RESULT_DEPTH} levels"
+                ))
+                .into());
+        }
+        let names = keys.call(&JsValue::undefined(), std::slice::from_ref(&x), ctx)?;
+        let names = names
+            .as_object()
+            .ok_or_else(|| JsNativeError::typ().with_message("Object.keys gave no array"))?;
+        let n = names.get(js_string!("length"), ctx)?.to_length(ctx)?;
+        for i in 0..n {
+            let key = names.get(i, ctx)?.to_property_key(ctx)?;
+            stack.push((o.get(key, ctx)?, depth + 1));
+        }
+    }
+    let json = ctx.global_object().get(js_string!("JSON"), ctx)?;
+    let stringify = json
+        .as_object()
+        .map(|j| j.get(js_string!("stringify"), ctx))
+        .transpose()?
+        .and_then(|f| f.as_callable())
+        .ok_or_else(|| JsNativeError::typ().with_message("JSON.stringify is not a function"))?;
+    stringify.call(&json, std::slice::from_ref(v), ctx)
 }
 
 #[cfg(test)]
