@@ -50,18 +50,29 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// One statement; expression statements and initialisations, the common ones, here,
+    /// the rest in [`Machine::exec_other`].
+    #[inline]
     fn exec(&mut self, s: &Stmt) -> R<Flow> {
         match s {
-            Stmt::Empty => {}
             Stmt::Expr(e) => {
                 self.eval(e)?;
+                Ok(Flow::Normal)
             }
-            Stmt::Init(slot, init) => {
-                if let Some(e) = init {
-                    let v = self.eval(e)?;
-                    self.locals[*slot as usize] = v;
-                }
+            Stmt::Init(slot, Some(e)) => {
+                let v = self.eval(e)?;
+                self.locals[*slot as usize] = v;
+                Ok(Flow::Normal)
             }
+            _ => self.exec_other(s),
+        }
+    }
+
+    #[inline(never)]
+    fn exec_other(&mut self, s: &Stmt) -> R<Flow> {
+        match s {
+            Stmt::Empty | Stmt::Init(_, None) => {}
+            Stmt::Expr(_) | Stmt::Init(_, Some(_)) => return self.exec(s),
             Stmt::If(c, then, other) => {
                 let c = self.eval(c)?;
                 if self.truthy(c) {

@@ -52,11 +52,20 @@ impl Obj {
     fn find(&self, name: &Text) -> Option<usize> {
         if self.named.len() <= LINEAR_MAX {
             // Names are interned (see [`Names`]): pointer equality is the common hit.
-            (self.named.iter().position(|(n, _)| Text::ptr_eq(n, name)))
-                .or_else(|| self.named.iter().position(|(n, _)| **n == **name))
+            for (i, (n, _)) in self.named.iter().enumerate() {
+                if Text::ptr_eq(n, name) {
+                    return Some(i);
+                }
+            }
+            self.find_by_text(name)
         } else {
             self.index.get(&**name).copied()
         }
+    }
+
+    #[cold]
+    fn find_by_text(&self, name: &Text) -> Option<usize> {
+        self.named.iter().position(|(n, _)| **n == **name)
     }
 
     fn find_str(&self, name: &str) -> Option<usize> {
