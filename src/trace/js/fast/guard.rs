@@ -19,6 +19,7 @@
 //! replace it (in `setup`, in another hook). That is checked before the guard is used again
 //! after any JavaScript ran, and a replaced `step` turns the guard off for good.
 
+use boa_engine::builtins::object::OrdinaryObject;
 use boa_engine::object::JsObject;
 use boa_engine::{js_string, Context, JsValue};
 
@@ -137,14 +138,28 @@ impl Guard {
 
     /// Whether `step` would return at once for the current opcode. `before`: asked before the
     /// opcode ran (its cost and error are unknown).
+    /// The tracer's own `step` data property, read without running any JavaScript (an
+    /// accessor, or a `step` found on the prototype, is not the function compiled).
+    fn own_step(&self, ctx: &mut Context) -> Option<JsObject> {
+        let args = [
+            JsValue::from(self.tracer.clone()),
+            js_string!("step").into(),
+        ];
+        let desc = OrdinaryObject::get_own_property_descriptor(&JsValue::undefined(), &args, ctx);
+        desc.ok()?
+            .as_object()?
+            .get(js_string!("value"), ctx)
+            .ok()?
+            .as_object()
+    }
+
     pub fn skips(&mut self, shared: &Shared, before: bool, ctx: &mut Context) -> bool {
         if self.off {
             return false;
         }
         if !self.checked {
-            let now = self.tracer.get(js_string!("step"), ctx).ok();
             self.checked = true;
-            if now.as_ref().and_then(JsValue::as_object) != Some(self.step.clone()) {
+            if self.own_step(ctx) != Some(self.step.clone()) {
                 self.off = true;
                 return false;
             }

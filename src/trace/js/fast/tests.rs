@@ -455,8 +455,16 @@ fn early_returns_decided_natively_agree_with_boa() {
 /// Scripts boa must run (a loop), whose `step` starts with early returns: with them decided
 /// natively, and in boa only, the same steps are recorded.
 fn guarded() {
-    let mut g = Gen(0x2545_F491_4F6C_DD1D);
-    for _ in 0..120 {
+    let seed = std::env::var("JS_FAST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x2545_F491_4F6C_DD1D);
+    let rounds: usize = std::env::var("JS_FAST_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    let mut g = Gen(seed);
+    for _ in 0..rounds {
         let prefix: Vec<String> = (0..3).map(|_| g.guard_stmt()).collect();
         let src = format!(
             "{{n: 0, seen: {{}}, \
@@ -489,6 +497,13 @@ fn guarded() {
         let (out, _) = drive(&replaced, true);
         assert_eq!(out, Ok(STEPS.to_string()), "{step}");
     }
+    // `setup` makes `step` an accessor: the guard reads no getter and turns itself off.
+    let accessor = "{n: 0, setup: function() { var f = function(log) { for (var i = 0; i < 1; i++) { this.n++; } }; \
+                    Object.defineProperty(this, 'step', {get: function() { return f; }}); }, \
+                    step: function(log) { if (log.getPC() >= 0) return; for (;;) {} }, \
+                    fault: function() {}, result: function() { return this.n; }}";
+    let (out, _) = drive(accessor, true);
+    assert_eq!(out, Ok(STEPS.to_string()));
     // A hook replaces it halfway.
     let later = "{n: 0, step: function(log) { if (log.op.toNumber() !== 0x60) return; \
                  for (var i = 0; i < 1; i++) { this.n++; } if (this.n === 10) { this.step = function() { this.n += 1000; }; } }, \
