@@ -22,7 +22,7 @@
 //! Environment: `JS_BENCH_ONLY=NAME[,NAME]` keeps the scripts whose name contains one of the
 //! words; `JS_BENCH_E2E=0` skips the end-to-end part; `JS_BENCH_PROFILE=SCRIPT/WORKLOAD[/peer]`
 //! (e.g. `step counter/loop`) runs only that side of one pair 20 times (`JS_BENCH_PROFILE_RUNS`),
-//! for a profiler
+//! with the tracer timeout `JS_BENCH_TIMEOUT_S` (default 60), for a profiler
 //! (`valgrind --tool=callgrind`, whose instruction counts repeat from run to run).
 
 #[path = "../tests/support/anvil.rs"]
@@ -153,8 +153,18 @@ fn setup(name: &'static str, to: Address) -> Setup {
     }
 }
 
+/// The tracer timeout: 60 s, more under a profiler (`JS_BENCH_TIMEOUT_S`), which runs the same
+/// work tens of times slower.
+fn timeout() -> Duration {
+    let secs = std::env::var("JS_BENCH_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
 fn ours(s: &Setup, script: &str) -> (Value, u64) {
-    let spec = TracerSpec::js(script, None, Duration::from_secs(60)).unwrap();
+    let spec = TracerSpec::js(script, None, timeout()).unwrap();
     let mut db = s.snap.db();
     let t = trace(&mut db, &s.env, &s.tx, &spec, 0).unwrap();
     match t.result {
@@ -284,9 +294,15 @@ fn end_to_end(scripts: &[(String, String)]) {
     for (name, script) in scripts {
         let file = dir.join(format!("{}.js", name.replace([' ', '.'], "_")));
         std::fs::write(&file, script).unwrap();
-        let (t_anvil, v_anvil) = time(3, || {
-            node.trace(hash, json!({"tracer": script, "timeout": "60s"}))
-        });
+        // geth hands `setup` the tracerConfig as JSON text; anvil passes the value as is, so it
+        // gets the text "{}" (what chaintrace passes when no config is given).
+        let cfg = json!({"tracer": script, "timeout": "60s", "tracerConfig": "{}"});
+        let anvil = node.try_rpc("debug_traceTransaction", json!([hash, cfg]));
+        let Ok(Ok(v_anvil)) = anvil else {
+            println!("{name:<22} anvil failed: {anvil:?}");
+            continue;
+        };
+        let (t_anvil, _) = time(3, || node.trace(hash, cfg.clone()));
         let (t_ours, out) = time(3, || {
             Command::new(bin)
                 .args([
