@@ -8,17 +8,24 @@ tx-related answer of that node, so the peer answers from a second one):
   B  storage + memory loop, 175,000 iterations: ~25.7M gas, ~2.6M opcodes (SSTORE to 8 slots,
      MSTORE), traced with stack and storage, and once more with memory.
 
-For each trace the struct logs go to a file. Reported: wall time and peak RSS of
-`chaintrace tx HASH --tracer opcodeTracer --json` (a whole process: RPC fetch, replay, output),
-and for workload A the same trace from anvil's own debug_traceTransaction (time of the HTTP call;
-peak RSS of the --steps-tracing anvil, which holds the recorded steps of both workloads). Targets from the issue: peak RSS <= 64 MB for chaintrace on both
-workloads, chaintrace >= 3x faster than anvil on A. Nothing is asserted: figures are printed.
+1. One run per trace with the struct logs going to a file: wall time and peak RSS of
+   `chaintrace tx HASH --tracer opcodeTracer --json` (a whole process: RPC fetch, replay,
+   output) and the output's size.
+2. Workload A in BENCH_PAIRS (default 7) interleaved rounds, each writing to a file and to
+   /dev/null: chaintrace as above, and anvil's own debug_traceTransaction (the HTTP call, its
+   answer streamed into the file or read and dropped). Medians, the ratio, chaintrace's peak
+   RSS over all its runs, and whether every chaintrace file is byte-identical.
+
+Targets (issue 23): chaintrace >= 5x anvil on workload A with both writing to a file, peak RSS
+<= 32 MB there; <= 64 MB on every workload. Nothing is asserted: figures are printed.
+CHAINTRACE_BIN runs another build (e.g. an older one, for a before/after table).
 """
-import json, os, resource, socket, subprocess, sys, tempfile, time, urllib.request
+import hashlib, json, os, shutil, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ANVIL = os.environ.get("CHAINTRACE_ANVIL", os.path.join(ROOT, ".tools/bin/anvil"))
-BIN = os.path.join(ROOT, "target/release/chaintrace")
+BIN = os.environ.get("CHAINTRACE_BIN", os.path.join(ROOT, "target/release/chaintrace"))
+PAIRS = int(os.environ.get("BENCH_PAIRS", "7"))
 
 
 def rpc(url, method, params):
@@ -69,6 +76,58 @@ def run_measured(cmd, stdout_path):
     return dt, usage.ru_maxrss / 1024.0, code
 
 
+def anvil_trace_to(url, h, path):
+    """anvil's debug_traceTransaction for h, its answer streamed into path; returns seconds."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "debug_traceTransaction", "params": [h, {}]}).encode()
+    req = urllib.request.Request(url, body, {"content-type": "application/json"})
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=600) as r, open(path, "wb") as out:
+        shutil.copyfileobj(r, out, 1 << 20)
+    return time.perf_counter() - t0
+
+
+def digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def pairs(url, peer_url, h, tmp):
+    """Workload A, PAIRS interleaved rounds to a file and to /dev/null, both tools."""
+    cmd = [BIN, "tx", h, "--rpc-url", url, "--json", "--no-cache", "--hardfork", "prague", "--tracer", "opcodeTracer"]
+    t = {k: [] for k in ("ours_file", "anvil_file", "ours_null", "anvil_null")}
+    rss, digests = [], set()
+    ours_path, anvil_path = os.path.join(tmp, "pair-ours.json"), os.path.join(tmp, "pair-anvil.json")
+    for _ in range(PAIRS):
+        dt, r, _ = run_measured(cmd, ours_path)
+        t["ours_file"].append(dt)
+        rss.append(r)
+        digests.add(digest(ours_path))
+        t["anvil_file"].append(anvil_trace_to(peer_url, h, anvil_path))
+        dt, r, _ = run_measured(cmd, os.devnull)
+        t["ours_null"].append(dt)
+        rss.append(r)
+        t["anvil_null"].append(anvil_trace_to(peer_url, h, os.devnull))
+    med = {k: statistics.median(v) for k, v in t.items()}
+    lines = [f"\nworkload A, {PAIRS} interleaved pairs (median seconds; min-max):"]
+    for dest in ("file", "null"):
+        o, a = t[f"ours_{dest}"], t[f"anvil_{dest}"]
+        label = "to a file" if dest == "file" else "to /dev/null"
+        lines.append(f"  {label:13} chaintrace {med[f'ours_{dest}']:.3f} ({min(o):.3f}-{max(o):.3f})"
+                     f"  anvil {med[f'anvil_{dest}']:.3f} ({min(a):.3f}-{max(a):.3f})"
+                     f"  ratio {med[f'anvil_{dest}'] / med[f'ours_{dest}']:.2f}x")
+    lines.append(f"  chaintrace peak RSS over its {2 * PAIRS} runs: {max(rss):.1f} MB (target <= 32 MB);"
+                 f" its {PAIRS} files {'are byte-identical' if len(digests) == 1 else 'DIFFER'}"
+                 f" ({os.path.getsize(ours_path) / 1e6:.1f} MB)")
+    lines.append(f"  target: chaintrace >= 5x anvil with both writing to a file: "
+                 f"{med['anvil_file'] / med['ours_file']:.2f}x")
+    os.remove(ours_path)
+    os.remove(anvil_path)
+    return lines
+
+
 def start_anvil(extra):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -106,6 +165,7 @@ def run_workloads(url):
 def main():
     if not os.path.exists(BIN):
         subprocess.check_call(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
+    print(f"chaintrace: {BIN}")
     # Two anvils run the same deterministic transactions (same accounts, code and nonces, so the
     # same hashes). anvil 1.7.1 returns struct logs only with --steps-tracing, which records every
     # step while mining and makes each of its tx-related RPC answers ~70 ms slower; chaintrace
@@ -130,8 +190,11 @@ def main():
             rows.append((f"chaintrace {name} {json.dumps(cfg)}", gas, None, dt, rss, size))
             if name != "A":
                 os.remove(path)
-        # The peer: anvil's own struct logs for workload A.
+        # Before anything large is read into this process (a large parent would inflate the
+        # children's peak RSS, which counts the forked image before exec).
         h, gas = hashes["A"]
+        pair_lines = pairs(url, peer_url, h, tmp) if PAIRS > 0 else []
+        # The peer: anvil's own struct logs for workload A.
         before = vm_hwm_kb(anvil.pid)
         t0 = time.perf_counter()
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "debug_traceTransaction", "params": [h, {}]}).encode()
@@ -157,6 +220,9 @@ def main():
               f" anvil's peak RSS {after / 1024.0:.1f} MB (steps recorded while mining)")
         worst = max(r[4] for r in rows[:3])
         print(f"chaintrace peak RSS, worst of the three runs: {worst:.1f} MB (target <= 64 MB)")
+        for line in pair_lines:
+            print(line)
+        shutil.rmtree(tmp, ignore_errors=True)
     finally:
         for p in (plain, peer):
             p.terminate()

@@ -23,6 +23,7 @@ use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::consensus::ConsensusClient;
 use chaintrace::source::rpc::{RpcSource, SourceError};
 use chaintrace::trace::gas::GasConfig;
+use chaintrace::trace::opcode::StructLogError;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
@@ -121,6 +122,14 @@ impl From<chaintrace::replay::Error> for CliError {
             chaintrace::replay::Error::Replay(e @ ReplayError::Invalid { .. }) if matches!(&e, ReplayError::Invalid { tx, .. } if tx.is_zero()) => {
                 CliError::input(e.to_string())
             }
+            // A closed pipe (`| head`) while the struct log went to stdout: the reader's choice.
+            chaintrace::replay::Error::Replay(ReplayError::StructLog(StructLogError::Write {
+                source,
+                ..
+            })) if source.kind() == std::io::ErrorKind::BrokenPipe => CliError {
+                code: exit::OK,
+                message: String::new(),
+            },
             chaintrace::replay::Error::Replay(e) => CliError::source(e.to_string()),
         }
     }
@@ -448,7 +457,11 @@ pub fn print_trace(
         write_decoded(&mut out, &t.result, decoder, json.as_ref())?;
         writeln!(out)?;
     } else if args.json {
-        write_trace(&mut out, &t.result)?;
+        match &t.result {
+            // Written to stdout as the replay ran.
+            TraceResult::StructLog(r) if r.streamed => {}
+            result => write_trace(&mut out, result)?,
+        }
         writeln!(out)?;
     } else {
         match &t.result {

@@ -98,7 +98,7 @@ impl TxArgs {
             let state = fixture_snapshot(&fx);
             let fixture_err = |e: ReplayError| match e {
                 // The trace could not be kept: the machine's fault, not the fixture's.
-                ReplayError::Output(m) => CliError::source(m),
+                e @ ReplayError::StructLog(_) => CliError::source(e.to_string()),
                 e => CliError::input(format!("{path}: {e}")),
             };
             let (traced, post) =
@@ -175,12 +175,21 @@ impl TxArgs {
             source.client.timeout(),
         );
         let mut meta_passes = 0;
-        let (mut traced, assets) = if patch.is_none() && self.wants_assets(&spec) {
-            let (traced, assets) =
-                mined_assets(&mut mined, &source, cache.as_ref(), &spec, &mut meta_passes)?;
-            (traced, Some(assets))
-        } else {
-            (mined.trace(&source, cache.as_ref(), &spec)?, None)
+        let (mut traced, assets) = match &spec {
+            // geth's JSON of a struct log goes to stdout as the replay runs: written once.
+            TracerSpec::StructLog(cfg)
+                if self.trace.json && !self.trace.decode && patch.is_none() =>
+            {
+                let out = Box::new(std::io::stdout());
+                let t = mined.trace_struct_logs(&source, cache.as_ref(), cfg, out, "stdout")?;
+                (t, None)
+            }
+            _ if patch.is_none() && self.wants_assets(&spec) => {
+                let (traced, assets) =
+                    mined_assets(&mut mined, &source, cache.as_ref(), &spec, &mut meta_passes)?;
+                (traced, Some(assets))
+            }
+            _ => (mined.trace(&source, cache.as_ref(), &spec)?, None),
         };
         // Gas by source follows internal functions while it runs: when Sourcify has the maps
         // of contracts no local artifact covers, run again with them.

@@ -443,6 +443,43 @@ impl Mined {
         })
     }
 
+    /// Traces the transaction under geth's struct logger with its result written to `out` as
+    /// it runs, not spooled (`to` names `out` in errors). Passes that write nothing
+    /// ([`StructLogger::dry`](crate::trace::opcode::StructLogger::dry)) first fetch what the
+    /// replay misses, the logger's own reads included, and end with geth's head keys (`gas`,
+    /// `failed`, `returnValue`), which are written first; one pass then writes the struct logs
+    /// and closes the document only if it ends the same way (see
+    /// [`super::trace_struct_logs_to`]).
+    pub fn trace_struct_logs(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        cfg: &crate::trace::opcode::StructLoggerConfig,
+        out: Box<dyn std::io::Write + Send>,
+        to: &str,
+    ) -> Result<super::TracedTx, super::Error> {
+        let index = Some(self.index as u64);
+        let dry = self.run(source, cache, |db, env, tx, _| {
+            super::trace_struct_logs_dry(db, env, tx, cfg, index)
+        })?;
+        let super::TraceResult::StructLog(r) = &dry.result else {
+            unreachable!("a struct logger's pass gives a struct log");
+        };
+        let head = crate::trace::opcode::StructLogHead {
+            gas: r.gas,
+            failed: r.failed,
+            return_value: r.return_value.clone(),
+        };
+        let traced = {
+            let mut db = self.snapshot.db();
+            self.pass(&mut db, |db, env, tx, _| {
+                super::trace_struct_logs_to(db, env, tx, cfg, head, out, to, index)
+            })
+        };
+        self.snapshot.take_misses();
+        Ok(traced?)
+    }
+
     /// What the replay did with the chain's precompiles, for a note on stderr.
     pub fn splice_note(&self) -> Option<String> {
         let splice = self.env.splice.as_ref()?;
@@ -453,7 +490,7 @@ impl Mined {
     fn pass<T>(
         &self,
         db: &mut ReplayDb<'_>,
-        f: &impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
+        f: impl FnOnce(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
     ) -> Result<T, ReplayError> {
         let mut offset = self.log_offset;
         // The node's frames are the target's: earlier transactions run without them.

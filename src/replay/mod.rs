@@ -12,6 +12,8 @@ pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
 pub mod splice;
+#[cfg(test)]
+mod stream_tests;
 pub mod stretch;
 
 pub use env::{BlockInfo, EvmEnv, ReplayTx};
@@ -40,9 +42,14 @@ pub enum ReplayError {
     /// A JavaScript tracer failed (exception, timeout); the transaction itself ran normally.
     #[error("{0}")]
     Tracer(String),
-    /// The trace could not be kept (a struct log's temporary file could not be written).
-    #[error("{0}")]
-    Output(String),
+    /// The struct log could not be written or finished (its temporary file or its output
+    /// failed; written through, the run diverged from the untraced one that gave its head).
+    #[error(transparent)]
+    StructLog(#[from] crate::trace::opcode::StructLogError),
+    /// Written through, the traced run read state its untraced run did not: the output is
+    /// left unfinished.
+    #[error("the traced run of {tx} read state its untraced run did not; the struct log written to {to} is unfinished and must not be used")]
+    StreamMissed { tx: B256, to: String },
 }
 
 impl From<crate::source::chain_data::TxError> for ReplayError {
@@ -227,7 +234,6 @@ pub fn trace(
 }
 
 /// [`trace`] for a transaction at position `tx_index` of its block (JS tracers' `ctx.txIndex`).
-#[cfg_attr(not(feature = "js"), allow(unused_variables))]
 pub fn trace_at(
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
@@ -236,8 +242,58 @@ pub fn trace_at(
     log_index_offset: u64,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
+    trace_with(
+        db,
+        env,
+        tx,
+        spec.build(env.spec, log_index_offset),
+        tx_index,
+    )
+}
+
+/// Runs a transaction under geth's struct logger writing its result to `out` as it runs (`to`
+/// names `out` in errors), `head` first: geth's head keys as a run of the same transaction on
+/// the same state ended ([`trace_struct_logs_dry`]). The document is closed only when this run
+/// ends the same way, having read nothing that run did not; otherwise `out` holds an
+/// unfinished document and the error says so.
+#[allow(clippy::too_many_arguments)]
+pub fn trace_struct_logs_to(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    cfg: &crate::trace::opcode::StructLoggerConfig,
+    head: crate::trace::opcode::StructLogHead,
+    out: Box<dyn std::io::Write + Send>,
+    to: &str,
+    tx_index: Option<u64>,
+) -> Result<TracedTx, ReplayError> {
+    let logger = crate::trace::opcode::StructLogger::streaming(cfg.clone(), head, out, to);
+    trace_with(db, env, tx, Tracer::StructLog(Box::new(logger)), tx_index)
+}
+
+/// Runs a transaction under geth's struct logger writing nothing
+/// ([`StructLogger::dry`](crate::trace::opcode::StructLogger::dry)): the result has the head
+/// keys and no entries, and the pass read all the state a written one reads.
+pub fn trace_struct_logs_dry(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    cfg: &crate::trace::opcode::StructLoggerConfig,
+    tx_index: Option<u64>,
+) -> Result<TracedTx, ReplayError> {
+    let logger = crate::trace::opcode::StructLogger::dry(cfg.clone());
+    trace_with(db, env, tx, Tracer::StructLog(Box::new(logger)), tx_index)
+}
+
+#[cfg_attr(not(feature = "js"), allow(unused_variables))]
+fn trace_with(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    mut tracer: Tracer,
+    tx_index: Option<u64>,
+) -> Result<TracedTx, ReplayError> {
     check_chain_rules(env, tx)?;
-    let mut tracer = spec.build(env.spec, log_index_offset);
     if let Tracer::Prestate(p) = &mut tracer {
         p.begin(
             &mut *db,
@@ -247,18 +303,20 @@ pub fn trace_at(
             &tx.authorities,
         );
     }
-    let splicer = splice::Splicer::new(env);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
-        .build_mainnet_with_inspector((splicer, tracer));
+        .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
     let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let (splicer, tracer) = std::mem::replace(
+    let tracer = std::mem::replace(
         &mut evm.inspector,
-        (splice::Splicer::default(), Tracer::None),
-    );
+        splice::Beside {
+            splicer: None,
+            inner: Tracer::None,
+        },
+    )
+    .finish();
     drop(evm);
-    splicer.finish();
     let outcome = TxOutcome::from_result(&out.result);
     settle(&mut out.state, db, env, tx, outcome.gas_used);
     let result = match tracer {
@@ -281,11 +339,15 @@ pub fn trace_at(
         }
         Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
         Tracer::StructLog(t) => {
-            TraceResult::StructLog(t.into_result(outcome.gas_used).map_err(|e| {
-                ReplayError::Output(format!(
-                    "the struct log could not be written to its temporary file: {e}"
-                ))
-            })?)
+            if let Some(to) = t.streaming_to() {
+                if db.db.has_misses() {
+                    return Err(ReplayError::StreamMissed {
+                        tx: tx.hash,
+                        to: to.to_string(),
+                    });
+                }
+            }
+            TraceResult::StructLog(t.into_result(outcome.gas_used)?)
         }
         Tracer::Gas(t) => {
             let g = out.result.gas();

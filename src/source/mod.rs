@@ -95,6 +95,11 @@ impl StateSnapshot {
         self.storage.insert((addr, slot), value);
     }
 
+    /// Whether a miss was recorded since the last [`take_misses`](Self::take_misses).
+    pub fn has_misses(&self) -> bool {
+        !self.misses.borrow().is_empty()
+    }
+
     /// Takes the misses recorded since the last call.
     pub fn take_misses(&self) -> Misses {
         std::mem::take(&mut self.misses.borrow_mut())

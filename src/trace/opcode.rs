@@ -1,7 +1,9 @@
 //! geth's struct logger (`opcodeTracer`, also `structLogger`): one entry per executed opcode.
 //!
 //! Entries are written as JSON into a [`Spool`] as execution proceeds (memory while small, a
-//! temporary file beyond), so a 30M-gas transaction never holds its struct logs in memory.
+//! temporary file beyond), so a 30M-gas transaction never holds its struct logs in memory. When
+//! geth's head keys are known before the run (an untraced run of the same transaction gave
+//! them), the entries go straight to the output instead ([`StructLogger::streaming`]).
 //! `step` writes the parts that are known before the opcode runs (stack, return data, memory
 //! before expansion, storage, refund) into a reused buffer; `step_end` knows the gas cost and
 //! any pre-execution error, and writes the whole entry. No allocation happens per opcode.
@@ -40,21 +42,33 @@ pub struct StructLoggerConfig {
 }
 
 /// The struct logger's result: `{gas, failed, returnValue, structLogs}`. The struct logs stay in
-/// their spool and are copied straight to the output when printed.
+/// their spool and are copied straight to the output when printed, unless they went there as
+/// they were made (`streamed`).
 #[derive(Clone, Debug)]
 pub struct StructLogResult {
     pub gas: u64,
     pub failed: bool,
     pub return_value: Bytes,
-    /// The entries, comma-separated, without the enclosing brackets.
+    /// The entries, comma-separated, without the enclosing brackets (empty when streamed).
     pub logs: Arc<Mutex<Spool>>,
     pub entries: u64,
+    /// The whole result was already written to its output while the transaction ran.
+    pub streamed: bool,
 }
 
-impl StructLogResult {
-    /// Writes the result as geth prints it, streaming the struct logs from the spool.
-    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
-        let mut head = Vec::with_capacity(96);
+/// geth's keys before the struct logs: `gas` (the receipt's gas used), `failed` and
+/// `returnValue`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructLogHead {
+    pub gas: u64,
+    pub failed: bool,
+    pub return_value: Bytes,
+}
+
+impl StructLogHead {
+    /// `{"gas":…,"failed":…,"returnValue":"…","structLogs":[`, as geth prints it.
+    pub fn open(&self) -> Vec<u8> {
+        let mut head = Vec::with_capacity(96 + 2 * self.return_value.len());
         head.extend_from_slice(b"{\"gas\":");
         push_u64(&mut head, self.gas);
         head.extend_from_slice(if self.failed {
@@ -65,7 +79,54 @@ impl StructLogResult {
         head.extend_from_slice(b",\"returnValue\":\"");
         push_hex(&mut head, &self.return_value);
         head.extend_from_slice(b"\",\"structLogs\":[");
-        out.write_all(&head)?;
+        head
+    }
+}
+
+/// Why a struct log could not be finished.
+#[derive(Debug, thiserror::Error)]
+pub enum StructLogError {
+    /// A write failed (a full disk, `ulimit -f`, a closed pipe): the log is never shortened
+    /// silently.
+    #[error("the struct log could not be written to {to}: {source}")]
+    Write {
+        to: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Streamed: the head written first, from an untraced run, is not what this run ended with.
+    #[error(
+        "the traced run ended otherwise than the untraced run whose result was written first \
+         (gas {}, failed {}, returnValue 0x{} there; gas {}, failed {}, returnValue 0x{} here); \
+         the struct log written to {to} is unfinished and must not be used",
+        .written.gas, .written.failed, alloy_primitives::hex::encode(&.written.return_value),
+        .ran.gas, .ran.failed, alloy_primitives::hex::encode(&.ran.return_value)
+    )]
+    Diverged {
+        to: String,
+        written: StructLogHead,
+        ran: StructLogHead,
+    },
+}
+
+impl StructLogResult {
+    fn head(&self) -> StructLogHead {
+        StructLogHead {
+            gas: self.gas,
+            failed: self.failed,
+            return_value: self.return_value.clone(),
+        }
+    }
+
+    /// Writes the result as geth prints it, streaming the struct logs from the spool. A
+    /// streamed result was written already: asking again is an error.
+    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
+        if self.streamed {
+            return Err(std::io::Error::other(
+                "the struct logs were written to their output as the transaction ran",
+            ));
+        }
+        out.write_all(&self.head().open())?;
         self.logs.lock().expect("spool lock").copy_to(out)?;
         out.write_all(b"]}")
     }
@@ -111,6 +172,14 @@ pub struct StructLogger {
     /// The first write to the spool that failed (a full disk, `ulimit -f`): the result is then
     /// an error, never a silently shortened log.
     write_error: Option<std::io::Error>,
+    /// Where the entries go: "its temporary file" (spooled), or the output they are written
+    /// through to.
+    to: String,
+    /// Written through: the head already written, which the run must end with.
+    head: Option<StructLogHead>,
+    /// Nothing is written: the run only reads what a written one reads (see
+    /// [`dry`](Self::dry)).
+    dry: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -156,7 +225,42 @@ impl StructLogger {
             top_returned: None,
             top_deposit_oog: false,
             write_error: None,
+            to: "its temporary file".into(),
+            head: None,
+            dry: false,
         }
+    }
+
+    /// A struct logger that writes nothing but reads the state a writing one reads (a slot
+    /// before its SLOAD runs, what pricing a failed step needs) and ends with the same head
+    /// keys: the pass that learns them and every state item the written run will ask for, so
+    /// that a run written straight to its output cannot miss one.
+    pub fn dry(cfg: StructLoggerConfig) -> Self {
+        let mut s = Self::new(cfg);
+        s.dry = true;
+        s
+    }
+
+    /// A struct logger that writes its result to `out` as the transaction runs, `head` first:
+    /// geth's head keys as an untraced run of the same transaction ended (`to` names `out` in
+    /// errors). [`into_result`](Self::into_result) closes the document only if this run ends
+    /// the same way.
+    pub fn streaming(
+        cfg: StructLoggerConfig,
+        head: StructLogHead,
+        out: Box<dyn Write + Send>,
+        to: &str,
+    ) -> Self {
+        let mut s = Self::new(cfg);
+        s.out = Spool::direct(out, &head.open());
+        s.head = Some(head);
+        s.to = to.to_string();
+        s
+    }
+
+    /// Whether the result is written through to its output (see [`streaming`](Self::streaming)).
+    pub fn streaming_to(&self) -> Option<&str> {
+        self.head.as_ref().map(|_| self.to.as_str())
     }
 
     fn limit_reached(&self) -> bool {
@@ -178,25 +282,52 @@ impl StructLogger {
         }
     }
 
-    /// Finishes the result; `gas_used` is the receipt's. A write to the spool that failed is
-    /// the error.
-    pub fn into_result(mut self, gas_used: u64) -> std::io::Result<StructLogResult> {
+    /// Finishes the result; `gas_used` is the receipt's. A write that failed is the error.
+    /// Written through, the document is closed only when this run ended as its head says;
+    /// otherwise it is left unfinished (no closing bracket) and the divergence is the error.
+    pub fn into_result(mut self, gas_used: u64) -> Result<StructLogResult, StructLogError> {
+        let to = std::mem::take(&mut self.to);
+        let write = |source| StructLogError::Write {
+            to: to.clone(),
+            source,
+        };
         if let Some(e) = self.write_error.take() {
-            return Err(e);
+            return Err(write(e));
         }
-        self.out.flush()?;
+        self.out.flush().map_err(write)?;
         let failed = self.top_deposit_oog || self.top_result.is_some_and(|r| !r.is_ok());
         let return_value = match self.top_result {
             _ if self.top_deposit_oog => Bytes::new(),
             Some(r) if r.is_ok() || r.is_revert() => self.top_output.clone(),
             _ => Bytes::new(),
         };
-        Ok(StructLogResult {
+        let ran = StructLogHead {
             gas: gas_used,
             failed,
             return_value,
-            logs: Arc::new(Mutex::new(self.out)),
+        };
+        let streamed = match self.head.take() {
+            Some(written) if written != ran => {
+                return Err(StructLogError::Diverged { to, written, ran });
+            }
+            Some(_) => {
+                self.out.write_all(b"]}").map_err(write)?;
+                self.out.flush().map_err(write)?;
+                true
+            }
+            None => false,
+        };
+        Ok(StructLogResult {
+            gas: ran.gas,
+            failed: ran.failed,
+            return_value: ran.return_value,
+            logs: Arc::new(Mutex::new(if streamed {
+                Spool::default()
+            } else {
+                self.out
+            })),
             entries: self.entries,
+            streamed,
         })
     }
 }
@@ -207,6 +338,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             return;
         }
         let op = interp.bytecode.opcode();
+        if self.dry {
+            self.dry_step(interp, ctx, op);
+            return;
+        }
         let stack = interp.stack.data();
         let tail = &mut self.tail;
         tail.clear();
@@ -287,6 +422,12 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
     }
 
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        // The head's keys do not depend on how much of the log was kept (`limit`).
+        if interp.input.depth == 0 && !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
+            if let Some(out) = returned_output(interp) {
+                self.top_returned = Some(out.clone());
+            }
+        }
         let Some(p) = self.pending.take() else { return };
         let after = interp.gas.remaining();
         let mut cost = p.gas.wrapping_sub(after);
@@ -300,11 +441,6 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
             Some(InterpreterAction::Return(_)) => true,
             _ => false,
         };
-        if p.depth == 1 && !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
-            if let Some(out) = returned_output(interp) {
-                self.top_returned = Some(out.clone());
-            }
-        }
         if failed {
             let last = LastStep {
                 op: p.op,
@@ -315,6 +451,9 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
                 cost = c;
                 error = Some(e);
             }
+        }
+        if self.dry {
+            return;
         }
         let line = &mut self.line;
         line.clear();
@@ -387,6 +526,23 @@ impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
 }
 
 impl StructLogger {
+    /// `step` of a [`dry`](Self::dry) logger: the reads and what `step_end` needs.
+    fn dry_step<DB: Database>(&mut self, interp: &Interpreter, ctx: &mut Ctx<DB>, op: u8) {
+        let len = interp.stack.len();
+        if !self.cfg.disable_storage && op == 0x54 && len >= 1 {
+            let slot = interp.stack.data()[len - 1];
+            current_slot(ctx, interp.input.target_address, slot);
+        }
+        self.pre.capture(interp, ctx);
+        self.pending = Some(Pending {
+            pc: interp.bytecode.pc(),
+            op,
+            gas: interp.gas.remaining(),
+            depth: interp.input.depth + 1,
+            stack_len: len,
+        });
+    }
+
     /// The calling frame's own refund counter when it calls down, as its CALL/CREATE step saw
     /// it (nothing changes it between that step and the child's creation); 0 for the top frame.
     fn pending_parent_refund(&mut self) -> i64 {

@@ -422,11 +422,17 @@ pub fn failed_step_report<DB: Database>(
 
 /// An opcode before it runs, as far as pricing a failure found in `step_end` needs it. One per
 /// tracer, refilled by every `step` that arms it.
+///
+/// Only a dynamic-gas opcode's price reads its stack inputs, the memory size and the state
+/// before it; for every other opcode `step` notes the opcode and its gas, nothing more (a table
+/// lookup), and a failure is priced from what `step_end` still sees.
 #[derive(Clone, Default)]
 pub struct PreOp {
     armed: bool,
     op: u8,
     gas: u64,
+    /// The opcode has dynamic gas: the three fields below are its own.
+    dynamic: bool,
     mem_len: usize,
     journal_at: usize,
     kept: crate::trace::failed_step::KeptStack,
@@ -436,26 +442,28 @@ use crate::trace::Ctx;
 
 impl PreOp {
     /// In `step`: keeps what the opcode about to run needs if it fails before executing.
+    #[inline]
     pub fn capture<DB: Database>(
         &mut self,
         interp: &revm::interpreter::Interpreter,
         ctx: &Ctx<DB>,
     ) {
-        use revm::interpreter::interpreter_types::{Jumps, MemoryTr};
+        use revm::interpreter::interpreter_types::Jumps;
         self.armed = true;
         self.op = interp.bytecode.opcode();
         self.gas = interp.gas.remaining();
-        // Only a dynamic-gas opcode's price reads its inputs, memory and the state; every
-        // other opcode fails before executing at its constant gas. (This runs on every step.)
-        if crate::trace::failed_step::has_dynamic_gas(self.op) {
-            self.kept.keep(self.op, interp.stack.data());
-            self.mem_len = interp.memory.size();
-            self.journal_at = ctx.journaled_state.inner.journal.len();
-        } else {
-            self.kept.clear();
-            // Nothing of the state is read for these.
-            self.journal_at = usize::MAX;
+        self.dynamic = crate::trace::failed_step::has_dynamic_gas(self.op);
+        if self.dynamic {
+            self.keep(interp, ctx);
         }
+    }
+
+    #[inline(never)]
+    fn keep<DB: Database>(&mut self, interp: &revm::interpreter::Interpreter, ctx: &Ctx<DB>) {
+        use revm::interpreter::interpreter_types::MemoryTr;
+        self.kept.keep(self.op, interp.stack.data());
+        self.mem_len = interp.memory.size();
+        self.journal_at = ctx.journaled_state.inner.journal.len();
     }
 
     /// In `step`, for an opcode that needs nothing kept.
@@ -481,12 +489,20 @@ impl PreOp {
         if !crate::trace::errors::fails_before_execution(result, self.op) {
             return None;
         }
+        // Another opcode's failure reads neither its inputs nor the state; memory did not
+        // change (the opcode did not run).
+        let (stack, mem_len, journal_at) = if self.dynamic {
+            (self.kept.items(), self.mem_len, self.journal_at)
+        } else {
+            use revm::interpreter::interpreter_types::MemoryTr;
+            (&[][..], interp.memory.size(), usize::MAX)
+        };
         let o = crate::trace::failed_step::FailedOp {
             op: self.op,
             spec: ctx.cfg.spec,
             gas: self.gas,
-            stack: self.kept.items(),
-            mem_len: self.mem_len,
+            stack,
+            mem_len,
             is_static: interp.runtime_flag.is_static,
             contract: interp.input.target_address,
         };
@@ -495,7 +511,7 @@ impl PreOp {
             last,
             &o,
             &mut ctx.journaled_state,
-            self.journal_at,
+            journal_at,
         ))
     }
 }

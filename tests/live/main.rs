@@ -32,6 +32,7 @@ mod range;
 mod remote;
 mod serve;
 mod sources_live;
+mod struct_log_stream;
 mod support_smoke;
 mod wallet;
 mod whatif;

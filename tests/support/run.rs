@@ -79,6 +79,11 @@ impl Cmd {
         self
     }
 
+    /// The command itself, for a test that drives the process (reads part of its stdout).
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
+
     /// Runs to completion, for callers that want the raw bytes (`std::process::Output`).
     pub fn output(mut self) -> std::io::Result<std::process::Output> {
         self.cmd.stdin(Stdio::null()).output()

@@ -33,7 +33,7 @@ mod splicer;
 
 use diff::correct;
 pub use diff::{differences, read_node_diff, AccountState, Correction, DiffMode};
-pub use splicer::Splicer;
+pub use splicer::{Beside, Splicer};
 
 /// Asks the node, in one round trip, for what splicing needs of `target` through `method`
 /// (`debug_traceTransaction` with a transaction hash, `debug_traceBlockByHash` with a block

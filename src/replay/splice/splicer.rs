@@ -125,6 +125,12 @@ impl Splicer {
         self.rules.is_some()
     }
 
+    /// Whether running it can matter: the chain has precompiles of its own, or a [`Splice`]
+    /// waits for what the pass did. Otherwise it is left out of the replay (see [`Beside`]).
+    pub fn needed(&self) -> bool {
+        self.rules.is_some() || self.splice.is_some()
+    }
+
     /// Hands what the pass did to the shared [`Splice`].
     pub fn finish(self) {
         if let Some(s) = &self.splice {
@@ -270,5 +276,103 @@ where
             InterpreterResult::new(result, frame.output.unwrap_or_default(), gas),
             inputs.return_memory_offset.clone(),
         ))
+    }
+}
+
+/// An inspector with the [`Splicer`] run before it when the replay needs one
+/// ([`Splicer::needed`]); on other chains the splicer is absent and costs one branch per hook,
+/// not a call per opcode.
+pub struct Beside<I> {
+    pub splicer: Option<Splicer>,
+    pub inner: I,
+}
+
+impl<I> Beside<I> {
+    /// `inner`, with the splicer for `env` when it is needed.
+    pub fn new(env: &crate::replay::EvmEnv, inner: I) -> Self {
+        let s = Splicer::new(env);
+        Beside {
+            splicer: s.needed().then_some(s),
+            inner,
+        }
+    }
+
+    /// Hands the splicer's record to its [`Splice`] and returns the inner inspector.
+    pub fn finish(self) -> I {
+        if let Some(s) = self.splicer {
+            s.finish();
+        }
+        self.inner
+    }
+}
+
+/// Forwards each hook to the splicer (when present) and then to the inner inspector, as revm's
+/// pair of inspectors does: a call or create either answers is answered, the splicer's first.
+impl<CTX, I> Inspector<CTX> for Beside<I>
+where
+    CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
+    I: Inspector<CTX>,
+{
+    #[inline]
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
+        if let Some(s) = &mut self.splicer {
+            s.step(interp, ctx);
+        }
+        self.inner.step(interp, ctx);
+    }
+
+    #[inline]
+    fn step_end(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
+        if let Some(s) = &mut self.splicer {
+            s.step_end(interp, ctx);
+        }
+        self.inner.step_end(interp, ctx);
+    }
+
+    fn log(&mut self, ctx: &mut CTX, log: revm::primitives::Log) {
+        self.inner.log(ctx, log);
+    }
+
+    fn log_full(
+        &mut self,
+        interp: &mut revm::interpreter::Interpreter,
+        ctx: &mut CTX,
+        log: revm::primitives::Log,
+    ) {
+        self.inner.log_full(interp, ctx, log);
+    }
+
+    fn call(&mut self, ctx: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        let first = match &mut self.splicer {
+            Some(s) => s.call(ctx, inputs),
+            None => None,
+        };
+        let second = self.inner.call(ctx, inputs);
+        first.or(second)
+    }
+
+    fn call_end(&mut self, ctx: &mut CTX, inputs: &CallInputs, outcome: &mut CallOutcome) {
+        self.inner.call_end(ctx, inputs, outcome);
+    }
+
+    fn create(
+        &mut self,
+        ctx: &mut CTX,
+        inputs: &mut revm::interpreter::CreateInputs,
+    ) -> Option<revm::interpreter::CreateOutcome> {
+        self.inner.create(ctx, inputs)
+    }
+
+    fn create_end(
+        &mut self,
+        ctx: &mut CTX,
+        inputs: &revm::interpreter::CreateInputs,
+        outcome: &mut revm::interpreter::CreateOutcome,
+    ) {
+        self.inner.create_end(ctx, inputs, outcome);
+    }
+
+    fn selfdestruct(&mut self, contract: Address, target: Address, value: alloy_primitives::U256) {
+        self.inner.selfdestruct(contract, target, value);
     }
 }

@@ -20,8 +20,9 @@ use super::timeout::{
 };
 use serde_json::value::RawValue;
 
-use super::fast::Fast;
+use super::fast::{Fast, Guard};
 pub use super::hook::Hook;
+use super::source::direct_safe;
 use super::{bigint, buffers, globals};
 use crate::geth::json::escape_html;
 
@@ -82,6 +83,10 @@ pub struct Host {
     direct: Option<Direct>,
     /// Natively evaluated hooks, while the script stays inside their subset.
     fast: Option<Fast>,
+    /// Otherwise, `step`'s early returns decided natively (see [`Guard`]).
+    guard: Option<Guard>,
+    /// `fault` is inside the native subset (it reads no views and no `db`).
+    fault_plain: bool,
     /// Direct or native calls since the clock was last read (see [`Host::late`]).
     since_clock: u32,
     /// Whether the hooks may read `log.stack`, `log.memory` or `log.contract`: not when they
@@ -103,205 +108,6 @@ struct Direct {
     log_db: [JsValue; 2],
     frame: [JsValue; 1],
     frame_result: [JsValue; 1],
-}
-
-/// The source after the comments that precede the object literal (a library file's header).
-/// Comments further in are kept: telling them from strings and regex literals needs a lexer.
-fn skip_header_comments(mut s: &str) -> &str {
-    loop {
-        s = s.trim_start();
-        if let Some(rest) = s.strip_prefix("//") {
-            s = rest.split_once('\n').map_or("", |(_, r)| r);
-        } else if let Some(rest) = s.strip_prefix("/*") {
-            s = rest.split_once("*/").map_or("", |(_, r)| r);
-        } else {
-            return s;
-        }
-    }
-}
-
-/// Whether the script has no `for`, `while` or `do` past its header comments (strings and
-/// comments included, which only errs towards the budgeted path).
-pub fn loop_free(source: &str) -> bool {
-    !words(source).any(|w| matches!(w, "for" | "while" | "do"))
-}
-
-fn words(source: &str) -> impl Iterator<Item = &str> {
-    skip_header_comments(source)
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|w| !w.is_empty())
-}
-
-const HOOKS: [&str; 6] = ["step", "fault", "enter", "exit", "result", "setup"];
-
-/// The deepest bracket nesting a script may have: boa's parser recurses once per level (some
-/// 40 KB of stack each in a debug build), so deeper sources are refused before parsing.
-pub const MAX_SOURCE_NESTING: usize = 64;
-
-/// The deepest `result` value that is serialised: `JSON.stringify` recurses once per level.
-pub const MAX_RESULT_DEPTH: usize = 512;
-
-/// `result`'s value, checked for depth by an iterative walk (an explicit stack, each object
-/// once) before `JSON.stringify` recurses into it.
-const RESULT_SCRIPT: &str = "(function (r) {\
-    var stack = [r], depth = [1], seen = new Set();\
-    while (stack.length) {\
-        var x = stack.pop(), d = depth.pop();\
-        if (x === null || typeof x !== 'object' || seen.has(x)) continue;\
-        seen.add(x);\
-        if (d > 512) throw new RangeError('tracer result nests more than 512 levels');\
-        var ks = Object.keys(x);\
-        for (var i = 0; i < ks.length; i++) { stack.push(x[ks[i]]); depth.push(d + 1); }\
-    }\
-    return JSON.stringify(r);\
-})(__tracer.result(__ctx, __db))";
-
-/// The longest string the built-ins that build one from a count may make (64 Mi characters):
-/// `'x'.repeat(2**31-1)`, `padStart`/`padEnd` and `join` over a huge array would otherwise
-/// allocate gigabytes in one step, which no timeout can interrupt and an allocation failure
-/// turns into a process abort.
-pub const MAX_BUILT_STRING: usize = 1 << 26;
-
-const STRING_LIMITS: &str = "(function () {\
-    var MAX = 67108864;\
-    function tooLong() { throw new RangeError('string longer than ' + MAX + ' characters (tracer memory limit)'); }\
-    function wrap(o, name, check) {\
-        var f = o[name];\
-        Object.defineProperty(o, name, { value: { [name]: function () { check.apply(this, arguments); return f.apply(this, arguments); } }[name], writable: true, configurable: true, enumerable: false });\
-    }\
-    wrap(String.prototype, 'repeat', function (n) { if (String(this).length * Number(n) > MAX) tooLong(); });\
-    wrap(String.prototype, 'padStart', function (n) { if (Number(n) > MAX) tooLong(); });\
-    wrap(String.prototype, 'padEnd', function (n) { if (Number(n) > MAX) tooLong(); });\
-    wrap(Array.prototype, 'join', function (sep) {\
-        var n = this.length >>> 0, s = sep === undefined ? 1 : String(sep).length, total = 0;\
-        if (n > MAX || n * s > MAX) tooLong();\
-        for (var i = 0; i < n; i++) { var e = this[i]; if (typeof e === 'string') { total += e.length + s; if (total > MAX) tooLong(); } }\
-    });\
-    var RISKY = {};\
-    function nested(src) {\
-        if (RISKY.hasOwnProperty(src)) return RISKY[src];\
-        var stack = [], esc = false, cls = false, risky = false;\
-        function rep(j) { var c = src.charAt(j); if (c === '*' || c === '+') return true; if (c !== '{') return false; var k = j + 1, d = false; while (k < src.length && src.charAt(k) >= '0' && src.charAt(k) <= '9') { k++; d = true; } return d && (src.charAt(k) === ',' || src.charAt(k) === '}'); }\
-        for (var i = 0; i < src.length && !risky; i++) {\
-            var c = src.charAt(i);\
-            if (esc) { esc = false; if (rep(i + 1) && stack.length) stack[stack.length - 1] = true; continue; }\
-            if (c === '\\\\') { esc = true; continue; }\
-            if (cls) { if (c === ']') { cls = false; if (rep(i + 1) && stack.length) stack[stack.length - 1] = true; } continue; }\
-            if (c === '[') { cls = true; continue; }\
-            if (c === '(') { stack.push(false); continue; }\
-            if (c === ')') { var inner = stack.pop(); if (inner && rep(i + 1)) risky = true; else if ((inner || rep(i + 1)) && stack.length) stack[stack.length - 1] = true; continue; }\
-            if (rep(i + 1) && c !== '(' && stack.length) stack[stack.length - 1] = true;\
-        }\
-        RISKY[src] = risky;\
-        return risky;\
-    }\
-    wrap(RegExp.prototype, 'exec', function (s) {\
-        if (nested(String(this.source)) && String(s).length > 32) throw new RangeError('regular expression ' + this + ' repeats a group that itself repeats: on a string of ' + String(s).length + ' characters its backtracking could run unbounded, which the tracer timeout cannot interrupt (limit: 32 characters)');\
-    });\
-})()";
-
-/// How deep the script's brackets (`(`, `[`, `{`) nest, outside strings and comments.
-pub fn source_nesting(source: &str) -> usize {
-    let b = source.as_bytes();
-    let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
-    while i < b.len() {
-        match b[i] {
-            q @ (b'"' | b'\'' | b'`') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    max
-}
-
-/// Whether the script can run only its hooks, each once per call: no loops, and no way to
-/// recurse — every `function` is a hook's own definition, no hook is reached by another
-/// (`.step`, `.fault`, … appear nowhere else, nor calls through computed members), and nothing
-/// else runs user code (`=>`, getters and setters, classes, `eval`, `Function`, `arguments`,
-/// `Reflect`, `with`). Such a script's functions are
-/// called directly, which costs half of a budgeted evaluation, and the deadline is checked
-/// between calls; any other script runs under boa's budget, which also bounds deep or
-/// exponential recursion by the timeout. Textual, so it only errs towards the budgeted path.
-pub fn direct_safe(source: &str) -> bool {
-    if !loop_free(source) {
-        return false;
-    }
-    let body = skip_header_comments(source);
-    // Arrows, and calls through a computed member (`o[name](…)`, which can name a hook).
-    if body.contains("=>") || body.contains("](") {
-        return false;
-    }
-    if words(source).any(|w| {
-        matches!(
-            w,
-            "get"
-                | "set"
-                | "class"
-                | "eval"
-                | "Function"
-                | "arguments"
-                | "constructor"
-                | "Reflect"
-                | "with"
-        )
-    }) {
-        return false;
-    }
-    // Each `function` keyword directly follows `<hook>:`.
-    let b = body.as_bytes();
-    let mut from = 0;
-    while let Some(i) = body[from..].find("function") {
-        let at = from + i;
-        from = at + "function".len();
-        let word_start = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
-        let word_end = b
-            .get(from)
-            .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
-        if !(word_start && word_end) {
-            continue;
-        }
-        let before = body[..at].trim_end();
-        let Some(before) = before.strip_suffix(':') else {
-            return false;
-        };
-        let name = before
-            .trim_end()
-            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-            .next()
-            .unwrap_or("");
-        if !HOOKS.contains(&name) {
-            return false;
-        }
-    }
-    // No hook is referenced as a property (how one hook would call another).
-    !HOOKS.iter().any(|h| {
-        body.match_indices(h).any(|(i, _)| {
-            let prev = body[..i].trim_end();
-            prev.ends_with('.') || prev.ends_with('[')
-        })
-    })
 }
 
 /// `Array.prototype.push` as it is now.
@@ -342,8 +148,7 @@ impl Host {
 
         bigint::register(&mut ctx).map_err(|e| e.to_string())?;
         globals::register(&shared, spec, &mut ctx).map_err(|e| e.to_string())?;
-        ctx.eval(Source::from_bytes(STRING_LIMITS))
-            .map_err(|e| js_message(&e, &mut ctx))?;
+        super::limits::install(&mut ctx).map_err(|e| js_message(&e, &mut ctx))?;
         let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
         let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(|e| e.to_string())?;
@@ -386,6 +191,19 @@ impl Host {
         }
         let has_step = has(&mut ctx, "step");
         let has_setup = has(&mut ctx, "setup");
+        // The hooks as the literal made them, before `setup` could replace one.
+        let hooks = |ctx: &mut Context| -> Vec<Option<JsObject>> {
+            ["step", "fault", "enter", "exit"]
+                .iter()
+                .map(|h| {
+                    obj.get(js_string!(*h), ctx)
+                        .ok()
+                        .and_then(|v| v.as_callable())
+                })
+                .collect()
+        };
+        let literal_hooks = hooks(&mut ctx);
+        let step_fn = literal_hooks[0].clone();
         let direct = if direct_safe(source) {
             let f = |ctx: &mut Context, name: &str| {
                 obj.get(js_string!(name), ctx)
@@ -418,9 +236,11 @@ impl Host {
             exit: has_exit
                 .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
                 .transpose()?,
-            result: compile(&mut ctx, RESULT_SCRIPT)?,
+            result: compile(&mut ctx, "__tracer.result(__ctx, __db)")?,
             direct,
             fast: None,
+            guard: None,
+            fault_plain: false,
             since_clock: 0,
             views: true,
             ctx,
@@ -435,8 +255,16 @@ impl Host {
         }
         // After `setup`: the shadow state starts from what it left.
         let push_intact = builtin_push.is_some() && array_push(&mut host.ctx) == builtin_push;
-        host.fast = Fast::new(source, &obj, push_intact, &mut host.ctx);
+        // Native code is compiled from the literal's functions: not when `setup` replaced one.
+        if hooks(&mut host.ctx) == literal_hooks {
+            host.fast = Fast::new(source, &obj, push_intact, &mut host.ctx);
+        }
         host.views = host.fast.is_none();
+        if host.fast.is_some() {
+            host.fault_plain = true;
+        } else {
+            (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
+        }
         Ok(host)
     }
 
@@ -474,9 +302,25 @@ impl Host {
         self.fast.is_some()
     }
 
-    /// Runs every hook in boa from now on.
+    /// Whether `fault` reads no views and no `db` (it is inside the native subset).
+    pub fn fault_plain(&self) -> bool {
+        self.fault_plain
+    }
+
+    /// Whether `step` would return at once for the current opcode, decided natively; `before`:
+    /// asked before the opcode ran (see [`Guard`]).
+    #[inline]
+    pub fn guard_skips(&mut self, before: bool) -> bool {
+        match &mut self.guard {
+            Some(g) => g.skips(&self.shared, before, &mut self.ctx),
+            None => false,
+        }
+    }
+
+    /// Runs every hook in boa from now on, early returns included (no [`Guard`]).
     pub fn disable_fast(&mut self) {
         self.leave_fast().ok();
+        self.guard = None;
     }
 
     /// Writes the native state back into boa and turns the native path off.
@@ -490,6 +334,9 @@ impl Host {
     }
 
     fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
+        if let Some(g) = &mut self.guard {
+            g.js_ran();
+        }
         let out = run_with_deadline(script, &mut self.ctx, self.deadline, self.mem_base);
         self.finish(out, hook)
     }
@@ -523,20 +370,31 @@ impl Host {
 
     /// Runs `hook` natively if the native path is on: `None` when boa must run it (the path
     /// is off, or deoptimised just now — nothing of this call then remains).
+    #[inline]
     pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), String>> {
         let f = self.fast.as_mut()?;
-        if f.run(hook, &self.shared).is_ok() {
-            if self.late(1024) {
-                return Some(Err(wrap("execution timeout", hook)));
-            }
-            // The native path grows arrays and strings too; every 1024 calls is well before
-            // a push per opcode could matter.
-            if self.since_clock == 0 && over_memory(self.mem_base) {
-                return Some(Err(wrap(OUT_OF_MEMORY, hook)));
-            }
+        if f.run(hook, &self.shared).is_err() {
+            return self.deoptimised(hook);
+        }
+        self.since_clock += 1;
+        if self.since_clock < 1024 {
             return Some(Ok(()));
         }
-        // Deoptimised: boa runs this call, and all later ones.
+        self.since_clock = 0;
+        if Instant::now() >= self.deadline {
+            return Some(Err(wrap("execution timeout", hook)));
+        }
+        // The native path grows arrays and strings too; every 1024 calls is well before a
+        // push per opcode could matter.
+        if over_memory(self.mem_base) {
+            return Some(Err(wrap(OUT_OF_MEMORY, hook)));
+        }
+        Some(Ok(()))
+    }
+
+    /// The native path gave up on `hook`: boa runs this call, and all later ones.
+    #[cold]
+    fn deoptimised(&mut self, hook: Hook) -> Option<Result<(), String>> {
         match self.leave_fast() {
             Ok(()) => None,
             Err(e) => Some(Err(wrap(&e, hook))),
@@ -559,6 +417,9 @@ impl Host {
             let Some(f) = f else {
                 return Ok(());
             };
+            if let Some(g) = &mut self.guard {
+                g.js_ran();
+            }
             let out = f.call(&d.this, args, &mut self.ctx);
             let out = if over_memory(self.mem_base) {
                 Run::OutOfMemory
@@ -643,60 +504,20 @@ impl Host {
         hidden(&mut self.ctx, "__ctx", obj)?;
         let script = self.result.clone();
         let v = self.run(&script, Hook::Result)?;
-        // The text itself, not a parsed value: geth prints JSON.stringify's key order and
+        // Checked for depth before `JSON.stringify` recurses into it, then stringified: the
+        // text itself, not a parsed value, since geth prints JSON.stringify's key order and
         // number forms, with Go's HTML escaping applied when it encodes the response.
+        let json = super::limits::stringify_result(&v, &mut self.ctx);
+        let out = if over_memory(self.mem_base) {
+            Run::OutOfMemory
+        } else {
+            Run::Done(json)
+        };
+        let v = self.finish(out, Hook::Result)?;
         let text = match v.as_string() {
             Some(s) => escape_html(&s.to_std_string_escaped()),
             None => "null".to_string(),
         };
         RawValue::from_string(text).map_err(|e| format!("tracer result is not JSON: {e}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{direct_safe, loop_free};
-
-    #[test]
-    fn only_scripts_that_cannot_recurse_are_called_directly() {
-        assert!(direct_safe(
-            "{n: 0, step: function(log) { this.n++; }, fault: function() {}, result: function() { return this.n; }}"
-        ));
-        assert!(direct_safe(
-            "{c: {}, step: function(log) { var op = log.op.toString(); this.c[op] = (this.c[op] || 0) + log.getCost(); }, fault: function() {}, result: function() { return this.c; }}"
-        ));
-        // A helper function, arrows, getters, and hooks reaching each other can recurse.
-        assert!(!direct_safe(
-            "{fib: function(n) { return n < 2 ? n : this.fib(n - 1) + this.fib(n - 2); }, step: function() { this.fib(30); }, fault: function() {}, result: function() { return 1; }}"
-        ));
-        assert!(!direct_safe(
-            "{step: function() { function f(n) { return n ? f(n - 1) : 0; } f(9); }, fault: function() {}, result: function() {}}"
-        ));
-        assert!(!direct_safe(
-            "{step: function() { var f = (n) => n; }, fault: function() {}, result: function() {}}"
-        ));
-        assert!(!direct_safe("{get x() { return this.x; }, fault: function() {}, result: function() { return this.x; }}"));
-        assert!(!direct_safe(
-            "{step: function(log) { this.fault(30); }, fault: function(n) { if (n > 0) { this.fault(n - 1); this.fault(n - 1); } }, result: function() {}}"
-        ));
-        assert!(!direct_safe(
-            "{step: function() { var s = this; s['fault'](3); }, fault: function() {}, result: function() {}}"
-        ));
-    }
-
-    #[test]
-    fn loop_keywords_select_the_budgeted_path() {
-        assert!(loop_free(
-            "{step: function(log) { this.n++; }, done: 1, format: 'x'}"
-        ));
-        assert!(!loop_free("{step: function() { while(1) {} }}"));
-        assert!(!loop_free("{step: function() { for (;;) {} }}"));
-        assert!(!loop_free("{step: function() { do {} while (0) }}"));
-        assert!(loop_free(
-            "// counts, for each opcode\n/* while */ {step: function() {}}"
-        ));
-        assert!(!loop_free(
-            "// header\n{s: '//', step: function() { while(1) {} }}"
-        ));
     }
 }

@@ -23,7 +23,10 @@ mod fast;
 pub mod globals;
 pub mod hook;
 pub mod host;
+mod inspect;
+pub mod limits;
 pub mod objects;
+pub mod source;
 mod spare;
 pub mod timeout;
 
@@ -34,24 +37,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, B256, U256};
-use revm::bytecode::opcode::OpCode;
 use revm::context::{BlockEnv, TxEnv};
 use revm::interpreter::instructions::gas_table_spec;
-use revm::interpreter::{
-    interpreter_types::{Jumps, LoopControl, MemoryTr},
-    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme, FrameInput,
-    GasTable, InstructionResult, Interpreter, InterpreterAction,
-};
+use revm::interpreter::{GasTable, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
 use revm::state::EvmState;
-use revm::{Database, Inspector};
+use revm::Database;
 use serde_json::Value;
 
 use super::errors::{
-    fails_before_execution, frontier_deposit_oog, geth_error, returned_output, returns_gas,
-    LastStep, CODE_STORE_OUT_OF_GAS,
+    frontier_deposit_oog, geth_error, returns_gas, LastStep, CODE_STORE_OUT_OF_GAS,
 };
-use crate::trace::precompile_error::failed_precompile_frame;
 use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
 use host::{Hook, Host, TxContext};
 use objects::Shared;
@@ -75,11 +71,11 @@ pub struct JsSpec {
 impl JsSpec {
     /// Checks the script (syntax, `result`/`fault`, `enter`/`exit` pairing, `setup`).
     pub fn new(source: &str, config: Option<&Value>, timeout: Duration) -> Result<Self, String> {
-        let nesting = host::source_nesting(source);
-        if nesting > host::MAX_SOURCE_NESTING {
+        let nesting = source::source_nesting(source);
+        if nesting > source::MAX_SOURCE_NESTING {
             return Err(format!(
                 "the script nests brackets {nesting} deep; at most {} are accepted",
-                host::MAX_SOURCE_NESTING
+                source::MAX_SOURCE_NESTING
             ));
         }
         let config = match config {
@@ -126,10 +122,16 @@ impl JsSpec {
         let shared = host
             .as_ref()
             .map_or_else(Shared::new, |h| h.shared().clone());
+        let has_step = host.as_ref().is_some_and(Host::has_step);
+        let views = host.as_ref().is_none_or(Host::needs_views);
+        let fault_plain = host.as_ref().is_some_and(Host::fault_plain);
         JsTracer {
-            has_step: host.as_ref().is_some_and(Host::has_step),
+            has_step,
             has_frames: host.as_ref().is_some_and(Host::has_frames),
-            views: host.as_ref().is_none_or(Host::needs_views),
+            views,
+            skip: false,
+            fault_plain,
+            db_in_hooks: views && (has_step || !fault_plain),
             host,
             shared,
             error,
@@ -167,15 +169,6 @@ struct Top {
     error: Option<String>,
 }
 
-/// How an opcode ended, as geth's interpreter distinguishes it.
-enum OpEnd {
-    Ok,
-    /// Failed before executing: `step` carries the error, no `fault`.
-    Before(String),
-    /// Failed while executing: `step`, then `fault`.
-    During(String),
-}
-
 /// The inspector running one JavaScript tracer over one transaction.
 pub struct JsTracer {
     host: Option<Host>,
@@ -183,8 +176,19 @@ pub struct JsTracer {
     error: Option<String>,
     has_step: bool,
     has_frames: bool,
-    /// Whether `capture` fills the stack, memory and contract views.
+    /// Whether `capture` fills the stack, memory and contract views (and `db` may be read in
+    /// `step`/`fault`): false when the hooks were compiled to native code, which can read
+    /// none of them, even after a deoptimisation hands the same functions to boa.
     views: bool,
+    /// `step`'s leading statements returned for the current opcode before it ran (decided from
+    /// what is known then: see `fast::guard`), so neither its views nor its call are needed.
+    skip: bool,
+    /// `fault` reads none of the views (it compiled to native code), so a skipped step needs
+    /// none even when the opcode faults.
+    fault_plain: bool,
+    /// `step` or `fault` may read `db`, which then needs the journal's length before each
+    /// opcode (`journal_at`).
+    db_in_hooks: bool,
     frames: Vec<Frame>,
     /// Bumped when the current frame changes, so per-frame fields are copied once per frame.
     frame_id: u64,
@@ -200,44 +204,12 @@ pub struct JsTracer {
     timed_out: Arc<AtomicBool>,
 }
 
-/// The memory range an opcode overwrites, from its (pre-execution) stack.
-fn memory_write(op: u8, stack: &[U256]) -> Option<(usize, usize)> {
-    let top = |i: usize| stack.len().checked_sub(i + 1).map(|j| stack[j]);
-    let as_usize = |v: U256| usize::try_from(v).unwrap_or(usize::MAX);
-    let (dest, size) = match op {
-        0x52 => (top(0)?, U256::from(32)),               // MSTORE
-        0x53 => (top(0)?, U256::from(1)),                // MSTORE8
-        0x37 | 0x39 | 0x3e | 0x5e => (top(0)?, top(2)?), // *DATACOPY, CODECOPY, MCOPY
-        0x3c => (top(1)?, top(3)?),                      // EXTCODECOPY
-        _ => return None,
-    };
-    Some((as_usize(dest), as_usize(size)))
-}
-
-fn classify(interp: &mut Interpreter, op: u8, stack_len: usize) -> OpEnd {
-    let Some(InterpreterAction::Return(r)) = interp.bytecode.action() else {
-        return OpEnd::Ok;
-    };
-    use InstructionResult as R;
-    let last = LastStep {
-        op,
-        stack_len,
-        returned: false,
-    };
-    match r.result {
-        R::Stop | R::Return | R::SelfDestruct => OpEnd::Ok,
-        res if fails_before_execution(res, op) => {
-            OpEnd::Before(geth_error(res, last, false).unwrap_or_default())
-        }
-        res => OpEnd::During(geth_error(res, last, false).unwrap_or_default()),
-    }
-}
-
 impl JsTracer {
     /// Runs `f` with the host objects pointed at this hook's interpreter and state.
     ///
     /// `step` and `fault` run after the opcode: their `db` undoes what it changed (the journal
     /// entries it pushed since `journal_at`), so they see the state before it, as in geth.
+    #[inline]
     fn with_host<DB: Database>(
         &mut self,
         interp: Option<&Interpreter>,
@@ -254,13 +226,32 @@ impl JsTracer {
             }
             return;
         }
+        self.with_boa(interp, ctx, hook);
+    }
+
+    /// [`with_host`](Self::with_host) for a hook boa runs.
+    #[inline(never)]
+    fn with_boa<DB: Database>(
+        &mut self,
+        interp: Option<&Interpreter>,
+        ctx: &mut Ctx<DB>,
+        hook: Hook,
+    ) {
+        let Some(host) = self.host.as_mut() else {
+            return;
+        };
+        // A `step` whose leading statements return, now that cost and error are known.
+        if hook == Hook::Step && host.guard_skips(false) {
+            return;
+        }
         let journal = &ctx.journaled_state.inner.journal;
         let mut view = StateView {
             state: &ctx.journaled_state.inner.state,
             db: &mut ctx.journaled_state.database,
         };
-        let opcode_wrote =
-            matches!(hook, Hook::Step | Hook::Fault) && journal.len() > self.journal_at;
+        let opcode_wrote = self.views
+            && matches!(hook, Hook::Step | Hook::Fault)
+            && journal.len() > self.journal_at;
         let r = if opcode_wrote {
             self.undo.build(&journal[self.journal_at..], &mut view);
             let mut before = BeforeOpcode {
@@ -414,48 +405,6 @@ impl JsTracer {
         }
         r
     }
-
-    /// Fills the pre-opcode view of `log` (everything but cost and error).
-    fn capture(&mut self, interp: &Interpreter, op: u8) {
-        let depth = self.frames.len() as u64;
-        let (base, frame_input) = match self.frames.last() {
-            Some(f) => (f.refund_base, &f.input),
-            None => (0, &Bytes::new()),
-        };
-        let mut s = self.shared.step.borrow_mut();
-        let stack = interp.stack.data();
-        s.pc = interp.bytecode.pc() as u64;
-        s.op = op;
-        s.gas = interp.gas.remaining();
-        s.depth = depth;
-        s.refund = (base + interp.gas.refunded()).max(0) as u64;
-        s.stack_len = stack.len();
-        if !self.views {
-            return;
-        }
-        let k = OpCode::new(op)
-            .map(|c| c.inputs() as usize)
-            .unwrap_or(0)
-            .min(stack.len());
-        s.saved.clear();
-        s.saved.extend_from_slice(&stack[stack.len() - k..]);
-        s.mem_len = interp.memory.size();
-        s.overlay.clear();
-        if let Some((dest, size)) = memory_write(op, stack) {
-            if dest < s.mem_len && size > 0 {
-                let end = dest.saturating_add(size).min(s.mem_len);
-                s.overlay_at = dest;
-                let pre = interp.memory.slice(dest..end);
-                s.overlay.extend_from_slice(&pre);
-            }
-        }
-        if s.input.as_ptr() != frame_input.as_ptr() || s.input.len() != frame_input.len() {
-            s.input = frame_input.clone();
-        }
-        s.address = interp.input.target_address;
-        s.caller = interp.input.caller_address;
-        s.value = interp.input.call_value;
-    }
 }
 
 /// Points the shared view at `interp` and `reader` for the duration of `f`.
@@ -477,230 +426,4 @@ fn call_with<'a, T>(
     shared.interp.set(std::ptr::null());
     shared.reader.set(None);
     out
-}
-
-fn call_kind(scheme: CallScheme) -> &'static str {
-    match scheme {
-        CallScheme::Call => "CALL",
-        CallScheme::CallCode => "CALLCODE",
-        CallScheme::DelegateCall => "DELEGATECALL",
-        CallScheme::StaticCall => "STATICCALL",
-    }
-}
-
-impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
-    fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        if !self.live() {
-            return;
-        }
-        let op = interp.bytecode.opcode();
-        self.journal_at = ctx.journaled_state.inner.journal.len();
-        if let Some(f) = self.frames.last_mut() {
-            f.last = LastStep {
-                op,
-                stack_len: interp.stack.len(),
-                returned: op == 0xf3,
-            };
-            f.last_refund = interp.gas.refunded();
-        }
-        if op == 0xff && self.has_frames {
-            let contract = interp.input.target_address;
-            if let Some(top) = interp.stack.data().last() {
-                let beneficiary = Address::from_word(B256::from(top.to_be_bytes::<32>()));
-                let mut view = StateView {
-                    state: &ctx.journaled_state.inner.state,
-                    db: &mut ctx.journaled_state.database,
-                };
-                let balance = view.balance(contract);
-                self.pending_selfdestruct = Some((contract, beneficiary, balance));
-            }
-        }
-        if self.has_step {
-            self.capture(interp, op);
-            self.pre.capture(interp, ctx);
-        }
-    }
-
-    fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        if !self.live() {
-            return;
-        }
-        if !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
-            if let (Some(f), Some(out)) = (self.frames.last_mut(), returned_output(interp)) {
-                if f.create {
-                    f.returned = Some(out.clone());
-                }
-            }
-        }
-        let (op, stack_len, gas_before) = if self.has_step {
-            let s = self.shared.step.borrow();
-            (s.op, s.stack_len, s.gas)
-        } else {
-            let last = self.frames.last().map(|f| f.last).unwrap_or_default();
-            (last.op, last.stack_len, 0)
-        };
-        let end = classify(interp, op, stack_len);
-        if self.has_step {
-            // geth's cost and error for a step that failed before executing.
-            let failure = match &end {
-                OpEnd::Before(_) => {
-                    let last = self.frames.last().map(|f| f.last).unwrap_or_default();
-                    self.pre.failure(interp, ctx, last)
-                }
-                _ => None,
-            };
-            {
-                let mut s = self.shared.step.borrow_mut();
-                match &end {
-                    OpEnd::Before(e) => {
-                        let (cost, error) = failure
-                            .unwrap_or_else(|| (u64::from(self.gas_table[op as usize]), e.clone()));
-                        s.cost = cost;
-                        s.error = Some(error);
-                    }
-                    _ => {
-                        let mut cost = gas_before.saturating_sub(interp.gas.remaining());
-                        // geth's CREATE cost excludes the gas handed to the new frame.
-                        if let Some(InterpreterAction::NewFrame(FrameInput::Create(c))) =
-                            interp.bytecode.action()
-                        {
-                            cost = cost.saturating_sub(c.gas_limit());
-                        }
-                        s.cost = cost;
-                        s.error = None;
-                    }
-                }
-            }
-            self.with_host(Some(interp), ctx, Hook::Step);
-        }
-        if let OpEnd::During(e) = end {
-            if !self.has_step {
-                self.capture(interp, op);
-            }
-            self.shared.step.borrow_mut().error = Some(e);
-            if self.live() {
-                self.with_host(Some(interp), ctx, Hook::Fault);
-            }
-        }
-        if let Some((from, to, value)) = self.pending_selfdestruct.take() {
-            let done = matches!(
-                interp.bytecode.action(),
-                Some(InterpreterAction::Return(r)) if r.result == InstructionResult::SelfDestruct
-            );
-            if done {
-                self.enter(
-                    ctx,
-                    objects::FrameData {
-                        kind: "SELFDESTRUCT",
-                        from,
-                        to,
-                        input: Bytes::new(),
-                        gas: 0,
-                        value: Some(value),
-                    },
-                );
-                self.exit(ctx, objects::FrameResultData::default());
-            }
-        }
-    }
-
-    fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
-        if !self.live() {
-            return None;
-        }
-        let (from, to) = match inputs.scheme {
-            CallScheme::Call | CallScheme::StaticCall => (inputs.caller, inputs.target_address),
-            CallScheme::CallCode | CallScheme::DelegateCall => {
-                (inputs.target_address, inputs.bytecode_address)
-            }
-        };
-        let input = inputs.input.bytes(ctx);
-        if self.frames.is_empty() {
-            self.top.to = to;
-        } else {
-            let value = (inputs.scheme != CallScheme::StaticCall).then(|| inputs.value.get());
-            self.enter(
-                ctx,
-                objects::FrameData {
-                    kind: call_kind(inputs.scheme),
-                    from,
-                    to,
-                    input: input.clone(),
-                    gas: inputs.gas_limit,
-                    value,
-                },
-            );
-        }
-        self.push_frame(input, false);
-        None
-    }
-
-    fn call_end(&mut self, ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
-        if !self.live() {
-            return;
-        }
-        let r = &outcome.result;
-        let (result, output, remaining) = (r.result, r.output.clone(), r.gas.remaining());
-        if let Some(e) = failed_precompile_frame(ctx, inputs, result) {
-            if let Some(f) = self.frames.last_mut() {
-                f.error = Some(e);
-            }
-        }
-        self.close(ctx, result, &output, inputs.gas_limit, remaining, false);
-    }
-
-    fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
-        if !self.live() {
-            return None;
-        }
-        let nonce = ctx
-            .journaled_state
-            .inner
-            .state
-            .get(&inputs.caller())
-            .map(|a| a.info.nonce)
-            .unwrap_or(0);
-        let to = inputs.created_address(nonce);
-        if self.frames.is_empty() {
-            self.top.create = true;
-            self.top.to = to;
-        } else {
-            let kind = match inputs.scheme() {
-                CreateScheme::Create2 { .. } => "CREATE2",
-                _ => "CREATE",
-            };
-            self.enter(
-                ctx,
-                objects::FrameData {
-                    kind,
-                    from: inputs.caller(),
-                    to,
-                    input: inputs.init_code().clone(),
-                    gas: inputs.gas_limit(),
-                    value: Some(inputs.value()),
-                },
-            );
-        }
-        self.push_frame(Bytes::new(), true);
-        None
-    }
-
-    fn create_end(
-        &mut self,
-        ctx: &mut Ctx<DB>,
-        inputs: &CreateInputs,
-        outcome: &mut CreateOutcome,
-    ) {
-        if !self.live() {
-            return;
-        }
-        if self.frames.len() == 1 {
-            if let Some(a) = outcome.address {
-                self.top.to = a;
-            }
-        }
-        let r = &outcome.result;
-        let (result, output, remaining) = (r.result, r.output.clone(), r.gas.remaining());
-        self.close(ctx, result, &output, inputs.gas_limit(), remaining, true);
-    }
 }

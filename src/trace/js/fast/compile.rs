@@ -28,159 +28,8 @@ use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
+use super::ir::{member, Base, Bin, Compiled, Expr, Func, Getter, Logic, Stmt, Target, Un};
 use super::value::{Key, Tables, Text, V};
-
-/// Binary operators evaluated on values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Bin {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Mod,
-    And,
-    Or,
-    Xor,
-    Shl,
-    Shr,
-    UShr,
-    Eq,
-    Ne,
-    StrictEq,
-    StrictNe,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-/// Short-circuit operators.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Logic {
-    And,
-    Or,
-    Coalesce,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Un {
-    Neg,
-    Plus,
-    Not,
-    BitNot,
-    TypeOf,
-    Void,
-}
-
-/// The argument getters that return plain values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Getter {
-    Pc,
-    Gas,
-    Cost,
-    Depth,
-    Refund,
-    StepError,
-    OpNumber,
-    OpName,
-    OpIsPush,
-    FrameType,
-    FrameGas,
-    ResultGasUsed,
-    ResultError,
-}
-
-#[derive(Debug)]
-pub enum Expr {
-    Const(V),
-    Local(u16),
-    This,
-    /// A getter call; its arguments are evaluated (for their effects) and ignored.
-    Get(Getter, Vec<Expr>),
-    Member(Box<Expr>, Key),
-    /// `this.key` or `local.key`: the object needs no evaluation.
-    Path(Base, Key),
-    Index(Box<Expr>, Box<Expr>),
-    Assign(Box<Target>, Box<Expr>),
-    Compound(Box<Target>, Bin, Box<Expr>),
-    LogicAssign(Box<Target>, Logic, Box<Expr>),
-    Update {
-        target: Box<Target>,
-        inc: bool,
-        prefix: bool,
-    },
-    Bin(Bin, Box<Expr>, Box<Expr>),
-    Logic(Logic, Box<Expr>, Box<Expr>),
-    Un(Un, Box<Expr>),
-    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    Seq(Box<Expr>, Box<Expr>),
-    Object(Vec<(Key, Expr)>),
-    Array(Vec<Expr>),
-    /// `arr.push(…)` on a plain array (the built-in `push`).
-    Push(Box<Expr>, Vec<Expr>),
-}
-
-/// An object reached without evaluating an expression.
-#[derive(Clone, Copy, Debug)]
-pub enum Base {
-    This,
-    Local(u16),
-}
-
-impl Base {
-    fn of(e: &Expr) -> Option<Base> {
-        match e {
-            Expr::This => Some(Base::This),
-            Expr::Local(s) => Some(Base::Local(*s)),
-            _ => None,
-        }
-    }
-}
-
-/// `o.key`, as a path when `o` is `this` or a local.
-fn member(o: Expr, key: Key) -> Expr {
-    match Base::of(&o) {
-        Some(b) => Expr::Path(b, key),
-        None => Expr::Member(Box::new(o), key),
-    }
-}
-
-#[derive(Debug)]
-pub enum Target {
-    Local(u16),
-    Member(Expr, Key),
-    Path(Base, Key),
-    Index(Expr, Expr),
-}
-
-#[derive(Debug)]
-pub enum Stmt {
-    Expr(Expr),
-    /// `let`/`const`/`var x = …`; a `let x;` sets undefined, a `var x;` does nothing.
-    Init(u16, Option<Expr>),
-    If(Expr, Box<Stmt>, Option<Box<Stmt>>),
-    Block(Vec<Stmt>),
-    Return(Option<Expr>),
-    Empty,
-}
-
-/// One compiled hook function.
-#[derive(Debug)]
-pub struct Func {
-    pub locals: u16,
-    pub body: Vec<Stmt>,
-}
-
-/// The compiled hooks of a tracer; `None` where the script has no such function.
-#[derive(Debug, Default)]
-pub struct Compiled {
-    /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
-    pub uses_push: bool,
-    pub step: Option<Func>,
-    pub fault: Option<Func>,
-    pub enter: Option<Func>,
-    pub exit: Option<Func>,
-}
 
 /// What a hook's parameter stands for.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -197,9 +46,21 @@ enum Bind {
     Param(Param),
 }
 
-/// Compiles the hooks of `source` (the tracer's object literal) if every one the script
-/// defines is inside the subset.
-pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
+/// A hook of the tracer's object literal: its name, and its parameters and body when it is a
+/// function literal.
+type HookDef<'a> = (
+    String,
+    Option<&'a FormalParameterList>,
+    Option<&'a FunctionBody>,
+);
+
+/// Parses `source` (the tracer's object literal) and hands `f` its hooks (`step`, `fault`,
+/// `enter`, `exit`). `None` when which function is which hook is not static: the source is not
+/// an object literal, a key is computed or repeated, a hook is an accessor.
+fn with_hooks<T>(
+    source: &str,
+    f: impl FnOnce(&Interner, Vec<HookDef<'_>>) -> Option<T>,
+) -> Option<T> {
     let text = format!("(\n{source}\n)");
     let mut interner = Interner::default();
     let script = Parser::new(Source::from_bytes(&text))
@@ -214,7 +75,7 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
     let Expression::ObjectLiteral(obj) = strip(e) else {
         return None;
     };
-    let mut out = Compiled::default();
+    let mut hooks = Vec::new();
     let mut seen = Vec::new();
     for p in obj.properties() {
         let (name, params, body) = match p {
@@ -238,29 +99,72 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             return None;
         }
         seen.push(name.clone());
-        let kinds: &[Param] = match name.as_str() {
-            "step" | "fault" => &[Param::Log, Param::Db],
-            "enter" => &[Param::Frame],
-            "exit" => &[Param::FrameResult],
-            _ => continue,
-        };
-        // A hook that is not a function literal (a reference, a number) is not compiled.
-        let (Some(formal), Some(body)) = (params, body) else {
-            return None;
-        };
-        let mut c = Compiler::new(&interner, strings);
-        c.uses_push = out.uses_push;
-        let f = c.function(formal, body, kinds)?;
-        out.uses_push = c.uses_push;
-        let slot = match name.as_str() {
-            "step" => &mut out.step,
-            "fault" => &mut out.fault,
-            "enter" => &mut out.enter,
-            _ => &mut out.exit,
-        };
-        *slot = Some(f);
+        if hook_params(&name).is_some() {
+            hooks.push((name, params, body));
+        }
     }
-    Some(out)
+    f(&interner, hooks)
+}
+
+/// What each hook's parameters stand for.
+fn hook_params(name: &str) -> Option<&'static [Param]> {
+    match name {
+        "step" | "fault" => Some(&[Param::Log, Param::Db]),
+        "enter" => Some(&[Param::Frame]),
+        "exit" => Some(&[Param::FrameResult]),
+        _ => None,
+    }
+}
+
+/// Compiles the hooks of `source` (the tracer's object literal) if every one the script
+/// defines is inside the subset.
+pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
+    with_hooks(source, |interner, hooks| {
+        let mut out = Compiled::default();
+        for (name, params, body) in hooks {
+            // A hook that is not a function literal (a reference, a number) is not compiled.
+            let (Some(formal), Some(body)) = (params, body) else {
+                return None;
+            };
+            let mut c = Compiler::new(interner, strings);
+            c.uses_push = out.uses_push;
+            let f = c.function(formal, body, hook_params(&name)?)?;
+            out.uses_push = c.uses_push;
+            let slot = match name.as_str() {
+                "step" => &mut out.step,
+                "fault" => &mut out.fault,
+                "enter" => &mut out.enter,
+                _ => &mut out.exit,
+            };
+            *slot = Some(f);
+        }
+        Some(out)
+    })
+}
+
+/// For a script the native path cannot run whole: the leading statements of `step` that are
+/// inside the subset (the rest of its body is not looked at), and whether `fault` is inside
+/// it as a whole.
+pub fn step_prefix(source: &str, strings: &mut Tables) -> Option<(Option<Func>, bool)> {
+    with_hooks(source, |interner, hooks| {
+        let (mut step, mut fault) = (None, false);
+        for (name, params, body) in hooks {
+            let (Some(formal), Some(body)) = (params, body) else {
+                continue;
+            };
+            let params = hook_params(&name)?;
+            match name.as_str() {
+                "step" => step = Compiler::new(interner, strings).prefix(formal, body, params),
+                "fault" => {
+                    fault = Compiler::new(interner, strings)
+                        .function(formal, body, params)
+                        .is_some()
+                }
+                _ => {}
+            }
+        }
+        Some((step, fault))
+    })
 }
 
 fn method<'a>(
@@ -325,12 +229,13 @@ impl<'i> Compiler<'i> {
         Some(s)
     }
 
-    fn function(
+    /// The scope of a function's parameters and `var`s.
+    fn enter_function(
         &mut self,
         formal: &FormalParameterList,
         body: &FunctionBody,
         params: &[Param],
-    ) -> Option<Func> {
+    ) -> Option<()> {
         let mut scope = Vec::new();
         for (i, p) in formal.as_ref().iter().enumerate() {
             if p.is_rest_param() || p.init().is_some() {
@@ -350,9 +255,8 @@ impl<'i> Compiler<'i> {
             };
             scope.push((id.sym(), bind));
         }
-        let items = body.statements();
         let mut vars = Vec::new();
-        hoisted_vars(items, &mut vars)?;
+        hoisted_vars(body.statements(), &mut vars)?;
         for sym in vars {
             if scope.iter().any(|(s, _)| *s == sym) {
                 continue;
@@ -368,15 +272,59 @@ impl<'i> Compiler<'i> {
             ));
         }
         self.scopes.push(scope);
-        let body = self.block(items)?;
+        Some(())
+    }
+
+    fn function(
+        &mut self,
+        formal: &FormalParameterList,
+        body: &FunctionBody,
+        params: &[Param],
+    ) -> Option<Func> {
+        self.enter_function(formal, body, params)?;
+        let body = self.block(body.statements())?;
         Some(Func {
             locals: self.locals,
             body,
         })
     }
 
+    /// The longest run of a function's leading statements inside the subset.
+    fn prefix(
+        &mut self,
+        formal: &FormalParameterList,
+        body: &FunctionBody,
+        params: &[Param],
+    ) -> Option<Func> {
+        self.enter_function(formal, body, params)?;
+        let items = body.statements();
+        self.lexical_scope(items)?;
+        let mut out = Vec::new();
+        for item in items {
+            match self.item(item) {
+                Some(s) => out.extend(s),
+                None => break,
+            }
+        }
+        Some(Func {
+            locals: self.locals,
+            body: out,
+        })
+    }
+
     /// A statement list in a new block scope holding its `let`/`const` names.
     fn block(&mut self, items: &[StatementListItem]) -> Option<Vec<Stmt>> {
+        self.lexical_scope(items)?;
+        let mut out = Vec::new();
+        for item in items {
+            out.extend(self.item(item)?);
+        }
+        self.scopes.pop();
+        Some(out)
+    }
+
+    /// Opens the block scope of `items`: their `let`/`const` names, not yet initialised.
+    fn lexical_scope(&mut self, items: &[StatementListItem]) -> Option<()> {
         let mut scope = Vec::new();
         for item in items {
             if let StatementListItem::Declaration(d) = item {
@@ -405,22 +353,24 @@ impl<'i> Compiler<'i> {
             }
         }
         self.scopes.push(scope);
-        let mut out = Vec::new();
-        for item in items {
-            match item {
-                StatementListItem::Statement(s) => out.push(self.stmt(s)?),
-                StatementListItem::Declaration(d) => {
-                    let Declaration::Lexical(lex) = d.as_ref() else {
-                        return None;
-                    };
-                    for v in lex.variable_list().as_ref() {
-                        out.push(self.lexical(v)?);
-                    }
-                }
+        Some(())
+    }
+
+    /// One item of a statement list (a declaration of several names gives several).
+    fn item(&mut self, item: &StatementListItem) -> Option<Vec<Stmt>> {
+        match item {
+            StatementListItem::Statement(s) => Some(vec![self.stmt(s)?]),
+            StatementListItem::Declaration(d) => {
+                let Declaration::Lexical(lex) = d.as_ref() else {
+                    return None;
+                };
+                lex.variable_list()
+                    .as_ref()
+                    .iter()
+                    .map(|v| self.lexical(v))
+                    .collect()
             }
         }
-        self.scopes.pop();
-        Some(out)
     }
 
     fn lexical(&mut self, v: &Variable) -> Option<Stmt> {

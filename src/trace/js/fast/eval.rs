@@ -5,13 +5,24 @@ use std::borrow::Cow;
 
 use revm::bytecode::opcode::OpCode;
 
-use super::compile::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
 use super::heap::{Heap, Pos};
+use super::ir::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
+use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
 
 /// Names of the 256 opcodes, as `log.op.toString()` gives them.
 pub struct Names(pub Vec<V>);
+
+impl Names {
+    pub fn new(strings: &mut Tables) -> Names {
+        Names(
+            (0..=255u8)
+                .map(|op| V::Str(strings.intern_id(&op_name(op))))
+                .collect(),
+        )
+    }
+}
 
 pub struct Machine<'a> {
     pub heap: &'a mut Heap,
@@ -19,6 +30,9 @@ pub struct Machine<'a> {
     pub this: u32,
     pub shared: &'a Shared,
     pub names: &'a Names,
+    /// Evaluating before the opcode ran: its cost and error are not known (reading them is a
+    /// [`Deopt`]).
+    pub before: bool,
 }
 
 enum Flow {
@@ -36,18 +50,29 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// One statement; expression statements and initialisations, the common ones, here,
+    /// the rest in [`Machine::exec_other`].
+    #[inline]
     fn exec(&mut self, s: &Stmt) -> R<Flow> {
         match s {
-            Stmt::Empty => {}
             Stmt::Expr(e) => {
                 self.eval(e)?;
+                Ok(Flow::Normal)
             }
-            Stmt::Init(slot, init) => {
-                if let Some(e) = init {
-                    let v = self.eval(e)?;
-                    self.locals[*slot as usize] = v;
-                }
+            Stmt::Init(slot, Some(e)) => {
+                let v = self.eval(e)?;
+                self.locals[*slot as usize] = v;
+                Ok(Flow::Normal)
             }
+            _ => self.exec_other(s),
+        }
+    }
+
+    #[inline(never)]
+    fn exec_other(&mut self, s: &Stmt) -> R<Flow> {
+        match s {
+            Stmt::Empty | Stmt::Init(_, None) => {}
+            Stmt::Expr(_) | Stmt::Init(_, Some(_)) => return self.exec(s),
             Stmt::If(c, then, other) => {
                 let c = self.eval(c)?;
                 if self.truthy(c) {
@@ -74,7 +99,7 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn truthy(&self, v: V) -> bool {
+    pub fn truthy(&self, v: V) -> bool {
         self.heap.t.truthy(v)
     }
 
@@ -105,6 +130,7 @@ impl Machine<'_> {
                 let e = self.shared.frame_result.borrow().error.clone();
                 self.text(e.as_deref())?
             }
+            Getter::StepError | Getter::Cost if self.before => return Err(Deopt),
             Getter::StepError => {
                 let e = self.shared.step.borrow().error.clone();
                 self.text(e.as_deref())?
@@ -161,7 +187,7 @@ impl Machine<'_> {
 
     /// The frequent expressions; the rest are in [`Machine::eval_other`], which keeps this
     /// function's frame small (it runs several times per opcode).
-    fn eval(&mut self, e: &Expr) -> R<V> {
+    pub fn eval(&mut self, e: &Expr) -> R<V> {
         match e {
             Expr::Const(v) => Ok(*v),
             Expr::Local(s) => Ok(self.locals[*s as usize]),

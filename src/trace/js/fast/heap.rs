@@ -48,15 +48,24 @@ impl Obj {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn find(&self, name: &Text) -> Option<usize> {
         if self.named.len() <= LINEAR_MAX {
             // Names are interned (see [`Names`]): pointer equality is the common hit.
-            (self.named.iter().position(|(n, _)| Text::ptr_eq(n, name)))
-                .or_else(|| self.named.iter().position(|(n, _)| **n == **name))
+            for (i, (n, _)) in self.named.iter().enumerate() {
+                if Text::ptr_eq(n, name) {
+                    return Some(i);
+                }
+            }
+            self.find_by_text(name)
         } else {
             self.index.get(&**name).copied()
         }
+    }
+
+    #[cold]
+    fn find_by_text(&self, name: &Text) -> Option<usize> {
+        self.named.iter().position(|(n, _)| **n == **name)
     }
 
     fn find_str(&self, name: &str) -> Option<usize> {
@@ -187,7 +196,7 @@ impl Heap {
     }
 
     /// Where `key` lives in object `id`, if it is an own property.
-    #[inline]
+    #[inline(always)]
     pub fn locate(&self, id: u32, key: &Key) -> Option<Pos> {
         let o = &self.objs[id as usize];
         match key {
@@ -295,7 +304,7 @@ impl Heap {
     }
 
     /// Stores the number `new` at an own property, whatever it held.
-    #[inline]
+    #[inline(always)]
     pub fn set_num_any(&mut self, id: u32, pos: Pos, new: f64) {
         let o = &mut self.objs[id as usize];
         let slot = match pos {
@@ -317,7 +326,7 @@ impl Heap {
     }
 
     /// The number at an own property, if it holds one.
-    #[inline]
+    #[inline(always)]
     pub fn num_at(&self, id: u32, pos: Pos) -> Option<f64> {
         let o = &self.objs[id as usize];
         let v = match pos {
@@ -331,7 +340,7 @@ impl Heap {
     }
 
     /// Replaces the number `old` at an own property with `new`.
-    #[inline]
+    #[inline(always)]
     pub fn set_num(&mut self, id: u32, pos: Pos, old: f64, new: f64) {
         let o = &mut self.objs[id as usize];
         let slot = match pos {

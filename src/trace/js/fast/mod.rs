@@ -16,7 +16,9 @@
 
 mod compile;
 mod eval;
+mod guard;
 mod heap;
+mod ir;
 #[cfg(test)]
 mod tests;
 mod value;
@@ -26,10 +28,10 @@ use boa_engine::{Context, JsResult, JsValue};
 
 use super::hook::Hook;
 use super::objects::Shared;
-use crate::trace::errors::op_name;
-use compile::{Compiled, Func};
 use eval::{Machine, Names};
+pub use guard::Guard;
 use heap::Heap;
+use ir::{Compiled, Func};
 pub use value::Deopt;
 use value::{Tables, V};
 
@@ -65,11 +67,7 @@ impl Fast {
         if code.uses_push && !push_intact {
             return None;
         }
-        let names = Names(
-            (0..=255u8)
-                .map(|op| V::Str(strings.intern_id(&op_name(op))))
-                .collect(),
-        );
+        let names = Names::new(&mut strings);
         let mut heap = Heap::new(strings, ctx).ok()?;
         let tracer = JsValue::from(tracer.clone());
         let V::Obj(this) = heap.import(&tracer, ctx).ok()? else {
@@ -114,6 +112,7 @@ impl Fast {
             this: self.this,
             shared,
             names: &self.names,
+            before: false,
         };
         match m.run(&f.body) {
             Ok(()) => {

@@ -1,0 +1,157 @@
+//! The small IR compiled hooks are made of ([`compile`](super::compile) builds it, [`eval`](super::eval)
+//! walks it): statements and expressions over two-word values, with the argument getters that
+//! return plain values as leaves.
+
+use super::value::{Key, V};
+
+/// Binary operators evaluated on values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    UShr,
+    Eq,
+    Ne,
+    StrictEq,
+    StrictNe,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Short-circuit operators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Logic {
+    And,
+    Or,
+    Coalesce,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Un {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    TypeOf,
+    Void,
+}
+
+/// The argument getters that return plain values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Getter {
+    Pc,
+    Gas,
+    Cost,
+    Depth,
+    Refund,
+    StepError,
+    OpNumber,
+    OpName,
+    OpIsPush,
+    FrameType,
+    FrameGas,
+    ResultGasUsed,
+    ResultError,
+}
+
+#[derive(Debug)]
+pub enum Expr {
+    Const(V),
+    Local(u16),
+    This,
+    /// A getter call; its arguments are evaluated (for their effects) and ignored.
+    Get(Getter, Vec<Expr>),
+    Member(Box<Expr>, Key),
+    /// `this.key` or `local.key`: the object needs no evaluation.
+    Path(Base, Key),
+    Index(Box<Expr>, Box<Expr>),
+    Assign(Box<Target>, Box<Expr>),
+    Compound(Box<Target>, Bin, Box<Expr>),
+    LogicAssign(Box<Target>, Logic, Box<Expr>),
+    Update {
+        target: Box<Target>,
+        inc: bool,
+        prefix: bool,
+    },
+    Bin(Bin, Box<Expr>, Box<Expr>),
+    Logic(Logic, Box<Expr>, Box<Expr>),
+    Un(Un, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Seq(Box<Expr>, Box<Expr>),
+    Object(Vec<(Key, Expr)>),
+    Array(Vec<Expr>),
+    /// `arr.push(…)` on a plain array (the built-in `push`).
+    Push(Box<Expr>, Vec<Expr>),
+}
+
+/// An object reached without evaluating an expression.
+#[derive(Clone, Copy, Debug)]
+pub enum Base {
+    This,
+    Local(u16),
+}
+
+impl Base {
+    pub fn of(e: &Expr) -> Option<Base> {
+        match e {
+            Expr::This => Some(Base::This),
+            Expr::Local(s) => Some(Base::Local(*s)),
+            _ => None,
+        }
+    }
+}
+
+/// `o.key`, as a path when `o` is `this` or a local.
+pub fn member(o: Expr, key: Key) -> Expr {
+    match Base::of(&o) {
+        Some(b) => Expr::Path(b, key),
+        None => Expr::Member(Box::new(o), key),
+    }
+}
+
+#[derive(Debug)]
+pub enum Target {
+    Local(u16),
+    Member(Expr, Key),
+    Path(Base, Key),
+    Index(Expr, Expr),
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    Expr(Expr),
+    /// `let`/`const`/`var x = …`; a `let x;` sets undefined, a `var x;` does nothing.
+    Init(u16, Option<Expr>),
+    If(Expr, Box<Stmt>, Option<Box<Stmt>>),
+    Block(Vec<Stmt>),
+    Return(Option<Expr>),
+    Empty,
+}
+
+/// One compiled hook function.
+#[derive(Debug)]
+pub struct Func {
+    pub locals: u16,
+    pub body: Vec<Stmt>,
+}
+
+/// The compiled hooks of a tracer; `None` where the script has no such function.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
+    pub uses_push: bool,
+    pub step: Option<Func>,
+    pub fault: Option<Func>,
+    pub enter: Option<Func>,
+    pub exit: Option<Func>,
+}
