@@ -43,12 +43,12 @@ pub enum ReplayError {
     #[error("{0}")]
     Tracer(String),
     /// The struct log could not be written or finished (its temporary file or its output
-    /// failed; written through, the run diverged from the untraced one that gave its head).
+    /// failed; written through, the run diverged from the dry one that gave its head).
     #[error(transparent)]
     StructLog(#[from] crate::trace::opcode::StructLogError),
-    /// Written through, the traced run read state its untraced run did not: the output is
+    /// Written through, the traced run read state the dry run before it did not: the output is
     /// left unfinished.
-    #[error("the traced run of {tx} read state its untraced run did not; the struct log written to {to} is unfinished and must not be used")]
+    #[error("the traced run of {tx} read state the run that gave its head keys did not; the struct log written to {to} is unfinished and must not be used")]
     StreamMissed { tx: B256, to: String },
 }
 

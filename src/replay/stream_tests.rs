@@ -57,7 +57,7 @@ fn streamed(
 }
 
 /// The head keys a dry run of the fixture ends with; the same as an untraced run's.
-fn untraced_head(fx: &Fixture) -> StructLogHead {
+fn dry_head(fx: &Fixture) -> StructLogHead {
     let snap = fixture_snapshot(fx);
     let env = fixture_env(fx, None);
     let tx = ReplayTx::decode(&fx.input).unwrap();
@@ -114,7 +114,7 @@ fn written_through_the_bytes_are_the_spooled_ones() {
             s.write_to(&mut out).unwrap();
             out
         };
-        let (r, bytes) = streamed(&fx, untraced_head(&fx), &cfg);
+        let (r, bytes) = streamed(&fx, dry_head(&fx), &cfg);
         let t = r.unwrap();
         assert_eq!(
             String::from_utf8(bytes).unwrap(),
@@ -132,7 +132,7 @@ fn written_through_the_bytes_are_the_spooled_ones() {
 #[test]
 fn a_run_that_ends_otherwise_than_its_head_leaves_the_document_unfinished() {
     let fx = fixture();
-    let right = untraced_head(&fx);
+    let right = dry_head(&fx);
     assert!(right.failed, "the fixture's transaction reverts");
     let (whole, finished) = streamed(&fx, right.clone(), &StructLoggerConfig::default());
     whole.unwrap();
@@ -162,7 +162,7 @@ fn a_run_that_ends_otherwise_than_its_head_leaves_the_document_unfinished() {
         );
         let msg = e.to_string();
         assert!(
-            msg.starts_with("the traced run ended otherwise than the untraced run")
+            msg.starts_with("the traced run ended otherwise than the run whose head keys were")
                 && msg.ends_with(
                     "the struct log written to the test's sink is unfinished and must not be used"
                 ),

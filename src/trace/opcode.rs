@@ -2,8 +2,8 @@
 //!
 //! Entries are written as JSON into a [`Spool`] as execution proceeds (memory while small, a
 //! temporary file beyond), so a 30M-gas transaction never holds its struct logs in memory. When
-//! geth's head keys are known before the run (an untraced run of the same transaction gave
-//! them), the entries go straight to the output instead ([`StructLogger::streaming`]).
+//! geth's head keys are known before the run (a run of the same transaction that wrote nothing
+//! gave them, [`StructLogger::dry`]), the entries go straight to the output instead ([`StructLogger::streaming`]).
 //! `step` writes the parts that are known before the opcode runs (stack, return data, memory
 //! before expansion, storage, refund) into a reused buffer; `step_end` knows the gas cost and
 //! any pre-execution error, and writes the whole entry. No allocation happens per opcode.
@@ -94,9 +94,10 @@ pub enum StructLogError {
         #[source]
         source: std::io::Error,
     },
-    /// Streamed: the head written first, from an untraced run, is not what this run ended with.
+    /// Streamed: the head written first, from a run that wrote nothing, is not what this run
+    /// ended with.
     #[error(
-        "the traced run ended otherwise than the untraced run whose result was written first \
+        "the traced run ended otherwise than the run whose head keys were written first \
          (gas {}, failed {}, returnValue 0x{} there; gas {}, failed {}, returnValue 0x{} here); \
          the struct log written to {to} is unfinished and must not be used",
         .written.gas, .written.failed, alloy_primitives::hex::encode(&.written.return_value),
@@ -242,7 +243,7 @@ impl StructLogger {
     }
 
     /// A struct logger that writes its result to `out` as the transaction runs, `head` first:
-    /// geth's head keys as an untraced run of the same transaction ended (`to` names `out` in
+    /// geth's head keys as a dry run of the same transaction ended (`to` names `out` in
     /// errors). [`into_result`](Self::into_result) closes the document only if this run ends
     /// the same way.
     pub fn streaming(

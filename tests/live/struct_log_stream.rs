@@ -1,7 +1,7 @@
 //! `tx HASH --json --tracer opcodeTracer` writes geth's struct-log JSON to stdout as the replay
-//! runs (its head keys known from an untraced run first), never a second copy: the bytes are
-//! the spooled ones of the same transaction (as `block N` prints them), on the fast path and the
-//! RPC path, for every scenario transaction on a live anvil 1.7.1. A stdout that cannot be
+//! runs (its head keys known first from a run that wrote nothing), never a second copy: the
+//! bytes are the spooled ones of the same transaction (as `block N` prints them), on the fast
+//! path and the RPC path, for every scenario transaction on a live anvil 1.7.1. A stdout that cannot be
 //! written fails the command (exit 2, the reason) and leaves no finished document behind; a
 //! reader that closes the pipe early ends it quietly, as before.
 
