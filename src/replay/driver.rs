@@ -70,6 +70,13 @@ impl Ran for super::TracedTx {
     }
 }
 
+/// What an inspector of its own found, with how the transaction ended (the access pattern).
+impl<A> Ran for (A, super::TxOutcome) {
+    fn log_count(&self) -> usize {
+        self.1.logs.len()
+    }
+}
+
 /// The closure a caller traces each of `txs[first..]` with on the traced pass: its database,
 /// the transaction's environment (with its splice), the transaction, the block-wide index of
 /// its first log and its position in the block.

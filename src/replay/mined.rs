@@ -12,16 +12,17 @@
 //!
 //! A miss on the fast path (something the node's prestate left out) is fetched from the parent
 //! block only when that is exact (the first transaction of its block, or a block hash); otherwise
-//! the replay falls back to the RPC path rather than guess.
+//! the replay falls back to the RPC path rather than guess. The passes run in the replay driver
+//! ([`super::driver`]): speculative ones untraced, the traced one last.
 
 use alloy_primitives::{keccak256, B256};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
+use super::driver::{DriveError, Driver, Frames, Plan, Ran};
 use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
-use std::sync::Arc;
 
-use crate::replay::splice::{self, Splice};
+use crate::replay::splice::Splice;
 use crate::rpc::RpcError;
 use crate::source::cache::{Cache, Kind};
 use crate::source::prestate_rpc::{
@@ -30,10 +31,7 @@ use crate::source::prestate_rpc::{
 };
 use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
 use crate::source::rpc::{RpcSource, SourceError};
-use crate::source::{Misses, ReplayDb, StateSnapshot};
-
-/// The most speculative passes before giving up; each pass costs one round trip.
-pub const MAX_PASSES: usize = 64;
+use crate::source::{ReplayDb, StateSnapshot};
 
 /// Where the pre-state comes from (`--state-source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +82,11 @@ pub fn spec_for(chain_id: u64, info: &BlockInfo, hardfork: Option<SpecId>) -> Sp
 fn h256(v: &Value, key: &str) -> Option<B256> {
     v.get(key)?.as_str()?.parse().ok()
 }
+
+/// What traces the target: its database, environment, the transaction and the block-wide index
+/// of its first log.
+type TargetFn<'f, T> =
+    &'f dyn Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>;
 
 /// The node's identity, the transaction, its receipt, and the node's prestate when asked for
 /// (the node's error when it could not give it).
@@ -214,7 +217,7 @@ impl Mined {
                 let head = block_json(source, cache, block_hash, false)?;
                 let mut info = block_info_from_json(&head)?;
                 let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
-                let env = with_splice(EvmEnv::new(spec, id.chain_id, &info));
+                let env = EvmEnv::new(spec, id.chain_id, &info);
                 let mut snapshot = snapshot_from_prestate(&p)?;
                 let parent_hash = h256(&head, "parentHash").unwrap_or_default();
                 if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}")))
@@ -277,7 +280,7 @@ impl Mined {
             })?;
         let mut info = block.info.clone();
         let spec = source.prepare_block(chain_id, &mut info, hardfork)?;
-        let env = with_splice(EvmEnv::new(spec, chain_id, &info));
+        let env = EvmEnv::new(spec, chain_id, &info);
         let parent_hash = h256(&raw, "parentHash").unwrap_or_default();
         let mut snapshot = StateSnapshot::partial();
         if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}"))) {
@@ -319,69 +322,92 @@ impl Mined {
         Ok(m)
     }
 
-    /// Runs the target (after the prefix) with `f` until the pre-state is complete for it, and
-    /// returns what `f` returned on the complete pass. `f` gets the database, environment,
-    /// target and the block-wide index of its first log.
-    pub fn run<T>(
+    /// Runs the target (after the prefix) in the replay driver until the pre-state is complete
+    /// for it, and returns what `f` returned on the traced pass. `f` gets the database,
+    /// environment, target and the block-wide index of its first log.
+    pub fn run<T: Ran>(
         &mut self,
         source: &RpcSource,
         cache: Option<&Cache>,
         f: impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
     ) -> Result<T, super::Error> {
+        self.drive(source, cache, None, &f).map(|(t, _)| t)
+    }
+
+    /// [`run`](Self::run) with `prepare` applied to each pass's database just before the
+    /// target, also returning revm's cache of the final pass. The speculative passes run
+    /// untraced; the node's frames of calls into the chain's precompiles are asked for the
+    /// target (`debug_traceTransaction`). A miss the fast path cannot read exactly (a later
+    /// transaction of its block) switches to the RPC path and drives again.
+    fn drive<T: Ran>(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        prepare: Option<&dyn Fn(&mut ReplayDb<'_>)>,
+        f: TargetFn<'_, T>,
+    ) -> Result<(T, revm::database::Cache), super::Error> {
         loop {
-            let (result, misses) = {
-                let mut db = self.snapshot.db();
-                let result = self.pass(&mut db, &f);
-                (result, self.snapshot.take_misses())
+            let mut txs = self.prefix.clone();
+            txs.push(self.target.clone());
+            let first = self.prefix.len();
+            let mut env = self.env.clone();
+            env.splice = None;
+            let plan = Plan {
+                env: &env,
+                txs: &txs,
+                first,
+                log_offset: self.log_offset,
+                index: Some(self.index.saturating_sub(first) as u64),
+                prepare,
+                frames: Frames::Transaction(self.target.hash),
             };
-            if misses.is_empty() {
-                if self.fetch_node_frames(source)? || self.correct_state() {
-                    continue;
+            let mut driver = Driver::new(source, &self.parent);
+            // The node's prestate of a later transaction is not its block's parent state.
+            driver.state_reads = !(self.fast && self.index > 0);
+            let driven = driver.run(&mut self.snapshot, &plan, &|db, env, tx, offset, _| {
+                f(db, env, tx, offset)
+            });
+            self.passes += driver.passes;
+            match driven {
+                Ok(mut d) => {
+                    self.env.splice = d.splices.get(first).cloned().flatten();
+                    self.save(cache);
+                    let t = d.traced.pop().ok_or_else(|| SourceError::BadData {
+                        what: "replay".into(),
+                        reason: "the traced pass gave no trace".into(),
+                    })?;
+                    return Ok((t, d.post));
                 }
-                self.save(cache);
-                return Ok(result?);
+                Err(DriveError::Inexact { items }) => self.switch_to_rpc(source, cache, items)?,
+                Err(DriveError::Failed(e)) => return Err(e),
             }
-            if self.passes >= MAX_PASSES {
-                return Err(SourceError::BadData {
-                    what: "state".into(),
-                    reason: format!(
-                        "prefetch did not converge after {} round trips",
-                        self.passes
-                    ),
-                }
-                .into());
-            }
-            self.fill(source, cache, &misses)?;
         }
     }
 
-    /// After a pass that called a chain precompile the node's frames were not asked for yet:
-    /// asks the node's callTracer once (one round trip) and says whether to run again.
-    fn fetch_node_frames(&mut self, source: &RpcSource) -> Result<bool, super::Error> {
-        let Some(splice) = &self.env.splice else {
-            return Ok(false);
-        };
-        if !splice.wants_frames() {
-            return Ok(false);
-        }
-        let (trace, diff) =
-            splice::ask_node(&source.client, "debug_traceTransaction", self.target.hash)?;
-        self.passes += 1;
-        let next = Splice::from_node(trace.as_ref(), diff.as_ref(), &self.env, splice);
-        let again = next.frames.is_some();
-        self.env.splice = Some(Arc::new(next));
-        Ok(again)
-    }
-
-    /// After a pass with the node's frames: when its final state differs from the node's diff,
-    /// runs once more with those differences written at the first spliced frame (see
-    /// [`crate::replay::splice`]). No round trip.
-    fn correct_state(&mut self) -> bool {
-        let Some(next) = self.env.splice.as_ref().and_then(|s| s.corrected()) else {
-            return false;
-        };
-        self.env.splice = Some(Arc::new(next));
-        true
+    /// Leaves the fast path: the node's prestate lacks `items` this replay reads, and its block's
+    /// parent state is not the transaction's; the block's earlier transactions are replayed on
+    /// `eth_get*` state instead.
+    fn switch_to_rpc(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        items: usize,
+    ) -> Result<(), super::Error> {
+        let mut rpc = Self::load_rpc(
+            source,
+            cache,
+            self.chain_id,
+            self.tx_json.take(),
+            self.receipt.take(),
+            Some(self.env.spec),
+        )?;
+        rpc.passes += self.passes;
+        rpc.note = Some(format!(
+            "the node's prestate lacks {items} item(s) this replay reads; replaying the block's \
+             earlier transactions on eth_get* state instead"
+        ));
+        *self = rpc;
+        Ok(())
     }
 
     /// Where the replay's final state still differs from the node's own diff of the
@@ -413,9 +439,8 @@ impl Mined {
         spec: &crate::trace::TracerSpec,
     ) -> Result<(super::TracedTx, revm::database::Cache), super::Error> {
         let index = Some(self.index as u64);
-        self.run(source, cache, |db, env, tx, offset| {
-            let t = super::trace_at(db, env, tx, spec, offset, index)?;
-            Ok((t, std::mem::take(&mut db.cache)))
+        self.drive(source, cache, None, &|db, env, tx, offset| {
+            super::trace_at(db, env, tx, spec, offset, index)
         })
     }
 
@@ -437,10 +462,11 @@ impl Mined {
         overrides: &super::overrides::StateOverride,
     ) -> Result<super::TracedTx, super::Error> {
         let index = Some(self.index as u64);
-        self.run(source, cache, |db, env, tx, offset| {
-            overrides.apply(db);
+        let prepare = |db: &mut ReplayDb<'_>| overrides.apply(db);
+        self.drive(source, cache, Some(&prepare), &|db, env, tx, offset| {
             super::trace_at(db, env, tx, spec, offset, index)
         })
+        .map(|(t, _)| t)
     }
 
     /// Traces the transaction under geth's struct logger with its result written to `out` as
@@ -502,39 +528,6 @@ impl Mined {
         f(db, &self.env, &self.target, offset)
     }
 
-    /// Fetches a pass's misses. On the fast path, accounts and slots the node's prestate left out
-    /// are read from the parent block only for the block's first transaction (where that state is
-    /// exact); otherwise the replay switches to the RPC path.
-    fn fill(
-        &mut self,
-        source: &RpcSource,
-        cache: Option<&Cache>,
-        misses: &Misses,
-    ) -> Result<(), super::Error> {
-        let state_missing = !misses.accounts.is_empty() || !misses.slots.is_empty();
-        if self.fast && state_missing && self.index > 0 {
-            let mut rpc = Self::load_rpc(
-                source,
-                cache,
-                self.chain_id,
-                self.tx_json.take(),
-                self.receipt.take(),
-                Some(self.env.spec),
-            )?;
-            rpc.passes += self.passes;
-            rpc.note = Some(format!(
-                "the node's prestate lacks {} item(s) this replay reads; replaying the block's \
-                 earlier transactions on eth_get* state instead",
-                misses.accounts.len() + misses.slots.len()
-            ));
-            *self = rpc;
-            return Ok(());
-        }
-        source.fill(&mut self.snapshot, misses, &self.parent)?;
-        self.passes += 1;
-        Ok(())
-    }
-
     /// Stores what was fetched from the parent block's state (immutable) in the cache.
     fn save(&self, cache: Option<&Cache>) {
         let Some(c) = cache else { return };
@@ -557,16 +550,4 @@ impl Mined {
             c.put(Kind::State, &key, &snapshot_to_json(&self.snapshot));
         }
     }
-}
-
-/// A chain with precompiles of its own gets a [`Splice`] to record what each pass did with them.
-fn with_splice(mut env: EvmEnv) -> EvmEnv {
-    if env
-        .rules
-        .as_ref()
-        .is_some_and(|r| !r.precompiles.is_empty())
-    {
-        env.splice = Some(Arc::new(Splice::default()));
-    }
-    env
 }

@@ -141,7 +141,7 @@ fn traces_equal_tx_json_and_anvil() {
     );
     assert_eq!(by_hash, block);
     // The second trace of the block came from the memory cache: fewer upstream requests.
-    let log = serve.log();
+    let log = serve.log_when(|l| l.matches("debug_traceBlockBy").count() >= 2);
     let block_lines: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("debug_traceBlockBy"))

@@ -56,6 +56,19 @@ impl Serve {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// The log once `done` holds of it (the server writes a call's line before answering, but
+    /// the thread collecting its stderr may not have read it yet), or after 10 s as it is.
+    pub fn log_when(&self, done: impl Fn(&str) -> bool) -> String {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if done(&log) || std::time::Instant::now() > until {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn post_with(&self, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
         chaintrace::rpc::transport::post_json(
             &self.url,

@@ -114,7 +114,17 @@ impl Splicer {
             frames,
             pending: splice.map(|s| s.corrections.clone()).unwrap_or_default(),
             splice: splice.cloned(),
-            log: SpliceLog::default(),
+            // Why the node gave no frames stands for every pass run after it said so.
+            log: SpliceLog {
+                opaque_why: splice.and_then(|s| {
+                    s.log
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .opaque_why
+                        .clone()
+                }),
+                ..SpliceLog::default()
+            },
             sstore: None,
             prevrandao_guessed: env.prevrandao_guessed,
         }
