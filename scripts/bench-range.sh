@@ -191,8 +191,8 @@ sys.stdout.write("".join(out[n] for n in range(first, last + 1)))
 EOF
 
 # One untimed pass first, so the node's own caches are as warm for every measured run.
-CHAINTRACE_JOBS=1 "$CT" block "$FIRST..$LAST" --rpc-url "$NODE" --json --quiet >/dev/null 2>&1 ||
-    die "chaintrace failed over $FIRST..$LAST"
+CHAINTRACE_JOBS=1 "$CT" block "$FIRST..$LAST" --rpc-url "$NODE" --json --quiet >/dev/null 2>"$WORK/warm.err" ||
+    die "chaintrace failed over $FIRST..$LAST: $(tail -c 2000 "$WORK/warm.err")"
 
 for delay in $DELAYS; do
     "$PROXY" --upstream "$NODE" --delay-ms "$delay" >"$WORK/proxy.out" 2>/dev/null &
