@@ -30,7 +30,7 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
         shared.clone(),
     ) {
         Ok(h) => h,
-        Err(e) => return (Err(e), false),
+        Err(e) => return (Err(e.to_string()), false),
     };
     if !fast {
         host.disable_fast();
@@ -73,7 +73,10 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
     })();
     let active = host.fast_active();
     let out = out.and_then(|()| host.result(&TxContext::default()));
-    (out.map(|v| v.get().to_string()), active)
+    (
+        out.map(|v| v.get().to_string()).map_err(|e| e.to_string()),
+        active,
+    )
 }
 
 /// Asserts both paths agree and that the native path stayed on, unless it is turned off
