@@ -11,7 +11,10 @@
 //! way.
 
 use alloy_primitives::{Address, Bytes, B256, U256};
-use revm::bytecode::opcode::OpCode;
+use revm::bytecode::opcode::{
+    OpCode, CALLDATACOPY, CODECOPY, EXTCODECOPY, MCOPY, MSTORE, MSTORE8, RETURN, RETURNDATACOPY,
+    SELFDESTRUCT,
+};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme, FrameInput,
@@ -41,10 +44,10 @@ fn memory_write(op: u8, stack: &[U256]) -> Option<(usize, usize)> {
     let top = |i: usize| stack.len().checked_sub(i + 1).map(|j| stack[j]);
     let as_usize = |v: U256| usize::try_from(v).unwrap_or(usize::MAX);
     let (dest, size) = match op {
-        0x52 => (top(0)?, U256::from(32)),               // MSTORE
-        0x53 => (top(0)?, U256::from(1)),                // MSTORE8
-        0x37 | 0x39 | 0x3e | 0x5e => (top(0)?, top(2)?), // *DATACOPY, CODECOPY, MCOPY
-        0x3c => (top(1)?, top(3)?),                      // EXTCODECOPY
+        MSTORE => (top(0)?, U256::from(32)),
+        MSTORE8 => (top(0)?, U256::from(1)),
+        CALLDATACOPY | CODECOPY | RETURNDATACOPY | MCOPY => (top(0)?, top(2)?),
+        EXTCODECOPY => (top(1)?, top(3)?),
         _ => return None,
     };
     Some((as_usize(dest), as_usize(size)))
@@ -266,11 +269,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             f.last = LastStep {
                 op,
                 stack_len,
-                returned: op == 0xf3,
+                returned: op == RETURN,
             };
             f.last_refund = interp.gas.refunded();
         }
-        if op == 0xff && self.has_frames {
+        if op == SELFDESTRUCT && self.has_frames {
             self.stage_selfdestruct(interp, ctx);
         }
         if self.db_in_hooks {

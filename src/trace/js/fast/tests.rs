@@ -4,14 +4,19 @@
 
 use std::time::Duration;
 
+use revm::bytecode::opcode::{
+    ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
+};
 use revm::primitives::hardfork::SpecId;
 
 use crate::trace::js::host::{Hook, Host, TxContext};
 use crate::trace::js::objects::Shared;
 
 const STEPS: u64 = 3_000;
+/// The opcodes the synthetic steps cycle through; 0x0c is unassigned (`log.op` names it as
+/// geth does an undefined opcode).
 const OPS: [u8; 12] = [
-    0x60, 0x01, 0x52, 0x54, 0x55, 0xf1, 0x5b, 0x56, 0x80, 0x0c, 0x91, 0xfd,
+    PUSH1, ADD, MSTORE, SLOAD, SSTORE, CALL, JUMPDEST, JUMP, DUP1, 0x0c, SWAP2, REVERT,
 ];
 
 /// Runs `src` over a fixed stream of steps, faults and frames; returns the result's JSON text
