@@ -24,6 +24,7 @@ use super::source::direct_safe;
 use super::{bigint, buffers, globals};
 use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
+use crate::trace::call::CallKind;
 
 /// What `ctx` holds in `result(ctx, db)`.
 #[derive(Clone, Debug, Default)]
@@ -464,22 +465,24 @@ impl Host {
         let a = Attribute::all();
         let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;
         let mut o = ObjectInitializer::new(c);
-        o.property(
-            js_string!("type"),
-            js_string!(if t.create { "CREATE" } else { "CALL" }),
-            a,
-        )
-        .property(js_string!("from"), from, a)
-        .property(js_string!("to"), to, a)
-        .property(js_string!("input"), input, a)
-        .property(js_string!("gas"), t.gas as f64, a)
-        // Getters (made on first read) for the two bigInts; see `bigint::lazy`.
-        .accessor(js_string!("gasPrice"), Some(gas_price), None, getter)
-        .accessor(js_string!("value"), Some(value), None, getter)
-        .property(js_string!("block"), t.block as f64, a)
-        .property(js_string!("coinbase"), coinbase, a)
-        .property(js_string!("output"), output, a)
-        .property(js_string!("gasUsed"), t.gas_used as f64, a);
+        // geth's `ctx.type`: CREATE for a deployment (CREATE2 never starts a transaction).
+        let kind = if t.create {
+            CallKind::Create
+        } else {
+            CallKind::Call
+        };
+        o.property(js_string!("type"), js_string!(kind.as_str()), a)
+            .property(js_string!("from"), from, a)
+            .property(js_string!("to"), to, a)
+            .property(js_string!("input"), input, a)
+            .property(js_string!("gas"), t.gas as f64, a)
+            // Getters (made on first read) for the two bigInts; see `bigint::lazy`.
+            .accessor(js_string!("gasPrice"), Some(gas_price), None, getter)
+            .accessor(js_string!("value"), Some(value), None, getter)
+            .property(js_string!("block"), t.block as f64, a)
+            .property(js_string!("coinbase"), coinbase, a)
+            .property(js_string!("output"), output, a)
+            .property(js_string!("gasUsed"), t.gas_used as f64, a);
         if let Some(e) = &t.error {
             o.property(js_string!("error"), js_string!(e.as_str()), a);
         }

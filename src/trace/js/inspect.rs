@@ -17,7 +17,7 @@ use revm::bytecode::opcode::{
 };
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
-    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme, FrameInput,
+    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, FrameInput,
     InstructionResult, Interpreter, InterpreterAction,
 };
 use revm::primitives::hardfork::SpecId;
@@ -25,6 +25,7 @@ use revm::{Database, Inspector};
 
 use super::host::Hook;
 use super::{objects, JsTracer};
+use crate::trace::call::CallKind;
 use crate::trace::errors::{fails_before_execution, geth_error, returned_output, LastStep};
 use crate::trace::precompile_error::failed_precompile_frame;
 use crate::trace::state::StateView;
@@ -69,15 +70,6 @@ fn classify(interp: &mut Interpreter, op: u8, stack_len: usize) -> OpEnd {
             OpEnd::Before(geth_error(res, last, false).unwrap_or_default())
         }
         res => OpEnd::During(geth_error(res, last, false).unwrap_or_default()),
-    }
-}
-
-fn call_kind(scheme: CallScheme) -> &'static str {
-    match scheme {
-        CallScheme::Call => "CALL",
-        CallScheme::CallCode => "CALLCODE",
-        CallScheme::DelegateCall => "DELEGATECALL",
-        CallScheme::StaticCall => "STATICCALL",
     }
 }
 
@@ -243,7 +235,7 @@ impl JsTracer {
                 self.enter(
                     ctx,
                     objects::FrameData {
-                        kind: "SELFDESTRUCT",
+                        kind: CallKind::Selfdestruct,
                         from,
                         to,
                         input: Bytes::new(),
@@ -336,7 +328,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             self.enter(
                 ctx,
                 objects::FrameData {
-                    kind: call_kind(inputs.scheme),
+                    kind: CallKind::of_call(inputs.scheme),
                     from,
                     to,
                     input: input.clone(),
@@ -379,14 +371,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             self.top.create = true;
             self.top.to = to;
         } else {
-            let kind = match inputs.scheme() {
-                CreateScheme::Create2 { .. } => "CREATE2",
-                _ => "CREATE",
-            };
             self.enter(
                 ctx,
                 objects::FrameData {
-                    kind,
+                    kind: CallKind::of_create(inputs.scheme()),
                     from: inputs.caller(),
                     to,
                     input: inputs.init_code().clone(),

@@ -9,6 +9,7 @@ use revm::bytecode::opcode::{
 };
 use revm::primitives::hardfork::SpecId;
 
+use crate::trace::call::CallKind;
 use crate::trace::js::host::{Hook, Host, TxContext};
 use crate::trace::js::objects::Shared;
 
@@ -62,7 +63,8 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
             if host.has_frames() && i % 250 == 0 {
                 {
                     let mut f = shared.frame.borrow_mut();
-                    f.kind = ["CALL", "STATICCALL", "CREATE"][(i % 3) as usize];
+                    f.kind =
+                        [CallKind::Call, CallKind::Staticcall, CallKind::Create][(i % 3) as usize];
                     f.gas = 50_000 + i;
                 }
                 host.call(Hook::Enter)?;
