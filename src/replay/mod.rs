@@ -368,7 +368,7 @@ fn trace_with(
                 &out.state,
                 &mut *db,
             )
-            .map_err(ReplayError::Tracer)?,
+            .map_err(|e| ReplayError::Tracer(e.to_string()))?,
         ),
         Tracer::None => unreachable!("spec.build never returns Tracer::None"),
     };

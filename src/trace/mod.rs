@@ -39,8 +39,9 @@ pub enum TraceError {
     #[error("invalid tracerConfig for {tracer}: {msg}")]
     BadConfig { tracer: &'static str, msg: String },
     /// A JavaScript tracer that cannot run (syntax error, missing function, setup failed).
+    #[cfg(feature = "js")]
     #[error("invalid JavaScript tracer: {0}")]
-    Js(String),
+    Js(js::JsTracerError),
 }
 
 /// The tracers chaintrace knows, by geth name.

@@ -15,16 +15,16 @@ use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
 use revm::primitives::hardfork::SpecId;
 
 use super::objects::{make_db, make_frames, make_log, Shared};
-use super::timeout::{
-    over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND, OUT_OF_MEMORY,
-};
+use super::timeout::{over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
 use serde_json::value::RawValue;
 
 use super::fast::{Fast, Guard};
 pub use super::hook::Hook;
 use super::source::direct_safe;
 use super::{bigint, buffers, globals};
+use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
+use crate::trace::call::CallKind;
 
 /// What `ctx` holds in `result(ctx, db)`.
 #[derive(Clone, Debug, Default)]
@@ -44,11 +44,6 @@ pub struct TxContext {
     pub tx_hash: Option<B256>,
     pub block_hash: Option<B256>,
     pub tx_index: Option<u64>,
-}
-
-/// geth's wording for an exception in a tracer function.
-pub fn wrap(msg: &str, hook: Hook) -> String {
-    format!("{msg}    in server-side tracer function '{}'", hook.name())
 }
 
 /// The message of a JavaScript exception, without boa's position text.
@@ -116,17 +111,23 @@ fn array_push(ctx: &mut Context) -> Option<JsObject> {
     proto.get(js_string!("push"), ctx).ok()?.as_object()
 }
 
-fn compile(ctx: &mut Context, code: &str) -> Result<Script, String> {
-    Script::parse(Source::from_bytes(code), None, ctx).map_err(|e| js_message(&e, ctx))
+fn compile(ctx: &mut Context, code: &str) -> Result<Script, JsTracerError> {
+    Script::parse(Source::from_bytes(code), None, ctx)
+        .map_err(|e| JsTracerError::Syntax(js_message(&e, ctx)))
 }
 
-fn hidden(ctx: &mut Context, name: &str, v: impl Into<JsValue>) -> Result<(), String> {
+/// boa refused to build a global or an argument (not expected of a fresh context).
+fn engine(e: JsError) -> JsTracerError {
+    JsTracerError::Engine(e.to_string())
+}
+
+fn hidden(ctx: &mut Context, name: &str, v: impl Into<JsValue>) -> Result<(), JsTracerError> {
     ctx.register_global_property(
         js_string!(name),
         v,
         Attribute::WRITABLE | Attribute::NON_ENUMERABLE | Attribute::CONFIGURABLE,
     )
-    .map_err(|e| e.to_string())
+    .map_err(engine)
 }
 
 impl Host {
@@ -138,7 +139,7 @@ impl Host {
         spec: SpecId,
         timeout: Duration,
         shared: Rc<Shared>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, JsTracerError> {
         let deadline = Instant::now() + timeout;
         let mem_base = crate::alloc::thread_live();
         let mut ctx = Context::default();
@@ -146,12 +147,13 @@ impl Host {
         ctx.runtime_limits_mut()
             .set_loop_iteration_limit(limit.max(1_000_000));
 
-        bigint::register(&mut ctx).map_err(|e| e.to_string())?;
-        globals::register(&shared, spec, &mut ctx).map_err(|e| e.to_string())?;
-        super::limits::install(&mut ctx).map_err(|e| js_message(&e, &mut ctx))?;
-        let log = make_log(&shared, &mut ctx).map_err(|e| e.to_string())?;
-        let db = make_db(&shared, &mut ctx).map_err(|e| e.to_string())?;
-        let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(|e| e.to_string())?;
+        bigint::register(&mut ctx).map_err(engine)?;
+        globals::register(&shared, spec, &mut ctx).map_err(engine)?;
+        super::limits::install(&mut ctx)
+            .map_err(|e| JsTracerError::Engine(js_message(&e, &mut ctx)))?;
+        let log = make_log(&shared, &mut ctx).map_err(engine)?;
+        let db = make_db(&shared, &mut ctx).map_err(engine)?;
+        let (frame, frame_result) = make_frames(&shared, &mut ctx).map_err(engine)?;
         hidden(&mut ctx, "__log", log.clone())?;
         hidden(&mut ctx, "__db", db.clone())?;
         hidden(&mut ctx, "__frame", frame.clone())?;
@@ -162,32 +164,30 @@ impl Host {
         let builtin_push = array_push(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
         let tracer = match run_with_deadline(&object, &mut ctx, deadline, mem_base) {
-            Run::TimedOut => return Err("execution timeout".into()),
-            Run::OutOfMemory => return Err(OUT_OF_MEMORY.into()),
-            Run::Done(Err(e)) => return Err(js_message(&e, &mut ctx)),
+            Run::TimedOut => return Err(JsTracerError::Evaluating(Failure::Timeout)),
+            Run::OutOfMemory => return Err(JsTracerError::Evaluating(Failure::OutOfMemory)),
+            Run::Done(Err(e)) => {
+                let msg = js_message(&e, &mut ctx);
+                return Err(JsTracerError::Evaluating(Failure::Thrown(msg)));
+            }
             Run::Done(Ok(v)) => v,
         };
         let Some(obj) = tracer.as_object() else {
-            return Err(
-                "the tracer must be an object literal, e.g. {step: …, fault: …, result: …}".into(),
-            );
+            return Err(JsTracerError::NotAnObject);
         };
         let has = |ctx: &mut Context, name: &str| -> bool {
             obj.get(js_string!(name), ctx)
                 .ok()
                 .is_some_and(|v| v.as_callable().is_some())
         };
-        if !has(&mut ctx, "result") {
-            return Err("trace object must expose a function result()".into());
-        }
-        if !has(&mut ctx, "fault") {
-            return Err("trace object must expose a function fault()".into());
+        for required in ["result", "fault"] {
+            if !has(&mut ctx, required) {
+                return Err(JsTracerError::Missing(required));
+            }
         }
         let (has_enter, has_exit) = (has(&mut ctx, "enter"), has(&mut ctx, "exit"));
         if has_enter != has_exit {
-            return Err(
-                "trace object must expose either both or none of enter() and exit()".into(),
-            );
+            return Err(JsTracerError::UnpairedEnterExit);
         }
         let has_step = has(&mut ctx, "step");
         let has_setup = has(&mut ctx, "setup");
@@ -213,7 +213,7 @@ impl Host {
             Some(Direct {
                 this: obj.clone().into(),
                 step: f(&mut ctx, "step"),
-                fault: f(&mut ctx, "fault").ok_or("fault() vanished")?,
+                fault: f(&mut ctx, "fault").ok_or(JsTracerError::FaultVanished)?,
                 enter: f(&mut ctx, "enter"),
                 exit: f(&mut ctx, "exit"),
                 log_db: [log.into(), db.into()],
@@ -324,16 +324,16 @@ impl Host {
     }
 
     /// Writes the native state back into boa and turns the native path off.
-    fn leave_fast(&mut self) -> Result<(), String> {
+    fn leave_fast(&mut self) -> Result<(), Failure> {
         match self.fast.take() {
             Some(mut f) => f
                 .flush(&mut self.ctx)
-                .map_err(|e| format!("writing tracer state back: {e}")),
+                .map_err(|e| Failure::WriteBack(e.to_string())),
             None => Ok(()),
         }
     }
 
-    fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, String> {
+    fn run(&mut self, script: &Script, hook: Hook) -> Result<JsValue, JsTracerError> {
         if let Some(g) = &mut self.guard {
             g.js_ran();
         }
@@ -341,21 +341,23 @@ impl Host {
         self.finish(out, hook)
     }
 
-    fn finish(&mut self, out: Run, hook: Hook) -> Result<JsValue, String> {
+    fn finish(&mut self, out: Run, hook: Hook) -> Result<JsValue, JsTracerError> {
         let fatal = self.shared.fatal.borrow_mut().take();
-        match out {
-            Run::TimedOut => Err(wrap("execution timeout", hook)),
-            Run::OutOfMemory => Err(wrap(OUT_OF_MEMORY, hook)),
-            _ if fatal.is_some() => Err(wrap(&fatal.unwrap_or_default(), hook)),
-            Run::Done(Ok(v)) => Ok(v),
-            Run::Done(Err(e)) => {
+        let failure = match (out, fatal) {
+            (Run::TimedOut, _) => Failure::Timeout,
+            (Run::OutOfMemory, _) => Failure::OutOfMemory,
+            (_, Some(fatal)) => Failure::Fatal(fatal),
+            (Run::Done(Ok(v)), None) => return Ok(v),
+            (Run::Done(Err(e)), None) => {
                 let msg = js_message(&e, &mut self.ctx);
                 if msg.starts_with("RuntimeLimitError") && msg.contains("loop") {
-                    return Err(wrap("execution timeout", hook));
+                    Failure::Timeout
+                } else {
+                    Failure::Thrown(msg)
                 }
-                Err(wrap(&msg, hook))
             }
-        }
+        };
+        Err(JsTracerError::in_hook(hook, failure))
     }
 
     /// Counts a call made outside the budgeted evaluation and, every `every` calls, whether
@@ -371,7 +373,7 @@ impl Host {
     /// Runs `hook` natively if the native path is on: `None` when boa must run it (the path
     /// is off, or deoptimised just now — nothing of this call then remains).
     #[inline]
-    pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), String>> {
+    pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), JsTracerError>> {
         let f = self.fast.as_mut()?;
         if f.run(hook, &self.shared).is_err() {
             return self.deoptimised(hook);
@@ -382,27 +384,27 @@ impl Host {
         }
         self.since_clock = 0;
         if Instant::now() >= self.deadline {
-            return Some(Err(wrap("execution timeout", hook)));
+            return Some(Err(JsTracerError::in_hook(hook, Failure::Timeout)));
         }
         // The native path grows arrays and strings too; every 1024 calls is well before a
         // push per opcode could matter.
         if over_memory(self.mem_base) {
-            return Some(Err(wrap(OUT_OF_MEMORY, hook)));
+            return Some(Err(JsTracerError::in_hook(hook, Failure::OutOfMemory)));
         }
         Some(Ok(()))
     }
 
     /// The native path gave up on `hook`: boa runs this call, and all later ones.
     #[cold]
-    fn deoptimised(&mut self, hook: Hook) -> Option<Result<(), String>> {
+    fn deoptimised(&mut self, hook: Hook) -> Option<Result<(), JsTracerError>> {
         match self.leave_fast() {
             Ok(()) => None,
-            Err(e) => Some(Err(wrap(&e, hook))),
+            Err(f) => Some(Err(JsTracerError::in_hook(hook, f))),
         }
     }
 
     /// Calls `step`, `fault`, `enter` or `exit` (whichever the script defines).
-    pub fn call(&mut self, hook: Hook) -> Result<(), String> {
+    pub fn call(&mut self, hook: Hook) -> Result<(), JsTracerError> {
         if let Some(r) = self.try_fast(hook) {
             return r;
         }
@@ -463,22 +465,24 @@ impl Host {
         let a = Attribute::all();
         let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;
         let mut o = ObjectInitializer::new(c);
-        o.property(
-            js_string!("type"),
-            js_string!(if t.create { "CREATE" } else { "CALL" }),
-            a,
-        )
-        .property(js_string!("from"), from, a)
-        .property(js_string!("to"), to, a)
-        .property(js_string!("input"), input, a)
-        .property(js_string!("gas"), t.gas as f64, a)
-        // Getters (made on first read) for the two bigInts; see `bigint::lazy`.
-        .accessor(js_string!("gasPrice"), Some(gas_price), None, getter)
-        .accessor(js_string!("value"), Some(value), None, getter)
-        .property(js_string!("block"), t.block as f64, a)
-        .property(js_string!("coinbase"), coinbase, a)
-        .property(js_string!("output"), output, a)
-        .property(js_string!("gasUsed"), t.gas_used as f64, a);
+        // geth's `ctx.type`: CREATE for a deployment (CREATE2 never starts a transaction).
+        let kind = if t.create {
+            CallKind::Create
+        } else {
+            CallKind::Call
+        };
+        o.property(js_string!("type"), js_string!(kind.as_str()), a)
+            .property(js_string!("from"), from, a)
+            .property(js_string!("to"), to, a)
+            .property(js_string!("input"), input, a)
+            .property(js_string!("gas"), t.gas as f64, a)
+            // Getters (made on first read) for the two bigInts; see `bigint::lazy`.
+            .accessor(js_string!("gasPrice"), Some(gas_price), None, getter)
+            .accessor(js_string!("value"), Some(value), None, getter)
+            .property(js_string!("block"), t.block as f64, a)
+            .property(js_string!("coinbase"), coinbase, a)
+            .property(js_string!("output"), output, a)
+            .property(js_string!("gasUsed"), t.gas_used as f64, a);
         if let Some(e) = &t.error {
             o.property(js_string!("error"), js_string!(e.as_str()), a);
         }
@@ -496,11 +500,13 @@ impl Host {
 
     /// Calls `result(ctx, db)` and returns its value as JSON text (`JSON.stringify`'s rules: a
     /// `Uint8Array` becomes `{"0":…}`, a bigInt its decimal string).
-    pub fn result(&mut self, t: &TxContext) -> Result<Box<RawValue>, String> {
-        self.leave_fast().map_err(|e| wrap(&e, Hook::Result))?;
-        let obj = self
-            .ctx_object(t)
-            .map_err(|e| wrap(&js_message(&e, &mut self.ctx), Hook::Result))?;
+    pub fn result(&mut self, t: &TxContext) -> Result<Box<RawValue>, JsTracerError> {
+        self.leave_fast()
+            .map_err(|f| JsTracerError::in_hook(Hook::Result, f))?;
+        let obj = self.ctx_object(t).map_err(|e| {
+            let msg = js_message(&e, &mut self.ctx);
+            JsTracerError::in_hook(Hook::Result, Failure::Thrown(msg))
+        })?;
         hidden(&mut self.ctx, "__ctx", obj)?;
         let script = self.result.clone();
         let v = self.run(&script, Hook::Result)?;
@@ -518,6 +524,6 @@ impl Host {
             Some(s) => escape_html(&s.to_std_string_escaped()),
             None => "null".to_string(),
         };
-        RawValue::from_string(text).map_err(|e| format!("tracer result is not JSON: {e}"))
+        RawValue::from_string(text).map_err(JsTracerError::NotJson)
     }
 }

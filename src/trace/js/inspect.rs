@@ -11,10 +11,13 @@
 //! way.
 
 use alloy_primitives::{Address, Bytes, B256, U256};
-use revm::bytecode::opcode::OpCode;
+use revm::bytecode::opcode::{
+    OpCode, CALLDATACOPY, CODECOPY, EXTCODECOPY, MCOPY, MSTORE, MSTORE8, RETURN, RETURNDATACOPY,
+    SELFDESTRUCT,
+};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl, MemoryTr},
-    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme, FrameInput,
+    CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, FrameInput,
     InstructionResult, Interpreter, InterpreterAction,
 };
 use revm::primitives::hardfork::SpecId;
@@ -22,6 +25,7 @@ use revm::{Database, Inspector};
 
 use super::host::Hook;
 use super::{objects, JsTracer};
+use crate::trace::call::CallKind;
 use crate::trace::errors::{fails_before_execution, geth_error, returned_output, LastStep};
 use crate::trace::precompile_error::failed_precompile_frame;
 use crate::trace::state::StateView;
@@ -41,10 +45,10 @@ fn memory_write(op: u8, stack: &[U256]) -> Option<(usize, usize)> {
     let top = |i: usize| stack.len().checked_sub(i + 1).map(|j| stack[j]);
     let as_usize = |v: U256| usize::try_from(v).unwrap_or(usize::MAX);
     let (dest, size) = match op {
-        0x52 => (top(0)?, U256::from(32)),               // MSTORE
-        0x53 => (top(0)?, U256::from(1)),                // MSTORE8
-        0x37 | 0x39 | 0x3e | 0x5e => (top(0)?, top(2)?), // *DATACOPY, CODECOPY, MCOPY
-        0x3c => (top(1)?, top(3)?),                      // EXTCODECOPY
+        MSTORE => (top(0)?, U256::from(32)),
+        MSTORE8 => (top(0)?, U256::from(1)),
+        CALLDATACOPY | CODECOPY | RETURNDATACOPY | MCOPY => (top(0)?, top(2)?),
+        EXTCODECOPY => (top(1)?, top(3)?),
         _ => return None,
     };
     Some((as_usize(dest), as_usize(size)))
@@ -66,15 +70,6 @@ fn classify(interp: &mut Interpreter, op: u8, stack_len: usize) -> OpEnd {
             OpEnd::Before(geth_error(res, last, false).unwrap_or_default())
         }
         res => OpEnd::During(geth_error(res, last, false).unwrap_or_default()),
-    }
-}
-
-fn call_kind(scheme: CallScheme) -> &'static str {
-    match scheme {
-        CallScheme::Call => "CALL",
-        CallScheme::CallCode => "CALLCODE",
-        CallScheme::DelegateCall => "DELEGATECALL",
-        CallScheme::StaticCall => "STATICCALL",
     }
 }
 
@@ -240,7 +235,7 @@ impl JsTracer {
                 self.enter(
                     ctx,
                     objects::FrameData {
-                        kind: "SELFDESTRUCT",
+                        kind: CallKind::Selfdestruct,
                         from,
                         to,
                         input: Bytes::new(),
@@ -266,11 +261,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             f.last = LastStep {
                 op,
                 stack_len,
-                returned: op == 0xf3,
+                returned: op == RETURN,
             };
             f.last_refund = interp.gas.refunded();
         }
-        if op == 0xff && self.has_frames {
+        if op == SELFDESTRUCT && self.has_frames {
             self.stage_selfdestruct(interp, ctx);
         }
         if self.db_in_hooks {
@@ -333,7 +328,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             self.enter(
                 ctx,
                 objects::FrameData {
-                    kind: call_kind(inputs.scheme),
+                    kind: CallKind::of_call(inputs.scheme),
                     from,
                     to,
                     input: input.clone(),
@@ -376,14 +371,10 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             self.top.create = true;
             self.top.to = to;
         } else {
-            let kind = match inputs.scheme() {
-                CreateScheme::Create2 { .. } => "CREATE2",
-                _ => "CREATE",
-            };
             self.enter(
                 ctx,
                 objects::FrameData {
-                    kind,
+                    kind: CallKind::of_create(inputs.scheme()),
                     from: inputs.caller(),
                     to,
                     input: inputs.init_code().clone(),

@@ -19,6 +19,7 @@
 
 pub mod bigint;
 pub mod buffers;
+mod error;
 mod fast;
 pub mod globals;
 pub mod hook;
@@ -53,6 +54,7 @@ use host::{Hook, Host, TxContext};
 use objects::Shared;
 
 pub use crate::geth::time::parse_go_duration;
+pub use error::{Failure, JsTracerError};
 pub use timeout::DEFAULT_TIMEOUT;
 
 /// A JavaScript tracer: its source, the `tracerConfig` handed to `setup`, its time limit.
@@ -70,13 +72,17 @@ pub struct JsSpec {
 
 impl JsSpec {
     /// Checks the script (syntax, `result`/`fault`, `enter`/`exit` pairing, `setup`).
-    pub fn new(source: &str, config: Option<&Value>, timeout: Duration) -> Result<Self, String> {
-        let nesting = source::source_nesting(source);
-        if nesting > source::MAX_SOURCE_NESTING {
-            return Err(format!(
-                "the script nests brackets {nesting} deep; at most {} are accepted",
-                source::MAX_SOURCE_NESTING
-            ));
+    pub fn new(
+        source: &str,
+        config: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Self, JsTracerError> {
+        let depth = source::source_nesting(source);
+        if depth > source::MAX_SOURCE_NESTING {
+            return Err(JsTracerError::TooDeep {
+                depth,
+                max: source::MAX_SOURCE_NESTING,
+            });
         }
         let config = match config {
             None | Some(Value::Null) => "{}".to_string(),
@@ -104,7 +110,8 @@ impl JsSpec {
         let spare =
             spare::take(&self.spare).and_then(|mut h| h.rearm(spec, self.timeout).then_some(h));
         let (host, error) = if self.timed_out.load(Ordering::Relaxed) {
-            (None, Some(host::wrap("execution timeout", Hook::Setup)))
+            let e = JsTracerError::in_hook(Hook::Setup, Failure::Timeout);
+            (None, Some(e))
         } else if let Some(h) = spare {
             (Some(h), None)
         } else {
@@ -173,7 +180,7 @@ struct Top {
 pub struct JsTracer {
     host: Option<Host>,
     shared: Rc<Shared>,
-    error: Option<String>,
+    error: Option<JsTracerError>,
     has_step: bool,
     has_frames: bool,
     /// Whether `capture` fills the stack, memory and contract views (and `db` may be read in
@@ -267,8 +274,8 @@ impl JsTracer {
         }
     }
 
-    fn fail(&mut self, e: String) {
-        if e.starts_with("execution timeout") {
+    fn fail(&mut self, e: JsTracerError) {
+        if e.timed_out() {
             self.timed_out.store(true, Ordering::Relaxed);
         }
         self.error = Some(e);
@@ -366,12 +373,12 @@ impl JsTracer {
         (tx_hash, block_hash, tx_index): (B256, Option<B256>, Option<u64>),
         state: &EvmState,
         db: &mut DB,
-    ) -> Result<Box<serde_json::value::RawValue>, String> {
+    ) -> Result<Box<serde_json::value::RawValue>, JsTracerError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
         let Some(mut host) = self.host.take() else {
-            return Err("the JavaScript tracer was not initialised".into());
+            return Err(JsTracerError::NotInitialised);
         };
         let base = u128::from(block.basefee);
         let tip = match tx.gas_priority_fee {
@@ -398,10 +405,8 @@ impl JsTracer {
         };
         let mut view = StateView { state, db };
         let r = call_with(&self.shared, None, &mut view, |_| host.result(&t));
-        if let Err(e) = &r {
-            if e.starts_with("execution timeout") {
-                self.timed_out.store(true, Ordering::Relaxed);
-            }
+        if r.as_ref().is_err_and(JsTracerError::timed_out) {
+            self.timed_out.store(true, Ordering::Relaxed);
         }
         r
     }

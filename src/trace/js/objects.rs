@@ -23,6 +23,7 @@ use revm::interpreter::Interpreter;
 
 use super::bigint;
 use super::buffers::{bytes_to_address, from_buf, int, to_buf};
+use crate::trace::call::CallKind;
 use crate::trace::errors::op_name;
 use crate::trace::state::StateReader;
 
@@ -56,14 +57,27 @@ pub struct StepData {
 }
 
 /// A sub-call as `enter` sees it.
-#[derive(Default)]
 pub struct FrameData {
-    pub kind: &'static str,
+    /// What `getType()` names: the opcode that made the frame.
+    pub kind: CallKind,
     pub from: Address,
     pub to: Address,
     pub input: Bytes,
     pub gas: u64,
     pub value: Option<U256>,
+}
+
+impl Default for FrameData {
+    fn default() -> Self {
+        FrameData {
+            kind: CallKind::Call,
+            from: Address::ZERO,
+            to: Address::ZERO,
+            input: Bytes::new(),
+            gas: 0,
+            value: None,
+        }
+    }
 }
 
 /// A finished sub-call as `exit` sees it.
@@ -362,9 +376,11 @@ pub fn make_db(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<JsObject> {
 /// Builds `frame` (for `enter`) and `frameResult` (for `exit`).
 pub fn make_frames(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<(JsObject, JsObject)> {
     let mut o = ObjectInitializer::new(ctx);
-    method!(o, "getType", 0, sh, |a, _c| Ok(js_string!(
-        sh.frame.borrow().kind
-    )
+    method!(o, "getType", 0, sh, |a, _c| Ok(js_string!(sh
+        .frame
+        .borrow()
+        .kind
+        .as_str())
     .into()));
     method!(o, "getFrom", 0, sh, |a, c| to_buf(
         sh.frame.borrow().from.as_slice(),

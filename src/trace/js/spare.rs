@@ -141,6 +141,7 @@ mod tests {
             &EvmState::default(),
             &mut EmptyDB::default(),
         );
-        assert_eq!(r.map(|v| v.get().to_string()), Ok("199990000".to_string()));
+        let text = r.map(|v| v.get().to_string()).map_err(|e| e.to_string());
+        assert_eq!(text, Ok("199990000".to_string()));
     }
 }

@@ -122,7 +122,7 @@ impl Machine<'_> {
         Ok(match g {
             Getter::FrameType => {
                 let kind = self.shared.frame.borrow().kind;
-                self.text(Some(kind))?
+                self.text(Some(kind.as_str()))?
             }
             Getter::FrameGas => num(self.shared.frame.borrow().gas),
             Getter::ResultGasUsed => num(self.shared.frame_result.borrow().gas_used),

@@ -4,14 +4,20 @@
 
 use std::time::Duration;
 
+use revm::bytecode::opcode::{
+    ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
+};
 use revm::primitives::hardfork::SpecId;
 
+use crate::trace::call::CallKind;
 use crate::trace::js::host::{Hook, Host, TxContext};
 use crate::trace::js::objects::Shared;
 
 const STEPS: u64 = 3_000;
+/// The opcodes the synthetic steps cycle through; 0x0c is unassigned (`log.op` names it as
+/// geth does an undefined opcode).
 const OPS: [u8; 12] = [
-    0x60, 0x01, 0x52, 0x54, 0x55, 0xf1, 0x5b, 0x56, 0x80, 0x0c, 0x91, 0xfd,
+    PUSH1, ADD, MSTORE, SLOAD, SSTORE, CALL, JUMPDEST, JUMP, DUP1, 0x0c, SWAP2, REVERT,
 ];
 
 /// Runs `src` over a fixed stream of steps, faults and frames; returns the result's JSON text
@@ -30,7 +36,7 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
         shared.clone(),
     ) {
         Ok(h) => h,
-        Err(e) => return (Err(e), false),
+        Err(e) => return (Err(e.to_string()), false),
     };
     if !fast {
         host.disable_fast();
@@ -57,7 +63,8 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
             if host.has_frames() && i % 250 == 0 {
                 {
                     let mut f = shared.frame.borrow_mut();
-                    f.kind = ["CALL", "STATICCALL", "CREATE"][(i % 3) as usize];
+                    f.kind =
+                        [CallKind::Call, CallKind::Staticcall, CallKind::Create][(i % 3) as usize];
                     f.gas = 50_000 + i;
                 }
                 host.call(Hook::Enter)?;
@@ -73,7 +80,10 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
     })();
     let active = host.fast_active();
     let out = out.and_then(|()| host.result(&TxContext::default()));
-    (out.map(|v| v.get().to_string()), active)
+    (
+        out.map(|v| v.get().to_string()).map_err(|e| e.to_string()),
+        active,
+    )
 }
 
 /// Asserts both paths agree and that the native path stayed on, unless it is turned off
