@@ -239,6 +239,7 @@ fn replay_one(
         assets: Vec::new(),
     };
     if block.txs.is_empty() {
+        stretch.skip_empty(block);
         return Ok(done);
     }
     let mut r = stretch.replay(block, env, spec)?;

@@ -64,16 +64,49 @@ impl<'a> Stretch<'a> {
         }
     }
 
-    /// Fetches, in one batch, what the transactions of `blocks` obviously touch and the state
-    /// does not hold yet, each block's at its parent.
+    /// Fetches, in one batch, what the transactions of `blocks` (contiguous, ascending)
+    /// obviously touch for the first time, each block's at its parent. When state is carried,
+    /// what an earlier block of the batch already brings is not asked again, unless it is
+    /// forgotten between the two (see the module docs).
     pub fn prefetch(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<(), super::Error> {
         let mut wanted: Vec<(u64, String, Misses)> = Vec::new();
+        // What the carried state will hold when the next block of `blocks` runs.
+        let mut known = Misses::default();
+        let mut prev: Option<&RpcBlock> = None;
         for (b, env) in blocks {
+            let n = b.info.number;
+            let continues = self.carry
+                && match prev {
+                    Some(p) => p.info.number + 1 == n && p.uncles == 0,
+                    None => self.after == Some(n.wrapping_sub(1)),
+                };
+            if !continues {
+                known = Misses::default();
+            } else if prev.is_none() {
+                known.accounts = self.state.accounts.keys().copied().collect();
+                known.slots = self.state.storage.keys().copied().collect();
+            }
+            if let Some(p) = prev.filter(|_| continues) {
+                forget_known(&mut known, &p.withdrawals);
+                if !p.info.difficulty.is_zero() {
+                    forget_known(&mut known, &[p.info.coinbase]);
+                }
+            }
+            forget_known(&mut known, &SYSTEM_CONTRACTS);
+            prev = Some(b);
+            if b.txs.is_empty() {
+                continue;
+            }
             let mut m = obvious_accounts(&b.txs, env.block.beneficiary);
-            m.accounts.retain(|a| !self.state.accounts.contains_key(a));
-            m.slots.retain(|k| !self.state.storage.contains_key(k));
-            if !m.is_empty() && !b.txs.is_empty() {
-                wanted.push((b.info.number, parent_tag(b.info.number), m));
+            let fresh = Misses {
+                accounts: m.accounts.difference(&known.accounts).copied().collect(),
+                slots: m.slots.difference(&known.slots).copied().collect(),
+                block_hashes: Default::default(),
+            };
+            known.accounts.append(&mut m.accounts);
+            known.slots.append(&mut m.slots);
+            if !fresh.is_empty() {
+                wanted.push((n, parent_tag(n), fresh));
             }
         }
         if wanted.is_empty() {
@@ -86,6 +119,21 @@ impl<'a> Stretch<'a> {
             self.ahead.insert(n, s);
         }
         Ok(())
+    }
+
+    /// Passes over `block`, which has no transactions: the carried state stands after it too,
+    /// less what changes between blocks.
+    pub fn skip_empty(&mut self, block: &RpcBlock) {
+        let n = block.info.number;
+        if !self.carry || self.after != Some(n.wrapping_sub(1)) {
+            self.after = None;
+            return;
+        }
+        self.ahead.remove(&n);
+        let mut state = std::mem::replace(&mut self.state, StateSnapshot::partial());
+        state.forget(&SYSTEM_CONTRACTS);
+        self.state = state;
+        self.forget_after(block);
     }
 
     /// Replays every transaction of `block` (the next of the stretch) under `tracer`, on the
@@ -128,14 +176,33 @@ impl<'a> Stretch<'a> {
         }
         let mut state = std::mem::replace(&mut r.snapshot, StateSnapshot::partial());
         state.carry(&r.post);
-        state.forget(&block.withdrawals);
         state.forget(&SYSTEM_CONTRACTS);
-        if !block.info.difficulty.is_zero() {
-            state.forget(&[block.info.coinbase]);
-        }
         self.state = state;
+        self.forget_after(block);
+    }
+
+    /// Forgets what changes after `block`'s transactions (withdrawals, before the merge the
+    /// miner's reward) and marks the carried state as standing after it; a block with ommers
+    /// ends the carrying.
+    fn forget_after(&mut self, block: &RpcBlock) {
+        if block.uncles > 0 {
+            self.after = None;
+            self.state = StateSnapshot::partial();
+            return;
+        }
+        self.state.forget(&block.withdrawals);
+        if !block.info.difficulty.is_zero() {
+            self.state.forget(&[block.info.coinbase]);
+        }
         self.after = Some(block.info.number);
     }
+}
+
+fn forget_known(known: &mut Misses, addresses: &[Address]) {
+    for a in addresses {
+        known.accounts.remove(a);
+    }
+    known.slots.retain(|(a, _)| !addresses.contains(a));
 }
 
 fn parent_tag(n: u64) -> String {

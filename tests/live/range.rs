@@ -123,3 +123,90 @@ fn ranges_work_on_nodes_without_batches_or_block_receipts() {
         assert_eq!(via.stdout, direct.stdout, "{args:?}");
     }
 }
+
+/// Accounts touched again blocks later, across empty blocks, within one stretch: the carried
+/// state (each account asked once, at the parent of the block that first touches it) gives
+/// the prestateTracer output — balances and nonces, with and without diffMode — each block
+/// gives alone, and asks the node for fewer calls than the blocks alone do.
+#[test]
+fn carried_state_across_empty_blocks_matches_each_block_alone() {
+    let a = anvil::Anvil::start();
+    let acc = a.accounts();
+    let pay = |from: usize, to: usize, wei: u128| serde_json::json!({"from": acc[from], "to": acc[to], "value": anvil::qty(wei), "gas": "0x5208"});
+    let first = a.block_number() + 1;
+    a.send_in_one_block(vec![
+        pay(1, 2, 10u128.pow(18)),
+        pay(2, 3, 5 * 10u128.pow(17)),
+    ]);
+    a.mine(); // empty
+    a.send_in_one_block(vec![
+        pay(1, 2, 2 * 10u128.pow(18)),
+        pay(3, 1, 10u128.pow(17)),
+    ]);
+    a.send_in_one_block(vec![pay(2, 1, 3 * 10u128.pow(17))]);
+    a.mine(); // empty
+    a.mine(); // empty
+    a.send_in_one_block(vec![pay(1, 3, 7), pay(2, 3, 11), pay(3, 2, 13)]);
+    let last = a.block_number();
+    let r = format!("{first}..{last}");
+    for config in [r#"{}"#, r#"{"diffMode":true}"#] {
+        let p = crate::proxy::Proxy::start(a.url(), &[]);
+        let out = run::cmd(&[
+            "block",
+            &r,
+            "--rpc-url",
+            &p.url,
+            "--json",
+            "--tracer",
+            "prestateTracer",
+            "--tracer-config",
+            config,
+        ])
+        .env("CHAINTRACE_JOBS", "1")
+        .no_cache()
+        .output()
+        .expect("run chaintrace");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let range_calls = p.stats()["calls"].as_u64().unwrap();
+        let mut by_block: std::collections::BTreeMap<u64, Vec<serde_json::Value>> =
+            Default::default();
+        for l in String::from_utf8_lossy(&out.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            by_block
+                .entry(v["block"].as_u64().unwrap())
+                .or_default()
+                .push(serde_json::json!({"txHash": v["txHash"], "result": v["result"]}));
+        }
+        assert_eq!(by_block.len(), 4, "{by_block:?}");
+        let mut alone_calls = 0;
+        for (n, lines) in &by_block {
+            p.reset();
+            let one = run::cmd(&[
+                "block",
+                &n.to_string(),
+                "--rpc-url",
+                &p.url,
+                "--json",
+                "--tracer",
+                "prestateTracer",
+                "--tracer-config",
+                config,
+            ])
+            .no_cache()
+            .run();
+            assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
+            alone_calls += p.stats()["calls"].as_u64().unwrap();
+            let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+            assert_eq!(
+                &serde_json::Value::Array(lines.clone()),
+                &alone,
+                "block {n} ({config}): the range's pre-state differs from the block's own"
+            );
+        }
+        assert!(
+            range_calls < alone_calls,
+            "the carried range asked {range_calls} calls, the blocks alone {alone_calls}"
+        );
+    }
+}
