@@ -62,7 +62,10 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$ANVIL" --host 127.0.0.1 --port "$PORT" --silent --gas-limit 60000000 >"$WORK/anvil.log" 2>&1 &
+# anvil keeps the states of its last 500 blocks in memory and a few thousand more on disk, and
+# answers "BlockOutOfRangeError" for state older than that: keep every block's state in memory.
+"$ANVIL" --host 127.0.0.1 --port "$PORT" --silent --gas-limit 60000000 \
+    --prune-history "$(( BLOCKS + 100 ))" >"$WORK/anvil.log" 2>&1 &
 PIDS+=($!)
 NODE="http://127.0.0.1:$PORT"
 
