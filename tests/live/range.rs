@@ -31,6 +31,20 @@ fn blocks(stdout: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// A range's NDJSON lines grouped by block, each as `block N --json` prints it:
+/// `[{"txHash","result"}]`.
+fn per_block(stdout: &[u8]) -> std::collections::BTreeMap<u64, Vec<serde_json::Value>> {
+    let mut by_block: std::collections::BTreeMap<u64, Vec<serde_json::Value>> = Default::default();
+    for l in String::from_utf8_lossy(stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(l).expect("one JSON object per line");
+        by_block
+            .entry(v["block"].as_u64().expect("block number"))
+            .or_default()
+            .push(serde_json::json!({"txHash": v["txHash"], "result": v["result"]}));
+    }
+    by_block
+}
+
 #[test]
 fn parallel_range_is_byte_identical_to_sequential() {
     let s = anvil::scenario();
@@ -82,14 +96,7 @@ fn carried_state_gives_what_each_block_alone_gives() {
     let last = s.anvil.block_number();
     let all = range(&s.url, &format!("0..{last}"), "2");
     assert_eq!(all.code, 0, "{}", all.stderr);
-    let mut by_block: std::collections::BTreeMap<u64, Vec<serde_json::Value>> = Default::default();
-    for l in String::from_utf8_lossy(&all.stdout).lines() {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        by_block
-            .entry(v["block"].as_u64().unwrap())
-            .or_default()
-            .push(serde_json::json!({"txHash": v["txHash"], "result": v["result"]}));
-    }
+    let by_block = per_block(&all.stdout);
     assert!(by_block.len() >= 6, "{by_block:?}");
     for (n, lines) in &by_block {
         let one = run::cmd(&["block", &n.to_string(), "--rpc-url", &s.url, "--json"])
@@ -169,15 +176,7 @@ fn carried_state_across_empty_blocks_matches_each_block_alone() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         let range_calls = p.stats()["calls"].as_u64().unwrap();
-        let mut by_block: std::collections::BTreeMap<u64, Vec<serde_json::Value>> =
-            Default::default();
-        for l in String::from_utf8_lossy(&out.stdout).lines() {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            by_block
-                .entry(v["block"].as_u64().unwrap())
-                .or_default()
-                .push(serde_json::json!({"txHash": v["txHash"], "result": v["result"]}));
-        }
+        let by_block = per_block(&out.stdout);
         assert_eq!(by_block.len(), 4, "{by_block:?}");
         let mut alone_calls = 0;
         for (n, lines) in &by_block {
