@@ -87,12 +87,10 @@ impl<'a> Stretch<'a> {
                 known.slots = self.state.storage.keys().copied().collect();
             }
             if let Some(p) = prev.filter(|_| continues) {
-                forget_known(&mut known, &p.withdrawals);
-                if !p.info.difficulty.is_zero() {
-                    forget_known(&mut known, &[p.info.coinbase]);
-                }
+                let changed = changed_after(p);
+                known.accounts.retain(|a| !changed.contains(a));
+                known.slots.retain(|(a, _)| !changed.contains(a));
             }
-            forget_known(&mut known, &SYSTEM_CONTRACTS);
             prev = Some(b);
             if b.txs.is_empty() {
                 continue;
@@ -130,9 +128,6 @@ impl<'a> Stretch<'a> {
             return;
         }
         self.ahead.remove(&n);
-        let mut state = std::mem::replace(&mut self.state, StateSnapshot::partial());
-        state.forget(&SYSTEM_CONTRACTS);
-        self.state = state;
         self.forget_after(block);
     }
 
@@ -153,9 +148,6 @@ impl<'a> Stretch<'a> {
             self.ahead.retain(|&k, _| k >= n);
             StateSnapshot::partial()
         };
-        if continues {
-            snap.forget(&SYSTEM_CONTRACTS);
-        }
         if let Some(ahead) = self.ahead.remove(&n) {
             snap.absorb(ahead);
         }
@@ -170,39 +162,38 @@ impl<'a> Stretch<'a> {
     /// Takes back the state `r` ran on, with the block's writes, as the next block's pre-state
     /// (less what changes between blocks: see the module docs).
     pub fn carry_on(&mut self, block: &RpcBlock, r: &mut BlockReplay) {
-        if !self.carry || block.uncles > 0 {
+        if !self.carry {
             self.after = None;
             return;
         }
-        let mut state = std::mem::replace(&mut r.snapshot, StateSnapshot::partial());
-        state.carry(&r.post);
-        state.forget(&SYSTEM_CONTRACTS);
-        self.state = state;
+        self.state = std::mem::replace(&mut r.snapshot, StateSnapshot::partial());
+        self.state.carry(&r.post);
         self.forget_after(block);
     }
 
-    /// Forgets what changes after `block`'s transactions (withdrawals, before the merge the
-    /// miner's reward) and marks the carried state as standing after it; a block with ommers
-    /// ends the carrying.
+    /// Forgets what changes after `block`'s transactions ([`changed_after`]) and marks the
+    /// carried state as standing after it; a block with ommers ends the carrying.
     fn forget_after(&mut self, block: &RpcBlock) {
         if block.uncles > 0 {
             self.after = None;
             self.state = StateSnapshot::partial();
             return;
         }
-        self.state.forget(&block.withdrawals);
-        if !block.info.difficulty.is_zero() {
-            self.state.forget(&[block.info.coinbase]);
-        }
+        self.state.forget(&changed_after(block));
         self.after = Some(block.info.number);
     }
 }
 
-fn forget_known(known: &mut Misses, addresses: &[Address]) {
-    for a in addresses {
-        known.accounts.remove(a);
+/// Accounts whose state changes between `block`'s last transaction and the next block's first,
+/// outside any transaction: the system contracts (written at a block's start or end), the
+/// withdrawals' recipients, and before the merge the miner.
+fn changed_after(block: &RpcBlock) -> Vec<Address> {
+    let mut changed = SYSTEM_CONTRACTS.to_vec();
+    changed.extend_from_slice(&block.withdrawals);
+    if !block.info.difficulty.is_zero() {
+        changed.push(block.info.coinbase);
     }
-    known.slots.retain(|(a, _)| !addresses.contains(a));
+    changed
 }
 
 fn parent_tag(n: u64) -> String {
