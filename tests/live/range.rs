@@ -134,7 +134,8 @@ fn ranges_work_on_nodes_without_batches_or_block_receipts() {
 /// Accounts touched again blocks later, across empty blocks, within one stretch: the carried
 /// state (each account asked once, at the parent of the block that first touches it) gives
 /// the prestateTracer output — balances and nonces, with and without diffMode — each block
-/// gives alone, and asks the node for fewer calls than the blocks alone do.
+/// gives alone and anvil's own tracer gives, and asks the node for fewer calls than the blocks
+/// alone do.
 #[test]
 fn carried_state_across_empty_blocks_matches_each_block_alone() {
     let a = anvil::Anvil::start();
@@ -178,6 +179,29 @@ fn carried_state_across_empty_blocks_matches_each_block_alone() {
         let range_calls = p.stats()["calls"].as_u64().unwrap();
         let by_block = per_block(&out.stdout);
         assert_eq!(by_block.len(), 4, "{by_block:?}");
+        // The peer: anvil's own prestateTracer for each transaction (its known differences
+        // from geth removed, as in live.rs).
+        let cfg: serde_json::Value = serde_json::from_str(config).unwrap();
+        let mut failures = Vec::new();
+        let mut compared = 0;
+        for line in by_block.values().flatten() {
+            compared += 1;
+            let hash: alloy_primitives::B256 = line["txHash"].as_str().unwrap().parse().unwrap();
+            let mut ours = line["result"].clone();
+            anvil::strip_code_hash(&mut ours, &hash.to_string(), &mut failures);
+            let mut theirs = a.trace(
+                hash,
+                serde_json::json!({"tracer": "prestateTracer", "tracerConfig": cfg}),
+            );
+            anvil::drop_empty_accounts(&mut theirs);
+            if ours != theirs {
+                failures.push(format!(
+                    "{hash} ({config}):\n  node {theirs}\n  ours {ours}"
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert_eq!(compared, 8, "the eight transactions of the four blocks");
         let mut alone_calls = 0;
         for (n, lines) in &by_block {
             p.reset();
