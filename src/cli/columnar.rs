@@ -563,6 +563,8 @@ mod tests {
     /// was killed) is removed.
     #[test]
     fn only_unheld_temporaries_are_removed() {
+        // No process may be forked while `holder` is open (see `FORKS`).
+        let _forks = crate::cli::FORKS.lock().unwrap_or_else(|e| e.into_inner());
         let dir = scratch("temps");
         let live = dir.join(".part.ndjson.tmp.1");
         let dead = dir.join(".part.ndjson.tmp.2");

@@ -136,6 +136,7 @@ mod tests {
 
     /// util-linux `flock -n FILE true` in another process: whether it got the lock.
     fn other_process_locks(file: &Path) -> bool {
+        let _forks = crate::cli::FORKS.lock().unwrap_or_else(|e| e.into_inner());
         let st = std::process::Command::new("flock")
             .arg("-n")
             .arg(file)

@@ -2,6 +2,12 @@
 //! its arguments into library types, calls the library and returns an exit code.
 
 pub mod access;
+
+/// Taken by the tests that start a process and by those that release an OS file lock and then
+/// expect it free: a child forked by one holds a copy of every open descriptor until its exec,
+/// and with it any `flock` lock another test is releasing at that moment.
+#[cfg(test)]
+pub(crate) static FORKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub mod assets;
 pub mod block;
 pub mod bundle;
