@@ -405,6 +405,7 @@ mod tests {
             kind,
             from_node: false,
             steps: None,
+            facts: Default::default(),
         }
     }
 

@@ -294,7 +294,9 @@ async fn traced(
         "debug_traceCall" => 2,
         _ => 1,
     };
-    let opts = match methods::trace_opts(params.get(opts_index)) {
+    // The trace_* methods take no trace config: they always run the callTracer's frames.
+    let config = params.get(opts_index).filter(|_| !method.starts_with("trace_"));
+    let opts = match methods::trace_opts(config) {
         Ok(o) => o,
         Err(f) => return (Err(f), None),
     };

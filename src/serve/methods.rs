@@ -32,6 +32,9 @@ pub const TRACED: &[&str] = &[
     "debug_traceBlockByHash",
     "debug_traceCall",
     "debug_traceStateAccess",
+    "trace_transaction",
+    "trace_block",
+    "trace_get",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -49,10 +52,10 @@ impl Fault {
             message: message.into(),
         }
     }
-    fn params(message: impl Into<String>) -> Fault {
+    pub(super) fn params(message: impl Into<String>) -> Fault {
         Fault::new(-32602, message)
     }
-    fn server(message: impl Into<String>) -> Fault {
+    pub(super) fn server(message: impl Into<String>) -> Fault {
         Fault::new(-32000, message)
     }
 }
@@ -226,6 +229,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         }
         "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
         "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
+        m if m.starts_with("trace_") => super::parity::dispatch(ctx, &source, m, params, &mut outcome),
         other => Err(Fault::new(
             -32601,
             format!("the method {other} does not exist/is not available"),
@@ -242,7 +246,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
 }
 
 /// The first param as a 32-byte hash, geth's message when it is not one.
-fn hash_param(params: &Value, i: usize) -> Result<B256, Fault> {
+pub(super) fn hash_param(params: &Value, i: usize) -> Result<B256, Fault> {
     let v = params
         .get(i)
         .ok_or_else(|| Fault::params(format!("missing value for required argument {i}")))?;
@@ -279,7 +283,7 @@ impl Write for Capped {
     }
 }
 
-fn too_large() -> Fault {
+pub(super) fn too_large() -> Fault {
     Fault::new(-32003, "response too large")
 }
 
@@ -297,7 +301,7 @@ fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
 }
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
-fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
+pub(super) fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
     let report = check(&t.outcome, receipt);
     if !report.divergences.is_empty() {
         let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
@@ -337,64 +341,69 @@ fn trace_block(
     } else {
         block_number_param(params.get(0))?
     };
-    // One round trip for the chain, the block and its receipts; then the state passes.
-    let (chain_id, mut block, receipts) = source.chain_block_receipts(&block_ref)?;
-    let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
-    let env = EvmEnv::new(spec_id, chain_id, &block.info);
+    let (_, traces) = replay_block(ctx, source, &block_ref, &opts.spec, outcome)?;
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,
     };
     out.write_all(b"[").map_err(|_| too_large())?;
-    if !block.txs.is_empty() {
-        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-        // The pre-state of this block (its parent's state), known by the block's hash.
-        let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
-        let _guard = ctx.memo.lock_key(&key);
-        let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
-        let (start, hit) = match cached {
-            Some(s) => (s, true),
-            None => (crate::source::StateSnapshot::partial(), false),
-        };
-        outcome.cache_hit |= hit;
-        let replay = replay_txs_from(
-            source,
-            &block.txs,
-            &env,
-            0,
-            &parent,
-            &opts.spec,
-            &|_| {},
-            start,
-        )?;
-        let receipts = match receipts {
-            Some(r) => r,
-            None => {
-                let hashes: Vec<B256> = replay.traces.iter().map(|t| t.hash).collect();
-                source.receipts(&hashes)?
-            }
-        };
-        for (t, r) in replay.traces.iter().zip(&receipts) {
-            self_check(t, r, outcome);
+    for (i, t) in traces.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",").map_err(|_| too_large())?;
         }
-        for (i, t) in replay.traces.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",").map_err(|_| too_large())?;
-            }
-            write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
-            write_trace(&mut out, &t.result).map_err(|_| too_large())?;
-            out.write_all(b"}").map_err(|_| too_large())?;
-        }
-        if block.info.hash.is_some() {
-            ctx.memo.put(key, replay.snapshot);
-        }
+        write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
+        write_trace(&mut out, &t.result).map_err(|_| too_large())?;
+        out.write_all(b"}").map_err(|_| too_large())?;
     }
     out.write_all(b"]").map_err(|_| too_large())?;
     finish(out)
 }
 
+/// Every transaction of a block traced under `spec`, each checked against its receipt; the
+/// block's pre-state kept in the server's memory cache.
+pub(super) fn replay_block(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    block_ref: &str,
+    spec: &TracerSpec,
+    outcome: &mut Outcome,
+) -> Result<(crate::source::chain_data::BlockInfo, Vec<TracedTx>), Fault> {
+    // One round trip for the chain, the block and its receipts; then the state passes.
+    let (chain_id, mut block, receipts) = source.chain_block_receipts(block_ref)?;
+    let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
+    let env = EvmEnv::new(spec_id, chain_id, &block.info);
+    if block.txs.is_empty() {
+        return Ok((block.info, Vec::new()));
+    }
+    let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+    // The pre-state of this block (its parent's state), known by the block's hash.
+    let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
+    let _guard = ctx.memo.lock_key(&key);
+    let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
+    let (start, hit) = match cached {
+        Some(s) => (s, true),
+        None => (crate::source::StateSnapshot::partial(), false),
+    };
+    outcome.cache_hit |= hit;
+    let replay = replay_txs_from(source, &block.txs, &env, 0, &parent, spec, &|_| {}, start)?;
+    let receipts = match receipts {
+        Some(r) => r,
+        None => {
+            let hashes: Vec<B256> = replay.traces.iter().map(|t| t.hash).collect();
+            source.receipts(&hashes)?
+        }
+    };
+    for (t, r) in replay.traces.iter().zip(&receipts) {
+        self_check(t, r, outcome);
+    }
+    if block.info.hash.is_some() {
+        ctx.memo.put(key, replay.snapshot);
+    }
+    Ok((block.info, replay.traces))
+}
+
 /// geth's `rpc.BlockNumber`: a hex quantity or a tag.
-fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
+pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
     let v = v.ok_or_else(|| Fault::params("missing value for required argument 0"))?;
     let s = v
         .as_str()

@@ -38,6 +38,7 @@ use calls::rpc;
 use conn::serve_connections;
 pub mod memo;
 pub mod methods;
+mod parity;
 pub mod metrics;
 
 use std::net::SocketAddr;

@@ -15,6 +15,7 @@ use revm::interpreter::{
 };
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::Log;
+use revm::context_interface::JournalTr;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +147,28 @@ pub struct CallFrame {
     /// it; not part of geth's JSON.
     #[serde(skip)]
     pub steps: Option<Box<FrameSteps>>,
+    /// The frame in revm's terms, for the Parity shapes (`trace/parity.rs`); never in the JSON.
+    #[serde(skip)]
+    pub facts: FrameFacts,
+}
+
+/// What geth's view of a frame drops and Parity's (revm-inspectors' `CallTrace`) keeps: the
+/// one frame model serves both shapes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameFacts {
+    /// revm's result (`None` for frames not run here: the node's, SELFDESTRUCT); Parity's error
+    /// text is read from it.
+    pub status: Option<InstructionResult>,
+    /// A value-less call to one of the spec's precompiles below the top frame, which Parity
+    /// leaves out (revm-inspectors' `is_precompile_call`).
+    pub precompile: bool,
+    /// The address a creation made or would have made; geth drops `to` when it fails, Parity
+    /// keeps it in a reverted creation's result.
+    pub created: Option<Address>,
+    /// revm's gas limit and gas spent of the frame; the top frame's geth `gas`/`gasUsed` are
+    /// the transaction's, Parity's are the frame's (intrinsic gas and refund left out).
+    pub gas_limit: u64,
+    pub gas_spent: u64,
 }
 
 /// The program counters a frame's source location is rebuilt from: the last opcode it ran (the
@@ -213,6 +236,7 @@ impl CallFrame {
             kind,
             from_node: false,
             steps: None,
+            facts: FrameFacts::default(),
         }
     }
 
@@ -338,6 +362,12 @@ impl CallTracer {
         let deposit = frontier_deposit_oog(spec, result, output, open.returned.as_ref());
         let output = deposit.as_ref().unwrap_or(output);
         let f = &mut open.frame;
+        f.facts.status = Some(result);
+        f.facts.gas_limit = gas_limit;
+        f.facts.gas_spent = gas_limit.saturating_sub(gas_remaining);
+        if f.kind.is_create() {
+            f.facts.created = created.or(f.to);
+        }
         f.gas_used = if returns_gas(result) {
             gas_limit.saturating_sub(gas_remaining)
         } else {
@@ -499,14 +529,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         };
         let value = (kind != CallKind::Staticcall).then(|| inputs.value.get());
         let input = inputs.input.bytes(ctx);
-        self.open(CallFrame::new(
-            kind,
-            from,
-            Some(to),
-            input,
-            inputs.gas_limit,
-            value,
-        ));
+        let mut frame = CallFrame::new(kind, from, Some(to), input, inputs.gas_limit, value);
+        frame.facts.precompile = !self.stack.is_empty()
+            && value.unwrap_or_default().is_zero()
+            && ctx.journaled_state.precompile_addresses().contains(&to);
+        self.open(frame);
         None
     }
 

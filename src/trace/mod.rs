@@ -12,6 +12,7 @@ pub mod hexser;
 #[cfg(feature = "js")]
 pub mod js;
 pub mod opcode;
+pub mod parity;
 pub mod precompile_error;
 pub mod prestate;
 pub mod spool;
