@@ -295,7 +295,9 @@ async fn traced(
         _ => 1,
     };
     // The trace_* methods take no trace config: they always run the callTracer's frames.
-    let config = params.get(opts_index).filter(|_| !method.starts_with("trace_"));
+    let config = params
+        .get(opts_index)
+        .filter(|_| !method.starts_with("trace_"));
     let opts = match methods::trace_opts(config) {
         Ok(o) => o,
         Err(f) => return (Err(f), None),

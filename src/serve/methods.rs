@@ -229,7 +229,9 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         }
         "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
         "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
-        m if m.starts_with("trace_") => super::parity::dispatch(ctx, &source, m, params, &mut outcome),
+        m if m.starts_with("trace_") => {
+            super::parity::dispatch(ctx, &source, m, params, &mut outcome)
+        }
         other => Err(Fault::new(
             -32601,
             format!("the method {other} does not exist/is not available"),

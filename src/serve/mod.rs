@@ -38,8 +38,8 @@ use calls::rpc;
 use conn::serve_connections;
 pub mod memo;
 pub mod methods;
-mod parity;
 pub mod metrics;
+mod parity;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -164,10 +164,12 @@ fn block(
         Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 0)?),
         other => block_number_param(other)?,
     };
-    let (info, traces) = replay_block(ctx, source, &block_ref, &frames_spec(), outcome)
-        .map_err(|f| match f.message.ends_with("not found") {
-            true => Failure::Missing,
-            false => Failure::Fault(f),
+    let (info, traces) =
+        replay_block(ctx, source, &block_ref, &frames_spec(), outcome).map_err(|f| {
+            match f.message.ends_with("not found") {
+                true => Failure::Missing,
+                false => Failure::Fault(f),
+            }
         })?;
     let mut all = Vec::new();
     for (i, t) in traces.iter().enumerate() {

@@ -8,6 +8,7 @@
 use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::bytecode::opcode::{OpCode, JUMP, RETURN, SELFDESTRUCT};
+use revm::context_interface::JournalTr;
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -15,7 +16,6 @@ use revm::interpreter::{
 };
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::Log;
-use revm::context_interface::JournalTr;
 use revm::{Database, Inspector};
 use serde::{Deserialize, Serialize};
 

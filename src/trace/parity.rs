@@ -67,7 +67,13 @@ fn trace_of(f: &CallFrame, trace_address: Vec<usize>, subtraces: usize) -> Trans
             refund_address: f.to.unwrap_or_default(),
             balance: f.value.unwrap_or_default(),
         });
-        return TransactionTrace { action, error: None, result: None, subtraces, trace_address };
+        return TransactionTrace {
+            action,
+            error: None,
+            result: None,
+            subtraces,
+            trace_address,
+        };
     }
     // The frame's own gas in revm's terms; a frame taken from the node has only geth's, which
     // below the top frame is the same.
@@ -117,7 +123,13 @@ fn trace_of(f: &CallFrame, trace_address: Vec<usize>, subtraces: usize) -> Trans
             TraceOutput::Call(CallOutput { gas_used, output })
         }
     });
-    TransactionTrace { action, error, result, subtraces, trace_address }
+    TransactionTrace {
+        action,
+        error,
+        result,
+        subtraces,
+        trace_address,
+    }
 }
 
 /// Parity's error text of a frame (revm-inspectors' `fmt_error_msg` with `TraceStyle::Parity`);
