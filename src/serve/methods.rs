@@ -35,6 +35,8 @@ pub const TRACED: &[&str] = &[
     "trace_transaction",
     "trace_block",
     "trace_get",
+    "trace_replayTransaction",
+    "trace_replayBlockTransactions",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,

@@ -13,7 +13,7 @@ use super::methods::{
 use crate::replay::mined::Mined;
 use crate::replay::{TraceResult, TracedTx};
 use crate::source::rpc::{RpcSource, SourceError};
-use crate::trace::parity::{localized, TxPosition};
+use crate::trace::parity::{localized, trace_results, TxPosition};
 use crate::trace::{TracerKind, TracerSpec};
 
 /// Runs one `trace_*` method.
@@ -31,6 +31,8 @@ pub(super) fn dispatch(
         }
         "trace_get" => get(ctx, source, params, outcome),
         "trace_block" => block(ctx, source, params, outcome),
+        "trace_replayTransaction" => replay_transaction(ctx, source, params, outcome),
+        "trace_replayBlockTransactions" => replay_block_transactions(ctx, source, params, outcome),
         other => {
             return Err(Fault::new(
                 -32601,
@@ -75,6 +77,23 @@ impl From<crate::replay::Error> for Failure {
 impl From<SourceError> for Failure {
     fn from(e: SourceError) -> Self {
         crate::replay::Error::Source(e).into()
+    }
+}
+
+/// reth's `BlockId`: a number, a tag or a block hash.
+fn block_param(params: &Value) -> Result<String, Fault> {
+    match params.get(0) {
+        Some(Value::String(s)) if s.len() == 66 => Ok(format!("{:?}", hash_param(params, 0)?)),
+        other => block_number_param(other),
+    }
+}
+
+/// A block the node does not have is `null`, as reth answers it.
+fn missing_block(f: Fault) -> Failure {
+    if f.message.ends_with("not found") {
+        Failure::Missing
+    } else {
+        Failure::Fault(f)
     }
 }
 
@@ -182,4 +201,77 @@ fn block(
         all.extend(frames_of(t, at));
     }
     Ok(to_value(&all))
+}
+
+/// reth's `HashSet<TraceType>`: `"trace"`, `"vmTrace"`, `"stateDiff"`. Only `trace` is built
+/// so far; asking for the others is refused rather than answered with them left out.
+fn trace_types(v: Option<&Value>) -> Result<bool, Fault> {
+    let list = v
+        .and_then(Value::as_array)
+        .ok_or_else(|| Fault::params("invalid argument 1: trace types must be an array"))?;
+    let mut with_trace = false;
+    for t in list {
+        match t.as_str() {
+            Some("trace") => with_trace = true,
+            Some(kind @ ("stateDiff" | "vmTrace")) => {
+                return Err(Fault::server(format!(
+                    "trace type {kind} is not supported by this server yet; ask for [\"trace\"]"
+                )))
+            }
+            _ => {
+                return Err(Fault::params(format!(
+                    "invalid argument 1: unknown variant {t}, expected one of `vmTrace`, `trace`, `stateDiff`"
+                )))
+            }
+        }
+    }
+    Ok(with_trace)
+}
+
+fn results_of(t: &TracedTx, with_trace: bool) -> Value {
+    match &t.result {
+        TraceResult::Call(root) => {
+            serde_json::to_value(trace_results(root, t.outcome.output.clone(), with_trace))
+                .unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    }
+}
+
+/// `trace_replayTransaction(hash, types)`.
+fn replay_transaction(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<Value, Failure> {
+    let hash = hash_param(params, 0)?;
+    let with_trace = trace_types(params.get(1))?;
+    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
+    let traced = mined.trace(source, ctx.cache, &frames_spec())?;
+    self_check(&traced, &mined.receipt, outcome);
+    Ok(results_of(&traced, with_trace))
+}
+
+/// `trace_replayBlockTransactions(blockId, types)`: each transaction's results with its hash.
+fn replay_block_transactions(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<Value, Failure> {
+    let block_ref = block_param(params)?;
+    let with_trace = trace_types(params.get(1))?;
+    let (_, traces) =
+        replay_block(ctx, source, &block_ref, &frames_spec(), outcome).map_err(missing_block)?;
+    let list = traces
+        .iter()
+        .map(|t| {
+            let mut v = results_of(t, with_trace);
+            v["transactionHash"] = serde_json::json!(t.hash);
+            v
+        })
+        .collect();
+    Ok(Value::Array(list))
 }

@@ -7,10 +7,10 @@
 //! (`src/tracing/types.rs`) and `fmt_error_msg` (`src/tracing/utils.rs`); the JSON is alloy's
 //! `alloy-rpc-types-trace` `parity` types, which are reth's.
 
-use alloy_primitives::B256;
+use alloy_primitives::{Bytes, B256};
 use alloy_rpc_types_trace::parity::{
     Action, CallAction, CallOutput, CallType, CreateAction, CreateOutput, CreationMethod,
-    LocalizedTransactionTrace, SelfdestructAction, TraceOutput, TransactionTrace,
+    LocalizedTransactionTrace, SelfdestructAction, TraceOutput, TraceResults, TransactionTrace,
 };
 use revm::interpreter::InstructionResult;
 
@@ -177,5 +177,21 @@ fn from_geth(geth: &str) -> &str {
         g if g.starts_with("stack underflow") => "Stack underflow",
         "precompiled failed" => "Built-in failed",
         other => other,
+    }
+}
+
+/// `trace_replayTransaction`'s answer with only `trace` filled (`stateDiff` and `vmTrace`
+/// `null`): revm-inspectors' `into_trace_results`, whose `output` is the transaction's output
+/// (a revert's data; empty after any other failure) and whose `trace` is empty unless asked.
+pub fn trace_results(root: &CallFrame, output: Bytes, with_trace: bool) -> TraceResults {
+    TraceResults {
+        output,
+        state_diff: None,
+        trace: if with_trace {
+            transaction_traces(root)
+        } else {
+            Vec::new()
+        },
+        vm_trace: None,
     }
 }
