@@ -34,5 +34,6 @@ mod serve;
 mod sources_live;
 mod struct_log_stream;
 mod support_smoke;
+mod tracers_live;
 mod wallet;
 mod whatif;
