@@ -10,6 +10,7 @@
 //! | structLogger | `ops` (per transaction and opcode: executions and summed `gasCost`) |
 //! | `--gas-report` | `ops` (self gas by opcode), `contracts` (per code address) |
 //! | JavaScript | `results` (one row per transaction, the result as JSON text) |
+//! | erc7562Tracer | `results` (one row per transaction, geth's JSON) |
 //! | `--assets` (callTracer) | `asset_changes` (one row per address and asset, [`crate::render::assets::AssetChangeRow`]) |
 //!
 //! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
@@ -272,6 +273,12 @@ impl Tables {
                     c.self_gas.push(self_gas);
                     c.inclusive_gas.push(inclusive);
                 }
+            }
+            TraceResult::Erc7562(frame) => {
+                self.results.keys.push(block, tx_index, &hash);
+                self.results
+                    .result
+                    .push(crate::geth::json::to_json_string(frame));
             }
             TraceResult::Js(raw) => {
                 self.results.keys.push(block, tx_index, &hash);

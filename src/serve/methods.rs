@@ -156,7 +156,12 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
     } else {
         match TracerKind::from_name(tracer) {
             // The built-in tracers by name (`TracerKind::Js` exists only with the `js` feature).
-            Ok(kind @ (TracerKind::Call | TracerKind::Prestate | TracerKind::StructLog)) => {
+            Ok(
+                kind @ (TracerKind::Call
+                | TracerKind::Prestate
+                | TracerKind::StructLog
+                | TracerKind::Erc7562),
+            ) => {
                 TracerSpec::new(kind, config).map_err(|e| Fault::server(e.to_string()))?
             }
             // geth: a name it does not know is taken as JavaScript source.
