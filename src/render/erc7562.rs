@@ -24,10 +24,9 @@ pub fn render_erc7562<W: Write>(frame: &Erc7562Frame, out: &mut W) -> io::Result
 
 fn write_frame<W: Write>(f: &Erc7562Frame, depth: usize, out: &mut W) -> io::Result<()> {
     let pad = "  ".repeat(depth);
-    let to = f
-        .to
-        .map(|a| format!("0x{}", hex::encode(a)))
-        .unwrap_or_else(|| "(no address)".into());
+    let to =
+        f.to.map(|a| format!("0x{}", hex::encode(a)))
+            .unwrap_or_else(|| "(no address)".into());
     write!(
         out,
         "{pad}{} 0x{} -> {to}  gas {}/{}",

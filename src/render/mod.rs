@@ -15,6 +15,7 @@ pub mod html;
 pub mod json;
 /// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
 pub use crate::geth::revert;
+pub mod selectors;
 pub mod signatures;
 pub mod source;
 pub mod steps;

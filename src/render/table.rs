@@ -49,6 +49,12 @@ impl Table {
     pub fn of(spec: &TracerSpec) -> &'static [Table] {
         match spec {
             TracerSpec::Call(_) => &[Table::Calls, Table::Logs],
+            // cryo's `traces` dataset: one row per flat trace entry.
+            TracerSpec::FlatCall(_) => &[Table::Traces],
+            TracerSpec::FourByte
+            | TracerSpec::Mux(_)
+            | TracerSpec::Keccak256Preimage
+            | TracerSpec::Noop => &[Table::Results],
             TracerSpec::Prestate(_) => &[Table::State],
             TracerSpec::StructLog(_) => &[Table::Ops],
             TracerSpec::Gas(_) => &[Table::Ops, Table::Contracts],

@@ -155,17 +155,16 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
             .map_err(|e| Fault::params(format!("invalid argument 1: {e}")))?
     } else {
         match TracerKind::from_name(tracer) {
-            // The built-in tracers by name (`TracerKind::Js` exists only with the `js` feature).
-            Ok(
-                kind @ (TracerKind::Call
-                | TracerKind::Prestate
-                | TracerKind::StructLog
-                | TracerKind::Erc7562),
-            ) => {
-                TracerSpec::new(kind, config).map_err(|e| Fault::server(e.to_string()))?
-            }
-            // geth: a name it does not know is taken as JavaScript source.
-            _ => js_spec(tracer, config, timeout)?,
+            // The native tracers by name (muxTracer's JavaScript children get the timeout).
+            Ok(_) => TracerSpec::named(
+                tracer,
+                config,
+                timeout.unwrap_or(crate::trace::DEFAULT_JS_TIMEOUT),
+            )
+            .map_err(|e| Fault::server(e.to_string()))?,
+            // geth: a name it does not know is a JavaScript tracer it ships by that name, or
+            // else JavaScript source.
+            Err(_) => js_spec(tracer, config, timeout)?,
         }
     };
     Ok(TraceOpts { spec, timeout })
@@ -184,6 +183,7 @@ fn js_spec(
     timeout: Option<Duration>,
 ) -> Result<TracerSpec, Fault> {
     let timeout = timeout.unwrap_or(crate::trace::js::DEFAULT_TIMEOUT);
+    let source = crate::trace::js::named::source(source).unwrap_or(source);
     TracerSpec::js(source, config, timeout).map_err(|e| Fault::server(e.to_string()))
 }
 

@@ -148,8 +148,11 @@ pub struct UsedOpcodes(pub BTreeMap<u8, u64>);
 
 impl Serialize for UsedOpcodes {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut keyed: Vec<(String, u64)> =
-            self.0.iter().map(|(op, n)| (format!("{op:#x}"), *n)).collect();
+        let mut keyed: Vec<(String, u64)> = self
+            .0
+            .iter()
+            .map(|(op, n)| (format!("{op:#x}"), *n))
+            .collect();
         keyed.sort();
         s.collect_map(keyed)
     }
@@ -171,7 +174,10 @@ impl<'de> Deserialize<'de> for UsedOpcodes {
 }
 
 fn address_list<S: Serializer>(v: &[Address], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(v.iter().map(|a| format!("0x{}", alloy_primitives::hex::encode(a))))
+    s.collect_seq(
+        v.iter()
+            .map(|a| format!("0x{}", alloy_primitives::hex::encode(a))),
+    )
 }
 
 fn address_map<S: Serializer>(
@@ -394,7 +400,11 @@ impl Erc7562Tracer {
         };
         // handleExtOpcodes [OP-051] (line 460): the address an EXTCODE* read, recorded at the
         // next opcode unless it is EXTCODESIZE followed by ISZERO.
-        if let Some(LastOp { op: prev, top: Some(addr) }) = last {
+        if let Some(LastOp {
+            op: prev,
+            top: Some(addr),
+        }) = last
+        {
             if is_ext(prev) && !(prev == EXTCODESIZE && op == ISZERO) {
                 frame.ext_code_access.push(word_address(addr));
             }
@@ -444,7 +454,8 @@ impl Erc7562Tracer {
                                 db: &mut ctx.journaled_state.database,
                             };
                             let v = view.storage(interp.input.target_address, w);
-                            s.reads.insert(slot, vec![B256::from(v.to_be_bytes::<32>())]);
+                            s.reads
+                                .insert(slot, vec![B256::from(v.to_be_bytes::<32>())]);
                         }
                     }
                     SSTORE => *s.writes.entry(slot).or_insert(0) += 1,
@@ -566,7 +577,11 @@ mod tests {
 
     #[test]
     fn used_opcodes_sort_as_go_sorts_their_text() {
-        let u = UsedOpcodes([(0x2, 1), (0x10, 2), (0x1, 3), (0xa2, 4)].into_iter().collect());
+        let u = UsedOpcodes(
+            [(0x2, 1), (0x10, 2), (0x1, 3), (0xa2, 4)]
+                .into_iter()
+                .collect(),
+        );
         assert_eq!(
             serde_json::to_string(&u).unwrap(),
             r#"{"0x1":3,"0x10":2,"0x2":1,"0xa2":4}"#
@@ -594,9 +609,16 @@ mod tests {
 
     #[test]
     fn hex_u64_follows_hexutil() {
-        let ok: Vec<HexU64> = serde_json::from_str(r#"["0x0","0x5b","0xffffffffffffffff"]"#).unwrap();
+        let ok: Vec<HexU64> =
+            serde_json::from_str(r#"["0x0","0x5b","0xffffffffffffffff"]"#).unwrap();
         assert_eq!(ok, vec![HexU64(0), HexU64(0x5b), HexU64(u64::MAX)]);
-        for bad in [r#""0x""#, r#""5b""#, r#""0x05""#, "91", r#""0x1ffffffffffffffff""#] {
+        for bad in [
+            r#""0x""#,
+            r#""5b""#,
+            r#""0x05""#,
+            "91",
+            r#""0x1ffffffffffffffff""#,
+        ] {
             assert!(serde_json::from_str::<HexU64>(bad).is_err(), "{bad}");
         }
     }

@@ -24,19 +24,19 @@ const STARVED: Address = address!("00000000000000000000000000000000000000dd");
 const DESTRUCT: Address = address!("00000000000000000000000000000000000000ee");
 
 const TOP_CODE: &str = concat!(
-    "5a 50",                            // GAS POP: GAS counted
-    "60bb 3b 15 50",                    // EXTCODESIZE(bb) ISZERO: size kept, access not
-    "60bb 3f 50",                       // EXTCODEHASH(bb) POP: access [bb]
-    "6009 6004 55",                     // SSTORE(4, 9)
-    "6004 54 50",                       // SLOAD(4): written before, no read
-    "6003 54 50",                       // SLOAD(3): read, value 0
-    "6007 6008 5d",                     // TSTORE(8, 7)
-    "6008 5c 50",                       // TLOAD(8)
-    "6020 6000 20 50",                  // KECCAK256(0, 0x20) of empty memory: 32 zero bytes
-    "6000 6000 6000 6000 60cc 5a fa 50", // GAS STATICCALL(cc, an account without code)
-    "6000 6000 6000 6000 60bb 5a f4 50", // GAS DELEGATECALL(bb)
+    "5a 50",                                    // GAS POP: GAS counted
+    "60bb 3b 15 50",                            // EXTCODESIZE(bb) ISZERO: size kept, access not
+    "60bb 3f 50",                               // EXTCODEHASH(bb) POP: access [bb]
+    "6009 6004 55",                             // SSTORE(4, 9)
+    "6004 54 50",                               // SLOAD(4): written before, no read
+    "6003 54 50",                               // SLOAD(3): read, value 0
+    "6007 6008 5d",                             // TSTORE(8, 7)
+    "6008 5c 50",                               // TLOAD(8)
+    "6020 6000 20 50",                          // KECCAK256(0, 0x20) of empty memory: 32 zero bytes
+    "6000 6000 6000 6000 60cc 5a fa 50",        // GAS STATICCALL(cc, an account without code)
+    "6000 6000 6000 6000 60bb 5a f4 50",        // GAS DELEGATECALL(bb)
     "6000 6000 6000 6000 6000 60dd 6064 f1 50", // CALL(dd) with 100 gas; POP sees dd's last op
-    "6000 6000 6000 6000 6000 60ee 5a f1", // CALL(ee)
+    "6000 6000 6000 6000 6000 60ee 5a f1",      // CALL(ee)
     "00"
 );
 /// Run by DELEGATECALL: reads slot 4 of the top contract (9, written by it), hashes one byte
@@ -112,7 +112,10 @@ fn erc7562_rules_per_frame() {
         })
     );
     // Sorted bytewise: the 32 zero bytes before 0x42.
-    assert_eq!(v["keccak"], json!([format!("0x{}", "0".repeat(64)), "0x42"]));
+    assert_eq!(
+        v["keccak"],
+        json!([format!("0x{}", "0".repeat(64)), "0x42"])
+    );
 
     let calls = v["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 4, "{v}");
