@@ -415,19 +415,17 @@ impl Erc7562Tracer {
             let n = if is_ext(op) { 0 } else { 1 };
             if let Some(w) = peep(stack, n) {
                 let addr = word_address(w);
-                if !frame.contract_size.contains_key(&addr) {
+                if let std::collections::btree_map::Entry::Vacant(e) =
+                    frame.contract_size.entry(addr)
+                {
                     let mut view = StateView {
                         state: &ctx.journaled_state.inner.state,
                         db: &mut ctx.journaled_state.database,
                     };
-                    let size = view.code(addr).len() as u64;
-                    frame.contract_size.insert(
-                        addr,
-                        ContractSize {
-                            contract_size: size,
-                            opcode: op,
-                        },
-                    );
+                    e.insert(ContractSize {
+                        contract_size: view.code(addr).len() as u64,
+                        opcode: op,
+                    });
                 }
             }
         }
