@@ -254,6 +254,9 @@ struct FrameOps {
     deposit_oog: bool,
     /// What the frame's RETURN handed back (kept before Homestead only).
     returned: Option<Bytes>,
+    /// A CREATE with empty init code: geth runs no opcode in it (core/vm/interpreter.go, "Don't
+    /// bother with the execution if there's no code"), revm runs the padding's STOP.
+    no_code: bool,
     calls: Vec<FrameOps>,
 }
 
@@ -355,8 +358,11 @@ impl Erc7562Tracer {
         }
     }
 
-    fn open(&mut self) {
-        self.stack.push(FrameOps::default());
+    fn open(&mut self, no_code: bool) {
+        self.stack.push(FrameOps {
+            no_code,
+            ..FrameOps::default()
+        });
     }
 
     fn close(&mut self, deposit_oog: bool) {
@@ -382,6 +388,9 @@ impl Erc7562Tracer {
     }
 
     fn on_opcode<DB: Database>(&mut self, interp: &Interpreter, ctx: &mut Ctx<DB>) {
+        if self.stack.last().is_none_or(|f| f.no_code) {
+            return;
+        }
         let op = interp.bytecode.opcode();
         let stack = interp.stack.data();
         // handleReturnRevert (line 403): RETURN and REVERT forget the previous opcode before
@@ -540,7 +549,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for Erc7562Tracer {
     }
 
     fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
-        self.open();
+        // revm runs no opcode for a call to empty code, as geth.
+        self.open(false);
         self.calls.call(ctx, inputs)
     }
 
@@ -550,7 +560,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for Erc7562Tracer {
     }
 
     fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
-        self.open();
+        self.open(inputs.init_code().is_empty());
         self.calls.create(ctx, inputs)
     }
 

@@ -206,3 +206,34 @@ fn erc7562_config() {
     }
     assert!(TracerSpec::new(TracerKind::Erc7562, Some(&json!({"stackTopItemsSize": 1}))).is_ok());
 }
+
+#[test]
+fn erc7562_create_without_init_code_runs_no_opcode() {
+    // geth's interpreter returns before its loop for empty code (core/vm/interpreter.go), so
+    // neither the top CREATE nor a CREATE of empty code inside it has a used opcode; revm runs
+    // the padding's STOP, which must not show.
+    let mut snap = StateSnapshot::complete();
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    let env = EvmEnv::new(SpecId::CANCUN, 1, &block(1, Some(0)));
+    let spec = TracerSpec::new(TracerKind::Erc7562, None).unwrap();
+    let mut db = snap.db();
+    let t = trace(&mut db, &env, &tx(SENDER, TxKind::Create), &spec, 0).unwrap();
+    let mut out = Vec::new();
+    chaintrace::render::json::write_trace(&mut out, &t.result).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["type"], "CREATE");
+    assert_eq!(v["usedOpcodes"], json!({}), "{v}");
+
+    // CREATE(0, 0, 0) then STOP: the inner frame has no opcode, the outer CREATE and STOP.
+    let mut snap = StateSnapshot::complete();
+    snap.insert_account(SENDER, account(10u128.pow(18), 0, ""));
+    snap.insert_account(TOP, account(0, 1, "6000 6000 6000 f0 00"));
+    let mut db = snap.db();
+    let t = trace(&mut db, &env, &tx(SENDER, TxKind::Call(TOP)), &spec, 0).unwrap();
+    let mut out = Vec::new();
+    chaintrace::render::json::write_trace(&mut out, &t.result).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["usedOpcodes"], json!({"0x0": 1, "0xf0": 1}), "{v}");
+    assert_eq!(v["calls"][0]["type"], "CREATE");
+    assert_eq!(v["calls"][0]["usedOpcodes"], json!({}), "{v}");
+}
