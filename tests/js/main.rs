@@ -6,5 +6,6 @@
 #[path = "../support/run.rs"]
 mod run;
 
+mod geth_named;
 mod js_conformance;
 mod js_tracers;
