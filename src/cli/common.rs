@@ -9,6 +9,7 @@ use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::assets::{render_asset_changes, AssetJson};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
+use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
     gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph, TableStyle,
 };
@@ -495,6 +496,7 @@ pub fn print_trace(
             TraceResult::Keccak256Preimage(hashes) => {
                 render_preimages(hashes, table_style(true), &mut out)?
             }
+            TraceResult::Erc7562(frame) => render_erc7562(frame, &mut out)?,
             other => {
                 let v = serde_json::to_value(other).map_err(|e| CliError::source(e.to_string()))?;
                 serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;

@@ -11,6 +11,7 @@
 //! | `--gas-report` | `ops` (self gas by opcode), `contracts` (per code address) |
 //! | flatCallTracer | `traces` (one row per flat entry; cryo's `traces` columns: `action_*`, `result_*`, `trace_address` as space-separated text, `subtraces`, `error`) |
 //! | JavaScript, 4byte, keccak256Preimage, mux, noop | `results` (one row per transaction, the result as JSON text) |
+//! | erc7562Tracer | `results` (one row per transaction, geth's JSON) |
 //! | `--assets` (callTracer) | `asset_changes` (one row per address and asset, [`crate::render::assets::AssetChangeRow`]) |
 //!
 //! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
@@ -334,6 +335,12 @@ impl Tables {
                     c.self_gas.push(self_gas);
                     c.inclusive_gas.push(inclusive);
                 }
+            }
+            TraceResult::Erc7562(frame) => {
+                self.results.keys.push(block, tx_index, &hash);
+                self.results
+                    .result
+                    .push(crate::geth::json::to_json_string(frame));
             }
             TraceResult::Js(raw) => {
                 self.results.keys.push(block, tx_index, &hash);

@@ -8,6 +8,7 @@ pub mod assets;
 pub mod columnar;
 pub mod decoded;
 pub mod decoder;
+pub mod erc7562;
 pub mod gas;
 pub mod gas_source;
 pub mod html;

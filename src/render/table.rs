@@ -58,6 +58,7 @@ impl Table {
             TracerSpec::Prestate(_) => &[Table::State],
             TracerSpec::StructLog(_) => &[Table::Ops],
             TracerSpec::Gas(_) => &[Table::Ops, Table::Contracts],
+            TracerSpec::Erc7562(_) => &[Table::Results],
             #[cfg(feature = "js")]
             TracerSpec::Js(_) => &[Table::Results],
         }

@@ -127,6 +127,7 @@ pub enum TraceResult {
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
     Gas(Box<crate::trace::gas::GasReport>),
+    Erc7562(Box<crate::trace::erc7562::Erc7562Frame>),
     /// Whatever a JavaScript tracer's `result` returned, as the JSON text it stringified to.
     Js(Box<serde_json::value::RawValue>),
 }
@@ -457,6 +458,10 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             TraceResult::Mux(MuxResult(results))
         }
         Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, e.state)),
+        Tracer::Erc7562(t) => TraceResult::Erc7562(Box::new(
+            t.into_result(e.tx.env.gas_limit, e.outcome.gas_used)
+                .ok_or_else(|| invalid(e.tx, "the erc7562 tracer saw no top-level frame"))?,
+        )),
         Tracer::StructLog(t) => {
             if let Some(to) = t.streaming_to() {
                 if db.db.has_misses() {

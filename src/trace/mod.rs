@@ -4,6 +4,7 @@
 //! (enum dispatch, no `dyn` on the hot path). Each tracer decodes its own `tracerConfig`.
 
 pub mod call;
+pub mod erc7562;
 pub mod errors;
 pub mod failed_step;
 pub mod flat;
@@ -29,6 +30,7 @@ use revm::{Database, Inspector};
 use serde_json::Value;
 
 use call::{CallTracer, CallTracerConfig};
+use erc7562::{Erc7562Config, Erc7562Tracer};
 use flat::{FlatCallConfig, FlatCallTracer};
 use keccak::KeccakPreimageTracer;
 use mux::MuxTracer;
@@ -72,6 +74,8 @@ pub enum TracerKind {
     Prestate,
     /// geth's struct logger (the default tracer of debug_traceTransaction).
     StructLog,
+    /// geth's `erc7562Tracer` (ERC-4337 validation rules per frame).
+    Erc7562,
     /// A JavaScript tracer (geth's JS tracer API), built with [`TracerSpec::js`].
     #[cfg(feature = "js")]
     Js,
@@ -88,6 +92,7 @@ impl TracerKind {
         "noopTracer",
         "opcodeTracer",
         "structLogger",
+        "erc7562Tracer",
     ];
 
     pub fn from_name(name: &str) -> Result<Self, TraceError> {
@@ -100,6 +105,7 @@ impl TracerKind {
             "noopTracer" => Ok(TracerKind::Noop),
             "prestateTracer" => Ok(TracerKind::Prestate),
             "opcodeTracer" | "structLogger" => Ok(TracerKind::StructLog),
+            "erc7562Tracer" => Ok(TracerKind::Erc7562),
             other => Err(TraceError::UnknownTracer(other.to_string())),
         }
     }
@@ -114,6 +120,7 @@ impl TracerKind {
             TracerKind::Noop => "noopTracer",
             TracerKind::Prestate => "prestateTracer",
             TracerKind::StructLog => "opcodeTracer",
+            TracerKind::Erc7562 => "erc7562Tracer",
             #[cfg(feature = "js")]
             TracerKind::Js => "javascript",
         }
@@ -132,6 +139,7 @@ pub enum TracerSpec {
     Noop,
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
+    Erc7562(Erc7562Config),
     /// Gas accounting for `chaintrace gas` (not a geth tracer; not selectable by name).
     Gas(gas::GasConfig),
     #[cfg(feature = "js")]
@@ -202,6 +210,14 @@ impl TracerSpec {
                 TracerSpec::Prestate(c)
             }
             TracerKind::StructLog => TracerSpec::StructLog(decode(kind.name(), config)?),
+            TracerKind::Erc7562 => {
+                let c: Erc7562Config = decode(kind.name(), config)?;
+                c.check().map_err(|msg| TraceError::BadConfig {
+                    tracer: kind.name(),
+                    msg,
+                })?;
+                TracerSpec::Erc7562(c)
+            }
             #[cfg(feature = "js")]
             TracerKind::Js => {
                 return Err(TraceError::BadConfig {
@@ -288,6 +304,7 @@ impl TracerSpec {
             TracerSpec::Noop => TracerKind::Noop,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
             TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
+            TracerSpec::Erc7562(_) => TracerKind::Erc7562,
             #[cfg(feature = "js")]
             TracerSpec::Js(_) => TracerKind::Js,
         }
@@ -310,6 +327,9 @@ impl TracerSpec {
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
             TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
             TracerSpec::Gas(c) => Tracer::Gas(Box::new(gas::GasProfiler::with_config(c))),
+            TracerSpec::Erc7562(c) => {
+                Tracer::Erc7562(Box::new(Erc7562Tracer::new(c, log_index_offset)))
+            }
             #[cfg(feature = "js")]
             TracerSpec::Js(j) => Tracer::Js(Box::new(j.build(spec))),
         }
@@ -328,6 +348,7 @@ pub enum Tracer {
     Prestate(PrestateTracer),
     StructLog(Box<StructLogger>),
     Gas(Box<gas::GasProfiler>),
+    Erc7562(Box<Erc7562Tracer>),
     #[cfg(feature = "js")]
     Js(Box<js::JsTracer>),
     /// No tracing: replaying the transactions before the target in its block.
@@ -348,6 +369,7 @@ macro_rules! dispatch {
             Tracer::Prestate($t) => $e,
             Tracer::StructLog($t) => $e,
             Tracer::Gas($t) => $e,
+            Tracer::Erc7562($t) => $e,
             #[cfg(feature = "js")]
             Tracer::Js($t) => $e,
             Tracer::Noop | Tracer::None => $default,
