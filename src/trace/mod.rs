@@ -355,6 +355,15 @@ pub enum Tracer {
     None,
 }
 
+/// A frame with no code: revm runs the STOP it pads empty code with (a CREATE with empty init
+/// code), where geth runs nothing (core/vm/interpreter.go `Run`: "Don't bother with the
+/// execution if there's no code"), so no tracer sees that step.
+#[inline]
+fn runs_no_code(interp: &Interpreter) -> bool {
+    use revm::interpreter::interpreter_types::LegacyBytecode;
+    interp.bytecode.bytecode_slice().is_empty()
+}
+
 /// The revm context every tracer inspects: mainnet environment over a database `DB`.
 pub type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
@@ -380,10 +389,16 @@ macro_rules! dispatch {
 impl<DB: Database> Inspector<Ctx<DB>> for Tracer {
     #[inline]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if runs_no_code(interp) {
+            return;
+        }
         dispatch!(self, t => t.step(interp, ctx), ())
     }
     #[inline]
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if runs_no_code(interp) {
+            return;
+        }
         dispatch!(self, t => t.step_end(interp, ctx), ())
     }
     fn log(&mut self, ctx: &mut Ctx<DB>, log: Log) {
