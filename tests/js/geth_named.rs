@@ -170,10 +170,13 @@ fn as_legacy(v: &Value, top: bool) -> Value {
         }
     }
     let kind = v["type"].as_str().unwrap_or("");
-    if !top && v["gasUsed"] == json!("0x0") && kind.ends_with("CALL") {
-        // A callee that ran no code has no first step to read its gas from.
+    if !top && v["gasUsed"] == json!("0x0") {
+        // A callee that ran no code has no first step to read its gas from (a call's gasUsed
+        // is computed from that gas; a creation's is not).
         out.remove("gas");
-        out.remove("gasUsed");
+        if kind.ends_with("CALL") {
+            out.remove("gasUsed");
+        }
     }
     if kind == "SELFDESTRUCT" {
         // The legacy frame has no gas, input or output; gas was the gas left, not a limit.
