@@ -34,15 +34,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use workloads::{loop_runtime, median, setup, time, Setup, CALLER, LOOP, SENDER};
+use workloads::{loop_runtime, median, setup, time, Setup, CALLER, LOOP};
 
-use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
-use chaintrace::replay::{trace, BlockInfo, EvmEnv, ReplayTx, TraceResult};
-use chaintrace::source::{AccountData, StateSnapshot};
+use alloy_primitives::hex;
+use chaintrace::replay::{trace, TraceResult};
+use chaintrace::source::StateSnapshot;
 use chaintrace::trace::TracerSpec;
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::database::CacheDB;
-use revm::primitives::hardfork::SpecId;
 use revm::{InspectEvm, MainBuilder};
 use revm_inspectors::tracing::js::JsInspector;
 use serde_json::{json, Value};

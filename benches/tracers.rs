@@ -11,6 +11,8 @@
 //!
 //! Run: `cargo bench --bench tracers`. Prints medians and ratios; asserts nothing about time.
 
+// Shared with benches/js_tracers.rs, which uses the parts this bench does not.
+#[allow(dead_code)]
 #[path = "support/workloads.rs"]
 mod workloads;
 
