@@ -439,11 +439,18 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
                 precompiles.contains(&a) || chain.is_some_and(|r| r.precompile(a).is_some())
             };
             crate::trace::flat::prepare(&mut top, config.include_precompiles, &is_precompile);
-            let ctx = crate::trace::flat::FlatContext {
-                block_hash: e.env.block_hash.filter(|h| !h.is_zero()),
-                block_number: e.env.block.number.saturating_to(),
-                tx_hash: Some(e.tx.hash).filter(|h| !h.is_zero()),
-                tx_index: e.tx_index.unwrap_or(0),
+            // A simulated call (no hash) is traced by geth's debug_traceCall with an empty
+            // tracers.Context (eth/tracers/api.go `TraceCall`: `new(Context)`): no block, no
+            // transaction; a mined one with its block and position.
+            let ctx = if e.tx.hash.is_zero() {
+                crate::trace::flat::FlatContext::default()
+            } else {
+                crate::trace::flat::FlatContext {
+                    block_hash: e.env.block_hash.filter(|h| !h.is_zero()),
+                    block_number: e.env.block.number.saturating_to(),
+                    tx_hash: Some(e.tx.hash),
+                    tx_index: e.tx_index.unwrap_or(0),
+                }
             };
             TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &ctx))
         }

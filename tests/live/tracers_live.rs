@@ -128,6 +128,38 @@ fn a_mined_flat_trace_names_its_block_and_position() {
     }
 }
 
+/// A simulated call has no transaction and no block: geth's debug_traceCall traces it with an
+/// empty `tracers.Context` (eth/tracers/api.go `TraceCall`: `new(Context)`), so `blockHash`
+/// and `transactionHash` are null, `blockNumber` and `transactionPosition` 0.
+#[test]
+fn a_simulated_calls_flat_trace_has_no_transaction() {
+    let s = anvil::scenario();
+    let to = format!("{:?}", s.addresses["Logger"]);
+    let r = run::cmd(&[
+        "call",
+        "--to",
+        &to,
+        "--data",
+        "0x",
+        "--rpc-url",
+        &s.url,
+        "--tracer",
+        "flatCallTracer",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert!(r.code == 0 || r.code == 3, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let top = &v[0];
+    assert_eq!(top["transactionHash"], Value::Null);
+    assert_eq!(top["transactionPosition"], json!(0));
+    assert_eq!(top["traceAddress"], json!([]));
+    assert_eq!(top["action"]["to"], json!(to.to_lowercase()));
+    assert_eq!(top["blockNumber"], json!(0));
+    assert_eq!(top["blockHash"], Value::Null);
+}
+
 /// Selector keys of the calls to precompiles in anvil's own callTracer frames.
 fn precompile_keys(frame: &Value, out: &mut Vec<String>) {
     let to = frame["to"].as_str().unwrap_or("");
