@@ -836,3 +836,93 @@ fn sourcify_gives_sources_and_maps_cached_on_disk() {
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// A remote answer never chooses a local file (issue 31): Sourcify's answer names its sources
+/// without their text — Leaf by an absolute path, Middle by a `../` path — and both paths lead
+/// to files that exist here, every line of which says DECOY. Nothing of them is printed, in the
+/// tree, the stack trace or the HTML report, and the answer is still used for what it carries
+/// (names, the stack's functions).
+#[test]
+fn a_sourcify_answer_never_chooses_a_local_file() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let decoys = tmp("decoys");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let inside = root.join(format!("target/chaintrace-decoy-{}", std::process::id()));
+    std::fs::create_dir_all(&inside).unwrap();
+    let decoy = |dir: &Path, file: &str| -> PathBuf {
+        let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
+        let marked: String = text.lines().map(|l| format!("{l} // DECOY\n")).collect();
+        let p = dir.join(file);
+        std::fs::write(&p, marked).unwrap();
+        p
+    };
+    let leaf = decoy(&decoys, "Leaf.sol");
+    decoy(&inside, "Middle.sol");
+    let dir_name = root.file_name().unwrap().to_str().unwrap().to_string();
+    let middle = format!(
+        "../{dir_name}/target/chaintrace-decoy-{}/Middle.sol",
+        std::process::id()
+    );
+    let renamed = |mut answer: Value| -> Value {
+        for key in ["sources", "sourceIds"] {
+            let m = answer[key].as_object_mut().unwrap();
+            let leaf_v = m.remove("Leaf.sol").unwrap();
+            let mid_v = m.remove("Middle.sol").unwrap();
+            let strip = |v: Value| if key == "sources" { json!({}) } else { v };
+            m.insert(leaf.to_str().unwrap().to_string(), strip(leaf_v));
+            m.insert(middle.clone(), strip(mid_v));
+        }
+        answer
+    };
+    let answers: Vec<(String, Value)> = [("Leaf.sol", "Leaf"), ("Middle.sol", "Middle")]
+        .iter()
+        .map(|(f, n)| {
+            (
+                format!("{:#x}", w.addr[n]),
+                renamed(sourcify_answer(&w, f, n)),
+            )
+        })
+        .collect();
+    let mock = http::serve(move |r: &http::Request| {
+        let target = r.path.to_lowercase();
+        match answers.iter().find(|(a, _)| target.contains(a.as_str())) {
+            Some((_, body)) => http::Reply::Answer(200, body.to_string()),
+            None => http::Reply::Answer(404, json!({"customCode": "not_found"}).to_string()),
+        }
+    });
+    let cache = tmp("sourcify-decoy-cache");
+    let html = decoys.join("report.html");
+    for extra in [&[][..], &["--html", html.to_str().unwrap()][..]] {
+        let mut args = vec![
+            "tx",
+            &h,
+            "--rpc-url",
+            w.anvil.url(),
+            "--no-project",
+            "--sourcify-url",
+            &mock,
+        ];
+        args.extend_from_slice(extra);
+        let r = run::cmd(&args)
+            .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+            .run();
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(
+            !r.stdout.contains("DECOY") && !r.stderr.contains("DECOY"),
+            "a local file named by the answer was read:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+        // The answer's ABI still names the calls.
+        assert!(r.stdout.contains("midRevert"), "{}", r.stdout);
+    }
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !report.contains("DECOY"),
+        "the HTML report quotes a local file"
+    );
+    let _ = std::fs::remove_dir_all(&decoys);
+    let _ = std::fs::remove_dir_all(&inside);
+    let _ = std::fs::remove_dir_all(&cache);
+}

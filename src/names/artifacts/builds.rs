@@ -51,7 +51,8 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
         "sources": answer.get("sourceIds").cloned().unwrap_or_default(),
         "contracts": {file: {name: contract}},
     });
-    standard_json(Path::new(""), &output, answer.get("sources"))
+    // Sources only as the answer's own text: a path it names is never read from disk.
+    standard_json(None, &output, answer.get("sources"))
         .ok()?
         .into_iter()
         .next()
@@ -107,9 +108,9 @@ pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
             if let Some(renamed) = rename(output.get("sources")) {
                 output["sources"] = renamed;
             }
-            standard_json(path, &output, rename(input_sources).as_ref())
+            standard_json(Some(path), &output, rename(input_sources).as_ref())
         }
-        None => standard_json(path, output, input_sources),
+        None => standard_json(Some(path), output, input_sources),
     }
     .map_err(|e| NamesError::Abi(shown, e.to_string()))
 }

@@ -257,17 +257,22 @@ fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
 
 /// The artifacts of a standard-JSON output (`contracts: {file: {name: {abi, evm}}}`), their
 /// source maps pointing into the output's `sources`; texts from `input_sources` when given (a
-/// build info), else from disk around `file`.
+/// build info), else from disk around `file` — or, for a remote answer (`file` `None`), only
+/// from `input_sources`.
 fn standard_json(
-    file: &Path,
+    file: Option<&Path>,
     output: &Value,
     input_sources: Option<&Value>,
 ) -> Result<Vec<Artifact>, NamesError> {
-    let shown = file.display().to_string();
+    let shown = file.map_or_else(
+        || "a remote answer".to_string(),
+        |f| f.display().to_string(),
+    );
+    let roots = file.map(sources::roots_for);
     let unit = Arc::new(sources::unit_from_standard_json(
         output,
         input_sources,
-        &sources::roots_for(file),
+        roots.as_deref(),
     ));
     let mut out = Vec::new();
     let contracts = output.get("contracts").and_then(Value::as_object);
@@ -322,12 +327,12 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         // A build info: the compiler's input and output together.
         if output.get("contracts").is_some() {
             let input = v.pointer("/input/sources");
-            return standard_json(path, output, input);
+            return standard_json(Some(path), output, input);
         }
     }
     if let Some(contracts) = v.get("contracts").and_then(Value::as_object) {
         if v.get("abi").is_none() && is_standard_json(contracts) {
-            return standard_json(path, &v, None);
+            return standard_json(Some(path), &v, None);
         }
         if v.get("abi").is_none() {
             // solc --combined-json: `sourceList` gives the source ids, in order.

@@ -18,6 +18,9 @@ pub enum TextOrigin {
     Inline(String),
     /// Read from the first of these paths that exists, when first needed.
     Disk(Vec<PathBuf>),
+    /// Named by a remote answer (Sourcify, an explorer) without its text: never looked for on
+    /// this machine, since a remote answer must not choose which local file is read.
+    Remote,
 }
 
 /// One source file of a compilation.
@@ -57,6 +60,7 @@ impl SourceFile {
                 TextOrigin::Disk(paths) => {
                     paths.iter().find_map(|p| std::fs::read_to_string(p).ok())
                 }
+                TextOrigin::Remote => None,
             })
             .as_deref()
     }
@@ -176,11 +180,12 @@ pub fn disk_candidates(name: &str, roots: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The compilation unit of a standard-JSON output (`sources: {path: {id, ast}}`), with texts
-/// from `input_sources` (`{path: {content}}`) when given, else from disk under `roots`.
+/// from `input_sources` (`{path: {content}}`) when given, else from disk under `roots` — or,
+/// for a remote answer (`roots` `None`), nowhere.
 pub fn unit_from_standard_json(
     output: &Value,
     input_sources: Option<&Value>,
-    roots: &[PathBuf],
+    roots: Option<&[PathBuf]>,
 ) -> Unit {
     let mut unit = Unit::default();
     let Some(sources) = output.get("sources").and_then(Value::as_object) else {
@@ -194,9 +199,10 @@ pub fn unit_from_standard_json(
             .and_then(|i| i.get(path))
             .and_then(|s| s.get("content"))
             .and_then(Value::as_str);
-        let origin = match inline {
-            Some(t) => TextOrigin::Inline(t.to_string()),
-            None => TextOrigin::Disk(disk_candidates(path, roots)),
+        let origin = match (inline, roots) {
+            (Some(t), _) => TextOrigin::Inline(t.to_string()),
+            (None, Some(roots)) => TextOrigin::Disk(disk_candidates(path, roots)),
+            (None, None) => TextOrigin::Remote,
         };
         unit.files.insert(
             id as i32,
