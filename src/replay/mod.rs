@@ -5,6 +5,7 @@
 pub mod access;
 pub mod assets;
 pub mod call;
+pub mod cancel;
 pub mod driver;
 pub mod env;
 pub mod mined;
@@ -46,6 +47,10 @@ pub enum ReplayError {
     /// failed; written through, the run diverged from the dry one that gave its head).
     #[error(transparent)]
     StructLog(#[from] crate::trace::opcode::StructLogError),
+    /// The replay ran past the deadline of the request it serves ([`cancel::within`]) and was
+    /// stopped.
+    #[error("the replay was stopped at its deadline")]
+    Cancelled,
     /// Written through, the traced run read state the dry run before it did not: the output is
     /// left unfinished.
     #[error("the traced run of {tx} read state the run that gave its head keys did not; the struct log written to {to} is unfinished and must not be used")]
@@ -178,6 +183,9 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
+    }
     check_chain_rules(env, tx)?;
     let splicer = splice::Splicer::new(env);
     let mut out = if splicer.active() {
@@ -330,6 +338,9 @@ fn trace_with(
     mut tracer: Tracer,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
+    }
     check_chain_rules(env, tx)?;
     begin(&mut tracer, db, env, tx);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
@@ -337,14 +348,11 @@ fn trace_with(
         .with_cfg(env.cfg.clone())
         .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
     let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let tracer = std::mem::replace(
-        &mut evm.inspector,
-        splice::Beside {
-            splicer: None,
-            inner: Tracer::None,
-        },
-    )
-    .finish();
+    let tracer =
+        std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
+    }
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
     settle(&mut out.state, db, env, tx, outcome.gas_used);

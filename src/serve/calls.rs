@@ -278,7 +278,7 @@ impl Drop for Queued<'_> {
     }
 }
 
-fn timed_out() -> Fault {
+pub(crate) fn timed_out() -> Fault {
     Fault::new(TIMEOUT_CODE, TIMEOUT)
 }
 
@@ -353,7 +353,10 @@ async fn traced(
             chain_rules: worker.cfg.chain_rules,
             deadline: deadline.into_std(),
         };
-        let out = methods::dispatch(&ctx, &method_owned, &params, opts);
+        // The replay itself stops at the deadline too, freeing this worker.
+        let out = crate::replay::cancel::within(ctx.deadline, || {
+            methods::dispatch(&ctx, &method_owned, &params, opts)
+        });
         worker
             .metrics
             .upstream_requests

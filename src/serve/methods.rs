@@ -322,7 +322,10 @@ fn trace_transaction(
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
     let hash = hash_param(params, 0)?;
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = mined.trace(source, ctx.cache, &opts.spec)?;
     self_check(&traced, &mined.receipt, outcome);
@@ -355,7 +358,10 @@ fn trace_block(
         let parent = format!("{:#x}", block.info.number.saturating_sub(1));
         // The pre-state of this block (its parent's state), known by the block's hash.
         let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
-        let _guard = ctx.memo.lock_key(&key);
+        let _guard = ctx
+            .memo
+            .lock_key(&key, ctx.deadline)
+            .ok_or_else(super::calls::timed_out)?;
         let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
         let (start, hit) = match cached {
             Some(s) => (s, true),
@@ -524,7 +530,10 @@ fn state_access(
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
     let hash = hash_param(params, 0)?;
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let (rows, result) = mined.run(source, ctx.cache, |db, env, tx, _| {
         trace_access(db, env, tx)

@@ -1212,3 +1212,54 @@ fn a_non_loopback_bind_without_a_token_is_refused() {
         "error: --auth-token must be at least 16 characters (use a random token)"
     );
 }
+
+/// A replay still running at its request's deadline is stopped and its worker freed (issue 31:
+/// before, the answer came at the deadline but the replay went on, holding the only worker, so
+/// the next call waited past its own deadline). A 16.7M-gas loop (JUMPDEST PUSH1 0 JUMP until
+/// out of gas, at Osaka's per-transaction cap of 2^24 gas: 4.2M steps) traced with the struct logger under `--request-timeout 1`, state
+/// read with eth_get* so that the time is spent replaying here; then a small call is served.
+#[test]
+fn a_replay_past_its_deadline_frees_its_worker() {
+    let node = anvil::Anvil::start();
+    // Init code returning the 4-byte runtime 5b600056.
+    let loop_addr = node.deploy("6004600c60003960046000f35b600056");
+    let (deploy_tx, _) = node.send_and_wait(json!({"data": "0x6004600c60003960046000f35b600056"}));
+    let (looping, receipt) = node.send_and_wait(json!({"to": loop_addr, "gas": "0x1000000"}));
+    assert_eq!(receipt["status"], "0x0", "the loop runs out of gas");
+    assert_eq!(receipt["gasUsed"], "0x1000000");
+    let serve = Serve::start(
+        node.url(),
+        &[
+            "--workers",
+            "1",
+            "--request-timeout",
+            "1",
+            "--state-source",
+            "rpc",
+        ],
+    );
+    let start = Instant::now();
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceTransaction",
+        json!([looping, {}]),
+    ));
+    let a_took = start.elapsed();
+    assert_eq!(answer_value(&a), timed_out(json!(1)), "{a}");
+    let b = serve.post(&call(
+        json!(2),
+        "debug_traceTransaction",
+        json!([deploy_tx, {"tracer": "callTracer"}]),
+    ));
+    let freed = start.elapsed();
+    let b = answer_value(&b);
+    assert_eq!(
+        b["result"]["type"], "CREATE",
+        "the next call was not served: {b}"
+    );
+    eprintln!("struct-log replay timed out after {a_took:?}; next call answered at {freed:?}");
+    assert!(a_took < Duration::from_secs(1) + MARGIN, "{a_took:?}");
+    // The worker came back within 1.5 s of the long call's start, and the next call's own
+    // replay took the rest.
+    assert!(freed < Duration::from_millis(2500) + MARGIN, "{freed:?}");
+}
