@@ -194,13 +194,19 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
     }
     let builds = foundry_builds(dir);
     let cache = foundry_cache(&project);
+    // Each source's hash at build time, from the artifacts' solc metadata: a file edited since
+    // is not quoted.
+    let mut hashes = sources::SourceHashes::default();
+    for p in artifacts.iter().filter_map(|a| a.pending.as_ref()) {
+        hashes.extend(p.source_hashes.iter().map(|(k, v)| (k.clone(), *v)));
+    }
     let mut units: HashMap<String, Arc<Unit>> = HashMap::new();
     let mut unit_of = |id: &str| -> Option<Arc<Unit>> {
         let (paths, _) = builds.get(id)?;
         Some(
             units
                 .entry(id.to_string())
-                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots)))
+                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots, &hashes)))
                 .clone(),
         )
     };
@@ -214,7 +220,7 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
         v.dedup();
         v
     };
-    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots));
+    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots, &hashes));
     for (a, rel) in artifacts.iter_mut().zip(rel_paths) {
         let Some(p) = a.pending.take() else { continue };
         let by_cache = cache.get(rel.as_str()).and_then(|id| unit_of(id));

@@ -59,6 +59,8 @@ struct Pending {
     source_id: Option<i64>,
     /// The artifact's own source path (Foundry's `metadata.settings.compilationTarget`).
     source_path: Option<String>,
+    /// solc's metadata `sources[*].keccak256`: each source's hash at build time.
+    source_hashes: sources::SourceHashes,
 }
 
 impl Pending {
@@ -237,6 +239,10 @@ fn pending_sources(v: &Value) -> Pending {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             }),
+        source_hashes: outer
+            .get("metadata")
+            .map(sources::metadata_hashes)
+            .unwrap_or_default(),
     }
 }
 
@@ -269,10 +275,24 @@ fn standard_json(
         |f| f.display().to_string(),
     );
     let roots = file.map(sources::roots_for);
+    let mut hashes = sources::SourceHashes::default();
+    for per_file in output
+        .get("contracts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for c in per_file.1.as_object().into_iter().flatten() {
+            if let Some(m) = c.1.get("metadata") {
+                hashes.extend(sources::metadata_hashes(m));
+            }
+        }
+    }
     let unit = Arc::new(sources::unit_from_standard_json(
         output,
         input_sources,
         roots.as_deref(),
+        &hashes,
     ));
     let mut out = Vec::new();
     let contracts = output.get("contracts").and_then(Value::as_object);
@@ -344,7 +364,11 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                 .enumerate()
                 .filter_map(|(i, p)| Some((i as i32, p.as_str()?.to_string())))
                 .collect();
-            let unit = Arc::new(sources::unit_from_paths(&list, &sources::roots_for(path)));
+            let unit = Arc::new(sources::unit_from_paths(
+                &list,
+                &sources::roots_for(path),
+                &sources::SourceHashes::default(),
+            ));
             return contracts
                 .iter()
                 .map(|(name, a)| {
