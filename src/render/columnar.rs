@@ -354,7 +354,8 @@ impl Tables {
             other @ (TraceResult::FourByte(_)
             | TraceResult::Keccak256Preimage(_)
             | TraceResult::Noop(_)
-            | TraceResult::Mux(_)) => {
+            | TraceResult::Mux(_)
+            | TraceResult::Parity(_)) => {
                 self.results.keys.push(block, tx_index, &hash);
                 self.results
                     .result

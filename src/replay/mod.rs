@@ -128,6 +128,8 @@ pub enum TraceResult {
     Noop(NoopResult),
     /// geth's muxTracer: each child's result by its name, in sorted order.
     Mux(MuxResult),
+    /// Parity's `trace` entries, as reth's `trace_transaction` serves them.
+    Parity(Vec<alloy_rpc_types_trace::parity::LocalizedTransactionTrace>),
     Prestate(PrestateResult),
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
@@ -416,9 +418,14 @@ struct Ended<'e> {
 /// the node where they were spliced.
 fn call_frame(t: crate::trace::call::CallTracer, e: &Ended) -> Result<CallFrame, ReplayError> {
     let with_log = t.config().with_log;
-    let mut top = t
+    let top = t
         .into_result(e.tx.env.gas_limit, e.outcome.gas_used)
         .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?;
+    Ok(graft_node_frames(top, e, with_log))
+}
+
+/// `top` with the chain's own precompile frames grafted from the node, where they were spliced.
+fn graft_node_frames(mut top: CallFrame, e: &Ended, with_log: bool) -> CallFrame {
     if let (Some(s), Some(rules)) = (&e.env.splice, &e.env.rules) {
         let log = s.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
         splice::graft(
@@ -429,7 +436,36 @@ fn call_frame(t: crate::trace::call::CallTracer, e: &Ended) -> Result<CallFrame,
             with_log,
         );
     }
-    Ok(top)
+    top
+}
+
+/// The precompiles of `env`: the fork's, and the chain's own where its rules have them.
+fn precompile_test(env: &EvmEnv) -> impl Fn(alloy_primitives::Address) -> bool + '_ {
+    let precompiles = revm::precompile::Precompiles::new(
+        revm::precompile::PrecompileSpecId::from_spec_id(env.spec),
+    );
+    move |a| {
+        precompiles.contains(&a)
+            || env
+                .rules
+                .as_ref()
+                .is_some_and(|r| r.precompile(a).is_some())
+    }
+}
+
+/// Where a traced transaction sits, for the flat and Parity shapes: a simulated call (no hash)
+/// has no block and no transaction, as geth's debug_traceCall gives it (eth/tracers/api.go
+/// `TraceCall`: `new(Context)`).
+fn flat_context(e: &Ended) -> crate::trace::flat::FlatContext {
+    if e.tx.hash.is_zero() {
+        return crate::trace::flat::FlatContext::default();
+    }
+    crate::trace::flat::FlatContext {
+        block_hash: e.env.block_hash.filter(|h| !h.is_zero()),
+        block_number: e.env.block.number.saturating_to(),
+        tx_hash: Some(e.tx.hash),
+        tx_index: e.tx_index.unwrap_or(0),
+    }
 }
 
 /// Turns a finished tracer into its result (a mux's children each in turn).
@@ -439,28 +475,22 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
         Tracer::FlatCall(t) => {
             let crate::trace::flat::FlatCallTracer { config, inner } = *t;
             let mut top = call_frame(inner, e)?;
-            let precompiles = revm::precompile::Precompiles::new(
-                revm::precompile::PrecompileSpecId::from_spec_id(e.env.spec),
+            crate::trace::flat::prepare(
+                &mut top,
+                config.include_precompiles,
+                &precompile_test(e.env),
             );
-            let chain = e.env.rules.as_ref();
-            let is_precompile = |a: alloy_primitives::Address| {
-                precompiles.contains(&a) || chain.is_some_and(|r| r.precompile(a).is_some())
-            };
-            crate::trace::flat::prepare(&mut top, config.include_precompiles, &is_precompile);
-            // A simulated call (no hash) is traced by geth's debug_traceCall with an empty
-            // tracers.Context (eth/tracers/api.go `TraceCall`: `new(Context)`): no block, no
-            // transaction; a mined one with its block and position.
-            let ctx = if e.tx.hash.is_zero() {
-                crate::trace::flat::FlatContext::default()
-            } else {
-                crate::trace::flat::FlatContext {
-                    block_hash: e.env.block_hash.filter(|h| !h.is_zero()),
-                    block_number: e.env.block.number.saturating_to(),
-                    tx_hash: Some(e.tx.hash),
-                    tx_index: e.tx_index.unwrap_or(0),
-                }
-            };
-            TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &ctx))
+            TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &flat_context(e)))
+        }
+        Tracer::Parity(t) => {
+            let top = graft_node_frames(
+                t.into_frames()
+                    .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?,
+                e,
+                false,
+            );
+            let traces = crate::trace::parity::transaction_traces(&top, &precompile_test(e.env));
+            TraceResult::Parity(crate::trace::parity::localized(traces, &flat_context(e)))
         }
         Tracer::FourByte(t) => TraceResult::FourByte(t.into_result()),
         Tracer::Keccak256Preimage(t) => TraceResult::Keccak256Preimage(t.into_result()),

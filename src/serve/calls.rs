@@ -294,9 +294,17 @@ async fn traced(
         "debug_traceCall" => 2,
         _ => 1,
     };
-    let opts = match methods::trace_opts(params.get(opts_index)) {
-        Ok(o) => o,
-        Err(f) => return (Err(f), None),
+    // Parity's methods take trace types where geth's take a trace config.
+    let parity = super::parity::METHODS.contains(&method);
+    let opts = match parity {
+        true => methods::TraceOpts {
+            spec: crate::trace::TracerSpec::Parity,
+            timeout: None,
+        },
+        false => match methods::trace_opts(params.get(opts_index)) {
+            Ok(o) => o,
+            Err(f) => return (Err(f), None),
+        },
     };
     let deadline = match opts.timeout {
         Some(t) => deadline.min(Deadline::now() + t),

@@ -25,13 +25,21 @@ use crate::source::rpc::RpcSource;
 use crate::source::rpc::SourceError;
 use crate::trace::{TracerKind, TracerSpec};
 
-/// Methods answered locally; everything else is forwarded.
+/// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
+/// everything else is forwarded.
 pub const TRACED: &[&str] = &[
     "debug_traceTransaction",
     "debug_traceBlockByNumber",
     "debug_traceBlockByHash",
     "debug_traceCall",
     "debug_traceStateAccess",
+    "trace_transaction",
+    "trace_block",
+    "trace_get",
+    "trace_replayTransaction",
+    "trace_replayBlockTransactions",
+    "trace_call",
+    "trace_callMany",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -49,10 +57,10 @@ impl Fault {
             message: message.into(),
         }
     }
-    fn params(message: impl Into<String>) -> Fault {
+    pub(super) fn params(message: impl Into<String>) -> Fault {
         Fault::new(-32602, message)
     }
-    fn server(message: impl Into<String>) -> Fault {
+    pub(super) fn server(message: impl Into<String>) -> Fault {
         Fault::new(-32000, message)
     }
 }
@@ -231,6 +239,9 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         }
         "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
         "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
+        m if super::parity::METHODS.contains(&m) => {
+            super::parity::dispatch(ctx, &source, m, params, &mut outcome)
+        }
         other => Err(Fault::new(
             -32601,
             format!("the method {other} does not exist/is not available"),
@@ -247,7 +258,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
 }
 
 /// The first param as a 32-byte hash, geth's message when it is not one.
-fn hash_param(params: &Value, i: usize) -> Result<B256, Fault> {
+pub(super) fn hash_param(params: &Value, i: usize) -> Result<B256, Fault> {
     let v = params
         .get(i)
         .ok_or_else(|| Fault::params(format!("missing value for required argument {i}")))?;
@@ -284,7 +295,7 @@ impl Write for Capped {
     }
 }
 
-fn too_large() -> Fault {
+pub(super) fn too_large() -> Fault {
     Fault::new(-32003, "response too large")
 }
 
@@ -302,7 +313,7 @@ fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
 }
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
-fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
+pub(super) fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
     let report = check(&t.outcome, receipt);
     if !report.divergences.is_empty() {
         let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
@@ -332,7 +343,7 @@ fn trace_transaction(
     traced_json(ctx, &traced)
 }
 
-fn trace_block(
+pub(super) fn trace_block(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     method: &str,
@@ -405,7 +416,7 @@ fn trace_block(
 }
 
 /// geth's `rpc.BlockNumber`: a hex quantity or a tag.
-fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
+pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
     let v = v.ok_or_else(|| Fault::params("missing value for required argument 0"))?;
     let s = v
         .as_str()
@@ -424,7 +435,7 @@ fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
 }
 
 /// geth's `TransactionArgs` (the fields a replayed call uses).
-fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
+pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
     let v = v
         .and_then(Value::as_object)
         .ok_or_else(|| Fault::params("invalid argument 0: the call must be an object"))?;

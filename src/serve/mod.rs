@@ -39,6 +39,7 @@ use conn::serve_connections;
 pub mod memo;
 pub mod methods;
 pub mod metrics;
+pub mod parity;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

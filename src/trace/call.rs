@@ -368,9 +368,17 @@ impl CallTracer {
     /// Finishes the trace: the top frame's `gas` is the tx gas limit and its `gasUsed` the gas
     /// the receipt reports (after refunds), as geth's `OnTxEnd` sets them.
     pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<CallFrame> {
-        let mut root = *self.root?;
+        let mut root = self.into_frames()?;
         root.gas = tx_gas_limit;
         root.gas_used = receipt_gas_used;
+        Some(root)
+    }
+
+    /// Finishes the trace with the top frame as the EVM ran it: `gas` what it was given (the
+    /// gas limit less the intrinsic gas) and `gasUsed` what it spent, before refunds — the
+    /// top frame of a Parity trace.
+    pub fn into_frames(self) -> Option<CallFrame> {
+        let mut root = *self.root?;
         if self.config.with_log {
             root.clear_failed_logs(false);
         }

@@ -16,6 +16,7 @@ pub mod js;
 pub mod keccak;
 pub mod mux;
 pub mod opcode;
+pub mod parity;
 pub mod precompile_error;
 pub mod prestate;
 pub mod selectors;
@@ -71,6 +72,8 @@ pub enum TracerKind {
     Keccak256Preimage,
     /// geth's noopTracer: `{}`.
     Noop,
+    /// Parity's `trace` entries, as reth's `trace_transaction` gives them (not a geth tracer).
+    Parity,
     Prestate,
     /// geth's struct logger (the default tracer of debug_traceTransaction).
     StructLog,
@@ -93,6 +96,7 @@ impl TracerKind {
         "opcodeTracer",
         "structLogger",
         "erc7562Tracer",
+        "parity",
     ];
 
     pub fn from_name(name: &str) -> Result<Self, TraceError> {
@@ -103,6 +107,7 @@ impl TracerKind {
             "muxTracer" => Ok(TracerKind::Mux),
             "keccak256PreimageTracer" => Ok(TracerKind::Keccak256Preimage),
             "noopTracer" => Ok(TracerKind::Noop),
+            "parity" => Ok(TracerKind::Parity),
             "prestateTracer" => Ok(TracerKind::Prestate),
             "opcodeTracer" | "structLogger" => Ok(TracerKind::StructLog),
             "erc7562Tracer" => Ok(TracerKind::Erc7562),
@@ -118,6 +123,7 @@ impl TracerKind {
             TracerKind::Mux => "muxTracer",
             TracerKind::Keccak256Preimage => "keccak256PreimageTracer",
             TracerKind::Noop => "noopTracer",
+            TracerKind::Parity => "parity",
             TracerKind::Prestate => "prestateTracer",
             TracerKind::StructLog => "opcodeTracer",
             TracerKind::Erc7562 => "erc7562Tracer",
@@ -137,6 +143,7 @@ pub enum TracerSpec {
     Mux(Vec<(String, TracerSpec)>),
     Keccak256Preimage,
     Noop,
+    Parity,
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
     Erc7562(Erc7562Config),
@@ -198,6 +205,7 @@ impl TracerSpec {
             TracerKind::FourByte => TracerSpec::FourByte,
             TracerKind::Keccak256Preimage => TracerSpec::Keccak256Preimage,
             TracerKind::Noop => TracerSpec::Noop,
+            TracerKind::Parity => TracerSpec::Parity,
             TracerKind::Mux => return Self::mux(config, DEFAULT_JS_TIMEOUT),
             TracerKind::Prestate => {
                 let c: PrestateConfig = decode(kind.name(), config)?;
@@ -302,6 +310,7 @@ impl TracerSpec {
             TracerSpec::Mux(_) => TracerKind::Mux,
             TracerSpec::Keccak256Preimage => TracerKind::Keccak256Preimage,
             TracerSpec::Noop => TracerKind::Noop,
+            TracerSpec::Parity => TracerKind::Parity,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
             TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
             TracerSpec::Erc7562(_) => TracerKind::Erc7562,
@@ -324,6 +333,10 @@ impl TracerSpec {
             })),
             TracerSpec::Keccak256Preimage => Tracer::Keccak256Preimage(Default::default()),
             TracerSpec::Noop => Tracer::Noop,
+            TracerSpec::Parity => Tracer::Parity(Box::new(CallTracer::new(
+                CallTracerConfig::default(),
+                log_index_offset,
+            ))),
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
             TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
             TracerSpec::Gas(c) => Tracer::Gas(Box::new(gas::GasProfiler::with_config(c))),
@@ -345,6 +358,8 @@ pub enum Tracer {
     Keccak256Preimage(KeccakPreimageTracer),
     /// geth's noopTracer: no hooks.
     Noop,
+    /// The callTracer's frames, finished as Parity's `trace` entries.
+    Parity(Box<CallTracer>),
     Prestate(PrestateTracer),
     StructLog(Box<StructLogger>),
     Gas(Box<gas::GasProfiler>),
@@ -375,6 +390,7 @@ macro_rules! dispatch {
             Tracer::FourByte($t) => $e,
             Tracer::Mux($t) => $e,
             Tracer::Keccak256Preimage($t) => $e,
+            Tracer::Parity($t) => $e,
             Tracer::Prestate($t) => $e,
             Tracer::StructLog($t) => $e,
             Tracer::Gas($t) => $e,

@@ -27,6 +27,7 @@ mod html_report;
 mod live;
 mod names_live;
 mod opcode_live;
+mod parity_live;
 mod policy;
 mod range;
 mod remote;

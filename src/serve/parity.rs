@@ -1,0 +1,289 @@
+//! The Parity/OpenEthereum `trace_*` methods, as reth serves them, over any plain node: the same
+//! replays as the debug methods under the `parity` tracer (`trace::parity`), shaped into reth's
+//! answers with alloy's `parity` types.
+//!
+//! - `trace_transaction(hash)`, `trace_block(block)`, `trace_get(hash, [index…])`;
+//! - `trace_replayTransaction(hash, types)`, `trace_replayBlockTransactions(block, types)`,
+//!   `trace_call(call, types, block?)`, `trace_callMany([[call, types]…], block?)`, where
+//!   `types` is a list of `trace`, `stateDiff`, `vmTrace`. `stateDiff` and `vmTrace` are not
+//!   produced yet: asking for them is an error that says so (never an empty answer standing
+//!   for one).
+
+use alloy_primitives::B256;
+use alloy_rpc_types_trace::parity::{
+    LocalizedTransactionTrace, TraceResults, TraceResultsWithTransactionHash, TransactionTrace,
+};
+use serde_json::{json, Value};
+
+use super::methods::{
+    block_number_param, call_param, hash_param, self_check, trace_block, Ctx, Fault, Outcome,
+    TraceOpts,
+};
+use crate::replay::call::{prepare_call, CallError};
+use crate::replay::mined::Mined;
+use crate::replay::remote::replay_txs_from;
+use crate::replay::{ReplayTx, TraceResult, TracedTx};
+use crate::source::rpc::RpcSource;
+use crate::source::StateSnapshot;
+use crate::trace::TracerSpec;
+
+/// The Parity methods `serve` answers.
+pub const METHODS: &[&str] = &[
+    "trace_transaction",
+    "trace_block",
+    "trace_get",
+    "trace_replayTransaction",
+    "trace_replayBlockTransactions",
+    "trace_call",
+    "trace_callMany",
+];
+
+fn to_text(v: &impl serde::Serialize) -> Result<String, Fault> {
+    serde_json::to_string(v).map_err(|e| Fault::server(e.to_string()))
+}
+
+fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
+    match &t.result {
+        TraceResult::Parity(e) => Ok(e),
+        _ => Err(Fault::server("the replay gave no Parity trace")),
+    }
+}
+
+/// Which of `trace`, `stateDiff`, `vmTrace` are asked for (argument `i`); the two not produced
+/// yet are refused by name.
+fn trace_types(params: &Value, i: usize) -> Result<bool, Fault> {
+    let list = params.get(i).and_then(Value::as_array).ok_or_else(|| {
+        Fault::params(format!(
+            "invalid argument {i}: expected a list of trace types"
+        ))
+    })?;
+    let mut trace = false;
+    for t in list {
+        match t.as_str() {
+            Some("trace") => trace = true,
+            Some(other @ ("stateDiff" | "vmTrace")) => {
+                return Err(Fault::server(format!(
+                    "{other} is not produced by chaintrace serve yet; ask for [\"trace\"]"
+                )))
+            }
+            _ => {
+                return Err(Fault::params(format!(
+                    "invalid argument {i}: unknown trace type {t}"
+                )))
+            }
+        }
+    }
+    Ok(trace)
+}
+
+/// reth's `TraceResults` of one replay: its output and, when asked, its `trace` entries
+/// without their block and transaction.
+fn results(t: &TracedTx, trace: bool) -> Result<TraceResults, Fault> {
+    Ok(TraceResults {
+        output: t.outcome.output.clone(),
+        state_diff: None,
+        trace: if trace {
+            entries(t)?.iter().map(|e| e.trace.clone()).collect()
+        } else {
+            Vec::<TransactionTrace>::new()
+        },
+        vm_trace: None,
+    })
+}
+
+fn mined(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    hash: B256,
+    outcome: &mut Outcome,
+) -> Result<TracedTx, Fault> {
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
+    let mut m = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
+    let traced = m.trace(source, ctx.cache, &TracerSpec::Parity)?;
+    self_check(&traced, &m.receipt, outcome);
+    Ok(traced)
+}
+
+/// Every transaction of a block under the `parity` tracer, through the block path of
+/// `debug_traceBlockByNumber` (its cache and self-check): `(hash, entries, output)`.
+fn block(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<Vec<Value>, Fault> {
+    let opts = TraceOpts {
+        spec: TracerSpec::Parity,
+        timeout: None,
+    };
+    let reference = block_number_param(params.get(0))?;
+    let text = trace_block(
+        ctx,
+        source,
+        "debug_traceBlockByNumber",
+        &json!([reference]),
+        &opts,
+        outcome,
+    )?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| Fault::server(e.to_string()))?;
+    Ok(v.as_array().cloned().unwrap_or_default())
+}
+
+/// Answers one of [`METHODS`].
+pub fn dispatch(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    method: &str,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<String, Fault> {
+    match method {
+        "trace_transaction" => {
+            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            to_text(&entries(&t)?)
+        }
+        "trace_get" => {
+            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            let want: Vec<usize> = params
+                .get(1)
+                .and_then(Value::as_array)
+                .ok_or_else(|| Fault::params("invalid argument 1: expected a list of indices"))?
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => s
+                        .strip_prefix("0x")
+                        .and_then(|h| usize::from_str_radix(h, 16).ok()),
+                    Value::Number(n) => n.as_u64().map(|n| n as usize),
+                    _ => None,
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| Fault::params("invalid argument 1: an index is not a number"))?;
+            let found = entries(&t)?.iter().find(|e| e.trace.trace_address == want);
+            to_text(&found)
+        }
+        "trace_block" => {
+            let txs = block(ctx, source, params, outcome)?;
+            let all: Vec<&Value> = txs
+                .iter()
+                .flat_map(|t| t["result"].as_array().into_iter().flatten())
+                .collect();
+            to_text(&all)
+        }
+        "trace_replayTransaction" => {
+            let trace = trace_types(params, 1)?;
+            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            to_text(&results(&t, trace)?)
+        }
+        "trace_replayBlockTransactions" => {
+            let trace = trace_types(params, 1)?;
+            let txs = block(ctx, source, params, outcome)?;
+            let mut out = Vec::new();
+            for t in txs {
+                let list: Vec<LocalizedTransactionTrace> =
+                    serde_json::from_value(t["result"].clone())
+                        .map_err(|e| Fault::server(e.to_string()))?;
+                let hash: B256 = serde_json::from_value(t["txHash"].clone())
+                    .map_err(|e| Fault::server(e.to_string()))?;
+                // The block path keeps no outputs: reth's own `output` of each transaction is
+                // its top entry's.
+                let output = list
+                    .first()
+                    .and_then(|e| e.trace.result.as_ref())
+                    .map(|r| match r {
+                        alloy_rpc_types_trace::parity::TraceOutput::Call(c) => c.output.clone(),
+                        alloy_rpc_types_trace::parity::TraceOutput::Create(c) => c.code.clone(),
+                    })
+                    .unwrap_or_default();
+                out.push(TraceResultsWithTransactionHash {
+                    full_trace: TraceResults {
+                        output,
+                        state_diff: None,
+                        trace: if trace {
+                            list.into_iter().map(|e| e.trace).collect()
+                        } else {
+                            Vec::new()
+                        },
+                        vm_trace: None,
+                    },
+                    transaction_hash: hash,
+                });
+            }
+            to_text(&out)
+        }
+        "trace_call" => {
+            let call = call_param(params.get(0))?;
+            let trace = trace_types(params, 1)?;
+            let at = block_ref(params.get(2))?;
+            let traced = calls(source, &[call], &at)?;
+            to_text(&results(&traced[0], trace)?)
+        }
+        "trace_callMany" => {
+            let list = params.get(0).and_then(Value::as_array).ok_or_else(|| {
+                Fault::params("invalid argument 0: expected a list of [call, types]")
+            })?;
+            let mut reqs = Vec::new();
+            let mut wanted = Vec::new();
+            for item in list {
+                let pair = json!([item.get(0), item.get(1)]);
+                reqs.push(call_param(pair.get(0))?);
+                wanted.push(trace_types(&pair, 1)?);
+            }
+            let at = block_ref(params.get(1))?;
+            let traced = calls(source, &reqs, &at)?;
+            let out: Vec<TraceResults> = traced
+                .iter()
+                .zip(wanted)
+                .map(|(t, w)| results(t, w))
+                .collect::<Result<_, _>>()?;
+            to_text(&out)
+        }
+        other => Err(Fault::new(
+            -32601,
+            format!("the method {other} does not exist/is not available"),
+        )),
+    }
+}
+
+fn block_ref(v: Option<&Value>) -> Result<String, Fault> {
+    match v {
+        None | Some(Value::Null) => Ok("latest".into()),
+        Some(Value::String(s)) if s.len() == 66 => Ok(format!("{:?}", hash_param(&json!([s]), 0)?)),
+        other => block_number_param(other),
+    }
+}
+
+/// `reqs` as simulated transactions one after another on the state of block `at` (each sees
+/// what the ones before it did, as reth's `trace_callMany`).
+fn calls(
+    source: &RpcSource,
+    reqs: &[crate::replay::call::CallRequest],
+    at: &str,
+) -> Result<Vec<TracedTx>, Fault> {
+    let mut prepared = Vec::new();
+    for r in reqs {
+        prepared.push(
+            prepare_call(source, r, at, None, None).map_err(|e| match e {
+                CallError::BlockOverride(m) => Fault::params(m),
+                CallError::Source(e) => e.into(),
+            })?,
+        );
+    }
+    let Some(first) = prepared.first() else {
+        return Ok(Vec::new());
+    };
+    let txs: Vec<ReplayTx> = prepared.iter().map(|p| p.tx.clone()).collect();
+    let replay = replay_txs_from(
+        source,
+        &txs,
+        &first.env,
+        0,
+        &first.state_at,
+        &TracerSpec::Parity,
+        &|_| {},
+        StateSnapshot::partial(),
+    )?;
+    Ok(replay.traces)
+}

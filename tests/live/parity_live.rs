@@ -1,0 +1,220 @@
+//! Parity's `trace_*` entries on the live anvil scenario: chaintrace's own (`tx --tracer
+//! parity`, and `serve`'s `trace_*` methods through `cast rpc`) against anvil 1.7.1's
+//! `trace_transaction` and `trace_block`, which anvil builds with revm-inspectors'
+//! ParityTraceBuilder, reth's builder. The reference is reth's current builder
+//! (revm-inspectors 0.44.3); where anvil 1.7.1's older one differs, the difference is named
+//! below with the line of 0.44.3 that decides it, and anvil's side is mapped to it.
+
+use serde_json::{json, Value};
+
+use crate::serve_support::Serve;
+use crate::{anvil, run};
+
+fn ours(url: &str, hash: &str) -> Value {
+    let r = run::cmd(&["tx", hash, "--rpc-url", url, "--json", "--tracer", "parity"])
+        .no_cache()
+        .run();
+    assert!(r.code == 0 || r.code == 3, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+}
+
+fn is_precompile(to: &str) -> bool {
+    to.len() == 42
+        && to[2..38].chars().all(|c| c == '0')
+        && to != "0x0000000000000000000000000000000000000000"
+}
+
+/// anvil 1.7.1's entries as revm-inspectors 0.44.3 builds them:
+/// 1. calls to precompiles are left out (`TracingInspectorConfig::default_parity`:
+///    `exclude_precompile_calls: true`, and `is_precompile_call`: not the root, no value);
+///    anvil keeps them, so they are removed and the trace addresses renumbered;
+/// 2. a static-call write is `Mutable Call In Static Context` (tracing/utils.rs
+///    `fmt_error_msg`: `StateChangeDuringStaticCall`), where anvil prints revm's variant name;
+/// 3. a reverted creation's result is a call's, `{gasUsed, output}` (tracing/types.rs
+///    `parity_trace_output`: "A reverted creation reports its gas and revert data like a
+///    call"), where anvil gives `{address, code, gasUsed}`.
+fn as_reth(anvil: &Value) -> Value {
+    // Trace addresses are per transaction: each transaction's entries apart.
+    let mut out: Vec<Value> = Vec::new();
+    let mut group: Vec<Value> = Vec::new();
+    for e in anvil.as_array().unwrap() {
+        if group
+            .last()
+            .is_some_and(|g| g["transactionHash"] != e["transactionHash"])
+        {
+            out.extend(as_reth_tx(&std::mem::take(&mut group)));
+        }
+        group.push(e.clone());
+    }
+    out.extend(as_reth_tx(&group));
+    Value::Array(out)
+}
+
+fn as_reth_tx(entries: &[Value]) -> Vec<Value> {
+    // Keep an entry unless it or an ancestor is a dropped precompile call.
+    let dropped: Vec<Vec<u64>> = entries
+        .iter()
+        .filter(|e| {
+            let a = &e["action"];
+            e["type"] == "call"
+                && !e["traceAddress"].as_array().unwrap().is_empty()
+                && is_precompile(a["to"].as_str().unwrap_or(""))
+                && a["value"] == "0x0"
+        })
+        .map(|e| address(e))
+        .collect();
+    let kept: Vec<Value> = entries
+        .iter()
+        .filter(|e| !dropped.iter().any(|d| address(e).starts_with(d)))
+        .cloned()
+        .collect();
+    // Renumber: each index counts only the kept siblings before it.
+    let mut out = Vec::new();
+    for e in &kept {
+        let old = address(e);
+        let mut new = Vec::new();
+        for depth in 0..old.len() {
+            let parent = &old[..depth];
+            let before = dropped
+                .iter()
+                .filter(|d| d.len() == depth + 1 && d[..depth] == *parent && d[depth] < old[depth])
+                .count() as u64;
+            new.push(old[depth] - before);
+        }
+        let mut e = e.clone();
+        let gone = dropped
+            .iter()
+            .filter(|d| d.len() == old.len() + 1 && d[..old.len()] == old[..])
+            .count() as u64;
+        e["subtraces"] = json!(e["subtraces"].as_u64().unwrap() - gone);
+        e["traceAddress"] = json!(new);
+        if e["error"] == "StateChangeDuringStaticCall" {
+            e["error"] = json!("Mutable Call In Static Context");
+        }
+        if e["type"] == "create" && e["error"] == "Reverted" && e["result"]["code"].is_string() {
+            let r = &e["result"];
+            e["result"] = json!({"gasUsed": r["gasUsed"], "output": r["code"]});
+        }
+        out.push(e);
+    }
+    out
+}
+
+fn address(e: &Value) -> Vec<u64> {
+    e["traceAddress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn trace_transaction_equals_anvils_as_reth_builds_it() {
+    let s = anvil::scenario();
+    let mut failures = Vec::new();
+    let mut named = 0;
+    for t in &s.txs {
+        let hash = format!("{:?}", t.hash);
+        let mine = ours(&s.url, &hash);
+        let raw = s.anvil.rpc("trace_transaction", json!([hash]));
+        let theirs = as_reth(&raw);
+        named += (raw != theirs) as usize;
+        if mine != theirs {
+            failures.push(format!("{}:\n  anvil {theirs}\n  ours  {mine}", t.label));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        s.txs.len(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "parity: {} transactions equal to anvil's trace_transaction ({named} after a named difference)",
+        s.txs.len()
+    );
+}
+
+/// `serve` answers every `trace_*` method through `cast rpc`: `trace_transaction` and
+/// `trace_block` equal to the same entries as `tx --tracer parity` (and so to anvil's, above),
+/// `trace_get` one of them, `trace_replayTransaction`'s `trace` the same entries without their
+/// block and transaction, and `trace_call` of the same call as the transaction made.
+#[test]
+fn serve_answers_the_trace_methods() {
+    let s = anvil::scenario();
+    let serve = Serve::start(&s.url, &[]);
+    let cast = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
+    let rpc = |method: &str, params: &[String]| -> Value {
+        let out = std::process::Command::new(&cast)
+            .args(["rpc", "--rpc-url", &serve.url, method])
+            .args(params)
+            .env("FOUNDRY_DISABLE_NIGHTLY_WARNING", "1")
+            .output()
+            .expect("run cast");
+        assert!(
+            out.status.success(),
+            "cast rpc {method}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let mut blocks = std::collections::BTreeMap::<String, Vec<Value>>::new();
+    for t in &s.txs {
+        let hash = format!("{:?}", t.hash);
+        let want = ours(&s.url, &hash);
+        assert_eq!(
+            rpc("trace_transaction", &[hash.clone()]),
+            want,
+            "{}",
+            t.label
+        );
+        let entries = want.as_array().unwrap();
+        let last = entries.last().unwrap();
+        let index: Vec<String> = address(last).iter().map(|i| format!("{i:#x}")).collect();
+        let got = rpc("trace_get", &[hash.clone(), json!(index).to_string()]);
+        assert_eq!(&got, last, "trace_get {}", t.label);
+        let replay = rpc(
+            "trace_replayTransaction",
+            &[hash.clone(), json!(["trace"]).to_string()],
+        );
+        let bare: Vec<Value> = entries
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                for k in [
+                    "blockHash",
+                    "blockNumber",
+                    "transactionHash",
+                    "transactionPosition",
+                ] {
+                    e.as_object_mut().unwrap().remove(k);
+                }
+                e
+            })
+            .collect();
+        assert_eq!(
+            replay["trace"],
+            json!(bare),
+            "trace_replayTransaction {}",
+            t.label
+        );
+        assert_eq!(replay["stateDiff"], Value::Null);
+        assert_eq!(replay["vmTrace"], Value::Null);
+        let block = entries[0]["blockNumber"].as_u64().unwrap();
+        blocks
+            .entry(format!("{block:#x}"))
+            .or_default()
+            .extend(entries.iter().cloned());
+    }
+    for (block, want) in &blocks {
+        assert_eq!(
+            rpc("trace_block", &[block.clone()]),
+            json!(want),
+            "trace_block {block}"
+        );
+        let theirs = as_reth(&s.anvil.rpc("trace_block", json!([block])));
+        assert_eq!(theirs, json!(want), "anvil's trace_block {block}");
+    }
+}
