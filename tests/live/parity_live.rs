@@ -61,7 +61,7 @@ fn as_reth_tx(entries: &[Value]) -> Vec<Value> {
                 && is_precompile(a["to"].as_str().unwrap_or(""))
                 && a["value"] == "0x0"
         })
-        .map(|e| address(e))
+        .map(address)
         .collect();
     let kept: Vec<Value> = entries
         .iter()
@@ -165,7 +165,7 @@ fn serve_answers_the_trace_methods() {
         let hash = format!("{:?}", t.hash);
         let want = ours(&s.url, &hash);
         assert_eq!(
-            rpc("trace_transaction", &[hash.clone()]),
+            rpc("trace_transaction", std::slice::from_ref(&hash)),
             want,
             "{}",
             t.label
@@ -208,9 +208,64 @@ fn serve_answers_the_trace_methods() {
             .or_default()
             .extend(entries.iter().cloned());
     }
+    // trace_call of a transaction's own call on its parent block's state (it was its block's
+    // first) is its trace; trace_callMany runs two such calls one after the other.
+    let t = s
+        .txs
+        .iter()
+        .find(|t| {
+            let r = s.anvil.receipt(t.hash);
+            r["transactionIndex"] == "0x0" && r["to"].is_string()
+        })
+        .expect("a call first in its block");
+    let hash = format!("{:?}", t.hash);
+    let tx = s.anvil.rpc("eth_getTransactionByHash", json!([hash]));
+    let parent = format!("{:#x}", anvil::parse_u64(&tx["blockNumber"]) - 1);
+    let call = json!({"from": tx["from"], "to": tx["to"], "data": tx["input"],
+        "value": tx["value"], "gas": tx["gas"], "gasPrice": tx["gasPrice"]});
+    let one = rpc(
+        "trace_call",
+        &[
+            call.to_string(),
+            json!(["trace"]).to_string(),
+            parent.clone(),
+        ],
+    );
+    let replay = rpc(
+        "trace_replayTransaction",
+        &[hash, json!(["trace"]).to_string()],
+    );
+    assert_eq!(one["trace"], replay["trace"], "trace_call {}", t.label);
+    assert_eq!(
+        one["output"], replay["output"],
+        "trace_call output {}",
+        t.label
+    );
+    let many = rpc(
+        "trace_callMany",
+        &[
+            json!([[call, ["trace"]], [call, ["trace"]]]).to_string(),
+            parent,
+        ],
+    );
+    assert_eq!(many.as_array().map(Vec::len), Some(2), "{many}");
+    assert_eq!(many[0], one);
+    // stateDiff and vmTrace are refused by name, never answered empty.
+    let out = std::process::Command::new(&cast)
+        .args(["rpc", "--rpc-url", &serve.url, "trace_replayTransaction"])
+        .arg(format!("{:?}", t.hash))
+        .arg(json!(["stateDiff"]).to_string())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stateDiff is not produced"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for (block, want) in &blocks {
         assert_eq!(
-            rpc("trace_block", &[block.clone()]),
+            rpc("trace_block", std::slice::from_ref(block)),
             json!(want),
             "trace_block {block}"
         );
