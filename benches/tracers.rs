@@ -4,7 +4,7 @@
 //! - `calls`: 490 calls into a token that emits a `Transfer` each (~1.0M gas, 491 frames).
 //!
 //! Pairs, each timed interleaved (median of RUNS runs per side):
-//! - flatCallTracer vs callTracer (issue 30: at most 1.2×);
+//! - flatCallTracer and Parity's `trace` entries vs callTracer (issue 30: at most 1.2×);
 //! - muxTracer {callTracer, prestateTracer} vs callTracer then prestateTracer, two replays
 //!   (issue 30: faster);
 //! - 4byteTracer, keccak256PreimageTracer and noopTracer vs callTracer, for scale.
@@ -71,6 +71,11 @@ fn main() {
             (
                 "flatCallTracer vs callTracer",
                 spec("flatCallTracer", None),
+                vec![&call],
+            ),
+            (
+                "parity (trace_*) vs callTracer",
+                spec("parity", None),
                 vec![&call],
             ),
             (
