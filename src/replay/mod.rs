@@ -128,8 +128,9 @@ pub enum TraceResult {
     Noop(NoopResult),
     /// geth's muxTracer: each child's result by its name, in sorted order.
     Mux(MuxResult),
-    /// Parity's `trace` entries, as reth's `trace_transaction` serves them.
-    Parity(Vec<alloy_rpc_types_trace::parity::LocalizedTransactionTrace>),
+    /// Parity's `trace` entries, as reth's `trace_transaction` serves them (and the
+    /// transaction's `stateDiff`, which does not print).
+    Parity(Box<crate::trace::parity::ParityResult>),
     Prestate(PrestateResult),
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
@@ -490,7 +491,10 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
                 false,
             );
             let traces = crate::trace::parity::transaction_traces(&top, &precompile_test(e.env));
-            TraceResult::Parity(crate::trace::parity::localized(traces, &flat_context(e)))
+            TraceResult::Parity(Box::new(crate::trace::parity::ParityResult {
+                traces: crate::trace::parity::localized(traces, &flat_context(e)),
+                state_diff: crate::trace::parity::state_diff(&mut *db, e.state),
+            }))
         }
         Tracer::FourByte(t) => TraceResult::FourByte(t.into_result()),
         Tracer::Keccak256Preimage(t) => TraceResult::Keccak256Preimage(t.into_result()),

@@ -356,63 +356,68 @@ pub(super) fn trace_block(
     } else {
         block_number_param(params.get(0))?
     };
-    // One round trip for the chain, the block and its receipts; then the state passes.
-    let (chain_id, mut block, receipts) = source.chain_block_receipts(&block_ref)?;
-    let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
-    let env = EvmEnv::new(spec_id, chain_id, &block.info);
+    let traces = replay_block(ctx, source, &block_ref, &opts.spec, outcome)?;
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,
     };
     out.write_all(b"[").map_err(|_| too_large())?;
-    if !block.txs.is_empty() {
-        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-        // The pre-state of this block (its parent's state), known by the block's hash.
-        let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
-        let _guard = ctx
-            .memo
-            .lock_key(&key, ctx.deadline)
-            .ok_or_else(super::calls::timed_out)?;
-        let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
-        let (start, hit) = match cached {
-            Some(s) => (s, true),
-            None => (crate::source::StateSnapshot::partial(), false),
-        };
-        outcome.cache_hit |= hit;
-        let replay = replay_txs_from(
-            source,
-            &block.txs,
-            &env,
-            0,
-            &parent,
-            &opts.spec,
-            &|_| {},
-            start,
-        )?;
-        let receipts = match receipts {
-            Some(r) => r,
-            None => {
-                let hashes: Vec<B256> = replay.traces.iter().map(|t| t.hash).collect();
-                source.receipts(&hashes)?
-            }
-        };
-        for (t, r) in replay.traces.iter().zip(&receipts) {
-            self_check(t, r, outcome);
+    for (i, t) in traces.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",").map_err(|_| too_large())?;
         }
-        for (i, t) in replay.traces.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",").map_err(|_| too_large())?;
-            }
-            write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
-            write_trace(&mut out, &t.result).map_err(|_| too_large())?;
-            out.write_all(b"}").map_err(|_| too_large())?;
-        }
-        if block.info.hash.is_some() {
-            ctx.memo.put(key, replay.snapshot);
-        }
+        write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
+        write_trace(&mut out, &t.result).map_err(|_| too_large())?;
+        out.write_all(b"}").map_err(|_| too_large())?;
     }
     out.write_all(b"]").map_err(|_| too_large())?;
     finish(out)
+}
+
+/// Every transaction of block `block_ref` traced under `spec`, each checked against its
+/// receipt; the block's pre-state kept in the memory cache for the next call.
+pub(super) fn replay_block(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    block_ref: &str,
+    spec: &TracerSpec,
+    outcome: &mut Outcome,
+) -> Result<Vec<TracedTx>, Fault> {
+    // One round trip for the chain, the block and its receipts; then the state passes.
+    let (chain_id, mut block, receipts) = source.chain_block_receipts(block_ref)?;
+    let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
+    let env = EvmEnv::new(spec_id, chain_id, &block.info);
+    if block.txs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+    // The pre-state of this block (its parent's state), known by the block's hash.
+    let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
+    let _guard = ctx
+        .memo
+        .lock_key(&key, ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
+    let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
+    let (start, hit) = match cached {
+        Some(s) => (s, true),
+        None => (crate::source::StateSnapshot::partial(), false),
+    };
+    outcome.cache_hit |= hit;
+    let replay = replay_txs_from(source, &block.txs, &env, 0, &parent, spec, &|_| {}, start)?;
+    let receipts = match receipts {
+        Some(r) => r,
+        None => {
+            let hashes: Vec<B256> = replay.traces.iter().map(|t| t.hash).collect();
+            source.receipts(&hashes)?
+        }
+    };
+    for (t, r) in replay.traces.iter().zip(&receipts) {
+        self_check(t, r, outcome);
+    }
+    if block.info.hash.is_some() {
+        ctx.memo.put(key, replay.snapshot);
+    }
+    Ok(replay.traces)
 }
 
 /// geth's `rpc.BlockNumber`: a hex quantity or a tag.

@@ -5,9 +5,8 @@
 //! - `trace_transaction(hash)`, `trace_block(block)`, `trace_get(hash, [index…])`;
 //! - `trace_replayTransaction(hash, types)`, `trace_replayBlockTransactions(block, types)`,
 //!   `trace_call(call, types, block?)`, `trace_callMany([[call, types]…], block?)`, where
-//!   `types` is a list of `trace`, `stateDiff`, `vmTrace`. `stateDiff` and `vmTrace` are not
-//!   produced yet: asking for them is an error that says so (never an empty answer standing
-//!   for one).
+//!   `types` is a list of `trace`, `stateDiff`, `vmTrace`. `vmTrace` is not produced yet:
+//!   asking for it is an error that says so (never an empty answer standing for one).
 
 use alloy_primitives::B256;
 use alloy_rpc_types_trace::parity::{
@@ -16,8 +15,7 @@ use alloy_rpc_types_trace::parity::{
 use serde_json::{json, Value};
 
 use super::methods::{
-    block_number_param, call_param, hash_param, self_check, trace_block, Ctx, Fault, Outcome,
-    TraceOpts,
+    block_number_param, call_param, hash_param, replay_block, self_check, Ctx, Fault, Outcome,
 };
 use crate::replay::call::{prepare_call, CallError};
 use crate::replay::mined::Mined;
@@ -25,6 +23,7 @@ use crate::replay::remote::replay_txs_from;
 use crate::replay::{ReplayTx, TraceResult, TracedTx};
 use crate::source::rpc::RpcSource;
 use crate::source::StateSnapshot;
+use crate::trace::parity::ParityResult;
 use crate::trace::TracerSpec;
 
 /// The Parity methods `serve` answers.
@@ -42,29 +41,43 @@ fn to_text(v: &impl serde::Serialize) -> Result<String, Fault> {
     serde_json::to_string(v).map_err(|e| Fault::server(e.to_string()))
 }
 
-fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
+fn parity(t: &TracedTx) -> Result<&ParityResult, Fault> {
     match &t.result {
-        TraceResult::Parity(e) => Ok(e),
+        TraceResult::Parity(p) => Ok(p),
         _ => Err(Fault::server("the replay gave no Parity trace")),
     }
 }
 
-/// Which of `trace`, `stateDiff`, `vmTrace` are asked for (argument `i`); the two not produced
-/// yet are refused by name.
-fn trace_types(params: &Value, i: usize) -> Result<bool, Fault> {
+fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
+    Ok(&parity(t)?.traces)
+}
+
+/// Which of `trace`, `stateDiff`, `vmTrace` are asked for (argument `i`).
+#[derive(Clone, Copy)]
+struct Types {
+    trace: bool,
+    state_diff: bool,
+}
+
+/// The trace types of argument `i`; `vmTrace`, not produced yet, is refused by name.
+fn trace_types(params: &Value, i: usize) -> Result<Types, Fault> {
     let list = params.get(i).and_then(Value::as_array).ok_or_else(|| {
         Fault::params(format!(
             "invalid argument {i}: expected a list of trace types"
         ))
     })?;
-    let mut trace = false;
+    let mut types = Types {
+        trace: false,
+        state_diff: false,
+    };
     for t in list {
         match t.as_str() {
-            Some("trace") => trace = true,
-            Some(other @ ("stateDiff" | "vmTrace")) => {
-                return Err(Fault::server(format!(
-                    "{other} is not produced by chaintrace serve yet; ask for [\"trace\"]"
-                )))
+            Some("trace") => types.trace = true,
+            Some("stateDiff") => types.state_diff = true,
+            Some("vmTrace") => {
+                return Err(Fault::server(
+                    "vmTrace is not produced by chaintrace serve yet; ask for [\"trace\", \"stateDiff\"]",
+                ))
             }
             _ => {
                 return Err(Fault::params(format!(
@@ -73,17 +86,18 @@ fn trace_types(params: &Value, i: usize) -> Result<bool, Fault> {
             }
         }
     }
-    Ok(trace)
+    Ok(types)
 }
 
 /// reth's `TraceResults` of one replay: its output and, when asked, its `trace` entries
-/// without their block and transaction.
-fn results(t: &TracedTx, trace: bool) -> Result<TraceResults, Fault> {
+/// without their block and transaction, and its `stateDiff`.
+fn results(t: &TracedTx, types: Types) -> Result<TraceResults, Fault> {
+    let p = parity(t)?;
     Ok(TraceResults {
         output: t.outcome.output.clone(),
-        state_diff: None,
-        trace: if trace {
-            entries(t)?.iter().map(|e| e.trace.clone()).collect()
+        state_diff: types.state_diff.then(|| p.state_diff.clone()),
+        trace: if types.trace {
+            p.traces.iter().map(|e| e.trace.clone()).collect()
         } else {
             Vec::<TransactionTrace>::new()
         },
@@ -108,28 +122,15 @@ fn mined(
 }
 
 /// Every transaction of a block under the `parity` tracer, through the block path of
-/// `debug_traceBlockByNumber` (its cache and self-check): `(hash, entries, output)`.
+/// `debug_traceBlockByNumber` (its memory cache and self-check).
 fn block(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     params: &Value,
     outcome: &mut Outcome,
-) -> Result<Vec<Value>, Fault> {
-    let opts = TraceOpts {
-        spec: TracerSpec::Parity,
-        timeout: None,
-    };
+) -> Result<Vec<TracedTx>, Fault> {
     let reference = block_number_param(params.get(0))?;
-    let text = trace_block(
-        ctx,
-        source,
-        "debug_traceBlockByNumber",
-        &json!([reference]),
-        &opts,
-        outcome,
-    )?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| Fault::server(e.to_string()))?;
-    Ok(v.as_array().cloned().unwrap_or_default())
+    replay_block(ctx, source, &reference, &TracerSpec::Parity, outcome)
 }
 
 /// Answers one of [`METHODS`].
@@ -166,51 +167,29 @@ pub fn dispatch(
         }
         "trace_block" => {
             let txs = block(ctx, source, params, outcome)?;
-            let all: Vec<&Value> = txs
-                .iter()
-                .flat_map(|t| t["result"].as_array().into_iter().flatten())
-                .collect();
+            let mut all = Vec::new();
+            for t in &txs {
+                all.extend(entries(t)?.iter());
+            }
             to_text(&all)
         }
         "trace_replayTransaction" => {
-            let trace = trace_types(params, 1)?;
+            let types = trace_types(params, 1)?;
             let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
-            to_text(&results(&t, trace)?)
+            to_text(&results(&t, types)?)
         }
         "trace_replayBlockTransactions" => {
-            let trace = trace_types(params, 1)?;
+            let types = trace_types(params, 1)?;
             let txs = block(ctx, source, params, outcome)?;
-            let mut out = Vec::new();
-            for t in txs {
-                let list: Vec<LocalizedTransactionTrace> =
-                    serde_json::from_value(t["result"].clone())
-                        .map_err(|e| Fault::server(e.to_string()))?;
-                let hash: B256 = serde_json::from_value(t["txHash"].clone())
-                    .map_err(|e| Fault::server(e.to_string()))?;
-                // The block path keeps no outputs: reth's own `output` of each transaction is
-                // its top entry's.
-                let output = list
-                    .first()
-                    .and_then(|e| e.trace.result.as_ref())
-                    .map(|r| match r {
-                        alloy_rpc_types_trace::parity::TraceOutput::Call(c) => c.output.clone(),
-                        alloy_rpc_types_trace::parity::TraceOutput::Create(c) => c.code.clone(),
+            let out: Vec<TraceResultsWithTransactionHash> = txs
+                .iter()
+                .map(|t| {
+                    Ok(TraceResultsWithTransactionHash {
+                        full_trace: results(t, types)?,
+                        transaction_hash: t.hash,
                     })
-                    .unwrap_or_default();
-                out.push(TraceResultsWithTransactionHash {
-                    full_trace: TraceResults {
-                        output,
-                        state_diff: None,
-                        trace: if trace {
-                            list.into_iter().map(|e| e.trace).collect()
-                        } else {
-                            Vec::new()
-                        },
-                        vm_trace: None,
-                    },
-                    transaction_hash: hash,
-                });
-            }
+                })
+                .collect::<Result<_, Fault>>()?;
             to_text(&out)
         }
         "trace_call" => {

@@ -65,6 +65,20 @@ pub fn transaction_traces(
     out
 }
 
+/// What the `parity` tracer gives for one transaction: its `trace` entries (all that prints)
+/// and its `stateDiff`, kept for the `trace_replay*`/`trace_call*` answers.
+#[derive(Clone, Debug, Default)]
+pub struct ParityResult {
+    pub traces: Vec<LocalizedTransactionTrace>,
+    pub state_diff: alloy_rpc_types_trace::parity::StateDiff,
+}
+
+impl serde::Serialize for ParityResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.traces.serialize(s)
+    }
+}
+
 /// [`transaction_traces`] with the block and transaction they belong to.
 pub fn localized(
     traces: Vec<TransactionTrace>,
@@ -184,4 +198,91 @@ fn entry(
         subtraces,
         trace_address,
     }
+}
+
+/// Parity's `stateDiff` of one transaction: `state` (what it changed, not yet committed)
+/// against `db` (the state before it), as revm-inspectors' `populate_state_diff` builds it
+/// (tracing/builder/parity.rs): a destroyed account `-` with its balance, nonce and code; an
+/// account that did not exist `+` with its final values and changed slots; any other changed
+/// account `*`/`=` per field and `*` for each changed slot; an account nothing changed in is
+/// left out. A read that fails (a state source that cannot answer) leaves the account out.
+pub fn state_diff<DB: revm::Database>(
+    db: &mut DB,
+    state: &revm::state::EvmState,
+) -> alloy_rpc_types_trace::parity::StateDiff {
+    use alloy_primitives::{Bytes, U64};
+    use alloy_rpc_types_trace::parity::{ChangedType, Delta, StateDiff};
+    use revm::state::AccountInfo;
+    let mut diff = StateDiff::default();
+    let code = |db: &mut DB, info: &AccountInfo| -> Bytes {
+        match &info.code {
+            Some(c) => c.original_bytes(),
+            None if info.code_hash == revm::primitives::KECCAK_EMPTY => Bytes::new(),
+            None => db
+                .code_by_hash(info.code_hash)
+                .map(|c| c.original_bytes())
+                .unwrap_or_default(),
+        }
+    };
+    for (addr, acc) in state {
+        let Ok(before) = db.basic(*addr) else {
+            continue;
+        };
+        // A state source answers an absent account as empty: an empty account did not exist
+        // (EIP-161: none can, since Spurious Dragon), as reth's database answers `None`.
+        let existed = before.as_ref().is_some_and(|b| !b.is_empty());
+        if acc.is_selfdestructed() && !existed {
+            continue;
+        }
+        let before = before.unwrap_or_default();
+        let entry = diff.entry(*addr).or_default();
+        if acc.is_selfdestructed() {
+            entry.balance = Delta::Removed(before.balance);
+            entry.nonce = Delta::Removed(U64::from(before.nonce));
+            entry.code = Delta::Removed(code(db, &before));
+            continue;
+        }
+        if !existed && (acc.is_created() || !acc.is_empty()) {
+            entry.balance = Delta::Added(acc.info.balance);
+            entry.nonce = Delta::Added(U64::from(acc.info.nonce));
+            entry.code = Delta::Added(code(db, &acc.info));
+            for (k, slot) in acc.storage.iter().filter(|(_, s)| s.is_changed()) {
+                entry
+                    .storage
+                    .insert((*k).into(), Delta::Added(slot.present_value.into()));
+            }
+            continue;
+        }
+        if before.code_hash != acc.info.code_hash {
+            entry.code = Delta::changed(code(db, &before), code(db, &acc.info));
+        }
+        for (k, slot) in acc.storage.iter().filter(|(_, s)| s.is_changed()) {
+            entry.storage.insert(
+                (*k).into(),
+                Delta::changed(slot.original_value.into(), slot.present_value.into()),
+            );
+        }
+        let same = before.balance == acc.info.balance
+            && before.nonce == acc.info.nonce
+            && before.code_hash == acc.info.code_hash;
+        if entry.storage.is_empty() && same {
+            diff.remove(addr);
+            continue;
+        }
+        entry.balance = match before.balance == acc.info.balance {
+            true => Delta::Unchanged,
+            false => Delta::Changed(ChangedType {
+                from: before.balance,
+                to: acc.info.balance,
+            }),
+        };
+        entry.nonce = match before.nonce == acc.info.nonce {
+            true => Delta::Unchanged,
+            false => Delta::Changed(ChangedType {
+                from: U64::from(before.nonce),
+                to: U64::from(acc.info.nonce),
+            }),
+        };
+    }
+    diff
 }

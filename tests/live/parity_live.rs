@@ -100,6 +100,92 @@ fn as_reth_tx(entries: &[Value]) -> Vec<Value> {
     out
 }
 
+/// A geth prestate diff (`{pre, post}`) as Parity's `stateDiff`, by OpenEthereum's rules:
+/// an account absent before is `+` with its values after; present before and absent after
+/// (destroyed) `-` with its values before (an empty account counts as absent: EIP-161);
+/// otherwise each of balance, nonce and code `*`
+/// `{from, to}` when the diff's post has it, else `=`, and every slot that changed `*`
+/// (a slot the diff's post omits went to zero).
+fn parity_diff(d: &Value) -> Value {
+    let empty = json!({});
+    let (pre, post) = (&d["pre"], &d["post"]);
+    let word0 = format!("0x{}", "0".repeat(64));
+    let q = |v: &Value| -> String {
+        match v {
+            Value::Number(n) => format!("{:#x}", n.as_u64().unwrap()),
+            Value::String(s) => s.clone(),
+            _ => "0x0".into(),
+        }
+    };
+    let mut out = serde_json::Map::new();
+    let mut addrs: Vec<&String> = pre.as_object().unwrap().keys().collect();
+    addrs.extend(post.as_object().unwrap().keys());
+    addrs.sort();
+    addrs.dedup();
+    for a in addrs {
+        // An empty account before (no balance, nonce or code) did not exist (EIP-161).
+        let is_empty = |x: &Value| {
+            ["balance", "nonce", "code"]
+                .iter()
+                .all(|k| x.get(*k).is_none_or(|v| v == "0x0" || v == 0 || v == "0x"))
+        };
+        let b = pre.get(a.as_str()).filter(|x| !is_empty(x));
+        let p = post.get(a.as_str());
+        if b.is_none() && p.is_none() {
+            continue;
+        }
+        let field = |acc: Option<&Value>, k: &str, zero: &str| -> String {
+            acc.and_then(|x| x.get(k))
+                .map(&q)
+                .unwrap_or_else(|| zero.to_string())
+        };
+        let entry = match (b, p) {
+            (None, Some(p)) => {
+                let storage: serde_json::Map<String, Value> = p
+                    .get("storage")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), json!({"+": v})))
+                    .collect();
+                json!({"balance": {"+": field(Some(p), "balance", "0x0")},
+                    "code": {"+": field(Some(p), "code", "0x")},
+                    "nonce": {"+": field(Some(p), "nonce", "0x0")}, "storage": storage})
+            }
+            (Some(b), None) => json!({"balance": {"-": field(Some(b), "balance", "0x0")},
+                "code": {"-": field(Some(b), "code", "0x")},
+                "nonce": {"-": field(Some(b), "nonce", "0x0")}, "storage": {}}),
+            (Some(b), Some(p)) => {
+                let delta = |k: &str, zero: &str| match p.get(k) {
+                    Some(_) => {
+                        json!({"*": {"from": field(Some(b), k, zero), "to": field(Some(p), k, zero)}})
+                    }
+                    None => json!("="),
+                };
+                let mut storage = serde_json::Map::new();
+                let (bs, ps) = (
+                    b.get("storage").unwrap_or(&empty),
+                    p.get("storage").unwrap_or(&empty),
+                );
+                for (k, v) in ps.as_object().unwrap() {
+                    let from = bs.get(k).cloned().unwrap_or(json!(word0));
+                    storage.insert(k.clone(), json!({"*": {"from": from, "to": v}}));
+                }
+                for (k, v) in bs.as_object().unwrap() {
+                    if ps.get(k).is_none() {
+                        storage.insert(k.clone(), json!({"*": {"from": v, "to": word0}}));
+                    }
+                }
+                json!({"balance": delta("balance", "0x0"), "code": delta("code", "0x"),
+                    "nonce": delta("nonce", "0x0"), "storage": storage})
+            }
+            (None, None) => unreachable!(),
+        };
+        out.insert(a.clone(), entry);
+    }
+    Value::Object(out)
+}
+
 fn address(e: &Value) -> Vec<u64> {
     e["traceAddress"]
         .as_array()
@@ -161,6 +247,7 @@ fn serve_answers_the_trace_methods() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let mut blocks = std::collections::BTreeMap::<String, Vec<Value>>::new();
+    let mut diffs = Vec::new();
     for t in &s.txs {
         let hash = format!("{:?}", t.hash);
         let want = ours(&s.url, &hash);
@@ -202,12 +289,37 @@ fn serve_answers_the_trace_methods() {
         );
         assert_eq!(replay["stateDiff"], Value::Null);
         assert_eq!(replay["vmTrace"], Value::Null);
+        // stateDiff (anvil serves no trace_replay*): anvil's own prestateTracer diff, read
+        // as Parity's deltas.
+        let diff = rpc(
+            "trace_replayTransaction",
+            &[hash.clone(), json!(["stateDiff"]).to_string()],
+        );
+        let node_diff = s.anvil.trace(
+            t.hash,
+            json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}),
+        );
+        let theirs = parity_diff(&node_diff);
+        if diff["stateDiff"] != theirs {
+            diffs.push(format!(
+                "{}:\n  anvil {}\n  ours  {}",
+                t.label, theirs, diff["stateDiff"]
+            ));
+        }
+        assert_eq!(diff["output"], replay["output"], "output {}", t.label);
         let block = entries[0]["blockNumber"].as_u64().unwrap();
         blocks
             .entry(format!("{block:#x}"))
             .or_default()
             .extend(entries.iter().cloned());
     }
+    assert!(
+        diffs.is_empty(),
+        "{} of {} stateDiffs differ from anvil's:\n{}",
+        diffs.len(),
+        s.txs.len(),
+        diffs.join("\n")
+    );
     // trace_call of a transaction's own call on its parent block's state (it was its block's
     // first) is its trace; trace_callMany runs two such calls one after the other.
     let t = s
@@ -250,16 +362,16 @@ fn serve_answers_the_trace_methods() {
     );
     assert_eq!(many.as_array().map(Vec::len), Some(2), "{many}");
     assert_eq!(many[0], one);
-    // stateDiff and vmTrace are refused by name, never answered empty.
+    // vmTrace is refused by name, never answered empty.
     let out = std::process::Command::new(&cast)
         .args(["rpc", "--rpc-url", &serve.url, "trace_replayTransaction"])
         .arg(format!("{:?}", t.hash))
-        .arg(json!(["stateDiff"]).to_string())
+        .arg(json!(["vmTrace"]).to_string())
         .output()
         .unwrap();
     assert!(!out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("stateDiff is not produced"),
+        String::from_utf8_lossy(&out.stderr).contains("vmTrace is not produced"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
