@@ -268,56 +268,23 @@ fn evmdis_expected() -> Value {
 }
 
 fn direct_evmdis() -> Value {
-    use alloy_primitives::{address, hex, Bytes, TxKind, U256};
-    use chaintrace::replay::{trace, BlockInfo, EvmEnv, ReplayTx};
-    use chaintrace::source::{AccountData, StateSnapshot};
-    use revm::context::TxEnv;
+    use crate::offline::{account, block, tx};
+    use alloy_primitives::{address, TxKind};
+    use chaintrace::replay::{trace, EvmEnv};
+    use chaintrace::source::StateSnapshot;
     use revm::primitives::hardfork::SpecId;
     let sender = address!("00000000000000000000000000000000000000f0");
     let to = address!("00000000000000000000000000000000000000aa");
     let mut snap = StateSnapshot::complete();
-    snap.insert_account(
-        sender,
-        AccountData {
-            balance: U256::from(10u64).pow(U256::from(18)),
-            nonce: 0,
-            code: Bytes::new(),
-        },
-    );
-    snap.insert_account(
-        to,
-        AccountData {
-            balance: U256::ZERO,
-            nonce: 0,
-            code: Bytes::from(hex::decode("600160020100").unwrap()),
-        },
-    );
-    let info = BlockInfo {
-        number: 1,
-        timestamp: 1,
-        gas_limit: 30_000_000,
-        base_fee: Some(0),
-        ..Default::default()
-    };
-    let env = EvmEnv::new(SpecId::CANCUN, 1, &info);
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender,
-        env: TxEnv {
-            caller: sender,
-            gas_limit: 100_000,
-            gas_price: 1,
-            kind: TxKind::Call(to),
-            nonce: 0,
-            chain_id: Some(1),
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
+    snap.insert_account(sender, account(10u128.pow(18), 0, ""));
+    snap.insert_account(to, account(0, 0, "6001 6002 01 00"));
+    let env = EvmEnv::new(SpecId::CANCUN, 1, &block(1, Some(0)));
     let spec = TracerSpec::named("evmdisTracer", None, SLOW).unwrap();
     let mut db = snap.db();
-    match trace(&mut db, &env, &tx, &spec, 0).unwrap().result {
+    match trace(&mut db, &env, &tx(sender, TxKind::Call(to)), &spec, 0)
+        .unwrap()
+        .result
+    {
         TraceResult::Js(v) => serde_json::from_str(v.get()).unwrap(),
         _ => panic!("not a JS result"),
     }

@@ -259,18 +259,7 @@ fn ranges_carry_new_tracers_and_parquet_has_cryos_traces_table() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 
     // DuckDB, from the pinned packages of examples/dask (installed into target/dask-venv).
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join("target/dask-venv");
-    let setup = Command::new("bash")
-        .arg(root.join("examples/dask/setup-venv.sh"))
-        .arg(&venv)
-        .output()
-        .expect("run setup-venv.sh");
-    assert!(
-        setup.status.success(),
-        "installing the pinned Python packages failed: {}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
+    let venv = crate::dask_example::pinned_venv();
     let query = format!(
         "import duckdb, json\n\
          r = duckdb.sql(\"select count(*), sum(subtraces), count(distinct transaction_hash) \
