@@ -484,8 +484,9 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &flat_context(e)))
         }
         Tracer::Parity(t) => {
+            let crate::trace::parity::ParityTracer { call, vm } = *t;
             let top = graft_node_frames(
-                t.into_frames()
+                call.into_frames()
                     .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?,
                 e,
                 false,
@@ -494,6 +495,7 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             TraceResult::Parity(Box::new(crate::trace::parity::ParityResult {
                 traces: crate::trace::parity::localized(traces, &flat_context(e)),
                 state_diff: crate::trace::parity::state_diff(&mut *db, e.state),
+                vm_trace: vm.map(|v| v.into_result()),
             }))
         }
         Tracer::FourByte(t) => TraceResult::FourByte(t.into_result()),

@@ -5,8 +5,8 @@
 //! - `trace_transaction(hash)`, `trace_block(block)`, `trace_get(hash, [index…])`;
 //! - `trace_replayTransaction(hash, types)`, `trace_replayBlockTransactions(block, types)`,
 //!   `trace_call(call, types, block?)`, `trace_callMany([[call, types]…], block?)`, where
-//!   `types` is a list of `trace`, `stateDiff`, `vmTrace`. `vmTrace` is not produced yet:
-//!   asking for it is an error that says so (never an empty answer standing for one).
+//!   `types` is a list of `trace`, `stateDiff`, `vmTrace` (the replay records the vmTrace only
+//!   when it is asked for).
 
 use alloy_primitives::B256;
 use alloy_rpc_types_trace::parity::{
@@ -57,9 +57,20 @@ fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
 struct Types {
     trace: bool,
     state_diff: bool,
+    vm_trace: bool,
 }
 
-/// The trace types of argument `i`; `vmTrace`, not produced yet, is refused by name.
+impl Types {
+    /// The tracer these types need.
+    fn spec(self) -> TracerSpec {
+        match self.vm_trace {
+            true => TracerSpec::ParityVm,
+            false => TracerSpec::Parity,
+        }
+    }
+}
+
+/// The trace types of argument `i`.
 fn trace_types(params: &Value, i: usize) -> Result<Types, Fault> {
     let list = params.get(i).and_then(Value::as_array).ok_or_else(|| {
         Fault::params(format!(
@@ -69,16 +80,13 @@ fn trace_types(params: &Value, i: usize) -> Result<Types, Fault> {
     let mut types = Types {
         trace: false,
         state_diff: false,
+        vm_trace: false,
     };
     for t in list {
         match t.as_str() {
             Some("trace") => types.trace = true,
             Some("stateDiff") => types.state_diff = true,
-            Some("vmTrace") => {
-                return Err(Fault::server(
-                    "vmTrace is not produced by chaintrace serve yet; ask for [\"trace\", \"stateDiff\"]",
-                ))
-            }
+            Some("vmTrace") => types.vm_trace = true,
             _ => {
                 return Err(Fault::params(format!(
                     "invalid argument {i}: unknown trace type {t}"
@@ -101,7 +109,11 @@ fn results(t: &TracedTx, types: Types) -> Result<TraceResults, Fault> {
         } else {
             Vec::<TransactionTrace>::new()
         },
-        vm_trace: None,
+        vm_trace: if types.vm_trace {
+            p.vm_trace.clone()
+        } else {
+            None
+        },
     })
 }
 
@@ -109,6 +121,7 @@ fn mined(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     hash: B256,
+    spec: &TracerSpec,
     outcome: &mut Outcome,
 ) -> Result<TracedTx, Fault> {
     let _guard = ctx
@@ -116,7 +129,7 @@ fn mined(
         .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
         .ok_or_else(super::calls::timed_out)?;
     let mut m = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
-    let traced = m.trace(source, ctx.cache, &TracerSpec::Parity)?;
+    let traced = m.trace(source, ctx.cache, spec)?;
     self_check(&traced, &m.receipt, outcome);
     Ok(traced)
 }
@@ -127,10 +140,11 @@ fn block(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     params: &Value,
+    spec: &TracerSpec,
     outcome: &mut Outcome,
 ) -> Result<Vec<TracedTx>, Fault> {
     let reference = block_number_param(params.get(0))?;
-    replay_block(ctx, source, &reference, &TracerSpec::Parity, outcome)
+    replay_block(ctx, source, &reference, spec, outcome)
 }
 
 /// Answers one of [`METHODS`].
@@ -143,11 +157,23 @@ pub fn dispatch(
 ) -> Result<String, Fault> {
     match method {
         "trace_transaction" => {
-            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            let t = mined(
+                ctx,
+                source,
+                hash_param(params, 0)?,
+                &TracerSpec::Parity,
+                outcome,
+            )?;
             to_text(&entries(&t)?)
         }
         "trace_get" => {
-            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            let t = mined(
+                ctx,
+                source,
+                hash_param(params, 0)?,
+                &TracerSpec::Parity,
+                outcome,
+            )?;
             let want: Vec<usize> = params
                 .get(1)
                 .and_then(Value::as_array)
@@ -166,7 +192,7 @@ pub fn dispatch(
             to_text(&found)
         }
         "trace_block" => {
-            let txs = block(ctx, source, params, outcome)?;
+            let txs = block(ctx, source, params, &TracerSpec::Parity, outcome)?;
             let mut all = Vec::new();
             for t in &txs {
                 all.extend(entries(t)?.iter());
@@ -175,12 +201,12 @@ pub fn dispatch(
         }
         "trace_replayTransaction" => {
             let types = trace_types(params, 1)?;
-            let t = mined(ctx, source, hash_param(params, 0)?, outcome)?;
+            let t = mined(ctx, source, hash_param(params, 0)?, &types.spec(), outcome)?;
             to_text(&results(&t, types)?)
         }
         "trace_replayBlockTransactions" => {
             let types = trace_types(params, 1)?;
-            let txs = block(ctx, source, params, outcome)?;
+            let txs = block(ctx, source, params, &types.spec(), outcome)?;
             let out: Vec<TraceResultsWithTransactionHash> = txs
                 .iter()
                 .map(|t| {
@@ -194,10 +220,10 @@ pub fn dispatch(
         }
         "trace_call" => {
             let call = call_param(params.get(0))?;
-            let trace = trace_types(params, 1)?;
+            let types = trace_types(params, 1)?;
             let at = block_ref(params.get(2))?;
-            let traced = calls(source, &[call], &at)?;
-            to_text(&results(&traced[0], trace)?)
+            let traced = calls(source, &[call], &at, &types.spec())?;
+            to_text(&results(&traced[0], types)?)
         }
         "trace_callMany" => {
             let list = params.get(0).and_then(Value::as_array).ok_or_else(|| {
@@ -211,7 +237,11 @@ pub fn dispatch(
                 wanted.push(trace_types(&pair, 1)?);
             }
             let at = block_ref(params.get(1))?;
-            let traced = calls(source, &reqs, &at)?;
+            let spec = match wanted.iter().any(|w: &Types| w.vm_trace) {
+                true => TracerSpec::ParityVm,
+                false => TracerSpec::Parity,
+            };
+            let traced = calls(source, &reqs, &at, &spec)?;
             let out: Vec<TraceResults> = traced
                 .iter()
                 .zip(wanted)
@@ -240,6 +270,7 @@ fn calls(
     source: &RpcSource,
     reqs: &[crate::replay::call::CallRequest],
     at: &str,
+    spec: &TracerSpec,
 ) -> Result<Vec<TracedTx>, Fault> {
     let mut prepared = Vec::new();
     for r in reqs {
@@ -260,7 +291,7 @@ fn calls(
         &first.env,
         0,
         &first.state_at,
-        &TracerSpec::Parity,
+        spec,
         &|_| {},
         StateSnapshot::partial(),
     )?;

@@ -22,6 +22,7 @@ pub mod prestate;
 pub mod selectors;
 pub mod spool;
 pub mod state;
+pub mod vm_trace;
 
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
@@ -144,6 +145,9 @@ pub enum TracerSpec {
     Keccak256Preimage,
     Noop,
     Parity,
+    /// [`TracerSpec::Parity`] with the vmTrace recorded too (`trace_replay*`, `trace_call*`
+    /// asked for `vmTrace`; not selectable by name).
+    ParityVm,
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
     Erc7562(Erc7562Config),
@@ -310,7 +314,7 @@ impl TracerSpec {
             TracerSpec::Mux(_) => TracerKind::Mux,
             TracerSpec::Keccak256Preimage => TracerKind::Keccak256Preimage,
             TracerSpec::Noop => TracerKind::Noop,
-            TracerSpec::Parity => TracerKind::Parity,
+            TracerSpec::Parity | TracerSpec::ParityVm => TracerKind::Parity,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
             TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
             TracerSpec::Erc7562(_) => TracerKind::Erc7562,
@@ -333,10 +337,12 @@ impl TracerSpec {
             })),
             TracerSpec::Keccak256Preimage => Tracer::Keccak256Preimage(Default::default()),
             TracerSpec::Noop => Tracer::Noop,
-            TracerSpec::Parity => Tracer::Parity(Box::new(CallTracer::new(
-                CallTracerConfig::default(),
-                log_index_offset,
-            ))),
+            TracerSpec::Parity | TracerSpec::ParityVm => {
+                Tracer::Parity(Box::new(parity::ParityTracer {
+                    call: CallTracer::new(CallTracerConfig::default(), log_index_offset),
+                    vm: matches!(self, TracerSpec::ParityVm).then(Default::default),
+                }))
+            }
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
             TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
             TracerSpec::Gas(c) => Tracer::Gas(Box::new(gas::GasProfiler::with_config(c))),
@@ -358,8 +364,8 @@ pub enum Tracer {
     Keccak256Preimage(KeccakPreimageTracer),
     /// geth's noopTracer: no hooks.
     Noop,
-    /// The callTracer's frames, finished as Parity's `trace` entries.
-    Parity(Box<CallTracer>),
+    /// The callTracer's frames, finished as Parity's `trace` entries (and the vmTrace).
+    Parity(Box<parity::ParityTracer>),
     Prestate(PrestateTracer),
     StructLog(Box<StructLogger>),
     Gas(Box<gas::GasProfiler>),

@@ -71,6 +71,8 @@ pub fn transaction_traces(
 pub struct ParityResult {
     pub traces: Vec<LocalizedTransactionTrace>,
     pub state_diff: alloy_rpc_types_trace::parity::StateDiff,
+    /// When asked for ([`TracerSpec::ParityVm`](super::TracerSpec::ParityVm)).
+    pub vm_trace: Option<alloy_rpc_types_trace::parity::VmTrace>,
 }
 
 impl serde::Serialize for ParityResult {
@@ -285,4 +287,80 @@ pub fn state_diff<DB: revm::Database>(
         };
     }
     diff
+}
+
+/// The `parity` tracer while it runs: the callTracer's frames, and the vmTrace when asked.
+pub struct ParityTracer {
+    pub call: super::call::CallTracer,
+    pub vm: Option<super::vm_trace::VmTracer>,
+}
+
+impl<DB: revm::Database> revm::Inspector<super::Ctx<DB>> for ParityTracer {
+    #[inline]
+    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut super::Ctx<DB>) {
+        self.call.step(interp, ctx);
+        if let Some(v) = &mut self.vm {
+            v.step(interp, ctx);
+        }
+    }
+    #[inline]
+    fn step_end(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut super::Ctx<DB>) {
+        self.call.step_end(interp, ctx);
+        if let Some(v) = &mut self.vm {
+            v.step_end(interp, ctx);
+        }
+    }
+    fn log(&mut self, ctx: &mut super::Ctx<DB>, log: revm::primitives::Log) {
+        revm::Inspector::<super::Ctx<DB>>::log(&mut self.call, ctx, log)
+    }
+    fn log_full(
+        &mut self,
+        interp: &mut revm::interpreter::Interpreter,
+        ctx: &mut super::Ctx<DB>,
+        log: revm::primitives::Log,
+    ) {
+        self.call.log_full(interp, ctx, log)
+    }
+    fn call(
+        &mut self,
+        ctx: &mut super::Ctx<DB>,
+        inputs: &mut revm::interpreter::CallInputs,
+    ) -> Option<revm::interpreter::CallOutcome> {
+        if let Some(v) = &mut self.vm {
+            v.call(ctx, inputs);
+        }
+        self.call.call(ctx, inputs)
+    }
+    fn call_end(
+        &mut self,
+        ctx: &mut super::Ctx<DB>,
+        inputs: &revm::interpreter::CallInputs,
+        outcome: &mut revm::interpreter::CallOutcome,
+    ) {
+        self.call.call_end(ctx, inputs, outcome);
+        if let Some(v) = &mut self.vm {
+            v.call_end(ctx, inputs, outcome);
+        }
+    }
+    fn create(
+        &mut self,
+        ctx: &mut super::Ctx<DB>,
+        inputs: &mut revm::interpreter::CreateInputs,
+    ) -> Option<revm::interpreter::CreateOutcome> {
+        if let Some(v) = &mut self.vm {
+            v.create(ctx, inputs);
+        }
+        self.call.create(ctx, inputs)
+    }
+    fn create_end(
+        &mut self,
+        ctx: &mut super::Ctx<DB>,
+        inputs: &revm::interpreter::CreateInputs,
+        outcome: &mut revm::interpreter::CreateOutcome,
+    ) {
+        self.call.create_end(ctx, inputs, outcome);
+        if let Some(v) = &mut self.vm {
+            v.create_end(ctx, inputs, outcome);
+        }
+    }
 }
