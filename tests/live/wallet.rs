@@ -159,6 +159,8 @@ impl Mock {
             let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
                 (401, json!({"error": "Invalid app ID or app secret"}))
             } else if r.method == "GET" && path == "/v1/wallets/w1" {
+                // chaintrace no longer asks this (the seed's API has no such call); answered
+                // as a provider would so that a regression shows in `seen`, not as an error.
                 (
                     200,
                     json!({"id": "w1", "address": wallet_address, "chain_type": "ethereum",
