@@ -78,6 +78,9 @@ impl From<crate::replay::Error> for Fault {
     fn from(e: crate::replay::Error) -> Fault {
         match e {
             crate::replay::Error::Source(e) => e.into(),
+            crate::replay::Error::Replay(crate::replay::ReplayError::StructLog(
+                crate::trace::opcode::StructLogError::TooLarge { .. },
+            )) => too_large(),
             crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
         }
     }
@@ -207,7 +210,11 @@ fn js_spec(
 }
 
 /// Runs `method` with `params` (already known to be one of [`TRACED`]).
-pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) -> Outcome {
+pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts) -> Outcome {
+    // A struct log is bounded while it is made by what the response may still take.
+    if let TracerSpec::StructLog(c) = &mut opts.spec {
+        c.max_bytes = ctx.max_response as u64;
+    }
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
         Err(e) => {

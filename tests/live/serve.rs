@@ -1263,3 +1263,55 @@ fn a_replay_past_its_deadline_frees_its_worker() {
     // replay took the rest.
     assert!(freed < Duration::from_millis(2500) + MARGIN, "{freed:?}");
 }
+
+/// Bytes the process wrote (`wchar` of /proc/PID/io: files and sockets alike).
+fn written_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A struct log is bounded while it is made, not only when written (issue 31): under
+/// `--max-response 1048576` the 16.7M-gas loop's struct log (4.2M steps, hundreds of MB) stops
+/// being recorded at 1 MiB and the call is answered -32003 "response too large", the server
+/// having written a few MiB at most; before, the whole log was spooled to a temporary file
+/// first (over 100 MiB written), then refused. In a batch the budget is shared.
+#[test]
+fn a_struct_log_is_bounded_while_it_is_made() {
+    let node = anvil::Anvil::start();
+    let loop_addr = node.deploy("6004600c60003960046000f35b600056");
+    let (looping, _) = node.send_and_wait(json!({"to": loop_addr, "gas": "0x1000000"}));
+    let serve = Serve::start(
+        node.url(),
+        &["--max-response", "1048576", "--state-source", "rpc"],
+    );
+    let before = written_bytes(serve.child.id());
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceTransaction",
+        json!([looping, {}]),
+    ));
+    let wrote = written_bytes(serve.child.id()) - before;
+    assert_eq!(
+        answer_value(&a),
+        error_answer(json!(1), -32003, "response too large"),
+        "{a}"
+    );
+    eprintln!("struct log refused as too large; the server wrote {wrote} bytes");
+    assert!(wrote < 16 << 20, "{wrote} bytes written");
+    let b = serve.post(&format!(
+        "[{},{}]",
+        call(
+            json!(2),
+            "debug_traceTransaction",
+            json!([looping, {"tracer": "callTracer"}])
+        ),
+        call(json!(3), "debug_traceTransaction", json!([looping, {}]))
+    ));
+    let b = answer_value(&b);
+    assert_eq!(b[0]["result"]["type"], "CALL", "{b}");
+    assert_eq!(b[1]["error"]["code"], -32003, "{b}");
+}
