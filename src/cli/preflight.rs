@@ -44,7 +44,9 @@ pub struct PreflightArgs {
     /// agree).
     #[arg(long, value_name = "ADDRESS")]
     pub from: Option<String>,
-    /// The chain the request is meant for; must agree with the node's eth_chainId.
+    /// The chain the request is meant for; must agree with the node's eth_chainId (for a
+    /// message, with the body's caip2). `wallet rpc` adds caip2 from it to a personal_sign body
+    /// that has none, as the provider requires caip2 on every /rpc request.
     #[arg(long, value_name = "CHAIN")]
     pub chain: Option<String>,
     /// JSON ABI (or a Foundry/Hardhat artifact) to name custom revert errors.
