@@ -27,131 +27,30 @@
 
 #[path = "../tests/support/anvil.rs"]
 mod anvil;
+#[path = "support/workloads.rs"]
+mod workloads;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
-use chaintrace::replay::{trace, BlockInfo, EvmEnv, ReplayTx, TraceResult};
-use chaintrace::source::{AccountData, StateSnapshot};
+use workloads::{loop_runtime, median, setup, time, Setup, CALLER, LOOP};
+
+use alloy_primitives::hex;
+use chaintrace::replay::{trace, TraceResult};
+use chaintrace::source::StateSnapshot;
 use chaintrace::trace::TracerSpec;
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::database::CacheDB;
-use revm::primitives::hardfork::SpecId;
 use revm::{InspectEvm, MainBuilder};
 use revm_inspectors::tracing::js::JsInspector;
 use serde_json::{json, Value};
 
-const SENDER: Address = address!("00000000000000000000000000000000000000f0");
-const LOOP: Address = address!("000000000000000000000000000000000000c0de");
-const CALLER: Address = address!("000000000000000000000000000000000000ca11");
-const TOKEN: Address = address!("0000000000000000000000000000000000007070");
 const ITERATIONS: u32 = 12_000;
 const CALLS: u32 = 2_000;
 /// In-process runs per side.
 const RUNS: usize = 9;
 const STEP_COUNTER: &str = "{count: 0, step: function(log) { this.count++; }, fault: function() {}, result: function() { return this.count; }}";
-/// keccak256("Transfer(address,address,uint256)")
-const TRANSFER: &str = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
-
-/// `for (i = N; i != 0; i--) slot0 += i;` in 22 bytes.
-fn loop_runtime() -> Vec<u8> {
-    let n = ITERATIONS.to_be_bytes();
-    let mut code = vec![0x62, n[1], n[2], n[3]];
-    code.extend(hex::decode("5b60005481016000556001900380600457 00".replace(' ', "")).unwrap());
-    code
-}
-
-/// `for (i = N; i != 0; i--) TOKEN.call(transfer(i, i))`: call data is the selector
-/// 0xa9059cbb, then `to` and `amount` (both `i`).
-fn caller_runtime() -> Vec<u8> {
-    let n = CALLS.to_be_bytes();
-    let mut code = vec![0x62, n[1], n[2], n[3]];
-    let body = format!(
-        "5b 63a9059cbb 60e0 1b 6000 52 80 6004 52 80 6024 52 \
-         6000 6000 6044 6000 6000 73{} 5a f1 50 \
-         6001 90 03 80 6004 57 00",
-        hex::encode(TOKEN)
-    );
-    code.extend(hex::decode(body.replace(' ', "")).unwrap());
-    code
-}
-
-/// The token: `emit Transfer(msg.sender, to, amount)` from its call data, then STOP.
-fn token_runtime() -> Vec<u8> {
-    let body = format!("6024 35 6000 52 6004 35 33 7f{TRANSFER} 6020 6000 a3 00");
-    hex::decode(body.replace(' ', "")).unwrap()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut times = Vec::new();
-    let mut last = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let out = f();
-        times.push(t.elapsed());
-        last = Some(out);
-    }
-    (median(times), last.unwrap())
-}
-
-struct Setup {
-    name: &'static str,
-    snap: StateSnapshot,
-    env: EvmEnv,
-    tx: ReplayTx,
-}
-
-fn account(code: Vec<u8>, balance: U256) -> AccountData {
-    AccountData {
-        balance,
-        nonce: 0,
-        code: code.into(),
-    }
-}
-
-fn setup(name: &'static str, to: Address) -> Setup {
-    let mut snap = StateSnapshot::complete();
-    snap.insert_account(SENDER, account(Vec::new(), U256::from(10u128.pow(20))));
-    snap.insert_account(LOOP, account(loop_runtime(), U256::ZERO));
-    snap.insert_account(CALLER, account(caller_runtime(), U256::ZERO));
-    snap.insert_account(TOKEN, account(token_runtime(), U256::ZERO));
-    let info = BlockInfo {
-        number: 1,
-        timestamp: 1,
-        gas_limit: 30_000_000,
-        base_fee: Some(0),
-        ..Default::default()
-    };
-    let env = EvmEnv::new(SpecId::PRAGUE, 1, &info);
-    let tx = ReplayTx {
-        hash: Default::default(),
-        sender: SENDER,
-        env: TxEnv {
-            caller: SENDER,
-            gas_limit: 10_000_000,
-            gas_price: 1,
-            kind: TxKind::Call(to),
-            nonce: 0,
-            chain_id: Some(1),
-            ..Default::default()
-        },
-        authorities: Vec::new(),
-        raw: Bytes::new(),
-    };
-    Setup {
-        name,
-        snap,
-        env,
-        tx,
-    }
-}
 
 /// The tracer timeout: 60 s, more under a profiler (`JS_BENCH_TIMEOUT_S`), which runs the same
 /// work tens of times slower.
@@ -283,7 +182,7 @@ fn differences(ours: &Value, peer: &Value) -> String {
 fn end_to_end(scripts: &[(String, String)]) {
     let node = anvil::Anvil::start();
     let mut init = hex::decode("6016 80 600b 6000 39 6000 f3".replace(' ', "")).unwrap();
-    init.extend(loop_runtime());
+    init.extend(loop_runtime(ITERATIONS));
     let contract = node.deploy(&hex::encode(&init));
     let (hash, receipt) = node.send_and_wait(json!({"to": contract, "gas": "0x4c4b40"}));
     let gas_used = anvil::parse_u64(&receipt["gasUsed"]);
@@ -366,7 +265,10 @@ fn main() {
         return;
     }
     let scripts = scripts();
-    let workloads = [setup("loop", LOOP), setup("calls", CALLER)];
+    let workloads = [
+        setup("loop", LOOP, ITERATIONS, CALLS),
+        setup("calls", CALLER, ITERATIONS, CALLS),
+    ];
     // For a profiler: one side of one pair, 20 times.
     if let Ok(p) = std::env::var("JS_BENCH_PROFILE") {
         let mut parts = p.split('/');

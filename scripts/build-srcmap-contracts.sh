@@ -6,8 +6,9 @@
 #   tests/contracts/srcmap/solc-output-viair.json  ViaIr.sol with viaIR
 #
 # Each is solc's own standard-JSON output (errors dropped): `sources` with ids and ASTs,
-# `contracts` with abi, bytecode and deployed bytecode, their source maps, link and immutable
-# references. Tests never need solc: they read the committed files.
+# `contracts` with abi, solc's metadata (each source's keccak256, which stale-source checks
+# read), bytecode and deployed bytecode, their source maps, link and immutable references.
+# Tests never need solc: they read the committed files.
 #
 #   bash scripts/build-srcmap-contracts.sh           # rewrite both files
 #   bash scripts/build-srcmap-contracts.sh --check   # fail if either would change
@@ -59,7 +60,7 @@ const input = {
       "*": {
         "": ["ast"],
         "*": [
-          "abi",
+          "abi", "metadata",
           "evm.bytecode.object", "evm.bytecode.sourceMap", "evm.bytecode.linkReferences",
           "evm.deployedBytecode.object", "evm.deployedBytecode.sourceMap",
           "evm.deployedBytecode.linkReferences", "evm.deployedBytecode.immutableReferences",

@@ -21,3 +21,5 @@ for seed in 1 2; do
 done
 echo "== cargo test" >&2
 cargo test --locked "$@"
+echo "== Parity trace, stateDiff and vmTrace against reth's builder (revm-inspectors)" >&2
+cargo test --locked --features bench-peers --test peers

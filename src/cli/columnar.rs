@@ -7,10 +7,12 @@
 //! stream) or one `part.<table>.parquet` per table of the tracer (`render::columnar`).
 //!
 //! Every file is written under a hidden temporary name in its own directory
-//! (`.part.<...>.tmp.<pid>`) and renamed into place when complete; only then is the partition
-//! recorded in `DIR/manifest.json` (range, transactions, and per file its rows and sha256), which
-//! is itself replaced atomically under a lock file (`DIR/.manifest.lock`, holding the writer's
-//! pid; a lock whose process is gone is broken), so shards of one run may share `DIR`.
+//! (`.part.<...>.tmp.<pid>`), held under an OS lock taken through the handle that created it,
+//! and renamed into place when complete (another run removes only temporaries nobody holds);
+//! only then is the partition recorded in `DIR/manifest.json` (range, transactions, and per
+//! file its rows and sha256), which is itself replaced atomically under an OS lock on
+//! `DIR/.manifest.lock` (`cli/manifest.rs`; released by the OS when its holder ends), so shards
+//! of one run may share `DIR`.
 //! `--resume` skips partitions the manifest lists whose files still have their checksums.
 //! `--shard K/N` keeps the partitions whose index mod N is K.
 
@@ -132,8 +134,9 @@ struct OpenFile {
     path: PathBuf,
     rows: u64,
     writer: Option<Writer>,
-    /// An OS lock on `tmp` for as long as this run may still rename it: another run's
-    /// [`remove_stale_temps`] removes only temporary files nobody holds.
+    /// The creating handle's clone, holding its OS lock on `tmp` for as long as this run may
+    /// still rename it: another run's [`remove_stale_temps`] removes only temporary files
+    /// nobody holds ([`create_locked`]).
     _held: File,
 }
 
@@ -317,10 +320,7 @@ impl<'a> PartitionSink<'a> {
             };
             let path = abs.join(&name);
             let tmp = tmp_name(&path);
-            let file = File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
-            let held = File::open(&tmp)
-                .and_then(|h| h.lock().map(|()| h))
-                .map_err(|e| io_err("lock", &tmp, e))?;
+            let (file, held) = create_locked(&tmp)?;
             let writer = match self.format {
                 Format::Ndjson => Writer::Ndjson(BufWriter::new(file)),
                 #[cfg(feature = "parquet")]
@@ -416,6 +416,31 @@ impl<'a> PartitionSink<'a> {
         self.written += 1;
         Ok(())
     }
+}
+
+/// Creates `tmp` locked through the handle that created it: the lock belongs to that open file,
+/// and its clone (kept until the rename) holds it after the writer closes, so no other run's
+/// [`remove_stale_temps`] can take the file between its creation and its rename. Should one
+/// have removed the name in the instant before the lock, the name no longer leads to this
+/// file, and it is made again.
+fn create_locked(tmp: &Path) -> Result<(File, File), CliError> {
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..3 {
+        let file = File::create(tmp).map_err(|e| io_err("create", tmp, e))?;
+        file.lock().map_err(|e| io_err("lock", tmp, e))?;
+        let held = file.try_clone().map_err(|e| io_err("lock", tmp, e))?;
+        let ours = match (held.metadata(), fs::metadata(tmp)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if ours {
+            return Ok((file, held));
+        }
+    }
+    Err(CliError::source(format!(
+        "cannot keep {}: another run removes it as it is made",
+        tmp.display()
+    )))
 }
 
 /// Removes temporary files of dead writers (a killed run) from a partition directory: those
@@ -577,6 +602,29 @@ mod tests {
         drop(holder);
         remove_stale_temps(&dir);
         assert!(!live.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A temporary is locked from the moment its creating handle exists, and the lock stays
+    /// after the writer closes, until the clone is dropped (at the rename): another run's
+    /// cleanup never finds it unheld in between.
+    #[test]
+    fn temporaries_are_locked_through_their_creating_handle() {
+        let _forks = crate::cli::FORKS.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("created");
+        let tmp = dir.join(".part.ndjson.tmp.3");
+        let (writer, held) = create_locked(&tmp).unwrap();
+        let other = File::open(&tmp).unwrap();
+        assert!(other.try_lock().is_err(), "held by its creating handle");
+        drop(writer);
+        remove_stale_temps(&dir);
+        assert!(
+            tmp.exists(),
+            "the clone keeps the lock after the writer closed"
+        );
+        drop(held);
+        remove_stale_temps(&dir);
+        assert!(!tmp.exists());
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -9,11 +9,13 @@ use chaintrace::chain::{parse_hardfork, HARDFORK_NAMES};
 use chaintrace::render::assets::{render_asset_changes, AssetJson};
 use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
+use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
     gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph, TableStyle,
 };
 use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
+use chaintrace::render::selectors::{render_flat_calls, render_four_byte, render_preimages};
 use chaintrace::render::steps::render_struct_logs;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
 use chaintrace::replay::assets::AssetChanges;
@@ -227,7 +229,11 @@ pub fn hardfork_arg(name: Option<&str>) -> Result<Option<SpecId>, CliError> {
 /// Which tracer, with what config, printed how.
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
-    /// Tracer name (callTracer, prestateTracer, ...), or a JavaScript tracer: a .js file, or
+    /// Tracer: one geth registers (callTracer, flatCallTracer, prestateTracer, 4byteTracer,
+    /// muxTracer, keccak256PreimageTracer, noopTracer, opcodeTracer; erc7562Tracer), a
+    /// JavaScript tracer geth ships by name (bigramTracer, evmdisTracer, opcountTracer,
+    /// trigramTracer, unigramTracer, callTracerLegacy, prestateTracerLegacy,
+    /// 4byteTracerLegacy, noopTracerLegacy), or your own JavaScript tracer: a .js file, or
     /// inline source starting with '{' (geth's JS tracer API).
     #[arg(long, default_value = "callTracer")]
     pub tracer: String,
@@ -306,6 +312,7 @@ impl TraceArgs {
         }
         let kind =
             TracerKind::from_name(&self.tracer).map_err(|e| CliError::input(e.to_string()))?;
+        let timeout = self.timeout()?;
         let parsed = self
             .tracer_config
             .as_deref()
@@ -323,7 +330,17 @@ impl TraceArgs {
                 o.entry("withLog").or_insert(Value::Bool(true));
             }
         }
-        TracerSpec::new(kind, config.as_ref()).map_err(|e| CliError::input(e.to_string()))
+        TracerSpec::named(&self.tracer, config.as_ref(), timeout)
+            .map_err(|e| CliError::input(e.to_string()))
+    }
+
+    /// `--timeout`: a JavaScript tracer's time limit (geth's default 5 s).
+    fn timeout(&self) -> Result<std::time::Duration, CliError> {
+        match self.timeout.as_deref() {
+            Some(t) => chaintrace::geth::time::parse_go_duration(t)
+                .map_err(|e| CliError::input(format!("--timeout: {e}"))),
+            None => Ok(chaintrace::trace::DEFAULT_JS_TIMEOUT),
+        }
     }
 
     fn config(&self, fallback: Option<&Value>) -> Result<Option<Value>, CliError> {
@@ -337,11 +354,7 @@ impl TraceArgs {
 
     #[cfg(feature = "js")]
     fn js_spec(&self, source: &str, fallback: Option<&Value>) -> Result<TracerSpec, CliError> {
-        let timeout = match self.timeout.as_deref() {
-            Some(t) => chaintrace::trace::js::parse_go_duration(t)
-                .map_err(|e| CliError::input(format!("--timeout: {e}")))?,
-            None => chaintrace::trace::js::DEFAULT_TIMEOUT,
-        };
+        let timeout = self.timeout()?;
         let config = self.config(fallback)?;
         TracerSpec::js(source, config.as_ref(), timeout).map_err(|e| CliError::input(e.to_string()))
     }
@@ -358,6 +371,10 @@ impl TraceArgs {
 /// The source of a JavaScript tracer given as `--tracer`: inline when it starts with `{`, read
 /// from the file when it names a `.js` file; `None` for a tracer name.
 pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
+    #[cfg(feature = "js")]
+    if let Some(s) = chaintrace::trace::js::named::source(tracer) {
+        return Ok(Some(s.to_string()));
+    }
     let t = tracer.trim_start();
     if t.starts_with('{') {
         return Ok(Some(tracer.to_string()));
@@ -470,6 +487,16 @@ pub fn print_trace(
                 render_call_tree(frame, decoder, &opts, &mut out)?;
             }
             TraceResult::StructLog(r) => render_struct_logs(r, &mut out)?,
+            TraceResult::FourByte(counts) => {
+                render_four_byte(counts, decoder, table_style(args.all), &mut out)?
+            }
+            TraceResult::FlatCall(frames) => {
+                render_flat_calls(frames, decoder, table_style(true), &mut out)?
+            }
+            TraceResult::Keccak256Preimage(hashes) => {
+                render_preimages(hashes, table_style(true), &mut out)?
+            }
+            TraceResult::Erc7562(frame) => render_erc7562(frame, &mut out)?,
             other => {
                 let v = serde_json::to_value(other).map_err(|e| CliError::source(e.to_string()))?;
                 serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;

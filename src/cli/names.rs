@@ -147,6 +147,7 @@ pub fn decoder_for(
                 );
             }
         }
+        warn_cache_failures(&e.cache_failed);
     }
     d
 }
@@ -174,6 +175,18 @@ fn warn_failed_lookups(db: &SignatureDb) {
         .unwrap_or_default();
     for why in failed {
         eprintln!("warning: signature lookup failed: {why} (names it would give are missing)");
+    }
+    warn_cache_failures(&db.cache_failed);
+}
+
+/// Cache entries of name lookups that could not be written (the next run asks again).
+fn warn_cache_failures(list: &std::sync::Mutex<Vec<String>>) {
+    let failed = list
+        .lock()
+        .map(|mut f| std::mem::take(&mut *f))
+        .unwrap_or_default();
+    for why in failed {
+        eprintln!("warning: cannot write cache entry {why}");
     }
 }
 

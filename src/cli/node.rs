@@ -175,7 +175,9 @@ pub struct SplitCheckArgs {
     /// The node's home directory (holding config/ and data/).
     #[arg(long, value_name = "DIR")]
     pub home: PathBuf,
-    /// A start-up log of the node, to confirm the split is active.
+    /// A start-up log of the node, to confirm the split is active. A line confirms only when
+    /// its backend= is this home's ss-backend and its dir= this home's data/evm_ss; otherwise
+    /// it is a blocker naming both values.
     #[arg(long, value_name = "FILE")]
     pub log: Option<String>,
     /// The node's EVM JSON-RPC URL, to check debug_traceBlockByNumber works.

@@ -44,7 +44,9 @@ pub struct PreflightArgs {
     /// agree).
     #[arg(long, value_name = "ADDRESS")]
     pub from: Option<String>,
-    /// The chain the request is meant for; must agree with the node's eth_chainId.
+    /// The chain the request is meant for; must agree with the node's eth_chainId (for a
+    /// message, with the body's caip2). `wallet rpc` adds caip2 from it to a personal_sign body
+    /// that has none, as the provider requires caip2 on every /rpc request.
     #[arg(long, value_name = "CHAIN")]
     pub chain: Option<String>,
     /// JSON ABI (or a Foundry/Hardhat artifact) to name custom revert errors.
@@ -66,9 +68,20 @@ pub struct Checked {
     pub from: Option<Address>,
 }
 
-/// Where the wallet's address comes from when neither `--from` nor the body names it (for
-/// `wallet rpc`: the provider's record of the wallet).
-pub type WalletAddress<'a> = &'a dyn Fn() -> Result<Address, CliError>;
+/// Who will sign the request, which decides where its sender comes from when neither `--from`
+/// nor `params.transaction.from` gives it.
+#[derive(Clone, Copy, Debug)]
+pub enum Signer {
+    /// `preflight`: nobody; a missing sender is an error.
+    Nobody,
+    /// `wallet send`: the local key, whose address is the sender.
+    LocalKey(Address),
+    /// `wallet rpc`: the provider. Nothing is asked of it before the verdict: without a sender
+    /// the body and the policy are still judged (neither reads the sender), and a request they
+    /// allow is refused, naming `--from`, since it cannot be simulated. Every `/rpc` request
+    /// needs `caip2`: a message without one gets `--chain`'s.
+    Provider,
+}
 
 impl PreflightArgs {
     pub fn run(&self) -> Result<u8, CliError> {
@@ -80,16 +93,11 @@ impl PreflightArgs {
     /// The verdict on the request, printing nothing; `redactor` learns every secret of the
     /// environment and the request file first, and errors come out scrubbed.
     pub fn check(&self, redactor: &mut Redactor) -> Result<Checked, CliError> {
-        self.check_with(redactor, None)
+        self.check_with(redactor, Signer::Nobody)
     }
 
-    /// [`check`](Self::check), asking `wallet` for the sender when neither `--from` nor
-    /// `params.transaction.from` gives it.
-    pub fn check_with(
-        &self,
-        redactor: &mut Redactor,
-        wallet: Option<WalletAddress>,
-    ) -> Result<Checked, CliError> {
+    /// [`check`](Self::check) for a request `signer` will sign.
+    pub fn check_with(&self, redactor: &mut Redactor, signer: Signer) -> Result<Checked, CliError> {
         redactor.add_env(std::env::vars());
         // Learn the request file's secrets before anything can fail and echo it.
         let doc = read_json(&self.request).map_err(|e| match e {
@@ -103,7 +111,7 @@ impl PreflightArgs {
         if let Ok(d) = &doc {
             redactor.add_json(d);
         }
-        self.verdict(doc, wallet).map_err(|mut e| {
+        self.verdict(doc, signer).map_err(|mut e| {
             e.message = redactor.scrub(&e.message);
             e
         })
@@ -142,15 +150,15 @@ impl PreflightArgs {
         Ok(Decoder::new(abi))
     }
 
-    /// The simulation's sender: `--from`, else `params.transaction.from`, else the wallet's
-    /// address from `wallet`, else an error saying how to give it. `--from` and a `from` in the
-    /// body that disagree are refused: the simulation would run as another account than the
-    /// one that signs.
+    /// The simulation's sender: `--from`, else `params.transaction.from`, else the local key's
+    /// address, else `None` for the provider (see [`Signer::Provider`]), else an error saying
+    /// how to give it. `--from` and a `from` in the body that disagree are refused: the
+    /// simulation would run as another account than the one that signs.
     fn sender(
         &self,
         tx: Option<&serde_json::Map<String, serde_json::Value>>,
-        wallet: Option<WalletAddress>,
-    ) -> Result<Address, CliError> {
+        signer: Signer,
+    ) -> Result<Option<Address>, CliError> {
         let in_body = match tx.and_then(|t| t.get("from")).filter(|v| !v.is_null()) {
             Some(v) => Some(address(v).ok_or_else(|| {
                 CliError::input("params.transaction.from is not a 20-byte 0x address")
@@ -165,15 +173,16 @@ impl PreflightArgs {
             })?),
             None => None,
         };
-        match (flag, in_body, wallet) {
+        match (flag, in_body, signer) {
             (Some(f), Some(b), _) if f != b => Err(CliError::input(format!(
                 "--from is {f} but params.transaction.from is {b}: the simulation would run as \
                  another account than the one that signs"
             ))),
-            (Some(f), _, _) => Ok(f),
-            (None, Some(b), _) => Ok(b),
-            (None, None, Some(ask)) => ask(),
-            (None, None, None) => Err(CliError::input(
+            (Some(f), _, _) => Ok(Some(f)),
+            (None, Some(b), _) => Ok(Some(b)),
+            (None, None, Signer::LocalKey(a)) => Ok(Some(a)),
+            (None, None, Signer::Provider) => Ok(None),
+            (None, None, Signer::Nobody) => Err(CliError::input(
                 "no sender: params.transaction has no `from`; pass --from WALLET_ADDRESS",
             )),
         }
@@ -182,23 +191,42 @@ impl PreflightArgs {
     fn verdict(
         &self,
         doc: Result<serde_json::Value, CliError>,
-        wallet: Option<WalletAddress>,
+        signer: Signer,
     ) -> Result<Checked, CliError> {
         let doc = doc?;
         let policy = Policy::from_json(&read_json(&self.policy)?)?;
-        let body = body_of(&doc);
-        let tx = transaction_of(body);
-        let method = method_of(body).unwrap_or("");
+        let mut body = body_of(&doc).clone();
+        let method = method_of(&body).unwrap_or("").to_string();
         // A message is signed, not executed: no sender, no node, no simulation.
-        let message = signs_message(method);
+        let message = signs_message(&method);
+        let provider = matches!(signer, Signer::Provider);
+        if message && provider && body.get("caip2").is_none() {
+            // The provider requires caip2 on every /rpc request; a message's chain can only
+            // come from --chain (a policy names a chain type, not a chain).
+            if let Some(c) = &self.chain {
+                let p = resolve_chain(c).ok_or_else(|| {
+                    CliError::input(format!(
+                        "unknown --chain {c:?}: use 1329, 1328, mainnet or testnet"
+                    ))
+                })?;
+                body["caip2"] = serde_json::json!(format!("eip155:{}", p.id));
+                eprintln!(
+                    "caip2 eip155:{} added to the message request (--chain)",
+                    p.id
+                );
+            }
+        }
+        let body = &body;
+        let tx = transaction_of(body);
+        let method = method.as_str();
         let from = if message {
             // No sender is needed; a --from given is still read, and a signature held to it.
             match &self.from {
-                Some(_) => Some(self.sender(None, None)?),
+                Some(_) => self.sender(None, Signer::Nobody)?,
                 None => None,
             }
         } else {
-            Some(self.sender(tx, wallet)?)
+            self.sender(tx, signer)?
         };
         let decoder = self.decoder()?;
         let (source, chain_id, chain_from) = if message {
@@ -225,7 +253,15 @@ impl PreflightArgs {
                 )));
             }
         }
-        let issues = validate(body, chain_id);
+        let mut issues = validate(body, chain_id);
+        if message && provider && body.get("caip2").is_none() {
+            issues.push(chaintrace::policy::request::RequestIssue {
+                path: "caip2".into(),
+                problem: "is required on every /rpc request, a message's too (e.g. \
+                          \"eip155:1329\"): add it to the request or pass --chain"
+                    .into(),
+            });
+        }
         let warnings = chaintrace::policy::request::warnings(body);
         let canonical = canonicalize(&redacted_body(body));
         let evaluation = match tx_fields(body) {
@@ -237,6 +273,16 @@ impl PreflightArgs {
                 rules: Vec::new(),
             },
         };
+        // Signed by the provider with no sender known: what the body and the policy refuse is
+        // refused here, unsent; what they allow cannot be simulated, so it is refused too, and
+        // the wallet's address is never asked of the provider before a verdict.
+        if !message && from.is_none() && issues.is_empty() && evaluation.allowed {
+            return Err(CliError::input(
+                "no sender: the request has no `from`, so it cannot be simulated; pass --from \
+                 WALLET_ADDRESS (the address `wallet create` printed) — nothing was sent to the \
+                 provider",
+            ));
+        }
         let on_chain = source.as_ref().zip(chain_id).zip(from);
         let simulation = match (tx, on_chain) {
             // A message (personal_sign) is signed, not executed.

@@ -22,7 +22,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::common::{exit, CliError};
-use super::preflight::{verdict_code, Checked, PreflightArgs};
+use super::preflight::{verdict_code, Checked, PreflightArgs, Signer};
 
 #[derive(Subcommand, Debug)]
 pub enum WalletCommand {
@@ -45,6 +45,10 @@ pub struct ProviderArgs {
     /// The provider's API base ({wallet_api_url}); required, there is no default.
     #[arg(long, value_name = "URL", env = "WALLET_API_URL")]
     pub wallet_api_url: Option<String>,
+    /// Accept a plain http:// provider address on a host other than loopback. Every request
+    /// carries APP_ID:APP_SECRET (Basic auth), which then crosses the network in clear text.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
     /// Seconds to wait for the provider (1 to 600).
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=600))]
@@ -53,8 +57,8 @@ pub struct ProviderArgs {
 
 impl ProviderArgs {
     fn provider(&self) -> Result<Provider, CliError> {
-        let api =
-            api_base(self.wallet_api_url.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+        let api = api_base(self.wallet_api_url.as_deref(), self.allow_insecure_http)
+            .map_err(|e| CliError::input(e.to_string()))?;
         Provider::from_env(&api, Duration::from_secs(self.provider_timeout), |k| {
             std::env::var(k).ok()
         })
@@ -69,8 +73,10 @@ pub struct CreateArgs {
     /// A policy the wallet is created under (repeatable; none is fine).
     #[arg(long = "policy-id", value_name = "ID")]
     pub policy_ids: Vec<String>,
-    /// An authorization key allowed to sign the wallet's requests (repeatable), sent as
-    /// authorization_key_ids.
+    /// An authorization key allowed to sign the wallet's requests (repeatable): the id the
+    /// provider gave when the key's public key was registered, not the dashboard's key id. Sent
+    /// as `authorization_key_ids`; that snake_case spelling is an assumption about the REST
+    /// API (its documentation shows authorizationKeyIds in SDK code).
     #[arg(long = "authorization-key-id", value_name = "ID")]
     pub authorization_key_ids: Vec<String>,
     /// Print the provider's answer as JSON.
@@ -82,8 +88,9 @@ pub struct CreateArgs {
 pub struct ProviderRpcArgs {
     #[command(flatten)]
     pub provider: ProviderArgs,
-    /// The provider's wallet id. Its address (asked of the provider) is the simulation's sender
-    /// unless --from or params.transaction.from gives one.
+    /// The provider's wallet id (the `id` that `wallet create` printed). The provider is not
+    /// asked for its address: a transaction needs --from WALLET_ADDRESS (or
+    /// params.transaction.from) as the simulation's sender, else nothing is sent.
     #[arg(long, value_name = "ID")]
     pub wallet: String,
     #[command(flatten)]
@@ -114,7 +121,7 @@ impl WalletCommand {
 
 fn provider_error(e: WalletError, redactor: &Redactor) -> CliError {
     let code = match e {
-        WalletError::Credentials(_) => exit::BAD_INPUT,
+        WalletError::Credentials(_) | WalletError::ClearText { .. } => exit::BAD_INPUT,
         _ => exit::SOURCE,
     };
     CliError {
@@ -230,21 +237,8 @@ impl ProviderRpcArgs {
             .require_authorization_key()
             .and_then(|_| check_wallet_id(&self.wallet))
             .map_err(|e| provider_error(e, &redactor))?;
-        let scrub = redactor.clone();
-        let ask = || -> Result<Address, CliError> {
-            let a = provider.wallet_address(&self.wallet).map_err(|e| {
-                let mut e = provider_error(e, &scrub);
-                e.message = format!(
-                    "no sender: the request has no `from` and --from is not given, and the \
-                     wallet's address could not be read from the provider: {}",
-                    e.message
-                );
-                e
-            })?;
-            eprintln!("sender {a} (wallet {}, from the provider)", self.wallet);
-            Ok(a)
-        };
-        let checked = self.preflight.check_with(&mut redactor, Some(&ask))?;
+        // Nothing reaches the provider before the verdict allows sending.
+        let checked = self.preflight.check_with(&mut redactor, Signer::Provider)?;
         if let Err(code) = gate(
             &self.preflight,
             &checked.verdict,
@@ -317,8 +311,7 @@ impl LocalSendArgs {
             }
         }
         // The sender is the key's address unless the request names one, which must be it.
-        let own = || Ok(key.address());
-        let checked = pre.check_with(&mut redactor, Some(&own))?;
+        let checked = pre.check_with(&mut redactor, Signer::LocalKey(key.address()))?;
         if let Some(f) = checked.from.filter(|f| *f != key.address()) {
             return Err(CliError::input(format!(
                 "`from` is {f} but PRIVATE_KEY is the key of {signer}: refusing to sign"

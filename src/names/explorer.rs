@@ -87,6 +87,8 @@ pub struct Explorer {
     pub fetched: Mutex<Vec<String>>,
     /// Lookups that failed, with why (no URL, no key), for stderr.
     pub failed: Mutex<Vec<String>>,
+    /// Cache entries that could not be written, with why, for stderr.
+    pub cache_failed: Mutex<Vec<String>>,
     /// Contracts Sourcify verified with their sources and source maps, not yet handed to the
     /// run's source index ([`Explorer::take_artifacts`]).
     artifacts: Mutex<Vec<Artifact>>,
@@ -109,6 +111,7 @@ impl Explorer {
             seen: Mutex::new(HashMap::new()),
             fetched: Mutex::new(Vec::new()),
             failed: Mutex::new(Vec::new()),
+            cache_failed: Mutex::new(Vec::new()),
             artifacts: Mutex::new(Vec::new()),
         }
     }
@@ -239,11 +242,11 @@ impl Explorer {
         if from == "sourcify" {
             self.keep_sources(&answer);
             if let Some(p) = self.sourcify_cache_path(addr) {
-                store(&p, &answer);
+                self.store(&p, &answer);
             }
         }
         if let Some(p) = path {
-            store(&p, &abi_json);
+            self.store(&p, &abi_json);
         }
         Some(abi)
     }
@@ -319,10 +322,16 @@ impl Explorer {
 pub const SOURCIFY_FIELDS: &str =
     "abi,sources,sourceIds,compilation,runtimeBytecode,creationBytecode";
 
-/// Writes a cache entry whole or not at all; a cache that cannot be written only costs a
-/// lookup next time.
-fn store(path: &std::path::Path, abi: &Value) {
-    let _ = crate::source::cache::write_atomic(path, abi.to_string().as_bytes());
+impl Explorer {
+    /// Writes a cache entry whole or not at all; a cache that cannot be written only costs a
+    /// lookup next time, and is said ([`Explorer::cache_failed`]), not hidden.
+    fn store(&self, path: &std::path::Path, abi: &Value) {
+        if let Err(e) = crate::source::cache::write_atomic(path, abi.to_string().as_bytes()) {
+            if let Ok(mut f) = self.cache_failed.lock() {
+                f.push(format!("{}: {e}", path.display()));
+            }
+        }
+    }
 }
 
 /// The one HTTP call of name lookups: GET `url`, status and JSON body; a transport failure or

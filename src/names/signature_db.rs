@@ -37,6 +37,10 @@ use crate::trace::call::CallFrame;
 
 /// Sourcify's public signature database.
 pub const SIGNATURE_DB_DEFAULT: &str = "https://api.4byte.sourcify.dev";
+/// Keys (selectors or topics, up to 66 characters each) asked in one GET: about 2.7 KiB of
+/// query, well under the 8 KiB many servers take.
+pub const KEYS_PER_REQUEST: usize = 40;
+
 /// How long "the database knows nothing for this hash" is believed.
 pub const NEGATIVE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -104,11 +108,13 @@ pub struct SignatureDb {
     pub timeout: Duration,
     /// Answers of this run by lower-case hex key (empty: nothing known).
     known: Mutex<HashMap<String, Vec<String>>>,
-    /// Set once the run's one request was made.
+    /// Set once the run's lookup was made.
     asked: AtomicBool,
     /// Why lookups failed, for a warning on stderr (drained by whoever prints it).
     pub failed: Mutex<Vec<String>>,
-    /// HTTP requests made (0 or 1).
+    /// Cache entries that could not be written, with why, for a warning on stderr.
+    pub cache_failed: Mutex<Vec<String>>,
+    /// HTTP requests made (one per [`KEYS_PER_REQUEST`] keys, in the run's first lookup).
     pub requests: Mutex<usize>,
 }
 
@@ -134,6 +140,7 @@ impl SignatureDb {
             cache_dir,
             timeout,
             known: Mutex::new(HashMap::new()),
+            cache_failed: Mutex::new(Vec::new()),
             asked: AtomicBool::new(false),
             failed: Mutex::new(Vec::new()),
             requests: Mutex::new(0),
@@ -172,14 +179,18 @@ impl SignatureDb {
         let Some(path) = self.cache_path(key) else {
             return;
         };
-        // A cache that cannot be written only costs a lookup next time.
+        // A cache that cannot be written only costs a lookup next time; it is said, not hidden.
         let body = json!({"names": names, "at": now()}).to_string();
-        let _ = crate::source::cache::write_atomic(&path, body.as_bytes());
+        if let Err(e) = crate::source::cache::write_atomic(&path, body.as_bytes()) {
+            if let Ok(mut f) = self.cache_failed.lock() {
+                f.push(format!("{}: {e}", path.display()));
+            }
+        }
     }
 
     /// Names for `wanted` as an ABI to add to the signature tier: from this run's answers, the
-    /// disk cache, then one GET for the rest (only the run's first request goes out; a later
-    /// call leaves what it still misses unnamed).
+    /// disk cache, then GETs for the rest, [`KEYS_PER_REQUEST`] keys each (only the run's first
+    /// lookup goes out; a later call leaves what it still misses unnamed).
     pub fn resolve(&self, wanted: &Wanted) -> Abi {
         let keys: Vec<String> = wanted
             .selectors
@@ -203,17 +214,21 @@ impl SignatureDb {
             }
         }
         if !missing.is_empty() && !self.asked.swap(true, Ordering::SeqCst) {
-            match self.ask(&missing) {
-                Ok(answers) => {
-                    let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-                    for (k, names) in answers {
-                        self.store(&k, &names);
-                        known.insert(k, names);
+            // In chunks, so that no URL outgrows what servers accept (8 KiB is common: a block
+            // with ~120 unknown topics in one URL went past it, and then nothing was named).
+            for chunk in missing.chunks(KEYS_PER_REQUEST) {
+                match self.ask(chunk) {
+                    Ok(answers) => {
+                        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                        for (k, names) in answers {
+                            self.store(&k, &names);
+                            known.insert(k, names);
+                        }
                     }
-                }
-                Err(why) => {
-                    if let Ok(mut f) = self.failed.lock() {
-                        f.push(why.to_string());
+                    Err(why) => {
+                        if let Ok(mut f) = self.failed.lock() {
+                            f.push(why.to_string());
+                        }
                     }
                 }
             }
@@ -250,7 +265,7 @@ impl SignatureDb {
         abi
     }
 
-    /// The one GET: answers for `keys` (names, or empty for nothing known). Keys the answer
+    /// One GET: answers for `keys` (names, or empty for nothing known). Keys the answer
     /// leaves out are not answered (nor cached).
     fn ask(&self, keys: &[String]) -> Result<Vec<(String, Vec<String>)>, LookupError> {
         if let Ok(mut n) = self.requests.lock() {

@@ -30,7 +30,64 @@ pub struct HomeCheck {
 
 /// Every check of `home`.
 pub fn home_checks(home: &Path) -> Vec<HomeCheck> {
-    vec![log_level(home), snapshots(home)]
+    let mut checks = vec![log_level(home), snapshots(home)];
+    checks.extend(config_settings(home));
+    checks
+}
+
+/// `log_format` and the peer lists (see [`super::config_checks`]): one check each, `ok` when
+/// set as the node reads them or not set.
+fn config_settings(home: &Path) -> Vec<HomeCheck> {
+    let path = home.join("config/config.toml");
+    let check = |item: &str, status, detail: String| HomeCheck {
+        item: item.into(),
+        path: path.display().to_string(),
+        status,
+        detail,
+    };
+    let table: toml::Table = match std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        .and_then(|t| {
+            t.parse().map_err(|e: toml::de::Error| {
+                format!("{} is not valid TOML: {}", path.display(), e.message())
+            })
+        }) {
+        Ok(t) => t,
+        Err(why) => {
+            return vec![
+                check("log_format", HomeStatus::NotChecked, why.clone()),
+                check("peers", HomeStatus::NotChecked, why),
+            ]
+        }
+    };
+    let issues = super::config_checks::config_issues(&table);
+    let found = |settings: &[&str]| -> Vec<String> {
+        issues
+            .iter()
+            .filter(|i| settings.contains(&i.setting))
+            .map(|i| format!("{}; fix: {}", i.message, i.fix))
+            .collect()
+    };
+    let one = |item: &str, settings: &[&str], fine: &str| {
+        let bad = found(settings);
+        if bad.is_empty() {
+            check(item, HomeStatus::Ok, fine.into())
+        } else {
+            check(item, HomeStatus::Warn, bad.join(" | "))
+        }
+    };
+    vec![
+        one(
+            "log_format",
+            &["log_format"],
+            "plain or json (or not set: plain), as the node writes them",
+        ),
+        one(
+            "peers",
+            &["bootstrap-peers", "persistent-peers"],
+            "every bootstrap-peers / persistent-peers entry is <node_id>@<host>:<port>",
+        ),
+    ]
 }
 
 /// Levels that keep the info lines (block commits, peer errors, app hash lines).

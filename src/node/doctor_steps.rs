@@ -51,7 +51,7 @@ fn steps_for(p: &Problem, home: &str) -> Vec<String> {
         ],
         ErrorClass::DatabaseCorrupted => vec![
             backup,
-            format!("Reset the data: {} (it keeps priv_validator_key.json, priv_validator_state.json and genesis.json; check they are still there), or restore a backup instead.", super::reset_command(home)),
+            format!("Reset the data: {}, or restore a backup instead. The reset keeps priv_validator_key.json and genesis.json but sets priv_validator_state.json back to height 0: put the backed-up {home}/data/priv_validator_state.json back before a validator signs again, or it may sign twice and be slashed.", super::reset_command(home)),
             "Resync from a snapshot or state sync, then restart.".into(),
         ],
         ErrorClass::DatabaseLocked => s(&[
@@ -90,12 +90,14 @@ fn steps_for(p: &Problem, home: &str) -> Vec<String> {
                 .and_then(|p| p.split_once('@'))
                 .map(|(_, h)| h.to_string())
                 .unwrap_or_else(|| "<host>:26656".into());
+            // The id that answered proves only that some node answered there: pinning it would
+            // trust whoever holds the address now.
             vec![
                 format!(
-                    "A peer entry pairs id {want} with an address whose node has id {got}: the id/address pair is wrong."
+                    "A peer entry pairs id {want} with {host}, where a node with id {got} answered: the entry is stale or wrong, and an id seen in the log is no proof of whom you reached."
                 ),
                 format!(
-                    "Replace it in bootstrap-peers / persistent_peers (config.toml) with {got}@{host}, or remove it, then restart."
+                    "Take this peer's <node_id>@<host>:26656 pair from the network's published peer list (its documentation or announcements) and put that in bootstrap-peers / persistent_peers (config.toml), or remove the entry; do not pin {got} because it answered. Then restart."
                 ),
             ]
         }

@@ -9,6 +9,7 @@
 //! Everything here reads text and files and returns plain values; printing is left to the
 //! pure renderers next to each value and to the CLI.
 
+pub mod config_checks;
 pub mod crash;
 pub mod doctor;
 pub mod doctor_home;

@@ -46,6 +46,8 @@ pub fn split_check(home: &Path) -> Result<SplitReport, NodeError> {
         findings: Vec::new(),
         blockers: 0,
         warnings: 0,
+        ss_backend: "pebbledb".into(),
+        evm_ss_dir: home.join("data/evm_ss"),
     };
     let app_path = home.join("config/app.toml");
     let Some(app) = read_toml(&app_path)? else {
@@ -65,8 +67,18 @@ pub fn split_check(home: &Path) -> Result<SplitReport, NodeError> {
     check_state_settings(&app, &mut r);
     check_node_kind(home, &app, config.as_ref(), &mut r);
     predict_startup(home, &app, &mut r);
+    // What a start-up log must show to confirm this home: the backend it configures (pebbledb
+    // when unset, the node's default) and its EVM state store.
+    if let Some(b) = lookup(&app, "state-store", "ss-backend").and_then(Value::as_str) {
+        r.ss_backend = b.to_string();
+    }
     match &config {
-        Some(c) => super::split_settings::recommended(c, &mut r),
+        Some(c) => {
+            super::split_settings::recommended(c, &mut r);
+            for i in super::config_checks::config_issues(c) {
+                r.push(Severity::Warning, i.setting, i.message, Some(&i.fix));
+            }
+        }
         None => r.push(
             Severity::Warning,
             "config-toml-missing",

@@ -58,6 +58,13 @@ pub struct SplitReport {
     pub findings: Vec<Finding>,
     pub blockers: usize,
     pub warnings: usize,
+    /// The state-store backend the home configures (`ss-backend`, else the default
+    /// `pebbledb`): what the start-up log's `backend=` must say.
+    #[serde(skip)]
+    pub ss_backend: String,
+    /// The home's EVM state store (`data/evm_ss`): what the start-up log's `dir=` must name.
+    #[serde(skip)]
+    pub evm_ss_dir: std::path::PathBuf,
 }
 
 impl SplitReport {

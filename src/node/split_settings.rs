@@ -104,8 +104,6 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
         let text = text.as_str();
         // The last start of the node is the one that counts.
         let found = log.lines().rev().find(|l| has_line(l, pattern));
-        confirmed +=
-            usize::from(found.is_some_and(|l| field(l, "separateDBs").as_deref() != Some("false")));
         match found {
             Some(line) => {
                 let facts: Vec<String> = fields
@@ -113,7 +111,17 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                     .map(|f| format!("{f}={}", field(line, f).unwrap_or("?".into())))
                     .collect();
                 let separate = field(line, "separateDBs");
-                if r.split_enabled && separate.as_deref() == Some("false") {
+                // A line confirms this home only if its labels are this home's: a log of
+                // another node or another configuration confirms nothing here.
+                let other = differs_from_home(line, r);
+                if let Some(why) = &other {
+                    r.push(
+                        Severity::Blocker,
+                        code,
+                        format!("log: {text:?} {why}: the log is of another node or another configuration, so it confirms nothing about this home"),
+                        Some("check the start-up log of the node that runs on this home, with this config/app.toml"),
+                    );
+                } else if r.split_enabled && separate.as_deref() == Some("false") {
                     r.push(
                         Severity::Warning,
                         code,
@@ -127,6 +135,9 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                         format!("log confirms {text:?} ({})", facts.join(", ")),
                         None,
                     );
+                }
+                if other.is_none() && separate.as_deref() != Some("false") {
+                    confirmed += 1;
                 }
             }
             None => r.push(
@@ -157,6 +168,35 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
             }
         }
     }
+}
+
+/// How a start-up line's labels differ from the home's, if they do: `backend=` against the
+/// home's `ss-backend`, `dir=` against its `data/evm_ss` (both paths resolved, so a relative
+/// `--home` and the node's absolute path compare equal).
+fn differs_from_home(line: &str, r: &SplitReport) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(b) = field(line, "backend") {
+        if !b.eq_ignore_ascii_case(&r.ss_backend) {
+            why.push(format!(
+                "says backend={b}, but this home's ss-backend is {:?}",
+                r.ss_backend
+            ));
+        }
+    }
+    if let Some(d) = field(line, "dir") {
+        let resolve = |p: &std::path::Path| {
+            std::fs::canonicalize(p)
+                .or_else(|_| std::path::absolute(p))
+                .unwrap_or_else(|_| p.to_path_buf())
+        };
+        if resolve(std::path::Path::new(&d)) != resolve(&r.evm_ss_dir) {
+            why.push(format!(
+                "says dir={d}, but this home's EVM state store is {}",
+                r.evm_ss_dir.display()
+            ));
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", and "))
 }
 
 /// `debug_traceBlockByNumber ["latest", {}]` must return a result: RPC nodes serve traces.

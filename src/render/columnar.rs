@@ -9,7 +9,9 @@
 //! | prestateTracer | `state` (one row per account and per storage slot, `side` pre/post) |
 //! | structLogger | `ops` (per transaction and opcode: executions and summed `gasCost`) |
 //! | `--gas-report` | `ops` (self gas by opcode), `contracts` (per code address) |
-//! | JavaScript | `results` (one row per transaction, the result as JSON text) |
+//! | flatCallTracer | `traces` (one row per flat entry; cryo's `traces` columns: `action_*`, `result_*`, `trace_address` as space-separated text, `subtraces`, `error`) |
+//! | JavaScript, 4byte, keccak256Preimage, mux, noop | `results` (one row per transaction, the result as JSON text) |
+//! | erc7562Tracer | `results` (one row per transaction, geth's JSON) |
 //! | `--assets` (callTracer) | `asset_changes` (one row per address and asset, [`crate::render::assets::AssetChangeRow`]) |
 //!
 //! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
@@ -132,6 +134,65 @@ struct AssetTable {
     rows: Vec<crate::render::assets::AssetChangeRow>,
 }
 
+/// cryo's `traces` columns, from flat call trace entries.
+#[derive(Default)]
+struct Traces {
+    keys: Keys,
+    action_type: Vec<&'static str>,
+    action_from: Vec<Option<String>>,
+    action_to: Vec<Option<String>>,
+    action_value: Vec<Option<String>>,
+    action_gas: Vec<Option<u64>>,
+    action_input: Vec<Option<String>>,
+    action_init: Vec<Option<String>>,
+    action_call_type: Vec<Option<&'static str>>,
+    result_gas_used: Vec<Option<u64>>,
+    result_output: Vec<Option<String>>,
+    result_code: Vec<Option<String>>,
+    result_address: Vec<Option<String>>,
+    trace_address: Vec<String>,
+    subtraces: Vec<u64>,
+    error: Vec<Option<String>>,
+}
+
+impl Traces {
+    fn push(&mut self, block: u64, tx: u32, hash: &str, f: &crate::trace::flat::FlatCallFrame) {
+        let a = &f.action;
+        let r = f.result.as_ref();
+        self.keys.push(block, tx, hash);
+        self.action_type.push(f.kind);
+        // A selfdestruct's "from" is the destroyed contract, its "to" the beneficiary.
+        self.action_from
+            .push(a.from.or(a.self_destructed).as_ref().map(addr));
+        self.action_to
+            .push(a.to.or(a.refund_address).as_ref().map(addr));
+        self.action_value
+            .push(a.value.or(a.balance).map(|v| v.to_string()));
+        self.action_gas.push(a.gas);
+        self.action_input.push(a.input.as_ref().map(|b| hx(b)));
+        self.action_init.push(a.init.as_ref().map(|b| hx(b)));
+        self.action_call_type
+            .push(a.call_type.or(a.creation_method));
+        self.result_gas_used.push(r.and_then(|r| r.gas_used));
+        self.result_output
+            .push(r.and_then(|r| r.output.as_ref()).map(|b| hx(b)));
+        self.result_code
+            .push(r.and_then(|r| r.code.as_ref()).map(|b| hx(b)));
+        self.result_address
+            .push(r.and_then(|r| r.address.as_ref()).map(addr));
+        self.trace_address.push(
+            f.trace_address
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        self.subtraces.push(f.subtraces as u64);
+        self.error
+            .push((!f.error.is_empty()).then(|| f.error.clone()));
+    }
+}
+
 #[derive(Default)]
 struct Results {
     keys: Keys,
@@ -156,6 +217,7 @@ pub struct Tables {
     ops: Ops,
     contracts: Contracts,
     results: Results,
+    traces: Traces,
     assets: AssetTable,
 }
 
@@ -177,6 +239,7 @@ impl Tables {
             ops: Ops::default(),
             contracts: Contracts::default(),
             results: Results::default(),
+            traces: Traces::default(),
             assets: AssetTable::default(),
         }
     }
@@ -273,9 +336,30 @@ impl Tables {
                     c.inclusive_gas.push(inclusive);
                 }
             }
+            TraceResult::Erc7562(frame) => {
+                self.results.keys.push(block, tx_index, &hash);
+                self.results
+                    .result
+                    .push(crate::geth::json::to_json_string(frame));
+            }
             TraceResult::Js(raw) => {
                 self.results.keys.push(block, tx_index, &hash);
                 self.results.result.push(raw.get().to_string());
+            }
+            TraceResult::FlatCall(frames) => {
+                for f in frames {
+                    self.traces.push(block, tx_index, &hash, f);
+                }
+            }
+            other @ (TraceResult::FourByte(_)
+            | TraceResult::Keccak256Preimage(_)
+            | TraceResult::Noop(_)
+            | TraceResult::Mux(_)
+            | TraceResult::Parity(_)) => {
+                self.results.keys.push(block, tx_index, &hash);
+                self.results
+                    .result
+                    .push(crate::geth::json::to_json_string(other));
             }
         }
         Ok(())
@@ -355,8 +439,10 @@ impl Tables {
             ops,
             contracts,
             results,
+            traces,
             assets,
         } = self;
+        let mut traces = Some(traces);
         let (mut calls, mut logs, mut state, mut ops, mut contracts, mut results) = (
             Some(calls),
             Some(logs),
@@ -374,10 +460,10 @@ impl Tables {
                 Table::Ops => ops_columns(ops.take().unwrap_or_default()),
                 Table::Contracts => contracts_columns(contracts.take().unwrap_or_default()),
                 Table::AssetChanges => asset_columns(assets.take().unwrap_or_default()),
-                // `traces` is the NDJSON stream, never among a tracer's tables.
-                Table::Results | Table::Traces => {
-                    results_columns(results.take().unwrap_or_default())
-                }
+                Table::Results => results_columns(results.take().unwrap_or_default()),
+                // In parquet, the flat call trace entries (the NDJSON stream is also
+                // named `traces`, in its own format).
+                Table::Traces => traces_columns(traces.take().unwrap_or_default()),
             };
             let schema = Arc::new(Schema::new(fields));
             out.push((name, RecordBatch::try_new(schema, arrays)?));
@@ -497,6 +583,31 @@ fn contracts_columns(c: Contracts) -> (Vec<Field>, Vec<ArrayRef>) {
             (u64f("frames", false), u(c.frames)),
             (u64f("self_gas", false), u(c.self_gas)),
             (u64f("inclusive_gas", false), u(c.inclusive_gas)),
+        ],
+    )
+}
+
+fn traces_columns(t: Traces) -> (Vec<Field>, Vec<ArrayRef>) {
+    let ou = |v: Vec<Option<u64>>| -> ArrayRef { Arc::new(UInt64Array::from(v)) };
+    let ost = |v: Vec<Option<&'static str>>| -> ArrayRef { Arc::new(StringArray::from(v)) };
+    columns(
+        t.keys,
+        vec![
+            (utf8("action_type", false), st(t.action_type)),
+            (utf8("action_from", true), os(t.action_from)),
+            (utf8("action_to", true), os(t.action_to)),
+            (utf8("action_value", true), os(t.action_value)),
+            (u64f("action_gas", true), ou(t.action_gas)),
+            (utf8("action_input", true), os(t.action_input)),
+            (utf8("action_init", true), os(t.action_init)),
+            (utf8("action_call_type", true), ost(t.action_call_type)),
+            (u64f("result_gas_used", true), ou(t.result_gas_used)),
+            (utf8("result_output", true), os(t.result_output)),
+            (utf8("result_code", true), os(t.result_code)),
+            (utf8("result_address", true), os(t.result_address)),
+            (utf8("trace_address", false), s(t.trace_address)),
+            (u64f("subtraces", false), u(t.subtraces)),
+            (utf8("error", true), os(t.error)),
         ],
     )
 }

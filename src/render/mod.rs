@@ -8,12 +8,14 @@ pub mod assets;
 pub mod columnar;
 pub mod decoded;
 pub mod decoder;
+pub mod erc7562;
 pub mod gas;
 pub mod gas_source;
 pub mod html;
 pub mod json;
 /// geth's `UnpackRevert` (moved to the leaf module `crate::geth`).
 pub use crate::geth::revert;
+pub mod selectors;
 pub mod signatures;
 pub mod source;
 pub mod steps;

@@ -23,11 +23,32 @@ pub struct Location {
     /// A span that goes on past the line is cut at its end.
     #[serde(skip)]
     pub span: (usize, usize),
+    /// The file was edited since the build: no line of it is quoted (`line` and `column` 0).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
 }
 
 impl Location {
-    /// `src/Leaf.sol:12:9`.
+    /// A place in `file`, which changed since the build: nothing in it is shown.
+    pub fn changed(file: &str) -> Location {
+        Location {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            text: String::new(),
+            span: (0, 0),
+            changed: true,
+        }
+    }
+
+    /// `src/Leaf.sol:12:9`, or `src/Leaf.sol (changed since the build: location not shown)`.
     pub fn at(&self) -> String {
+        if self.changed {
+            return format!(
+                "{} (changed since the build: location not shown)",
+                self.file
+            );
+        }
         format!("{}:{}:{}", self.file, self.line, self.column)
     }
 
@@ -57,14 +78,19 @@ pub struct StackEntry {
 }
 
 impl StackEntry {
-    /// `Leaf._check (src/Leaf.sol:20:9)`.
+    /// `Leaf._check (src/Leaf.sol:20:9)`; a function in a file edited since the build is not
+    /// named: `src/Leaf.sol (changed since the build: location not shown)`.
     pub fn text(&self) -> String {
-        let mut s = format!(
-            "{}.{} ({})",
-            self.contract,
-            self.function,
+        let mut s = if self.function.is_empty() {
             self.location.at()
-        );
+        } else {
+            format!(
+                "{}.{} ({})",
+                self.contract,
+                self.function,
+                self.location.at()
+            )
+        };
         if let Some(k) = self.reached_by {
             s.push_str(", reached by ");
             s.push_str(k.as_str());
@@ -109,6 +135,7 @@ mod tests {
             column: 9,
             text: "        require(x > 1, \"no\");  ".into(),
             span: (8, 29),
+            changed: false,
         };
         assert_eq!(l.at(), "src/A.sol:3:9");
         let (text, span) = l.excerpt();

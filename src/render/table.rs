@@ -49,9 +49,17 @@ impl Table {
     pub fn of(spec: &TracerSpec) -> &'static [Table] {
         match spec {
             TracerSpec::Call(_) => &[Table::Calls, Table::Logs],
+            // cryo's `traces` dataset: one row per flat trace entry.
+            TracerSpec::FlatCall(_) => &[Table::Traces],
+            TracerSpec::Parity | TracerSpec::ParityVm => &[Table::Results],
+            TracerSpec::FourByte
+            | TracerSpec::Mux(_)
+            | TracerSpec::Keccak256Preimage
+            | TracerSpec::Noop => &[Table::Results],
             TracerSpec::Prestate(_) => &[Table::State],
             TracerSpec::StructLog(_) => &[Table::Ops],
             TracerSpec::Gas(_) => &[Table::Ops, Table::Contracts],
+            TracerSpec::Erc7562(_) => &[Table::Results],
             #[cfg(feature = "js")]
             TracerSpec::Js(_) => &[Table::Results],
         }

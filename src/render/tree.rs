@@ -270,6 +270,9 @@ impl Renderer<'_> {
             .and_then(|_| self.decoder.sources())
             .and_then(|n| n.frames.get(path.as_slice()));
         match located {
+            Some(loc) if loc.changed => {
+                writeln!(out, "{lead}{} at {}", self.frame_line(f, top), loc.at())?;
+            }
             Some(loc) => {
                 writeln!(out, "{lead}{} at {}", self.frame_line(f, top), loc.at())?;
                 let bar = if kids.is_empty() { "   " } else { "│  " };
@@ -405,7 +408,6 @@ mod tests {
             kind,
             from_node: false,
             steps: None,
-            facts: Default::default(),
         }
     }
 
@@ -575,6 +577,7 @@ reverted: Error(\"nope\") at 0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC transfer
             column: span.0 + 1,
             text: text.into(),
             span,
+            changed: false,
         };
         let mut notes = SourceNotes::default();
         notes

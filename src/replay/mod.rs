@@ -5,6 +5,7 @@
 pub mod access;
 pub mod assets;
 pub mod call;
+pub mod cancel;
 pub mod driver;
 pub mod env;
 pub mod mined;
@@ -46,6 +47,10 @@ pub enum ReplayError {
     /// failed; written through, the run diverged from the dry one that gave its head).
     #[error(transparent)]
     StructLog(#[from] crate::trace::opcode::StructLogError),
+    /// The replay ran past the deadline of the request it serves ([`cancel::within`]) and was
+    /// stopped.
+    #[error("the replay was stopped at its deadline")]
+    Cancelled,
     /// Written through, the traced run read state the dry run before it did not: the output is
     /// left unfinished.
     #[error("the traced run of {tx} read state the run that gave its head keys did not; the struct log written to {to} is unfinished and must not be used")]
@@ -113,12 +118,52 @@ impl TxOutcome {
 #[serde(untagged)]
 pub enum TraceResult {
     Call(Box<CallFrame>),
+    /// geth's flatCallTracer.
+    FlatCall(Vec<crate::trace::flat::FlatCallFrame>),
+    /// geth's 4byteTracer: `"0x<selector>-<size>"` → count, keys sorted as Go prints a map.
+    FourByte(std::collections::BTreeMap<String, u64>),
+    /// geth's keccak256PreimageTracer: hash → preimage.
+    Keccak256Preimage(std::collections::BTreeMap<B256, Bytes>),
+    /// geth's noopTracer: `{}`.
+    Noop(NoopResult),
+    /// geth's muxTracer: each child's result by its name, in sorted order.
+    Mux(MuxResult),
+    /// Parity's `trace` entries, as reth's `trace_transaction` serves them (and the
+    /// transaction's `stateDiff`, which does not print).
+    Parity(Box<crate::trace::parity::ParityResult>),
     Prestate(PrestateResult),
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
     Gas(Box<crate::trace::gas::GasReport>),
+    Erc7562(Box<crate::trace::erc7562::Erc7562Frame>),
     /// Whatever a JavaScript tracer's `result` returned, as the JSON text it stringified to.
     Js(Box<serde_json::value::RawValue>),
+}
+
+/// The noopTracer's result: an empty object.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopResult;
+
+impl Serialize for NoopResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        s.serialize_map(Some(0))?.end()
+    }
+}
+
+/// The muxTracer's result: its children's results by name, sorted (geth marshals a Go map).
+#[derive(Clone, Debug, Default)]
+pub struct MuxResult(pub Vec<(String, TraceResult)>);
+
+impl Serialize for MuxResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }
 
 /// A traced transaction.
@@ -141,6 +186,9 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
+    }
     check_chain_rules(env, tx)?;
     let splicer = splice::Splicer::new(env);
     let mut out = if splicer.active() {
@@ -293,90 +341,208 @@ fn trace_with(
     mut tracer: Tracer,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
-    check_chain_rules(env, tx)?;
-    if let Tracer::Prestate(p) = &mut tracer {
-        p.begin(
-            &mut *db,
-            tx.sender,
-            tx.to(),
-            env.block.beneficiary,
-            &tx.authorities,
-        );
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
     }
+    check_chain_rules(env, tx)?;
+    begin(&mut tracer, db, env, tx);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(env.cfg.clone())
         .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
     let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let tracer = std::mem::replace(
-        &mut evm.inspector,
-        splice::Beside {
-            splicer: None,
-            inner: Tracer::None,
-        },
-    )
-    .finish();
+    let tracer =
+        std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
+    if cancel::passed() {
+        return Err(ReplayError::Cancelled);
+    }
     drop(evm);
     let outcome = TxOutcome::from_result(&out.result);
     settle(&mut out.state, db, env, tx, outcome.gas_used);
-    let result = match tracer {
-        Tracer::Call(t) => {
-            let with_log = t.config().with_log;
-            let mut top = t
-                .into_result(tx.env.gas_limit, outcome.gas_used)
-                .ok_or_else(|| invalid(tx, "the call tracer saw no top-level frame"))?;
-            if let (Some(s), Some(rules)) = (&env.splice, &env.rules) {
-                let log = s.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                splice::graft(
-                    &mut top,
-                    rules,
-                    &log,
-                    s.frames.as_deref().unwrap_or_default(),
-                    with_log,
-                );
-            }
-            TraceResult::Call(Box::new(top))
-        }
-        Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, &out.state)),
-        Tracer::StructLog(t) => {
-            if let Some(to) = t.streaming_to() {
-                if db.db.has_misses() {
-                    return Err(ReplayError::StreamMissed {
-                        tx: tx.hash,
-                        to: to.to_string(),
-                    });
-                }
-            }
-            TraceResult::StructLog(t.into_result(outcome.gas_used)?)
-        }
-        Tracer::Gas(t) => {
-            let g = out.result.gas();
-            TraceResult::Gas(Box::new(t.into_report(
-                tx.env.gas_limit,
-                outcome.gas_used,
-                g.final_refunded(),
-                g.floor_gas(),
-            )))
-        }
-        #[cfg(feature = "js")]
-        Tracer::Js(t) => TraceResult::Js(
-            t.into_result(
-                &tx.env,
-                &env.block,
-                outcome.gas_used,
-                (tx.hash, env.block_hash, tx_index),
-                &out.state,
-                &mut *db,
-            )
-            .map_err(|e| ReplayError::Tracer(e.to_string()))?,
-        ),
-        Tracer::None => unreachable!("spec.build never returns Tracer::None"),
+    let g = out.result.gas();
+    let ended = Ended {
+        env,
+        tx,
+        outcome: &outcome,
+        state: &out.state,
+        refunded: g.final_refunded(),
+        floor: g.floor_gas(),
+        tx_index,
     };
+    let result = finish(tracer, &ended, db)?;
     db.commit(out.state);
     Ok(TracedTx {
         hash: tx.hash,
         result,
         outcome,
+    })
+}
+
+/// What a tracer reads before the transaction runs: the prestate tracer its first accounts,
+/// the 4byte tracer the chain's own precompiles; a mux's children each theirs.
+fn begin(tracer: &mut Tracer, db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) {
+    match tracer {
+        Tracer::Prestate(p) => p.begin(
+            &mut *db,
+            tx.sender,
+            tx.to(),
+            env.block.beneficiary,
+            &tx.authorities,
+        ),
+        Tracer::FourByte(t) => {
+            if let Some(r) = &env.rules {
+                t.with_chain_precompiles(r.precompiles.iter().map(|p| p.address));
+            }
+        }
+        Tracer::Mux(m) => {
+            for (_, child) in &mut m.children {
+                begin(child, db, env, tx);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// How a traced transaction ended, for turning its tracer into a result.
+struct Ended<'e> {
+    env: &'e EvmEnv,
+    tx: &'e ReplayTx,
+    outcome: &'e TxOutcome,
+    /// The transaction's state changes, not yet committed.
+    state: &'e revm::state::EvmState,
+    refunded: u64,
+    floor: u64,
+    tx_index: Option<u64>,
+}
+
+/// The callTracer's finished top frame, with the chain's own precompile frames grafted from
+/// the node where they were spliced.
+fn call_frame(t: crate::trace::call::CallTracer, e: &Ended) -> Result<CallFrame, ReplayError> {
+    let with_log = t.config().with_log;
+    let top = t
+        .into_result(e.tx.env.gas_limit, e.outcome.gas_used)
+        .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?;
+    Ok(graft_node_frames(top, e, with_log))
+}
+
+/// `top` with the chain's own precompile frames grafted from the node, where they were spliced.
+fn graft_node_frames(mut top: CallFrame, e: &Ended, with_log: bool) -> CallFrame {
+    if let (Some(s), Some(rules)) = (&e.env.splice, &e.env.rules) {
+        let log = s.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        splice::graft(
+            &mut top,
+            rules,
+            &log,
+            s.frames.as_deref().unwrap_or_default(),
+            with_log,
+        );
+    }
+    top
+}
+
+/// The precompiles of `env`: the fork's, and the chain's own where its rules have them.
+fn precompile_test(env: &EvmEnv) -> impl Fn(alloy_primitives::Address) -> bool + '_ {
+    let precompiles = revm::precompile::Precompiles::new(
+        revm::precompile::PrecompileSpecId::from_spec_id(env.spec),
+    );
+    move |a| {
+        precompiles.contains(&a)
+            || env
+                .rules
+                .as_ref()
+                .is_some_and(|r| r.precompile(a).is_some())
+    }
+}
+
+/// Where a traced transaction sits, for the flat and Parity shapes: a simulated call (no hash)
+/// has no block and no transaction, as geth's debug_traceCall gives it (eth/tracers/api.go
+/// `TraceCall`: `new(Context)`).
+fn flat_context(e: &Ended) -> crate::trace::flat::FlatContext {
+    if e.tx.hash.is_zero() {
+        return crate::trace::flat::FlatContext::default();
+    }
+    crate::trace::flat::FlatContext {
+        block_hash: e.env.block_hash.filter(|h| !h.is_zero()),
+        block_number: e.env.block.number.saturating_to(),
+        tx_hash: Some(e.tx.hash),
+        tx_index: e.tx_index.unwrap_or(0),
+    }
+}
+
+/// Turns a finished tracer into its result (a mux's children each in turn).
+fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResult, ReplayError> {
+    Ok(match tracer {
+        Tracer::Call(t) => TraceResult::Call(Box::new(call_frame(t, e)?)),
+        Tracer::FlatCall(t) => {
+            let crate::trace::flat::FlatCallTracer { config, inner } = *t;
+            let mut top = call_frame(inner, e)?;
+            crate::trace::flat::prepare(
+                &mut top,
+                config.include_precompiles,
+                &precompile_test(e.env),
+            );
+            TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &flat_context(e)))
+        }
+        Tracer::Parity(t) => {
+            let crate::trace::parity::ParityTracer { call, vm } = *t;
+            let top = graft_node_frames(
+                call.into_frames()
+                    .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?,
+                e,
+                false,
+            );
+            let traces = crate::trace::parity::transaction_traces(&top, &precompile_test(e.env));
+            TraceResult::Parity(Box::new(crate::trace::parity::ParityResult {
+                traces: crate::trace::parity::localized(traces, &flat_context(e)),
+                state_diff: crate::trace::parity::state_diff(&mut *db, e.state),
+                vm_trace: vm.map(|v| v.into_result()),
+            }))
+        }
+        Tracer::FourByte(t) => TraceResult::FourByte(t.into_result()),
+        Tracer::Keccak256Preimage(t) => TraceResult::Keccak256Preimage(t.into_result()),
+        Tracer::Noop => TraceResult::Noop(NoopResult),
+        Tracer::Mux(m) => {
+            let mut results = Vec::with_capacity(m.children.len());
+            for (name, child) in m.children {
+                results.push((name, finish(child, e, db)?));
+            }
+            TraceResult::Mux(MuxResult(results))
+        }
+        Tracer::Prestate(t) => TraceResult::Prestate(t.into_result(&mut *db, e.state)),
+        Tracer::Erc7562(t) => TraceResult::Erc7562(Box::new(
+            t.into_result(e.tx.env.gas_limit, e.outcome.gas_used)
+                .ok_or_else(|| invalid(e.tx, "the erc7562 tracer saw no top-level frame"))?,
+        )),
+        Tracer::StructLog(t) => {
+            if let Some(to) = t.streaming_to() {
+                if db.db.has_misses() {
+                    return Err(ReplayError::StreamMissed {
+                        tx: e.tx.hash,
+                        to: to.to_string(),
+                    });
+                }
+            }
+            TraceResult::StructLog(t.into_result(e.outcome.gas_used)?)
+        }
+        Tracer::Gas(t) => TraceResult::Gas(Box::new(t.into_report(
+            e.tx.env.gas_limit,
+            e.outcome.gas_used,
+            e.refunded,
+            e.floor,
+        ))),
+        #[cfg(feature = "js")]
+        Tracer::Js(t) => TraceResult::Js(
+            t.into_result(
+                &e.tx.env,
+                &e.env.block,
+                e.outcome.gas_used,
+                (e.tx.hash, e.env.block_hash, e.tx_index),
+                e.state,
+                &mut *db,
+            )
+            .map_err(|err| ReplayError::Tracer(err.to_string()))?,
+        ),
+        Tracer::None => unreachable!("spec.build never returns Tracer::None"),
     })
 }
 

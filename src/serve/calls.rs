@@ -2,7 +2,7 @@
 //! response size counted as answers are produced), traced methods queued for the bounded worker
 //! pool under the request's one deadline, every other method forwarded upstream unchanged.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -108,7 +108,8 @@ pub(super) async fn rpc(
         Value::Array(items) => json_response(batch(shared, items, deadline).await),
         one => {
             let id = one.get("id").cloned().unwrap_or(Value::Null);
-            let call = tokio::spawn(answer(shared, one, deadline));
+            let budget = Arc::new(AtomicUsize::new(shared.cfg.max_response));
+            let call = tokio::spawn(answer(shared, one, deadline, budget));
             json_response(match call.await {
                 Ok(a) => a.text,
                 Err(_) => crashed(&id).text,
@@ -158,12 +159,14 @@ async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> St
     let mut tasks = std::collections::HashMap::new();
     let mut done: std::collections::BTreeMap<usize, Answer> = Default::default();
     let (mut spawned, mut next, mut bytes) = (0usize, 0usize, 0usize);
+    // One byte budget for the whole batch (`--max-response`), which each call's replay sees.
+    let budget = Arc::new(AtomicUsize::new(shared.cfg.max_response));
     let mut out = String::from("[");
     let mut cut: Option<(i64, &str)> = None;
     while next < n {
         while spawned < n && spawned < next + window && Deadline::now() < deadline {
             let item = pending.next().unwrap_or(Value::Null);
-            let handle = set.spawn(answer(shared.clone(), item, deadline));
+            let handle = set.spawn(answer(shared.clone(), item, deadline, budget.clone()));
             tasks.insert(handle.id(), spawned);
             spawned += 1;
         }
@@ -173,6 +176,11 @@ async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> St
             }
             out.push_str(&a.text);
             bytes += a.payload;
+            // What the batch's later calls may still produce, struct logs included.
+            budget.store(
+                shared.cfg.max_response.saturating_sub(bytes),
+                Ordering::Relaxed,
+            );
             next += 1;
             if bytes > shared.cfg.max_response {
                 cut = Some((TOO_LARGE_CODE, TOO_LARGE));
@@ -207,8 +215,13 @@ async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> St
     out
 }
 
-/// Answers one request object by `deadline`.
-async fn answer(shared: Arc<Shared>, req: Value, deadline: Deadline) -> Answer {
+/// Answers one request object by `deadline`, producing at most what `budget` leaves.
+async fn answer(
+    shared: Arc<Shared>,
+    req: Value,
+    deadline: Deadline,
+    budget: Arc<AtomicUsize>,
+) -> Answer {
     let started = Instant::now();
     let id = req.get("id").cloned().unwrap_or(Value::Null);
     let method = req
@@ -224,7 +237,7 @@ async fn answer(shared: Arc<Shared>, req: Value, deadline: Deadline) -> Answer {
     if !TRACED.contains(&method.as_str()) {
         return forward(&shared, req, &method, started, deadline).await;
     }
-    let (result, log) = traced(&shared, &method, params, deadline).await;
+    let (result, log) = traced(&shared, &method, params, deadline, &budget).await;
     let outcome = match &result {
         Ok(_) => "ok",
         Err(f) if f.code == BUSY_CODE => "busy",
@@ -278,7 +291,7 @@ impl Drop for Queued<'_> {
     }
 }
 
-fn timed_out() -> Fault {
+pub(crate) fn timed_out() -> Fault {
     Fault::new(TIMEOUT_CODE, TIMEOUT)
 }
 
@@ -289,18 +302,24 @@ async fn traced(
     method: &str,
     params: Value,
     deadline: Deadline,
+    budget: &AtomicUsize,
 ) -> (Result<String, Fault>, Option<TraceLog>) {
+    let max_response = budget.load(Ordering::Relaxed);
     let opts_index = match method {
         "debug_traceCall" => 2,
         _ => 1,
     };
-    // The trace_* methods take no trace config: they always run the callTracer's frames.
-    let config = params
-        .get(opts_index)
-        .filter(|_| !method.starts_with("trace_"));
-    let opts = match methods::trace_opts(config) {
-        Ok(o) => o,
-        Err(f) => return (Err(f), None),
+    // Parity's methods take trace types where geth's take a trace config.
+    let parity = super::parity::METHODS.contains(&method);
+    let opts = match parity {
+        true => methods::TraceOpts {
+            spec: crate::trace::TracerSpec::Parity,
+            timeout: None,
+        },
+        false => match methods::trace_opts(params.get(opts_index)) {
+            Ok(o) => o,
+            Err(f) => return (Err(f), None),
+        },
     };
     let deadline = match opts.timeout {
         Some(t) => deadline.min(Deadline::now() + t),
@@ -353,11 +372,14 @@ async fn traced(
             cache: worker.cfg.cache.as_ref(),
             memo: &worker.memo,
             mode: worker.cfg.mode,
-            max_response: worker.cfg.max_response,
+            max_response,
             chain_rules: worker.cfg.chain_rules,
             deadline: deadline.into_std(),
         };
-        let out = methods::dispatch(&ctx, &method_owned, &params, opts);
+        // The replay itself stops at the deadline too, freeing this worker.
+        let out = crate::replay::cancel::within(ctx.deadline, || {
+            methods::dispatch(&ctx, &method_owned, &params, opts)
+        });
         worker
             .metrics
             .upstream_requests

@@ -5,6 +5,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 use crate::source::StateSnapshot;
 
@@ -42,17 +43,23 @@ impl Memo {
         }
     }
 
-    /// Waits until no other request holds `key`, then holds it until the guard drops.
-    pub fn lock_key(&self, key: &str) -> KeyGuard<'_> {
+    /// Waits until no other request holds `key`, then holds it until the guard drops; `None`
+    /// when `deadline` comes first (the waiting request gives up, freeing its worker).
+    pub fn lock_key(&self, key: &str, deadline: Instant) -> Option<KeyGuard<'_>> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         while busy.contains(key) {
-            busy = self.freed.wait(busy).unwrap_or_else(|p| p.into_inner());
+            let left = deadline.checked_duration_since(Instant::now())?;
+            busy = self
+                .freed
+                .wait_timeout(busy, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         busy.insert(key.to_string());
-        KeyGuard {
+        Some(KeyGuard {
             memo: self,
             key: key.to_string(),
-        }
+        })
     }
 
     /// A copy of the state cached under `key`, moved to the front.
@@ -125,6 +132,29 @@ mod tests {
         assert!(m.get("huge").is_none());
     }
 
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
+
+    /// A request waiting for a key another one holds gives up at its deadline (issue 31:
+    /// before, it waited with no deadline, holding its worker).
+    #[test]
+    fn waiting_for_a_key_ends_at_the_deadline() {
+        let m = Memo::new(10);
+        let _held = m.lock_key("k", later()).unwrap();
+        let start = Instant::now();
+        let deadline = start + std::time::Duration::from_millis(200);
+        assert!(m.lock_key("k", deadline).is_none());
+        let waited = start.elapsed();
+        assert!(
+            waited >= std::time::Duration::from_millis(200)
+                && waited < std::time::Duration::from_secs(5),
+            "{waited:?}"
+        );
+        // Another key is free.
+        assert!(m.lock_key("other", deadline).is_some() || Instant::now() >= deadline);
+    }
+
     #[test]
     fn one_holder_per_key() {
         use std::sync::atomic::{AtomicUsize, Ordering};
@@ -133,15 +163,15 @@ mod tests {
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
-                    let _g = m.lock_key("k");
+                    let _g = m.lock_key("k", later()).unwrap();
                     assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     inside.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
-        let _a = m.lock_key("x");
-        let _b = m.lock_key("y");
+        let _a = m.lock_key("x", later()).unwrap();
+        let _b = m.lock_key("y", later()).unwrap();
     }
 
     #[test]
@@ -149,7 +179,7 @@ mod tests {
         let m = Memo::new(10);
         std::thread::scope(|s| {
             let crashed = s.spawn(|| {
-                let _key = m.lock_key("k");
+                let _key = m.lock_key("k", later()).unwrap();
                 let _states = m.states.lock();
                 panic!("a call crashed");
             });
@@ -157,7 +187,7 @@ mod tests {
         });
         assert!(m.states.is_poisoned());
         // The key was given back while unwinding; the cache still works.
-        let _k = m.lock_key("k");
+        let _k = m.lock_key("k", later()).unwrap();
         m.put("a".into(), snap(1));
         assert_eq!(m.get("a").map(|s| s.entries()), Some(1));
         assert_eq!(m.len(), 1);

@@ -25,7 +25,8 @@ use crate::source::rpc::RpcSource;
 use crate::source::rpc::SourceError;
 use crate::trace::{TracerKind, TracerSpec};
 
-/// Methods answered locally; everything else is forwarded.
+/// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
+/// everything else is forwarded.
 pub const TRACED: &[&str] = &[
     "debug_traceTransaction",
     "debug_traceBlockByNumber",
@@ -37,6 +38,8 @@ pub const TRACED: &[&str] = &[
     "trace_get",
     "trace_replayTransaction",
     "trace_replayBlockTransactions",
+    "trace_call",
+    "trace_callMany",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -45,6 +48,9 @@ pub const TRACED: &[&str] = &[
 pub struct Fault {
     pub code: i64,
     pub message: String,
+    /// The node has no such transaction or block: reth's `trace_transaction`, `trace_get`
+    /// and `trace_block` answer `null` for it rather than an error.
+    pub missing: bool,
 }
 
 impl Fault {
@@ -52,6 +58,7 @@ impl Fault {
         Fault {
             code,
             message: message.into(),
+            missing: false,
         }
     }
     pub(super) fn params(message: impl Into<String>) -> Fault {
@@ -65,7 +72,10 @@ impl Fault {
 impl From<SourceError> for Fault {
     fn from(e: SourceError) -> Fault {
         match e {
-            SourceError::NotFound { what } => Fault::server(format!("{what} not found")),
+            SourceError::NotFound { what } => Fault {
+                missing: true,
+                ..Fault::server(format!("{what} not found"))
+            },
             other => Fault::server(other.to_string()),
         }
     }
@@ -75,6 +85,9 @@ impl From<crate::replay::Error> for Fault {
     fn from(e: crate::replay::Error) -> Fault {
         match e {
             crate::replay::Error::Source(e) => e.into(),
+            crate::replay::Error::Replay(crate::replay::ReplayError::StructLog(
+                crate::trace::opcode::StructLogError::TooLarge { .. },
+            )) => too_large(),
             crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
         }
     }
@@ -160,12 +173,16 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
             .map_err(|e| Fault::params(format!("invalid argument 1: {e}")))?
     } else {
         match TracerKind::from_name(tracer) {
-            // The built-in tracers by name (`TracerKind::Js` exists only with the `js` feature).
-            Ok(kind @ (TracerKind::Call | TracerKind::Prestate | TracerKind::StructLog)) => {
-                TracerSpec::new(kind, config).map_err(|e| Fault::server(e.to_string()))?
-            }
-            // geth: a name it does not know is taken as JavaScript source.
-            _ => js_spec(tracer, config, timeout)?,
+            // The native tracers by name (muxTracer's JavaScript children get the timeout).
+            Ok(_) => TracerSpec::named(
+                tracer,
+                config,
+                timeout.unwrap_or(crate::trace::DEFAULT_JS_TIMEOUT),
+            )
+            .map_err(|e| Fault::server(e.to_string()))?,
+            // geth: a name it does not know is a JavaScript tracer it ships by that name, or
+            // else JavaScript source.
+            Err(_) => js_spec(tracer, config, timeout)?,
         }
     };
     Ok(TraceOpts { spec, timeout })
@@ -184,6 +201,7 @@ fn js_spec(
     timeout: Option<Duration>,
 ) -> Result<TracerSpec, Fault> {
     let timeout = timeout.unwrap_or(crate::trace::js::DEFAULT_TIMEOUT);
+    let source = crate::trace::js::named::source(source).unwrap_or(source);
     TracerSpec::js(source, config, timeout).map_err(|e| Fault::server(e.to_string()))
 }
 
@@ -199,7 +217,11 @@ fn js_spec(
 }
 
 /// Runs `method` with `params` (already known to be one of [`TRACED`]).
-pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) -> Outcome {
+pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts) -> Outcome {
+    // A struct log is bounded while it is made by what the response may still take.
+    if let TracerSpec::StructLog(c) = &mut opts.spec {
+        c.max_bytes = ctx.max_response as u64;
+    }
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
         Err(e) => {
@@ -231,7 +253,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, opts: TraceOpts) ->
         }
         "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
         "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
-        m if m.starts_with("trace_") => {
+        m if super::parity::METHODS.contains(&m) => {
             super::parity::dispatch(ctx, &source, m, params, &mut outcome)
         }
         other => Err(Fault::new(
@@ -325,14 +347,17 @@ fn trace_transaction(
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
     let hash = hash_param(params, 0)?;
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = mined.trace(source, ctx.cache, &opts.spec)?;
     self_check(&traced, &mined.receipt, outcome);
     traced_json(ctx, &traced)
 }
 
-fn trace_block(
+pub(super) fn trace_block(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     method: &str,
@@ -345,7 +370,7 @@ fn trace_block(
     } else {
         block_number_param(params.get(0))?
     };
-    let (_, traces) = replay_block(ctx, source, &block_ref, &opts.spec, outcome)?;
+    let traces = replay_block(ctx, source, &block_ref, &opts.spec, outcome)?;
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,
@@ -363,26 +388,29 @@ fn trace_block(
     finish(out)
 }
 
-/// Every transaction of a block traced under `spec`, each checked against its receipt; the
-/// block's pre-state kept in the server's memory cache.
+/// Every transaction of block `block_ref` traced under `spec`, each checked against its
+/// receipt; the block's pre-state kept in the memory cache for the next call.
 pub(super) fn replay_block(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     block_ref: &str,
     spec: &TracerSpec,
     outcome: &mut Outcome,
-) -> Result<(crate::source::chain_data::BlockInfo, Vec<TracedTx>), Fault> {
+) -> Result<Vec<TracedTx>, Fault> {
     // One round trip for the chain, the block and its receipts; then the state passes.
     let (chain_id, mut block, receipts) = source.chain_block_receipts(block_ref)?;
     let spec_id = source.prepare_block(chain_id, &mut block.info, None)?;
     let env = EvmEnv::new(spec_id, chain_id, &block.info);
     if block.txs.is_empty() {
-        return Ok((block.info, Vec::new()));
+        return Ok(Vec::new());
     }
     let parent = format!("{:#x}", block.info.number.saturating_sub(1));
     // The pre-state of this block (its parent's state), known by the block's hash.
     let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
-    let _guard = ctx.memo.lock_key(&key);
+    let _guard = ctx
+        .memo
+        .lock_key(&key, ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
     let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
     let (start, hit) = match cached {
         Some(s) => (s, true),
@@ -403,7 +431,7 @@ pub(super) fn replay_block(
     if block.info.hash.is_some() {
         ctx.memo.put(key, replay.snapshot);
     }
-    Ok((block.info, replay.traces))
+    Ok(replay.traces)
 }
 
 /// geth's `rpc.BlockNumber`: a hex quantity or a tag.
@@ -426,7 +454,7 @@ pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
 }
 
 /// geth's `TransactionArgs` (the fields a replayed call uses).
-fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
+pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
     let v = v
         .and_then(Value::as_object)
         .ok_or_else(|| Fault::params("invalid argument 0: the call must be an object"))?;
@@ -532,7 +560,10 @@ fn state_access(
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
     let hash = hash_param(params, 0)?;
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let (rows, result) = mined.run(source, ctx.cache, |db, env, tx, _| {
         trace_access(db, env, tx)

@@ -39,7 +39,7 @@ use conn::serve_connections;
 pub mod memo;
 pub mod methods;
 pub mod metrics;
-mod parity;
+pub mod parity;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,277 +1,311 @@
-//! The Parity `trace_*` methods as reth serves them, answered from the same local replay as
-//! the debug methods: the callTracer's frames turned into Parity's flat list by
-//! [`crate::trace::parity`]. Params and "not found" follow reth's `TraceApi`
-//! (`crates/rpc/rpc/src/trace.rs`): an unknown transaction or block is `null`, not an error.
+//! The Parity/OpenEthereum `trace_*` methods, as reth serves them, over any plain node: the same
+//! replays as the debug methods under the `parity` tracer (`trace::parity`), shaped into reth's
+//! answers with alloy's `parity` types.
+//!
+//! - `trace_transaction(hash)`, `trace_block(block)`, `trace_get(hash, [index…])`;
+//! - `trace_replayTransaction(hash, types)`, `trace_replayBlockTransactions(block, types)`,
+//!   `trace_call(call, types, block?)`, `trace_callMany([[call, types]…], block?)`, where
+//!   `types` is a list of `trace`, `stateDiff`, `vmTrace` (the replay records the vmTrace only
+//!   when it is asked for).
 
 use alloy_primitives::B256;
-use alloy_rpc_types_trace::parity::LocalizedTransactionTrace;
-use serde_json::Value;
+use alloy_rpc_types_trace::parity::{
+    LocalizedTransactionTrace, TraceResults, TraceResultsWithTransactionHash, TransactionTrace,
+};
+use serde_json::{json, Value};
 
 use super::methods::{
-    block_number_param, hash_param, replay_block, self_check, too_large, Ctx, Fault, Outcome,
+    block_number_param, call_param, hash_param, replay_block, self_check, Ctx, Fault, Outcome,
 };
+use crate::replay::call::{prepare_call, CallError};
 use crate::replay::mined::Mined;
-use crate::replay::{TraceResult, TracedTx};
-use crate::source::rpc::{RpcSource, SourceError};
-use crate::trace::parity::{localized, trace_results, TxPosition};
-use crate::trace::{TracerKind, TracerSpec};
+use crate::replay::remote::replay_txs_from;
+use crate::replay::{ReplayTx, TraceResult, TracedTx};
+use crate::source::rpc::RpcSource;
+use crate::source::StateSnapshot;
+use crate::trace::parity::ParityResult;
+use crate::trace::TracerSpec;
 
-/// Runs one `trace_*` method.
-pub(super) fn dispatch(
+/// The Parity methods `serve` answers.
+pub const METHODS: &[&str] = &[
+    "trace_transaction",
+    "trace_block",
+    "trace_get",
+    "trace_replayTransaction",
+    "trace_replayBlockTransactions",
+    "trace_call",
+    "trace_callMany",
+];
+
+fn to_text(v: &impl serde::Serialize) -> Result<String, Fault> {
+    serde_json::to_string(v).map_err(|e| Fault::server(e.to_string()))
+}
+
+fn parity(t: &TracedTx) -> Result<&ParityResult, Fault> {
+    match &t.result {
+        TraceResult::Parity(p) => Ok(p),
+        _ => Err(Fault::server("the replay gave no Parity trace")),
+    }
+}
+
+fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
+    Ok(&parity(t)?.traces)
+}
+
+/// Which of `trace`, `stateDiff`, `vmTrace` are asked for (argument `i`).
+#[derive(Clone, Copy)]
+struct Types {
+    trace: bool,
+    state_diff: bool,
+    vm_trace: bool,
+}
+
+impl Types {
+    /// The tracer these types need.
+    fn spec(self) -> TracerSpec {
+        match self.vm_trace {
+            true => TracerSpec::ParityVm,
+            false => TracerSpec::Parity,
+        }
+    }
+}
+
+/// The trace types of argument `i`.
+fn trace_types(params: &Value, i: usize) -> Result<Types, Fault> {
+    let list = params.get(i).and_then(Value::as_array).ok_or_else(|| {
+        Fault::params(format!(
+            "invalid argument {i}: expected a list of trace types"
+        ))
+    })?;
+    let mut types = Types {
+        trace: false,
+        state_diff: false,
+        vm_trace: false,
+    };
+    for t in list {
+        match t.as_str() {
+            Some("trace") => types.trace = true,
+            Some("stateDiff") => types.state_diff = true,
+            Some("vmTrace") => types.vm_trace = true,
+            _ => {
+                return Err(Fault::params(format!(
+                    "invalid argument {i}: unknown trace type {t}"
+                )))
+            }
+        }
+    }
+    Ok(types)
+}
+
+/// reth's `TraceResults` of one replay: its output and, when asked, its `trace` entries
+/// without their block and transaction, and its `stateDiff`.
+fn results(t: &TracedTx, types: Types) -> Result<TraceResults, Fault> {
+    let p = parity(t)?;
+    Ok(TraceResults {
+        output: t.outcome.output.clone(),
+        state_diff: types.state_diff.then(|| p.state_diff.clone()),
+        trace: if types.trace {
+            p.traces.iter().map(|e| e.trace.clone()).collect()
+        } else {
+            Vec::<TransactionTrace>::new()
+        },
+        vm_trace: if types.vm_trace {
+            p.vm_trace.clone()
+        } else {
+            None
+        },
+    })
+}
+
+/// `null` for a transaction the node does not have (reth's `Option` answers), else `answer`.
+fn or_null(
+    traced: Result<TracedTx, Fault>,
+    answer: impl FnOnce(&TracedTx) -> Result<String, Fault>,
+) -> Result<String, Fault> {
+    match traced {
+        Err(f) if f.missing => Ok("null".into()),
+        r => answer(&r?),
+    }
+}
+
+fn mined(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    hash: B256,
+    spec: &TracerSpec,
+    outcome: &mut Outcome,
+) -> Result<TracedTx, Fault> {
+    let _guard = ctx
+        .memo
+        .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
+        .ok_or_else(super::calls::timed_out)?;
+    let mut m = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
+    let traced = m.trace(source, ctx.cache, spec)?;
+    self_check(&traced, &m.receipt, outcome);
+    Ok(traced)
+}
+
+/// Every transaction of a block under the `parity` tracer, through the block path of
+/// `debug_traceBlockByNumber` (its memory cache and self-check).
+fn block(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    spec: &TracerSpec,
+    outcome: &mut Outcome,
+) -> Result<Vec<TracedTx>, Fault> {
+    let reference = block_number_param(params.get(0))?;
+    replay_block(ctx, source, &reference, spec, outcome)
+}
+
+/// Answers one of [`METHODS`].
+pub fn dispatch(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     method: &str,
     params: &Value,
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
-    let answer = match method {
+    match method {
         "trace_transaction" => {
             let hash = hash_param(params, 0)?;
-            transaction(ctx, source, hash, outcome).map(|t| to_value(&t))
+            or_null(
+                mined(ctx, source, hash, &TracerSpec::Parity, outcome),
+                |t| to_text(&entries(t)?),
+            )
         }
-        "trace_get" => get(ctx, source, params, outcome),
-        "trace_block" => block(ctx, source, params, outcome),
-        "trace_replayTransaction" => replay_transaction(ctx, source, params, outcome),
-        "trace_replayBlockTransactions" => replay_block_transactions(ctx, source, params, outcome),
-        other => {
-            return Err(Fault::new(
-                -32601,
-                format!("the method {other} does not exist/is not available"),
-            ))
+        // reth's `trace_get`: the `index`-th entry of `trace_transaction`'s list (not a
+        // `traceAddress`), and `null` unless exactly one index is given.
+        "trace_get" => {
+            let hash = hash_param(params, 0)?;
+            let want: Vec<usize> = params
+                .get(1)
+                .and_then(Value::as_array)
+                .ok_or_else(|| Fault::params("invalid argument 1: expected a list of indices"))?
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => s
+                        .strip_prefix("0x")
+                        .and_then(|h| usize::from_str_radix(h, 16).ok()),
+                    Value::Number(n) => n.as_u64().map(|n| n as usize),
+                    _ => None,
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| Fault::params("invalid argument 1: an index is not a number"))?;
+            let [index] = want[..] else {
+                return Ok("null".into());
+            };
+            or_null(
+                mined(ctx, source, hash, &TracerSpec::Parity, outcome),
+                |t| to_text(&entries(t)?.get(index)),
+            )
         }
-    };
-    let value = match answer {
-        Ok(v) => v,
-        // reth answers `null` for what the chain does not have.
-        Err(Failure::Missing) => Value::Null,
-        Err(Failure::Fault(f)) => return Err(f),
-    };
-    let text = serde_json::to_string(&value).map_err(|e| Fault::server(e.to_string()))?;
-    if text.len() > ctx.max_response {
-        return Err(too_large());
-    }
-    Ok(text)
-}
-
-/// A failure of a `trace_*` call: what the chain lacks (answered `null`) or a fault.
-enum Failure {
-    Missing,
-    Fault(Fault),
-}
-
-impl From<Fault> for Failure {
-    fn from(f: Fault) -> Self {
-        Failure::Fault(f)
-    }
-}
-
-impl From<crate::replay::Error> for Failure {
-    fn from(e: crate::replay::Error) -> Self {
-        match e {
-            crate::replay::Error::Source(SourceError::NotFound { .. }) => Failure::Missing,
-            other => Failure::Fault(other.into()),
+        "trace_block" => {
+            let txs = match block(ctx, source, params, &TracerSpec::Parity, outcome) {
+                Err(f) if f.missing => return Ok("null".into()),
+                r => r?,
+            };
+            let mut all = Vec::new();
+            for t in &txs {
+                all.extend(entries(t)?.iter());
+            }
+            to_text(&all)
         }
+        "trace_replayTransaction" => {
+            let types = trace_types(params, 1)?;
+            let t = mined(ctx, source, hash_param(params, 0)?, &types.spec(), outcome)?;
+            to_text(&results(&t, types)?)
+        }
+        "trace_replayBlockTransactions" => {
+            let types = trace_types(params, 1)?;
+            let txs = block(ctx, source, params, &types.spec(), outcome)?;
+            let out: Vec<TraceResultsWithTransactionHash> = txs
+                .iter()
+                .map(|t| {
+                    Ok(TraceResultsWithTransactionHash {
+                        full_trace: results(t, types)?,
+                        transaction_hash: t.hash,
+                    })
+                })
+                .collect::<Result<_, Fault>>()?;
+            to_text(&out)
+        }
+        "trace_call" => {
+            let call = call_param(params.get(0))?;
+            let types = trace_types(params, 1)?;
+            let at = block_ref(params.get(2))?;
+            let traced = calls(source, &[call], &at, &types.spec())?;
+            to_text(&results(&traced[0], types)?)
+        }
+        "trace_callMany" => {
+            let list = params.get(0).and_then(Value::as_array).ok_or_else(|| {
+                Fault::params("invalid argument 0: expected a list of [call, types]")
+            })?;
+            let mut reqs = Vec::new();
+            let mut wanted = Vec::new();
+            for item in list {
+                let pair = json!([item.get(0), item.get(1)]);
+                reqs.push(call_param(pair.get(0))?);
+                wanted.push(trace_types(&pair, 1)?);
+            }
+            let at = block_ref(params.get(1))?;
+            let spec = match wanted.iter().any(|w: &Types| w.vm_trace) {
+                true => TracerSpec::ParityVm,
+                false => TracerSpec::Parity,
+            };
+            let traced = calls(source, &reqs, &at, &spec)?;
+            let out: Vec<TraceResults> = traced
+                .iter()
+                .zip(wanted)
+                .map(|(t, w)| results(t, w))
+                .collect::<Result<_, _>>()?;
+            to_text(&out)
+        }
+        other => Err(Fault::new(
+            -32601,
+            format!("the method {other} does not exist/is not available"),
+        )),
     }
 }
 
-impl From<SourceError> for Failure {
-    fn from(e: SourceError) -> Self {
-        crate::replay::Error::Source(e).into()
-    }
-}
-
-/// reth's `BlockId`: a number, a tag or a block hash.
-fn block_param(params: &Value) -> Result<String, Fault> {
-    match params.get(0) {
-        Some(Value::String(s)) if s.len() == 66 => Ok(format!("{:?}", hash_param(params, 0)?)),
+fn block_ref(v: Option<&Value>) -> Result<String, Fault> {
+    match v {
+        None | Some(Value::Null) => Ok("latest".into()),
+        Some(Value::String(s)) if s.len() == 66 => Ok(format!("{:?}", hash_param(&json!([s]), 0)?)),
         other => block_number_param(other),
     }
 }
 
-/// A block the node does not have is `null`, as reth answers it.
-fn missing_block(f: Fault) -> Failure {
-    if f.message.ends_with("not found") {
-        Failure::Missing
-    } else {
-        Failure::Fault(f)
-    }
-}
-
-fn to_value(traces: &[LocalizedTransactionTrace]) -> Value {
-    serde_json::to_value(traces).unwrap_or(Value::Null)
-}
-
-/// The callTracer with its defaults: the frames every Parity shape is built from.
-fn frames_spec() -> TracerSpec {
-    TracerSpec::new(TracerKind::Call, None).expect("the callTracer's defaults are valid")
-}
-
-fn frames_of(t: &TracedTx, at: TxPosition) -> Vec<LocalizedTransactionTrace> {
-    match &t.result {
-        TraceResult::Call(root) => localized(root, at),
-        _ => Vec::new(),
-    }
-}
-
-fn transaction(
-    ctx: &Ctx<'_>,
+/// `reqs` as simulated transactions one after another on the state of block `at` (each sees
+/// what the ones before it did, as reth's `trace_callMany`).
+fn calls(
     source: &RpcSource,
-    hash: B256,
-    outcome: &mut Outcome,
-) -> Result<Vec<LocalizedTransactionTrace>, Failure> {
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
-    let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
-    let traced = mined.trace(source, ctx.cache, &frames_spec())?;
-    self_check(&traced, &mined.receipt, outcome);
-    let at = TxPosition {
-        hash: Some(hash),
-        index: Some(mined.index as u64),
-        block_hash: mined.info.hash,
-        block_number: Some(mined.info.number),
+    reqs: &[crate::replay::call::CallRequest],
+    at: &str,
+    spec: &TracerSpec,
+) -> Result<Vec<TracedTx>, Fault> {
+    let mut prepared = Vec::new();
+    for r in reqs {
+        prepared.push(
+            prepare_call(source, r, at, None, None).map_err(|e| match e {
+                CallError::BlockOverride(m) => Fault::params(m),
+                CallError::Source(e) => e.into(),
+            })?,
+        );
+    }
+    let Some(first) = prepared.first() else {
+        return Ok(Vec::new());
     };
-    Ok(frames_of(&traced, at))
-}
-
-/// `trace_get(hash, [index])`: reth answers only a single index (`null` for any other list).
-fn get(
-    ctx: &Ctx<'_>,
-    source: &RpcSource,
-    params: &Value,
-    outcome: &mut Outcome,
-) -> Result<Value, Failure> {
-    let hash = hash_param(params, 0)?;
-    let indices = params
-        .get(1)
-        .and_then(Value::as_array)
-        .ok_or_else(|| Fault::params("invalid argument 1: indices must be an array"))?;
-    let index = indices
-        .iter()
-        .map(index_param)
-        .collect::<Result<Vec<usize>, Fault>>()?;
-    let [index] = index[..] else {
-        return Ok(Value::Null);
-    };
-    let traces = transaction(ctx, source, hash, outcome)?;
-    Ok(traces
-        .get(index)
-        .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
-        .unwrap_or(Value::Null))
-}
-
-/// An index as reth's `Index` reads it: a hex quantity string or a JSON number.
-fn index_param(v: &Value) -> Result<usize, Fault> {
-    let bad = || Fault::params("invalid argument 1: an index must be a hex quantity");
-    match v {
-        Value::Number(n) => n.as_u64().map(|n| n as usize).ok_or_else(bad),
-        Value::String(s) => {
-            let hex = s.strip_prefix("0x").ok_or_else(bad)?;
-            usize::from_str_radix(hex, 16).map_err(|_| bad())
-        }
-        _ => Err(bad()),
-    }
-}
-
-/// `trace_block(blockId)`: every transaction's traces in order. Block rewards (reth adds them
-/// before the merge) are not listed.
-fn block(
-    ctx: &Ctx<'_>,
-    source: &RpcSource,
-    params: &Value,
-    outcome: &mut Outcome,
-) -> Result<Value, Failure> {
-    let block_ref = match params.get(0) {
-        Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 0)?),
-        other => block_number_param(other)?,
-    };
-    let (info, traces) =
-        replay_block(ctx, source, &block_ref, &frames_spec(), outcome).map_err(|f| {
-            match f.message.ends_with("not found") {
-                true => Failure::Missing,
-                false => Failure::Fault(f),
-            }
-        })?;
-    let mut all = Vec::new();
-    for (i, t) in traces.iter().enumerate() {
-        let at = TxPosition {
-            hash: Some(t.hash),
-            index: Some(i as u64),
-            block_hash: info.hash,
-            block_number: Some(info.number),
-        };
-        all.extend(frames_of(t, at));
-    }
-    Ok(to_value(&all))
-}
-
-/// reth's `HashSet<TraceType>`: `"trace"`, `"vmTrace"`, `"stateDiff"`. Only `trace` is built
-/// so far; asking for the others is refused rather than answered with them left out.
-fn trace_types(v: Option<&Value>) -> Result<bool, Fault> {
-    let list = v
-        .and_then(Value::as_array)
-        .ok_or_else(|| Fault::params("invalid argument 1: trace types must be an array"))?;
-    let mut with_trace = false;
-    for t in list {
-        match t.as_str() {
-            Some("trace") => with_trace = true,
-            Some(kind @ ("stateDiff" | "vmTrace")) => {
-                return Err(Fault::server(format!(
-                    "trace type {kind} is not supported by this server yet; ask for [\"trace\"]"
-                )))
-            }
-            _ => {
-                return Err(Fault::params(format!(
-                    "invalid argument 1: unknown variant {t}, expected one of `vmTrace`, `trace`, `stateDiff`"
-                )))
-            }
-        }
-    }
-    Ok(with_trace)
-}
-
-fn results_of(t: &TracedTx, with_trace: bool) -> Value {
-    match &t.result {
-        TraceResult::Call(root) => {
-            serde_json::to_value(trace_results(root, t.outcome.output.clone(), with_trace))
-                .unwrap_or(Value::Null)
-        }
-        _ => Value::Null,
-    }
-}
-
-/// `trace_replayTransaction(hash, types)`.
-fn replay_transaction(
-    ctx: &Ctx<'_>,
-    source: &RpcSource,
-    params: &Value,
-    outcome: &mut Outcome,
-) -> Result<Value, Failure> {
-    let hash = hash_param(params, 0)?;
-    let with_trace = trace_types(params.get(1))?;
-    let _guard = ctx.memo.lock_key(&format!("tx:{hash:?}"));
-    let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
-    let traced = mined.trace(source, ctx.cache, &frames_spec())?;
-    self_check(&traced, &mined.receipt, outcome);
-    Ok(results_of(&traced, with_trace))
-}
-
-/// `trace_replayBlockTransactions(blockId, types)`: each transaction's results with its hash.
-fn replay_block_transactions(
-    ctx: &Ctx<'_>,
-    source: &RpcSource,
-    params: &Value,
-    outcome: &mut Outcome,
-) -> Result<Value, Failure> {
-    let block_ref = block_param(params)?;
-    let with_trace = trace_types(params.get(1))?;
-    let (_, traces) =
-        replay_block(ctx, source, &block_ref, &frames_spec(), outcome).map_err(missing_block)?;
-    let list = traces
-        .iter()
-        .map(|t| {
-            let mut v = results_of(t, with_trace);
-            v["transactionHash"] = serde_json::json!(t.hash);
-            v
-        })
-        .collect();
-    Ok(Value::Array(list))
+    let txs: Vec<ReplayTx> = prepared.iter().map(|p| p.tx.clone()).collect();
+    let replay = replay_txs_from(
+        source,
+        &txs,
+        &first.env,
+        0,
+        &first.state_at,
+        spec,
+        &|_| {},
+        StateSnapshot::partial(),
+    )?;
+    Ok(replay.traces)
 }

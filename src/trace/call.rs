@@ -8,7 +8,6 @@
 use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::bytecode::opcode::{OpCode, JUMP, RETURN, SELFDESTRUCT};
-use revm::context_interface::JournalTr;
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -147,28 +146,6 @@ pub struct CallFrame {
     /// it; not part of geth's JSON.
     #[serde(skip)]
     pub steps: Option<Box<FrameSteps>>,
-    /// The frame in revm's terms, for the Parity shapes (`trace/parity.rs`); never in the JSON.
-    #[serde(skip)]
-    pub facts: FrameFacts,
-}
-
-/// What geth's view of a frame drops and Parity's (revm-inspectors' `CallTrace`) keeps: the
-/// one frame model serves both shapes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FrameFacts {
-    /// revm's result (`None` for frames not run here: the node's, SELFDESTRUCT); Parity's error
-    /// text is read from it.
-    pub status: Option<InstructionResult>,
-    /// A value-less call to one of the spec's precompiles below the top frame, which Parity
-    /// leaves out (revm-inspectors' `is_precompile_call`).
-    pub precompile: bool,
-    /// The address a creation made or would have made; geth drops `to` when it fails, Parity
-    /// keeps it in a reverted creation's result.
-    pub created: Option<Address>,
-    /// revm's gas limit and gas spent of the frame; the top frame's geth `gas`/`gasUsed` are
-    /// the transaction's, Parity's are the frame's (intrinsic gas and refund left out).
-    pub gas_limit: u64,
-    pub gas_spent: u64,
 }
 
 /// The program counters a frame's source location is rebuilt from: the last opcode it ran (the
@@ -236,7 +213,6 @@ impl CallFrame {
             kind,
             from_node: false,
             steps: None,
-            facts: FrameFacts::default(),
         }
     }
 
@@ -362,12 +338,6 @@ impl CallTracer {
         let deposit = frontier_deposit_oog(spec, result, output, open.returned.as_ref());
         let output = deposit.as_ref().unwrap_or(output);
         let f = &mut open.frame;
-        f.facts.status = Some(result);
-        f.facts.gas_limit = gas_limit;
-        f.facts.gas_spent = gas_limit.saturating_sub(gas_remaining);
-        if f.kind.is_create() {
-            f.facts.created = created.or(f.to);
-        }
         f.gas_used = if returns_gas(result) {
             gas_limit.saturating_sub(gas_remaining)
         } else {
@@ -398,9 +368,17 @@ impl CallTracer {
     /// Finishes the trace: the top frame's `gas` is the tx gas limit and its `gasUsed` the gas
     /// the receipt reports (after refunds), as geth's `OnTxEnd` sets them.
     pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<CallFrame> {
-        let mut root = *self.root?;
+        let mut root = self.into_frames()?;
         root.gas = tx_gas_limit;
         root.gas_used = receipt_gas_used;
+        Some(root)
+    }
+
+    /// Finishes the trace with the top frame as the EVM ran it: `gas` what it was given (the
+    /// gas limit less the intrinsic gas) and `gasUsed` what it spent, before refunds — the
+    /// top frame of a Parity trace.
+    pub fn into_frames(self) -> Option<CallFrame> {
+        let mut root = *self.root?;
         if self.config.with_log {
             root.clear_failed_logs(false);
         }
@@ -529,11 +507,14 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
         };
         let value = (kind != CallKind::Staticcall).then(|| inputs.value.get());
         let input = inputs.input.bytes(ctx);
-        let mut frame = CallFrame::new(kind, from, Some(to), input, inputs.gas_limit, value);
-        frame.facts.precompile = !self.stack.is_empty()
-            && value.unwrap_or_default().is_zero()
-            && ctx.journaled_state.precompile_addresses().contains(&to);
-        self.open(frame);
+        self.open(CallFrame::new(
+            kind,
+            from,
+            Some(to),
+            input,
+            inputs.gas_limit,
+            value,
+        ));
         None
     }
 

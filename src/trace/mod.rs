@@ -4,19 +4,25 @@
 //! (enum dispatch, no `dyn` on the hot path). Each tracer decodes its own `tracerConfig`.
 
 pub mod call;
+pub mod erc7562;
 pub mod errors;
 pub mod failed_step;
+pub mod flat;
 pub mod gas;
 pub mod gas_context;
 pub mod hexser;
 #[cfg(feature = "js")]
 pub mod js;
+pub mod keccak;
+pub mod mux;
 pub mod opcode;
 pub mod parity;
 pub mod precompile_error;
 pub mod prestate;
+pub mod selectors;
 pub mod spool;
 pub mod state;
+pub mod vm_trace;
 
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
@@ -26,14 +32,22 @@ use revm::{Database, Inspector};
 use serde_json::Value;
 
 use call::{CallTracer, CallTracerConfig};
+use erc7562::{Erc7562Config, Erc7562Tracer};
+use flat::{FlatCallConfig, FlatCallTracer};
+use keccak::KeccakPreimageTracer;
+use mux::MuxTracer;
 use opcode::{StructLogger, StructLoggerConfig};
 use prestate::{PrestateConfig, PrestateTracer};
+use selectors::FourByteTracer;
+
+/// A JavaScript tracer's default time limit (geth's `defaultTraceTimeout`, 5 s).
+pub const DEFAULT_JS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Errors choosing or configuring a tracer.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error(
-        "unknown tracer {0:?}; known tracers: {known}, or a JavaScript tracer (a .js file, or inline source starting with '{{')",
+        "unknown tracer {0:?}; known tracers: {known}, geth's JavaScript tracers by name (bigramTracer, evmdisTracer, opcountTracer, trigramTracer, unigramTracer, callTracerLegacy, prestateTracerLegacy, 4byteTracerLegacy, noopTracerLegacy), or a JavaScript tracer (a .js file, or inline source starting with '{{')",
         known = TracerKind::NAMES.join(", ")
     )]
     UnknownTracer(String),
@@ -49,9 +63,23 @@ pub enum TraceError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TracerKind {
     Call,
+    /// geth's flatCallTracer: the call frames in Parity's flat shape.
+    FlatCall,
+    /// geth's 4byteTracer: selectors called, with argument sizes.
+    FourByte,
+    /// geth's muxTracer: several tracers in one replay.
+    Mux,
+    /// geth's keccak256PreimageTracer: every KECCAK256 input by its hash.
+    Keccak256Preimage,
+    /// geth's noopTracer: `{}`.
+    Noop,
+    /// Parity's `trace` entries, as reth's `trace_transaction` gives them (not a geth tracer).
+    Parity,
     Prestate,
     /// geth's struct logger (the default tracer of debug_traceTransaction).
     StructLog,
+    /// geth's `erc7562Tracer` (ERC-4337 validation rules per frame).
+    Erc7562,
     /// A JavaScript tracer (geth's JS tracer API), built with [`TracerSpec::js`].
     #[cfg(feature = "js")]
     Js,
@@ -60,16 +88,30 @@ pub enum TracerKind {
 impl TracerKind {
     pub const NAMES: &'static [&'static str] = &[
         "callTracer",
+        "flatCallTracer",
         "prestateTracer",
+        "4byteTracer",
+        "muxTracer",
+        "keccak256PreimageTracer",
+        "noopTracer",
         "opcodeTracer",
         "structLogger",
+        "erc7562Tracer",
+        "parity",
     ];
 
     pub fn from_name(name: &str) -> Result<Self, TraceError> {
         match name {
             "callTracer" => Ok(TracerKind::Call),
+            "flatCallTracer" => Ok(TracerKind::FlatCall),
+            "4byteTracer" => Ok(TracerKind::FourByte),
+            "muxTracer" => Ok(TracerKind::Mux),
+            "keccak256PreimageTracer" => Ok(TracerKind::Keccak256Preimage),
+            "noopTracer" => Ok(TracerKind::Noop),
+            "parity" => Ok(TracerKind::Parity),
             "prestateTracer" => Ok(TracerKind::Prestate),
             "opcodeTracer" | "structLogger" => Ok(TracerKind::StructLog),
+            "erc7562Tracer" => Ok(TracerKind::Erc7562),
             other => Err(TraceError::UnknownTracer(other.to_string())),
         }
     }
@@ -77,8 +119,15 @@ impl TracerKind {
     pub fn name(self) -> &'static str {
         match self {
             TracerKind::Call => "callTracer",
+            TracerKind::FlatCall => "flatCallTracer",
+            TracerKind::FourByte => "4byteTracer",
+            TracerKind::Mux => "muxTracer",
+            TracerKind::Keccak256Preimage => "keccak256PreimageTracer",
+            TracerKind::Noop => "noopTracer",
+            TracerKind::Parity => "parity",
             TracerKind::Prestate => "prestateTracer",
             TracerKind::StructLog => "opcodeTracer",
+            TracerKind::Erc7562 => "erc7562Tracer",
             #[cfg(feature = "js")]
             TracerKind::Js => "javascript",
         }
@@ -89,8 +138,19 @@ impl TracerKind {
 #[derive(Clone, Debug)]
 pub enum TracerSpec {
     Call(CallTracerConfig),
+    FlatCall(FlatCallConfig),
+    FourByte,
+    /// The children by name, sorted as geth prints them.
+    Mux(Vec<(String, TracerSpec)>),
+    Keccak256Preimage,
+    Noop,
+    Parity,
+    /// [`TracerSpec::Parity`] with the vmTrace recorded too (`trace_replay*`, `trace_call*`
+    /// asked for `vmTrace`; not selectable by name).
+    ParityVm,
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
+    Erc7562(Erc7562Config),
     /// Gas accounting for `chaintrace gas` (not a geth tracer; not selectable by name).
     Gas(gas::GasConfig),
     #[cfg(feature = "js")]
@@ -144,6 +204,13 @@ impl TracerSpec {
         }
         Ok(match kind {
             TracerKind::Call => TracerSpec::Call(decode(kind.name(), config)?),
+            TracerKind::FlatCall => TracerSpec::FlatCall(decode(kind.name(), config)?),
+            // geth's 4byte, keccak256 preimage and noop tracers never read their config.
+            TracerKind::FourByte => TracerSpec::FourByte,
+            TracerKind::Keccak256Preimage => TracerSpec::Keccak256Preimage,
+            TracerKind::Noop => TracerSpec::Noop,
+            TracerKind::Parity => TracerSpec::Parity,
+            TracerKind::Mux => return Self::mux(config, DEFAULT_JS_TIMEOUT),
             TracerKind::Prestate => {
                 let c: PrestateConfig = decode(kind.name(), config)?;
                 if c.diff_mode && c.include_empty {
@@ -155,6 +222,14 @@ impl TracerSpec {
                 TracerSpec::Prestate(c)
             }
             TracerKind::StructLog => TracerSpec::StructLog(decode(kind.name(), config)?),
+            TracerKind::Erc7562 => {
+                let c: Erc7562Config = decode(kind.name(), config)?;
+                c.check().map_err(|msg| TraceError::BadConfig {
+                    tracer: kind.name(),
+                    msg,
+                })?;
+                TracerSpec::Erc7562(c)
+            }
             #[cfg(feature = "js")]
             TracerKind::Js => {
                 return Err(TraceError::BadConfig {
@@ -165,11 +240,84 @@ impl TracerSpec {
         })
     }
 
+    /// A tracer by the name geth's directory resolves (eth/tracers/dir.go `New`): a native
+    /// tracer, a JavaScript tracer geth ships by name, or else JavaScript source; children of
+    /// a muxTracer the same way, with the same JavaScript `timeout`.
+    pub fn named(
+        name: &str,
+        config: Option<&Value>,
+        timeout: std::time::Duration,
+    ) -> Result<Self, TraceError> {
+        match TracerKind::from_name(name) {
+            Ok(TracerKind::Mux) => Self::mux(config, timeout),
+            Ok(kind) => Self::new(kind, config),
+            Err(e) => Self::script(name, config, timeout).ok_or(e)?,
+        }
+    }
+
+    /// A JavaScript tracer geth ships by name, or JavaScript source; `None` for neither.
+    #[cfg(feature = "js")]
+    fn script(
+        name: &str,
+        config: Option<&Value>,
+        timeout: std::time::Duration,
+    ) -> Option<Result<Self, TraceError>> {
+        let source = match js::named::source(name) {
+            Some(s) => s,
+            None if name.trim_start().starts_with('{') => name,
+            None => return None,
+        };
+        Some(Self::js(source, config, timeout))
+    }
+
+    #[cfg(not(feature = "js"))]
+    fn script(
+        _name: &str,
+        _config: Option<&Value>,
+        _timeout: std::time::Duration,
+    ) -> Option<Result<Self, TraceError>> {
+        None
+    }
+
+    /// geth's muxTracer from its config: an object of tracer names and their configs.
+    fn mux(config: Option<&Value>, timeout: std::time::Duration) -> Result<Self, TraceError> {
+        let bad = |msg: String| TraceError::BadConfig {
+            tracer: "muxTracer",
+            msg,
+        };
+        let children = match config {
+            None | Some(Value::Null) => return Ok(TracerSpec::Mux(Vec::new())),
+            Some(Value::Object(m)) => m,
+            Some(v) => return Err(bad(format!("expected an object of tracer names, got {v}"))),
+        };
+        let mut out = Vec::with_capacity(children.len());
+        for (name, cfg) in children {
+            let child = match TracerKind::from_name(name) {
+                Ok(TracerKind::StructLog) => {
+                    return Err(bad(format!(
+                        "{name:?}: geth's struct logger is not a named tracer and cannot run under muxTracer"
+                    )))
+                }
+                _ => Self::named(name, Some(cfg), timeout)?,
+            };
+            out.push((name.clone(), child));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(TracerSpec::Mux(out))
+    }
+
     pub fn kind(&self) -> TracerKind {
         match self {
             TracerSpec::Call(_) => TracerKind::Call,
+            TracerSpec::FlatCall(_) => TracerKind::FlatCall,
+            TracerSpec::FourByte => TracerKind::FourByte,
+            TracerSpec::Mux(_) => TracerKind::Mux,
+            TracerSpec::Keccak256Preimage => TracerKind::Keccak256Preimage,
+            TracerSpec::Noop => TracerKind::Noop,
+            TracerSpec::Parity | TracerSpec::ParityVm => TracerKind::Parity,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
             TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
+            TracerSpec::Erc7562(_) => TracerKind::Erc7562,
             #[cfg(feature = "js")]
             TracerSpec::Js(_) => TracerKind::Js,
         }
@@ -179,9 +327,28 @@ impl TracerSpec {
     pub fn build(&self, spec: SpecId, log_index_offset: u64) -> Tracer {
         match self {
             TracerSpec::Call(c) => Tracer::Call(CallTracer::new(c.clone(), log_index_offset)),
+            TracerSpec::FlatCall(c) => Tracer::FlatCall(Box::new(FlatCallTracer::new(c.clone()))),
+            TracerSpec::FourByte => Tracer::FourByte(FourByteTracer::new(spec)),
+            TracerSpec::Mux(children) => Tracer::Mux(Box::new(MuxTracer {
+                children: children
+                    .iter()
+                    .map(|(n, c)| (n.clone(), c.build(spec, log_index_offset)))
+                    .collect(),
+            })),
+            TracerSpec::Keccak256Preimage => Tracer::Keccak256Preimage(Default::default()),
+            TracerSpec::Noop => Tracer::Noop,
+            TracerSpec::Parity | TracerSpec::ParityVm => {
+                Tracer::Parity(Box::new(parity::ParityTracer {
+                    call: CallTracer::new(CallTracerConfig::default(), log_index_offset),
+                    vm: matches!(self, TracerSpec::ParityVm).then(Default::default),
+                }))
+            }
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),
             TracerSpec::StructLog(c) => Tracer::StructLog(Box::new(StructLogger::new(c.clone()))),
             TracerSpec::Gas(c) => Tracer::Gas(Box::new(gas::GasProfiler::with_config(c))),
+            TracerSpec::Erc7562(c) => {
+                Tracer::Erc7562(Box::new(Erc7562Tracer::new(c, log_index_offset)))
+            }
             #[cfg(feature = "js")]
             TracerSpec::Js(j) => Tracer::Js(Box::new(j.build(spec))),
         }
@@ -191,13 +358,31 @@ impl TracerSpec {
 /// The tracer the executor runs for one transaction.
 pub enum Tracer {
     Call(CallTracer),
+    FlatCall(Box<FlatCallTracer>),
+    FourByte(FourByteTracer),
+    Mux(Box<MuxTracer>),
+    Keccak256Preimage(KeccakPreimageTracer),
+    /// geth's noopTracer: no hooks.
+    Noop,
+    /// The callTracer's frames, finished as Parity's `trace` entries (and the vmTrace).
+    Parity(Box<parity::ParityTracer>),
     Prestate(PrestateTracer),
     StructLog(Box<StructLogger>),
     Gas(Box<gas::GasProfiler>),
+    Erc7562(Box<Erc7562Tracer>),
     #[cfg(feature = "js")]
     Js(Box<js::JsTracer>),
     /// No tracing: replaying the transactions before the target in its block.
     None,
+}
+
+/// A frame with no code: revm runs the STOP it pads empty code with (a CREATE with empty init
+/// code), where geth runs nothing (core/vm/interpreter.go `Run`: "Don't bother with the
+/// execution if there's no code"), so no tracer sees that step.
+#[inline]
+fn runs_no_code(interp: &Interpreter) -> bool {
+    use revm::interpreter::interpreter_types::LegacyBytecode;
+    interp.bytecode.bytecode_slice().is_empty()
 }
 
 /// The revm context every tracer inspects: mainnet environment over a database `DB`.
@@ -207,12 +392,18 @@ macro_rules! dispatch {
     ($self:ident, $t:ident => $e:expr, $default:expr) => {
         match $self {
             Tracer::Call($t) => $e,
+            Tracer::FlatCall($t) => $e,
+            Tracer::FourByte($t) => $e,
+            Tracer::Mux($t) => $e,
+            Tracer::Keccak256Preimage($t) => $e,
+            Tracer::Parity($t) => $e,
             Tracer::Prestate($t) => $e,
             Tracer::StructLog($t) => $e,
             Tracer::Gas($t) => $e,
+            Tracer::Erc7562($t) => $e,
             #[cfg(feature = "js")]
             Tracer::Js($t) => $e,
-            Tracer::None => $default,
+            Tracer::Noop | Tracer::None => $default,
         }
     };
 }
@@ -220,10 +411,16 @@ macro_rules! dispatch {
 impl<DB: Database> Inspector<Ctx<DB>> for Tracer {
     #[inline]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if runs_no_code(interp) {
+            return;
+        }
         dispatch!(self, t => t.step(interp, ctx), ())
     }
     #[inline]
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if runs_no_code(interp) {
+            return;
+        }
         dispatch!(self, t => t.step_end(interp, ctx), ())
     }
     fn log(&mut self, ctx: &mut Ctx<DB>, log: Log) {

@@ -39,6 +39,12 @@ pub struct StructLoggerConfig {
     pub enable_return_data: bool,
     /// Maximum bytes of struct-log output (geth v1.15+); 0 means unlimited.
     pub limit: u64,
+    /// Bytes the struct log may take while it is made (0: unbounded); not a geth option. A
+    /// server sets what its response limit leaves: past it nothing more is recorded and the
+    /// result is refused ([`StructLogError::TooLarge`]), instead of a log that is only found
+    /// too large once it has been written whole.
+    #[serde(skip)]
+    pub max_bytes: u64,
 }
 
 /// The struct logger's result: `{gas, failed, returnValue, structLogs}`. The struct logs stay in
@@ -94,6 +100,9 @@ pub enum StructLogError {
         #[source]
         source: std::io::Error,
     },
+    /// The log passed [`StructLoggerConfig::max_bytes`] while it was made.
+    #[error("the struct log passed {max} bytes, the most this answer may take")]
+    TooLarge { max: u64 },
     /// Streamed: the head written first, from a run that wrote nothing, is not what this run
     /// ended with.
     #[error(
@@ -268,6 +277,10 @@ impl StructLogger {
         self.cfg.limit != 0 && self.out.len() > self.cfg.limit
     }
 
+    fn over_budget(&self) -> bool {
+        self.cfg.max_bytes != 0 && self.out.len() > self.cfg.max_bytes
+    }
+
     fn enter(&mut self, parent_refund: i64) {
         self.refund_below.push(parent_refund);
         self.refund_sum_below += parent_refund;
@@ -294,6 +307,11 @@ impl StructLogger {
         };
         if let Some(e) = self.write_error.take() {
             return Err(write(e));
+        }
+        if self.over_budget() {
+            return Err(StructLogError::TooLarge {
+                max: self.cfg.max_bytes,
+            });
         }
         self.out.flush().map_err(write)?;
         let failed = self.top_deposit_oog || self.top_result.is_some_and(|r| !r.is_ok());
@@ -335,7 +353,7 @@ impl StructLogger {
 
 impl<DB: Database> Inspector<Ctx<DB>> for StructLogger {
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        if self.limit_reached() {
+        if self.limit_reached() || self.over_budget() {
             return;
         }
         let op = interp.bytecode.opcode();

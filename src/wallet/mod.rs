@@ -40,6 +40,23 @@ pub enum WalletError {
     /// The provider answered with an error status.
     #[error("the wallet provider refused the request: HTTP {status}: {message}")]
     Refused { status: u16, message: String },
+    /// The provider's documented 400 `Invalid authorization key IDs`, with the documentation's
+    /// remedy: the wallet must exist first, and the key ids are registration ids.
+    #[error(
+        "the wallet provider refused the request: HTTP {status}: {message} — create the wallet \
+         first (`chaintrace wallet create`) and pass its id (walletId) as --wallet; an \
+         authorization key id must be the id the provider gave when the key's public key was \
+         registered, not the key id the dashboard shows"
+    )]
+    AuthorizationKeyIds { status: u16, message: String },
+    /// A plain `http://` provider address off loopback: the Basic credentials would cross the
+    /// network in clear text.
+    #[error(
+        "--wallet-api-url {url} is plain http on a host other than loopback: APP_ID:APP_SECRET \
+         would be sent in clear text; use https, or pass --allow-insecure-http to accept that \
+         (nothing was sent)"
+    )]
+    ClearText { url: String },
     /// The provider's answer is not what the API documents.
     #[error("the wallet provider sent an unusable answer: {0}")]
     BadAnswer(String),
@@ -63,8 +80,10 @@ pub const AUTHORIZATION_KEY_VARS: [&str; 2] =
     ["AUTHORIZATION_PRIVATE_KEY", "WALLET_AUTHORIZATION_KEY"];
 
 /// The provider's API base, from `--wallet-api-url` or `WALLET_API_URL`: there is no default,
-/// so nothing is ever sent to an address the user did not give.
-pub fn api_base(flag: Option<&str>) -> Result<String, WalletError> {
+/// so nothing is ever sent to an address the user did not give. Plain `http://` is accepted on
+/// loopback only (a local mock or tunnel), unless `allow_clear_text`: every request carries the
+/// app's Basic credentials. Decided from the URL alone, before any connection.
+pub fn api_base(flag: Option<&str>, allow_clear_text: bool) -> Result<String, WalletError> {
     let url = flag
         .map(str::trim)
         .filter(|u| !u.is_empty())
@@ -81,7 +100,32 @@ pub fn api_base(flag: Option<&str>) -> Result<String, WalletError> {
             redact_url(url)
         )));
     }
+    if !allow_clear_text && !encrypted_or_local(url) {
+        return Err(WalletError::ClearText {
+            url: redact_url(url),
+        });
+    }
     Ok(url.trim_end_matches('/').to_string())
+}
+
+/// Whether requests to `url` stay off the network in clear: https, or http to a loopback host
+/// (`localhost`, 127.0.0.0/8, `::1`). A name other than `localhost` is not resolved: it could
+/// point anywhere.
+fn encrypted_or_local(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    if u.scheme() == "https" {
+        return true;
+    }
+    let Some(host) = u.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
 }
 
 /// Checks a wallet id before it goes into a URL path.
@@ -187,34 +231,6 @@ impl Provider {
         self.json_answer(status, &text)
     }
 
-    /// `GET {api}/v1/wallets/{wallet}`: the wallet as the provider knows it.
-    pub fn get_wallet(&self, wallet: &str) -> Result<Value, WalletError> {
-        check_wallet_id(wallet)?;
-        let url = format!("{}/v1/wallets/{wallet}", self.api);
-        let (status, text) = self.request(&url, None, None)?;
-        self.json_answer(status, &text)
-    }
-
-    /// The address of an Ethereum wallet, asked of the provider.
-    pub fn wallet_address(&self, wallet: &str) -> Result<alloy_primitives::Address, WalletError> {
-        let w = self.get_wallet(wallet)?;
-        if let Some(t) = w.get("chain_type").filter(|t| !t.is_null()) {
-            if t.as_str() != Some("ethereum") {
-                return Err(WalletError::BadAnswer(format!(
-                    "wallet {wallet} has chain_type {t}, not ethereum: it cannot sign EVM requests"
-                )));
-            }
-        }
-        w.get("address")
-            .and_then(crate::policy::request::address)
-            .ok_or_else(|| {
-                WalletError::BadAnswer(format!(
-                    "wallet {wallet} has no 0x address in its answer: {}",
-                    w.to_string().chars().take(300).collect::<String>()
-                ))
-            })
-    }
-
     /// Fails unless an authorization key is loaded: checked before anything is sent anywhere.
     pub fn require_authorization_key(&self) -> Result<&SigningKey, WalletError> {
         self.auth_key.as_ref().ok_or_else(|| {
@@ -298,6 +314,9 @@ impl Provider {
                     })
                 })
                 .unwrap_or_else(|| text.chars().take(300).collect());
+            if status == 400 && message.contains("Invalid authorization key IDs") {
+                return Err(WalletError::AuthorizationKeyIds { status, message });
+            }
             return Err(WalletError::Refused { status, message });
         }
         parsed.ok_or_else(|| {
@@ -430,17 +449,45 @@ mod tests {
     #[test]
     fn there_is_no_default_provider() {
         for flag in [None, Some(""), Some("  ")] {
-            let e = api_base(flag).unwrap_err().to_string();
+            let e = api_base(flag, false).unwrap_err().to_string();
             assert!(
                 e.contains("pass --wallet-api-url URL or set WALLET_API_URL"),
                 "{e}"
             );
         }
-        assert!(api_base(Some("api.example")).is_err());
+        assert!(api_base(Some("api.example"), false).is_err());
         assert_eq!(
-            api_base(Some(" https://api.example/ ")).unwrap(),
+            api_base(Some(" https://api.example/ "), false).unwrap(),
             "https://api.example"
         );
+    }
+
+    /// Plain http carries the Basic credentials in clear text: only loopback, or with the
+    /// opt-in. Nothing here connects anywhere (192.0.2.1 is a documentation address).
+    #[test]
+    fn plain_http_off_loopback_needs_the_opt_in() {
+        for local in [
+            "http://127.0.0.1:8080",
+            "http://127.9.9.9",
+            "http://localhost:3000/api",
+            "http://[::1]:8080",
+            "https://192.0.2.1",
+        ] {
+            assert!(api_base(Some(local), false).is_ok(), "{local}");
+        }
+        for remote in [
+            "http://192.0.2.1:8080",
+            "http://api.example",
+            "http://localhost.example",
+            "http://[2001:db8::1]",
+        ] {
+            let e = api_base(Some(remote), false).unwrap_err().to_string();
+            assert!(
+                e.contains("clear text") && e.contains("--allow-insecure-http"),
+                "{e}"
+            );
+            assert_eq!(api_base(Some(remote), true).unwrap(), remote);
+        }
     }
 
     #[test]

@@ -19,8 +19,9 @@ fn count(frame: &Value, calls: &mut u64, logs: &mut u64) {
     }
 }
 
-#[test]
-fn dask_local_cluster_matches_the_ndjson_stream() {
+/// The virtualenv with examples/dask's pinned packages (DuckDB among them), installed from the
+/// registry into `target/dask-venv` when missing.
+pub(crate) fn pinned_venv() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let venv = root.join("target/dask-venv");
     let setup = Command::new("bash")
@@ -33,6 +34,13 @@ fn dask_local_cluster_matches_the_ndjson_stream() {
         "installing the pinned Python packages failed: {}",
         String::from_utf8_lossy(&setup.stderr)
     );
+    venv
+}
+
+#[test]
+fn dask_local_cluster_matches_the_ndjson_stream() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let venv = pinned_venv();
 
     let s = anvil::scenario();
     let last = s.anvil.block_number();

@@ -828,3 +828,89 @@ fn unverified_errors_and_events_are_named_from_a_mock_signature_database_once_pe
         );
     }
 }
+
+/// A lookup of many keys goes out in chunks (issue 31: every key in one URL passed 8 KiB for a
+/// block with ~120 unknown topics, and then nothing got named): 120 events, 3 requests of at
+/// most 40 keys, every URL well under 8 KiB, all 120 named.
+#[test]
+fn many_unknown_topics_are_looked_up_in_chunks() {
+    use chaintrace::names::signature_db::{SignatureDb, Wanted, KEYS_PER_REQUEST};
+    let names: Vec<String> = (0..120).map(|i| format!("Event{i}(uint256)")).collect();
+    let known: Vec<(String, Vec<&'static str>)> = names
+        .iter()
+        .map(|n| {
+            let leaked: &'static str = Box::leak(n.clone().into_boxed_str());
+            (
+                format!("{:?}", alloy_primitives::keccak256(n)),
+                vec![leaked],
+            )
+        })
+        .collect();
+    let (mock, hits, seen) = mock_signature_db(known.clone());
+    let db = SignatureDb::new(mock, None, std::time::Duration::from_secs(10));
+    let mut wanted = Wanted::default();
+    for (topic, _) in &known {
+        wanted
+            .events
+            .insert(topic.parse().unwrap(), std::iter::once(1).collect());
+    }
+    let abi = db.resolve(&wanted);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        120usize.div_ceil(KEYS_PER_REQUEST)
+    );
+    for target in seen.lock().unwrap().iter() {
+        assert!(target.len() < 8 * 1024, "{} bytes", target.len());
+    }
+    for ((topic, _), n) in known.iter().zip(&names) {
+        let event = abi.event(&topic.parse().unwrap());
+        assert_eq!(
+            event.map(|e| e.name.as_str()),
+            n.split('(').next(),
+            "{n} not named"
+        );
+    }
+    assert!(db.failed.lock().unwrap().is_empty());
+}
+
+/// A cache entry that cannot be written is said on stderr, not dropped (issue 31): the cache
+/// directory given is a file, so no entry can be made under it.
+#[test]
+fn a_cache_write_that_fails_is_warned() {
+    let s = anvil::scenario();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mock, hits, seen) =
+        mock_signature_db(vec![("0x2630edec".into(), vec!["failNested(uint256)"])]);
+    let blocked = tmp("cache-is-a-file");
+    std::fs::create_dir_all(&blocked).unwrap();
+    let file = blocked.join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let env = [
+        ("CHAINTRACE_NO_CACHE", ""),
+        ("CHAINTRACE_CACHE_DIR", file.to_str().unwrap()),
+        ("CHAINTRACE_SIGNATURE_DB_URL", mock.as_str()),
+    ];
+    let hash = nested_tx(&s);
+    let r = chaintrace_in(
+        here,
+        &[
+            "tx",
+            &hash,
+            "--rpc-url",
+            &s.url,
+            "--no-project",
+            "--lookup-signatures",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains("failNested(48879)"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("warning: cannot write cache entry"),
+        "{} hits {:?} {}",
+        hits.load(Ordering::SeqCst),
+        seen.lock().unwrap(),
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&blocked);
+}

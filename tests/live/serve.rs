@@ -1212,3 +1212,106 @@ fn a_non_loopback_bind_without_a_token_is_refused() {
         "error: --auth-token must be at least 16 characters (use a random token)"
     );
 }
+
+/// A replay still running at its request's deadline is stopped and its worker freed (issue 31:
+/// before, the answer came at the deadline but the replay went on, holding the only worker, so
+/// the next call waited past its own deadline). A 16.7M-gas loop (JUMPDEST PUSH1 0 JUMP until
+/// out of gas, at Osaka's per-transaction cap of 2^24 gas: 4.2M steps) traced with the struct logger under `--request-timeout 1`, state
+/// read with eth_get* so that the time is spent replaying here; then a small call is served.
+#[test]
+fn a_replay_past_its_deadline_frees_its_worker() {
+    let node = anvil::Anvil::start();
+    // Init code returning the 4-byte runtime 5b600056.
+    let loop_addr = node.deploy("6004600c60003960046000f35b600056");
+    let (deploy_tx, _) = node.send_and_wait(json!({"data": "0x6004600c60003960046000f35b600056"}));
+    let (looping, receipt) = node.send_and_wait(json!({"to": loop_addr, "gas": "0x1000000"}));
+    assert_eq!(receipt["status"], "0x0", "the loop runs out of gas");
+    assert_eq!(receipt["gasUsed"], "0x1000000");
+    let serve = Serve::start(
+        node.url(),
+        &[
+            "--workers",
+            "1",
+            "--request-timeout",
+            "1",
+            "--state-source",
+            "rpc",
+        ],
+    );
+    let start = Instant::now();
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceTransaction",
+        json!([looping, {}]),
+    ));
+    let a_took = start.elapsed();
+    assert_eq!(answer_value(&a), timed_out(json!(1)), "{a}");
+    let b = serve.post(&call(
+        json!(2),
+        "debug_traceTransaction",
+        json!([deploy_tx, {"tracer": "callTracer"}]),
+    ));
+    let freed = start.elapsed();
+    let b = answer_value(&b);
+    assert_eq!(
+        b["result"]["type"], "CREATE",
+        "the next call was not served: {b}"
+    );
+    eprintln!("struct-log replay timed out after {a_took:?}; next call answered at {freed:?}");
+    assert!(a_took < Duration::from_secs(1) + MARGIN, "{a_took:?}");
+    // The worker came back within 1.5 s of the long call's start, and the next call's own
+    // replay took the rest.
+    assert!(freed < Duration::from_millis(2500) + MARGIN, "{freed:?}");
+}
+
+/// Bytes the process wrote (`wchar` of /proc/PID/io: files and sockets alike).
+fn written_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A struct log is bounded while it is made, not only when written (issue 31): under
+/// `--max-response 1048576` the 16.7M-gas loop's struct log (4.2M steps, hundreds of MB) stops
+/// being recorded at 1 MiB and the call is answered -32003 "response too large", the server
+/// having written a few MiB at most; before, the whole log was spooled to a temporary file
+/// first (over 100 MiB written), then refused. In a batch the budget is shared.
+#[test]
+fn a_struct_log_is_bounded_while_it_is_made() {
+    let node = anvil::Anvil::start();
+    let loop_addr = node.deploy("6004600c60003960046000f35b600056");
+    let (looping, _) = node.send_and_wait(json!({"to": loop_addr, "gas": "0x1000000"}));
+    let serve = Serve::start(
+        node.url(),
+        &["--max-response", "1048576", "--state-source", "rpc"],
+    );
+    let before = written_bytes(serve.child.id());
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceTransaction",
+        json!([looping, {}]),
+    ));
+    let wrote = written_bytes(serve.child.id()) - before;
+    assert_eq!(
+        answer_value(&a),
+        error_answer(json!(1), -32003, "response too large"),
+        "{a}"
+    );
+    eprintln!("struct log refused as too large; the server wrote {wrote} bytes");
+    assert!(wrote < 16 << 20, "{wrote} bytes written");
+    let b = serve.post(&format!(
+        "[{},{}]",
+        call(
+            json!(2),
+            "debug_traceTransaction",
+            json!([looping, {"tracer": "callTracer"}])
+        ),
+        call(json!(3), "debug_traceTransaction", json!([looping, {}]))
+    ));
+    let b = answer_value(&b);
+    assert_eq!(b[0]["result"]["type"], "CALL", "{b}");
+    assert_eq!(b[1]["error"]["code"], -32003, "{b}");
+}

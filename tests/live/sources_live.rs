@@ -446,7 +446,8 @@ fn tmp(name: &str) -> PathBuf {
 
 /// A Foundry project as forge 1.7.1 leaves it (no `ast` in artifacts): `src/*.sol`,
 /// `out/<File>/<Name>.json` with `bytecode`/`deployedBytecode` `{object, sourceMap,
-/// linkReferences}`, `id` and `metadata.settings.compilationTarget`; `out/build-info/<id>.json`
+/// linkReferences}`, `id`, `metadata.settings.compilationTarget` and solc's `metadata.sources`
+/// (each source's keccak256); `out/build-info/<id>.json`
 /// with `{id, source_id_to_path, language}`; `cache/solidity-files-cache.json` naming each
 /// artifact's build. A stale build info (ids shuffled) sits beside the right one.
 fn foundry_project(dir: &Path) {
@@ -477,7 +478,8 @@ fn foundry_project(dir: &Path) {
                     "sourceMap": c["evm"]["deployedBytecode"]["sourceMap"],
                     "linkReferences": c["evm"]["deployedBytecode"]["linkReferences"],
                     "immutableReferences": c["evm"]["deployedBytecode"]["immutableReferences"]},
-                "metadata": {"settings": {"compilationTarget": {path.clone(): name}}},
+                "metadata": {"settings": {"compilationTarget": {path.clone(): name}},
+                    "sources": metadata_sources(c, "src/")},
                 "id": id,
             });
             std::fs::write(d.join(format!("{name}.json")), artifact.to_string()).unwrap();
@@ -499,6 +501,19 @@ fn foundry_project(dir: &Path) {
         cache.to_string(),
     )
     .unwrap();
+}
+
+/// solc's metadata `sources` of contract `c` (each source's keccak256 at build time), its paths
+/// given `prefix` as the project's layout names them.
+fn metadata_sources(c: &Value, prefix: &str) -> Value {
+    let m: Value = serde_json::from_str(c["metadata"].as_str().expect("solc metadata")).unwrap();
+    let renamed: serde_json::Map<String, Value> = m["sources"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (format!("{prefix}{k}"), v.clone()))
+        .collect();
+    Value::Object(renamed)
 }
 
 /// A Hardhat project: `artifacts/contracts/<File>/<Name>.json` (no source maps) and the build
@@ -835,4 +850,163 @@ fn sourcify_gives_sources_and_maps_cached_on_disk() {
         report["byFunction"]
     );
     let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// A remote answer never chooses a local file (issue 31): Sourcify's answer names its sources
+/// without their text — Leaf by an absolute path, Middle by a `../` path — and both paths lead
+/// to files that exist here, every line of which says DECOY. Nothing of them is printed, in the
+/// tree, the stack trace or the HTML report, and the answer is still used for what it carries
+/// (names, the stack's functions).
+#[test]
+fn a_sourcify_answer_never_chooses_a_local_file() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let decoys = tmp("decoys");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let inside = root.join(format!("target/chaintrace-decoy-{}", std::process::id()));
+    std::fs::create_dir_all(&inside).unwrap();
+    let decoy = |dir: &Path, file: &str| -> PathBuf {
+        let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
+        let marked: String = text.lines().map(|l| format!("{l} // DECOY\n")).collect();
+        let p = dir.join(file);
+        std::fs::write(&p, marked).unwrap();
+        p
+    };
+    let leaf = decoy(&decoys, "Leaf.sol");
+    decoy(&inside, "Middle.sol");
+    let dir_name = root.file_name().unwrap().to_str().unwrap().to_string();
+    let middle = format!(
+        "../{dir_name}/target/chaintrace-decoy-{}/Middle.sol",
+        std::process::id()
+    );
+    let renamed = |mut answer: Value| -> Value {
+        for key in ["sources", "sourceIds"] {
+            let m = answer[key].as_object_mut().unwrap();
+            let leaf_v = m.remove("Leaf.sol").unwrap();
+            let mid_v = m.remove("Middle.sol").unwrap();
+            let strip = |v: Value| if key == "sources" { json!({}) } else { v };
+            m.insert(leaf.to_str().unwrap().to_string(), strip(leaf_v));
+            m.insert(middle.clone(), strip(mid_v));
+        }
+        answer
+    };
+    let answers: Vec<(String, Value)> = [("Leaf.sol", "Leaf"), ("Middle.sol", "Middle")]
+        .iter()
+        .map(|(f, n)| {
+            (
+                format!("{:#x}", w.addr[n]),
+                renamed(sourcify_answer(&w, f, n)),
+            )
+        })
+        .collect();
+    let mock = http::serve(move |r: &http::Request| {
+        let target = r.path.to_lowercase();
+        match answers.iter().find(|(a, _)| target.contains(a.as_str())) {
+            Some((_, body)) => http::Reply::Answer(200, body.to_string()),
+            None => http::Reply::Answer(404, json!({"customCode": "not_found"}).to_string()),
+        }
+    });
+    let cache = tmp("sourcify-decoy-cache");
+    let html = decoys.join("report.html");
+    for extra in [&[][..], &["--html", html.to_str().unwrap()][..]] {
+        let mut args = vec![
+            "tx",
+            &h,
+            "--rpc-url",
+            w.anvil.url(),
+            "--no-project",
+            "--sourcify-url",
+            &mock,
+        ];
+        args.extend_from_slice(extra);
+        let r = run::cmd(&args)
+            .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+            .run();
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(
+            !r.stdout.contains("DECOY") && !r.stderr.contains("DECOY"),
+            "a local file named by the answer was read:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+        // The answer's ABI still names the calls.
+        assert!(r.stdout.contains("midRevert"), "{}", r.stdout);
+    }
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !report.contains("DECOY"),
+        "the HTML report quotes a local file"
+    );
+    let _ = std::fs::remove_dir_all(&decoys);
+    let _ = std::fs::remove_dir_all(&inside);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// Stale sources are never quoted as the truth (issue 31): `src/Leaf.sol` edited after the
+/// build (a line added on top, so every line moved). In the Foundry layout the artifacts'
+/// solc metadata records each source's keccak256: the edited file's hash differs, so its
+/// location is not shown and says why, while the unedited Middle.sol is still located. In the
+/// Hardhat layout the build info carries the build's own copy of the text, which is quoted.
+#[test]
+fn a_source_edited_after_the_build_is_never_quoted() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let edit = |file: &Path| {
+        let text = std::fs::read_to_string(file).unwrap();
+        std::fs::write(file, format!("// edited after the build\n{text}")).unwrap();
+    };
+
+    let foundry = tmp("stale-foundry");
+    foundry_project(&foundry);
+    edit(&foundry.join("src/Leaf.sol"));
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&foundry)
+        .run();
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let changed = "src/Leaf.sol (changed since the build: location not shown)";
+    // The Foundry layout has no AST: Leaf's functions would come from its text, so the stack
+    // says where and why instead of naming them.
+    assert_eq!(
+        stack(&r.stdout).first(),
+        Some(&format!("at {changed}, reached by STATICCALL")),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stdout.contains(&format!("at {changed}")), "{}", r.stdout);
+    assert!(!r.stdout.contains("edited after the build"), "{}", r.stdout);
+    // No line of the edited file is quoted; Middle.sol, unedited, still is.
+    let middle = at("Middle.sol", "leaf.leafRevert(x)", None);
+    assert!(
+        stack(&r.stdout)
+            .iter()
+            .any(|l| l == &format!("at Middle.midRevert (src/{middle})")),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("src/Leaf.sol:"), "{}", r.stdout);
+
+    let hardhat = tmp("stale-hardhat");
+    hardhat_project(&hardhat);
+    std::fs::create_dir_all(hardhat.join("contracts")).unwrap();
+    for f in ["Leaf.sol", "Middle.sol"] {
+        std::fs::copy(Path::new(SRC).join(f), hardhat.join("contracts").join(f)).unwrap();
+    }
+    edit(&hardhat.join("contracts/Leaf.sol"));
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&hardhat)
+        .run();
+    assert_eq!(
+        stack(&r.stdout).first(),
+        Some(&format!("at Leaf._check (contracts/{require})")),
+        "the build's own copy is quoted: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(!r.stdout.contains("edited after the build"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&foundry);
+    let _ = std::fs::remove_dir_all(&hardhat);
 }

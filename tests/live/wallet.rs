@@ -159,6 +159,8 @@ impl Mock {
             let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
                 (401, json!({"error": "Invalid app ID or app secret"}))
             } else if r.method == "GET" && path == "/v1/wallets/w1" {
+                // chaintrace no longer asks this (the seed's API has no such call); answered
+                // as a provider would so that a regression shows in `seen`, not as an error.
                 (
                     200,
                     json!({"id": "w1", "address": wallet_address, "chain_type": "ethereum",
@@ -409,7 +411,12 @@ fn provider_requests_carry_what_the_documentation_asks() {
     let r = chaintrace(&args, &bad_env);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("HTTP 400: Invalid authorization key IDs"),
+        r.stderr.contains(
+            "HTTP 400: Invalid authorization key IDs — create the wallet first (`chaintrace \
+             wallet create`) and pass its id (walletId) as --wallet; an authorization key id \
+             must be the id the provider gave when the key's public key was registered, not the \
+             key id the dashboard shows"
+        ),
         "{}",
         r.stderr
     );
@@ -512,10 +519,14 @@ fn provider_requests_carry_what_the_documentation_asks() {
 }
 
 /// The documentation's own /rpc body — `{method, caip2, params: {transaction: {to, value,
-/// chain_id}}}`, no `from` — works as written: the simulation's sender is the wallet's address,
-/// asked of the provider (`GET /v1/wallets/{id}`), unless `--from` gives it.
+/// chain_id}}}`, no `from` — goes out as written, simulated as `--from`. Without `--from`
+/// nothing reaches the provider, whatever the verdict: a request the body check or the policy
+/// refuses is refused unsent (exit 7, 6), and one they allow cannot be simulated, so it is
+/// refused (exit 1) naming --from, and the provider is never asked for the wallet's address
+/// (the seed's API has no such endpoint; asking would send APP_ID:APP_SECRET before any
+/// verdict).
 #[test]
-fn the_documented_body_without_from_is_simulated_as_the_wallet() {
+fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
     let (key, key_text) = auth_key();
     let mock = Mock::start(VerifyingKey::from(&key));
     let env = [
@@ -525,26 +536,74 @@ fn the_documented_body_without_from_is_simulated_as_the_wallet() {
         ("WALLET_API_URL", mock.url.as_str()),
     ];
     let a = anvil::Anvil::start();
-    let req = write_json(
-        "doc-body.json",
-        &json!({"method": "eth_sendTransaction", "caip2": "eip155:31337",
+    let doc_body = |caip2: &str| {
+        json!({"method": "eth_sendTransaction", "caip2": caip2,
             "params": {"transaction": {"to": "0xE3070d3e4309afA3bC9a6b057685743CF42da77C",
-                                       "value": "0x2386F26FC10000", "chain_id": 31337}}}),
-    );
+                                       "value": "0x2386F26FC10000", "chain_id": 31337}}})
+    };
+    let req = write_json("doc-body.json", &doc_body("eip155:31337"));
+    // The same body for another chain than the node's: an invalid request.
+    let wrong_chain = write_json("doc-body-chain1.json", &doc_body("eip155:1"));
     let any = policy("allow-any-send");
-    let args = [
-        "wallet",
-        "rpc",
-        "--wallet",
-        "w1",
-        "--policy",
-        &any,
-        "--request",
-        &req,
-        "--rpc-url",
-        &a.url,
-    ];
-    let r = chaintrace(&args, &env);
+    let deny = policy("deny-only");
+    let rpc = |policy: &str, req: &str, extra: &[&str]| {
+        let args = [
+            &[
+                "wallet",
+                "rpc",
+                "--wallet",
+                "w1",
+                "--policy",
+                policy,
+                "--request",
+                req,
+                "--rpc-url",
+                &a.url,
+            ][..],
+            extra,
+        ]
+        .concat();
+        chaintrace(&args, &env)
+    };
+    // Allowed, but no sender to simulate with: refused, naming the flag.
+    let r = rpc(&any, &req, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no sender: the request has no `from`, so it cannot be simulated; pass --from WALLET_ADDRESS"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("nothing was sent to the provider"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stdout, "");
+    // Denied by the policy, and invalid: their verdicts, unsent.
+    let r = rpc(&deny, &req, &[]);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not sent: the policy denies the request"),
+        "{}",
+        r.stderr
+    );
+    let r = rpc(&any, &wrong_chain, &[]);
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not sent: the request body is invalid"),
+        "{}",
+        r.stderr
+    );
+    assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+    let seen = mock.seen();
+    assert!(
+        seen.is_empty(),
+        "the provider was asked before a verdict: {seen:?}"
+    );
+
+    // --from: simulated as the wallet, then the one /rpc request, the body as written.
+    let dev = format!("{}", dev_signer().address());
+    let r = rpc(&any, &req, &["--from", &dev]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, format!("{TX_HASH}\n"));
     let seen = mock.seen();
@@ -552,58 +611,87 @@ fn the_documented_body_without_from_is_simulated_as_the_wallet() {
         .iter()
         .map(|s| (s.method.as_str(), s.path.as_str()))
         .collect();
+    assert_eq!(paths, [("POST", "/v1/wallets/w1/rpc")]);
+    assert!(seen[0].problems.is_empty(), "{seen:?}");
     assert_eq!(
-        paths,
-        [("GET", "/v1/wallets/w1"), ("POST", "/v1/wallets/w1/rpc")]
-    );
-    assert!(seen.iter().all(|s| s.problems.is_empty()), "{seen:?}");
-    let dev = format!("{}", dev_signer().address());
-    assert!(
-        r.stderr
-            .contains(&format!("sender {dev} (wallet w1, from the provider)")),
-        "{}",
-        r.stderr
-    );
-    // The body goes out as written (no `from` added).
-    assert_eq!(
-        seen[1].body,
+        seen[0].body,
         r#"{"caip2":"eip155:31337","method":"eth_sendTransaction","params":{"transaction":{"chain_id":31337,"to":"0xE3070d3e4309afA3bC9a6b057685743CF42da77C","value":"0x2386F26FC10000"}}}"#
     );
-
-    // --from: the provider is not asked for the wallet.
-    let with_from = [&args[..], &["--from", &dev]].concat();
-    let r = chaintrace(&with_from, &env);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let seen = mock.seen();
-    assert_eq!(seen.len(), 3);
-    assert_eq!(seen[2].path, "/v1/wallets/w1/rpc");
-
-    // Another wallet the provider does not know: a clear error, nothing sent for signing.
-    let other = [
-        "wallet",
-        "rpc",
-        "--wallet",
-        "w9",
-        "--policy",
-        &any,
-        "--request",
-        &req,
-        "--rpc-url",
-        &a.url,
-    ];
-    let r = chaintrace(&other, &env);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("no sender: the request has no `from` and --from is not given, and the wallet's address could not be read from the provider: the wallet provider refused the request: HTTP 404: not found"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        mock.seen()[3..].iter().all(|s| s.method == "GET"),
-        "{:?}",
-        mock.seen()
-    );
     assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+}
+
+/// A plain http:// provider off loopback would carry APP_ID:APP_SECRET in clear text: refused
+/// from the URL alone, before any connection (192.0.2.1 is a documentation address; had a
+/// connection been tried, the answer would be "cannot reach", exit 2).
+#[test]
+fn plain_http_provider_off_loopback_is_refused_before_any_connection() {
+    let (_, key_text) = auth_key();
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+    ];
+    let req = write_json(
+        "clear-text.json",
+        &json!({"method": "personal_sign", "caip2": "eip155:1329",
+            "params": {"message": "hi"}}),
+    );
+    let msg_policy = allow("clear-text-policy.json", &["personal_sign"]);
+    for args in [
+        vec!["wallet", "create"],
+        vec![
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &msg_policy,
+            "--request",
+            &req,
+        ],
+    ] {
+        let args = [
+            &args[..],
+            &[
+                "--wallet-api-url",
+                "http://192.0.2.1:8080",
+                "--provider-timeout",
+                "1",
+            ],
+        ]
+        .concat();
+        let started = std::time::Instant::now();
+        let r = chaintrace(&args, &env);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(
+                "--wallet-api-url http://192.0.2.1:8080 is plain http on a host other than \
+                 loopback: APP_ID:APP_SECRET would be sent in clear text; use https, or pass \
+                 --allow-insecure-http to accept that (nothing was sent)"
+            ),
+            "{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("cannot reach"), "{}", r.stderr);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(r.stdout, "");
+    }
+    // The help says what the opt-in costs, and that the REST spelling of the key ids is an
+    // assumption.
+    let r = chaintrace(&["wallet", "create", "--help"], &[]);
+    assert!(r.stdout.contains("--allow-insecure-http"), "{}", r.stdout);
+    assert!(r.stdout.contains("clear text"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("`authorization_key_ids`; that snake_case spelling is an assumption"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("not the dashboard's key id"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// `wallet rpc` reads each method's answer: the signed transaction of eth_signTransaction
@@ -632,6 +720,7 @@ fn provider_answers_are_read_per_method() {
             "params": {"transaction": {"to": to, "value": "0x2386f26fc10000", "chain_id": 31337}}}),
     );
     let sign_only = policy("sign-only");
+    let dev_text = format!("{dev}");
     let rpc = |req: &str, extra: &[&str]| {
         let args = [
             &[
@@ -645,6 +734,8 @@ fn provider_answers_are_read_per_method() {
                 req,
                 "--rpc-url",
                 &node.url,
+                "--from",
+                &dev_text,
             ][..],
             extra,
         ]
@@ -679,8 +770,7 @@ fn provider_answers_are_read_per_method() {
         .starts_with("0x02"));
 
     // A policy that allows only sends denies the same request (the policy is read for the
-    // request's method): exit 6, nothing reaches the provider's /rpc (it is only asked for the
-    // wallet's address, the simulation's sender).
+    // request's method): exit 6, nothing reaches the provider.
     let before = mock.seen().len();
     let r = chaintrace(
         &[
@@ -702,7 +792,7 @@ fn provider_answers_are_read_per_method() {
         .iter()
         .map(|s| (s.method.clone(), s.path.clone()))
         .collect();
-    assert_eq!(after, [("GET".to_string(), "/v1/wallets/w1".to_string())]);
+    assert_eq!(after, []);
 
     // The provider signs something else than was asked: exit 2, nothing on stdout.
     mock.answer_with(Answer::Tampered);
@@ -735,7 +825,9 @@ fn provider_answers_are_read_per_method() {
     assert_eq!(rpc_posts, 1, "sent once, never retried");
     mock.answer_with(Answer::Documented);
 
-    // personal_sign: no node at all; the signature recovers to the wallet's address.
+    // personal_sign: no node at all; the signature recovers to the wallet's address. The
+    // documentation's body has no caip2, which the provider requires on every /rpc request:
+    // --chain fills it (the policy names a chain type, not a chain).
     let msg_policy = allow("ps-policy.json", &["personal_sign"]);
     for (message, encoding, bytes) in [
         ("hello agent", "utf-8", b"hello agent".to_vec()),
@@ -755,6 +847,8 @@ fn provider_answers_are_read_per_method() {
                 &msg_policy,
                 "--request",
                 &req,
+                "--chain",
+                "1329",
             ],
             &env,
         );
@@ -773,15 +867,52 @@ fn provider_answers_are_read_per_method() {
             r.stderr
         );
         assert!(
-            r.stderr
-                .contains("chain      none: a message is signed without a chain or a node"),
+            r.stderr.contains("chain      eip155:1329 ("),
             "{}",
             r.stderr
         );
         let last = mock.seen().last().unwrap().clone();
         assert_eq!(last.path, "/v1/wallets/w1/rpc");
         assert!(last.problems.is_empty(), "{last:?}");
+        assert!(
+            last.body
+                .starts_with(r#"{"caip2":"eip155:1329","method":"personal_sign""#),
+            "{}",
+            last.body
+        );
     }
+    // Without caip2 and without --chain: an invalid request, never posted.
+    let before = mock.seen().len();
+    let req = write_json(
+        "ps-no-caip2.json",
+        &json!({"method": "personal_sign", "params": {"message": "hi"}}),
+    );
+    let r = chaintrace(
+        &[
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &msg_policy,
+            "--request",
+            &req,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("is required on every /rpc request, a message's too"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("not sent: the request body is invalid"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(mock.seen().len(), before, "{:?}", mock.seen());
     // --from names another signer than the one the signature recovers to: exit 2, not printed.
     let req = write_json(
         "ps-from.json",
@@ -800,6 +931,8 @@ fn provider_answers_are_read_per_method() {
             &req,
             "--from",
             other,
+            "--chain",
+            "1329",
         ],
         &env,
     );

@@ -46,7 +46,11 @@ fn unknown_tracer_lists_the_known_ones() {
         "--tracer",
         "fooTracer",
     ]);
-    assert_one_line_error(&r, 1, "known tracers: callTracer, prestateTracer");
+    assert_one_line_error(
+        &r,
+        1,
+        "known tracers: callTracer, flatCallTracer, prestateTracer",
+    );
 }
 
 #[test]

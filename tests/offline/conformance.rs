@@ -9,6 +9,7 @@ use chaintrace::render::json::to_json_string;
 use chaintrace::replay::{trace_fixture, TraceResult};
 use chaintrace::source::fixture::Fixture;
 use chaintrace::trace::call::CallFrame;
+use chaintrace::trace::erc7562::Erc7562Frame;
 use chaintrace::trace::{TracerKind, TracerSpec};
 
 fn conformance_dir() -> Option<PathBuf> {
@@ -97,6 +98,27 @@ fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
                     failures.push(format!("{name}:\n  want {want}\n  got  {got}"));
                 }
             }
+            TraceResult::Erc7562(frame) => {
+                // geth's erc7562_tracer_test.go reads the expected result into its struct,
+                // writes it again and compares with require.JSONEq: every field geth's struct
+                // has, with its value, key order aside…
+                let got = to_json_string(frame);
+                let mut raw = expected.clone();
+                with_default_log_index(&mut raw);
+                let got_value: serde_json::Value = serde_json::from_str(&got).unwrap();
+                if got_value != raw {
+                    failures.push(format!("{name}:\n  want {raw}\n  got  {got}"));
+                    continue;
+                }
+                // …and, stricter than geth's test, geth's key order (the generated marshaller's
+                // field order) and Go's sorted map keys: the expected value re-serialised
+                // through our frame type is the very same text.
+                let want: Erc7562Frame = serde_json::from_value(expected).unwrap();
+                let want = to_json_string(&want);
+                if want != got {
+                    failures.push(format!("{name}:\n  want {want}\n  got  {got}"));
+                }
+            }
             TraceResult::Prestate(p) => {
                 let got: serde_json::Value = serde_json::from_str(&to_json_string(p)).unwrap();
                 if got != expected {
@@ -120,6 +142,12 @@ fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
 fn call_tracer_matches_geth() {
     let n = run("call_tracer", TracerKind::Call, 15);
     eprintln!("call_tracer: {n} fixtures identical to geth");
+}
+
+#[test]
+fn erc7562_tracer_matches_geth() {
+    let n = run("erc7562_tracer", TracerKind::Erc7562, 2);
+    eprintln!("erc7562_tracer: {n} fixtures identical to geth");
 }
 
 #[test]
@@ -155,4 +183,122 @@ fn geths_diff_results_read_as_the_nodes_diff() {
         }
         assert_eq!(serde_json::to_value(&diff).unwrap(), want, "{name}");
     }
+}
+
+/// A flat trace entry as geth's `flat_calltrace_test.go` compares it: bounced through its
+/// `flatCallTrace` struct, where every field is a value (absent = zero; `omitempty` then drops
+/// empty strings, byte strings and zero gas) and block hash/number, transaction hash/position
+/// are not compared (`json:"-"`).
+fn flat_as_geths_test_sees_it(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{json, Value};
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let addr = |v: &Value, k: &str| {
+        let a = s(v, k);
+        if a.is_empty() {
+            format!("0x{}", "0".repeat(40))
+        } else {
+            a.to_lowercase()
+        }
+    };
+    let num = |v: &Value, k: &str| {
+        let a = s(v, k);
+        if a.is_empty() {
+            alloy_primitives::U256::ZERO
+        } else {
+            a.parse::<alloy_primitives::U256>().unwrap()
+        }
+    };
+    let empty = Value::Null;
+    let a = v.get("action").unwrap_or(&empty);
+    let r = v.get("result").unwrap_or(&empty);
+    json!({
+        "action": {
+            "author": addr(a, "author"), "rewardType": s(a, "rewardType"),
+            "address": addr(a, "address"), "balance": num(a, "balance"),
+            "callType": s(a, "callType"), "creationMethod": s(a, "creationMethod"),
+            "from": addr(a, "from"), "gas": num(a, "gas"),
+            "init": s(a, "init").trim_start_matches("0x"),
+            "input": s(a, "input").trim_start_matches("0x"),
+            "refundAddress": addr(a, "refundAddress"), "to": addr(a, "to"),
+            "value": num(a, "value"),
+        },
+        "error": s(v, "error"),
+        "result": {
+            "address": addr(r, "address"),
+            "code": s(r, "code").trim_start_matches("0x"),
+            "gasUsed": num(r, "gasUsed"),
+            "output": s(r, "output").trim_start_matches("0x"),
+        },
+        "subtraces": v["subtraces"],
+        "traceAddress": v["traceAddress"],
+        "type": v["type"],
+    })
+}
+
+/// The keys of a flat entry, in the order geth's `flatCallFrame` marshals them.
+const FLAT_KEYS: [&str; 10] = [
+    "action",
+    "blockHash",
+    "blockNumber",
+    "error",
+    "result",
+    "subtraces",
+    "traceAddress",
+    "transactionHash",
+    "transactionPosition",
+    "type",
+];
+
+#[test]
+fn flat_call_tracer_matches_geth() {
+    let files = fixtures("call_tracer_flat", 16);
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let fx = Fixture::load(path.to_str().unwrap()).unwrap();
+        let spec = TracerSpec::new(TracerKind::FlatCall, fx.tracer_config.as_ref()).unwrap();
+        let traced = match trace_fixture(&fx, &spec, None) {
+            Ok(t) => t,
+            Err(e) => {
+                failures.push(format!("{name}: replay failed: {e}"));
+                continue;
+            }
+        };
+        let TraceResult::FlatCall(frames) = &traced.result else {
+            panic!("{name}: not a flat result");
+        };
+        let got_text = to_json_string(&traced.result);
+        // geth's key order, and geth's zero context (no block or transaction known to the
+        // harness) printed as geth prints it.
+        for f in frames {
+            let text = to_json_string(f);
+            let mut last = 0;
+            for k in FLAT_KEYS {
+                if let Some(at) = text.find(&format!("\"{k}\":")) {
+                    assert!(at >= last, "{name}: key {k} out of geth's order in {text}");
+                    last = at;
+                }
+            }
+        }
+        let got: serde_json::Value = serde_json::from_str(&got_text).unwrap();
+        let want = fx.result.clone().expect("fixture has a result");
+        let norm = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(flat_as_geths_test_sees_it)
+                .collect()
+        };
+        if norm(&got) != norm(&want) {
+            failures.push(format!("{name}:\n  want {want}\n  got  {got_text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} flat fixtures differ from geth:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    eprintln!("call_tracer_flat: {} fixtures equal to geth's", files.len());
 }

@@ -392,12 +392,50 @@ fn doctor_reads_stdin_and_fills_the_home_into_steps() {
         "--log",
         "tests/data/node/logs/peer-id-mismatch.log",
     ]);
+    // The id that answered at the address is no proof: the fix sends the operator to the
+    // network's published peer list, and never pins the id seen in the log.
     assert!(
         peers.stdout.contains(
-            "with 99887766554433221100ffeeddccbbaa99887766@203.0.113.9:26656, or remove it"
+            "Take this peer's <node_id>@<host>:26656 pair from the network's published peer list"
         ),
         "{}",
         peers.stdout
+    );
+    assert!(
+        !peers
+            .stdout
+            .contains("99887766554433221100ffeeddccbbaa99887766@203.0.113.9:26656"),
+        "{}",
+        peers.stdout
+    );
+}
+
+/// `unsafe-reset-all` keeps the validator key and the genesis file but sets
+/// priv_validator_state.json back to height 0: the corrupted-database step must not say it
+/// keeps the signing state.
+#[test]
+fn the_reset_is_not_said_to_keep_the_signing_state() {
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/database-corrupted.log",
+        "--home",
+        "/srv/chaind",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reset = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("unsafe-reset-all") && l.contains("Reset the data"))
+        .unwrap_or_else(|| panic!("no reset step:\n{}", r.stdout));
+    assert!(
+        !reset.contains("keeps priv_validator_key.json, priv_validator_state.json"),
+        "{reset}"
+    );
+    assert!(
+        reset.contains("sets priv_validator_state.json back to height 0: put the backed-up /srv/chaind/data/priv_validator_state.json back"),
+        "{reset}"
     );
 }
 
@@ -638,14 +676,34 @@ fn split_check_human_report() {
     );
 }
 
+/// The documented start-up log of the node, as written on the home `home`: its
+/// `dir=/home/chaind/.chaind/data/evm_ss` names that home's EVM state store instead.
+fn startup_log_of(log: &str, home: &str) -> String {
+    let text = std::fs::read_to_string(format!("tests/data/node/logs/{log}")).unwrap();
+    let evm_ss = std::fs::canonicalize(format!("tests/data/node/homes/{home}"))
+        .unwrap()
+        .join("data/evm_ss");
+    text.replace("/home/chaind/.chaind/data/evm_ss", evm_ss.to_str().unwrap())
+}
+
+/// Writes `text` into this test process's scratch directory and returns its path.
+fn scratch(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("chaintrace-node-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
 /// The start-up log confirms the split in either of the node's log formats: plain, and
-/// `log_format = "json"` (one zerolog object a line, the text under `message`).
+/// `log_format = "json"` (one zerolog object a line, the text under `message`), when its
+/// labels are the home's.
 #[test]
 fn split_check_confirms_the_startup_log() {
     for log in ["split-startup.log", "split-startup-json.log"] {
-        let path = format!("tests/data/node/logs/{log}");
+        let path = scratch(&format!("ready-{log}"), &startup_log_of(log, "ready"));
         let (code, v) = split("ready", &["--log", &path]);
-        assert_eq!(code, 0, "{log}");
+        assert_eq!(code, 0, "{log}: {v:#}");
         assert_eq!(statuses(&v), ["pass", "pass", "pass"], "{log}");
         assert_eq!(v["warnings"], 0, "{log}: {v:#}");
         let infos = codes_of(&v, "info");
@@ -670,6 +728,153 @@ fn split_check_confirms_the_startup_log() {
             "log-evm-ss-enabled"
         ]
     );
+}
+
+/// A start-up line confirms only what it was compared with: a `backend=` other than the home's
+/// `ss-backend`, or a `dir=` outside the home, is a blocker naming both values, and the
+/// start-up checks are not passed on its strength.
+#[test]
+fn split_check_log_of_another_home_confirms_nothing() {
+    let finding = |v: &Value, code: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == code)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {code}: {v:#}"))
+    };
+    // The documented log as the node at /home/chaind/.chaind wrote it: not this home's store.
+    let (code, v) = split(
+        "ready",
+        &["--log", "tests/data/node/logs/split-startup.log"],
+    );
+    assert_eq!(code, 5, "{v:#}");
+    let f = finding(&v, "log-evm-ss-enabled");
+    assert_eq!(f["severity"], "blocker", "{f}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("says dir=/home/chaind/.chaind/data/evm_ss, but this home's EVM state store is tests/data/node/homes/ready/data/evm_ss"),
+        "{msg}"
+    );
+    assert_eq!(statuses(&v), ["pass", "pass", "unknown"]);
+    // The line the node prints with the rocksdb backend, against a home on pebbledb.
+    let log = startup_log_of("split-startup.log", "ready").replace(
+        "PebbleDB SS is enabled backend=pebbledb",
+        "ChainDB SS is enabled backend=rocksdb",
+    );
+    let path = scratch("ready-rocksdb.log", &log);
+    let (code, v) = split("ready", &["--log", &path]);
+    assert_eq!(code, 5, "{v:#}");
+    let f = finding(&v, "log-ss-enabled");
+    assert_eq!(f["severity"], "blocker", "{f}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("says backend=rocksdb, but this home's ss-backend is \"pebbledb\""),
+        "{msg}"
+    );
+    assert!(
+        !v.to_string().contains("log confirms \"SS is enabled\""),
+        "{v:#}"
+    );
+    assert_eq!(statuses(&v), ["pass", "pass", "unknown"]);
+}
+
+/// Copies the node home `home` of tests/data/node/homes into scratch space, with `config`
+/// as its config/config.toml.
+fn home_with_config(home: &str, name: &str, config: &str) -> String {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                copy(&p, &to.join(e.file_name()));
+            } else {
+                std::fs::copy(&p, to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let to = std::env::temp_dir().join(format!("chaintrace-node-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&to);
+    copy(
+        std::path::Path::new(&format!("tests/data/node/homes/{home}")),
+        &to,
+    );
+    std::fs::write(to.join("config/config.toml"), config).unwrap();
+    to.display().to_string()
+}
+
+/// `log_format` values the node does not write and peer entries that are not
+/// `<node_id>@<host>:26656` are findings of split-check and of doctor --home.
+#[test]
+fn log_format_and_peer_entries_are_checked() {
+    let base = std::fs::read_to_string("tests/data/node/homes/ready/config/config.toml").unwrap();
+    let good_id = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
+    let config = base
+        .replacen(
+            "priv_validator_key_file",
+            "log_format = \"text\"\npriv_validator_key_file",
+            1,
+        )
+        .replace(
+            "[p2p]\n",
+            &format!(
+                "[p2p]\nbootstrap-peers = \"{good_id}@203.0.113.9:26656,203.0.113.10:26656\"\n"
+            ),
+        );
+    let home = home_with_config("ready", "bad-settings", &config);
+    let r = chaintrace(&["node", "split-check", "--home", &home, "--json"]);
+    let v = json_of(&r);
+    let warnings = codes_of(&v, "warning");
+    assert!(warnings.contains(&"log_format".to_string()), "{v:#}");
+    assert!(warnings.contains(&"bootstrap-peers".to_string()), "{v:#}");
+    let text = v.to_string();
+    assert!(
+        text.contains("log_format = \\\"text\\\": the node writes only"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "has 1 malformed entry: \\\"203.0.113.10:26656\\\" (no <node_id>@ before the address)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("\\\"{good_id}@")), "{text}");
+
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/healthy.log",
+        "--home",
+        &home,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("  log_format WARN: log_format = \"text\": the node writes only \"plain\" or \"json\" logs"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("  peers      WARN: [p2p] bootstrap-peers has 1 malformed entry"),
+        "{}",
+        r.stdout
+    );
+    // The documented home's settings are fine.
+    let r = chaintrace(&[
+        "node",
+        "doctor",
+        "--log",
+        "tests/data/node/logs/healthy.log",
+        "--home",
+        "tests/data/node/homes/ready",
+    ]);
+    assert!(r.stdout.contains("  log_format ok:"), "{}", r.stdout);
+    assert!(r.stdout.contains("  peers      ok:"), "{}", r.stdout);
+    let (_, v) = split("ready", &[]);
+    assert!(!codes_of(&v, "warning").contains(&"log_format".to_string()));
 }
 
 #[test]

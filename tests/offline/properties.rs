@@ -96,3 +96,110 @@ proptest! {
         prop_assert_eq!(canonicalize(&back), c);
     }
 }
+
+/// A word that is small, huge, or an ABI offset/length chosen to overflow a hand-written
+/// decoder (`0xFFFFFFFFFFFFFFE0` plus 32 wraps a 64-bit index).
+fn hostile_word() -> impl Strategy<Value = [u8; 32]> {
+    prop_oneof![
+        any::<[u8; 32]>(),
+        (0u64..512).prop_map(|n| alloy_primitives::U256::from(n).to_be_bytes::<32>()),
+        Just(alloy_primitives::U256::from(0xFFFF_FFFF_FFFF_FFE0u64).to_be_bytes::<32>()),
+        Just(alloy_primitives::U256::MAX.to_be_bytes::<32>()),
+    ]
+}
+
+/// Log data of whole words, most of them hostile, or any bytes at all.
+fn log_data() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(hostile_word(), 0..8).prop_map(|w| w.concat()),
+        proptest::collection::vec(any::<u8>(), 0..200),
+    ]
+}
+
+/// A topic: one of the events `--assets` reads, an address-shaped word, or anything.
+fn topic() -> impl Strategy<Value = alloy_primitives::B256> {
+    use chaintrace::replay::assets::tokens::{
+        DEPOSIT, TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, WITHDRAWAL,
+    };
+    prop_oneof![
+        prop_oneof![
+            Just(TRANSFER),
+            Just(TRANSFER_SINGLE),
+            Just(TRANSFER_BATCH),
+            Just(DEPOSIT),
+            Just(WITHDRAWAL)
+        ],
+        any::<[u8; 20]>().prop_map(|a| alloy_primitives::Address::from(a).into_word()),
+        any::<[u8; 32]>().prop_map(alloy_primitives::B256::from),
+    ]
+}
+
+fn frame_with_log(
+    topics: Vec<alloy_primitives::B256>,
+    data: Vec<u8>,
+    value: Option<alloy_primitives::U256>,
+) -> chaintrace::trace::call::CallFrame {
+    use alloy_primitives::address;
+    use chaintrace::trace::call::{CallFrame, CallKind, CallLog};
+    let token = address!("00000000000000000000000000000000000000aa");
+    CallFrame {
+        from: address!("00000000000000000000000000000000000000f0"),
+        gas: 100_000,
+        gas_used: 50_000,
+        to: Some(token),
+        input: Default::default(),
+        output: None,
+        error: None,
+        revert_reason: None,
+        calls: Vec::new(),
+        logs: vec![CallLog {
+            address: token,
+            topics,
+            data: data.into(),
+            index: 0,
+            position: 0,
+        }],
+        value,
+        kind: CallKind::Call,
+        from_node: false,
+        steps: None,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever a contract logs or answers, `--assets` reads it or ignores it, never panics
+    /// (this runs in a debug build, where arithmetic overflow panics).
+    #[test]
+    fn asset_decoders_take_any_log_or_answer(
+        topics in proptest::collection::vec(topic(), 0..5),
+        data in log_data(),
+        value in proptest::option::of(0u64..10).prop_map(|v| v.map(alloy_primitives::U256::from)),
+    ) {
+        let f = frame_with_log(topics, data.clone(), value);
+        let _ = chaintrace::replay::assets::tokens::token_moves(&f);
+        let _ = chaintrace::replay::assets::metadata::decode_symbol(&data);
+        let _ = chaintrace::replay::assets::metadata::decode_decimals(&data);
+    }
+}
+
+/// The TransferBatch the hand-written decoder overflowed on: its `ids` offset word is
+/// `0xFFFFFFFFFFFFFFE0`. Nothing is read from it, and nothing panics.
+#[test]
+fn a_transfer_batch_with_an_overflowing_offset_moves_nothing() {
+    use chaintrace::replay::assets::tokens::{token_moves, TRANSFER_BATCH};
+    let word = |a: alloy_primitives::Address| a.into_word();
+    let topics = vec![
+        TRANSFER_BATCH,
+        word(alloy_primitives::Address::repeat_byte(1)),
+        word(alloy_primitives::Address::repeat_byte(2)),
+        word(alloy_primitives::Address::repeat_byte(3)),
+    ];
+    let mut data = alloy_primitives::U256::from(0xFFFF_FFFF_FFFF_FFE0u64)
+        .to_be_bytes::<32>()
+        .to_vec();
+    data.extend(alloy_primitives::U256::from(64).to_be_bytes::<32>());
+    data.extend([0u8; 64]);
+    assert!(token_moves(&frame_with_log(topics, data, None)).is_empty());
+}

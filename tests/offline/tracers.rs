@@ -214,3 +214,31 @@ fn gas_tracer_attributes_every_unit() {
     assert!(text.contains("ADD"), "{text}");
     assert_eq!(t.outcome.gas_used, 21_009);
 }
+
+/// A CREATE of empty init code runs no opcode in geth (core/vm/interpreter.go `Run`: "Don't
+/// bother with the execution if there's no code"); revm runs the STOP it pads code with. No
+/// tracer sees that step: PUSH1 0 ×3, CREATE, STOP at depth 1 only.
+#[test]
+fn a_create_of_empty_init_code_runs_no_step() {
+    let v = run("6000 6000 6000 f0 00", "", TracerKind::StructLog, None);
+    let steps: Vec<(String, u64)> = v["structLogs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["op"].as_str().unwrap().to_string(),
+                s["depth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = ["PUSH1", "PUSH1", "PUSH1", "CREATE", "STOP"]
+        .iter()
+        .map(|op| (op.to_string(), 1))
+        .collect();
+    assert_eq!(steps, want);
+    // The call tracer still has the creation's frame.
+    let c = run("6000 6000 6000 f0 00", "", TracerKind::Call, None);
+    assert_eq!(c["calls"][0]["type"], "CREATE");
+    assert_eq!(c["calls"][0]["gasUsed"], "0x0");
+}

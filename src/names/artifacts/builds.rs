@@ -51,7 +51,8 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
         "sources": answer.get("sourceIds").cloned().unwrap_or_default(),
         "contracts": {file: {name: contract}},
     });
-    standard_json(Path::new(""), &output, answer.get("sources"))
+    // Sources only as the answer's own text: a path it names is never read from disk.
+    standard_json(None, &output, answer.get("sources"))
         .ok()?
         .into_iter()
         .next()
@@ -107,9 +108,9 @@ pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
             if let Some(renamed) = rename(output.get("sources")) {
                 output["sources"] = renamed;
             }
-            standard_json(path, &output, rename(input_sources).as_ref())
+            standard_json(Some(path), &output, rename(input_sources).as_ref())
         }
-        None => standard_json(path, output, input_sources),
+        None => standard_json(Some(path), output, input_sources),
     }
     .map_err(|e| NamesError::Abi(shown, e.to_string()))
 }
@@ -193,13 +194,19 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
     }
     let builds = foundry_builds(dir);
     let cache = foundry_cache(&project);
+    // Each source's hash at build time, from the artifacts' solc metadata: a file edited since
+    // is not quoted.
+    let mut hashes = sources::SourceHashes::default();
+    for p in artifacts.iter().filter_map(|a| a.pending.as_ref()) {
+        hashes.extend(p.source_hashes.iter().map(|(k, v)| (k.clone(), *v)));
+    }
     let mut units: HashMap<String, Arc<Unit>> = HashMap::new();
     let mut unit_of = |id: &str| -> Option<Arc<Unit>> {
         let (paths, _) = builds.get(id)?;
         Some(
             units
                 .entry(id.to_string())
-                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots)))
+                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots, &hashes)))
                 .clone(),
         )
     };
@@ -213,7 +220,7 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
         v.dedup();
         v
     };
-    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots));
+    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots, &hashes));
     for (a, rel) in artifacts.iter_mut().zip(rel_paths) {
         let Some(p) = a.pending.take() else { continue };
         let by_cache = cache.get(rel.as_str()).and_then(|id| unit_of(id));

@@ -59,6 +59,8 @@ struct Pending {
     source_id: Option<i64>,
     /// The artifact's own source path (Foundry's `metadata.settings.compilationTarget`).
     source_path: Option<String>,
+    /// solc's metadata `sources[*].keccak256`: each source's hash at build time.
+    source_hashes: sources::SourceHashes,
 }
 
 impl Pending {
@@ -237,6 +239,10 @@ fn pending_sources(v: &Value) -> Pending {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             }),
+        source_hashes: outer
+            .get("metadata")
+            .map(sources::metadata_hashes)
+            .unwrap_or_default(),
     }
 }
 
@@ -257,17 +263,36 @@ fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
 
 /// The artifacts of a standard-JSON output (`contracts: {file: {name: {abi, evm}}}`), their
 /// source maps pointing into the output's `sources`; texts from `input_sources` when given (a
-/// build info), else from disk around `file`.
+/// build info), else from disk around `file` — or, for a remote answer (`file` `None`), only
+/// from `input_sources`.
 fn standard_json(
-    file: &Path,
+    file: Option<&Path>,
     output: &Value,
     input_sources: Option<&Value>,
 ) -> Result<Vec<Artifact>, NamesError> {
-    let shown = file.display().to_string();
+    let shown = file.map_or_else(
+        || "a remote answer".to_string(),
+        |f| f.display().to_string(),
+    );
+    let roots = file.map(sources::roots_for);
+    let mut hashes = sources::SourceHashes::default();
+    for per_file in output
+        .get("contracts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for c in per_file.1.as_object().into_iter().flatten() {
+            if let Some(m) = c.1.get("metadata") {
+                hashes.extend(sources::metadata_hashes(m));
+            }
+        }
+    }
     let unit = Arc::new(sources::unit_from_standard_json(
         output,
         input_sources,
-        &sources::roots_for(file),
+        roots.as_deref(),
+        &hashes,
     ));
     let mut out = Vec::new();
     let contracts = output.get("contracts").and_then(Value::as_object);
@@ -322,12 +347,12 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         // A build info: the compiler's input and output together.
         if output.get("contracts").is_some() {
             let input = v.pointer("/input/sources");
-            return standard_json(path, output, input);
+            return standard_json(Some(path), output, input);
         }
     }
     if let Some(contracts) = v.get("contracts").and_then(Value::as_object) {
         if v.get("abi").is_none() && is_standard_json(contracts) {
-            return standard_json(path, &v, None);
+            return standard_json(Some(path), &v, None);
         }
         if v.get("abi").is_none() {
             // solc --combined-json: `sourceList` gives the source ids, in order.
@@ -339,7 +364,11 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                 .enumerate()
                 .filter_map(|(i, p)| Some((i as i32, p.as_str()?.to_string())))
                 .collect();
-            let unit = Arc::new(sources::unit_from_paths(&list, &sources::roots_for(path)));
+            let unit = Arc::new(sources::unit_from_paths(
+                &list,
+                &sources::roots_for(path),
+                &sources::SourceHashes::default(),
+            ));
             return contracts
                 .iter()
                 .map(|(name, a)| {

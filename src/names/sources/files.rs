@@ -11,13 +11,55 @@ use serde_json::Value;
 use super::spans::{ast_functions, scan_functions, FnSpan};
 use crate::render::source::Location;
 
+/// Each source's keccak256 at build time, by the path the compiler named it (solc metadata
+/// `sources[*].keccak256`).
+pub type SourceHashes = HashMap<String, alloy_primitives::B256>;
+
+/// The source hashes of solc's metadata, given as an object (Foundry's artifacts) or as the JSON
+/// text solc writes (standard-JSON output).
+pub fn metadata_hashes(metadata: &Value) -> SourceHashes {
+    let parsed;
+    let m = match metadata {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(v) => {
+                parsed = v;
+                &parsed
+            }
+            Err(_) => return SourceHashes::default(),
+        },
+        v => v,
+    };
+    m.get("sources")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(path, s)| {
+            let h = s.get("keccak256")?.as_str()?.parse().ok()?;
+            Some((path.clone(), h))
+        })
+        .collect()
+}
+
 /// Where a source file's text comes from.
 #[derive(Clone, Debug)]
 pub enum TextOrigin {
     /// Given in the build (standard-JSON input, Hardhat build info).
     Inline(String),
-    /// Read from the first of these paths that exists, when first needed.
-    Disk(Vec<PathBuf>),
+    /// Read from the first of these paths that exists, when first needed; with the hash the
+    /// build recorded, a file whose text no longer has it is not used.
+    Disk(Vec<PathBuf>, Option<alloy_primitives::B256>),
+    /// Named by a remote answer (Sourcify, an explorer) without its text: never looked for on
+    /// this machine, since a remote answer must not choose which local file is read.
+    Remote,
+}
+
+/// Why a source file has no text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    /// Not given, not found.
+    Missing,
+    /// Found, but not the text the build was made from.
+    Changed,
 }
 
 /// One source file of a compilation.
@@ -26,7 +68,7 @@ pub struct SourceFile {
     /// The path as the compiler named it (`src/Leaf.sol`).
     pub path: String,
     origin: TextOrigin,
-    text: OnceLock<Option<String>>,
+    text: OnceLock<Result<String, Unread>>,
     /// From the AST, when the build had one; else scanned from the text.
     ast_functions: Option<Vec<FnSpan>>,
     functions: OnceLock<Vec<FnSpan>>,
@@ -51,14 +93,32 @@ impl SourceFile {
     }
 
     pub fn text(&self) -> Option<&str> {
-        self.text
-            .get_or_init(|| match &self.origin {
-                TextOrigin::Inline(s) => Some(s.clone()),
-                TextOrigin::Disk(paths) => {
-                    paths.iter().find_map(|p| std::fs::read_to_string(p).ok())
+        self.loaded().as_deref().ok()
+    }
+
+    /// The file on disk no longer has the text the build recorded: it was edited since, and
+    /// no location in it is quoted.
+    pub fn changed_since_build(&self) -> bool {
+        matches!(self.loaded(), Err(Unread::Changed))
+    }
+
+    fn loaded(&self) -> &Result<String, Unread> {
+        self.text.get_or_init(|| match &self.origin {
+            TextOrigin::Inline(s) => Ok(s.clone()),
+            TextOrigin::Disk(paths, hash) => {
+                let text = paths
+                    .iter()
+                    .find_map(|p| std::fs::read_to_string(p).ok())
+                    .ok_or(Unread::Missing)?;
+                match hash {
+                    Some(h) if alloy_primitives::keccak256(text.as_bytes()) != *h => {
+                        Err(Unread::Changed)
+                    }
+                    _ => Ok(text),
                 }
-            })
-            .as_deref()
+            }
+            TextOrigin::Remote => Err(Unread::Missing),
+        })
     }
 
     pub fn functions(&self) -> &[FnSpan] {
@@ -98,8 +158,12 @@ impl SourceFile {
             .min_by_key(|f| f.end - f.start)
     }
 
-    /// The location of `start..start+len`: line, column, the line's text and the span on it.
+    /// The location of `start..start+len`: line, column, the line's text and the span on it;
+    /// for a file edited since the build, a location that says so and quotes nothing.
     pub fn locate(&self, start: usize, len: usize) -> Option<Location> {
+        if self.changed_since_build() {
+            return Some(Location::changed(&self.path));
+        }
         let text = self.text()?;
         if start > text.len() || !text.is_char_boundary(start) {
             return None;
@@ -119,6 +183,7 @@ impl SourceFile {
             column: column + 1,
             text: line_text.to_string(),
             span: (column, column + width),
+            changed: false,
         })
     }
 }
@@ -176,11 +241,13 @@ pub fn disk_candidates(name: &str, roots: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The compilation unit of a standard-JSON output (`sources: {path: {id, ast}}`), with texts
-/// from `input_sources` (`{path: {content}}`) when given, else from disk under `roots`.
+/// from `input_sources` (`{path: {content}}`) when given, else from disk under `roots` — or,
+/// for a remote answer (`roots` `None`), nowhere.
 pub fn unit_from_standard_json(
     output: &Value,
     input_sources: Option<&Value>,
-    roots: &[PathBuf],
+    roots: Option<&[PathBuf]>,
+    hashes: &SourceHashes,
 ) -> Unit {
     let mut unit = Unit::default();
     let Some(sources) = output.get("sources").and_then(Value::as_object) else {
@@ -194,9 +261,12 @@ pub fn unit_from_standard_json(
             .and_then(|i| i.get(path))
             .and_then(|s| s.get("content"))
             .and_then(Value::as_str);
-        let origin = match inline {
-            Some(t) => TextOrigin::Inline(t.to_string()),
-            None => TextOrigin::Disk(disk_candidates(path, roots)),
+        let origin = match (inline, roots) {
+            (Some(t), _) => TextOrigin::Inline(t.to_string()),
+            (None, Some(roots)) => {
+                TextOrigin::Disk(disk_candidates(path, roots), hashes.get(path).copied())
+            }
+            (None, None) => TextOrigin::Remote,
         };
         unit.files.insert(
             id as i32,
@@ -208,14 +278,14 @@ pub fn unit_from_standard_json(
 
 /// A compilation unit from an id → path table (Foundry's build info `source_id_to_path`, solc's
 /// combined-JSON `sourceList`), texts read from disk under `roots`.
-pub fn unit_from_paths(paths: &[(i32, String)], roots: &[PathBuf]) -> Unit {
+pub fn unit_from_paths(paths: &[(i32, String)], roots: &[PathBuf], hashes: &SourceHashes) -> Unit {
     let mut unit = Unit::default();
     for (id, path) in paths {
         unit.files.insert(
             *id,
             Arc::new(SourceFile::new(
                 path.clone(),
-                TextOrigin::Disk(disk_candidates(path, roots)),
+                TextOrigin::Disk(disk_candidates(path, roots), hashes.get(path).copied()),
                 None,
             )),
         );

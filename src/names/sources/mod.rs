@@ -16,8 +16,8 @@ mod map;
 mod spans;
 
 pub use files::{
-    disk_candidates, roots_for, unit_from_paths, unit_from_standard_json, ArtifactSources,
-    Creation, SourceFile, TextOrigin, Unit,
+    disk_candidates, metadata_hashes, roots_for, unit_from_paths, unit_from_standard_json,
+    ArtifactSources, Creation, SourceFile, SourceHashes, TextOrigin, Unit,
 };
 pub use map::{decode_source_map, instruction_index, SrcEntry};
 pub use spans::{scan_functions, FnSpan};
@@ -106,6 +106,16 @@ impl CodeMap {
         Some((file, file.function_at(e.start as usize)?))
     }
 
+    /// The file a level ran in, when it was edited since the build.
+    fn changed_file_of(&self, level: &Level) -> Option<&Arc<SourceFile>> {
+        let by_entry = level
+            .entered
+            .and_then(|d| self.entry(d))
+            .and_then(|e| self.user_file(e));
+        let file = by_entry.or_else(|| self.user_span(level.pc).map(|(f, _)| f))?;
+        file.changed_since_build().then_some(file)
+    }
+
     /// The file and 1-based line of the user-written span at `pc`, if any.
     pub fn user_line(&self, pc: u32) -> Option<(&Arc<SourceFile>, usize)> {
         let (file, e) = self.user_span(pc)?;
@@ -187,6 +197,19 @@ impl CodeMap {
         let n = levels.len();
         for (k, level) in levels.iter().enumerate().rev() {
             let Some((file, f)) = self.function_of(level) else {
+                // In a file edited since the build the function is not known either: the
+                // entry says where, and why nothing more is shown (once for a run of them).
+                if let Some(file) = self.changed_file_of(level) {
+                    let entry = StackEntry {
+                        contract: String::new(),
+                        function: String::new(),
+                        location: Location::changed(&file.path),
+                        reached_by: None,
+                    };
+                    if out.last() != Some(&entry) {
+                        out.push(entry);
+                    }
+                }
                 continue;
             };
             let span = if k + 1 == n {

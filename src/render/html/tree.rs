@@ -49,6 +49,10 @@ fn call_text(f: &CallFrame, d: &Decoder) -> String {
 
 /// A source line with its failing span marked, and its number.
 fn excerpt<W: Write>(loc: &Location, out: &mut W) -> io::Result<()> {
+    if loc.changed {
+        // Edited since the build: its lines are not the ones that ran.
+        return Ok(());
+    }
     let (text, (from, to)) = loc.excerpt();
     let chars: Vec<char> = text.chars().collect();
     let part = |a: usize, b: usize| {

@@ -172,22 +172,18 @@ pub fn decode_symbol(out: &[u8]) -> Option<String> {
         }
         return text(&out[..end]);
     }
-    if out.len() < 64 {
-        return None;
-    }
-    let offset = usize::try_from(U256::from_be_slice(&out[..32])).ok()?;
-    let len_end = offset.checked_add(32)?;
-    let len = usize::try_from(U256::from_be_slice(out.get(offset..len_end)?)).ok()?;
-    let bytes = out.get(len_end..len_end.checked_add(len)?)?;
-    text(bytes)
+    // An ABI `string`, decoded and validated by alloy (offsets, length, padding); the bytes
+    // are taken as they are, so that text that is not UTF-8 is refused rather than mended.
+    let bytes =
+        <alloy_sol_types::sol_data::Bytes as alloy_sol_types::SolType>::abi_decode_validate(out)
+            .ok()?;
+    text(&bytes)
 }
 
 /// A `decimals()` answer: one word whose value fits `uint8`.
 pub fn decode_decimals(out: &[u8]) -> Option<u8> {
-    if out.len() != 32 {
-        return None;
-    }
-    u8::try_from(U256::from_be_slice(out)).ok()
+    // One `uint8` word, decoded and range-checked by alloy.
+    <alloy_sol_types::sol_data::Uint<8> as alloy_sol_types::SolType>::abi_decode_validate(out).ok()
 }
 
 /// Reads the symbol (every standard) and decimals (ERC-20) of `tokens` on `post`, fetching what

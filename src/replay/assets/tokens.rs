@@ -71,34 +71,31 @@ pub struct TokenMove {
     pub amount: U256,
 }
 
-fn topic_address(t: &B256) -> Option<Address> {
-    // An indexed address is left-padded with zeros; anything else is not one.
-    t[..12]
-        .iter()
-        .all(|b| *b == 0)
-        .then(|| Address::from_slice(&t[12..]))
+/// The events, as alloy decodes them: logs are anyone's data, so offsets, lengths and the
+/// padding of indexed addresses are checked by alloy's validating decoder, never by hand.
+mod events {
+    alloy_sol_types::sol! {
+        event Transfer(address indexed from, address indexed to, uint256 value);
+        event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value);
+        event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values);
+        event Deposit(address indexed dst, uint256 wad);
+        event Withdrawal(address indexed src, uint256 wad);
+    }
+    /// ERC-721's `Transfer`: the same signature, the token id indexed.
+    pub mod nft {
+        alloy_sol_types::sol! {
+            event Transfer(address indexed from, address indexed to, uint256 indexed tokenId);
+        }
+    }
+}
+
+/// `log` decoded as event `E`, its topics and data validated (`None` when they do not fit).
+fn decode<E: alloy_sol_types::SolEvent>(log: &CallLog) -> Option<E> {
+    E::decode_raw_log_validate(log.topics.iter().copied(), &log.data).ok()
 }
 
 fn holder(a: Address) -> Option<Address> {
     (!a.is_zero()).then_some(a)
-}
-
-fn word(data: &[u8], i: usize) -> Option<U256> {
-    data.get(i * 32..i * 32 + 32).map(U256::from_be_slice)
-}
-
-/// The `uint256[]` at ABI offset word `slot` of `data`, bounds-checked.
-fn array(data: &[u8], slot: usize) -> Option<Vec<U256>> {
-    let offset = usize::try_from(word(data, slot)?).ok()?;
-    if !offset.is_multiple_of(32) {
-        return None;
-    }
-    let start = offset / 32;
-    let len = usize::try_from(word(data, start)?).ok()?;
-    if len > data.len() / 32 {
-        return None;
-    }
-    (0..len).map(|i| word(data, start + 1 + i)).collect()
 }
 
 /// The address whose storage a frame's logs belong to: the callee, or the caller for
@@ -125,65 +122,63 @@ pub fn log_moves(f: &CallFrame, log: &CallLog) -> Vec<TokenMove> {
         to,
         amount,
     };
-    let addr = |i: usize| t.get(i).and_then(topic_address);
+    // The shape (topic count, data length) tells ERC-20's Transfer from ERC-721's and keeps
+    // the one-word events to exactly one word, as the table above says.
     match (*sig, t.len(), log.data.len()) {
-        (TRANSFER, 3, 32) => match (addr(1), addr(2), word(&log.data, 0)) {
-            (Some(from), Some(to), Some(v)) => {
-                vec![mv(Standard::Erc20, None, holder(from), holder(to), v)]
-            }
-            _ => Vec::new(),
-        },
-        (TRANSFER, 4, 0) => match (addr(1), addr(2)) {
-            (Some(from), Some(to)) => {
-                let id = U256::from_be_bytes(t[3].0);
-                vec![mv(
+        (TRANSFER, 3, 32) => decode::<events::Transfer>(log)
+            .map(|e| mv(Standard::Erc20, None, holder(e.from), holder(e.to), e.value))
+            .into_iter()
+            .collect(),
+        (TRANSFER, 4, 0) => decode::<events::nft::Transfer>(log)
+            .map(|e| {
+                mv(
                     Standard::Erc721,
-                    Some(id),
-                    holder(from),
-                    holder(to),
+                    Some(e.tokenId),
+                    holder(e.from),
+                    holder(e.to),
                     U256::from(1),
-                )]
+                )
+            })
+            .into_iter()
+            .collect(),
+        (TRANSFER_SINGLE, 4, 64) => decode::<events::TransferSingle>(log)
+            .map(|e| {
+                mv(
+                    Standard::Erc1155,
+                    Some(e.id),
+                    holder(e.from),
+                    holder(e.to),
+                    e.value,
+                )
+            })
+            .into_iter()
+            .collect(),
+        (TRANSFER_BATCH, 4, _) => match decode::<events::TransferBatch>(log) {
+            Some(e) if e.ids.len() == e.values.len() => e
+                .ids
+                .into_iter()
+                .zip(e.values)
+                .map(|(id, v)| mv(Standard::Erc1155, Some(id), holder(e.from), holder(e.to), v))
+                .collect(),
+            _ => Vec::new(),
+        },
+        (DEPOSIT, 2, 32) => match decode::<events::Deposit>(log) {
+            Some(e)
+                if context(f) == Some(token)
+                    && f.value == Some(e.wad)
+                    && !logged_transfer(f, token, None, Some(e.dst), e.wad) =>
+            {
+                vec![mv(Standard::Erc20, None, None, holder(e.dst), e.wad)]
             }
             _ => Vec::new(),
         },
-        (TRANSFER_SINGLE, 4, 64) => {
-            match (addr(2), addr(3), word(&log.data, 0), word(&log.data, 1)) {
-                (Some(from), Some(to), Some(id), Some(v)) => {
-                    vec![mv(Standard::Erc1155, Some(id), holder(from), holder(to), v)]
-                }
-                _ => Vec::new(),
-            }
-        }
-        (TRANSFER_BATCH, 4, _) => {
-            let (Some(from), Some(to)) = (addr(2), addr(3)) else {
-                return Vec::new();
-            };
-            match (array(&log.data, 0), array(&log.data, 1)) {
-                (Some(ids), Some(values)) if ids.len() == values.len() => ids
-                    .into_iter()
-                    .zip(values)
-                    .map(|(id, v)| mv(Standard::Erc1155, Some(id), holder(from), holder(to), v))
-                    .collect(),
-                _ => Vec::new(),
-            }
-        }
-        (DEPOSIT, 2, 32) => match (addr(1), word(&log.data, 0)) {
-            (Some(dst), Some(wad))
+        (WITHDRAWAL, 2, 32) => match decode::<events::Withdrawal>(log) {
+            Some(e)
                 if context(f) == Some(token)
-                    && f.value == Some(wad)
-                    && !logged_transfer(f, token, None, Some(dst), wad) =>
+                    && sent(f, token, e.src, e.wad)
+                    && !logged_transfer(f, token, Some(e.src), None, e.wad) =>
             {
-                vec![mv(Standard::Erc20, None, None, holder(dst), wad)]
-            }
-            _ => Vec::new(),
-        },
-        (WITHDRAWAL, 2, 32) => match (addr(1), word(&log.data, 0)) {
-            (Some(src), Some(wad))
-                if context(f) == Some(token)
-                    && sent(f, token, src, wad)
-                    && !logged_transfer(f, token, Some(src), None, wad) =>
-            {
-                vec![mv(Standard::Erc20, None, holder(src), None, wad)]
+                vec![mv(Standard::Erc20, None, holder(e.src), None, e.wad)]
             }
             _ => Vec::new(),
         },
@@ -215,10 +210,9 @@ fn logged_transfer(
         l.address == token
             && l.topics.first() == Some(&TRANSFER)
             && l.topics.len() == 3
-            && l.topics.get(1).and_then(topic_address).and_then(holder) == from
-            && l.topics.get(2).and_then(topic_address).and_then(holder) == to
-            && word(&l.data, 0) == Some(amount)
             && l.data.len() == 32
+            && decode::<events::Transfer>(l)
+                .is_some_and(|e| holder(e.from) == from && holder(e.to) == to && e.value == amount)
     })
 }
 

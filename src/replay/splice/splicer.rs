@@ -295,6 +295,8 @@ where
 pub struct Beside<I> {
     pub splicer: Option<Splicer>,
     pub inner: I,
+    /// The request's deadline, in a server worker ([`crate::replay::cancel`]).
+    stop: Option<crate::replay::cancel::Stop>,
 }
 
 impl<I> Beside<I> {
@@ -304,6 +306,16 @@ impl<I> Beside<I> {
         Beside {
             splicer: s.needed().then_some(s),
             inner,
+            stop: crate::replay::cancel::Stop::current(),
+        }
+    }
+
+    /// `inner` alone.
+    pub fn empty(inner: I) -> Self {
+        Beside {
+            splicer: None,
+            inner,
+            stop: None,
         }
     }
 
@@ -325,6 +337,11 @@ where
 {
     #[inline]
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
+        if let Some(stop) = &mut self.stop {
+            if stop.tick(interp) {
+                return;
+            }
+        }
         if let Some(s) = &mut self.splicer {
             s.step(interp, ctx);
         }

@@ -26,6 +26,7 @@ pub mod hook;
 pub mod host;
 mod inspect;
 pub mod limits;
+pub mod named;
 pub mod objects;
 pub mod source;
 mod spare;

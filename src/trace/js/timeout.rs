@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use boa_engine::{Context, JsResult, JsValue, Script};
 
 /// geth's default tracer timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+pub const DEFAULT_TIMEOUT: Duration = crate::trace::DEFAULT_JS_TIMEOUT;
 
 /// VM "clock cycles" between two yields: a few instructions, so a loop that doubles a string
 /// every iteration is seen before it asks for more than twice the memory limit (yielding is
