@@ -721,3 +721,65 @@ fn a_timeout_while_asking_for_frames_is_a_timeout() {
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
+
+/// A simulated call's chain-precompile frames come from the node's `debug_traceCall` of the
+/// same call (issue 31: before, `call` asked the node for the whole block's traces, which
+/// hold no entry for a simulated call, so its frames could never be known). The proxy refuses
+/// `debug_traceBlock*`: the frames are taken all the same, and equal the node's own. With a
+/// state override the node is not asked, and the note says so.
+#[test]
+fn a_simulated_calls_precompile_frames_come_from_the_nodes_trace_of_it() {
+    let (a, _) = simulated_chain();
+    let p = Proxy::start(
+        a.url(),
+        &[
+            "--client-version",
+            CHAIN_NODE_VERSION,
+            "--deny",
+            "debug_traceBlock",
+        ],
+    );
+    let run = plain_chaintrace(&[
+        "call",
+        "--to",
+        CALLER,
+        "--gas",
+        "0x30000",
+        "--rpc-url",
+        &p.url,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 chain precompile frame(s) taken from the node's callTracer"),
+        "{}",
+        run.stderr
+    );
+    let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+    let node = a.rpc(
+        "debug_traceCall",
+        json!([{"to": CALLER, "gas": "0x30000"}, "latest", {"tracer": "callTracer"}]),
+    );
+    assert_eq!(frames(&ours), frames(&node), "ours {ours}\nnode {node}");
+
+    let run = plain_chaintrace(&[
+        "call",
+        "--to",
+        CALLER,
+        "--gas",
+        "0x30000",
+        "--rpc-url",
+        &p.url,
+        "--json",
+        "--state-override",
+        r#"{"0x000000000000000000000000000000000000beef": {"balance": "0x1"}}"#,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a simulated call with overrides is not asked of the node"),
+        "{}",
+        run.stderr
+    );
+}
