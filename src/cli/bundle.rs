@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use alloy_primitives::hex;
-use chaintrace::replay::remote::replay_block;
-use chaintrace::replay::{apply, EvmEnv};
+use chaintrace::replay::remote::{replay_block, replay_txs_from};
+use chaintrace::replay::EvmEnv;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::{Args, Subcommand};
 use revm::primitives::hardfork::SpecId;
@@ -107,16 +107,35 @@ impl CaptureArgs {
         let env = EvmEnv::new(spec_id, chain_id, &block.info);
         let tracer = TracerSpec::new(TracerKind::Call, None).expect("default config");
         let replay = replay_block(&source, &block, &env, index, index, &tracer)?;
+        // The pre-state of the target: the parent state with the block's earlier transactions
+        // applied through the replay driver, so that what they did in a chain's own precompiles
+        // is the node's (spliced), as in the replay itself; their logs counted for the target's
+        // log index.
+        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+        let prior = replay_txs_from(
+            &source,
+            &block.txs[..index],
+            &env,
+            index,
+            &parent,
+            &tracer,
+            &|_| {},
+            replay.snapshot.fork(),
+        )?;
         let snap = &replay.snapshot;
-        // The pre-state of the target: the parent state with the block's earlier txs applied.
         let mut db = snap.db();
-        let mut log_offset = 0u64;
-        for prior in &block.txs[..index] {
-            log_offset += apply(&mut db, &env, prior)
-                .map_err(|e| CliError::source(e.to_string()))?
-                .logs
-                .len() as u64;
-        }
+        db.cache = prior.post;
+        // The block-wide index of the target's first log: the logs of the transactions before
+        // it, as their receipts record them.
+        let earlier: Vec<_> = block.txs[..index].iter().map(|t| t.hash).collect();
+        let log_offset: u64 = match earlier.is_empty() {
+            true => 0,
+            false => source
+                .receipts(&earlier)?
+                .iter()
+                .map(|r| r["logs"].as_array().map_or(0, Vec::len) as u64)
+                .sum(),
+        };
         let mut slots: BTreeMap<_, BTreeMap<String, String>> = BTreeMap::new();
         let mut storage_keys: Vec<_> = snap.storage.keys().copied().collect();
         storage_keys.sort();

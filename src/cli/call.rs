@@ -172,6 +172,7 @@ impl CallArgs {
             chain_id,
             mut passes,
             mut post,
+            splice_note,
         } = prepared
             .trace(
                 &source,
@@ -264,6 +265,9 @@ impl CallArgs {
                 state_check: None,
             };
             super::report::write(html, ctx, &runs, &names, &self.trace, &snapshot)?;
+        }
+        if let Some(n) = splice_note {
+            eprintln!("note: {n}");
         }
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {

@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 use crate::geth::hex::parse_hex;
 use crate::render::decoder::Decoder;
 use crate::replay::env::default_call_gas;
-use crate::replay::remote::replay_txs;
 use crate::replay::{EvmEnv, ReplayError, ReplayTx};
 use crate::source::rpc::{RpcSource, SourceError};
 use crate::trace::{TracerKind, TracerSpec};
@@ -91,13 +90,18 @@ pub fn simulate(
     let replay_tx = ReplayTx::simulated(from, to, data, value, gas, 0);
     let tracer = TracerSpec::new(TracerKind::Call, None).expect("callTracer takes no config");
     let state_at = format!("{:#x}", block.info.number);
-    let replay = match replay_txs(
+    // A chain's precompile frames come from the node's trace of the same call.
+    let request = crate::replay::call::node_call_request(&replay_tx, &state_at);
+    let replay = match crate::replay::remote::replay_with_frames(
         source,
         std::slice::from_ref(&replay_tx),
         &env,
         0,
         &state_at,
         &tracer,
+        &|_| {},
+        crate::source::StateSnapshot::partial(),
+        crate::replay::driver::Frames::Call(Some(&request)),
     ) {
         Ok(r) => r,
         Err(crate::replay::Error::Replay(ReplayError::Invalid { msg, .. })) => {

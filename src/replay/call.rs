@@ -8,10 +8,11 @@
 use alloy_primitives::{Address, Bytes, U256};
 use revm::primitives::hardfork::SpecId;
 
+use super::driver::Frames;
 use super::env::default_call_gas;
 use super::mined::spec_for;
 use super::overrides::{BlockOverrides, StateOverride};
-use super::remote::replay_txs_from;
+use super::remote::replay_with_frames;
 use super::{EvmEnv, ReplayTx, TracedTx};
 use crate::source::rpc::RpcSource;
 use crate::source::rpc::SourceError;
@@ -39,6 +40,8 @@ pub struct TracedCall {
     pub passes: usize,
     /// revm's cache after the call (the state it wrote or read).
     pub post: revm::database::Cache,
+    /// Where a chain's precompile frames came from, or why they are opaque (for stderr).
+    pub splice_note: Option<String>,
 }
 
 /// A call ready to trace: its environment, transaction and the state it runs on.
@@ -48,6 +51,9 @@ pub struct PreparedCall {
     pub tx: ReplayTx,
     /// The block whose resulting state the call runs on (a number tag).
     pub state_at: String,
+    /// `[call, block]` of the node's `debug_traceCall` for the same call, asked when the call
+    /// reaches a chain's own precompile (`None` with a block override: not asked).
+    pub node_request: Option<serde_json::Value>,
 }
 
 /// Why a call could not be traced.
@@ -114,12 +120,35 @@ pub fn prepare_call(
         gas,
         call.gas_price,
     );
+    let state_at = format!("{:#x}", block.info.number);
+    // The node's own trace of the same call, for a chain's precompile frames: asked only of a
+    // call without overrides (its answer is of the same call on the same state).
+    let node_request = block_override
+        .is_none()
+        .then(|| node_call_request(&tx, &state_at));
     Ok(PreparedCall {
         chain_id,
         env,
         tx,
-        state_at: format!("{:#x}", block.info.number),
+        state_at,
+        node_request,
     })
+}
+
+/// `[call, block]` of `debug_traceCall` for the simulated `tx` on the state after `state_at`:
+/// what the node is asked for its own frames of the same call.
+pub fn node_call_request(tx: &ReplayTx, state_at: &str) -> serde_json::Value {
+    let mut object = serde_json::json!({
+        "from": tx.sender,
+        "input": tx.env.data,
+        "value": tx.env.value,
+        "gas": format!("{:#x}", tx.env.gas_limit),
+        "gasPrice": format!("{:#x}", tx.env.gas_price),
+    });
+    if let Some(to) = tx.to() {
+        object["to"] = serde_json::json!(to);
+    }
+    serde_json::json!([object, state_at])
 }
 
 impl PreparedCall {
@@ -137,7 +166,12 @@ impl PreparedCall {
                 o.apply(db);
             }
         };
-        let replay = replay_txs_from(
+        // With a state override the node's trace would be of another state: not asked.
+        let request = self
+            .node_request
+            .as_ref()
+            .filter(|_| state_override.is_none());
+        let replay = replay_with_frames(
             source,
             std::slice::from_ref(&self.tx),
             &self.env,
@@ -146,8 +180,10 @@ impl PreparedCall {
             spec,
             &prepare,
             snap,
+            Frames::Call(request),
         )?;
         let passes = replay.passes;
+        let splice_note = replay.splice_note(&self.env);
         let traced = replay
             .traces
             .into_iter()
@@ -162,6 +198,7 @@ impl PreparedCall {
             chain_id: self.chain_id,
             passes,
             post: replay.post,
+            splice_note,
         })
     }
 }

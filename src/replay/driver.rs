@@ -33,13 +33,20 @@ pub const MAX_PASSES: usize = 64;
 
 /// Where the node's own frames come from when a transaction called a chain precompile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Frames {
+pub enum Frames<'p> {
     /// `debug_traceTransaction` of this transaction: only `txs[first]` is spliced (the plan's
     /// earlier transactions run without the node's frames).
     Transaction(B256),
     /// `debug_traceBlockByHash` of this block (unknown: frames left opaque, saying why): every
     /// transaction of the plan is spliced.
     Block(Option<B256>),
+    /// `debug_traceCall` of a simulated call: its `[call, block]` params, or `None` when the
+    /// call has state or block overrides (not asked of the node, said as the reason): every
+    /// call of the plan is spliced.
+    Call(Option<&'p Value>),
+    /// Several simulated calls on one state (`trace_callMany`): no node trace is of them all,
+    /// so none is asked (said as the reason).
+    Calls,
 }
 
 /// What one replay runs.
@@ -55,7 +62,7 @@ pub struct Plan<'p> {
     pub index: Option<u64>,
     /// Run on every pass's fresh database just before `txs[first]` (state overrides).
     pub prepare: Option<&'p dyn Fn(&mut ReplayDb<'_>)>,
-    pub frames: Frames,
+    pub frames: Frames<'p>,
 }
 
 /// What a traced transaction tells the pass: how many logs it emitted (where the next
@@ -200,7 +207,7 @@ impl<'a> Driver<'a> {
             .map(|i| {
                 let spliced = match plan.frames {
                     Frames::Transaction(_) => i == plan.first,
-                    Frames::Block(_) => true,
+                    Frames::Block(_) | Frames::Call(_) | Frames::Calls => true,
                 };
                 (splicing && spliced).then(Arc::default)
             })
@@ -273,6 +280,28 @@ impl<'a> Driver<'a> {
             }
             Frames::Block(Some(hash)) => splice::ask_node(client, "debug_traceBlockByHash", hash)?,
             Frames::Block(None) => (Err(NoFrames::NoBlockHash), None),
+            Frames::Calls => (Err(NoFrames::CallMany), None),
+            Frames::Call(params) => {
+                // The node's own trace of the same call: its frames are the call's, one answer
+                // for one call.
+                let (trace, diff) = match params {
+                    Some(p) => splice::ask_node_call(client, p)?,
+                    None => (Err(NoFrames::Overridden), None),
+                };
+                return Ok(last
+                    .iter()
+                    .map(|s| {
+                        s.as_ref().map(|s| {
+                            Arc::new(Splice::from_node(
+                                trace.as_ref(),
+                                diff.as_ref(),
+                                plan.env,
+                                s,
+                            ))
+                        })
+                    })
+                    .collect());
+            }
         };
         let (calls, why) = match calls {
             Ok(c) => (Some(c), NoFrames::NoEntry),

@@ -95,16 +95,59 @@ pub fn replay_txs_from(
     state_at: &str,
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
+    snap: StateSnapshot,
+) -> Result<BlockReplay, super::Error> {
+    let frames = Frames::Block(env.block_hash);
+    replay_with_frames(
+        source, txs, env, first, state_at, tracer, prepare, snap, frames,
+    )
+}
+
+/// [`replay_txs_from`] with the node's frames for chain precompiles taken from `frames` (a
+/// simulated call's own `debug_traceCall`, not its block's traces).
+#[allow(clippy::too_many_arguments)]
+pub fn replay_with_frames(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    tracer: &TracerSpec,
+    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
     mut snap: StateSnapshot,
+    frames: Frames<'_>,
 ) -> Result<BlockReplay, super::Error> {
     let mut driver = Driver::new(source, state_at);
     driver.prefetch(&mut snap, txs, env.block.beneficiary)?;
-    drive_txs(&mut driver, snap, txs, env, first, tracer, Some(prepare))
+    drive_planned(
+        &mut driver,
+        snap,
+        txs,
+        env,
+        first,
+        tracer,
+        Some(prepare),
+        frames,
+    )
 }
 
 /// Runs `txs` (from `first` traced under `tracer`, `prepare` just before it) in `driver` on
 /// `snap`, the node's block traces asked for their chain precompile frames.
 pub fn drive_txs(
+    driver: &mut Driver<'_>,
+    snap: StateSnapshot,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    tracer: &TracerSpec,
+    prepare: Option<&dyn Fn(&mut crate::source::ReplayDb<'_>)>,
+) -> Result<BlockReplay, super::Error> {
+    let frames = Frames::Block(env.block_hash);
+    drive_planned(driver, snap, txs, env, first, tracer, prepare, frames)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive_planned(
     driver: &mut Driver<'_>,
     mut snap: StateSnapshot,
     txs: &[super::ReplayTx],
@@ -112,6 +155,7 @@ pub fn drive_txs(
     first: usize,
     tracer: &TracerSpec,
     prepare: Option<&dyn Fn(&mut crate::source::ReplayDb<'_>)>,
+    frames: Frames<'_>,
 ) -> Result<BlockReplay, super::Error> {
     let plan = Plan {
         env,
@@ -120,7 +164,7 @@ pub fn drive_txs(
         log_offset: 0,
         index: Some(0),
         prepare,
-        frames: Frames::Block(env.block_hash),
+        frames,
     };
     let driven = driver.run(&mut snap, &plan, &|db, env, tx, offset, index| {
         trace_at(db, env, tx, tracer, offset, index)

@@ -18,8 +18,9 @@ use super::methods::{
     block_number_param, call_param, hash_param, replay_block, self_check, Ctx, Fault, Outcome,
 };
 use crate::replay::call::{prepare_call, CallError};
+use crate::replay::driver::Frames;
 use crate::replay::mined::Mined;
-use crate::replay::remote::replay_txs_from;
+use crate::replay::remote::replay_with_frames;
 use crate::replay::{ReplayTx, TraceResult, TracedTx};
 use crate::source::rpc::RpcSource;
 use crate::source::StateSnapshot;
@@ -297,7 +298,13 @@ fn calls(
         return Ok(Vec::new());
     };
     let txs: Vec<ReplayTx> = prepared.iter().map(|p| p.tx.clone()).collect();
-    let replay = replay_txs_from(
+    // A chain's precompile frames come from the node's trace of the same call; several calls
+    // on one state have none.
+    let frames = match prepared.as_slice() {
+        [one] => Frames::Call(one.node_request.as_ref()),
+        _ => Frames::Calls,
+    };
+    let replay = replay_with_frames(
         source,
         &txs,
         &first.env,
@@ -306,6 +313,7 @@ fn calls(
         spec,
         &|_| {},
         StateSnapshot::partial(),
+        frames,
     )?;
     Ok(replay.traces)
 }

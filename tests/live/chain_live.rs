@@ -721,3 +721,115 @@ fn a_timeout_while_asking_for_frames_is_a_timeout() {
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
+
+/// A simulated call's chain-precompile frames come from the node's `debug_traceCall` of the
+/// same call (issue 31: before, `call` asked the node for the whole block's traces, which
+/// hold no entry for a simulated call, so its frames could never be known). The proxy refuses
+/// `debug_traceBlock*`: the frames are taken all the same, and equal the node's own. With a
+/// state override the node is not asked, and the note says so.
+#[test]
+fn a_simulated_calls_precompile_frames_come_from_the_nodes_trace_of_it() {
+    let (a, _) = simulated_chain();
+    let p = Proxy::start(
+        a.url(),
+        &[
+            "--client-version",
+            CHAIN_NODE_VERSION,
+            "--deny",
+            "debug_traceBlock",
+        ],
+    );
+    let run = plain_chaintrace(&[
+        "call",
+        "--to",
+        CALLER,
+        "--gas",
+        "0x30000",
+        "--rpc-url",
+        &p.url,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 chain precompile frame(s) taken from the node's callTracer"),
+        "{}",
+        run.stderr
+    );
+    let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+    let node = a.rpc(
+        "debug_traceCall",
+        json!([{"to": CALLER, "gas": "0x30000"}, "latest", {"tracer": "callTracer"}]),
+    );
+    assert_eq!(frames(&ours), frames(&node), "ours {ours}\nnode {node}");
+
+    let run = plain_chaintrace(&[
+        "call",
+        "--to",
+        CALLER,
+        "--gas",
+        "0x30000",
+        "--rpc-url",
+        &p.url,
+        "--json",
+        "--state-override",
+        r#"{"0x000000000000000000000000000000000000beef": {"balance": "0x1"}}"#,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a simulated call with overrides is not asked of the node"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A bundle captured on the chain holds the state an earlier transaction of the block left
+/// through one of the chain's precompiles (the capture now applies the earlier transactions
+/// through the replay driver, with the node's frames and diff): CALLER calls bank (7 wei to
+/// 0xbeef, bank's slot 5), then READER stores 0xbeef's balance. The bundle of READER's
+/// transaction holds 0xbeef's 7 wei and replays offline matching its receipt. (Here bank's
+/// stand-in code also runs in revm, so the capture without splices got this right too: a
+/// precompile with no EVM code, which only a real chain node has, is not simulated.)
+#[test]
+fn a_bundle_after_a_precompile_call_holds_what_the_call_left() {
+    let a = chain_with_bank();
+    let reader = "0x000000000000000000000000000000000000dead";
+    // SSTORE(0, BALANCE(0xbeef))
+    a.rpc("anvil_setCode", json!([reader, "0x61beef3160005500"]));
+    let hashes = a.send_in_one_block(vec![
+        json!({"to": CALLER, "gas": "0x30000"}),
+        json!({"to": reader, "gas": "0x20000"}),
+    ]);
+    let dir = std::env::temp_dir().join(format!("chaintrace-chain-bundle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("b.json");
+    let f = file.to_str().unwrap();
+    let target = format!("{:?}", hashes[1]);
+    let run = chaintrace(&["bundle", "capture", &target, "--rpc-url", a.url(), "-o", f]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bundle: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let beef = bundle["genesis"]["alloc"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("0x000000000000000000000000000000000000beef"))
+        .map(|(_, v)| v["balance"].clone())
+        .unwrap_or(Value::Null);
+    assert_eq!(
+        beef,
+        json!("0x7"),
+        "0xbeef's balance after bank's transfer: {}",
+        bundle["genesis"]["alloc"]
+    );
+    let replay = plain_chaintrace(&["tx", "--fixture", f, "--tracer", "prestateTracer", "--json"]);
+    assert_eq!(replay.code, 0, "{}", replay.stderr);
+    assert!(
+        replay
+            .stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        replay.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -604,3 +604,53 @@ fn bundle_capture_writes_whole_or_nothing() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A bundle of a transaction late in its block holds the state its earlier transactions left
+/// (built through the replay driver) and the block-wide index of its first log (from their
+/// receipts): three increments of one counter in one block, the third captured, replays
+/// offline with the counter at 3 and its log at the index its receipt gives.
+#[test]
+fn a_bundle_holds_the_state_its_blocks_earlier_transactions_left() {
+    let node = anvil::Anvil::start();
+    // SLOAD(0)+1 → SSTORE(0); LOG0 of the new value.
+    let counter = node.deploy("6013600c60003960136000f36000546001018060005560005260206000a000");
+    let hashes = node.send_in_one_block(
+        (0..3)
+            .map(|_| json!({"to": counter, "gas": "0x20000"}))
+            .collect(),
+    );
+    let receipt = node.receipt(hashes[2]);
+    let dir = std::env::temp_dir().join(format!("chaintrace-capture-late-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("b.json");
+    let f = file.to_str().unwrap();
+    let hash = format!("{:?}", hashes[2]);
+    let run = chaintrace(&["bundle", "capture", &hash, "--rpc-url", node.url(), "-o", f]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let replay = chaintrace(&[
+        "tx",
+        "--fixture",
+        f,
+        "--json",
+        "--tracer-config",
+        r#"{"withLog":true}"#,
+    ]);
+    assert_eq!(replay.code, 0, "{}", replay.stderr);
+    assert!(
+        replay
+            .stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        replay.stderr
+    );
+    let v: Value = serde_json::from_str(&replay.stdout).unwrap();
+    let log = &v["logs"][0];
+    assert_eq!(log["data"], receipt["logs"][0]["data"]);
+    assert_eq!(
+        log["data"],
+        json!(format!("0x{:064x}", 3)),
+        "the counter after two earlier increments"
+    );
+    assert_eq!(log["index"], receipt["logs"][0]["logIndex"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -43,7 +43,26 @@ pub use splicer::{Beside, Splicer};
 /// none. A request that failed on the way (a timeout, a refused connection) is an error: the
 /// frames are then not known, and that is not the node lacking a debug API.
 pub fn ask_node(client: &RpcClient, method: &str, target: B256) -> Result<NodeTraces, RpcError> {
-    let call = |config: Value| (method.to_string(), json!([target, config]));
+    ask(client, method, &[json!(target)])
+}
+
+/// [`ask_node`] for a simulated call: `debug_traceCall` with `params` (`[call, block]`).
+pub fn ask_node_call(client: &RpcClient, params: &Value) -> Result<NodeTraces, RpcError> {
+    ask(
+        client,
+        "debug_traceCall",
+        params.as_array().map(Vec::as_slice).unwrap_or_default(),
+    )
+}
+
+/// `method` with `params`, then the trace config: the callTracer with logs and the prestate
+/// diff, in one batch.
+fn ask(client: &RpcClient, method: &str, params: &[Value]) -> Result<NodeTraces, RpcError> {
+    let call = |config: Value| {
+        let mut p = params.to_vec();
+        p.push(config);
+        (method.to_string(), Value::Array(p))
+    };
     let calls = [
         call(json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}})),
         call(json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}})),
@@ -88,6 +107,12 @@ pub enum NoFrames {
     /// The chain has no rules of its own, so no precompile of its is known.
     #[error("no chain rules")]
     NoRules,
+    /// A simulated call with state or block overrides: its frames are not asked of the node.
+    #[error("a simulated call with overrides is not asked of the node")]
+    Overridden,
+    /// Several simulated calls on one state: no node trace is of them all.
+    #[error("calls simulated together are not asked of the node")]
+    CallMany,
 }
 
 /// Whether frame `c` is a call into one of `rules`' precompiles (a SELFDESTRUCT naming one as
