@@ -230,7 +230,8 @@ pub fn hardfork_arg(name: Option<&str>) -> Result<Option<SpecId>, CliError> {
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
     /// Tracer: one geth registers (callTracer, flatCallTracer, prestateTracer, 4byteTracer,
-    /// muxTracer, keccak256PreimageTracer, noopTracer, opcodeTracer; erc7562Tracer), a
+    /// muxTracer, keccak256PreimageTracer, noopTracer, opcodeTracer, erc7562Tracer), `parity`
+    /// (Parity's `trace` entries, as reth's trace_transaction gives them), a
     /// JavaScript tracer geth ships by name (bigramTracer, evmdisTracer, opcountTracer,
     /// trigramTracer, unigramTracer, callTracerLegacy, prestateTracerLegacy,
     /// 4byteTracerLegacy, noopTracerLegacy), or your own JavaScript tracer: a .js file, or
