@@ -27,6 +27,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::call::{CallFrame, CallKind, CallLog, CallTracer, CallTracerConfig};
 use super::errors::{frontier_deposit_oog, returned_output, FrameError, CODE_STORE_OUT_OF_GAS};
 use super::hexser;
+use super::keccak::memory_copy_padded;
 use super::state::{StateReader, StateView};
 use crate::trace::Ctx;
 
@@ -270,9 +271,6 @@ struct LastOp {
     top: Option<U256>,
 }
 
-/// geth's `memoryPadLimit` (eth/tracers/internal/util.go).
-const MEMORY_PAD_LIMIT: i64 = 1024 * 1024;
-
 /// The erc7562 tracer's state during one transaction.
 pub struct Erc7562Tracer {
     calls: CallTracer,
@@ -298,39 +296,6 @@ fn peep(stack: &[U256], n: usize) -> Option<U256> {
 
 fn word_address(w: U256) -> Address {
     Address::from_word(B256::from(w.to_be_bytes::<32>()))
-}
-
-/// geth's `GetMemoryCopyPadded` (eth/tracers/internal/util.go) with its int64 arithmetic:
-/// `None` where geth returns an error (and the preimage is skipped).
-fn memory_copy_padded(m: &[u8], offset: i64, size: i64) -> Option<Vec<u8>> {
-    if offset < 0 || size < 0 {
-        return None;
-    }
-    let length = m.len() as i64;
-    let end = offset.wrapping_add(size);
-    if end < length {
-        // memoryCopy: nil for size 0 or an offset past the end.
-        if size == 0 || length <= offset {
-            return Some(Vec::new());
-        }
-        if end < offset {
-            // offset + size overflowed int64: geth would try to allocate `size` bytes.
-            return None;
-        }
-        return Some(m[offset as usize..end as usize].to_vec());
-    }
-    let padding = end.wrapping_sub(length);
-    if padding > MEMORY_PAD_LIMIT {
-        return None;
-    }
-    let mut cpy = vec![0u8; size as usize];
-    let overlap = length - offset;
-    if overlap > 0 {
-        let src = &m[offset as usize..];
-        let n = src.len().min(cpy.len());
-        cpy[..n].copy_from_slice(&src[..n]);
-    }
-    Some(cpy)
 }
 
 /// errors.Is(err, ErrOutOfGas) || errors.Is(err, ErrCodeStoreOutOfGas) (line 274), on geth's
@@ -594,17 +559,6 @@ mod tests {
             serde_json::to_string(&u).unwrap(),
             r#"{"0x1":3,"0x10":2,"0x2":1,"0xa2":4}"#
         );
-    }
-
-    #[test]
-    fn keccak_preimage_is_padded_like_geth() {
-        let m = [1u8, 2, 3, 4];
-        assert_eq!(memory_copy_padded(&m, 1, 2), Some(vec![2, 3]));
-        assert_eq!(memory_copy_padded(&m, 2, 4), Some(vec![3, 4, 0, 0]));
-        assert_eq!(memory_copy_padded(&m, 8, 2), Some(vec![0, 0]));
-        assert_eq!(memory_copy_padded(&[], 0, 0), Some(vec![]));
-        assert_eq!(memory_copy_padded(&m, -1, 2), None);
-        assert_eq!(memory_copy_padded(&m, 0, MEMORY_PAD_LIMIT + 5), None);
     }
 
     #[test]

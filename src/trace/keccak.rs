@@ -17,8 +17,8 @@ use revm::{Database, Inspector};
 
 use super::Ctx;
 
-/// geth's `memoryPadLimit`.
-const PAD_LIMIT: i64 = 1024 * 1024;
+/// geth's `memoryPadLimit` (eth/tracers/internal/util.go).
+pub(super) const MEMORY_PAD_LIMIT: i64 = 1024 * 1024;
 
 /// The preimages seen in one transaction; geth prints its map with sorted keys.
 #[derive(Default)]
@@ -35,7 +35,7 @@ impl KeccakPreimageTracer {
         }
         let offset = stack[n - 1].as_limbs()[0] as i64;
         let size = stack[n - 2].as_limbs()[0] as i64;
-        if let Some(preimage) = copy_padded(memory, offset, size) {
+        if let Some(preimage) = memory_copy_padded(memory, offset, size) {
             self.hashes.insert(keccak256(&preimage), preimage.into());
         }
     }
@@ -45,29 +45,37 @@ impl KeccakPreimageTracer {
     }
 }
 
-/// geth's `GetMemoryCopyPadded`, with Go's wrapping `int64` sum.
-fn copy_padded(m: &[u8], offset: i64, size: i64) -> Option<Vec<u8>> {
+/// geth's `GetMemoryCopyPadded` (eth/tracers/internal/util.go) with its int64 arithmetic:
+/// `None` where geth returns an error (and the preimage is skipped).
+pub(super) fn memory_copy_padded(m: &[u8], offset: i64, size: i64) -> Option<Vec<u8>> {
     if offset < 0 || size < 0 {
         return None;
     }
     let length = m.len() as i64;
     let end = offset.wrapping_add(size);
     if end < length {
-        // Inside memory (or a sum that wrapped negative, for which geth's copy is empty).
-        if size == 0 || offset >= length {
+        // memoryCopy: nil for size 0 or an offset past the end.
+        if size == 0 || length <= offset {
             return Some(Vec::new());
+        }
+        if end < offset {
+            // offset + size overflowed int64: geth would try to allocate `size` bytes.
+            return None;
         }
         return Some(m[offset as usize..end as usize].to_vec());
     }
-    if end - length > PAD_LIMIT {
+    let padding = end.wrapping_sub(length);
+    if padding > MEMORY_PAD_LIMIT {
         return None;
     }
-    let mut out = vec![0u8; size as usize];
-    if offset < length {
-        let overlap = (length - offset) as usize;
-        out[..overlap].copy_from_slice(&m[offset as usize..]);
+    let mut cpy = vec![0u8; size as usize];
+    let overlap = length - offset;
+    if overlap > 0 {
+        let src = &m[offset as usize..];
+        let n = src.len().min(cpy.len());
+        cpy[..n].copy_from_slice(&src[..n]);
     }
-    Some(out)
+    Some(cpy)
 }
 
 impl<DB: Database> Inspector<Ctx<DB>> for KeccakPreimageTracer {
@@ -171,7 +179,21 @@ mod tests {
         t.record(&[U256::from(2u64 << 20), U256::ZERO], b"test");
         // A negative int64 offset.
         t.record(&[U256::from(1), U256::from(u64::MAX)], b"test");
+        // An offset inside memory and a size whose int64 sum wraps negative: geth would try to
+        // allocate `size` bytes; nothing is recorded (this panicked in a slice before).
+        t.record(&[U256::from(i64::MAX as u64), U256::from(2)], b"test");
         assert!(t.into_result().is_empty());
+    }
+
+    #[test]
+    fn keccak_preimage_is_padded_like_geth() {
+        let m = [1u8, 2, 3, 4];
+        assert_eq!(memory_copy_padded(&m, 1, 2), Some(vec![2, 3]));
+        assert_eq!(memory_copy_padded(&m, 2, 4), Some(vec![3, 4, 0, 0]));
+        assert_eq!(memory_copy_padded(&m, 8, 2), Some(vec![0, 0]));
+        assert_eq!(memory_copy_padded(&[], 0, 0), Some(vec![]));
+        assert_eq!(memory_copy_padded(&m, -1, 2), None);
+        assert_eq!(memory_copy_padded(&m, 0, MEMORY_PAD_LIMIT + 5), None);
     }
 
     #[test]
