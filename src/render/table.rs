@@ -51,7 +51,7 @@ impl Table {
             TracerSpec::Call(_) => &[Table::Calls, Table::Logs],
             // cryo's `traces` dataset: one row per flat trace entry.
             TracerSpec::FlatCall(_) => &[Table::Traces],
-            TracerSpec::Parity | TracerSpec::ParityVm => &[Table::Results],
+            TracerSpec::Parity | TracerSpec::ParityReplay { .. } => &[Table::Results],
             TracerSpec::FourByte
             | TracerSpec::Mux(_)
             | TracerSpec::Keccak256Preimage

@@ -484,7 +484,11 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             TraceResult::FlatCall(crate::trace::flat::flatten(&top, &config, &flat_context(e)))
         }
         Tracer::Parity(t) => {
-            let crate::trace::parity::ParityTracer { call, vm } = *t;
+            let crate::trace::parity::ParityTracer {
+                call,
+                state_diff,
+                vm,
+            } = *t;
             let top = graft_node_frames(
                 call.into_frames()
                     .ok_or_else(|| invalid(e.tx, "the call tracer saw no top-level frame"))?,
@@ -494,7 +498,7 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             let traces = crate::trace::parity::transaction_traces(&top, &precompile_test(e.env));
             TraceResult::Parity(Box::new(crate::trace::parity::ParityResult {
                 traces: crate::trace::parity::localized(traces, &flat_context(e)),
-                state_diff: crate::trace::parity::state_diff(&mut *db, e.state),
+                state_diff: state_diff.then(|| crate::trace::parity::state_diff(&mut *db, e.state)),
                 vm_trace: vm.map(|v| v.into_result()),
             }))
         }

@@ -54,7 +54,7 @@ fn entries(t: &TracedTx) -> Result<&[LocalizedTransactionTrace], Fault> {
 }
 
 /// Which of `trace`, `stateDiff`, `vmTrace` are asked for (argument `i`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Types {
     trace: bool,
     state_diff: bool,
@@ -64,9 +64,20 @@ struct Types {
 impl Types {
     /// The tracer these types need.
     fn spec(self) -> TracerSpec {
-        match self.vm_trace {
-            true => TracerSpec::ParityVm,
+        match self.state_diff || self.vm_trace {
+            true => TracerSpec::ParityReplay {
+                vm_trace: self.vm_trace,
+            },
             false => TracerSpec::Parity,
+        }
+    }
+
+    /// What either asks for (calls traced together in one replay).
+    fn or(self, other: Types) -> Types {
+        Types {
+            trace: self.trace || other.trace,
+            state_diff: self.state_diff || other.state_diff,
+            vm_trace: self.vm_trace || other.vm_trace,
         }
     }
 }
@@ -78,11 +89,7 @@ fn trace_types(params: &Value, i: usize) -> Result<Types, Fault> {
             "invalid argument {i}: expected a list of trace types"
         ))
     })?;
-    let mut types = Types {
-        trace: false,
-        state_diff: false,
-        vm_trace: false,
-    };
+    let mut types = Types::default();
     for t in list {
         match t.as_str() {
             Some("trace") => types.trace = true,
@@ -104,7 +111,11 @@ fn results(t: &TracedTx, types: Types) -> Result<TraceResults, Fault> {
     let p = parity(t)?;
     Ok(TraceResults {
         output: t.outcome.output.clone(),
-        state_diff: types.state_diff.then(|| p.state_diff.clone()),
+        state_diff: if types.state_diff {
+            p.state_diff.clone()
+        } else {
+            None
+        },
         trace: if types.trace {
             p.traces.iter().map(|e| e.trace.clone()).collect()
         } else {
@@ -250,10 +261,7 @@ pub fn dispatch(
                 wanted.push(trace_types(&pair, 1)?);
             }
             let at = block_ref(params.get(1))?;
-            let spec = match wanted.iter().any(|w: &Types| w.vm_trace) {
-                true => TracerSpec::ParityVm,
-                false => TracerSpec::Parity,
-            };
+            let spec = wanted.iter().fold(Types::default(), |a, w| a.or(*w)).spec();
             let traced = calls(source, &reqs, &at, &spec)?;
             let out: Vec<TraceResults> = traced
                 .iter()

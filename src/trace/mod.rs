@@ -145,9 +145,11 @@ pub enum TracerSpec {
     Keccak256Preimage,
     Noop,
     Parity,
-    /// [`TracerSpec::Parity`] with the vmTrace recorded too (`trace_replay*`, `trace_call*`
-    /// asked for `vmTrace`; not selectable by name).
-    ParityVm,
+    /// [`TracerSpec::Parity`] with the `stateDiff` kept, and the vmTrace recorded when
+    /// `vm_trace` (what `trace_replay*` and `trace_call*` were asked for; not selectable by name).
+    ParityReplay {
+        vm_trace: bool,
+    },
     Prestate(PrestateConfig),
     StructLog(StructLoggerConfig),
     Erc7562(Erc7562Config),
@@ -314,7 +316,7 @@ impl TracerSpec {
             TracerSpec::Mux(_) => TracerKind::Mux,
             TracerSpec::Keccak256Preimage => TracerKind::Keccak256Preimage,
             TracerSpec::Noop => TracerKind::Noop,
-            TracerSpec::Parity | TracerSpec::ParityVm => TracerKind::Parity,
+            TracerSpec::Parity | TracerSpec::ParityReplay { .. } => TracerKind::Parity,
             TracerSpec::Prestate(_) => TracerKind::Prestate,
             TracerSpec::StructLog(_) | TracerSpec::Gas(_) => TracerKind::StructLog,
             TracerSpec::Erc7562(_) => TracerKind::Erc7562,
@@ -337,10 +339,16 @@ impl TracerSpec {
             })),
             TracerSpec::Keccak256Preimage => Tracer::Keccak256Preimage(Default::default()),
             TracerSpec::Noop => Tracer::Noop,
-            TracerSpec::Parity | TracerSpec::ParityVm => {
+            TracerSpec::Parity => Tracer::Parity(Box::new(parity::ParityTracer {
+                call: CallTracer::new(CallTracerConfig::default(), log_index_offset),
+                state_diff: false,
+                vm: None,
+            })),
+            TracerSpec::ParityReplay { vm_trace } => {
                 Tracer::Parity(Box::new(parity::ParityTracer {
                     call: CallTracer::new(CallTracerConfig::default(), log_index_offset),
-                    vm: matches!(self, TracerSpec::ParityVm).then(Default::default),
+                    state_diff: true,
+                    vm: vm_trace.then(Default::default),
                 }))
             }
             TracerSpec::Prestate(c) => Tracer::Prestate(PrestateTracer::new(c.clone(), spec)),

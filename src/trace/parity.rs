@@ -66,12 +66,14 @@ pub fn transaction_traces(
 }
 
 /// What the `parity` tracer gives for one transaction: its `trace` entries (all that prints)
-/// and its `stateDiff`, kept for the `trace_replay*`/`trace_call*` answers.
+/// and, for the `trace_replay*`/`trace_call*` answers, its `stateDiff` and vmTrace.
 #[derive(Clone, Debug, Default)]
 pub struct ParityResult {
     pub traces: Vec<LocalizedTransactionTrace>,
-    pub state_diff: alloy_rpc_types_trace::parity::StateDiff,
-    /// When asked for ([`TracerSpec::ParityVm`](super::TracerSpec::ParityVm)).
+    /// When asked for ([`TracerSpec::ParityReplay`](super::TracerSpec::ParityReplay)).
+    pub state_diff: Option<alloy_rpc_types_trace::parity::StateDiff>,
+    /// When asked for ([`TracerSpec::ParityReplay`](super::TracerSpec::ParityReplay)
+    /// with `vm_trace`).
     pub vm_trace: Option<alloy_rpc_types_trace::parity::VmTrace>,
 }
 
@@ -292,6 +294,8 @@ pub fn state_diff<DB: revm::Database>(
 /// The `parity` tracer while it runs: the callTracer's frames, and the vmTrace when asked.
 pub struct ParityTracer {
     pub call: super::call::CallTracer,
+    /// Keep the transaction's `stateDiff` when it ends.
+    pub state_diff: bool,
     pub vm: Option<super::vm_trace::VmTracer>,
 }
 

@@ -83,13 +83,20 @@ fn peer(snap: &StateSnapshot, env: &EvmEnv, tx: &ReplayTx) -> TraceResults {
 
 fn ours(snap: &StateSnapshot, env: &EvmEnv, tx: &ReplayTx) -> TraceResults {
     let mut db = snap.db();
-    let t = trace(&mut db, env, tx, &TracerSpec::ParityVm, 0).unwrap();
+    let t = trace(
+        &mut db,
+        env,
+        tx,
+        &TracerSpec::ParityReplay { vm_trace: true },
+        0,
+    )
+    .unwrap();
     let TraceResult::Parity(p) = t.result else {
         panic!("not a Parity result")
     };
     TraceResults {
         output: t.outcome.output,
-        state_diff: Some(p.state_diff),
+        state_diff: p.state_diff,
         trace: p.traces.into_iter().map(|e| e.trace).collect(),
         vm_trace: p.vm_trace,
     }
