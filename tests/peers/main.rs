@@ -4,7 +4,7 @@
 //! `trace_replayTransaction` (`TracingInspectorConfig::from_parity_config`) and its
 //! `ParityTraceBuilder::into_trace_results_with_state`. revm-inspectors is reth's tracing
 //! library (the builder reth's `trace_*` answers come from), a peer that is right by
-//! definition for these shapes. Needs the `bench-peers` feature (scripts/test.sh runs it).
+//! definition for these shapes. revm-inspectors is a dev-dependency, without its JS tracer.
 //!
 //! Workloads: every geth callTracer and flatCallTracer fixture (creations, reverts,
 //! selfdestructs, precompiles, out-of-gas frames from mainnet), and the benchmarks' loop and
