@@ -4,6 +4,10 @@
 #
 #   tests/contracts/srcmap/solc-output.json        every file but ViaIr.sol, legacy codegen
 #   tests/contracts/srcmap/solc-output-viair.json  ViaIr.sol with viaIR
+#   tests/contracts/uniswap-v3-core/solc-output.json
+#       Uniswap v3 core at its v1.0.0 tag (the files the tests deploy), built as Uniswap builds
+#       it (hardhat.config.ts: solc 0.7.6, optimizer 800 runs, bytecodeHash none, Hardhat's
+#       default EVM for 0.7.6, istanbul): optimized production code for the source-location tests
 #
 # Each is solc's own standard-JSON output (errors dropped): `sources` with ids and ASTs,
 # `contracts` with abi, solc's metadata (each source's keccak256, which stale-source checks
@@ -30,16 +34,22 @@ command -v npm >/dev/null 2>&1 || die "npm is required"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
-echo "build-srcmap-contracts: installing solc@$SOLC_VERSION (solc-js) into $TMP" >&2
-( cd "$TMP" && npm init -y >/dev/null 2>&1 \
-    && npm install --silent --no-audit --no-fund --save-exact "solc@$SOLC_VERSION" >/dev/null ) \
-    || die "npm install solc@$SOLC_VERSION failed"
+install_solc() { # version: solc-js into $TMP/solc-<version>
+    local dir="$TMP/solc-$1"
+    [ -d "$dir/node_modules/solc" ] && return 0
+    echo "build-srcmap-contracts: installing solc@$1 (solc-js) into $dir" >&2
+    mkdir -p "$dir"
+    ( cd "$dir" && npm init -y >/dev/null 2>&1 \
+        && npm install --silent --no-audit --no-fund --save-exact "solc@$1" >/dev/null ) \
+        || die "npm install solc@$1 failed"
+}
 
 cat >"$TMP/build.js" <<'JS'
 const fs = require("fs");
 const path = require("path");
 const solc = require(path.join(process.env.TMPDIR_SOLC, "node_modules", "solc"));
-const [srcDir, out, solcVersion, evmVersion, runs, viaIR, ...files] = process.argv.slice(2);
+const [srcDir, out, solcVersion, evmVersion, runs, viaIR, bytecodeHash, ...files] =
+  process.argv.slice(2);
 
 const got = solc.version();
 if (!got.startsWith(solcVersion + "+")) {
@@ -55,7 +65,9 @@ const input = {
   settings: {
     optimizer: { enabled: true, runs: Number(runs) },
     evmVersion,
-    viaIR: viaIR === "true",
+    // "none": a compiler older than the viaIR setting (0.7.6 refuses the key).
+    ...(viaIR === "none" ? {} : { viaIR: viaIR === "true" }),
+    ...(bytecodeHash === "default" ? {} : { metadata: { bytecodeHash } }),
     outputSelection: {
       "*": {
         "": ["ast"],
@@ -69,7 +81,15 @@ const input = {
     },
   },
 };
-const output = JSON.parse(solc.compile(JSON.stringify(input)));
+// Imports the listed files make are read from the same directory, by source unit name.
+const findImports = (p) => {
+  try {
+    return { contents: fs.readFileSync(path.join(srcDir, p), "utf8") };
+  } catch (e) {
+    return { error: `${p}: ${e.message}` };
+  }
+};
+const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
 let failed = false;
 for (const e of output.errors || []) {
   if (e.severity === "error") failed = true;
@@ -80,17 +100,24 @@ delete output.errors;
 fs.writeFileSync(out, JSON.stringify(output) + "\n");
 JS
 
+build_in() { # dir out solc evm runs viaIR bytecodeHash files...
+    local dir="$1" out="$2" solc="$3" evm="$4" runs="$5" via="$6" hash="$7"; shift 7
+    install_solc "$solc"
+    local tmp_out="$TMP/$(basename "$dir")-$out"
+    TMPDIR_SOLC="$TMP/solc-$solc" node "$TMP/build.js" "$dir" "$tmp_out" "$solc" "$evm" \
+        "$runs" "$via" "$hash" "$@" || die "compilation of $dir/$out failed"
+    if [ "$CHECK" = 1 ]; then
+        cmp -s "$tmp_out" "$dir/$out" || die "$dir/$out is stale: run scripts/build-srcmap-contracts.sh"
+        echo "build-srcmap-contracts: $dir/$out is up to date" >&2
+    else
+        cp "$tmp_out" "$dir/$out"
+        echo "build-srcmap-contracts: wrote $dir/$out" >&2
+    fi
+}
+
 build() { # out viaIR files...
     local out="$1" via="$2"; shift 2
-    TMPDIR_SOLC="$TMP" node "$TMP/build.js" "$SRC_DIR" "$TMP/$out" "$SOLC_VERSION" "$EVM_VERSION" \
-        "$OPTIMIZER_RUNS" "$via" "$@" || die "compilation of $out failed"
-    if [ "$CHECK" = 1 ]; then
-        cmp -s "$TMP/$out" "$SRC_DIR/$out" || die "$SRC_DIR/$out is stale: run scripts/build-srcmap-contracts.sh"
-        echo "build-srcmap-contracts: $out is up to date" >&2
-    else
-        cp "$TMP/$out" "$SRC_DIR/$out"
-        echo "build-srcmap-contracts: wrote $SRC_DIR/$out" >&2
-    fi
+    build_in "$SRC_DIR" "$out" "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" "$via" default "$@"
 }
 
 LEGACY=()
@@ -99,3 +126,8 @@ for f in $(cd "$SRC_DIR" && ls *.sol | sort); do
 done
 build solc-output.json false "${LEGACY[@]}"
 build solc-output-viair.json true ViaIr.sol
+
+UNI_DIR="$ROOT/tests/contracts/uniswap-v3-core"
+build_in "$UNI_DIR" solc-output.json 0.7.6 istanbul 800 none none \
+    contracts/UniswapV3Factory.sol contracts/test/TestERC20.sol \
+    contracts/test/TestUniswapV3Callee.sol contracts/test/TestUniswapV3SwapPay.sol

@@ -160,8 +160,49 @@ install_chromium() {
     log "installed: $(dpkg-query -W -f='chromium ${Version}' chromium)"
 }
 
+# solc-js 0.7.6 behind a `solc` stand-in (`--version` and `--standard-json`, all chaintrace
+# asks of a compiler): the compiler that rebuilds Uniswap v3's pool map in
+# tests/live/uniswap_sources.rs, laid out there as Foundry's svm keeps compilers.
+SOLC_OLD_VERSION="0.7.6"
+install_solc_old() {
+    local dir="$TOOLS/solc-$SOLC_OLD_VERSION"
+    if [ -x "$dir/solc" ] && [ -f "$dir/node_modules/solc/package.json" ] \
+        && grep -q "\"version\": \"$SOLC_OLD_VERSION\"" "$dir/node_modules/solc/package.json"; then
+        log "solc-js $SOLC_OLD_VERSION already installed in $dir"
+        return 0
+    fi
+    command -v node >/dev/null 2>&1 || die "node is required for the solc stand-in"
+    mkdir -p "$dir"
+    log "installing solc@$SOLC_OLD_VERSION (solc-js) from the npm registry into $dir"
+    ( cd "$dir" && npm init -y >/dev/null 2>&1 \
+        && npm install --silent --no-audit --no-fund --save-exact "solc@$SOLC_OLD_VERSION" >/dev/null ) \
+        || die "npm install solc@$SOLC_OLD_VERSION failed"
+    cat >"$dir/solc" <<'JS'
+#!/usr/bin/env node
+// `solc --version` and `solc --standard-json` over solc-js, as a native solc answers them.
+const solc = require(require("path").join(__dirname, "node_modules", "solc"));
+const args = process.argv.slice(2);
+if (args.includes("--version")) {
+  console.log("solc, the solidity compiler commandline interface");
+  console.log("Version: " + solc.version().replace("Emscripten.clang", "Linux.g++"));
+} else if (args.includes("--standard-json")) {
+  let input = "";
+  process.stdin.on("data", (d) => (input += d));
+  process.stdin.on("end", () => process.stdout.write(solc.compile(input)));
+} else {
+  console.error("this solc stand-in answers only --version and --standard-json");
+  process.exit(1);
+}
+JS
+    chmod +x "$dir/solc"
+    "$dir/solc" --version | grep -q "Version: $SOLC_OLD_VERSION+" \
+        || die "the solc stand-in in $dir does not report $SOLC_OLD_VERSION"
+    log "installed: solc-js $SOLC_OLD_VERSION stand-in at $dir/solc"
+}
+
 install_anvil
 install_cast
+install_solc_old
 install_ethers
 install_playwright
 install_chromium

@@ -62,6 +62,12 @@ pub struct NameArgs {
     /// opt in by itself.
     #[arg(long, value_name = "URL", env = "CHAINTRACE_SIGNATURE_DB_URL")]
     pub signature_db_url: Option<String>,
+    /// The solc a source map that does not fit its code is rebuilt with (solc 0.6/0.7 reports a
+    /// wrong map for a contract another one of the same build creates with `new`). Without it,
+    /// a solc of the build's version is looked for where Foundry (~/.svm) and Hardhat keep
+    /// compilers, then on PATH.
+    #[arg(long, value_name = "PATH", env = "CHAINTRACE_SOLC")]
+    pub solc: Option<std::path::PathBuf>,
 }
 
 /// Documented exit codes.

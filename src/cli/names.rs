@@ -32,6 +32,7 @@ pub fn load_names(args: &TraceArgs) -> Result<Names, CliError> {
         cwd.as_deref()
     };
     Names::load(&args.abi, &args.names.signatures, discover)
+        .map(|n| n.with_solc(args.names.solc.clone()))
         .map_err(|e| CliError::input(e.to_string()))
 }
 
@@ -132,6 +133,9 @@ pub fn decoder_for(
         return names.decoder();
     }
     let mut d = names.decoder_for(&traced.result, state);
+    for n in names.take_notes() {
+        eprintln!("note: {n}");
+    }
     add_looked_up(names, &traced.result, &mut d);
     if let Some(e) = &names.explorer {
         if let Ok(f) = e.fetched.lock() {

@@ -78,6 +78,11 @@ struct SourceIndex {
     fetched: Mutex<Vec<Artifact>>,
     /// Decoded source maps by (code hash, creation code?): each decoded once per run.
     maps: Mutex<MapCache>,
+    /// `--solc`: the compiler a map that does not fit its code is rebuilt with (else one is
+    /// looked for where Foundry and Hardhat keep them).
+    solc: Option<PathBuf>,
+    /// What the user should know about the maps (one that did not fit, rebuilt or not).
+    notes: Mutex<Vec<String>>,
 }
 
 impl Names {
@@ -129,6 +134,25 @@ impl Names {
     /// Only then does a trace record the pcs that locate failures.
     pub fn has_sources(&self) -> bool {
         self.index.has_sources()
+    }
+
+    /// The solc a source map that does not fit its code is rebuilt with (`--solc`); without
+    /// it one of the build's version is looked for where Foundry and Hardhat keep compilers.
+    pub fn with_solc(mut self, solc: Option<PathBuf>) -> Names {
+        if let Some(index) = Arc::get_mut(&mut self.index) {
+            index.solc = solc;
+        }
+        self
+    }
+
+    /// Notes about the source maps for stderr (a map that did not fit its code, and whether it
+    /// was rebuilt), each once.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.index
+            .notes
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     /// The decoded source map of `code` (a CREATE's init code when `creation`), decoded once
@@ -377,7 +401,11 @@ impl SourceIndex {
                 let map = s.runtime_map.as_ref()?;
                 a.matches(code).then_some(map)?
             };
-            Some(Arc::new(CodeMap::new(&a.name, code, map, s.unit.clone())))
+            let cm = CodeMap::new(&a.name, code, map, s.unit.clone());
+            match cm.misfit(code) {
+                None => Some(Arc::new(cm)),
+                Some(m) => self.refit(a, s, code, creation, m),
+            }
         };
         let found = self
             .artifacts
@@ -390,6 +418,94 @@ impl SourceIndex {
         }
         found
     }
+}
+
+impl SourceIndex {
+    /// A map that does not fit `code`, rebuilt by solc from the artifact's metadata; `None`
+    /// (no source locations in this code, and a note saying why) when it cannot be.
+    fn refit(
+        &self,
+        a: &Artifact,
+        s: &sources::ArtifactSources,
+        code: &[u8],
+        creation: bool,
+        m: sources::Misfit,
+    ) -> Option<Arc<CodeMap>> {
+        let what = format!(
+            "the {}source map of {} does not fit its code ({} of {} function jumps off a JUMP, \
+             {} entries for {} instructions): solc 0.6/0.7 reports a map optimized again for a \
+             contract another one in the same build creates with `new`",
+            if creation { "creation " } else { "" },
+            a.name,
+            m.marks_off,
+            m.marks,
+            m.entries,
+            m.instructions,
+        );
+        let fits = |object: &str, map: &str, is_creation: bool| {
+            is_creation == creation
+                && same_code(object, code, creation)
+                && sources::misfit(code, &sources::decode_source_map(map)).is_none()
+        };
+        let result = match &s.metadata {
+            Some(meta) => sources::rebuild::rebuild(meta, &s.unit, self.solc.as_deref(), &fits),
+            None => Err(sources::rebuild::NotRebuilt(
+                "the artifact carries no solc metadata to rebuild it from".into(),
+            )),
+        };
+        let (note, map) = match result {
+            Ok(r) => {
+                let map = if creation { r.creation_map } else { r.runtime_map };
+                (
+                    format!(
+                        "{what}; rebuilt with {} in {:.1} s",
+                        r.solc.display(),
+                        r.took.as_secs_f64()
+                    ),
+                    map,
+                )
+            }
+            Err(why) => (
+                format!("no source locations in {}: {what}; not rebuilt: {}", a.name, why.0),
+                None,
+            ),
+        };
+        if let Ok(mut n) = self.notes.lock() {
+            if !n.contains(&note) {
+                n.push(note);
+            }
+        }
+        Some(Arc::new(CodeMap::new(&a.name, code, &map?, s.unit.clone())))
+    }
+}
+
+/// Whether solc's `object` (hex; immutables and library placeholders as zeros) is `code`: the
+/// runtime code, or the start of a CREATE's init code; solc's metadata at the end ignored.
+fn same_code(object: &str, code: &[u8], creation: bool) -> bool {
+    // Library placeholders (`__$…$__`) become zeros, as immutables are.
+    let mut hex_text = String::with_capacity(object.len());
+    let mut rest = object.trim_start_matches("0x");
+    while let Some(i) = rest.find("__") {
+        hex_text.push_str(&rest[..i]);
+        hex_text.push_str(&"0".repeat(40));
+        rest = rest.get(i + 40..).unwrap_or("");
+    }
+    hex_text.push_str(rest);
+    let Ok(mine) = alloy_primitives::hex::decode(&hex_text) else {
+        return false;
+    };
+    let mine = artifacts::strip_metadata(&mine);
+    let theirs = if creation {
+        match code.get(..mine.len()) {
+            Some(c) => c,
+            None => return false,
+        }
+    } else {
+        artifacts::strip_metadata(code)
+    };
+    !mine.is_empty()
+        && mine.len() == theirs.len()
+        && mine.iter().zip(theirs).all(|(a, b)| a == b || *a == 0)
 }
 
 impl JumpMarks for SourceIndex {

@@ -37,5 +37,6 @@ mod sources_live;
 mod struct_log_stream;
 mod support_smoke;
 mod tracers_live;
+mod uniswap_sources;
 mod wallet;
 mod whatif;

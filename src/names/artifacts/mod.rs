@@ -61,6 +61,8 @@ struct Pending {
     source_path: Option<String>,
     /// solc's metadata `sources[*].keccak256`: each source's hash at build time.
     source_hashes: sources::SourceHashes,
+    /// solc's metadata, parsed: what a map that does not fit its code is rebuilt from.
+    metadata: Option<Arc<Value>>,
 }
 
 impl Pending {
@@ -80,6 +82,7 @@ impl Pending {
             runtime_map: self.runtime_map,
             creation,
             unit,
+            metadata: self.metadata,
         }))
     }
 }
@@ -243,6 +246,14 @@ fn pending_sources(v: &Value) -> Pending {
             .get("metadata")
             .map(sources::metadata_hashes)
             .unwrap_or_default(),
+        metadata: outer
+            .get("metadata")
+            .and_then(|m| match m {
+                Value::String(text) => serde_json::from_str(text).ok(),
+                Value::Object(_) => Some(m.clone()),
+                _ => None,
+            })
+            .map(Arc::new),
     }
 }
 

@@ -204,6 +204,9 @@ pub struct ArtifactSources {
     pub runtime_map: Option<String>,
     pub creation: Option<Creation>,
     pub unit: Arc<Unit>,
+    /// solc's metadata of the contract (settings, sources): a map that does not fit its code is
+    /// rebuilt from it ([`super::rebuild`]).
+    pub metadata: Option<Arc<serde_json::Value>>,
 }
 
 impl ArtifactSources {

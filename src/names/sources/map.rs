@@ -1,7 +1,7 @@
 //! solc source maps: the compressed `s:l:f:j:m;…` form decoded to one entry per instruction,
 //! and a code's pc → instruction index (push data belongs to its PUSH).
 
-use revm::bytecode::opcode::{PUSH0, PUSH1, PUSH32};
+use revm::bytecode::opcode::{JUMP, PUSH0, PUSH1, PUSH32};
 
 /// One source-map entry: the span `start..start+len` of file `file` (-1: none), and the jump
 /// marker of the instruction (`b'i'`, `b'o'` or `b'-'`).
@@ -49,17 +49,58 @@ pub fn instruction_index(code: &[u8]) -> Vec<u32> {
     let mut out = vec![0u32; code.len()];
     let (mut pc, mut ix) = (0usize, 0u32);
     while pc < code.len() {
-        let op = code[pc];
-        let width = if (PUSH1..=PUSH32).contains(&op) {
-            1 + usize::from(op - PUSH0)
-        } else {
-            1
-        };
-        for slot in out.iter_mut().skip(pc).take(width) {
+        let w = width(code[pc]);
+        for slot in out.iter_mut().skip(pc).take(w) {
             *slot = ix;
         }
-        pc += width;
+        pc += w;
         ix += 1;
     }
     out
+}
+
+/// Whether a decoded source map fits `code`: every entry marked as a jump into or out of a
+/// function sits on a JUMP, and there are no more entries than instructions. A map that does
+/// not fit belongs to other code: solc 0.7 reports, for a contract another contract of the same
+/// build creates with `new`, the map of its assembly optimized a second time (for the creator),
+/// while its bytecode is from the first pass.
+pub fn misfit(code: &[u8], entries: &[SrcEntry]) -> Option<Misfit> {
+    let mut starts = Vec::with_capacity(entries.len());
+    let mut pc = 0usize;
+    while pc < code.len() {
+        starts.push(pc);
+        pc += width(code[pc]);
+    }
+    let marks = entries.iter().filter(|e| matches!(e.jump, b'i' | b'o'));
+    let off = entries
+        .iter()
+        .zip(starts.iter().map(Some).chain(std::iter::repeat(None)))
+        .filter(|(e, _)| matches!(e.jump, b'i' | b'o'))
+        .filter(|(_, pc)| pc.is_none_or(|&pc| code[pc] != JUMP))
+        .count();
+    (off > 0 || entries.len() > starts.len()).then(|| Misfit {
+        marks_off: off,
+        marks: marks.count(),
+        entries: entries.len(),
+        instructions: starts.len(),
+    })
+}
+
+/// How a source map fails to fit its code (see [`misfit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Misfit {
+    /// Entries marked `i`/`o` that are not on a JUMP, of `marks`.
+    pub marks_off: usize,
+    pub marks: usize,
+    pub entries: usize,
+    pub instructions: usize,
+}
+
+/// Bytes of the instruction starting with `op` (a PUSH with its data).
+fn width(op: u8) -> usize {
+    if (PUSH1..=PUSH32).contains(&op) {
+        1 + usize::from(op - PUSH0)
+    } else {
+        1
+    }
 }

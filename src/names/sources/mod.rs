@@ -13,13 +13,14 @@
 
 mod files;
 mod map;
+pub mod rebuild;
 mod spans;
 
 pub use files::{
     disk_candidates, metadata_hashes, roots_for, unit_from_paths, unit_from_standard_json,
     ArtifactSources, Creation, SourceFile, SourceHashes, TextOrigin, Unit,
 };
-pub use map::{decode_source_map, instruction_index, SrcEntry};
+pub use map::{decode_source_map, instruction_index, misfit, Misfit, SrcEntry};
 pub use spans::{scan_functions, FnSpan};
 
 use std::sync::Arc;
@@ -58,6 +59,11 @@ impl CodeMap {
                 _ => 0,
             })
             .collect()
+    }
+
+    /// How this map fails to fit `code` (the code it was made for), if it does (see [`misfit`]).
+    pub fn misfit(&self, code: &[u8]) -> Option<Misfit> {
+        misfit(code, &self.entries)
     }
 
     fn entry(&self, pc: u32) -> Option<SrcEntry> {
