@@ -1,6 +1,6 @@
 //! Option groups shared by several subcommands, and the error type of the binary edge.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use alloy_primitives::B256;
@@ -30,6 +30,8 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
+
+use super::output::use_color;
 
 /// Where function, error and event names come from besides `--abi`.
 #[derive(Args, Debug, Clone, Default)]
@@ -391,7 +393,7 @@ pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
 /// Prints the source's notes (which chain rules, which fork) on stderr.
 pub fn print_notes(source: &RpcSource) {
     for n in source.take_notes() {
-        eprintln!("note: {n}");
+        note!("note: {n}");
     }
 }
 
@@ -399,23 +401,21 @@ pub fn print_notes(source: &RpcSource) {
 pub fn report_rpc(source: &RpcSource, passes: usize) {
     print_notes(source);
     let st = source.client.stats();
-    eprintln!(
+    note!(
         "rpc: {} requests, {} calls, {} state passes",
-        st.requests, st.calls, passes
+        st.requests,
+        st.calls,
+        passes
     );
 }
 
-/// Tables for people: UTF-8 box drawing on a terminal, ASCII when piped or under NO_COLOR.
+/// Tables for people: UTF-8 box drawing where colour is on ([`use_color`]: `--color`, else a
+/// terminal without NO_COLOR), ASCII otherwise.
 pub fn table_style(all: bool) -> TableStyle {
     TableStyle {
         utf8: use_color(),
         all,
     }
-}
-
-/// Whether to colour human output: only on a terminal, and never with NO_COLOR set.
-pub fn use_color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Call-tree options for the terminal: colour by [`use_color`], logs shown.
@@ -450,7 +450,7 @@ pub fn print_trace(
             written.map_err(|e| {
                 CliError::source(format!("cannot write the flamegraph {path}: {e}"))
             })?;
-            eprintln!("flamegraph: {path}");
+            note!("flamegraph: {path}");
         }
         let which = args.source_tables();
         if args.json {
@@ -575,7 +575,7 @@ pub fn finish(
             Some((n, _)) => format!(" and the node's post-state of {n} account(s)"),
             None => String::new(),
         };
-        eprintln!(
+        note!(
             "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs){post}",
             if t.outcome.success {
                 "success"

@@ -1,6 +1,16 @@
 //! Command-line interface: clap definitions, one file per subcommand. Each subcommand converts
 //! its arguments into library types, calls the library and returns an exit code.
 
+/// `eprintln!` for a note: what a run says on stderr besides its result, its warnings and its
+/// errors (which chain rules, the `rpc:` counts, a passing self-check). `-q` silences it.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        if !$crate::cli::output::quiet() {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
 pub mod access;
 
 /// Taken by the tests that start a process and by those that release an OS file lock and then
@@ -20,6 +30,7 @@ pub mod gas;
 pub mod manifest;
 pub mod names;
 pub mod node;
+pub mod output;
 pub mod policy;
 pub mod preflight;
 pub mod range;
@@ -33,6 +44,7 @@ pub mod whatif;
 use clap::{Parser, Subcommand};
 
 pub use common::CliError;
+use output::ColorChoice;
 
 /// Replay EVM transactions locally and explain them with geth-exact traces.
 ///
@@ -43,6 +55,13 @@ pub use common::CliError;
 #[derive(Parser, Debug)]
 #[command(name = "chaintrace", version, about, long_about)]
 pub struct Cli {
+    /// When to colour output and draw tables with box characters: auto (stdout is a terminal
+    /// and NO_COLOR is unset or empty), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// No notes and no progress bars on stderr; warnings and errors are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -82,6 +101,7 @@ pub enum Command {
 
 impl Cli {
     pub fn run(&mut self) -> Result<u8, CliError> {
+        output::init(self.color, self.quiet);
         match &mut self.command {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),

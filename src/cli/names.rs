@@ -136,7 +136,7 @@ pub fn decoder_for(
     if let Some(e) = &names.explorer {
         if let Ok(f) = e.fetched.lock() {
             if !f.is_empty() {
-                eprintln!("names: verified ABIs fetched for {}", f.join(", "));
+                note!("names: verified ABIs fetched for {}", f.join(", "));
             }
         }
         if let Ok(f) = e.failed.lock() {
