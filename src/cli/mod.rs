@@ -41,7 +41,9 @@ pub mod tx;
 pub mod wallet;
 pub mod whatif;
 
-use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use common::CliError;
 use output::ColorChoice;
@@ -97,6 +99,15 @@ pub enum Command {
     /// self-custodial).
     #[command(subcommand)]
     Wallet(wallet::WalletCommand),
+    /// Print a shell completion script on stdout, e.g.
+    /// `chaintrace completions bash > ~/.local/share/bash-completion/completions/chaintrace`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `chaintrace man > chaintrace.1`.
+    Man,
 }
 
 impl Cli {
@@ -115,6 +126,36 @@ impl Cli {
             Command::Preflight(a) => a.run(),
             Command::Serve(a) => a.run(),
             Command::Wallet(w) => w.run(),
+            Command::Completions { shell } => {
+                // Generated into memory: clap_complete panics on a failed write (`| head`).
+                let mut text = Vec::new();
+                clap_complete::generate(*shell, &mut Cli::command(), "chaintrace", &mut text);
+                print_bytes(&text)
+            }
+            Command::Man => {
+                let mut text = Vec::new();
+                clap_mangen::Man::new(Cli::command()).render(&mut text)?;
+                print_bytes(&title_first(&text))
+            }
         }
     }
+}
+
+/// The page with its `.TH` line first, as man-pages(7) has it: clap_mangen writes its
+/// apostrophe string definition (`.ie`/`.el`, used only further down) before it.
+fn title_first(page: &[u8]) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = page.split_inclusive(|&b| b == b'\n').collect();
+    if let Some(i) = lines.iter().position(|l| l.starts_with(b".TH ")) {
+        let title = lines.remove(i);
+        lines.insert(0, title);
+    }
+    lines.concat()
+}
+
+/// Writes `bytes` on stdout (a closed pipe is the reader's choice: exit 0).
+fn print_bytes(bytes: &[u8]) -> Result<u8, CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(common::exit::OK)
 }

@@ -1,9 +1,46 @@
-//! What users expect of a CLI in this field (cast, ripgrep, reth): `--color`, `-q`.
+//! What users expect of a CLI in this field (cast, ripgrep, reth): shell completions and a man
+//! page, `--color`, `-q`.
 
 use crate::run;
 use run::{chaintrace, cmd};
 
 const FIXTURE: &str = "fixtures/reverted-nested.json";
+
+#[test]
+fn completions_for_every_shell() {
+    let r = chaintrace(&["completions", "bash"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    for word in [
+        "chaintrace",
+        "tx",
+        "block",
+        "serve",
+        "completions",
+        "--rpc-url",
+    ] {
+        assert!(r.stdout.contains(word), "{word} not in the bash script");
+    }
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let r = chaintrace(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        assert!(r.stdout.contains("chaintrace"), "{shell}");
+    }
+    let bad = chaintrace(&["completions", "tcsh"]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+}
+
+#[test]
+fn man_page_is_roff() {
+    let r = chaintrace(&["man"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.starts_with(".TH"),
+        "{}",
+        &r.stdout[..80.min(r.stdout.len())]
+    );
+    assert!(r.stdout.contains("chaintrace"));
+    assert!(r.stdout.contains("completions"));
+}
 
 /// `--color never` prints no escape and ASCII tables; `--color always` colours and draws boxes
 /// even piped and under NO_COLOR (which the test environment sets).
