@@ -152,17 +152,33 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// Resolves the node URL: the flag, else `ETH_RPC_URL` (passed in so it can be tested).
-pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Option<String> {
-    flag.or(env)
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().to_string())
+/// Which value names the node: the flag, else `ETH_RPC_URL` (passed in so it can be tested),
+/// trimmed, with the name to show in messages.
+pub fn rpc_value<'a>(
+    flag: Option<&'a str>,
+    env: Option<&'a str>,
+) -> Option<(&'a str, &'static str)> {
+    let (value, what) = match flag {
+        Some(f) => (f, "--rpc-url"),
+        None => (env?, "ETH_RPC_URL"),
+    };
+    Some((value.trim(), what)).filter(|(v, _)| !v.is_empty())
+}
+
+/// Resolves the node URL of every command that takes one: the flag, else `ETH_RPC_URL`; a value
+/// that is not a URL is an alias of foundry.toml's `[rpc_endpoints]`, resolved as `cast`
+/// resolves it (cli/foundry.rs). Errors are bad input and never show more than a redacted URL.
+pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, CliError> {
+    rpc_value(flag, env)
+        .map(|(value, what)| super::foundry::resolve_rpc_value(value, what))
+        .transpose()
 }
 
 /// Where the node is.
 #[derive(Args, Debug, Clone)]
 pub struct RpcArgs {
-    /// JSON-RPC endpoint (http or https); defaults to $ETH_RPC_URL.
+    /// JSON-RPC endpoint (http or https), or an alias of foundry.toml's [rpc_endpoints]
+    /// (`--rpc-url mainnet`); defaults to $ETH_RPC_URL (a URL or an alias too).
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
     /// Seconds to wait for one JSON-RPC request (1 to 3600).
@@ -202,7 +218,7 @@ impl ChainRulesArg {
 impl RpcArgs {
     pub fn source(&self) -> Result<RpcSource, CliError> {
         let env = std::env::var("ETH_RPC_URL").ok();
-        let url = resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref()).ok_or_else(|| {
+        let url = resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref())?.ok_or_else(|| {
             CliError::input("no node given: pass --rpc-url URL or set ETH_RPC_URL")
         })?;
         let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
@@ -595,19 +611,25 @@ pub fn finish(
 
 #[cfg(test)]
 mod tests {
-    use super::resolve_rpc_url;
+    use super::{resolve_rpc_url, rpc_value};
 
     #[test]
     fn flag_wins_over_environment() {
+        let url = |f, e| resolve_rpc_url(f, e).unwrap();
         assert_eq!(
-            resolve_rpc_url(Some("http://a"), Some("http://b")).as_deref(),
+            url(Some("http://a"), Some("http://b")).as_deref(),
             Some("http://a")
         );
+        assert_eq!(url(None, Some(" http://b ")).as_deref(), Some("http://b"));
+        assert_eq!(url(None, Some("")), None);
+        assert_eq!(url(None, None), None);
         assert_eq!(
-            resolve_rpc_url(None, Some(" http://b ")).as_deref(),
-            Some("http://b")
+            rpc_value(None, Some("mainnet")),
+            Some(("mainnet", "ETH_RPC_URL"))
         );
-        assert_eq!(resolve_rpc_url(None, Some("")), None);
-        assert_eq!(resolve_rpc_url(None, None), None);
+        assert_eq!(
+            rpc_value(Some(" local "), Some("mainnet")),
+            Some(("local", "--rpc-url"))
+        );
     }
 }

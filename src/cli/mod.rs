@@ -26,6 +26,7 @@ pub mod call_input;
 pub mod columnar;
 pub mod common;
 pub mod diff;
+pub mod foundry;
 pub mod gas;
 pub mod manifest;
 pub mod names;
