@@ -4,7 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     // A write past RLIMIT_FSIZE (`ulimit -f`) must fail with EFBIG and be reported, like a
@@ -23,7 +23,14 @@ fn main() -> ExitCode {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
         libc::mallopt(libc::M_ARENA_MAX, cores.min(i32::MAX as usize) as i32);
     }
-    let mut cli = match cli::Cli::try_parse() {
+    // `--color` is read ahead so that clap's own help and errors follow it as well.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let color = cli::output::scan_color_flag(&args).unwrap_or_default();
+    let parsed = cli::Cli::command()
+        .color(color.clap())
+        .try_get_matches_from(&args)
+        .and_then(|mut m| cli::Cli::from_arg_matches_mut(&mut m));
+    let mut cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {

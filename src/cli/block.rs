@@ -24,9 +24,6 @@ pub struct BlockArgs {
     /// Print the node's own debug_traceBlockByNumber/ByHash with the same tracer and config.
     #[arg(long)]
     pub remote: bool,
-    /// No progress bar and no self-check summary on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
     #[command(flatten)]
     pub out: super::columnar::OutArgs,
     #[command(flatten)]
@@ -70,19 +67,17 @@ impl BlockArgs {
             &segments,
             spec,
             hardfork,
-            self.quiet,
+            super::output::quiet(),
             self.assets.assets,
             &mut sink,
         )?;
         report_rpc(source, passes);
-        if !self.quiet {
-            eprintln!(
-                "wrote {} of {count} partitions ({} rows) to {}; {skipped} already finished",
-                sink.written,
-                sink.rows,
-                root.display()
-            );
-        }
+        note!(
+            "wrote {} of {count} partitions ({} rows) to {}; {skipped} already finished",
+            sink.written,
+            sink.rows,
+            root.display()
+        );
         Ok(code)
     }
 }
@@ -158,7 +153,7 @@ impl BlockArgs {
                     &[range],
                     &spec,
                     hardfork,
-                    self.quiet,
+                    super::output::quiet(),
                     false,
                     &mut super::range::Stdout,
                 )?;
@@ -289,7 +284,7 @@ impl BlockArgs {
             }
         }
         if let Some(n) = replay.as_ref().and_then(|r| r.splice_note(&env)) {
-            eprintln!("note: {n}");
+            note!("note: {n}");
         }
         report_rpc(&source, passes);
         let mut code = exit::OK;
@@ -300,7 +295,7 @@ impl BlockArgs {
             }
         }
         if code == exit::OK {
-            eprintln!(
+            note!(
                 "self-check: {} transactions match their receipts",
                 traces.len()
             );

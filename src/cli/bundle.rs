@@ -222,7 +222,7 @@ impl CaptureArgs {
         )
         .map_err(|e| CliError::input(format!("cannot write {}: {e}", self.output)))?;
         super::common::print_notes(&source);
-        eprintln!(
+        note!(
             "bundle: {} accounts, {} slots, {} state round trips → {}",
             alloc.len(),
             snap.storage.len(),

@@ -267,7 +267,7 @@ impl CallArgs {
             super::report::write(html, ctx, &runs, &names, &self.trace, &snapshot)?;
         }
         if let Some(n) = splice_note {
-            eprintln!("note: {n}");
+            note!("note: {n}");
         }
         report_rpc(&source, passes);
         Ok(if traced.outcome.success {

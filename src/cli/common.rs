@@ -1,6 +1,6 @@
 //! Option groups shared by several subcommands, and the error type of the binary edge.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use alloy_primitives::B256;
@@ -30,6 +30,8 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
+
+use super::output::use_color;
 
 /// Where function, error and event names come from besides `--abi`.
 #[derive(Args, Debug, Clone, Default)]
@@ -156,17 +158,33 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// Resolves the node URL: the flag, else `ETH_RPC_URL` (passed in so it can be tested).
-pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Option<String> {
-    flag.or(env)
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().to_string())
+/// Which value names the node: the flag, else `ETH_RPC_URL` (passed in so it can be tested),
+/// trimmed, with the name to show in messages.
+pub fn rpc_value<'a>(
+    flag: Option<&'a str>,
+    env: Option<&'a str>,
+) -> Option<(&'a str, &'static str)> {
+    let (value, what) = match flag {
+        Some(f) => (f, "--rpc-url"),
+        None => (env?, "ETH_RPC_URL"),
+    };
+    Some((value.trim(), what)).filter(|(v, _)| !v.is_empty())
+}
+
+/// Resolves the node URL of every command that takes one: the flag, else `ETH_RPC_URL`; a value
+/// that is not a URL is an alias of foundry.toml's `[rpc_endpoints]`, resolved as `cast`
+/// resolves it (cli/foundry.rs). Errors are bad input and never show more than a redacted URL.
+pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, CliError> {
+    rpc_value(flag, env)
+        .map(|(value, what)| super::foundry::resolve_rpc_value(value, what))
+        .transpose()
 }
 
 /// Where the node is.
 #[derive(Args, Debug, Clone)]
 pub struct RpcArgs {
-    /// JSON-RPC endpoint (http or https); defaults to $ETH_RPC_URL.
+    /// JSON-RPC endpoint (http or https), or an alias of foundry.toml's [rpc_endpoints]
+    /// (`--rpc-url mainnet`); defaults to $ETH_RPC_URL (a URL or an alias too).
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
     /// Seconds to wait for one JSON-RPC request (1 to 3600).
@@ -206,7 +224,7 @@ impl ChainRulesArg {
 impl RpcArgs {
     pub fn source(&self) -> Result<RpcSource, CliError> {
         let env = std::env::var("ETH_RPC_URL").ok();
-        let url = resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref()).ok_or_else(|| {
+        let url = resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref())?.ok_or_else(|| {
             CliError::input("no node given: pass --rpc-url URL or set ETH_RPC_URL")
         })?;
         let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
@@ -397,7 +415,7 @@ pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
 /// Prints the source's notes (which chain rules, which fork) on stderr.
 pub fn print_notes(source: &RpcSource) {
     for n in source.take_notes() {
-        eprintln!("note: {n}");
+        note!("note: {n}");
     }
 }
 
@@ -405,23 +423,21 @@ pub fn print_notes(source: &RpcSource) {
 pub fn report_rpc(source: &RpcSource, passes: usize) {
     print_notes(source);
     let st = source.client.stats();
-    eprintln!(
+    note!(
         "rpc: {} requests, {} calls, {} state passes",
-        st.requests, st.calls, passes
+        st.requests,
+        st.calls,
+        passes
     );
 }
 
-/// Tables for people: UTF-8 box drawing on a terminal, ASCII when piped or under NO_COLOR.
+/// Tables for people: UTF-8 box drawing where colour is on ([`use_color`]: `--color`, else a
+/// terminal without NO_COLOR), ASCII otherwise.
 pub fn table_style(all: bool) -> TableStyle {
     TableStyle {
         utf8: use_color(),
         all,
     }
-}
-
-/// Whether to colour human output: only on a terminal, and never with NO_COLOR set.
-pub fn use_color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Call-tree options for the terminal: colour by [`use_color`], logs shown.
@@ -456,7 +472,7 @@ pub fn print_trace(
             written.map_err(|e| {
                 CliError::source(format!("cannot write the flamegraph {path}: {e}"))
             })?;
-            eprintln!("flamegraph: {path}");
+            note!("flamegraph: {path}");
         }
         let which = args.source_tables();
         if args.json {
@@ -581,7 +597,7 @@ pub fn finish(
             Some((n, _)) => format!(" and the node's post-state of {n} account(s)"),
             None => String::new(),
         };
-        eprintln!(
+        note!(
             "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs){post}",
             if t.outcome.success {
                 "success"
@@ -601,19 +617,25 @@ pub fn finish(
 
 #[cfg(test)]
 mod tests {
-    use super::resolve_rpc_url;
+    use super::{resolve_rpc_url, rpc_value};
 
     #[test]
     fn flag_wins_over_environment() {
+        let url = |f, e| resolve_rpc_url(f, e).unwrap();
         assert_eq!(
-            resolve_rpc_url(Some("http://a"), Some("http://b")).as_deref(),
+            url(Some("http://a"), Some("http://b")).as_deref(),
             Some("http://a")
         );
+        assert_eq!(url(None, Some(" http://b ")).as_deref(), Some("http://b"));
+        assert_eq!(url(None, Some("")), None);
+        assert_eq!(url(None, None), None);
         assert_eq!(
-            resolve_rpc_url(None, Some(" http://b ")).as_deref(),
-            Some("http://b")
+            rpc_value(None, Some("mainnet")),
+            Some(("mainnet", "ETH_RPC_URL"))
         );
-        assert_eq!(resolve_rpc_url(None, Some("")), None);
-        assert_eq!(resolve_rpc_url(None, None), None);
+        assert_eq!(
+            rpc_value(Some(" local "), Some("mainnet")),
+            Some(("local", "--rpc-url"))
+        );
     }
 }

@@ -74,7 +74,7 @@ impl DiffArgs {
         let mut diffs = Vec::new();
         json_diff("$", &local, &node, &mut diffs);
         if diffs.is_empty() {
-            eprintln!(
+            note!(
                 "diff: the local trace equals the node's ({})",
                 self.trace.tracer
             );

@@ -1,6 +1,16 @@
 //! Command-line interface: clap definitions, one file per subcommand. Each subcommand converts
 //! its arguments into library types, calls the library and returns an exit code.
 
+/// `eprintln!` for a note: what a run says on stderr besides its result, its warnings and its
+/// errors (which chain rules, the `rpc:` counts, a passing self-check). `-q` silences it.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        if !$crate::cli::output::quiet() {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
 pub mod access;
 
 /// Taken by the tests that start a process and by those that release an OS file lock and then
@@ -16,10 +26,12 @@ pub mod call_input;
 pub mod columnar;
 pub mod common;
 pub mod diff;
+pub mod foundry;
 pub mod gas;
 pub mod manifest;
 pub mod names;
 pub mod node;
+pub mod output;
 pub mod policy;
 pub mod preflight;
 pub mod range;
@@ -30,9 +42,12 @@ pub mod tx;
 pub mod wallet;
 pub mod whatif;
 
-use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use common::CliError;
+use output::ColorChoice;
 
 /// Replay EVM transactions locally and explain them with geth-exact traces.
 ///
@@ -43,6 +58,13 @@ pub use common::CliError;
 #[derive(Parser, Debug)]
 #[command(name = "chaintrace", version, about, long_about)]
 pub struct Cli {
+    /// When to colour output and draw tables with box characters: auto (stdout is a terminal
+    /// and NO_COLOR is unset or empty), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// No notes and no progress bars on stderr; warnings and errors are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -78,10 +100,20 @@ pub enum Command {
     /// self-custodial).
     #[command(subcommand)]
     Wallet(wallet::WalletCommand),
+    /// Print a shell completion script on stdout, e.g.
+    /// `chaintrace completions bash > ~/.local/share/bash-completion/completions/chaintrace`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `chaintrace man > chaintrace.1`.
+    Man,
 }
 
 impl Cli {
     pub fn run(&mut self) -> Result<u8, CliError> {
+        output::init(self.color, self.quiet);
         match &mut self.command {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),
@@ -95,6 +127,36 @@ impl Cli {
             Command::Preflight(a) => a.run(),
             Command::Serve(a) => a.run(),
             Command::Wallet(w) => w.run(),
+            Command::Completions { shell } => {
+                // Generated into memory: clap_complete panics on a failed write (`| head`).
+                let mut text = Vec::new();
+                clap_complete::generate(*shell, &mut Cli::command(), "chaintrace", &mut text);
+                print_bytes(&text)
+            }
+            Command::Man => {
+                let mut text = Vec::new();
+                clap_mangen::Man::new(Cli::command()).render(&mut text)?;
+                print_bytes(&title_first(&text))
+            }
         }
     }
+}
+
+/// The page with its `.TH` line first, as man-pages(7) has it: clap_mangen writes its
+/// apostrophe string definition (`.ie`/`.el`, used only further down) before it.
+fn title_first(page: &[u8]) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = page.split_inclusive(|&b| b == b'\n').collect();
+    if let Some(i) = lines.iter().position(|l| l.starts_with(b".TH ")) {
+        let title = lines.remove(i);
+        lines.insert(0, title);
+    }
+    lines.concat()
+}
+
+/// Writes `bytes` on stdout (a closed pipe is the reader's choice: exit 0).
+fn print_bytes(bytes: &[u8]) -> Result<u8, CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(common::exit::OK)
 }

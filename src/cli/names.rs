@@ -15,6 +15,7 @@ use chaintrace::trace::gas_context::MarkSource;
 use chaintrace::trace::TracerSpec;
 
 use super::common::{CliError, TraceArgs};
+use super::foundry::{rpc_alias, Config, ExplorerKey, ETHERSCAN_V2};
 
 impl TraceArgs {
     /// The decoder of `--abi`, project artifacts and `--signatures`, without per-contract ABIs.
@@ -104,10 +105,23 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
     let key = std::env::var("ETHERSCAN_API_KEY")
         .ok()
         .filter(|k| !k.trim().is_empty());
-    let api = match (&args.names.explorer_api, &key) {
-        (Some(url), _) => Some((url.clone(), key.clone())),
-        (None, Some(k)) => preset_api(chain_id).map(|u| (u.to_string(), Some(k.clone()))),
-        (None, None) => None,
+    // foundry.toml is read only when names may be printed (plain `--json` prints none).
+    let wants_names = !args.json || args.decode || args.wants_gas();
+    let configured = wants_names
+        .then(|| configured_explorer(chain_id, key.as_deref()))
+        .flatten();
+    let api = match (&args.names.explorer_api, configured, &key) {
+        (Some(url), Some(c), _) => Some((url.clone(), Some(c.key))),
+        (Some(url), None, _) => Some((url.clone(), key.clone())),
+        (None, Some(c), _) => {
+            let url = c
+                .url
+                .or_else(|| preset_api(chain_id).map(str::to_string))
+                .unwrap_or_else(|| ETHERSCAN_V2.to_string());
+            Some((url, Some(c.key)))
+        }
+        (None, None, Some(k)) => preset_api(chain_id).map(|u| (u.to_string(), Some(k.clone()))),
+        (None, None, None) => None,
     };
     let sourcify = match (&args.names.sourcify_url, args.names.sourcify) {
         (Some(url), _) => Some(url.clone()),
@@ -118,6 +132,28 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
         return;
     }
     names.explorer = Some(Explorer::new(chain_id, api, sourcify, cache_dir(), timeout));
+}
+
+/// The explorer key foundry.toml's `[etherscan]` gives for `chain_id` (see cli/foundry.rs);
+/// `env_key` is `ETHERSCAN_API_KEY`, which may name an entry. A configuration that cannot be
+/// read, or an entry with an unset variable, is said on stderr and gives no key: names are a
+/// convenience, the trace goes on.
+fn configured_explorer(chain_id: u64, env_key: Option<&str>) -> Option<ExplorerKey> {
+    let config = match Config::from_process() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("warning: names: foundry.toml [etherscan] not read: {e}");
+            return None;
+        }
+    };
+    let var = |v: &str| std::env::var(v).ok();
+    match config.explorer_key(chain_id, env_key, rpc_alias(), &var) {
+        Ok(k) => k,
+        Err(e) => {
+            note!("note: names: no explorer key from foundry.toml: {e}");
+            None
+        }
+    }
 }
 
 /// The decoder for `traced`: per-contract ABIs only when names will be printed (human output or
@@ -140,7 +176,7 @@ pub fn decoder_for(
     if let Some(e) = &names.explorer {
         if let Ok(f) = e.fetched.lock() {
             if !f.is_empty() {
-                eprintln!("names: verified ABIs fetched for {}", f.join(", "));
+                note!("names: verified ABIs fetched for {}", f.join(", "));
             }
         }
         if let Ok(f) = e.failed.lock() {

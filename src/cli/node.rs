@@ -180,7 +180,8 @@ pub struct SplitCheckArgs {
     /// it is a blocker naming both values.
     #[arg(long, value_name = "FILE")]
     pub log: Option<String>,
-    /// The node's EVM JSON-RPC URL, to check debug_traceBlockByNumber works.
+    /// The node's EVM JSON-RPC URL (or a foundry.toml [rpc_endpoints] alias), to check
+    /// debug_traceBlockByNumber works.
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
     /// Seconds to wait for the JSON-RPC answer (1 to 3600).
@@ -206,9 +207,9 @@ impl SplitCheckArgs {
                 .map_err(|e| CliError::input(format!("cannot read {path}: {e}")))?;
             confirm_log(&String::from_utf8_lossy(&bytes), &mut report);
         }
-        if let Some(url) = &self.rpc_url {
-            let client = RpcClient::new(url, Duration::from_secs(self.rpc_timeout.max(1)))
-                .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(url))))?;
+        if let Some(url) = super::common::resolve_rpc_url(self.rpc_url.as_deref(), None)? {
+            let client = RpcClient::new(&url, Duration::from_secs(self.rpc_timeout.max(1)))
+                .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
             check_tracing(&client, &mut report);
         }
         if self.json {

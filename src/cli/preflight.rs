@@ -210,7 +210,7 @@ impl PreflightArgs {
                     ))
                 })?;
                 body["caip2"] = serde_json::json!(format!("eip155:{}", p.id));
-                eprintln!(
+                note!(
                     "caip2 eip155:{} added to the message request (--chain)",
                     p.id
                 );

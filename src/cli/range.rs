@@ -412,7 +412,7 @@ pub fn run(
             segments.first().map_or(0, |s| s.0),
             segments.last().map_or(0, |s| s.1),
         );
-        eprintln!("self-check: {txs} transactions in blocks {a}..{b} match their receipts");
+        note!("self-check: {txs} transactions in blocks {a}..{b} match their receipts");
     }
     Ok((code, passes))
 }

@@ -257,6 +257,6 @@ pub fn write(
     write_report(&report, &mut buf)?;
     std::fs::write(path, &buf).map_err(|e| CliError::input(format!("cannot write {path}: {e}")))?;
     let _ = std::io::stderr().flush();
-    eprintln!("report: {path} ({} bytes)", buf.len());
+    note!("report: {path} ({} bytes)", buf.len());
     Ok(())
 }

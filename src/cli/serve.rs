@@ -11,8 +11,8 @@ use super::state::StateArgs;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The upstream node (http or https); defaults to $ETH_RPC_URL. Methods serve does not
-    /// answer are forwarded there unchanged.
+    /// The upstream node (http or https, or a foundry.toml [rpc_endpoints] alias); defaults to
+    /// $ETH_RPC_URL. Methods serve does not answer are forwarded there unchanged.
     #[arg(long, value_name = "URL")]
     pub rpc_url: Option<String>,
     /// Address to listen on. Anything but loopback needs --auth-token or --insecure.
@@ -75,7 +75,7 @@ impl ServeArgs {
     pub fn run(&self) -> Result<u8, CliError> {
         let env = std::env::var("ETH_RPC_URL").ok();
         let upstream =
-            resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref()).ok_or_else(|| {
+            resolve_rpc_url(self.rpc_url.as_deref(), env.as_deref())?.ok_or_else(|| {
                 CliError::input("no upstream node given: pass --rpc-url URL or set ETH_RPC_URL")
             })?;
         if self.auth_token.as_deref().is_some_and(|t| t.len() < 16) {

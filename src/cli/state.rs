@@ -82,19 +82,21 @@ pub fn report(source: &RpcSource, cache: Option<&Cache>, mined: Option<&Mined>, 
         None => "",
     };
     let hits = cache.map_or(String::new(), |c| format!("; cache hits: {}", c.hits()));
-    eprintln!(
+    note!(
         "rpc: {} requests, {} calls, {} state passes{state}{hits}",
-        st.requests, st.calls, passes
+        st.requests,
+        st.calls,
+        passes
     );
 }
 
 /// Prints the fast path's fallback note, if any.
 pub fn print_note(m: &Mined) {
     if let Some(n) = &m.note {
-        eprintln!("note: {n}");
+        note!("note: {n}");
     }
     if let Some(n) = m.splice_note() {
-        eprintln!("note: {n}");
+        note!("note: {n}");
     }
 }
 

@@ -360,7 +360,7 @@ impl TxArgs {
         use super::whatif::{exit_code, outcome, print_table, table};
         patch.announce();
         if mined.env.splice.is_some() {
-            eprintln!(
+            note!(
                 "note: the patched run answers calls into the chain's own precompiles with the \
                  node's frames of the mined transaction; where the new code calls them \
                  differently, those answers do not fit it"

@@ -261,9 +261,7 @@ impl ProviderRpcArgs {
                 let signer =
                     check_signed_transaction(raw, &tx, checked.verdict.chain_id, checked.from)
                         .map_err(|r| unreadable(status, r, &answer, &redactor))?;
-                eprintln!(
-                    "signed by {signer}, not sent: the signed transaction matches the request"
-                );
+                note!("signed by {signer}, not sent: the signed transaction matches the request");
             }
             RpcAnswer::Signature(sig) => {
                 let msg =
@@ -274,7 +272,7 @@ impl ProviderRpcArgs {
                     let r = AnswerError::OtherSigner { signer, want };
                     return Err(unreadable(status, r, &answer, &redactor));
                 }
-                eprintln!("signed by {signer} (recovered from the signature)");
+                note!("signed by {signer} (recovered from the signature)");
             }
         }
         let mut out = std::io::stdout().lock();
@@ -326,7 +324,7 @@ impl LocalSendArgs {
             let msg = message_bytes(&checked.body).map_err(|e| CliError::input(e.to_string()))?;
             let sig = sign_message(&key, &msg)
                 .map_err(|e| CliError::input(redactor.scrub(&e.to_string())))?;
-            eprintln!(
+            note!(
                 "signed the message ({} bytes, EIP-191) as {signer}",
                 msg.len()
             );
@@ -349,9 +347,10 @@ impl LocalSendArgs {
         let signed = sign(tx, &key, chain_id, &source.client)
             .map_err(|e| CliError::input(redactor.scrub(&e.to_string())))?;
         if !broadcast {
-            eprintln!(
+            note!(
                 "signed, not sent (eth_signTransaction): nonce {}, gas limit {}, from {signer}",
-                signed.nonce, signed.gas_limit
+                signed.nonce,
+                signed.gas_limit
             );
             if pre.json {
                 let v = json!({
@@ -378,9 +377,10 @@ impl LocalSendArgs {
                 signed.hash
             );
         }
-        eprintln!(
+        note!(
             "sent: nonce {}, gas limit {}, from {signer}",
-            signed.nonce, signed.gas_limit
+            signed.nonce,
+            signed.gas_limit
         );
         if pre.json {
             // --json: stdout holds JSON only.

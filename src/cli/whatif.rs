@@ -131,10 +131,10 @@ impl Patch {
     /// The `what-if:` lines and notes, on stderr.
     pub fn announce(&self) {
         for d in &self.described {
-            eprintln!("what-if: {d}");
+            note!("what-if: {d}");
         }
         for n in &self.notes {
-            eprintln!("note: {n}");
+            note!("note: {n}");
         }
     }
 }
@@ -228,7 +228,7 @@ pub fn print_table(text: &str, json: bool) -> Result<(), CliError> {
         writeln!(out, "\n{text}")?;
         out.flush()?;
     }
-    eprintln!("{SKIPPED}");
+    note!("{SKIPPED}");
     Ok(())
 }
 

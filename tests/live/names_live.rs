@@ -316,6 +316,50 @@ fn mock_explorer(
     (url, hits)
 }
 
+/// The node from foundry.toml's `[rpc_endpoints]` and the explorer key from its `[etherscan]`
+/// entry for the traced chain, both through `${VAR}` placeholders, as cast reads them; no
+/// ETHERSCAN_API_KEY and no project artifacts, so the names are the explorer's.
+#[test]
+fn node_alias_and_explorer_key_come_from_foundry_toml() {
+    let s = anvil::scenario();
+    let c = contracts();
+    let reverter = format!("{:#x}", s.addr("Reverter"));
+    let hub = format!("{:#x}", s.addr("Hub"));
+    let (mock, hits) = mock_explorer(
+        reverter,
+        c["Reverter"]["abi"].clone(),
+        hub,
+        c["Hub"]["abi"].clone(),
+    );
+    let dir = tmp("foundry-toml-keys");
+    let chain = s.anvil.chain_id();
+    std::fs::write(
+        dir.join("foundry.toml"),
+        format!(
+            "[rpc_endpoints]\ndevnet = \"${{NODE_URL}}\"\n\n[etherscan]\n\
+             dev = {{ key = \"${{DEV_EXPLORER_KEY}}\", url = \"{mock}/api\", chain = {chain} }}\n"
+        ),
+    )
+    .unwrap();
+    let hash = nested_tx(&s);
+    let env = [
+        ("NODE_URL", s.url.as_str()),
+        // The mock explorer answers only this key.
+        ("DEV_EXPLORER_KEY", "test-key"),
+        ("HOME", dir.to_str().unwrap()),
+    ];
+    let r = chaintrace_in(&dir, &["tx", &hash, "--rpc-url", "devnet"], &env);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains(&custom_error_text(&s)), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("names: verified ABIs fetched for"),
+        "{}",
+        r.stderr
+    );
+    assert!(hits.load(Ordering::SeqCst) >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn verified_abis_from_a_mock_explorer_and_sourcify_are_cached_and_proxies_followed() {
     let s = anvil::scenario();

@@ -16,6 +16,7 @@ mod bad_input;
 mod chain_rules;
 mod cli;
 mod conformance;
+mod conventions;
 mod erc7562;
 mod failed_steps;
 mod frontier;
