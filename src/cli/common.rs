@@ -413,9 +413,13 @@ pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
 }
 
 /// Prints the source's notes (which chain rules, which fork) on stderr.
+/// Doubts (the fork a header fits) are held for a failed self-check, or shown with `-v`.
 pub fn print_notes(source: &RpcSource) {
     for n in source.take_notes() {
         note!("note: {n}");
+    }
+    for n in source.take_doubts() {
+        super::output::doubt(n);
     }
 }
 
@@ -582,6 +586,7 @@ pub fn finish(
         for u in &report.unchecked {
             eprintln!("  not checked: {u}");
         }
+        super::output::release_held();
         return exit::DIVERGED;
     }
     if !report.unchecked.is_empty() {

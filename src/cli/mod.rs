@@ -65,6 +65,10 @@ pub struct Cli {
     /// No notes and no progress bars on stderr; warnings and errors are still printed.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Also the notes that matter only when something is in doubt (the fork a dev chain's block
+    /// was replayed under), which are otherwise shown only when the self-check fails.
+    #[arg(long, short, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -113,7 +117,7 @@ pub enum Command {
 
 impl Cli {
     pub fn run(&mut self) -> Result<u8, CliError> {
-        output::init(self.color, self.quiet);
+        output::init(self.color, self.quiet, self.verbose);
         match &mut self.command {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),

@@ -33,9 +33,37 @@ impl ColorChoice {
 
 static COLOR: AtomicU8 = AtomicU8::new(0);
 static QUIET: AtomicBool = AtomicBool::new(false);
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+/// Notes that matter only when something is in doubt, held for a failed self-check.
+static HELD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// A note that only explains a doubt (the fork a block without a schedule was replayed
+/// under): printed now with `-v`, else held and printed by [`release_held`] when the replay
+/// does not match the chain. Quiet when nothing is in doubt.
+pub fn doubt(note: String) {
+    if VERBOSE.load(Ordering::Relaxed) {
+        eprintln!("note: {note}");
+    } else if let Ok(mut h) = HELD.lock() {
+        if !h.contains(&note) {
+            h.push(note);
+        }
+    }
+}
+
+/// The held notes, printed: the replay did not match, and they may say why.
+pub fn release_held() {
+    let held = HELD
+        .lock()
+        .map(|mut h| std::mem::take(&mut *h))
+        .unwrap_or_default();
+    for n in held {
+        eprintln!("note: {n}");
+    }
+}
 
 /// Records the run's global flags; called once, before the subcommand runs.
-pub fn init(color: ColorChoice, quiet: bool) {
+pub fn init(color: ColorChoice, quiet: bool, verbose: bool) {
+    VERBOSE.store(verbose, Ordering::Relaxed);
     let c = match color {
         ColorChoice::Auto => 0,
         ColorChoice::Always => 1,

@@ -443,6 +443,7 @@ impl SourceIndex {
             m.instructions,
         );
         let fits = |object: &str, map: &str, is_creation: bool| {
+            // (File indices are not compared: only whether the jumps sit on JUMPs.)
             is_creation == creation
                 && same_code(object, code, creation)
                 && sources::misfit(code, &sources::decode_source_map(map)).is_none()
@@ -455,18 +456,42 @@ impl SourceIndex {
         };
         let (note, map) = match result {
             Ok(r) => {
-                let map = if creation { r.creation_map } else { r.runtime_map };
+                let map = if creation {
+                    r.creation_map
+                } else {
+                    r.runtime_map
+                };
+                // The rebuild numbered its sources itself: its file indices become the
+                // artifact's compilation's, by path.
+                let ids: HashMap<i32, i32> = r
+                    .source_ids
+                    .iter()
+                    .filter_map(|(id, path)| {
+                        let mine = s.unit.files.iter().find(|(_, f)| &f.path == path)?.0;
+                        Some((*id, *mine))
+                    })
+                    .collect();
+                let entries = map.map(|m| {
+                    let mut e = sources::decode_source_map(&m);
+                    for x in &mut e {
+                        x.file = ids.get(&x.file).copied().unwrap_or(-1);
+                    }
+                    e
+                });
                 (
                     format!(
                         "{what}; rebuilt with {} in {:.1} s",
                         r.solc.display(),
                         r.took.as_secs_f64()
                     ),
-                    map,
+                    entries,
                 )
             }
             Err(why) => (
-                format!("no source locations in {}: {what}; not rebuilt: {}", a.name, why.0),
+                format!(
+                    "no source locations in {}: {what}; not rebuilt: {}",
+                    a.name, why.0
+                ),
                 None,
             ),
         };
@@ -475,7 +500,12 @@ impl SourceIndex {
                 n.push(note);
             }
         }
-        Some(Arc::new(CodeMap::new(&a.name, code, &map?, s.unit.clone())))
+        Some(Arc::new(CodeMap::from_entries(
+            &a.name,
+            code,
+            map?,
+            s.unit.clone(),
+        )))
     }
 }
 

@@ -75,6 +75,9 @@ pub struct RpcSource {
     notes: std::sync::Mutex<Vec<String>>,
     /// Notes already handed out, so that a long run says each once.
     said: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Notes that only explain a doubt (the fork read from a header that fits several): worth
+    /// saying when the replay does not match, noise when it does.
+    doubts: std::sync::Mutex<Vec<String>>,
 }
 
 /// The `web3_clientVersion` request of a first batch.
@@ -186,6 +189,7 @@ impl RpcSource {
             no_block_receipts: Default::default(),
             notes: Default::default(),
             said: Default::default(),
+            doubts: Default::default(),
         }
     }
 
@@ -276,7 +280,10 @@ impl RpcSource {
             .filter(|_| from_header)
             .and_then(|h| h.ambiguity(chain_id))
         {
-            self.note(n);
+            let mut d = self.doubts.lock().unwrap_or_else(|p| p.into_inner());
+            if !d.contains(&n) {
+                d.push(n);
+            }
         }
         Ok(spec)
     }
@@ -286,6 +293,11 @@ impl RpcSource {
         if said.insert(n.clone()) {
             self.notes.lock().unwrap_or_else(|p| p.into_inner()).push(n);
         }
+    }
+
+    /// The doubts gathered since the last call (see `doubts`).
+    pub fn take_doubts(&self) -> Vec<String> {
+        std::mem::take(&mut *self.doubts.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The notes gathered since the last call, each said once per run.

@@ -22,7 +22,10 @@ use alloy_primitives::{Address, U256};
 use anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil, Word};
 use serde_json::{json, Value};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/uniswap-v3-core");
+const DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/contracts/uniswap-v3-core"
+);
 const POOL: &str = "contracts/UniswapV3Pool.sol";
 const CALLEE: &str = "contracts/test/TestUniswapV3Callee.sol";
 const SWAP_PAY: &str = "contracts/test/TestUniswapV3SwapPay.sol";
@@ -58,7 +61,9 @@ fn position(file: &str, offset: usize) -> String {
 /// Byte offset of the `n`th (from 0) occurrence of `needle` in `file`, after `after` if given.
 fn find(file: &str, needle: &str, n: usize, after: Option<&str>) -> usize {
     let t = text(file);
-    let from = after.map_or(0, |a| t.find(a).unwrap_or_else(|| panic!("{a:?} in {file}")));
+    let from = after.map_or(0, |a| {
+        t.find(a).unwrap_or_else(|| panic!("{a:?} in {file}"))
+    });
     let mut at = from;
     for _ in 0..=n {
         let i = t[at..]
@@ -74,7 +79,9 @@ fn find(file: &str, needle: &str, n: usize, after: Option<&str>) -> usize {
 fn require_of(reason: &str, n: usize) -> String {
     let t = text(POOL);
     let r = find(POOL, &format!("'{reason}'"), n, None);
-    let stmt = t[..r].rfind("require(").expect("a require before the reason");
+    let stmt = t[..r]
+        .rfind("require(")
+        .expect("a require before the reason");
     position(POOL, stmt)
 }
 
@@ -284,7 +291,9 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
     let mut check = |what: &str, tree: &str, at: &str, want_stack: Vec<String>| {
         let frame = pool_frame(tree);
         if !frame.ends_with(&format!(" at {at}")) {
-            failures.push(format!("{what}: the pool frame is placed wrong, want {at}:\n{tree}"));
+            failures.push(format!(
+                "{what}: the pool frame is placed wrong, want {at}:\n{tree}"
+            ));
         }
         let got = stack(tree);
         if got != want_stack {
@@ -301,11 +310,7 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
         "checkTicks(params.tickLower",
     );
     let mint_call = call_in(POOL, "function mint(", "_modifyPosition(");
-    for (reason, lower, upper) in [
-        ("TLU", 60, 0),
-        ("TLM", -887_340, 0),
-        ("TUM", 0, 887_340),
-    ] {
+    for (reason, lower, upper) in [("TLU", 60, 0), ("TLM", -887_340, 0), ("TUM", 0, 887_340)] {
         let tree = u.tree(&u.fail(u.callee, u.mint(lower, upper)));
         let at = require_of(reason, 0);
         check(
@@ -338,7 +343,10 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
             &[w_addr(u.pool), w_u(amount), w_addr(u.me), w_u(limit)],
         )
     };
-    for (reason, data) in [("AS", swap(0, MIN_SQRT_RATIO + 1)), ("SPL", swap(1000, PRICE_ONE + 1))] {
+    for (reason, data) in [
+        ("AS", swap(0, MIN_SQRT_RATIO + 1)),
+        ("SPL", swap(1000, PRICE_ONE + 1)),
+    ] {
         let tree = u.tree(&u.fail(u.callee, data));
         let at = require_of(reason, 0);
         check(
@@ -414,7 +422,8 @@ fn a_map_that_does_not_fit_is_said_and_never_read() {
     // The stand-in found where Foundry keeps compilers: the map is rebuilt, and the note says so.
     let r = u.run_in(&h, &u.home);
     assert!(
-        r.stderr.contains("the source map of UniswapV3Pool does not fit its code")
+        r.stderr
+            .contains("the source map of UniswapV3Pool does not fit its code")
             && r.stderr.contains("rebuilt with"),
         "{}",
         r.stderr
@@ -445,5 +454,9 @@ fn a_map_that_does_not_fit_is_said_and_never_read() {
         r.stdout
     );
     // The callee's own map fits: its line is still shown.
-    assert!(r.stdout.contains("TestUniswapV3Callee.sol:"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("TestUniswapV3Callee.sol:"),
+        "{}",
+        r.stdout
+    );
 }

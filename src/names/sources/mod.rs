@@ -41,9 +41,19 @@ pub struct CodeMap {
 
 impl CodeMap {
     pub fn new(contract: &str, code: &[u8], map: &str, unit: Arc<Unit>) -> CodeMap {
+        CodeMap::from_entries(contract, code, decode_source_map(map), unit)
+    }
+
+    /// A map already decoded (a rebuilt one, its file indices those of `unit`).
+    pub fn from_entries(
+        contract: &str,
+        code: &[u8],
+        entries: Vec<SrcEntry>,
+        unit: Arc<Unit>,
+    ) -> CodeMap {
         CodeMap {
             contract: contract.to_string(),
-            entries: decode_source_map(map),
+            entries,
             pc_ix: instruction_index(code),
             unit,
         }
@@ -327,6 +337,7 @@ pub fn stack_trace(
             .and_then(|child| child.steps.as_ref())
             .and_then(|s| s.caller);
         let levels = frame_levels(&map, steps, at);
+
         // The last pcs tell where the failure was; at a call site they only break a tie: when
         // the optimizer shares the CALL between functions (`this.f()` in one, `other.g()` in
         // another), its span may lie in the other function, and the frame's own last pcs (the

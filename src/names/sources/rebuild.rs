@@ -35,6 +35,9 @@ pub struct NotRebuilt(pub String);
 pub struct Rebuilt {
     pub runtime_map: Option<String>,
     pub creation_map: Option<String>,
+    /// The rebuild's source ids by path: its maps' file indices (not the artifact's, whose
+    /// compilation held other files).
+    pub source_ids: Vec<(i32, String)>,
     /// The compiler used, for the note.
     pub solc: PathBuf,
     pub took: Duration,
@@ -254,8 +257,7 @@ pub fn rebuild(
     let input = input(&m, unit)?;
     let start = Instant::now();
     let text = serde_json::to_vec(&input).map_err(|e| NotRebuilt(e.to_string()))?;
-    let out = run(&solc, &["--standard-json"], Some(&text), COMPILE_TIMEOUT)
-        .map_err(NotRebuilt)?;
+    let out = run(&solc, &["--standard-json"], Some(&text), COMPILE_TIMEOUT).map_err(NotRebuilt)?;
     let out: Value = serde_json::from_slice(&out)
         .map_err(|e| NotRebuilt(format!("{} answered no JSON: {e}", solc.display())))?;
     if let Some(err) = out
@@ -292,9 +294,17 @@ pub fn rebuild(
             m.version
         )));
     }
+    let source_ids = out
+        .get("sources")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(path, s)| Some((s.get("id")?.as_i64()? as i32, path.clone())))
+        .collect();
     Ok(Rebuilt {
         runtime_map,
         creation_map,
+        source_ids,
         solc,
         took: start.elapsed(),
     })
