@@ -18,7 +18,8 @@ use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::overrides::{AccountOverride, StateOverride};
 use chaintrace::replay::TracedTx;
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED};
+use comfy_table::{ContentArrangement, Table};
 
 use super::common::{exit, CliError};
 
@@ -187,11 +188,17 @@ pub fn outcome(t: &TracedTx, decoder: &Decoder, to: Option<Address>) -> Outcome 
 }
 
 /// The side-by-side table: one row per run (`label`, e.g. "original" / "patched"), with a
-/// leading transaction column when `rows` cover several transactions.
+/// leading transaction column when `rows` cover several transactions. Box drawing on a
+/// terminal, ASCII when piped, under NO_COLOR or `--color never`, as the other tables.
 pub fn table(rows: &[(Option<String>, &str, Outcome)]) -> String {
     let with_tx = rows.iter().any(|(tx, _, _)| tx.is_some());
     let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
+    let style = if super::common::table_style(true).utf8 {
+        UTF8_FULL_CONDENSED
+    } else {
+        ASCII_FULL_CONDENSED
+    };
+    t.load_style(style)
         .set_content_arrangement(ContentArrangement::Disabled);
     let mut header = Vec::new();
     if with_tx {

@@ -16,6 +16,7 @@
 pub mod artifacts;
 pub mod explorer;
 pub mod gas_source;
+mod infer;
 pub mod layout;
 pub mod proxy;
 pub mod signature_db;
@@ -29,7 +30,7 @@ use alloy_primitives::{keccak256, Address, Bytes, B256};
 
 use crate::render::abi::Abi;
 use crate::render::decoder::Decoder;
-use crate::render::source::SourceNotes;
+use crate::render::source::{Location, SourceNotes};
 use crate::render::tree::failure_path;
 use crate::replay::TraceResult;
 use crate::source::StateSnapshot;
@@ -193,29 +194,68 @@ impl Names {
             return notes;
         }
         let touched = proxy::touched(result);
-        let map_of = |f: &CallFrame| -> Option<Arc<CodeMap>> {
+        let code_for = |f: &CallFrame| -> Option<Bytes> {
             if f.kind.is_create() {
-                return self.code_map(&f.input, true);
+                return Some(f.input.clone());
             }
             let to = f.to?;
-            let code = touched
+            touched
                 .contracts
                 .get(&to)
                 .cloned()
                 .flatten()
-                .or_else(|| code_of(state, &to))?;
-            self.code_map(&code, false)
+                .or_else(|| code_of(state, &to))
         };
+        let map_of = |f: &CallFrame| -> Option<Arc<CodeMap>> {
+            self.code_map(&code_for(f)?, f.kind.is_create())
+        };
+        // Why a frame reverted with no reason, where its contract's ABI tells.
+        let infer_of = |f: &CallFrame, recent: &[u32], map: Option<&CodeMap>| {
+            if f.kind.is_create() {
+                return None;
+            }
+            let code = code_for(f)?;
+            if let Some((why, function)) = self
+                .artifact_for_code(&code)
+                .and_then(|a| infer::infer(f, &a.abi))
+            {
+                let at = function.and_then(|name| {
+                    let (contract, at) = map?.function_location(&name)?;
+                    Some((contract, name, at))
+                });
+                return Some((why, at));
+            }
+            infer::non_contract_call(f, &code, recent).map(|w| (w, None))
+        };
+        /// Why a frame reverted, and the function (contract, name) whose declaration it is at.
+        type Inferred = Option<(String, Option<(String, String, Location)>)>;
+        type InferOf<'a> = dyn Fn(&CallFrame, &[u32], Option<&CodeMap>) -> Inferred + 'a;
+        struct Walk<'a> {
+            map_of: &'a dyn Fn(&CallFrame) -> Option<Arc<CodeMap>>,
+            infer_of: &'a InferOf<'a>,
+        }
+        /// The functions whose declarations inferred failures are at, by frame path.
+        type AtFunction = HashMap<Vec<usize>, (String, String)>;
         fn walk(
             f: &CallFrame,
             path: &mut Vec<usize>,
-            map_of: &dyn Fn(&CallFrame) -> Option<Arc<CodeMap>>,
+            w: &Walk,
             notes: &mut SourceNotes,
+            at_fn: &mut AtFunction,
         ) {
             if let (Some(_), Some(steps)) = (&f.error, f.steps.as_deref()) {
-                if let Some(map) = map_of(f) {
-                    let levels = sources::frame_levels(&map, steps, None);
-                    let recent: Vec<u32> = steps.recent().collect();
+                let map = (w.map_of)(f);
+                let recent: Vec<u32> = steps.recent().collect();
+                let inferred = (w.infer_of)(f, &recent, map.as_deref());
+                if let Some((why, at)) = inferred {
+                    notes.inferred.insert(path.clone(), why);
+                    if let Some((contract, function, at)) = at {
+                        notes.frames.insert(path.clone(), at);
+                        at_fn.insert(path.clone(), (contract, function));
+                    }
+                }
+                if let (Some(map), false) = (&map, notes.frames.contains_key(path.as_slice())) {
+                    let levels = sources::frame_levels(map, steps, None);
                     if let Some(at) = map.location(&levels, &recent) {
                         notes.frames.insert(path.clone(), at);
                     }
@@ -223,13 +263,30 @@ impl Names {
             }
             for (i, c) in f.calls.iter().enumerate() {
                 path.push(i);
-                walk(c, path, map_of, notes);
+                walk(c, path, w, notes, at_fn);
                 path.pop();
             }
         }
-        walk(root, &mut Vec::new(), &map_of, &mut notes);
+        let w = Walk {
+            map_of: &map_of,
+            infer_of: &infer_of,
+        };
+        let mut at_fn = AtFunction::new();
+        walk(root, &mut Vec::new(), &w, &mut notes, &mut at_fn);
         if root.error.is_some() {
-            notes.stack = sources::stack_trace(root, &failure_path(root), &map_of);
+            let origin = failure_path(root);
+            notes.stack = sources::stack_trace(root, &origin, &map_of);
+            // A failure the dispatcher decided (the function chosen is not payable) is at that
+            // function's declaration: the innermost entry of the stack is that function.
+            if let (Some((contract, function)), Some(at), Some(first)) = (
+                at_fn.get(&origin),
+                notes.frames.get(&origin),
+                notes.stack.first_mut(),
+            ) {
+                first.contract = contract.clone();
+                first.function = function.clone();
+                first.location = at.clone();
+            }
         }
         notes
     }

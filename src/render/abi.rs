@@ -56,6 +56,17 @@ pub struct Abi {
     functions: HashMap<[u8; 4], Vec<Function>>,
     errors: HashMap<[u8; 4], Vec<ErrorItem>>,
     events: HashMap<B256, Vec<Event>>,
+    /// The contract's entry points besides its functions, when this is one contract's JSON ABI.
+    entry: Option<EntryPoints>,
+}
+
+/// A contract's fallback and receive functions, as its JSON ABI lists them: what a call that
+/// matches no function meets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EntryPoints {
+    /// `Some(payable)` when the contract has a fallback function.
+    pub fallback: Option<bool>,
+    pub receive: bool,
 }
 
 impl Abi {
@@ -82,6 +93,17 @@ impl Abi {
             _ => return Err(AbiError::NotAnAbi),
         };
         let mut abi = Abi::default();
+        let mut entry = EntryPoints::default();
+        for item in items {
+            let payable = item.get("stateMutability").and_then(Value::as_str) == Some("payable")
+                || item.get("payable").and_then(Value::as_bool) == Some(true);
+            match item.get("type").and_then(Value::as_str) {
+                Some("fallback") => entry.fallback = Some(payable),
+                Some("receive") => entry.receive = true,
+                _ => {}
+            }
+        }
+        abi.entry = Some(entry);
         for (index, item) in items.iter().enumerate() {
             let item = json_item(item).map_err(|source| AbiError::Item { index, source })?;
             if let Some(item) = item {
@@ -138,6 +160,8 @@ impl Abi {
     /// Adds the entries of `other` (several `--abi` files act as one ABI). On a selector clash the
     /// entries already here come first.
     pub fn merge(&mut self, other: Abi) {
+        // Several contracts' entry points are no one contract's.
+        self.entry = None;
         for (k, v) in other.functions {
             let list = self.functions.entry(k).or_default();
             v.into_iter().for_each(|x| push_unique(list, x));
@@ -150,6 +174,12 @@ impl Abi {
             let list = self.events.entry(k).or_default();
             v.into_iter().for_each(|x| push_unique(list, x));
         }
+    }
+
+    /// The fallback and receive functions of the contract this JSON ABI is (`None` for
+    /// declarations or a merge of several ABIs: unknown).
+    pub fn entry_points(&self) -> Option<EntryPoints> {
+        self.entry
     }
 
     /// Every function with this selector, first added first.

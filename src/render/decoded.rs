@@ -1,7 +1,7 @@
 //! The opt-in `--decode` JSON extension: geth's result untouched, plus the names for it.
 //!
 //! `{"result": <geth's result, byte for byte>, "decoded": [frame, …]}` where each frame of the
-//! call tree, depth first, is `{"frame": [0, 2], "address", "call", "revert"?, "logs"?}`: the
+//! call tree, depth first, is `{"frame": [0, 2], "address", "call", "revert"?, "logs"?, "at"?, "inferred"?}`: the
 //! frame's path of child indices from the root, and the same texts the human tree prints.
 //! When source maps matched, a failed frame also has `"at": {"file", "line", "column"}` and the
 //! object ends with `"stack": [{"contract", "function", "file", "line", "column"}, …]`, the
@@ -32,6 +32,9 @@ struct Decoded {
     /// Where a failed frame failed in the source, when a source map matched its code.
     #[serde(skip_serializing_if = "Option::is_none")]
     at: Option<Location>,
+    /// Why it reverted with no data, where the sources tell (Hardhat's inferences).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inferred: Option<String>,
 }
 
 fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded>) {
@@ -61,6 +64,12 @@ fn walk(f: &CallFrame, d: &Decoder, path: &mut Vec<usize>, out: &mut Vec<Decoded
             .as_ref()
             .and_then(|_| d.sources())
             .and_then(|n| n.frames.get(path.as_slice()))
+            .cloned(),
+        inferred: f
+            .error
+            .as_ref()
+            .and_then(|_| d.sources())
+            .and_then(|n| n.inferred.get(path.as_slice()))
             .cloned(),
     });
     for (i, c) in f.calls.iter().enumerate() {

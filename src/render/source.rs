@@ -106,13 +106,20 @@ pub struct SourceNotes {
     pub frames: HashMap<Vec<usize>, Location>,
     /// The Solidity stack trace of the top frame's failure, innermost function first.
     pub stack: Vec<StackEntry>,
+    /// Why a frame reverted without a reason, inferred as Hardhat does (a non-payable
+    /// function sent value, no function matching the selector, a call to an account without
+    /// code), by the frame's path.
+    pub inferred: HashMap<Vec<usize>, String>,
     /// Gas by line and function, for a gas report that kept its calling contexts.
     pub gas: Option<SourceGas>,
 }
 
 impl SourceNotes {
     pub fn is_empty(&self) -> bool {
-        self.frames.is_empty() && self.stack.is_empty() && self.gas.is_none()
+        self.frames.is_empty()
+            && self.stack.is_empty()
+            && self.gas.is_none()
+            && self.inferred.is_empty()
     }
 }
 

@@ -64,7 +64,7 @@ pub fn render_call_tree(
             .map_or_else(|| "(no address)".to_string(), |a| r.addr(a, true));
         let text = format!(
             "reverted: {} at {to} {} (gas {})",
-            r.summary_reason(origin),
+            r.summary_reason(origin, r.inferred(&failure_path(root))),
             r.call_text(origin),
             group(&origin.gas_used.to_string()),
         );
@@ -182,24 +182,37 @@ impl Renderer<'_> {
             .or_else(|| f.revert_reason.clone())
     }
 
-    /// `execution reverted: Error("nope")`, or the bare error when there is nothing to decode.
-    fn failure_text(&self, f: &CallFrame) -> String {
+    /// Why the frame at `path` reverted without a reason, when the sources tell.
+    fn inferred(&self, path: &[usize]) -> Option<&str> {
+        self.decoder
+            .sources()
+            .and_then(|n| n.inferred.get(path))
+            .map(String::as_str)
+    }
+
+    /// `execution reverted: Error("nope")`, the bare error when there is nothing to decode, or
+    /// the error and why (`execution reverted (no function matches …)`) where it is inferred.
+    fn failure_text(&self, f: &CallFrame, why: Option<&str>) -> String {
         let error = f.error.as_ref().map_or("", FrameError::as_str);
-        match self.revert_text(f) {
-            Some(reason) => format!("{error}: {reason}"),
-            None => error.to_string(),
+        match (self.revert_text(f), why) {
+            (Some(reason), _) => format!("{error}: {reason}"),
+            (None, Some(why)) => format!("{error} ({why})"),
+            (None, None) => error.to_string(),
         }
     }
 
-    fn summary_reason(&self, f: &CallFrame) -> String {
-        match (self.revert_text(f), &f.error) {
-            (Some(reason), _) => reason,
-            (None, Some(FrameError::Reverted) | None) => "no revert data".to_string(),
-            (None, Some(error)) => error.to_string(),
+    fn summary_reason(&self, f: &CallFrame, why: Option<&str>) -> String {
+        match (self.revert_text(f), &f.error, why) {
+            (Some(reason), _, _) => reason,
+            (None, Some(FrameError::Reverted) | None, Some(why)) => {
+                format!("no revert data: {why}")
+            }
+            (None, Some(FrameError::Reverted) | None, None) => "no revert data".to_string(),
+            (None, Some(error), _) => error.to_string(),
         }
     }
 
-    fn frame_line(&self, f: &CallFrame, top: bool) -> String {
+    fn frame_line(&self, f: &CallFrame, top: bool, why: Option<&str>) -> String {
         let failed = f.error.is_some();
         let kind = if failed {
             self.paint(f.kind.as_str(), RED_BOLD)
@@ -225,7 +238,7 @@ impl Renderer<'_> {
         }
         line.push(' ');
         if failed {
-            line.push_str(&self.paint(&format!("✗ {}", self.failure_text(f)), RED_BOLD));
+            line.push_str(&self.paint(&format!("✗ {}", self.failure_text(f, why)), RED_BOLD));
         } else {
             line.push_str(&self.paint("✓", GREEN));
         }
@@ -269,12 +282,23 @@ impl Renderer<'_> {
             .as_ref()
             .and_then(|_| self.decoder.sources())
             .and_then(|n| n.frames.get(path.as_slice()));
+        let why = f.error.as_ref().and_then(|_| self.inferred(path));
         match located {
             Some(loc) if loc.changed => {
-                writeln!(out, "{lead}{} at {}", self.frame_line(f, top), loc.at())?;
+                writeln!(
+                    out,
+                    "{lead}{} at {}",
+                    self.frame_line(f, top, why),
+                    loc.at()
+                )?;
             }
             Some(loc) => {
-                writeln!(out, "{lead}{} at {}", self.frame_line(f, top), loc.at())?;
+                writeln!(
+                    out,
+                    "{lead}{} at {}",
+                    self.frame_line(f, top, why),
+                    loc.at()
+                )?;
                 let bar = if kids.is_empty() { "   " } else { "│  " };
                 let (text, span) = loc.excerpt();
                 let number = loc.line.to_string();
@@ -298,7 +322,7 @@ impl Renderer<'_> {
                     self.paint(&carets(span), RED_BOLD)
                 )?;
             }
-            None => writeln!(out, "{lead}{}", self.frame_line(f, top))?,
+            None => writeln!(out, "{lead}{}", self.frame_line(f, top, why))?,
         }
         let n = kids.len();
         for (i, child) in kids.into_iter().enumerate() {

@@ -1010,3 +1010,87 @@ fn a_source_edited_after_the_build_is_never_quoted() {
     let _ = std::fs::remove_dir_all(&foundry);
     let _ = std::fs::remove_dir_all(&hardhat);
 }
+
+/// Reverts the EVM gives no reason for, explained as Hardhat's stack traces explain them (the
+/// sentences checked against the transactions' own value and call data), and a non-payable
+/// function's failure placed at its declaration, found in the `.sol` text.
+#[test]
+fn reverts_without_a_reason_are_explained() {
+    let anvil = Anvil::start();
+    let legacy = output("solc-output.json");
+    let no_fallback = anvil.deploy(&code(&legacy, "Inference.sol", "NoFallback"));
+    let strict = anvil.deploy(&code(&legacy, "Inference.sol", "StrictFallback"));
+    let caller = anvil.deploy(&code(&legacy, "Inference.sol", "Caller"));
+    let tree = |to: Address, data: Vec<u8>, value: u128| -> String {
+        let (h, r) = anvil.send_and_wait(json!({
+            "to": to, "data": hex0x(&data), "value": anvil::qty(value),
+            "gas": format!("{EXPLICIT_GAS:#x}"),
+        }));
+        assert_eq!(r["status"], "0x0", "expected a failure: {r}");
+        let hash = format!("{h:?}");
+        let r = run::cmd(&[
+            "tx",
+            &hash,
+            "--rpc-url",
+            anvil.url(),
+            "--abi",
+            &legacy_path(),
+        ])
+        .no_cache()
+        .run();
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        r.stdout
+    };
+
+    let t = tree(no_fallback, calldata("test()", &[]), 1);
+    let decl = at("Inference.sol", "function test()", None);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains("✗ execution reverted (`test()` is not payable but was sent 1 wei)")
+            && first.ends_with(&format!(" at {decl}")),
+        "{t}"
+    );
+    assert!(
+        t.contains("reverted: no revert data: `test()` is not payable but was sent 1 wei"),
+        "{t}"
+    );
+    assert_eq!(
+        stack(&t).first().map(String::as_str),
+        Some(format!("at NoFallback.test ({decl})").as_str()),
+        "{t}"
+    );
+
+    let t = tree(no_fallback, vec![0xde, 0xad, 0xbe, 0xef], 0);
+    assert!(
+        t.contains("(no function matches selector 0xdeadbeef and there is no fallback function)"),
+        "{t}"
+    );
+
+    let t = tree(no_fallback, vec![], 7);
+    assert!(
+        t.contains("(no receive or fallback function to take the 7 wei sent)"),
+        "{t}"
+    );
+
+    let t = tree(strict, vec![0x12, 0x34, 0x56, 0x78], 1);
+    let fallback = at("Inference.sol", "fallback()", None);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains("(the fallback function is not payable but was sent 1 wei)")
+            && first.ends_with(&format!(" at {fallback}")),
+        "{t}"
+    );
+
+    // A high-level call to an account without code: Solidity's EXTCODESIZE check.
+    let eoa = Address::repeat_byte(0x5e);
+    let t = tree(caller, calldata("callMissing(address)", &[w_addr(eoa)]), 0);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains("(function call to a non-contract account)")
+            && first.ends_with(&format!(
+                " at {}",
+                at("Inference.sol", "NoFallback(a).test()", None)
+            )),
+        "{t}"
+    );
+}

@@ -157,6 +157,20 @@ impl CodeMap {
             .min_by_key(|(file, f)| (f.contract != self.contract, file.path.as_str(), f.start))
     }
 
+    /// The declaration of function `name` of this map's contract (or its bases): the contract
+    /// it is declared in and where.
+    pub fn function_location(&self, name: &str) -> Option<(String, Location)> {
+        let (file, f) = self.find_function(name)?;
+        let text = file.text()?;
+        // The declaration's first line: up to its body's brace.
+        let head = text.get(f.start..f.end)?;
+        let len = head.find('{').unwrap_or(head.len());
+        Some((
+            f.contract.clone(),
+            file.locate(f.start, head[..len].trim_end().len())?,
+        ))
+    }
+
     /// The user-written span at `pc`, if any.
     fn user_span(&self, pc: u32) -> Option<(&Arc<SourceFile>, SrcEntry)> {
         let e = self.entry(pc)?;

@@ -1,0 +1,86 @@
+//! Why a frame reverted when the EVM gives no reason, in the user's words, as Hardhat's stack
+//! traces say it: a function that is not payable sent value, a call data that matches no
+//! function of a contract without a fallback, a fallback that is not payable sent value, a
+//! high-level call to an account without code. Each is inferred only where the contract's own
+//! JSON ABI (its matched artifact) and the frame make it certain; otherwise nothing is said.
+
+use alloy_primitives::U256;
+use revm::bytecode::opcode::{CALL, CALLCODE, DELEGATECALL, EXTCODESIZE, STATICCALL};
+
+use crate::render::abi::Abi;
+use crate::trace::call::CallFrame;
+use crate::trace::errors::FrameError;
+
+/// What the frame's failure was, when it reverted with no data and the ABI tells why; with the
+/// name of the function whose declaration it is at, when it is one.
+pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
+    if f.error != Some(FrameError::Reverted) || f.output.as_ref().is_some_and(|o| !o.is_empty()) {
+        return None;
+    }
+    if f.kind.is_create() {
+        return None;
+    }
+    let value = f.value.unwrap_or_default();
+    let sent = |what: &str| format!("{what} is not payable but was sent {value} wei");
+    // Before any call, the dispatcher decided: the function chosen, or none.
+    if f.calls.is_empty() {
+        let entry = abi.entry_points()?;
+        if f.input.len() >= 4 {
+            let selector: [u8; 4] = f.input[..4].try_into().ok()?;
+            if let Some(func) = abi.functions(selector).first() {
+                let payable = func.state_mutability == alloy_json_abi::StateMutability::Payable;
+                return (!payable && value > U256::ZERO).then(|| {
+                    (
+                        sent(&format!("`{}`", func.signature())),
+                        Some(func.name.clone()),
+                    )
+                });
+            }
+        }
+        let empty = f.input.is_empty();
+        if empty && entry.receive {
+            return None;
+        }
+        return match entry.fallback {
+            Some(false) if value > U256::ZERO => {
+                Some((sent("the fallback function"), Some("fallback".into())))
+            }
+            Some(_) => None,
+            None if empty && value > U256::ZERO => Some((
+                format!("no receive or fallback function to take the {value} wei sent"),
+                None,
+            )),
+            None if f.input.len() >= 4 => Some((
+                format!(
+                    "no function matches selector 0x{} and there is no fallback function",
+                    alloy_primitives::hex::encode(&f.input[..4])
+                ),
+                None,
+            )),
+            None => Some((
+                "the call data matches no function and there is no fallback function".into(),
+                None,
+            )),
+        };
+    }
+    None
+}
+
+/// A high-level call whose target has no code: Solidity checks EXTCODESIZE before the CALL and
+/// reverts with no data; the frame's last opcodes (`recent`, newest first) show the check and no
+/// call after it.
+pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<String> {
+    if f.error != Some(FrameError::Reverted) || f.output.as_ref().is_some_and(|o| !o.is_empty()) {
+        return None;
+    }
+    for &pc in recent {
+        match code.get(pc as usize).copied() {
+            Some(EXTCODESIZE) => {
+                return Some("function call to a non-contract account".into());
+            }
+            Some(CALL | STATICCALL | DELEGATECALL | CALLCODE) => return None,
+            _ => {}
+        }
+    }
+    None
+}
