@@ -4,6 +4,7 @@
 #
 #   tests/contracts/srcmap/solc-output.json        every file but ViaIr.sol, legacy codegen
 #   tests/contracts/srcmap/solc-output-viair.json  ViaIr.sol with viaIR
+#   tests/contracts/srcmap/rebuilt/solc-output.json  Inference.sol with one constant changed
 #   tests/contracts/uniswap-v3-core/solc-output.json
 #       Uniswap v3 core at its v1.0.0 tag (the files the tests deploy), built as Uniswap builds
 #       it (hardhat.config.ts: solc 0.7.6, optimizer 800 runs, bytecodeHash none, Hardhat's
@@ -126,6 +127,10 @@ for f in $(cd "$SRC_DIR" && ls *.sol | sort); do
 done
 build solc-output.json false "${LEGACY[@]}"
 build solc-output-viair.json true ViaIr.sol
+# Inference.sol edited after a deployment (one constant): an artifact the deployed code no longer
+# matches, for the "rebuilt since it was deployed?" note.
+build_in "$SRC_DIR/rebuilt" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
+    false default Inference.sol
 
 UNI_DIR="$ROOT/tests/contracts/uniswap-v3-core"
 build_in "$UNI_DIR" solc-output.json 0.7.6 istanbul 800 none none \

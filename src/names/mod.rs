@@ -326,7 +326,24 @@ impl Names {
                         decoder.add_label(addr, a.name.clone());
                     }
                 }
-                None => ask.push(addr),
+                None => {
+                    if let Some((a, differ)) = self.near_artifact(&c) {
+                        let note = format!(
+                            "{} runs code like the artifact {} but not its code ({differ} of \
+                             {} bytes differ past metadata and immutables): rebuilt since it was \
+                             deployed? Its names and lines are not shown",
+                            addr.to_checksum(None),
+                            a.name,
+                            artifacts::strip_metadata(&c).len(),
+                        );
+                        if let Ok(mut n) = self.index.notes.lock() {
+                            if !n.contains(&note) {
+                                n.push(note);
+                            }
+                        }
+                    }
+                    ask.push(addr)
+                }
             }
         }
         if let Some(e) = &self.explorer {
@@ -376,6 +393,17 @@ impl Names {
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
         self.index.artifacts.iter().find(|a| a.matches(code))
+    }
+
+    /// The artifact whose code `code` nearly is (a rebuild since the deployment: most bytes
+    /// equal, the length within a few percent), with how many bytes differ; for saying why a
+    /// contract's names are missing.
+    fn near_artifact(&self, code: &[u8]) -> Option<(&Artifact, usize)> {
+        self.index
+            .artifacts
+            .iter()
+            .filter_map(|a| Some((a, a.difference(code)?)))
+            .min_by_key(|(_, d)| *d)
     }
 
     /// Names of storage slots for the access table: for each contract whose code matches an

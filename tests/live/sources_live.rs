@@ -1094,3 +1094,47 @@ fn reverts_without_a_reason_are_explained() {
         "{t}"
     );
 }
+
+/// A contract whose artifact was rebuilt after the deployment (Inference.sol with one constant
+/// changed, compiled by the same solc): its names vanish, and one line says why.
+#[test]
+fn an_artifact_rebuilt_since_the_deployment_is_named() {
+    let anvil = Anvil::start();
+    let legacy = output("solc-output.json");
+    let deployed = anvil.deploy(&code(&legacy, "Inference.sol", "NoFallback"));
+    let (h, r) = anvil.send_and_wait(json!({
+        "to": deployed, "data": hex0x(&calldata("test()", &[])), "value": "0x1",
+        "gas": format!("{EXPLICIT_GAS:#x}"),
+    }));
+    assert_eq!(r["status"], "0x0", "{r}");
+    let hash = format!("{h:?}");
+    let rebuilt = format!("{SRC}/rebuilt/solc-output.json");
+    let r = run::cmd(&["tx", &hash, "--rpc-url", anvil.url(), "--abi", &rebuilt])
+        .no_cache()
+        .run();
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let said: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("runs code like the artifact NoFallback but not its code"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", r.stderr);
+    assert!(
+        said[0].contains(&deployed.to_checksum(None))
+            && said[0].contains("rebuilt since it was deployed?"),
+        "{}",
+        said[0]
+    );
+    // With the artifact it was built from: nothing to say.
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        &legacy_path(),
+    ])
+    .no_cache()
+    .run();
+    assert!(!r.stderr.contains("runs code like"), "{}", r.stderr);
+}

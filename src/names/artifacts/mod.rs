@@ -88,6 +88,40 @@ impl Pending {
 }
 
 impl Artifact {
+    /// How many bytes `deployed` differs from this artifact's runtime code in, when it is
+    /// nearly it (lengths within 5%, at least 90% of the bytes equal, position by position):
+    /// the same contract rebuilt. `None` when it is not near, or is exactly it.
+    pub fn difference(&self, deployed: &[u8]) -> Option<usize> {
+        let mine = self.code.as_ref().filter(|c| c.len() >= 64)?;
+        let theirs = strip_metadata(deployed);
+        let (short, long) = if mine.len() < theirs.len() {
+            (mine.len(), theirs.len())
+        } else {
+            (theirs.len(), mine.len())
+        };
+        if long - short > long / 20 {
+            return None;
+        }
+        if self.matches(deployed) {
+            return None;
+        }
+        let same = mine
+            .iter()
+            .zip(theirs)
+            .filter(|(a, b)| a == b || **a == 0)
+            .count();
+        let differ = long - same;
+        if differ <= long / 10 {
+            return Some(differ);
+        }
+        // Code inserted or removed shifts what follows: compare what instructions there are
+        // (opcode counts, push data skipped) instead.
+        let (a, b) = (opcode_counts(mine), opcode_counts(theirs));
+        let apart: usize = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).sum();
+        let total: usize = a.iter().sum::<usize>().max(b.iter().sum());
+        (apart <= total / 10).then_some(differ)
+    }
+
     /// Whether `deployed` (code read from the chain) is this artifact's runtime code.
     pub fn matches(&self, deployed: &[u8]) -> bool {
         let Some(mine) = &self.code else {
@@ -105,6 +139,22 @@ impl Artifact {
                 }
         })
     }
+}
+
+/// How many times each opcode occurs in `code` (PUSH data skipped).
+fn opcode_counts(code: &[u8]) -> [usize; 256] {
+    let mut counts = [0usize; 256];
+    let mut pc = 0;
+    while pc < code.len() {
+        let op = code[pc];
+        counts[op as usize] += 1;
+        pc += 1 + if (0x60..=0x7f).contains(&op) {
+            usize::from(op - 0x5f)
+        } else {
+            0
+        };
+    }
+    counts
 }
 
 /// The runtime code without solc's CBOR metadata: the last two bytes give its length, and the
