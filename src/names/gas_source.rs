@@ -40,6 +40,8 @@ enum Place {
 /// A function row's identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct FnKey {
+    /// The deployed contract (its artifact's name) that ran it.
+    deployed: String,
     contract: String,
     function: String,
     at: Option<(String, usize)>,
@@ -177,12 +179,14 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
             NodeKind::Function { entered, .. } => {
                 match map.and_then(|m| m.entered_function(entered)) {
                     Some((file, func)) => {
+                        let m = map.expect("a function entered is in a map");
                         let key = FnKey {
+                            deployed: m.contract.clone(),
                             contract: func.contract.clone(),
-                            function: func.name.clone(),
+                            function: m.shown_name(func),
                             at: file.line_of(func.start).map(|l| (file.path.clone(), l)),
                         };
-                        let label = format!("{}.{}", func.contract, func.name);
+                        let label = format!("{}.{}", func.contract, key.function);
                         (fns.id(key), Some(label), false)
                     }
                     // A generated helper: its gas is its caller's.
@@ -301,6 +305,8 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
         .map(|(id, s)| {
             let k = &fns.keys[*id as usize];
             FunctionGas {
+                deployed: (k.deployed != k.contract && !k.deployed.is_empty())
+                    .then(|| k.deployed.clone()),
                 contract: k.contract.clone(),
                 function: k.function.clone(),
                 file: k.at.as_ref().map(|a| a.0.clone()),
@@ -361,19 +367,25 @@ fn frame_key(f: &GasFrame, map: Option<&CodeMap>, d: &Decoder) -> FnKey {
             ),
         };
         return FnKey {
+            deployed: contract.clone(),
             contract,
             function,
             at: None,
         };
     };
-    let declared = name.as_deref().and_then(|n| map.find_function(n));
+    let selector = f.input.get(..4).and_then(|s| s.try_into().ok());
+    let declared = name
+        .as_deref()
+        .and_then(|n| map.find_function_for(n, selector.filter(|_| !f.kind.is_create())));
     match declared {
         Some((file, func)) => FnKey {
+            deployed: map.contract.clone(),
             contract: func.contract.clone(),
-            function: func.name.clone(),
+            function: map.shown_name(func),
             at: file.line_of(func.start).map(|l| (file.path.clone(), l)),
         },
         None => FnKey {
+            deployed: map.contract.clone(),
             contract: map.contract.clone(),
             function: name.unwrap_or_else(|| "(dispatch)".to_string()),
             at: None,

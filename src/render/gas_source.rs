@@ -35,7 +35,13 @@ pub struct LineGas {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionGas {
+    /// The deployed contract whose code ran it, when it is not the declaring one (an inherited
+    /// function: `Token` for `Token.ERC20._update`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployed: Option<String>,
+    /// The contract (or library) that declares it.
     pub contract: String,
+    /// Its name, with its parameter types where the name is overloaded (`mint(address)`).
     pub function: String,
     /// Where the function is declared, when known.
     pub file: Option<String>,
@@ -48,12 +54,17 @@ pub struct FunctionGas {
 }
 
 impl FunctionGas {
-    /// `Hub.failNested`.
+    /// `Hub.failNested`; `Token.ERC20._update` for an inherited function the deployed `Token`
+    /// ran (the same function in `Vault` is another row).
     pub fn name(&self) -> String {
-        if self.contract.is_empty() {
+        let own = if self.contract.is_empty() {
             self.function.clone()
         } else {
             format!("{}.{}", self.contract, self.function)
+        };
+        match &self.deployed {
+            Some(d) => format!("{d}.{own}"),
+            None => own,
         }
     }
 }

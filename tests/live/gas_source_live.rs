@@ -378,3 +378,52 @@ fn gas_by_source_without_a_source_map_says_so() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("per transaction"), "{}", r.stderr);
 }
+
+/// One inherited function run by two deployed contracts is two rows (`Token.Base._update`,
+/// `Vault.Base._update`), each with its own calls; an overloaded name shows its parameter
+/// types (read from the `.sol` text's declarations by the test).
+#[test]
+fn gas_by_function_keys_rows_by_the_contract_that_ran_them() {
+    let w = world();
+    let legacy = output("solc-output.json");
+    let token = w.anvil.deploy(&code(&legacy, "Inherit.sol", "Token"));
+    let vault = w.anvil.deploy(&code(&legacy, "Inherit.sol", "Vault"));
+    let router = w.anvil.deploy(&code(&legacy, "Inherit.sol", "Router"));
+    let h = w.send(
+        router,
+        calldata("both(address,address)", &[w_addr(token), w_addr(vault)]),
+        "0x1",
+    );
+    let (report, _) = w.gas_json(
+        h,
+        &["--abi", &legacy_path(), "--by-function", "--by-line"],
+        0,
+    );
+    let rows = report["byFunction"].as_array().unwrap();
+    let update: Vec<&Value> = rows
+        .iter()
+        .filter(|f| f["contract"] == "Base" && f["function"] == "_update")
+        .collect();
+    let by = |deployed: &str| {
+        update
+            .iter()
+            .find(|f| f["deployed"] == deployed)
+            .unwrap_or_else(|| panic!("no {deployed}.Base._update in {rows:#?}"))
+    };
+    assert_eq!(update.len(), 2, "{rows:#?}");
+    // Token minted twice, the vault took one deposit.
+    assert_eq!(by("Token")["calls"], 2, "{rows:#?}");
+    assert_eq!(by("Vault")["calls"], 1, "{rows:#?}");
+    let decl = line_of("Inherit.sol", "function _update(");
+    assert_eq!(by("Token")["line"], decl);
+    // The overloads, told apart by their types; a function declared where it runs has no
+    // "deployed".
+    for sig in ["mint(uint256)", "mint(uint256,uint256)"] {
+        let row = function(&report, "Token", sig);
+        assert_eq!(row["calls"], 1, "{sig}: {rows:#?}");
+        assert!(row.get("deployed").is_none(), "{row}");
+    }
+    let deposit = function(&report, "Vault", "deposit");
+    assert_eq!(deposit["calls"], 1, "{rows:#?}");
+    assert_reconciles(&report);
+}

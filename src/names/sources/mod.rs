@@ -171,6 +171,45 @@ impl CodeMap {
         ))
     }
 
+    /// Function `name` of this map's compilation whose selector is `selector` (an overload
+    /// told apart by the types the AST gives its parameters), else [`Self::find_function`]'s.
+    pub fn find_function_for(
+        &self,
+        name: &str,
+        selector: Option<[u8; 4]>,
+    ) -> Option<(&Arc<SourceFile>, &FnSpan)> {
+        let by_selector = selector.and_then(|sel| {
+            self.unit
+                .files
+                .values()
+                .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+                .filter(|(_, f)| !f.modifier && f.name == name)
+                .find(|(_, f)| {
+                    f.params.as_ref().is_some_and(|p| {
+                        let sig = format!("{name}({p})");
+                        alloy_primitives::keccak256(sig.as_bytes())[..4] == sel
+                    })
+                })
+        });
+        by_selector.or_else(|| self.find_function(name))
+    }
+
+    /// How a function is shown: its name, with its parameter types where its contract declares
+    /// another function of the same name (an overload: `mint(address)`, `mint(address,uint256)`).
+    pub fn shown_name(&self, f: &FnSpan) -> String {
+        let same = self
+            .unit
+            .files
+            .values()
+            .flat_map(|file| file.functions())
+            .filter(|g| !g.modifier && g.contract == f.contract && g.name == f.name)
+            .count();
+        match &f.params {
+            Some(p) if same > 1 => format!("{}({p})", f.name),
+            _ => f.name.clone(),
+        }
+    }
+
     /// The user-written span at `pc`, if any.
     fn user_span(&self, pc: u32) -> Option<(&Arc<SourceFile>, SrcEntry)> {
         let e = self.entry(pc)?;

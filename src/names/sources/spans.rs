@@ -12,6 +12,8 @@ pub struct FnSpan {
     pub name: String,
     /// A modifier: its code is inlined into the functions it modifies.
     pub modifier: bool,
+    /// Its parameter types (`address,uint256`), from the AST; `None` from a text scan.
+    pub params: Option<String>,
 }
 
 /// Functions and modifiers of an AST (solc's compact JSON), with their contract.
@@ -42,12 +44,28 @@ pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>)
                         Some(k @ ("constructor" | "fallback" | "receive")) => k,
                         _ => name,
                     };
+                    let params = o
+                        .get("parameters")
+                        .and_then(|p| p.get("parameters"))
+                        .and_then(Value::as_array)
+                        .map(|ps| {
+                            ps.iter()
+                                .map(|p| {
+                                    p.pointer("/typeDescriptions/typeString")
+                                        .and_then(Value::as_str)
+                                        .unwrap_or("?")
+                                        .to_string()
+                                })
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        });
                     out.push(FnSpan {
                         start,
                         end,
                         contract: contract.to_string(),
                         name: shown.to_string(),
                         modifier: kind == "ModifierDefinition",
+                        params,
                     });
                 }
                 _ => {}
@@ -150,6 +168,7 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
                         contract,
                         name,
                         modifier,
+                        params: None,
                     });
                 }
             }
