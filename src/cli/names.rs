@@ -73,6 +73,10 @@ pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) 
             let maybe =
                 names.has_sources() || args.names.sourcify || args.names.sourcify_url.is_some();
             c.source_steps = (!args.json || args.decode) && maybe;
+            // Internal functions' arguments, read at the jumps the maps mark.
+            if c.source_steps {
+                c.marks = Some(MarkSource(names.jump_marks()));
+            }
         }
         TracerSpec::Gas(c) if args.by_line || args.by_function => {
             if !names.has_sources() && !args.names.sourcify && args.names.sourcify_url.is_none() {

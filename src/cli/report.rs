@@ -35,6 +35,11 @@ pub fn specs(names: &Names) -> [TracerSpec; 3] {
     let mut call = super::assets::assets_spec();
     if let TracerSpec::Call(c) = &mut call {
         c.source_steps = names.has_sources();
+        if c.source_steps {
+            c.marks = Some(chaintrace::trace::gas_context::MarkSource(
+                names.jump_marks(),
+            ));
+        }
     }
     let diff = TracerSpec::new(
         TracerKind::Prestate,

@@ -486,7 +486,8 @@ impl SourceIndex {
                 let map = s.runtime_map.as_ref()?;
                 a.matches(code).then_some(map)?
             };
-            let cm = CodeMap::new(&a.name, code, map, s.unit.clone());
+            let cm = CodeMap::new(&a.name, code, map, s.unit.clone())
+                .with_args_from_stack(legacy_codegen(s));
             match cm.misfit(code) {
                 None => Some(Arc::new(cm)),
                 Some(m) => self.refit(a, s, code, creation, m),
@@ -585,13 +586,21 @@ impl SourceIndex {
                 n.push(note);
             }
         }
-        Some(Arc::new(CodeMap::from_entries(
-            &a.name,
-            code,
-            map?,
-            s.unit.clone(),
-        )))
+        Some(Arc::new(
+            CodeMap::from_entries(&a.name, code, map?, s.unit.clone())
+                .with_args_from_stack(legacy_codegen(s)),
+        ))
     }
+}
+
+/// Whether the artifact's solc metadata says legacy code generation (no viaIR): only then are
+/// internal functions' arguments read from the stack.
+fn legacy_codegen(s: &sources::ArtifactSources) -> bool {
+    s.metadata.as_ref().is_some_and(|m| {
+        m.pointer("/settings/viaIR")
+            .and_then(serde_json::Value::as_bool)
+            != Some(true)
+    })
 }
 
 /// Whether solc's `object` (hex; immutables and library placeholders as zeros) is `code`: the

@@ -75,6 +75,19 @@ pub struct StackEntry {
     /// frame but the top one (`reached by STATICCALL`).
     #[serde(skip)]
     pub reached_by: Option<CallKind>,
+    /// The function's parameters with the values it was called with, where the compiler's
+    /// layout makes them reliable (value types, legacy code generation); a name alone
+    /// otherwise. Empty for a function without parameters or not entered by a jump.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<Arg>,
+}
+
+/// One parameter of a function in the stack trace: its name, and its value when it can be read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Arg {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 impl StackEntry {
@@ -84,8 +97,21 @@ impl StackEntry {
         let mut s = if self.function.is_empty() {
             self.location.at()
         } else {
+            let args = if self.args.is_empty() {
+                String::new()
+            } else {
+                let shown: Vec<String> = self
+                    .args
+                    .iter()
+                    .map(|a| match &a.value {
+                        Some(v) => format!("{}: {v}", a.name),
+                        None => a.name.clone(),
+                    })
+                    .collect();
+                format!("({})", shown.join(", "))
+            };
             format!(
-                "{}.{} ({})",
+                "{}.{}{args} ({})",
                 self.contract,
                 self.function,
                 self.location.at()

@@ -616,12 +616,14 @@ reverted: Error(\"nope\") at 0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC transfer
                 function: "transfer".into(),
                 location: loc(12, "", (8, 30)),
                 reached_by: Some(CallKind::Call),
+                args: Vec::new(),
             },
             StackEntry {
                 contract: "B".into(),
                 function: "transfer".into(),
                 location: loc(7, "", (4, 20)),
                 reached_by: None,
+                args: Vec::new(),
             },
         ];
         let mut d = Decoder::default();

@@ -35,6 +35,11 @@ pub struct CallTracerConfig {
     /// geth option (never read from `tracerConfig`) and never part of the JSON.
     #[serde(skip)]
     pub source_steps: bool,
+    /// With `source_steps`: the source maps' jump markers, so that each JUMP into an internal
+    /// function keeps the stack words its arguments are in while the function is open
+    /// ([`FrameSteps::args`]).
+    #[serde(skip)]
+    pub marks: Option<super::gas_context::MarkSource>,
 }
 
 /// The kind of a frame, printed as geth's opcode name.
@@ -161,6 +166,10 @@ pub struct FrameSteps {
     /// pc of the caller's CALL/CREATE opcode and how many JUMPs the caller had made by then
     /// (`None` for the top frame).
     pub caller: Option<(u32, usize)>,
+    /// For each internal function still open (JUMPs marked `i`, popped by those marked `o`): the
+    /// index of its JUMP in `jumps` and the stack words under the destination (its arguments
+    /// on top), at most [`FrameSteps::ARG_WORDS`], bottom first.
+    pub args: Vec<(usize, Vec<U256>)>,
     /// The last [`FrameSteps::RECENT`] pcs, a ring written at `seen % RECENT`.
     recent: Vec<u32>,
     seen: usize,
@@ -170,6 +179,9 @@ impl FrameSteps {
     /// How many of the last pcs are kept: enough to see past a revert tail the optimizer
     /// shares between functions, to the statement that jumped into it.
     pub const RECENT: usize = 64;
+
+    /// Stack words kept per open internal function: its arguments' slots.
+    pub const ARG_WORDS: usize = 16;
 
     #[inline]
     fn record(&mut self, pc: u32) {
@@ -258,6 +270,8 @@ struct OpenFrame {
     /// geth's error when revm's does not say enough: the step that failed before executing
     /// and ended the frame, or a precompile's own reason.
     step_error: Option<String>,
+    /// The jump markers of the frame's code, looked up at its first step (`None`: not yet).
+    marks: Option<Option<std::sync::Arc<[u8]>>>,
 }
 
 /// The address a CREATE will create, from the creator's nonce in the journal (the nonce is bumped
@@ -282,6 +296,8 @@ pub struct CallTracer {
     pending_selfdestruct: Option<(Address, Address, U256)>,
     /// A dynamic-gas opcode's inputs, so that a failure before it executes gets geth's error.
     pre: PreOp,
+    /// Jump markers by (code hash, creation?), looked up once per code.
+    mark_cache: std::collections::HashMap<(B256, bool), Option<std::sync::Arc<[u8]>>>,
 }
 
 impl CallTracer {
@@ -298,6 +314,7 @@ impl CallTracer {
             log_index_offset,
             pending_selfdestruct: None,
             pre: PreOp::default(),
+            mark_cache: Default::default(),
         }
     }
 
@@ -318,6 +335,7 @@ impl CallTracer {
             last: LastStep::default(),
             returned: None,
             step_error: None,
+            marks: None,
         });
     }
 
@@ -399,11 +417,33 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
                 let pc = interp.bytecode.pc() as u32;
                 steps.record(pc);
                 if op == JUMP {
-                    let dest = interp
-                        .stack
-                        .data()
+                    let data = interp.stack.data();
+                    let dest = data
                         .last()
                         .map_or(u32::MAX, |d| u32::try_from(*d).unwrap_or(u32::MAX));
+                    if let Some(source) = &self.config.marks {
+                        let marks = top.marks.get_or_insert_with(|| {
+                            let creation = top.frame.kind.is_create();
+                            let hash = interp.bytecode.get_or_calculate_hash();
+                            self.mark_cache
+                                .entry((hash, creation))
+                                .or_insert_with(|| {
+                                    source.0.marks(&interp.bytecode.original_bytes(), creation)
+                                })
+                                .clone()
+                        });
+                        match marks.as_ref().and_then(|m| m.get(pc as usize)) {
+                            Some(b'i') => {
+                                let below = &data[..data.len() - 1];
+                                let from = below.len().saturating_sub(FrameSteps::ARG_WORDS);
+                                steps.args.push((steps.jumps.len(), below[from..].to_vec()));
+                            }
+                            Some(b'o') => {
+                                steps.args.pop();
+                            }
+                            _ => {}
+                        }
+                    }
                     steps.jumps.push((pc, dest));
                 }
             }

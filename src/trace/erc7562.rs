@@ -312,6 +312,7 @@ impl Erc7562Tracer {
             only_top_call: false,
             with_log: config.with_log,
             source_steps: false,
+            marks: None,
         };
         Erc7562Tracer {
             calls: CallTracer::new(call_config, log_index_offset),

@@ -182,12 +182,12 @@ fn require_in_an_internal_function_across_a_staticcall() {
     assert_eq!(
         stack(&tree),
         vec![
-            format!("at Leaf._check ({require})"),
+            format!("at Leaf._check(x: 5) ({require})"),
             format!(
-                "at Leaf.leafRevert ({}), reached by STATICCALL",
+                "at Leaf.leafRevert(x: 5) ({}), reached by STATICCALL",
                 at("Leaf.sol", "_check(x)", None)
             ),
-            format!("at Middle.midRevert ({call})"),
+            format!("at Middle.midRevert(x: 5) ({call})"),
         ],
         "{tree}"
     );
@@ -209,7 +209,7 @@ fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
     );
     assert_eq!(
         stack(&tree),
-        vec![format!("at Leaf.deny ({revert})")],
+        vec![format!("at Leaf.deny(code: 7) ({revert})")],
         "{tree}"
     );
 
@@ -217,6 +217,8 @@ fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
     let max = U256::MAX.to_be_bytes::<32>();
     let tree = w.tree(&w.fail("Leaf", calldata("addUp(uint256,uint256)", &[max, u(1)])));
     let add = at("Leaf.sol", "a + b", None);
+    // The arguments, from the call data: uint256 max (with its short form) and 1.
+    let big = format!("{} [1.1579e77]", U256::MAX);
     assert!(
         tree.lines()
             .next()
@@ -228,8 +230,11 @@ fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
     assert_eq!(
         stack(&tree),
         vec![
-            format!("at Leaf._add ({add})"),
-            format!("at Leaf.addUp ({})", at("Leaf.sol", "_add(a, b)", None)),
+            format!("at Leaf._add(a: {big}, b: 1) ({add})"),
+            format!(
+                "at Leaf.addUp(a: {big}, b: 1) ({})",
+                at("Leaf.sol", "_add(a, b)", None)
+            ),
         ],
         "{tree}"
     );
@@ -249,7 +254,7 @@ fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
         vec![
             format!("at Leaf.positive ({req})"),
             format!(
-                "at Leaf.guarded ({})",
+                "at Leaf.guarded(x: 0) ({})",
                 at("Leaf.sol", "function guarded", None)
             ),
         ],
@@ -269,8 +274,8 @@ fn custom_error_panic_modifier_library_invalid_and_abi_decoding() {
     assert_eq!(
         stack(&tree),
         vec![
-            format!("at MathLib.checkedSub ({lib}), reached by DELEGATECALL"),
-            format!("at Leaf.subtract ({call})"),
+            format!("at MathLib.checkedSub(a: 1, b: 2) ({lib}), reached by DELEGATECALL"),
+            format!("at Leaf.subtract(a: 1, b: 2) ({call})"),
         ],
         "{tree}"
     );
@@ -316,7 +321,7 @@ fn proxy_create2_constructor_out_of_gas_and_via_ir() {
     let st = stack(&tree);
     assert_eq!(
         st.first(),
-        Some(&format!("at Leaf._check ({require})")),
+        Some(&format!("at Leaf._check(x: 3) ({require})")),
         "{tree}"
     );
     assert!(st[1].ends_with("reached by DELEGATECALL"), "{tree}");
@@ -345,9 +350,10 @@ fn proxy_create2_constructor_out_of_gas_and_via_ir() {
     assert_eq!(
         stack(&tree),
         vec![
+            // A constructor is not entered by a jump: no values to read.
             format!("at Fragile.constructor ({ctor}), reached by CREATE2"),
             format!(
-                "at Factory.make ({})",
+                "at Factory.make(salt: {salt:?}, s: 0) ({})",
                 at("Factory.sol", "new Fragile{salt: salt}(s)", None)
             ),
         ],
@@ -370,7 +376,7 @@ fn proxy_create2_constructor_out_of_gas_and_via_ir() {
     );
     assert_eq!(
         stack(&tree),
-        vec![format!("at Middle.starve ({req})")],
+        vec![format!("at Middle.starve(v: 1) ({req})")],
         "{tree}"
     );
 
@@ -411,7 +417,8 @@ fn json_stays_geths_and_decode_carries_the_stack() {
     assert_eq!(
         decoded["stack"][0],
         json!({"contract": "Leaf", "function": "_check", "file": parts[0],
-            "line": parts[1].parse::<u64>().unwrap(), "column": parts[2].parse::<u64>().unwrap()})
+            "line": parts[1].parse::<u64>().unwrap(), "column": parts[2].parse::<u64>().unwrap(),
+            "args": [{"name": "x", "value": "5"}]})
     );
     assert_eq!(decoded["stack"].as_array().unwrap().len(), 3);
     assert_eq!(decoded["stack"][2]["function"], "midRevert");
@@ -606,7 +613,7 @@ fn hardhat3_split_build_info_is_read_in_users_source_names() {
         .run();
     assert_eq!(
         stack(&r.stdout).first(),
-        Some(&format!("at Leaf._check (contracts/{require})")),
+        Some(&format!("at Leaf._check(x: 5) (contracts/{require})")),
         "{}{}",
         r.stdout,
         r.stderr
@@ -628,6 +635,8 @@ fn foundry_and_hardhat_projects_are_found_without_flags() {
         .no_cache()
         .dir(&foundry)
         .run();
+    // Foundry's layout has no AST here: the function is found in the text, without its
+    // parameters.
     let expect = format!("at Leaf._check (src/Leaf.sol:{line}:{col})");
     assert_eq!(
         stack(&r.stdout).first(),
@@ -643,7 +652,7 @@ fn foundry_and_hardhat_projects_are_found_without_flags() {
         .no_cache()
         .dir(&hardhat)
         .run();
-    let expect = format!("at Leaf._check (contracts/Leaf.sol:{line}:{col})");
+    let expect = format!("at Leaf._check(x: 5) (contracts/Leaf.sol:{line}:{col})");
     assert_eq!(
         stack(&r.stdout).first(),
         Some(&expect),
@@ -796,6 +805,8 @@ fn sourcify_gives_sources_and_maps_cached_on_disk() {
     };
     let r = trace();
     assert_eq!(r.code, 3, "{}", r.stderr);
+    // Sourcify's answer carries sources, not their ASTs: functions come from the text,
+    // without their parameters.
     let require = at("Leaf.sol", "require(x > 10", None);
     let call = at("Middle.sol", "leaf.leafRevert(x)", None);
     assert_eq!(
@@ -1001,7 +1012,7 @@ fn a_source_edited_after_the_build_is_never_quoted() {
         .run();
     assert_eq!(
         stack(&r.stdout).first(),
-        Some(&format!("at Leaf._check (contracts/{require})")),
+        Some(&format!("at Leaf._check(x: 5) (contracts/{require})")),
         "the build's own copy is quoted: {}{}",
         r.stdout,
         r.stderr

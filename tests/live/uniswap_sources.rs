@@ -101,8 +101,11 @@ fn w_i(v: i128) -> Word {
 
 /// A home directory with solc 0.7.6 where Foundry's svm keeps it (`with_solc`), or none.
 fn home(with_solc: bool) -> PathBuf {
+    // One directory per call: tests run in parallel in one process.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "chaintrace-uniswap-home-{}-{with_solc}",
+        "chaintrace-uniswap-home-{}-{n}-{with_solc}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -272,10 +275,27 @@ fn pool_frame(tree: &str) -> &str {
         .unwrap_or_else(|| panic!("no located pool frame in\n{tree}"))
 }
 
-/// The callee's frame at the call into the pool (`IUniswapV3Pool(pool).<what>(`).
-fn callee_at(function: &str, what: &str) -> String {
+/// A number as the stack trace prints an argument: with a short form beside it from 10,000 on
+/// (`-887340 [-8.8734e5]`), as cast prints amounts.
+fn num(v: i128) -> String {
+    let digits = v.unsigned_abs().to_string();
+    if v.unsigned_abs() < 10_000 {
+        return v.to_string();
+    }
+    let sign = if v < 0 { "-" } else { "" };
+    let mantissa = digits.trim_end_matches('0');
+    let short = match mantissa.len() {
+        1 => mantissa.to_string(),
+        _ => format!("{}.{}", &mantissa[..1], &mantissa[1..mantissa.len().min(5)]),
+    };
+    format!("{v} [{sign}{short}e{}]", digits.len() - 1)
+}
+
+/// The callee's frame at the call into the pool (`IUniswapV3Pool(pool).<what>(`), with its
+/// arguments (`args`: already formatted, from the transaction's own inputs).
+fn callee_at(function: &str, what: &str, args: &str) -> String {
     format!(
-        "at TestUniswapV3Callee.{function} ({})",
+        "at TestUniswapV3Callee.{function}({args}) ({})",
         call_in(
             CALLEE,
             &format!("function {function}("),
@@ -313,15 +333,32 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
     for (reason, lower, upper) in [("TLU", 60, 0), ("TLM", -887_340, 0), ("TUM", 0, 887_340)] {
         let tree = u.tree(&u.fail(u.callee, u.mint(lower, upper)));
         let at = require_of(reason, 0);
+        let (lower, upper) = (num(lower), num(upper));
+        // Value types are read; a struct in memory and the pool's external mint (its `bytes
+        // calldata` makes the dispatcher's layout uncertain) are named only.
         check(
             reason,
             &tree,
             &at,
             vec![
-                format!("at UniswapV3Pool.checkTicks ({at})"),
-                format!("at UniswapV3Pool._modifyPosition ({modify})"),
-                format!("at UniswapV3Pool.mint ({mint_call}), reached by CALL"),
-                callee_at("mint", "mint"),
+                format!(
+                    "at UniswapV3Pool.checkTicks(tickLower: {lower}, tickUpper: {upper}) ({at})"
+                ),
+                format!("at UniswapV3Pool._modifyPosition(params) ({modify})"),
+                format!(
+                    "at UniswapV3Pool.mint(recipient, tickLower, tickUpper, amount, data) \
+                     ({mint_call}), reached by CALL"
+                ),
+                callee_at(
+                    "mint",
+                    "mint",
+                    &format!(
+                        "pool: {}, recipient: {}, tickLower: {lower}, tickUpper: {upper}, \
+                         amount: 1000",
+                        u.pool.to_checksum(None),
+                        u.me.to_checksum(None)
+                    ),
+                ),
             ],
         );
     }
@@ -333,7 +370,10 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
         "AI",
         &tree,
         &at,
-        vec![format!("at UniswapV3Pool.initialize ({at})")],
+        vec![format!(
+            "at UniswapV3Pool.initialize(sqrtPriceX96: {}) ({at})",
+            num(PRICE_ONE as i128)
+        )],
     );
 
     // A zero amount, then a price limit on the wrong side of the price.
@@ -343,19 +383,29 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
             &[w_addr(u.pool), w_u(amount), w_addr(u.me), w_u(limit)],
         )
     };
-    for (reason, data) in [
-        ("AS", swap(0, MIN_SQRT_RATIO + 1)),
-        ("SPL", swap(1000, PRICE_ONE + 1)),
-    ] {
-        let tree = u.tree(&u.fail(u.callee, data));
+    for (reason, amount, limit) in [("AS", 0, MIN_SQRT_RATIO + 1), ("SPL", 1000, PRICE_ONE + 1)] {
+        let tree = u.tree(&u.fail(u.callee, swap(amount, limit)));
         let at = require_of(reason, 0);
         check(
             reason,
             &tree,
             &at,
             vec![
-                format!("at UniswapV3Pool.swap ({at}), reached by CALL"),
-                callee_at("swapExact0For1", "swap"),
+                format!(
+                    "at UniswapV3Pool.swap(recipient, zeroForOne, amountSpecified, \
+                     sqrtPriceLimitX96, data) ({at}), reached by CALL"
+                ),
+                callee_at(
+                    "swapExact0For1",
+                    "swap",
+                    &format!(
+                        "pool: {}, amount0In: {}, recipient: {}, sqrtPriceLimitX96: {}",
+                        u.pool.to_checksum(None),
+                        num(amount as i128),
+                        u.me.to_checksum(None),
+                        num(limit as i128)
+                    ),
+                ),
             ],
         );
     }
@@ -380,9 +430,16 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
         &tree,
         &at,
         vec![
-            format!("at UniswapV3Pool.swap ({at}), reached by CALL"),
             format!(
-                "at TestUniswapV3SwapPay.swap ({})",
+                "at UniswapV3Pool.swap(recipient, zeroForOne, amountSpecified, \
+                 sqrtPriceLimitX96, data) ({at}), reached by CALL"
+            ),
+            format!(
+                "at TestUniswapV3SwapPay.swap(pool: {}, recipient: {}, zeroForOne: true, \
+                 sqrtPriceX96: {}, amountSpecified: 1000, pay0: 1, pay1: 0) ({})",
+                u.pool.to_checksum(None),
+                u.me.to_checksum(None),
+                num((MIN_SQRT_RATIO + 1) as i128),
                 call_in(SWAP_PAY, "function swap(", "IUniswapV3Pool(pool).swap(")
             ),
         ],
@@ -407,8 +464,18 @@ fn optimized_uniswap_reverts_are_placed_at_their_require() {
         &tree,
         &at,
         vec![
-            format!("at UniswapV3Pool.flash ({at}), reached by CALL"),
-            callee_at("flash", "flash"),
+            format!(
+                "at UniswapV3Pool.flash(recipient, amount0, amount1, data) ({at}), reached by CALL"
+            ),
+            callee_at(
+                "flash",
+                "flash",
+                &format!(
+                    "pool: {}, recipient: {}, amount0: 1000, amount1: 0, pay0: 0, pay1: 0",
+                    u.pool.to_checksum(None),
+                    u.me.to_checksum(None)
+                ),
+            ),
         ],
     );
 

@@ -11,6 +11,7 @@
 //! decoding revert to the function's signature. Function names come from the AST when the
 //! artifact has one, else from a small scan of the source text.
 
+mod args;
 mod files;
 mod map;
 pub mod rebuild;
@@ -25,8 +26,9 @@ pub use spans::{scan_functions, FnSpan};
 
 use std::sync::Arc;
 
-use crate::render::source::{Location, StackEntry};
+use crate::render::source::{Arg, Location, StackEntry};
 use crate::trace::call::{CallFrame, FrameSteps};
+use alloy_primitives::U256;
 use files::line_offset;
 use revm::bytecode::opcode::JUMP;
 
@@ -34,6 +36,10 @@ use revm::bytecode::opcode::JUMP;
 #[derive(Debug)]
 pub struct CodeMap {
     pub contract: String,
+    /// Whether an internal function's arguments are read from the stack at the JUMP into it:
+    /// only for legacy code generation (the solc metadata says so); viaIR lays them out
+    /// otherwise, and without metadata nothing is assumed.
+    args_from_stack: bool,
     entries: Vec<SrcEntry>,
     pc_ix: Vec<u32>,
     unit: Arc<Unit>,
@@ -53,6 +59,7 @@ impl CodeMap {
     ) -> CodeMap {
         CodeMap {
             contract: contract.to_string(),
+            args_from_stack: false,
             entries,
             pc_ix: instruction_index(code),
             unit,
@@ -69,6 +76,12 @@ impl CodeMap {
                 _ => 0,
             })
             .collect()
+    }
+
+    /// Reads internal functions' arguments from the stack (legacy code generation known).
+    pub fn with_args_from_stack(mut self, yes: bool) -> CodeMap {
+        self.args_from_stack = yes;
+        self
     }
 
     /// How this map fails to fit `code` (the code it was made for), if it does (see [`misfit`]).
@@ -94,10 +107,10 @@ impl CodeMap {
     /// into the function went to (`None` for the code before any: the dispatcher) and the pc
     /// it is at: the JUMP into the next level, or `pc` for the innermost.
     pub fn levels(&self, jumps: &[(u32, u32)], pc: u32) -> Vec<Level> {
-        let mut open: Vec<(u32, u32)> = Vec::new();
-        for &(j, dest) in jumps {
+        let mut open: Vec<(usize, u32, u32)> = Vec::new();
+        for (k, &(j, dest)) in jumps.iter().enumerate() {
             match self.entry(j).map(|e| e.jump) {
-                Some(b'i') => open.push((j, dest)),
+                Some(b'i') => open.push((k, j, dest)),
                 Some(b'o') => {
                     open.pop();
                 }
@@ -106,11 +119,17 @@ impl CodeMap {
         }
         let mut out = Vec::with_capacity(open.len() + 1);
         let mut entered = None;
-        for (site, dest) in open {
-            out.push(Level { entered, pc: site });
+        let mut jump = None;
+        for (k, site, dest) in open {
+            out.push(Level {
+                entered,
+                pc: site,
+                jump,
+            });
             entered = Some(dest);
+            jump = Some(k);
         }
-        out.push(Level { entered, pc });
+        out.push(Level { entered, pc, jump });
         out
     }
 
@@ -143,6 +162,7 @@ impl CodeMap {
         self.function_of(&Level {
             entered: Some(dest),
             pc: dest,
+            jump: None,
         })
     }
 
@@ -261,7 +281,12 @@ impl CodeMap {
     /// innermost, the call into the next for the others. Levels of generated code are left
     /// out; the dispatcher's only when nothing else is known (a failure decoding calldata:
     /// the function whose signature it is).
-    pub fn functions(&self, levels: &[Level], recent: &[u32]) -> Vec<StackEntry> {
+    pub fn functions(
+        &self,
+        levels: &[Level],
+        recent: &[u32],
+        open_args: &[(usize, Vec<U256>)],
+    ) -> Vec<StackEntry> {
         let mut out = Vec::new();
         let n = levels.len();
         for (k, level) in levels.iter().enumerate().rev() {
@@ -274,6 +299,7 @@ impl CodeMap {
                         function: String::new(),
                         location: Location::changed(&file.path),
                         reached_by: None,
+                        args: Vec::new(),
                     };
                     if out.last() != Some(&entry) {
                         out.push(entry);
@@ -299,6 +325,7 @@ impl CodeMap {
                         function: m.name.clone(),
                         location: at.clone(),
                         reached_by: None,
+                        args: Vec::new(),
                     });
                     file.locate(f.start, f.end - f.start)
                 }
@@ -312,6 +339,7 @@ impl CodeMap {
                 function: f.name.clone(),
                 location,
                 reached_by: None,
+                args: self.args_of(level, f, open_args),
             });
         }
         if out.is_empty() {
@@ -338,11 +366,52 @@ impl CodeMap {
                         function: f.name,
                         location,
                         reached_by: None,
+                        args: Vec::new(),
                     });
                 }
             }
         }
         out
+    }
+}
+
+impl CodeMap {
+    /// The parameters of `f`, the function `level` runs, with the values the JUMP into it left
+    /// on the stack (legacy code generation: the return address, then the arguments in order,
+    /// the last on top), where each is a value type read from one slot; names alone otherwise.
+    fn args_of(&self, level: &Level, f: &FnSpan, open_args: &[(usize, Vec<U256>)]) -> Vec<Arg> {
+        let words = level
+            .jump
+            .filter(|_| self.args_from_stack)
+            .and_then(|j| open_args.iter().find(|(k, _)| *k == j))
+            .map(|(_, w)| w.as_slice());
+        let slots: Option<Vec<usize>> = f.inputs.iter().map(|(_, t)| args::slots(t)).collect();
+        let mut values: Vec<Option<String>> = vec![None; f.inputs.len()];
+        if let (Some(words), Some(slots)) = (words, slots) {
+            let total: usize = slots.iter().sum();
+            if total <= words.len() {
+                let mut at = words.len() - total;
+                for (i, ((_, ty), n)) in f.inputs.iter().zip(&slots).enumerate() {
+                    if *n == 1 {
+                        values[i] = args::format(ty, words[at]);
+                    }
+                    at += n;
+                }
+            }
+        }
+        f.inputs
+            .iter()
+            .zip(values)
+            .enumerate()
+            .map(|(i, ((name, _), value))| Arg {
+                name: if name.is_empty() {
+                    format!("_{i}")
+                } else {
+                    name.clone()
+                },
+                value,
+            })
+            .collect()
     }
 }
 
@@ -353,6 +422,8 @@ pub struct Level {
     pub entered: Option<u32>,
     /// The pc this level is at.
     pub pc: u32,
+    /// The index, in the frame's JUMPs, of the one into this level's function.
+    pub jump: Option<usize>,
 }
 
 /// The internal stack of a frame at its failure (`steps.last_pc`) or, for a frame on the way
@@ -396,7 +467,7 @@ pub fn stack_trace(
         // another), its span may lie in the other function, and the frame's own last pcs (the
         // call's result checked on return) are within this one.
         let recent: Vec<u32> = steps.recent().collect();
-        let mut entries = map.functions(&levels, &recent);
+        let mut entries = map.functions(&levels, &recent, &steps.args);
         if k > 0 {
             if let Some(outer) = entries.last_mut() {
                 outer.reached_by = Some(f.kind);
@@ -482,7 +553,11 @@ mod tests {
         let code = [0x56, 0x56, 0x56, 0xfd];
         let unit = Arc::new(Unit::default());
         let map = CodeMap::new("A", &code, "0:1:0:i;1:1:0:i;2:1:0:o;3:1:0:-", unit);
-        let l = |entered, pc| Level { entered, pc };
+        let l = |entered, pc| Level {
+            entered,
+            pc,
+            jump: None,
+        };
         assert_eq!(
             map.levels(&[(0, 10), (1, 20), (2, 1)], 3),
             vec![l(None, 0), l(Some(10), 3)]

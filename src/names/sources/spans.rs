@@ -14,6 +14,9 @@ pub struct FnSpan {
     pub modifier: bool,
     /// Its parameter types (`address,uint256`), from the AST; `None` from a text scan.
     pub params: Option<String>,
+    /// Its parameters (name, solc's type string: `uint256`, `bytes calldata`, `struct S
+    /// memory`), from the AST; empty from a text scan.
+    pub inputs: Vec<(String, String)>,
 }
 
 /// Functions and modifiers of an AST (solc's compact JSON), with their contract.
@@ -44,21 +47,42 @@ pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>)
                         Some(k @ ("constructor" | "fallback" | "receive")) => k,
                         _ => name,
                     };
-                    let params = o
+                    let list = o
                         .get("parameters")
                         .and_then(|p| p.get("parameters"))
-                        .and_then(Value::as_array)
-                        .map(|ps| {
-                            ps.iter()
-                                .map(|p| {
-                                    p.pointer("/typeDescriptions/typeString")
-                                        .and_then(Value::as_str)
-                                        .unwrap_or("?")
-                                        .to_string()
-                                })
-                                .collect::<Vec<_>>()
-                                .join(",")
-                        });
+                        .and_then(Value::as_array);
+                    let inputs: Vec<(String, String)> = list
+                        .into_iter()
+                        .flatten()
+                        .map(|p| {
+                            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+                            let ty = p
+                                .pointer("/typeDescriptions/typeString")
+                                .and_then(Value::as_str)
+                                .unwrap_or("?");
+                            // Older solc leaves the data location out of the type string.
+                            let ty = match p.get("storageLocation").and_then(Value::as_str) {
+                                Some(loc @ ("calldata" | "memory"))
+                                    if !ty.ends_with(&format!(" {loc}")) =>
+                                {
+                                    format!("{ty} {loc}")
+                                }
+                                Some("storage") if !ty.contains(" storage") => {
+                                    format!("{ty} storage ref")
+                                }
+                                _ => ty.to_string(),
+                            };
+                            (name.to_string(), ty)
+                        })
+                        .collect();
+                    // The ABI type of each (`uint256`; a contract is an address), for selectors.
+                    let params = list.map(|_| {
+                        inputs
+                            .iter()
+                            .map(|(_, t)| abi_type(t))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    });
                     out.push(FnSpan {
                         start,
                         end,
@@ -66,6 +90,7 @@ pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>)
                         name: shown.to_string(),
                         modifier: kind == "ModifierDefinition",
                         params,
+                        inputs,
                     });
                 }
                 _ => {}
@@ -76,6 +101,23 @@ pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>)
             }
         }
         _ => {}
+    }
+}
+
+/// The ABI type of a solc type string: data location dropped, a contract is an address, an
+/// enum a uint8 (what a selector is computed from).
+fn abi_type(type_string: &str) -> String {
+    let t = type_string
+        .trim_end_matches(" calldata")
+        .trim_end_matches(" memory")
+        .trim_end_matches(" storage ref")
+        .trim_end_matches(" storage pointer");
+    if t.starts_with("contract ") || t == "address payable" {
+        "address".to_string()
+    } else if t.starts_with("enum ") {
+        "uint8".to_string()
+    } else {
+        t.to_string()
     }
 }
 
@@ -169,6 +211,7 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
                         name,
                         modifier,
                         params: None,
+                        inputs: Vec::new(),
                     });
                 }
             }
