@@ -57,7 +57,7 @@ const input = {
       "*": {
         "": ["ast"],
         "*": [
-          "abi",
+          "abi", "metadata",
           "evm.bytecode.object", "evm.bytecode.sourceMap", "evm.bytecode.linkReferences",
           "evm.deployedBytecode.object", "evm.deployedBytecode.sourceMap",
           "evm.deployedBytecode.linkReferences", "evm.deployedBytecode.immutableReferences",

@@ -123,7 +123,7 @@ fn the_fixtures_report_has_every_section_offline() {
     assert!(text.contains(
         "65 | </span>revert <mark>Custom(code, msg.sender, &quot;custom error&quot;)</mark>;"
     ));
-    assert!(text.contains("Hub.failNested (Hub.sol:179:9)"));
+    assert!(text.contains("Hub.failNested(code: 48879) (Hub.sol:179:9)"));
     // What was checked: the receipt of the fixture, and the native changes against the diff.
     assert!(text.contains("✓ checked</span>: the replay matches the chain&#39;s receipt"));
     assert!(text.contains("native changes (value transfers and fees) against the balances"));

@@ -275,11 +275,11 @@ fn pool_frame(tree: &str) -> &str {
         .unwrap_or_else(|| panic!("no located pool frame in\n{tree}"))
 }
 
-/// A number as the stack trace prints an argument: with a short form beside it from 10,000 on
-/// (`-887340 [-8.8734e5]`), as cast prints amounts.
+/// A number as the stack trace prints an argument: with a short form beside it from 1,000,000 on
+/// (`-8873400 [-8.8734e6]`), as cast prints amounts.
 fn num(v: i128) -> String {
     let digits = v.unsigned_abs().to_string();
-    if v.unsigned_abs() < 10_000 {
+    if v.unsigned_abs() < 1_000_000 {
         return v.to_string();
     }
     let sign = if v < 0 { "-" } else { "" };

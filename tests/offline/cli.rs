@@ -144,9 +144,10 @@ fn bundled_fixture_tree_names_the_reason() {
         &format!("at {revert}"),
         &format!("{revert_line} | revert Custom(code, msg.sender, \"custom error\");"),
         "Solidity stack trace:",
-        &format!("  at Reverter.failCustom ({revert}), reached by CALL"),
-        &format!("  at Hub.failInner ({inner}), reached by CALL"),
-        &format!("  at Hub.failNested ({outer})"),
+        // The argument, read from the stack at each function's entry: the fixture's call data.
+        &format!("  at Reverter.failCustom(code: 48879) ({revert}), reached by CALL"),
+        &format!("  at Hub.failInner(code: 48879) ({inner}), reached by CALL"),
+        &format!("  at Hub.failNested(code: 48879) ({outer})"),
     ] {
         assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
     }

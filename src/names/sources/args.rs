@@ -77,7 +77,7 @@ fn low(word: U256, bits: usize) -> U256 {
 /// `100000000000000000000 [1e20]`: a large amount with its short form beside it, as cast
 /// prints them.
 fn with_short(text: String, magnitude: U256) -> String {
-    if magnitude < U256::from(10_000u32) {
+    if magnitude < U256::from(1_000_000u32) {
         return text;
     }
     let digits = magnitude.to_string();
@@ -124,8 +124,13 @@ mod tests {
             Some("123450000 [1.2345e8]")
         );
         assert_eq!(format("int8", U256::from(0x80u8)).as_deref(), Some("-128"));
-        let far = U256::ZERO.wrapping_sub(U256::from(887_340u32));
-        assert_eq!(format("int24", far).as_deref(), Some("-887340 [-8.8734e5]"));
+        let tick = U256::ZERO.wrapping_sub(U256::from(887_340u32));
+        assert_eq!(format("int24", tick).as_deref(), Some("-887340"));
+        let far = U256::ZERO.wrapping_sub(U256::from(8_873_400u32));
+        assert_eq!(
+            format("int32", far).as_deref(),
+            Some("-8873400 [-8.8734e6]")
+        );
         assert_eq!(format("bool", U256::from(1u8)).as_deref(), Some("true"));
         assert_eq!(format("struct P memory", U256::from(0x80u8)), None);
         assert_eq!(format("string calldata", U256::from(4u8)), None);

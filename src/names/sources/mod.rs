@@ -553,20 +553,21 @@ mod tests {
         let code = [0x56, 0x56, 0x56, 0xfd];
         let unit = Arc::new(Unit::default());
         let map = CodeMap::new("A", &code, "0:1:0:i;1:1:0:i;2:1:0:o;3:1:0:-", unit);
-        let l = |entered, pc| Level {
-            entered,
-            pc,
-            jump: None,
-        };
+        // Each level also names the JUMP (its index) that entered it: where its arguments are.
+        let l = |entered, pc, jump| Level { entered, pc, jump };
         assert_eq!(
             map.levels(&[(0, 10), (1, 20), (2, 1)], 3),
-            vec![l(None, 0), l(Some(10), 3)]
+            vec![l(None, 0, None), l(Some(10), 3, Some(0))]
         );
         assert_eq!(
             map.levels(&[(0, 10), (1, 20)], 3),
-            vec![l(None, 0), l(Some(10), 1), l(Some(20), 3)]
+            vec![
+                l(None, 0, None),
+                l(Some(10), 1, Some(0)),
+                l(Some(20), 3, Some(1))
+            ]
         );
-        assert_eq!(map.levels(&[(2, 1)], 3), vec![l(None, 3)]);
+        assert_eq!(map.levels(&[(2, 1)], 3), vec![l(None, 3, None)]);
     }
 
     #[test]
