@@ -1,0 +1,5 @@
+//! OP-stack chains: hard forks ([`fork`]).
+
+pub mod fork;
+
+pub use fork::{OpFork, OpRules, OpSchedule};
