@@ -4,6 +4,8 @@
 
 pub mod fork;
 pub mod l1_fee;
+#[cfg(test)]
+mod tests;
 
 use alloy_primitives::{address, Address};
 
