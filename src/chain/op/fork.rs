@@ -1,0 +1,252 @@
+//! OP-stack hard forks and their activation schedule.
+//!
+//! Bedrock activates at a block number, every later fork at an L2 block timestamp. op-geth asks
+//! each fork on its own (`params/config.go`: `IsRegolith(time)`, `IsEcotone(time)`, … each a
+//! `isTimestampForked` of its own field), so a chain config that sets Ecotone but not Regolith
+//! runs Ecotone's rules with Regolith's off; op-geth's own tests build such configs. [`OpRules`]
+//! keeps that set exactly; [`OpFork`] is the usual case, every fork up to one active (op-node's
+//! rollup config requires the forks in order).
+
+/// An OP-stack hard fork, in activation order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OpFork {
+    Bedrock,
+    Regolith,
+    Canyon,
+    /// No execution-layer change (op-geth's chain config has no Delta time); kept so that a
+    /// rollup config's schedule reads whole.
+    Delta,
+    Ecotone,
+    Fjord,
+    Granite,
+    Holocene,
+    Isthmus,
+    Jovian,
+}
+
+impl OpFork {
+    /// Every fork, oldest first.
+    pub const ALL: [OpFork; 10] = [
+        OpFork::Bedrock,
+        OpFork::Regolith,
+        OpFork::Canyon,
+        OpFork::Delta,
+        OpFork::Ecotone,
+        OpFork::Fjord,
+        OpFork::Granite,
+        OpFork::Holocene,
+        OpFork::Isthmus,
+        OpFork::Jovian,
+    ];
+
+    /// The fork's name as the OP-stack specs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpFork::Bedrock => "Bedrock",
+            OpFork::Regolith => "Regolith",
+            OpFork::Canyon => "Canyon",
+            OpFork::Delta => "Delta",
+            OpFork::Ecotone => "Ecotone",
+            OpFork::Fjord => "Fjord",
+            OpFork::Granite => "Granite",
+            OpFork::Holocene => "Holocene",
+            OpFork::Isthmus => "Isthmus",
+            OpFork::Jovian => "Jovian",
+        }
+    }
+
+    /// A fork by name, case-insensitively.
+    pub fn from_name(name: &str) -> Option<OpFork> {
+        OpFork::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// The set of OP-stack forks active for one block, each on its own as op-geth's `params.Rules`
+/// (`IsOptimismRegolith`, …) has them. `OpRules::from(fork)` is every fork up to `fork`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OpRules(u16);
+
+impl OpRules {
+    /// No fork active.
+    pub const fn none() -> OpRules {
+        OpRules(0)
+    }
+
+    /// Every fork up to and including `fork`.
+    pub fn up_to(fork: OpFork) -> OpRules {
+        OpRules((fork.bit() << 1) - 1)
+    }
+
+    /// These rules with `fork` active too.
+    pub fn with(self, fork: OpFork) -> OpRules {
+        OpRules(self.0 | fork.bit())
+    }
+
+    /// Whether `fork` is active.
+    pub fn is(self, fork: OpFork) -> bool {
+        self.0 & fork.bit() != 0
+    }
+
+    /// The latest active fork, if any.
+    pub fn latest(self) -> Option<OpFork> {
+        OpFork::ALL.into_iter().rev().find(|f| self.is(*f))
+    }
+}
+
+impl From<OpFork> for OpRules {
+    fn from(fork: OpFork) -> OpRules {
+        OpRules::up_to(fork)
+    }
+}
+
+/// When each OP-stack fork activates on a chain: a rollup config's `*_time` fields (`None`: not
+/// scheduled) and the Bedrock block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpSchedule {
+    /// The first Bedrock block (0 for chains born on Bedrock; OP Mainnet's is 105,235,063).
+    pub bedrock_block: u64,
+    pub regolith_time: Option<u64>,
+    pub canyon_time: Option<u64>,
+    pub delta_time: Option<u64>,
+    pub ecotone_time: Option<u64>,
+    pub fjord_time: Option<u64>,
+    pub granite_time: Option<u64>,
+    pub holocene_time: Option<u64>,
+    pub isthmus_time: Option<u64>,
+    pub jovian_time: Option<u64>,
+}
+
+impl OpSchedule {
+    /// Every fork up to and including `fork` active from genesis (block 0, time 0).
+    pub fn all_from_genesis(fork: OpFork) -> OpSchedule {
+        let at = |f: OpFork| (fork >= f).then_some(0);
+        OpSchedule {
+            bedrock_block: 0,
+            regolith_time: at(OpFork::Regolith),
+            canyon_time: at(OpFork::Canyon),
+            delta_time: at(OpFork::Delta),
+            ecotone_time: at(OpFork::Ecotone),
+            fjord_time: at(OpFork::Fjord),
+            granite_time: at(OpFork::Granite),
+            holocene_time: at(OpFork::Holocene),
+            isthmus_time: at(OpFork::Isthmus),
+            jovian_time: at(OpFork::Jovian),
+        }
+    }
+
+    /// A timestamp fork's activation time; `None` for Bedrock, which a block number activates.
+    pub fn activation_time(&self, fork: OpFork) -> Option<u64> {
+        match fork {
+            OpFork::Bedrock => None,
+            OpFork::Regolith => self.regolith_time,
+            OpFork::Canyon => self.canyon_time,
+            OpFork::Delta => self.delta_time,
+            OpFork::Ecotone => self.ecotone_time,
+            OpFork::Fjord => self.fjord_time,
+            OpFork::Granite => self.granite_time,
+            OpFork::Holocene => self.holocene_time,
+            OpFork::Isthmus => self.isthmus_time,
+            OpFork::Jovian => self.jovian_time,
+        }
+    }
+
+    /// Whether block `number` is a Bedrock block (op-geth `IsBedrock`).
+    pub fn is_bedrock(&self, number: u64) -> bool {
+        number >= self.bedrock_block
+    }
+
+    /// The forks active at `timestamp`, each asked on its own as op-geth does
+    /// (`isTimestampForked`: scheduled and `time <= timestamp`). Bedrock counts as active: it
+    /// is block-activated, see [`OpSchedule::is_bedrock`].
+    pub fn rules_at(&self, timestamp: u64) -> OpRules {
+        OpFork::ALL
+            .into_iter()
+            .filter(|f| match self.activation_time(*f) {
+                None => *f == OpFork::Bedrock,
+                Some(t) => t <= timestamp,
+            })
+            .fold(OpRules::none(), OpRules::with)
+    }
+
+    /// The latest fork active at `timestamp` (Bedrock when no timestamp fork is).
+    pub fn fork_at(&self, timestamp: u64) -> OpFork {
+        self.rules_at(timestamp).latest().unwrap_or(OpFork::Bedrock)
+    }
+
+    /// The latest fork of block (`number`, `timestamp`); `None` before Bedrock (the legacy OVM
+    /// chain, whose fees these rules do not describe).
+    pub fn fork_at_block(&self, number: u64, timestamp: u64) -> Option<OpFork> {
+        self.is_bedrock(number).then(|| self.fork_at(timestamp))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forks_are_ordered_and_named() {
+        assert!(OpFork::Bedrock < OpFork::Regolith);
+        assert!(OpFork::Isthmus < OpFork::Jovian);
+        for f in OpFork::ALL {
+            assert_eq!(OpFork::from_name(f.name()), Some(f));
+        }
+        assert_eq!(OpFork::from_name("ecotone"), Some(OpFork::Ecotone));
+        assert_eq!(OpFork::from_name("cancun"), None);
+    }
+
+    #[test]
+    fn rules_up_to_a_fork_hold_every_earlier_one() {
+        let r = OpRules::from(OpFork::Fjord);
+        assert!(r.is(OpFork::Bedrock) && r.is(OpFork::Ecotone) && r.is(OpFork::Fjord));
+        assert!(!r.is(OpFork::Granite));
+        assert_eq!(r.latest(), Some(OpFork::Fjord));
+        assert_eq!(OpRules::none().latest(), None);
+        let odd = OpRules::none().with(OpFork::Ecotone);
+        assert!(odd.is(OpFork::Ecotone) && !odd.is(OpFork::Regolith));
+    }
+
+    #[test]
+    fn fork_at_picks_the_latest_activated() {
+        let s = OpSchedule {
+            bedrock_block: 100,
+            regolith_time: Some(0),
+            canyon_time: Some(10),
+            delta_time: Some(20),
+            ecotone_time: Some(30),
+            fjord_time: Some(40),
+            granite_time: Some(50),
+            holocene_time: Some(60),
+            isthmus_time: Some(70),
+            jovian_time: None,
+        };
+        assert_eq!(s.fork_at(0), OpFork::Regolith);
+        assert_eq!(s.fork_at(29), OpFork::Delta);
+        assert_eq!(s.fork_at(30), OpFork::Ecotone);
+        assert_eq!(s.fork_at(u64::MAX), OpFork::Isthmus);
+        assert_eq!(s.fork_at_block(99, 70), None);
+        assert_eq!(s.fork_at_block(100, 70), Some(OpFork::Isthmus));
+        assert_eq!(OpSchedule::default().fork_at(5), OpFork::Bedrock);
+        let g = OpSchedule::all_from_genesis(OpFork::Holocene);
+        assert_eq!(g.fork_at(0), OpFork::Holocene);
+        assert_eq!(g.rules_at(0), OpRules::from(OpFork::Holocene));
+    }
+
+    #[test]
+    fn forks_are_asked_one_by_one() {
+        // op-geth's test configs set Ecotone without Regolith (receipt_opstack_test.go).
+        let s = OpSchedule {
+            ecotone_time: Some(0),
+            ..OpSchedule::default()
+        };
+        let r = s.rules_at(0);
+        assert!(r.is(OpFork::Ecotone) && !r.is(OpFork::Regolith));
+        assert_eq!(s.fork_at(0), OpFork::Ecotone);
+    }
+}

@@ -1,0 +1,35 @@
+//! OP-stack chains: hard forks ([`fork`]) and the fees a transaction pays beyond its gas — the
+//! L1 data fee and the operator fee ([`l1_fee`]) — as op-geth computes them, a pure library
+//! that reads the L1Block predeploy through a closure and knows nothing of a replay.
+
+pub mod fork;
+pub mod l1_fee;
+#[cfg(test)]
+mod tests;
+
+use alloy_primitives::{address, Address};
+
+pub use fork::{OpFork, OpRules, OpSchedule};
+pub use l1_fee::{
+    da_footprint_gas, flz_compress_len, l1_cost, l1_data_fee, l1_gas_used, operator_fee,
+    operator_fee_refund, total_rollup_cost, L1BlockInfo, L1Cost, L1CostFunction, L1InfoError,
+    RollupCostData,
+};
+
+/// The L1Block predeploy: the L1 origin's fee parameters, written by each block's L1
+/// attributes deposit (op-geth `core/types/rollup_cost.go`: `L1BlockAddr`).
+pub const L1_BLOCK: Address = address!("4200000000000000000000000000000000000015");
+
+/// Receives the tip: OP-stack blocks name it as their coinbase (the SequencerFeeVault
+/// predeploy); op-geth pays `gasUsed × effectiveTip` to the block's coinbase.
+pub const SEQUENCER_FEE_VAULT: Address = address!("4200000000000000000000000000000000000011");
+
+/// Receives `gasUsed × baseFee`, which OP-stack chains do not burn (op-geth
+/// `params/protocol_params.go`: `OptimismBaseFeeRecipient`).
+pub const BASE_FEE_VAULT: Address = address!("4200000000000000000000000000000000000019");
+
+/// Receives the L1 data fee (`OptimismL1FeeRecipient`).
+pub const L1_FEE_VAULT: Address = address!("420000000000000000000000000000000000001a");
+
+/// Receives the operator fee of the gas used, from Isthmus (`OptimismOperatorFeeRecipient`).
+pub const OPERATOR_FEE_VAULT: Address = address!("420000000000000000000000000000000000001b");
