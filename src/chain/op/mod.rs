@@ -5,6 +5,10 @@
 pub mod fork;
 pub mod l1_fee;
 #[cfg(test)]
+mod own_tests;
+#[cfg(test)]
+mod receipt_tests;
+#[cfg(test)]
 mod tests;
 
 use alloy_primitives::{address, Address};

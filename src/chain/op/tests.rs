@@ -1,59 +1,60 @@
-//! op-geth's own test vectors, ported: every test of `core/types/rollup_cost_test.go` and the
-//! OP-stack receipt derivations of `core/types/receipt_opstack_test.go` (which run
-//! `extractL1GasParams` on real calldata), from op-geth at commit d0734fd5 (March 2026). Each
+//! op-geth's own test vectors, ported: every test of `core/types/rollup_cost_test.go` and (the
+//! OP-stack receipt derivations of `core/types/receipt_opstack_test.go`, which run
+//! `extractL1GasParams` on real calldata, are in `receipt_tests.rs`), from op-geth at commit d0734fd5 (March 2026). Each
 //! expected number is typed in from the Go file; each test names the Go function it ports. The
 //! Go configs become [`OpSchedule`]s with the same fields set, so that forks a Go config leaves
 //! out stay off here too.
 
-use alloy_primitives::{hex, U256};
+pub(super) use alloy_primitives::{hex, U256};
 
-use super::fork::{OpFork, OpRules, OpSchedule};
-use super::l1_fee::*;
+pub(super) use super::fork::{OpFork, OpRules, OpSchedule};
+pub(super) use super::l1_fee::*;
 
 // The package-level variables of rollup_cost_test.go.
-const BASE_FEE: u64 = 1000 * 1_000_000;
-const OVERHEAD: u64 = 50;
-const SCALAR: u64 = 7 * 1_000_000;
-const BLOB_BASE_FEE: u64 = 10 * 1_000_000;
-const BASE_FEE_SCALAR: u32 = 2;
-const BLOB_BASE_FEE_SCALAR: u32 = 3;
-const OPERATOR_FEE_SCALAR: u32 = 1_439_103_868;
-const OPERATOR_FEE_CONSTANT: u64 = 1_256_417_826_609_331_460;
+pub(super) const BASE_FEE: u64 = 1000 * 1_000_000;
+pub(super) const OVERHEAD: u64 = 50;
+pub(super) const SCALAR: u64 = 7 * 1_000_000;
+pub(super) const BLOB_BASE_FEE: u64 = 10 * 1_000_000;
+pub(super) const BASE_FEE_SCALAR: u32 = 2;
+pub(super) const BLOB_BASE_FEE_SCALAR: u32 = 3;
+pub(super) const OPERATOR_FEE_SCALAR: u32 = 1_439_103_868;
+pub(super) const OPERATOR_FEE_CONSTANT: u64 = 1_256_417_826_609_331_460;
 
 // "below are the expected cost func outcomes for the above parameter settings on the emptyTx"
-const BEDROCK_FEE: u64 = 11_326_000_000_000;
-const REGOLITH_FEE: u64 = 3_710_000_000_000;
-const ECOTONE_FEE: u64 = 960_900; // (480/16)*(2*16*1000 + 3*10) == 960900
-const FJORD_FEE: u64 = 3_203_000; // 100_000_000 * (2 * 1000 * 1e6 * 16 + 3 * 10 * 1e6) / 1e12
-const ITHMUS_OPERATOR_FEE: u64 = 1_256_417_826_611_659_930; // 1618 * 1439103868 / 1e6 + 1256417826609331460
-const JOVIAN_OPERATOR_FEE: u64 = 1_256_650_673_615_173_860; // 1618 * 1439103868 * 100 + 1256417826609331460
+pub(super) const BEDROCK_FEE: u64 = 11_326_000_000_000;
+pub(super) const REGOLITH_FEE: u64 = 3_710_000_000_000;
+pub(super) const ECOTONE_FEE: u64 = 960_900; // (480/16)*(2*16*1000 + 3*10) == 960900
+pub(super) const FJORD_FEE: u64 = 3_203_000; // 100_000_000 * (2 * 1000 * 1e6 * 16 + 3 * 10 * 1e6) / 1e12
+pub(super) const ITHMUS_OPERATOR_FEE: u64 = 1_256_417_826_611_659_930; // 1618 * 1439103868 / 1e6 + 1256417826609331460
+pub(super) const JOVIAN_OPERATOR_FEE: u64 = 1_256_650_673_615_173_860; // 1618 * 1439103868 * 100 + 1256417826609331460
 
-const BEDROCK_GAS: u64 = 1618;
-const REGOLITH_GAS: u64 = 530; // 530  = 1618 - (16*68)
-const ECOTONE_GAS: u64 = 480;
-const MINIMUM_FJORD_GAS: u64 = 1600; // fastlz size of minimum txn, 100_000_000 * 16 / 1e6
+pub(super) const BEDROCK_GAS: u64 = 1618;
+pub(super) const REGOLITH_GAS: u64 = 530; // 530  = 1618 - (16*68)
+pub(super) const ECOTONE_GAS: u64 = 480;
+pub(super) const MINIMUM_FJORD_GAS: u64 = 1600; // fastlz size of minimum txn, 100_000_000 * 16 / 1e6
 
 /// transaction_test.go's `emptyTx`, `NewTransaction(0, 0x095e…2d87, 0, 0, 0, nil)` unsigned, in
 /// its binary encoding (`MarshalBinary`): an RLP list of nine items, all `0x80` but the address.
-const EMPTY_TX: &str = "dd80808094095e7baea6a6c7c4c2dfeb977efac326af552d878080808080";
+pub(super) const EMPTY_TX: &str = "dd80808094095e7baea6a6c7c4c2dfeb977efac326af552d878080808080";
 
 /// rollup_cost_test.go's `emptyTxWithGas`: `emptyTx` with gas `bedrockGas` (1618 = 0x0652).
-const EMPTY_TX_WITH_GAS: &str = "df808082065294095e7baea6a6c7c4c2dfeb977efac326af552d878080808080";
+pub(super) const EMPTY_TX_WITH_GAS: &str =
+    "df808082065294095e7baea6a6c7c4c2dfeb977efac326af552d878080808080";
 
-fn u(v: u64) -> U256 {
+pub(super) fn u(v: u64) -> U256 {
     U256::from(v)
 }
 
-fn empty_tx() -> Vec<u8> {
+pub(super) fn empty_tx() -> Vec<u8> {
     hex::decode(EMPTY_TX).unwrap()
 }
 
-fn empty_tx_cost_data() -> RollupCostData {
+pub(super) fn empty_tx_cost_data() -> RollupCostData {
     RollupCostData::of_tx(&empty_tx())
 }
 
 /// An info with the fields op-geth's cost-function helpers take, and the function fixed.
-fn params(function: L1CostFunction) -> L1BlockInfo {
+pub(super) fn params(function: L1CostFunction) -> L1BlockInfo {
     L1BlockInfo {
         l1_base_fee: u(BASE_FEE),
         l1_fee_overhead: u(OVERHEAD),
@@ -66,17 +67,21 @@ fn params(function: L1CostFunction) -> L1BlockInfo {
     }
 }
 
-fn cost(info: &L1BlockInfo, rules: impl Into<OpRules>, data: &RollupCostData) -> (U256, U256) {
+pub(super) fn cost(
+    info: &L1BlockInfo,
+    rules: impl Into<OpRules>,
+    data: &RollupCostData,
+) -> (U256, U256) {
     let c = l1_cost(info, rules, data).expect("charged");
     (c.fee, c.gas_used)
 }
 
-fn word(v: u64) -> [u8; 32] {
+pub(super) fn word(v: u64) -> [u8; 32] {
     U256::from(v).to_be_bytes()
 }
 
 /// `getBedrockL1Attributes`.
-fn bedrock_l1_attributes(base_fee: u64, overhead: u64, scalar: u64) -> Vec<u8> {
+pub(super) fn bedrock_l1_attributes(base_fee: u64, overhead: u64, scalar: u64) -> Vec<u8> {
     let ignored = word(1234);
     let mut data = BEDROCK_L1_ATTRIBUTES_SELECTOR.to_vec();
     for arg in [
@@ -95,7 +100,7 @@ fn bedrock_l1_attributes(base_fee: u64, overhead: u64, scalar: u64) -> Vec<u8> {
 }
 
 /// `getEcotoneL1Attributes`, or `getIsthmusL1Attributes` with the operator fee parameters.
-fn packed_l1_attributes(
+pub(super) fn packed_l1_attributes(
     selector: [u8; 4],
     base_fee: u64,
     blob_base_fee: u64,
@@ -120,7 +125,7 @@ fn packed_l1_attributes(
     data
 }
 
-fn ecotone_l1_attributes() -> Vec<u8> {
+pub(super) fn ecotone_l1_attributes() -> Vec<u8> {
     packed_l1_attributes(
         ECOTONE_L1_ATTRIBUTES_SELECTOR,
         BASE_FEE,
@@ -133,19 +138,19 @@ fn ecotone_l1_attributes() -> Vec<u8> {
 
 /// `testStateGetter`: the L1Block slots it knows, a panic for any other.
 #[derive(Clone)]
-struct TestState {
-    base_fee: u64,
-    blob_base_fee: u64,
-    overhead: u64,
-    scalar: u64,
-    base_fee_scalar: u32,
-    blob_base_fee_scalar: u32,
-    operator_fee_scalar: u32,
-    operator_fee_constant: u64,
+pub(super) struct TestState {
+    pub(super) base_fee: u64,
+    pub(super) blob_base_fee: u64,
+    pub(super) overhead: u64,
+    pub(super) scalar: u64,
+    pub(super) base_fee_scalar: u32,
+    pub(super) blob_base_fee_scalar: u32,
+    pub(super) operator_fee_scalar: u32,
+    pub(super) operator_fee_constant: u64,
 }
 
 impl TestState {
-    fn new() -> TestState {
+    pub(super) fn new() -> TestState {
         TestState {
             base_fee: BASE_FEE,
             blob_base_fee: BLOB_BASE_FEE,
@@ -158,7 +163,7 @@ impl TestState {
         }
     }
 
-    fn get(&self, slot: U256) -> U256 {
+    pub(super) fn get(&self, slot: U256) -> U256 {
         let mut buf = [0u8; 32];
         match slot.to::<u64>() {
             1 => return u(self.base_fee),
@@ -553,292 +558,4 @@ fn total_rollup_cost_func() {
         total(jovian_time + 1),
         u(FJORD_FEE) + u(JOVIAN_OPERATOR_FEE)
     );
-}
-
-// receipt_opstack_test.go: its configs copy `AllCliqueProtocolChanges` with Bedrock at block 0
-// and never set Regolith (nor Canyon).
-
-fn bedrock_genesis_test_config() -> OpSchedule {
-    OpSchedule::default()
-}
-
-fn ecotone_test_config() -> OpSchedule {
-    OpSchedule {
-        ecotone_time: Some(0),
-        ..bedrock_genesis_test_config()
-    }
-}
-
-fn isthmus_test_config() -> OpSchedule {
-    OpSchedule {
-        fjord_time: Some(0),
-        granite_time: Some(0),
-        holocene_time: Some(0),
-        isthmus_time: Some(0),
-        ..ecotone_test_config()
-    }
-}
-
-fn jovian_test_config() -> OpSchedule {
-    OpSchedule {
-        jovian_time: Some(0),
-        ..isthmus_test_config()
-    }
-}
-
-/// What `deriveOPStackFields` puts in the receipt of `emptyTx` (the block's second
-/// transaction) for an L1 attributes payload: `(l1GasPrice, l1BlobBaseFee, l1GasUsed, l1Fee)`.
-fn derive_receipt(
-    config: &OpSchedule,
-    payload: &[u8],
-) -> Result<(L1BlockInfo, L1Cost), L1InfoError> {
-    let rules = config.rules_at(0);
-    let info = L1BlockInfo::from_calldata(rules, payload)?;
-    let cost = l1_cost(&info, rules, &empty_tx_cost_data()).expect("emptyTx is charged");
-    Ok((info, cost))
-}
-
-/// op-geth TestDeriveOptimismBedrockTxReceipts.
-#[test]
-fn derive_optimism_bedrock_tx_receipts() {
-    // Bedrock style l1 attributes with L1Scalar=7_000_000 (becomes 7 after division),
-    // L1Overhead=50, L1BaseFee=1000*1e6
-    let payload = hex::decode("015d8eb900000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2000000000000000000000000000000000000000000000000000000003b9aca0000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2000000000000000000000000000000000000000000000000000000000000003200000000000000000000000000000000000000000000000000000000006acfc0015d8eb900000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2000000000000000000000000000000000000000000000000000000003b9aca0000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2000000000000000000000000000000000000000000000000000000000000003200000000000000000000000000000000000000000000000000000000006acfc0").unwrap();
-    let (info, cost) = derive_receipt(&bedrock_genesis_test_config(), &payload).unwrap();
-    assert_eq!(info.l1_base_fee, u(BASE_FEE)); // l1GasPrice
-    assert_eq!(info.l1_fee_scalar, u(SCALAR)); // feeScalar 7, scaled by 1e6
-    assert_eq!((cost.gas_used, cost.fee), (u(BEDROCK_GAS), u(BEDROCK_FEE)));
-
-    // "Should get same result with the Ecotone config because it will assume this is "first
-    // ecotone block" if it sees the bedrock style L1 attributes."
-    let (info, cost) = derive_receipt(&ecotone_test_config(), &payload).unwrap();
-    assert_eq!(info.l1_base_fee, u(BASE_FEE));
-    assert_eq!((cost.gas_used, cost.fee), (u(BEDROCK_GAS), u(BEDROCK_FEE)));
-}
-
-/// op-geth TestDeriveOptimismEcotoneTxReceipts.
-#[test]
-fn derive_optimism_ecotone_tx_receipts() {
-    // Ecotone style l1 attributes with baseFeeScalar=2, blobBaseFeeScalar=3,
-    // baseFee=1000*1e6, blobBaseFee=10*1e6
-    let payload = hex::decode("440a5e20000000020000000300000000000004d200000000000004d200000000000004d2000000000000000000000000000000000000000000000000000000003b9aca00000000000000000000000000000000000000000000000000000000000098968000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2").unwrap();
-    // Should error out if we try to process this with a pre-Ecotone config
-    assert!(derive_receipt(&bedrock_genesis_test_config(), &payload).is_err());
-
-    let (info, cost) = derive_receipt(&ecotone_test_config(), &payload).unwrap();
-    assert_eq!(info.l1_base_fee, u(BASE_FEE));
-    assert_eq!(info.l1_blob_base_fee, u(BLOB_BASE_FEE));
-    assert_eq!(info.base_fee_scalar, BASE_FEE_SCALAR);
-    assert_eq!(info.blob_base_fee_scalar, BLOB_BASE_FEE_SCALAR);
-    assert_eq!((cost.gas_used, cost.fee), (u(ECOTONE_GAS), u(ECOTONE_FEE)));
-}
-
-const ISTHMUS_PAYLOAD: &str = "098999be000000020000000300000000000004d200000000000004d200000000000004d2000000000000000000000000000000000000000000000000000000003b9aca00000000000000000000000000000000000000000000000000000000000098968000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d255c6fb7c116fb15b44847d04";
-
-/// op-geth TestDeriveOptimismIsthmusTxReceipts.
-#[test]
-fn derive_optimism_isthmus_tx_receipts() {
-    // Isthmus style l1 attributes with baseFeeScalar=2, blobBaseFeeScalar=3, baseFee=1000*1e6,
-    // blobBaseFee=10*1e6, operatorFeeScalar=1439103868, operatorFeeConstant=1256417826609331460
-    let payload = hex::decode(ISTHMUS_PAYLOAD).unwrap();
-    // Should error out if we try to process this with a pre-Isthmus config
-    assert!(derive_receipt(&bedrock_genesis_test_config(), &payload).is_err());
-
-    let (info, cost) = derive_receipt(&isthmus_test_config(), &payload).unwrap();
-    assert_eq!(info.l1_base_fee, u(BASE_FEE));
-    assert_eq!(info.l1_blob_base_fee, u(BLOB_BASE_FEE));
-    assert_eq!(info.base_fee_scalar, BASE_FEE_SCALAR);
-    assert_eq!(info.blob_base_fee_scalar, BLOB_BASE_FEE_SCALAR);
-    assert_eq!(info.operator_fee_scalar, OPERATOR_FEE_SCALAR);
-    assert_eq!(info.operator_fee_constant, OPERATOR_FEE_CONSTANT);
-    assert_eq!(
-        (cost.gas_used, cost.fee),
-        (u(MINIMUM_FJORD_GAS), u(FJORD_FEE))
-    );
-}
-
-/// op-geth TestDeriveOptimismIsthmusTxReceiptsNoOperatorFee.
-#[test]
-fn derive_optimism_isthmus_tx_receipts_no_operator_fee() {
-    // Isthmus style l1 attributes with baseFeeScalar=2, blobBaseFeeScalar=3, baseFee=1000*1e6,
-    // blobBaseFee=10*1e6, operatorFeeScalar=0, operatorFeeConstant=0
-    let payload = hex::decode("098999be000000020000000300000000000004d200000000000004d200000000000004d2000000000000000000000000000000000000000000000000000000003b9aca00000000000000000000000000000000000000000000000000000000000098968000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d2000000000000000000000000").unwrap();
-    // Should error out if we try to process this with a pre-Isthmus config
-    assert!(derive_receipt(&bedrock_genesis_test_config(), &payload).is_err());
-
-    let (info, cost) = derive_receipt(&isthmus_test_config(), &payload).unwrap();
-    // Both zero: the receipt leaves operatorFeeScalar and operatorFeeConstant out.
-    assert_eq!(
-        (info.operator_fee_scalar, info.operator_fee_constant),
-        (0, 0)
-    );
-    assert_eq!(
-        (cost.gas_used, cost.fee),
-        (u(MINIMUM_FJORD_GAS), u(FJORD_FEE))
-    );
-}
-
-/// op-geth TestDeriveOptimismJovianTxReceipts.
-#[test]
-fn derive_optimism_jovian_tx_receipts() {
-    // Jovian style l1 attributes with baseFeeScalar=2, blobBaseFeeScalar=3, baseFee=1000*1e6,
-    // blobBaseFee=10*1e6, operatorFeeScalar=1439103868,
-    // operatorFeeConstant=1256417826609331460, daFootprintGasScalar=400
-    let payload = hex::decode("3db6be2b000000020000000300000000000004d200000000000004d200000000000004d2000000000000000000000000000000000000000000000000000000003b9aca00000000000000000000000000000000000000000000000000000000000098968000000000000000000000000000000000000000000000000000000000000004d200000000000000000000000000000000000000000000000000000000000004d255c6fb7c116fb15b44847d040190").unwrap();
-    // Should error out if we try to process this with a pre-Jovian config
-    assert!(derive_receipt(&bedrock_genesis_test_config(), &payload).is_err());
-
-    let (info, cost) = derive_receipt(&jovian_test_config(), &payload).unwrap();
-    assert_eq!(info.operator_fee_scalar, OPERATOR_FEE_SCALAR);
-    assert_eq!(info.operator_fee_constant, OPERATOR_FEE_CONSTANT);
-    assert_eq!(info.da_footprint_gas_scalar, 400);
-    assert_eq!(
-        (cost.gas_used, cost.fee),
-        (u(MINIMUM_FJORD_GAS), u(FJORD_FEE))
-    );
-    // receipts[1].BlobGasUsed = daFootprintGasScalar * EstimatedDASize: 400 × 100
-    assert_eq!(da_footprint_gas(&info, &empty_tx()), 400 * 100);
-}
-
-// Not op-geth's vectors: the rules above checked from other sides.
-
-/// The slots read are those op-geth reads for the fork, and only those.
-#[test]
-fn storage_reads_follow_op_geth() {
-    use std::cell::RefCell;
-    let reads_for = |rules: OpRules, state: &TestState| {
-        let seen = RefCell::new(Vec::new());
-        L1BlockInfo::from_storage(rules, |s| {
-            seen.borrow_mut().push(s.to::<u64>());
-            state.get(s)
-        });
-        let mut v = seen.into_inner();
-        v.sort();
-        v
-    };
-    let state = TestState::new();
-    assert_eq!(reads_for(OpFork::Regolith.into(), &state), [1, 5, 6]);
-    assert_eq!(reads_for(OpFork::Fjord.into(), &state), [1, 3, 7]);
-    assert_eq!(reads_for(OpFork::Jovian.into(), &state), [1, 3, 7, 8]);
-    let first_ecotone = TestState {
-        base_fee_scalar: 0,
-        blob_base_fee_scalar: 0,
-        blob_base_fee: 0,
-        ..TestState::new()
-    };
-    assert_eq!(
-        reads_for(OpFork::Ecotone.into(), &first_ecotone),
-        [1, 3, 5, 6, 7]
-    );
-}
-
-/// Jovian's DA footprint gas scalar sits at bytes [18, 20) of slot 8, beside the operator fee
-/// parameters (op-revm `try_fetch_jovian`).
-#[test]
-fn jovian_storage_reads_the_da_footprint_scalar() {
-    let mut slot8 = [0u8; 32];
-    slot8[18..20].copy_from_slice(&400u16.to_be_bytes());
-    slot8[20..24].copy_from_slice(&7u32.to_be_bytes());
-    slot8[24..32].copy_from_slice(&9u64.to_be_bytes());
-    let read = |s: U256| {
-        if s == OPERATOR_FEE_PARAMS_SLOT {
-            U256::from_be_bytes(slot8)
-        } else {
-            TestState::new().get(s)
-        }
-    };
-    let jovian = L1BlockInfo::from_storage(OpFork::Jovian, read);
-    assert_eq!(
-        (
-            jovian.da_footprint_gas_scalar,
-            jovian.operator_fee_scalar,
-            jovian.operator_fee_constant
-        ),
-        (400, 7, 9)
-    );
-    let isthmus = L1BlockInfo::from_storage(OpFork::Isthmus, read);
-    assert_eq!(isthmus.da_footprint_gas_scalar, 0);
-}
-
-/// The calldata fixes the cost function by its selector: Ecotone's calldata with zero scalars
-/// is priced by Ecotone's function (the storage path would take it for the first Ecotone block).
-#[test]
-fn calldata_selector_fixes_the_cost_function() {
-    let data = packed_l1_attributes(ECOTONE_L1_ATTRIBUTES_SELECTOR, BASE_FEE, 0, 0, 0, None);
-    let info = L1BlockInfo::from_calldata(OpFork::Ecotone, &data).unwrap();
-    assert_eq!(
-        info.cost_function_for(OpFork::Ecotone),
-        L1CostFunction::Ecotone
-    );
-    let (fee, gas) = cost(&info, OpFork::Ecotone, &empty_tx_cost_data());
-    assert_eq!((fee, gas), (U256::ZERO, u(ECOTONE_GAS)));
-    let from_storage = L1BlockInfo {
-        cost_function: None,
-        ..info
-    };
-    assert_eq!(
-        from_storage.cost_function_for(OpFork::Ecotone),
-        L1CostFunction::Bedrock
-    );
-}
-
-/// Jovian: the activation block's 176-byte Isthmus calldata has no DA scalar; anything else
-/// must carry Jovian's selector and 178 bytes (`CalcDAFootprint`, `ExtractDAFootprintGasScalar`).
-#[test]
-fn jovian_calldata_shapes() {
-    let isthmus = hex::decode(ISTHMUS_PAYLOAD).unwrap();
-    let info = L1BlockInfo::from_calldata(OpFork::Jovian, &isthmus).unwrap();
-    assert_eq!(info.da_footprint_gas_scalar, 0);
-    let mut wrong_selector = isthmus.clone();
-    wrong_selector.extend_from_slice(&[0x01, 0x90]);
-    assert_eq!(
-        L1BlockInfo::from_calldata(OpFork::Jovian, &wrong_selector),
-        Err(L1InfoError::NotJovian)
-    );
-    // Before Jovian the extra bytes are ignored.
-    let info = L1BlockInfo::from_calldata(OpFork::Isthmus, &wrong_selector).unwrap();
-    assert_eq!(info.operator_fee_scalar, OPERATOR_FEE_SCALAR);
-}
-
-/// Deposits pay neither fee; the operator fee of unused gas comes back from Isthmus.
-#[test]
-fn deposits_are_free_and_unused_operator_fee_is_refunded() {
-    let info = L1BlockInfo {
-        operator_fee_scalar: OPERATOR_FEE_SCALAR,
-        operator_fee_constant: OPERATOR_FEE_CONSTANT,
-        ..params(L1CostFunction::Fjord)
-    };
-    let deposit = [0x7e, 0xf8, 0x00];
-    assert_eq!(l1_data_fee(&info, OpFork::Jovian, &deposit), U256::ZERO);
-    assert_eq!(l1_gas_used(&info, OpFork::Jovian, &deposit), U256::ZERO);
-    assert_eq!(
-        total_rollup_cost(&info, OpFork::Jovian, &deposit, 100_000),
-        U256::ZERO
-    );
-    assert_eq!(l1_data_fee(&info, OpFork::Fjord, &empty_tx()), u(FJORD_FEE));
-    assert_eq!(
-        operator_fee_refund(&info, OpFork::Holocene, 100_000, 1618),
-        U256::ZERO
-    );
-    // Isthmus: (100000 - 1618) × 1439103868 / 1e6, each side rounded down on its own.
-    let isthmus = operator_fee_refund(&info, OpFork::Isthmus, 100_000, 1618);
-    assert_eq!(
-        isthmus,
-        u(100_000 * 1_439_103_868 / 1_000_000 - 1618 * 1_439_103_868 / 1_000_000)
-    );
-    let jovian = operator_fee_refund(&info, OpFork::Jovian, 100_000, 1618);
-    assert_eq!(jovian, u((100_000 - 1618) * 1_439_103_868 * 100));
-}
-
-/// Parameters whose products pass 256 bits saturate instead of wrapping.
-#[test]
-fn overflowing_fees_saturate() {
-    let info = L1BlockInfo {
-        l1_base_fee: U256::MAX,
-        l1_fee_scalar: U256::MAX,
-        cost_function: Some(L1CostFunction::Bedrock),
-        ..L1BlockInfo::default()
-    };
-    assert_eq!(l1_data_fee(&info, OpFork::Regolith, &empty_tx()), U256::MAX);
-    assert_eq!(l1_gas_used(&info, OpFork::Regolith, &empty_tx()), u(480));
 }
