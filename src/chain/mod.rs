@@ -54,10 +54,6 @@ pub struct ForkSchedule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainPreset {
     pub id: u64,
-    /// The id as `eth_chainId` returns it (`0x531`).
-    pub hex_id: &'static str,
-    /// CAIP-2 chain id (`eip155:1329`), as wallet providers name chains.
-    pub caip2: &'static str,
     pub name: &'static str,
     pub currency: &'static str,
     /// Decimals of the native currency.
@@ -73,8 +69,6 @@ pub struct ChainPreset {
 pub const PRESETS: &[ChainPreset] = &[
     ChainPreset {
         id: 1,
-        hex_id: "0x1",
-        caip2: "eip155:1",
         name: "ethereum",
         decimals: 18,
         currency: "ETH",
@@ -83,8 +77,6 @@ pub const PRESETS: &[ChainPreset] = &[
     },
     ChainPreset {
         id: 1329,
-        hex_id: "0x531",
-        caip2: "eip155:1329",
         name: "mainnet",
         decimals: 18,
         currency: "SEI",
@@ -93,8 +85,6 @@ pub const PRESETS: &[ChainPreset] = &[
     },
     ChainPreset {
         id: 1328,
-        hex_id: "0x530",
-        caip2: "eip155:1328",
         name: "testnet",
         decimals: 18,
         currency: "SEI",
@@ -132,6 +122,16 @@ pub fn resolve_chain(s: &str) -> Option<&'static ChainPreset> {
 }
 
 impl ChainPreset {
+    /// The id as `eth_chainId` returns it (`0x531`), derived from the id.
+    pub fn hex_id(&self) -> String {
+        format!("{:#x}", self.id)
+    }
+
+    /// CAIP-2 chain id (`eip155:1329`), as wallet providers name chains, derived from the id.
+    pub fn caip2(&self) -> String {
+        format!("eip155:{}", self.id)
+    }
+
     /// The explorer link for a transaction hash: `template` (a `--explorer` override, `{hash}`
     /// replaced) when given, else the preset's own template; `None` when neither exists.
     pub fn tx_url(&self, hash: &str, template: Option<&str>) -> Option<String> {
@@ -493,8 +493,8 @@ mod tests {
         ] {
             let p = resolve_chain(s).unwrap_or_else(|| panic!("{s} not resolved"));
             assert_eq!(
-                (p.id, p.hex_id, p.caip2, p.decimals),
-                (1329, "0x531", "eip155:1329", 18)
+                (p.id, p.hex_id(), p.caip2(), p.decimals),
+                (1329, "0x531".to_string(), "eip155:1329".to_string(), 18)
             );
         }
         for s in ["1328", "0x530", "eip155:1328", "testnet"] {

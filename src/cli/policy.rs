@@ -94,7 +94,7 @@ impl CheckArgs {
             if named != Some(preset.id) {
                 return Err(CliError::input(format!(
                     "the request's caip2 must be {} for --chain {c}",
-                    preset.caip2
+                    preset.caip2()
                 )));
             }
         }
