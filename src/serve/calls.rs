@@ -354,18 +354,27 @@ async fn traced(
     };
     let worker = shared.clone();
     let method_owned = method.to_string();
-    let job = tokio::task::spawn_blocking(move || {
-        // The permit is held until the replay really ends, even if the caller stopped waiting
-        // (its upstream requests end by the deadline).
-        let _permit = permit;
-        worker.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
-        struct Leaving<'a>(&'a Metrics);
-        impl Drop for Leaving<'_> {
-            fn drop(&mut self) {
-                self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
-            }
+    // In flight from the moment the worker is taken until it is given back: a call counted
+    // out of `in_flight` has released its worker (the metrics never show an idle server that
+    // would refuse a call as busy).
+    struct Running<'a> {
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        metrics: &'a Metrics,
+    }
+    impl Drop for Running<'_> {
+        fn drop(&mut self) {
+            drop(self.permit.take());
+            self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
-        let _leaving = Leaving(&worker.metrics);
+    }
+    shared.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    let job = tokio::task::spawn_blocking(move || {
+        // The worker is held until the replay really ends, even if the caller stopped waiting
+        // (its upstream requests end by the deadline).
+        let _running = Running {
+            permit: Some(permit),
+            metrics: &worker.metrics,
+        };
         let ctx = Ctx {
             upstream: &worker.cfg.upstream,
             rpc_timeout: worker.cfg.rpc_timeout,
