@@ -144,15 +144,8 @@ impl Artifact {
 /// How many times each opcode occurs in `code` (PUSH data skipped).
 fn opcode_counts(code: &[u8]) -> [usize; 256] {
     let mut counts = [0usize; 256];
-    let mut pc = 0;
-    while pc < code.len() {
-        let op = code[pc];
+    for (_, op) in sources::instructions(code) {
         counts[op as usize] += 1;
-        pc += 1 + if (0x60..=0x7f).contains(&op) {
-            usize::from(op - 0x5f)
-        } else {
-            0
-        };
     }
     counts
 }

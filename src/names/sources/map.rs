@@ -43,18 +43,25 @@ pub fn decode_source_map(map: &str) -> Vec<SrcEntry> {
     out
 }
 
+/// The instructions of `code`: each one's pc and opcode, PUSH data skipped.
+pub fn instructions(code: &[u8]) -> impl Iterator<Item = (usize, u8)> + '_ {
+    let mut pc = 0usize;
+    std::iter::from_fn(move || {
+        let op = *code.get(pc)?;
+        let at = pc;
+        pc += width(op);
+        Some((at, op))
+    })
+}
+
 /// For every byte of `code`, the index of the instruction it belongs to (PUSH data belongs to
 /// its PUSH).
 pub fn instruction_index(code: &[u8]) -> Vec<u32> {
     let mut out = vec![0u32; code.len()];
-    let (mut pc, mut ix) = (0usize, 0u32);
-    while pc < code.len() {
-        let w = width(code[pc]);
-        for slot in out.iter_mut().skip(pc).take(w) {
-            *slot = ix;
+    for (ix, (pc, op)) in instructions(code).enumerate() {
+        for slot in out.iter_mut().skip(pc).take(width(op)) {
+            *slot = ix as u32;
         }
-        pc += w;
-        ix += 1;
     }
     out
 }
@@ -65,24 +72,19 @@ pub fn instruction_index(code: &[u8]) -> Vec<u32> {
 /// build creates with `new`, the map of its assembly optimized a second time (for the creator),
 /// while its bytecode is from the first pass.
 pub fn misfit(code: &[u8], entries: &[SrcEntry]) -> Option<Misfit> {
-    let mut starts = Vec::with_capacity(entries.len());
-    let mut pc = 0usize;
-    while pc < code.len() {
-        starts.push(pc);
-        pc += width(code[pc]);
-    }
+    let ops: Vec<u8> = instructions(code).map(|(_, op)| op).collect();
     let marks = entries.iter().filter(|e| matches!(e.jump, b'i' | b'o'));
     let off = entries
         .iter()
-        .zip(starts.iter().map(Some).chain(std::iter::repeat(None)))
+        .zip(ops.iter().map(Some).chain(std::iter::repeat(None)))
         .filter(|(e, _)| matches!(e.jump, b'i' | b'o'))
-        .filter(|(_, pc)| pc.is_none_or(|&pc| code[pc] != JUMP))
+        .filter(|(_, op)| op != &Some(&JUMP))
         .count();
-    (off > 0 || entries.len() > starts.len()).then(|| Misfit {
+    (off > 0 || entries.len() > ops.len()).then(|| Misfit {
         marks_off: off,
         marks: marks.count(),
         entries: entries.len(),
-        instructions: starts.len(),
+        instructions: ops.len(),
     })
 }
 
