@@ -336,11 +336,7 @@ impl Names {
                             a.name,
                             artifacts::strip_metadata(&c).len(),
                         );
-                        if let Ok(mut n) = self.index.notes.lock() {
-                            if !n.contains(&note) {
-                                n.push(note);
-                            }
-                        }
+                        self.index.note(note);
                     }
                     ask.push(addr)
                 }
@@ -507,6 +503,15 @@ impl SourceIndex {
 }
 
 impl SourceIndex {
+    /// A note for stderr about the maps, said once per run.
+    fn note(&self, note: String) {
+        if let Ok(mut n) = self.notes.lock() {
+            if !n.contains(&note) {
+                n.push(note);
+            }
+        }
+    }
+
     /// A map that does not fit `code`, rebuilt by solc from the artifact's metadata; `None`
     /// (no source locations in this code, and a note saying why) when it cannot be.
     fn refit(
@@ -531,7 +536,7 @@ impl SourceIndex {
         let fits = |object: &str, map: &str, is_creation: bool| {
             // (File indices are not compared: only whether the jumps sit on JUMPs.)
             is_creation == creation
-                && same_code(object, code, creation)
+                && artifacts::object_is(object, code, creation)
                 && sources::misfit(code, &sources::decode_source_map(map)).is_none()
         };
         let result = match &s.metadata {
@@ -581,11 +586,7 @@ impl SourceIndex {
                 None,
             ),
         };
-        if let Ok(mut n) = self.notes.lock() {
-            if !n.contains(&note) {
-                n.push(note);
-            }
-        }
+        self.note(note);
         Some(Arc::new(
             CodeMap::from_entries(&a.name, code, map?, s.unit.clone())
                 .with_args_from_stack(legacy_codegen(s)),
@@ -601,35 +602,6 @@ fn legacy_codegen(s: &sources::ArtifactSources) -> bool {
             .and_then(serde_json::Value::as_bool)
             != Some(true)
     })
-}
-
-/// Whether solc's `object` (hex; immutables and library placeholders as zeros) is `code`: the
-/// runtime code, or the start of a CREATE's init code; solc's metadata at the end ignored.
-fn same_code(object: &str, code: &[u8], creation: bool) -> bool {
-    // Library placeholders (`__$…$__`) become zeros, as immutables are.
-    let mut hex_text = String::with_capacity(object.len());
-    let mut rest = object.trim_start_matches("0x");
-    while let Some(i) = rest.find("__") {
-        hex_text.push_str(&rest[..i]);
-        hex_text.push_str(&"0".repeat(40));
-        rest = rest.get(i + 40..).unwrap_or("");
-    }
-    hex_text.push_str(rest);
-    let Ok(mine) = alloy_primitives::hex::decode(&hex_text) else {
-        return false;
-    };
-    let mine = artifacts::strip_metadata(&mine);
-    let theirs = if creation {
-        match code.get(..mine.len()) {
-            Some(c) => c,
-            None => return false,
-        }
-    } else {
-        artifacts::strip_metadata(code)
-    };
-    !mine.is_empty()
-        && mine.len() == theirs.len()
-        && mine.iter().zip(theirs).all(|(a, b)| a == b || *a == 0)
 }
 
 impl JumpMarks for SourceIndex {

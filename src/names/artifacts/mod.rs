@@ -127,18 +127,39 @@ impl Artifact {
         let Some(mine) = &self.code else {
             return false;
         };
-        let theirs = strip_metadata(deployed);
-        if mine.len() != theirs.len() || mine.is_empty() {
-            return false;
-        }
-        mine.iter().zip(theirs).enumerate().all(|(i, (a, b))| {
+        same_code(mine, self.mask.as_ref(), strip_metadata(deployed))
+    }
+}
+
+/// Whether compiled code `mine` (metadata stripped) is `theirs`, byte by byte except where
+/// `mask` says (immutables, library addresses); without a mask ("unknown"), a zero byte of
+/// `mine` may be anything.
+fn same_code(mine: &[u8], mask: Option<&Ranges>, theirs: &[u8]) -> bool {
+    !mine.is_empty()
+        && mine.len() == theirs.len()
+        && mine.iter().zip(theirs).enumerate().all(|(i, (a, b))| {
             a == b
-                || match &self.mask {
+                || match mask {
                     Some(ranges) => ranges.iter().any(|(s, l)| i >= *s && i < s + l),
                     None => *a == 0,
                 }
         })
-    }
+}
+
+/// Whether solc's `object` (hex; immutables as zeros, library placeholders) is `code`: the
+/// runtime code, or the start of a CREATE's init code; solc's metadata at the end ignored.
+/// A zero byte of the object may be anything (it lists no immutables here).
+pub fn object_is(object: &str, code: &[u8], creation: bool) -> bool {
+    let Some((mine, _)) = decode_code(object) else {
+        return false;
+    };
+    let mine = strip_metadata(&mine);
+    let theirs = if creation {
+        code.get(..mine.len())
+    } else {
+        Some(strip_metadata(code))
+    };
+    theirs.is_some_and(|theirs| same_code(mine, None, theirs))
 }
 
 /// How many times each opcode occurs in `code` (PUSH data skipped).
