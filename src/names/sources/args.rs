@@ -1,7 +1,11 @@
 //! An internal function's arguments as the stack holds them (legacy code generation): how many
 //! slots each parameter takes, and a value type's word as Solidity reads it.
 
-use alloy_primitives::{Address, U256};
+use alloy_dyn_abi::{DynSolType, DynSolValue};
+use alloy_primitives::{Address, B256, I256, U256};
+
+use super::spans::abi_type;
+use crate::render::values::Shown;
 
 /// Stack slots a parameter of solc type `ty` takes: one; `None` where the layout is not known
 /// for certain — a dynamic calldata value (offset and length: solc 0.7's dispatcher leaves
@@ -18,52 +22,41 @@ pub fn slots(ty: &str) -> Option<usize> {
 }
 
 /// The value of a parameter of solc type `ty` held in `word`, as Solidity reads it (the low
-/// bits of a short integer, the high bytes of a `bytesN`); `None` for a type whose slot holds a
-/// reference (memory, calldata, storage) or no value.
+/// bits of a short integer, the high bytes of a `bytesN`), shown as decoded values are
+/// ([`Shown`]); `None` for a type whose slot holds a reference (memory, calldata, storage) or
+/// no value.
 pub fn format(ty: &str, word: U256) -> Option<String> {
-    if ty == "bool" {
-        return Some((!word.is_zero()).to_string());
-    }
-    if ty == "address" || ty == "address payable" || ty.starts_with("contract ") {
-        let bytes = word.to_be_bytes::<32>();
-        return Some(Address::from_slice(&bytes[12..]).to_checksum(None));
-    }
-    if let Some(bits) = ty.strip_prefix("uint").and_then(bits_of) {
-        return Some(with_short(low(word, bits).to_string(), low(word, bits)));
-    }
-    if let Some(bits) = ty.strip_prefix("int").and_then(bits_of) {
-        let v = low(word, bits);
-        let negative = v.bit(bits - 1);
-        return Some(if negative {
-            // Two's complement negation within the type's bits.
-            let magnitude = low(U256::ZERO.wrapping_sub(v), bits);
-            with_short(format!("-{magnitude}"), magnitude).replace(" [", " [-")
-        } else {
-            with_short(v.to_string(), v)
-        });
-    }
-    if let Some(n) = ty
-        .strip_prefix("bytes")
-        .and_then(|n| n.parse::<usize>().ok())
-    {
-        if (1..=32).contains(&n) {
-            let bytes = word.to_be_bytes::<32>();
-            return Some(format!("0x{}", alloy_primitives::hex::encode(&bytes[..n])));
+    let value = match DynSolType::parse(&abi_type(ty)).ok()? {
+        DynSolType::Bool => DynSolValue::Bool(!word.is_zero()),
+        DynSolType::Address => {
+            DynSolValue::Address(Address::from_word(B256::from(word.to_be_bytes::<32>())))
         }
-    }
-    if ty.starts_with("enum ") {
-        return Some(low(word, 8).to_string());
-    }
-    None
-}
-
-fn bits_of(b: &str) -> Option<usize> {
-    if b.is_empty() {
-        return Some(256);
-    }
-    b.parse::<usize>()
-        .ok()
-        .filter(|n| *n > 0 && *n <= 256 && n % 8 == 0)
+        DynSolType::Uint(bits) => DynSolValue::Uint(low(word, bits), bits),
+        DynSolType::Int(bits) => {
+            // Sign-extended from the type's bits.
+            let v = low(word, bits);
+            let raw = if v.bit(bits - 1) {
+                v | !low(U256::MAX, bits)
+            } else {
+                v
+            };
+            DynSolValue::Int(I256::from_raw(raw), bits)
+        }
+        DynSolType::FixedBytes(n) => {
+            DynSolValue::FixedBytes(B256::from(word.to_be_bytes::<32>()), n)
+        }
+        _ => return None,
+    };
+    let shown = Shown(&value).to_string();
+    Some(match &value {
+        DynSolValue::Uint(v, _) => with_short(shown, *v, ""),
+        DynSolValue::Int(i, _) => with_short(
+            shown,
+            i.unsigned_abs(),
+            if i.is_negative() { "-" } else { "" },
+        ),
+        _ => shown,
+    })
 }
 
 fn low(word: U256, bits: usize) -> U256 {
@@ -74,9 +67,9 @@ fn low(word: U256, bits: usize) -> U256 {
     }
 }
 
-/// `100000000000000000000 [1e20]`: a large amount with its short form beside it, as cast
-/// prints them.
-fn with_short(text: String, magnitude: U256) -> String {
+/// `100000000000000000000 [1e20]`: a large amount with its short form beside it (its `sign`
+/// before), as cast prints them.
+fn with_short(text: String, magnitude: U256, sign: &str) -> String {
     if magnitude < U256::from(1_000_000u32) {
         return text;
     }
@@ -92,7 +85,7 @@ fn with_short(text: String, magnitude: U256) -> String {
             &mantissa[1..mantissa.len().min(5)]
         )
     };
-    format!("{text} [{short}]")
+    format!("{text} [{sign}{short}]")
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>)
 
 /// The ABI type of a solc type string: data location dropped, a contract is an address, an
 /// enum a uint8 (what a selector is computed from).
-fn abi_type(type_string: &str) -> String {
+pub(super) fn abi_type(type_string: &str) -> String {
     let t = type_string
         .trim_end_matches(" calldata")
         .trim_end_matches(" memory")
