@@ -291,6 +291,15 @@ fn pending_sources(v: &Value) -> Pending {
             }
             (code, mask)
         });
+    // solc's metadata (a JSON string in solc's outputs, an object in Foundry's), parsed once.
+    let metadata = outer
+        .get("metadata")
+        .and_then(|m| match m {
+            Value::String(text) => serde_json::from_str(text).ok(),
+            Value::Object(_) => Some(m.clone()),
+            _ => None,
+        })
+        .map(Arc::new);
     Pending {
         runtime_map: map("deployedBytecode", "srcmap-runtime"),
         creation,
@@ -306,18 +315,11 @@ fn pending_sources(v: &Value) -> Pending {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             }),
-        source_hashes: outer
-            .get("metadata")
+        source_hashes: metadata
+            .as_deref()
             .map(sources::metadata_hashes)
             .unwrap_or_default(),
-        metadata: outer
-            .get("metadata")
-            .and_then(|m| match m {
-                Value::String(text) => serde_json::from_str(text).ok(),
-                Value::Object(_) => Some(m.clone()),
-                _ => None,
-            })
-            .map(Arc::new),
+        metadata,
     }
 }
 
