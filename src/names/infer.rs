@@ -14,7 +14,7 @@ use crate::trace::errors::FrameError;
 /// What the frame's failure was, when it reverted with no data and the ABI tells why; with the
 /// name of the function whose declaration it is at, when it is one.
 pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
-    if f.error != Some(FrameError::Reverted) || f.output.as_ref().is_some_and(|o| !o.is_empty()) {
+    if !reverted_without_data(f) {
         return None;
     }
     if f.kind.is_create() {
@@ -70,7 +70,7 @@ pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
 /// reverts with no data; the frame's last opcodes (`recent`, newest first) show the check and no
 /// call after it.
 pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<String> {
-    if f.error != Some(FrameError::Reverted) || f.output.as_ref().is_some_and(|o| !o.is_empty()) {
+    if !reverted_without_data(f) {
         return None;
     }
     for &pc in recent {
@@ -83,4 +83,9 @@ pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<S
         }
     }
     None
+}
+
+/// A REVERT that handed back no data: the only failure these explain.
+fn reverted_without_data(f: &CallFrame) -> bool {
+    f.error == Some(FrameError::Reverted) && f.output.as_ref().is_none_or(|o| o.is_empty())
 }
