@@ -483,7 +483,8 @@ impl SourceIndex {
                 a.matches(code).then_some(map)?
             };
             let cm = CodeMap::new(&a.name, code, map, s.unit.clone())
-                .with_args_from_stack(legacy_codegen(s));
+                .with_args_from_stack(legacy_codegen(s))
+                .for_creation(creation);
             match cm.misfit(code) {
                 None => Some(Arc::new(cm)),
                 Some(m) => self.refit(a, s, code, creation, m),
@@ -589,7 +590,8 @@ impl SourceIndex {
         self.note(note);
         Some(Arc::new(
             CodeMap::from_entries(&a.name, code, map?, s.unit.clone())
-                .with_args_from_stack(legacy_codegen(s)),
+                .with_args_from_stack(legacy_codegen(s))
+                .for_creation(creation),
         ))
     }
 }

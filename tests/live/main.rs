@@ -20,6 +20,7 @@ mod assets;
 mod call_inputs;
 mod chain_live;
 mod columnar;
+mod ctor_sources;
 mod dask_example;
 mod faults;
 mod gas_source_live;

@@ -30,7 +30,7 @@ pub(crate) fn viair_path() -> String {
 
 /// `file:line:column` of the first occurrence of `needle` in `file` (after the first line
 /// containing `after`, when given), columns counted from 1.
-fn at(file: &str, needle: &str, after: Option<&str>) -> String {
+pub(crate) fn at(file: &str, needle: &str, after: Option<&str>) -> String {
     let text = std::fs::read_to_string(Path::new(SRC).join(file)).unwrap();
     let from = after.map_or(0, |a| {
         text.find(a).unwrap_or_else(|| panic!("{a:?} in {file}"))
@@ -126,7 +126,7 @@ impl World {
 
 /// The tree line of the frame (`CALL`, `STATICCALL`…) whose line contains `what`, and the two
 /// lines under it (source and carets).
-fn frame_lines<'a>(tree: &'a str, what: &str) -> (&'a str, &'a str, &'a str) {
+pub(crate) fn frame_lines<'a>(tree: &'a str, what: &str) -> (&'a str, &'a str, &'a str) {
     let lines: Vec<&str> = tree.lines().collect();
     let i = lines
         .iter()
@@ -140,7 +140,7 @@ fn frame_lines<'a>(tree: &'a str, what: &str) -> (&'a str, &'a str, &'a str) {
 }
 
 /// The `Solidity stack trace:` lines after the tree.
-fn stack(tree: &str) -> Vec<String> {
+pub(crate) fn stack(tree: &str) -> Vec<String> {
     tree.lines()
         .skip_while(|l| *l != "Solidity stack trace:")
         .skip(1)

@@ -12,6 +12,7 @@
 //! artifact has one, else from a small scan of the source text.
 
 mod args;
+mod ctor;
 mod files;
 mod map;
 pub mod rebuild;
@@ -40,6 +41,8 @@ pub struct CodeMap {
     /// only for legacy code generation (the solc metadata says so); viaIR lays them out
     /// otherwise, and without metadata nothing is assumed.
     args_from_stack: bool,
+    /// A CREATE's init code: the code before any function is entered is the constructor's.
+    creation: bool,
     entries: Vec<SrcEntry>,
     pc_ix: Vec<u32>,
     unit: Arc<Unit>,
@@ -60,6 +63,7 @@ impl CodeMap {
         CodeMap {
             contract: contract.to_string(),
             args_from_stack: false,
+            creation: false,
             entries,
             pc_ix: instruction_index(code),
             unit,
@@ -81,6 +85,12 @@ impl CodeMap {
     /// Reads internal functions' arguments from the stack (legacy code generation known).
     pub fn with_args_from_stack(mut self, yes: bool) -> CodeMap {
         self.args_from_stack = yes;
+        self
+    }
+
+    /// The map of init code (a CREATE's): its code outside functions is the constructor's.
+    pub fn for_creation(mut self, yes: bool) -> CodeMap {
+        self.creation = yes;
         self
     }
 
@@ -247,7 +257,12 @@ impl CodeMap {
         let fits = |file: &Arc<SourceFile>, e: SrcEntry| {
             let at = e.start as usize;
             match (target, file.function_at(at)) {
-                (_, Some(f)) if f.modifier => true,
+                // A modifier's code is inlined into the functions whose declarations invoke
+                // it; the optimizer may share its revert with any other function.
+                (Some((tfile, t)), Some(m)) if m.modifier => {
+                    ctor::header(tfile, t).is_some_and(|h| ctor::invoked_in(h, &m.name).is_some())
+                }
+                (None, Some(m)) if m.modifier => true,
                 (Some((ffile, f)), _) => Arc::ptr_eq(file, ffile) && f.start <= at && at < f.end,
                 (None, found) => found.is_some(),
             }
@@ -290,6 +305,15 @@ impl CodeMap {
         let mut out = Vec::new();
         let n = levels.len();
         for (k, level) in levels.iter().enumerate().rev() {
+            if self.creation && level.entered.is_none() {
+                let span = if k + 1 == n {
+                    self.innermost(level, recent)
+                } else {
+                    self.user_span(level.pc)
+                };
+                out.extend(self.constructor_entries(span));
+                continue;
+            }
             let Some((file, f)) = self.function_of(level) else {
                 // In a file edited since the build the function is not known either: the
                 // entry says where, and why nothing more is shown (once for a run of them).

@@ -1,0 +1,234 @@
+//! Constructors as frames of the Solidity stack trace.
+//!
+//! A creation map's code before any function is jumped into is the deployment itself: the
+//! contract's own constructor with, inlined before its body, the constructors of its bases and
+//! the modifiers of each (and state variables' initial values). No JUMP enters them, so the
+//! internal stack has no level for them; what runs there is read from the span itself: a
+//! modifier, a base's constructor or the contract's own. Each is an entry, innermost first,
+//! down to the contract's own constructor at the place that invokes the one above it (`Base(x)`
+//! in its declaration or in the contract's `is` list), as Hardhat's stack traces show it.
+
+use std::sync::Arc;
+
+use super::{CodeMap, FnSpan, SourceFile, SrcEntry};
+use crate::render::source::{Location, StackEntry};
+
+/// At most this many base constructors are followed up from the one that failed.
+const MAX_BASES: usize = 32;
+
+impl CodeMap {
+    /// The entries of the constructor code at `span` (the outermost level of a creation map):
+    /// innermost first, the contract's own constructor last.
+    pub(super) fn constructor_entries(
+        &self,
+        span: Option<(&Arc<SourceFile>, SrcEntry)>,
+    ) -> Vec<StackEntry> {
+        let mut out = Vec::new();
+        let Some((file, e)) = span else {
+            return out;
+        };
+        let Some(at) = file.locate(e.start as usize, e.len as usize) else {
+            return out;
+        };
+        let entry = |contract: &str, function: &str, location: Location| StackEntry {
+            contract: contract.to_string(),
+            function: function.to_string(),
+            location,
+            reached_by: None,
+            args: Vec::new(),
+        };
+        // The contract whose constructor code this is, and where it is invoked from.
+        let mut from = match file.function_at(e.start as usize) {
+            Some(m) if m.modifier => {
+                out.push(entry(&m.contract, &m.name, at));
+                // The constructor the modifier modifies, at its declaration's invocation.
+                match self.constructor_invoking(&m.name) {
+                    Some((cfile, c, offset)) => {
+                        let len = m.name.len();
+                        let Some(loc) = cfile.locate(offset, len) else {
+                            return out;
+                        };
+                        out.push(entry(&c.contract, "constructor", loc));
+                        c.contract.clone()
+                    }
+                    None => return out,
+                }
+            }
+            Some(c) if c.name == "constructor" => {
+                out.push(entry(&c.contract, "constructor", at));
+                c.contract.clone()
+            }
+            // A function the optimizer inlined into the constructor: it, then the constructor.
+            Some(f) => {
+                out.push(entry(&f.contract, &f.name, at));
+                if let Some(loc) = self
+                    .own_constructor()
+                    .and_then(|(file, c)| signature(file, c))
+                {
+                    out.push(entry(&self.contract, "constructor", loc));
+                }
+                return out;
+            }
+            // A state variable's initial value: the deployment of the contract it is in.
+            None => {
+                out.push(entry(&self.contract, "constructor", at));
+                return out;
+            }
+        };
+        // Up the bases: whoever invokes `from`'s constructor, until the contract's own.
+        for _ in 0..MAX_BASES {
+            if from == self.contract {
+                return out;
+            }
+            match self.base_invocation(&from) {
+                Some((contract, loc)) => {
+                    out.push(entry(&contract, "constructor", loc));
+                    from = contract;
+                }
+                None => break,
+            }
+        }
+        // Invoked implicitly (a base without arguments): the contract's own constructor at its
+        // declaration, else the contract's.
+        if let Some(loc) = self
+            .own_constructor()
+            .and_then(|(file, c)| signature(file, c))
+            .or_else(|| self.contract_header(&self.contract).map(|(_, loc)| loc))
+        {
+            out.push(entry(&self.contract, "constructor", loc));
+        }
+        out
+    }
+
+    /// The contract's own constructor, if it declares one.
+    fn own_constructor(&self) -> Option<(&Arc<SourceFile>, &FnSpan)> {
+        self.unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .find(|(_, f)| !f.modifier && f.name == "constructor" && f.contract == self.contract)
+    }
+
+    /// A constructor whose declaration invokes `name` (a modifier or a base), this contract's
+    /// first: the file, the constructor and the byte offset of the invocation.
+    fn constructor_invoking(&self, name: &str) -> Option<(&Arc<SourceFile>, &FnSpan, usize)> {
+        self.unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .filter(|(_, f)| !f.modifier && f.name == "constructor")
+            .filter_map(|(file, f)| Some((file, f, f.start + invoked_in(header(file, f)?, name)?)))
+            .min_by_key(|(file, f, _)| (f.contract != self.contract, file.path.as_str(), f.start))
+    }
+
+    /// Where `base`'s constructor is invoked with arguments: in a constructor's declaration
+    /// (`constructor() Base(1)`) or a contract's `is` list (`contract C is Base(1)`), this
+    /// contract's first; the invoking contract and the location of the invocation.
+    fn base_invocation(&self, base: &str) -> Option<(String, Location)> {
+        if let Some((file, c, offset)) = self
+            .constructor_invoking(base)
+            .filter(|(_, c, _)| c.contract != base)
+        {
+            return Some((c.contract.clone(), file.locate(offset, base.len())?));
+        }
+        let mut names: Vec<String> = self
+            .unit
+            .files
+            .values()
+            .flat_map(|f| f.functions().iter().map(|s| s.contract.clone()))
+            .filter(|c| c != base)
+            .collect();
+        names.sort();
+        names.dedup();
+        // This contract first.
+        names.sort_by_key(|c| *c != self.contract);
+        names.into_iter().find_map(|c| {
+            let (file, head) = self.contract_header_text(&c)?;
+            let at = invoked_in(head.1, base)? + head.0;
+            let loc = file.locate(at, base.len())?;
+            Some((c, loc))
+        })
+    }
+
+    /// The declaration of contract `name` up to its body, and its location.
+    fn contract_header(&self, name: &str) -> Option<(&Arc<SourceFile>, Location)> {
+        let (file, (start, head)) = self.contract_header_text(name)?;
+        let loc = file.locate(start, head.trim_end().len())?;
+        Some((file, loc))
+    }
+
+    /// The file declaring contract `name`, and the offset and text of its declaration up to the
+    /// body's brace.
+    fn contract_header_text(&self, name: &str) -> Option<(&Arc<SourceFile>, (usize, &str))> {
+        self.unit.files.values().find_map(|file| {
+            let text = file.text()?;
+            let mut from = 0;
+            while let Some(i) = text[from..].find("contract ") {
+                let start = from + i;
+                from = start + "contract ".len();
+                if start > 0 && is_ident(text.as_bytes()[start - 1]) {
+                    continue;
+                }
+                let rest = text[from..].trim_start();
+                let named = rest
+                    .strip_prefix(name)
+                    .is_some_and(|r| r.as_bytes().first().is_none_or(|&b| !is_ident(b)));
+                if !named {
+                    continue;
+                }
+                let end = text[start..].find('{').map_or(text.len(), |n| start + n);
+                return Some((file, (start, &text[start..end])));
+            }
+            None
+        })
+    }
+}
+
+/// A function's declaration up to its body's brace (parameters, modifiers, base invocations).
+pub(super) fn header<'a>(file: &'a SourceFile, f: &FnSpan) -> Option<&'a str> {
+    let text = file.text()?.get(f.start..f.end)?;
+    Some(&text[..text.find('{').unwrap_or(text.len())])
+}
+
+/// The offset in `head` of `name` invoked there: the word, not part of a longer one.
+pub(super) fn invoked_in(head: &str, name: &str) -> Option<usize> {
+    let bytes = head.as_bytes();
+    let mut from = 0;
+    while let Some(i) = head[from..].find(name) {
+        let at = from + i;
+        let end = at + name.len();
+        let before = at == 0 || !is_ident(bytes[at - 1]);
+        let after = bytes.get(end).is_none_or(|&b| !is_ident(b));
+        if before && after {
+            return Some(at);
+        }
+        from = end;
+    }
+    None
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+}
+
+/// A function's declaration up to its body, as a location.
+fn signature(file: &SourceFile, f: &FnSpan) -> Option<Location> {
+    let head = header(file, f)?;
+    file.locate(f.start, head.trim_end().len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_invocations_as_whole_words() {
+        assert_eq!(
+            invoked_in("constructor(uint x) Base(x) only", "Base"),
+            Some(20)
+        );
+        assert_eq!(invoked_in("constructor() BaseTwo(1) only", "Base"), None);
+        assert_eq!(invoked_in("constructor() onlyOwner", "only"), None);
+        assert_eq!(invoked_in("constructor() x only", "only"), Some(16));
+    }
+}
