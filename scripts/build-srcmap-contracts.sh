@@ -5,6 +5,8 @@
 #   tests/contracts/srcmap/solc-output.json        every file but ViaIr.sol, legacy codegen
 #   tests/contracts/srcmap/solc-output-viair.json  ViaIr.sol with viaIR
 #   tests/contracts/srcmap/rebuilt/solc-output.json  Inference.sol with one constant changed
+#   tests/contracts/oz/solc-output.json
+#       Vault.sol with OpenZeppelin Contracts 5.4.0 (npm), legacy codegen: a realistic project
 #   tests/contracts/uniswap-v3-core/solc-output.json
 #       Uniswap v3 core at its v1.0.0 tag (the files the tests deploy), built as Uniswap builds
 #       it (hardhat.config.ts: solc 0.7.6, optimizer 800 runs, bytecodeHash none, Hardhat's
@@ -131,6 +133,35 @@ build solc-output-viair.json true ViaIr.sol
 # matches, for the "rebuilt since it was deployed?" note.
 build_in "$SRC_DIR/rebuilt" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default Inference.sol
+
+# An OpenZeppelin project: OZ's files the vault imports, vendored from the pinned npm package
+# (MIT: each file's SPDX header; the package ships no LICENSE file) so the tests read the texts
+# the build compiled.
+OZ_VERSION="5.4.0"
+OZ_DIR="$ROOT/tests/contracts/oz"
+OZ_FILES=(
+    token/ERC20/utils/SafeERC20.sol token/ERC20/IERC20.sol token/ERC20/ERC20.sol
+    token/ERC20/extensions/IERC20Metadata.sol interfaces/IERC1363.sol interfaces/IERC20.sol
+    interfaces/IERC165.sol interfaces/draft-IERC6093.sol utils/introspection/IERC165.sol
+    utils/Context.sol
+)
+echo "build-srcmap-contracts: installing @openzeppelin/contracts@$OZ_VERSION" >&2
+mkdir -p "$TMP/oz"
+( cd "$TMP/oz" && npm init -y >/dev/null 2>&1 \
+    && npm install --silent --no-audit --no-fund --save-exact "@openzeppelin/contracts@$OZ_VERSION" >/dev/null ) \
+    || die "npm install @openzeppelin/contracts@$OZ_VERSION failed"
+OZ_PKG="$TMP/oz/node_modules/@openzeppelin/contracts"
+for f in "${OZ_FILES[@]}"; do
+    src="$OZ_PKG/$f"
+    dst="$OZ_DIR/@openzeppelin/contracts/$f"
+    if [ "$CHECK" = 1 ]; then
+        cmp -s "$src" "$dst" || die "$dst differs from @openzeppelin/contracts@$OZ_VERSION"
+    else
+        mkdir -p "$(dirname "$dst")" && cp "$src" "$dst"
+    fi
+done
+build_in "$OZ_DIR" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
+    false default Vault.sol
 
 UNI_DIR="$ROOT/tests/contracts/uniswap-v3-core"
 build_in "$UNI_DIR" solc-output.json 0.7.6 istanbul 800 none none \

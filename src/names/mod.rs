@@ -275,7 +275,19 @@ impl Names {
         walk(root, &mut Vec::new(), &w, &mut notes, &mut at_fn);
         if root.error.is_some() {
             let origin = failure_path(root);
-            notes.stack = sources::stack_trace(root, &origin, &map_of);
+            let by_frame = sources::stack_by_frame(root, &origin, &map_of);
+            // One frame, one line: a frame of the stack is placed in the tree where the stack
+            // places it — the frame the failure began in at the failure, each frame above it at
+            // the call that failed (not where its code passed the revert on: a bubbling
+            // `revert(ptr, returndatasize())` in a library's assembly says less than the call).
+            for (path, entries) in &by_frame {
+                if let Some(first) = entries.first() {
+                    if !at_fn.contains_key(path) {
+                        notes.frames.insert(path.clone(), first.location.clone());
+                    }
+                }
+            }
+            notes.stack = by_frame.into_iter().flat_map(|(_, e)| e).collect();
             // A failure the dispatcher decided (the function chosen is not payable) is at that
             // function's declaration: the innermost entry of the stack is that function.
             if let (Some((contract, function)), Some(at), Some(first)) = (

@@ -28,6 +28,7 @@ mod html_report;
 mod live;
 mod names_live;
 mod opcode_live;
+mod oz_sources;
 mod parity_live;
 mod parity_serve;
 mod policy;

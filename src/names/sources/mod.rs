@@ -253,30 +253,90 @@ impl CodeMap {
     /// then the last pc the frame ran that fits.
     fn innermost(&self, level: &Level, recent: &[u32]) -> Option<(&Arc<SourceFile>, SrcEntry)> {
         let (file, e) = self.user_span(level.pc)?;
-        let target = self.function_of(level);
-        let fits = |file: &Arc<SourceFile>, e: SrcEntry| {
-            let at = e.start as usize;
-            match (target, file.function_at(at)) {
-                // A modifier's code is inlined into the functions whose declarations invoke
-                // it; the optimizer may share its revert with any other function.
-                (Some((tfile, t)), Some(m)) if m.modifier => {
-                    ctor::header(tfile, t).is_some_and(|h| ctor::invoked_in(h, &m.name).is_some())
-                }
-                (None, Some(m)) if m.modifier => true,
-                (Some((ffile, f)), _) => Arc::ptr_eq(file, ffile) && f.start <= at && at < f.end,
-                (None, found) => found.is_some(),
-            }
-        };
-        if fits(file, e) {
+        if self.fits(level, file, e) {
             return Some((file, e));
         }
         Some(
             recent
                 .iter()
                 .filter_map(|&pc| self.user_span(pc))
-                .find(|(file, e)| fits(file, *e))
+                .find(|(file, e)| self.fits(level, file, *e))
                 .unwrap_or((file, e)),
         )
+    }
+
+    /// Whether span `e` of `file` lies in the function `level` runs (a modifier it invokes
+    /// counts: its code is inlined), or for the dispatcher in some function.
+    fn fits(&self, level: &Level, file: &Arc<SourceFile>, e: SrcEntry) -> bool {
+        let at = e.start as usize;
+        match (self.function_of(level), file.function_at(at)) {
+            // A modifier's code is inlined into the functions whose declarations invoke it; the
+            // optimizer may share its revert with any other function.
+            (Some((tfile, t)), Some(m)) if m.modifier => {
+                ctor::header(tfile, t).is_some_and(|h| ctor::invoked_in(h, &m.name).is_some())
+            }
+            (None, Some(m)) if m.modifier => true,
+            (Some((ffile, f)), _) => Arc::ptr_eq(file, ffile) && f.start <= at && at < f.end,
+            (None, found) => found.is_some(),
+        }
+    }
+
+    /// The one call in the body of `level`'s function to the function `next` runs, when the
+    /// JUMP between them is shared with another function and no JUMP of its own tells: the
+    /// source text decides, and only when it names that function once (two calls stay
+    /// undecided rather than one picked).
+    fn call_in_body(&self, level: &Level, next: &Level) -> Option<(&Arc<SourceFile>, SrcEntry)> {
+        let (file, f) = self.function_of(level)?;
+        let (_, g) = self.function_of(next)?;
+        let text = file.text()?;
+        let body_from = f.start + ctor::header(file, f)?.len();
+        let body = text.get(body_from..f.end)?;
+        let mut found = None;
+        let mut from = 0;
+        while let Some(i) = body.get(from..).and_then(|b| ctor::invoked_in(b, &g.name)) {
+            let at = from + i;
+            from = at + g.name.len();
+            if !body[from..].trim_start().starts_with('(') {
+                continue;
+            }
+            if found.is_some() {
+                return None;
+            }
+            found = Some(body_from + at);
+        }
+        let start = found?;
+        let len = text[start..].find([';', '\n']).unwrap_or(0);
+        self.span_in(file, start, len)
+    }
+
+    /// The declaration of `level`'s function, as a span: where a level is placed when the map
+    /// gives a line of another function and the text cannot decide between two calls.
+    fn declaration_span(&self, level: &Level) -> Option<(&Arc<SourceFile>, SrcEntry)> {
+        let (file, f) = self.function_of(level)?;
+        let head = ctor::header(file, f)?;
+        self.span_in(file, f.start, head.trim_end().len())
+    }
+
+    /// A span of `file` (one of this map's compilation) as a map entry.
+    fn span_in<'a>(
+        &'a self,
+        file: &'a Arc<SourceFile>,
+        start: usize,
+        len: usize,
+    ) -> Option<(&'a Arc<SourceFile>, SrcEntry)> {
+        let id = *self
+            .unit
+            .files
+            .iter()
+            .find(|(_, v)| Arc::ptr_eq(v, file))?
+            .0;
+        let entry = SrcEntry {
+            start: u32::try_from(start).ok()?,
+            len: u32::try_from(len).ok()?,
+            file: id,
+            jump: b'-',
+        };
+        Some((file, entry))
     }
 
     /// The location of the failure: the innermost level in code the user wrote (`recent`: the
@@ -300,18 +360,40 @@ impl CodeMap {
         &self,
         levels: &[Level],
         recent: &[u32],
-        open_args: &[(usize, Vec<U256>)],
+        steps: &FrameSteps,
     ) -> Vec<StackEntry> {
+        let (jumps, open_args) = (&steps.jumps, &steps.args);
         let mut out = Vec::new();
         let n = levels.len();
+        // Where a level is: the innermost at the failure; an outer one at its JUMP into the
+        // next, unless the optimizer shares that JUMP between functions (SafeERC20's
+        // `safeTransfer` and `safeTransferFrom` both reach `_callOptionalReturn` through one):
+        // then at the last JUMP the level made before it that lies in its own function.
+        let span_of = |k: usize, level: &Level| {
+            if k + 1 == n {
+                return self.innermost(level, recent);
+            }
+            let from = level.jump.map_or(0, |j| j + 1);
+            let to = levels[k + 1].jump.unwrap_or(0).min(jumps.len());
+            let before: Vec<u32> = jumps
+                .get(from..to)
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .map(|&(pc, _)| pc)
+                .collect();
+            let found = self.innermost(level, &before);
+            match found {
+                Some((file, e)) if !self.fits(level, file, e) => self
+                    .call_in_body(level, &levels[k + 1])
+                    .or_else(|| self.declaration_span(level))
+                    .or(found),
+                _ => found,
+            }
+        };
         for (k, level) in levels.iter().enumerate().rev() {
             if self.creation && level.entered.is_none() {
-                let span = if k + 1 == n {
-                    self.innermost(level, recent)
-                } else {
-                    self.user_span(level.pc)
-                };
-                out.extend(self.constructor_entries(span));
+                out.extend(self.constructor_entries(span_of(k, level)));
                 continue;
             }
             let Some((file, f)) = self.function_of(level) else {
@@ -331,11 +413,7 @@ impl CodeMap {
                 }
                 continue;
             };
-            let span = if k + 1 == n {
-                self.innermost(level, recent)
-            } else {
-                self.user_span(level.pc)
-            };
+            let span = span_of(k, level);
             // A modifier's code runs inlined in the function: it is its own line, and the
             // function is at its signature (where the modifier is invoked).
             let modifier = span.and_then(|(mfile, e)| {
@@ -462,11 +540,13 @@ pub fn frame_levels(map: &CodeMap, steps: &FrameSteps, at: Option<(u32, usize)>)
 /// The Solidity stack trace along `path` (child indices from `root` to the frame the failure
 /// started in): each frame's functions, innermost first, the outermost function of every frame
 /// but the top one marked with how it was entered. Frames without a map are left out.
-pub fn stack_trace(
+/// Returned by frame: each frame's path (a prefix of `path`) and its entries, the frame the
+/// failure started in first.
+pub fn stack_by_frame(
     root: &CallFrame,
     path: &[usize],
     map_of: &dyn Fn(&CallFrame) -> Option<Arc<CodeMap>>,
-) -> Vec<StackEntry> {
+) -> Vec<(Vec<usize>, Vec<StackEntry>)> {
     let mut frames = vec![root];
     for &i in path {
         match frames.last().and_then(|f| f.calls.get(i)) {
@@ -491,127 +571,16 @@ pub fn stack_trace(
         // another), its span may lie in the other function, and the frame's own last pcs (the
         // call's result checked on return) are within this one.
         let recent: Vec<u32> = steps.recent().collect();
-        let mut entries = map.functions(&levels, &recent, &steps.args);
+        let mut entries = map.functions(&levels, &recent, steps);
         if k > 0 {
             if let Some(outer) = entries.last_mut() {
                 outer.reached_by = Some(f.kind);
             }
         }
-        out.extend(entries);
+        out.push((path[..k].to_vec(), entries));
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::spans::ast_functions;
-    use super::*;
-
-    #[test]
-    fn decodes_compressed_maps() {
-        let m = decode_source_map("1:2:0:-:0;;3:4;:9:1:i;:::o");
-        let e = |start, len, file, jump| SrcEntry {
-            start,
-            len,
-            file,
-            jump,
-        };
-        assert_eq!(
-            m,
-            vec![
-                e(1, 2, 0, b'-'),
-                e(1, 2, 0, b'-'),
-                e(3, 4, 0, b'-'),
-                e(3, 9, 1, b'i'),
-                e(3, 9, 1, b'o'),
-            ]
-        );
-        assert!(decode_source_map("").is_empty());
-    }
-
-    #[test]
-    fn push_data_belongs_to_its_push() {
-        // PUSH1 0x80, PUSH2 0x0102, JUMP, PUSH32 …, STOP
-        let mut code = vec![0x60, 0x80, 0x61, 0x01, 0x02, 0x56, 0x7f];
-        code.extend([0u8; 32]);
-        code.push(0x00);
-        let ix = instruction_index(&code);
-        assert_eq!(&ix[..7], &[0, 0, 1, 1, 1, 2, 3]);
-        assert_eq!(ix[38], 3);
-        assert_eq!(ix[39], 4);
-    }
-
-    const SRC: &str = "// c { }\ncontract A {\n    modifier m() { _; }\n    function f(uint x) external {\n        string memory s = \"}{\";\n        g(x);\n    }\n    function g(uint) internal {}\n    function h() external;\n}\nlibrary L { function k() internal { } }\n";
-
-    #[test]
-    fn scans_functions_of_source_text() {
-        let f = scan_functions(SRC);
-        let names: Vec<(&str, &str)> = f
-            .iter()
-            .map(|s| (s.contract.as_str(), s.name.as_str()))
-            .collect();
-        assert_eq!(names, vec![("A", "m"), ("A", "f"), ("A", "g"), ("L", "k")]);
-        let fstart = SRC.find("function f").unwrap();
-        assert_eq!(f[1].start, fstart);
-        assert_eq!(&SRC[f[1].end - 1..f[1].end], "}");
-    }
-
-    #[test]
-    fn locates_lines_and_columns() {
-        let file = SourceFile::new("A.sol".into(), TextOrigin::Inline(SRC.into()), None);
-        let at = SRC.find("g(x);").unwrap();
-        let l = file.locate(at, 4).unwrap();
-        assert_eq!((l.line, l.column), (6, 9));
-        assert_eq!(l.text, "        g(x);");
-        assert_eq!(l.span, (8, 12));
-        assert_eq!(file.function_at(at).unwrap().name, "f");
-        // A span running past its line is cut at the line's end.
-        let f = SRC.find("function f").unwrap();
-        let l = file.locate(f, 60).unwrap();
-        assert_eq!(l.span, (4, l.text.len()));
-    }
-
-    #[test]
-    fn rebuilds_the_internal_stack_from_jump_markers() {
-        // pc 0: JUMP (in), 1: JUMP (in), 2: JUMP (out), 3: REVERT
-        let code = [0x56, 0x56, 0x56, 0xfd];
-        let unit = Arc::new(Unit::default());
-        let map = CodeMap::new("A", &code, "0:1:0:i;1:1:0:i;2:1:0:o;3:1:0:-", unit);
-        // Each level also names the JUMP (its index) that entered it: where its arguments are.
-        let l = |entered, pc, jump| Level { entered, pc, jump };
-        assert_eq!(
-            map.levels(&[(0, 10), (1, 20), (2, 1)], 3),
-            vec![l(None, 0, None), l(Some(10), 3, Some(0))]
-        );
-        assert_eq!(
-            map.levels(&[(0, 10), (1, 20)], 3),
-            vec![
-                l(None, 0, None),
-                l(Some(10), 1, Some(0)),
-                l(Some(20), 3, Some(1))
-            ]
-        );
-        assert_eq!(map.levels(&[(2, 1)], 3), vec![l(None, 3, None)]);
-    }
-
-    #[test]
-    fn reads_function_spans_from_an_ast() {
-        let ast = serde_json::json!({"nodeType": "SourceUnit", "src": "0:100:0", "nodes": [
-            {"nodeType": "ContractDefinition", "name": "C", "src": "0:100:0", "nodes": [
-                {"nodeType": "FunctionDefinition", "name": "", "kind": "constructor", "src": "10:20:0"},
-                {"nodeType": "ModifierDefinition", "name": "only", "src": "40:10:0"},
-                {"nodeType": "FunctionDefinition", "name": "f", "kind": "function", "src": "60:30:0"}
-            ]}
-        ]});
-        let mut out = Vec::new();
-        ast_functions(&ast, "", &mut out);
-        let names: Vec<(&str, &str, usize)> = out
-            .iter()
-            .map(|f| (f.contract.as_str(), f.name.as_str(), f.start))
-            .collect();
-        assert_eq!(
-            names,
-            vec![("C", "constructor", 10), ("C", "only", 40), ("C", "f", 60)]
-        );
-    }
-}
+mod tests;

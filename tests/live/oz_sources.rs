@@ -1,0 +1,106 @@
+//! An OpenZeppelin project (`tests/contracts/oz/`: OpenZeppelin Contracts 5.4.0 from npm,
+//! solc-js 0.8.30 with the optimizer): a vault pulling a token through SafeERC20. The token's
+//! refusal is passed on by SafeERC20's assembly; the vault's frame is placed where the failing
+//! call was made, in the tree and in the stack alike, and `safeTransferFrom` at its own call
+//! although the optimizer shares the JUMP into `_callOptionalReturn` with `safeTransfer`.
+//! Expected locations are found in the `.sol` texts; values are the transaction's own.
+
+use crate::anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil, EXPLICIT_GAS};
+use crate::run;
+use crate::sources_live::{frame_lines, stack};
+use serde_json::{json, Value};
+use std::path::Path;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/contracts/oz");
+const OZ: &str = "@openzeppelin/contracts/token/ERC20";
+
+/// `file:line:column` of `needle` in `file` (relative to the project).
+fn at(file: &str, needle: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(DIR).join(file)).unwrap();
+    let offset = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in {file}"));
+    let line = text[..offset].matches('\n').count() + 1;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    format!(
+        "{file}:{line}:{}",
+        text[line_start..offset].chars().count() + 1
+    )
+}
+
+#[test]
+fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
+    let anvil = Anvil::start();
+    let out: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/solc-output.json")).unwrap())
+            .unwrap();
+    let code = |name: &str| {
+        out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
+    let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
+    let me = anvil.sender();
+
+    // A deposit without an allowance: the token reverts with ERC20InsufficientAllowance.
+    let (h, r) = anvil.send_and_wait(json!({
+        "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
+        "gas": format!("{EXPLICIT_GAS:#x}"),
+    }));
+    assert_eq!(r["status"], "0x0", "{r}");
+    let abi = format!("{DIR}/solc-output.json");
+    let run = run::cmd(&[
+        "tx",
+        &format!("{h:?}"),
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        &abi,
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let tree = run.stdout;
+    assert!(
+        tree.contains(&format!(
+            "ERC20InsufficientAllowance(spender: {vault}, allowance: 0, needed: 5)"
+        )),
+        "{tree}"
+    );
+    let call = at(&format!("{OZ}/utils/SafeERC20.sol"), "call(gas(), token");
+    let spend = at(
+        &format!("{OZ}/ERC20.sol"),
+        "ERC20InsufficientAllowance(spender, currentAllowance",
+    );
+    let expected = vec![
+        format!("at ERC20._spendAllowance(owner: {me}, spender: {vault}, value: 5) ({spend})"),
+        format!(
+            "at ERC20.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
+            at(
+                &format!("{OZ}/ERC20.sol"),
+                "_spendAllowance(from, spender, value)"
+            )
+        ),
+        format!("at SafeERC20._callOptionalReturn(token: {coin}, data) ({call})"),
+        format!(
+            "at SafeERC20.safeTransferFrom(token: {coin}, from: {me}, to: {vault}, value: 5) ({})",
+            at(
+                &format!("{OZ}/utils/SafeERC20.sol"),
+                "_callOptionalReturn(token, abi.encodeCall(token.transferFrom"
+            )
+        ),
+        format!(
+            "at Vault.deposit(assets: 5) ({})",
+            at("Vault.sol", "asset.safeTransferFrom(")
+        ),
+    ];
+    assert_eq!(stack(&tree), expected, "{tree}");
+    // One frame, one line: the vault's frame in the tree is where the stack places it (the
+    // call), not where SafeERC20's assembly passes the revert on.
+    let top = tree.lines().next().unwrap();
+    assert!(top.ends_with(&format!(" at {call}")), "{tree}");
+    let (token_line, _, _) = frame_lines(&tree, "transferFrom(from:");
+    assert!(token_line.ends_with(&format!(" at {spend}")), "{tree}");
+}
