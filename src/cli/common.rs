@@ -296,7 +296,7 @@ pub struct TraceArgs {
     #[arg(long, requires = "flamegraph", conflicts_with = "by_function")]
     pub by_op: bool,
     /// Gas report: also gas by source line (self and inclusive), from the source maps of the
-    /// contracts' artifacts (see "Where it failed" in the README for where they are found).
+    /// contracts' artifacts (see "Where it failed" in docs/names-and-sources.md for where they are found).
     #[arg(long)]
     pub by_line: bool,
     /// Gas report: also gas by Solidity function, internal functions included (self and

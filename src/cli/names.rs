@@ -61,7 +61,7 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// `spec` with the call tracer recording where failed frames were in their code, when a source
 /// map may be found and the output names things (the tree, `--decode`): see "Where it failed"
-/// in the README. Plain `--json` never records (its output is geth's, and costs nothing more).
+/// in docs/names-and-sources.md. Plain `--json` never records (its output is geth's, and costs nothing more).
 ///
 /// A gas report asked for by line or function follows internal functions by the source maps'
 /// jump markers ([`Names::jump_marks`]); without any source map loaded it says so, and every

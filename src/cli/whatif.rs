@@ -150,7 +150,7 @@ pub struct Outcome {
 
 /// Where a failed run stopped, in source terms: the innermost function of its Solidity stack
 /// trace, else its top frame's location, when a source map matched the code that ran ("Where
-/// it failed" in the README); `None` for a success or without a map.
+/// it failed" in docs/names-and-sources.md); `None` for a success or without a map.
 fn location(t: &TracedTx, decoder: &Decoder) -> Option<String> {
     if t.outcome.success {
         return None;

@@ -1,6 +1,6 @@
 //! Asset changes for people (a table) and for scripts (`assetChanges` of `--json --decode`).
 //!
-//! An ERC-20 transfer on the test anvil (README, "What moved"), piped:
+//! An ERC-20 transfer on the test anvil (docs/assets-and-html.md, "What moved"), piped:
 //!
 //! ```text
 //! asset changes

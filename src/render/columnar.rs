@@ -1,7 +1,7 @@
 //! Traces flattened into tables for columnar output (`block A..B --out DIR --format parquet`).
 //!
 //! One [`Tables`] collects the rows of one partition; [`Tables::batches`] turns them into Arrow
-//! record batches, one per table of the tracer (the README's schema table):
+//! record batches, one per table of the tracer (the schema table of docs/ranges.md):
 //!
 //! | tracer | tables |
 //! |---|---|

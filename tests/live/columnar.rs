@@ -435,7 +435,7 @@ fn s(v: &Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
-/// callTracer JSON → the `calls` and `logs` rows the README's schema promises.
+/// callTracer JSON → the `calls` and `logs` rows the schema of docs/ranges.md promises.
 fn flatten(
     (block, tx, hash): (u64, usize, &str),
     f: &Value,

@@ -117,7 +117,7 @@ fn the_fixtures_report_has_every_section_offline() {
     ] {
         assert!(text.contains(&format!("id=\"{id}\"")), "no {id}");
     }
-    // The reason, the location and its source line, the stack (README's example).
+    // The reason, the location and its source line, the stack (the README's first example).
     assert!(text.contains("Custom(code: 48879"), "reason");
     assert!(text.contains("at <code>Helpers.sol:65:16</code>"));
     assert!(text.contains(

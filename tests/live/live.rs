@@ -431,7 +431,7 @@ fn simulated_call_default_gas_respects_the_osaka_cap() {
 /// What a JS tracer's `db` returns in `step` at every state-writing opcode, for every scenario
 /// transaction, against anvil's own JS run. revm-inspectors delivers `step` before the opcode,
 /// so its `db` shows the pre-opcode state — except for storage, which it reads from beneath the
-/// transaction (geth's reflects earlier writes of the same transaction; README). So: every entry
+/// transaction (geth's reflects earlier writes of the same transaction; docs/tracing.md). So: every entry
 /// but a repeated write to a slot must equal the node's; a repeated write must see the value the
 /// previous write to that slot stored (geth), unless a frame failed in between (its writes were
 /// undone; those few are counted, not checked).

@@ -1,4 +1,4 @@
-//! Tests that need no node: geth's fixtures, the tracers on tiny programs, the CLI's exit codes and messages, the bad-input corpus, node tools on sample logs and homes, the architecture.
+//! Tests that need no node: geth's fixtures, the tracers on tiny programs, the CLI's exit codes and messages, the bad-input corpus, node tools on sample logs and homes, the architecture, the documentation's examples.
 //!
 //! One test binary with a module per suite (cargo's layout for large suites: each
 //! `tests/*.rs` used to be linked against the whole crate on its own).
@@ -17,6 +17,7 @@ mod chain_rules;
 mod cli;
 mod conformance;
 mod conventions;
+mod doc_examples;
 mod erc7562;
 mod failed_steps;
 mod frontier;

@@ -27,25 +27,28 @@ pub fn cmd(args: &[&str]) -> Cmd {
     cmd.args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1");
-    for k in [
-        "ETH_RPC_URL",
-        "CHAINTRACE_CACHE_DIR",
-        "CHAINTRACE_NO_CACHE",
-        "ETHERSCAN_API_KEY",
-        "APP_ID",
-        "APP_SECRET",
-        "WALLET_AUTHORIZATION_KEY",
-        "AUTHORIZATION_PRIVATE_KEY",
-        "WALLET_API_URL",
-        "PRIVATE_KEY",
-        "CHAINTRACE_AUTH_TOKEN",
-        "CHAINTRACE_LOOKUP_SIGNATURES",
-        "CHAINTRACE_SIGNATURE_DB_URL",
-    ] {
+    for k in MACHINE_ENV {
         cmd.env_remove(k);
     }
     Cmd { cmd, stdin: None }
 }
+
+/// The variables a test run does without: each would make a run depend on the machine.
+pub const MACHINE_ENV: &[&str] = &[
+    "ETH_RPC_URL",
+    "CHAINTRACE_CACHE_DIR",
+    "CHAINTRACE_NO_CACHE",
+    "ETHERSCAN_API_KEY",
+    "APP_ID",
+    "APP_SECRET",
+    "WALLET_AUTHORIZATION_KEY",
+    "AUTHORIZATION_PRIVATE_KEY",
+    "WALLET_API_URL",
+    "PRIVATE_KEY",
+    "CHAINTRACE_AUTH_TOKEN",
+    "CHAINTRACE_LOOKUP_SIGNATURES",
+    "CHAINTRACE_SIGNATURE_DB_URL",
+];
 
 /// `chaintrace ARGS`, run.
 pub fn chaintrace(args: &[&str]) -> Run {
