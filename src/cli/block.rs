@@ -200,23 +200,28 @@ impl BlockArgs {
         // starting from the state the original replay fetched (the patched replay takes that
         // snapshot over and fills it further; every decoder below reads it). Its traces are the
         // ones printed.
-        let patched = match (&patch, replay.as_mut()) {
+        let (patched, overrides) = match (&patch, replay.as_mut()) {
             (Some(p), Some(r)) => {
                 p.announce();
                 let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-                Some(replay_txs_from(
+                // The artifacts' immutables from the code on chain before the block.
+                let overrides = p.with_immutables(&|a| {
+                    super::whatif::code_on_chain(&r.snapshot, &source, &parent, a)
+                })?;
+                let run = replay_txs_from(
                     &source,
                     &block.txs,
                     &env,
                     0,
                     &parent,
                     &spec,
-                    &|db| p.overrides.apply(db),
+                    &|db| overrides.apply(db),
                     // The original's snapshot moves in and comes back filled further.
                     std::mem::take(&mut r.snapshot),
-                )?)
+                )?;
+                (Some(run), Some(overrides))
             }
-            _ => None,
+            _ => (None, None),
         };
         let empty = StateSnapshot::default();
         let (traces, mut passes, mut snapshot) = match &replay {
@@ -231,6 +236,12 @@ impl BlockArgs {
         }
         let shown: &[chaintrace::replay::TracedTx] =
             patched.as_ref().map_or(traces, |p| &p.traces[..]);
+        // The patched runs are named by the code they ran, not the chain's.
+        let patched_view = overrides
+            .as_ref()
+            .map(|o| super::whatif::patched_view(snapshot, o));
+        let original_snapshot = snapshot;
+        let snapshot = patched_view.as_ref().unwrap_or(snapshot);
         let assets = match (&replay, self.assets.assets) {
             (Some(r), true) => {
                 let parent = format!("{:#x}", block.info.number.saturating_sub(1));
@@ -305,7 +316,7 @@ impl BlockArgs {
                 &names,
                 traces,
                 &p.traces,
-                snapshot,
+                (original_snapshot, snapshot),
                 &block.txs,
                 patch.as_ref(),
             )?;
@@ -388,7 +399,7 @@ impl BlockArgs {
         names: &chaintrace::names::Names,
         original: &[chaintrace::replay::TracedTx],
         patched: &[chaintrace::replay::TracedTx],
-        snapshot: &StateSnapshot,
+        (snapshot, patched_snapshot): (&StateSnapshot, &StateSnapshot),
         txs: &[chaintrace::replay::ReplayTx],
         patch: Option<&super::whatif::Patch>,
     ) -> Result<(), CliError> {
@@ -403,7 +414,7 @@ impl BlockArgs {
             } else {
                 let mut od = names.decoder_for(&o.result, snapshot);
                 super::names::add_looked_up(names, &o.result, &mut od);
-                let mut pd = names.decoder_for(&p.result, snapshot);
+                let mut pd = names.decoder_for(&p.result, patched_snapshot);
                 super::names::add_looked_up(names, &p.result, &mut pd);
                 (od, pd)
             };

@@ -372,15 +372,18 @@ impl TxArgs {
             false,
             mined.state_check().as_ref(),
         );
-        let patched = mined.trace_overridden(ctx.source, ctx.cache, ctx.spec, &patch.overrides)?;
+        // The artifacts' immutables from the code on chain: the original run's state holds it
+        // where the transaction touched the account, else it is read at the parent block.
+        let parent = format!("{:#x}", mined.info.number.saturating_sub(1));
+        let overrides = patch.with_immutables(&|a| {
+            super::whatif::code_on_chain(&mined.snapshot, ctx.source, &parent, a)
+        })?;
+        let patched = mined.trace_overridden(ctx.source, ctx.cache, ctx.spec, &overrides)?;
         let currency = chaintrace::chain::currency(mined.chain_id);
-        super::names::prefetch_signatures(
-            names,
-            &self.trace,
-            &[&original, &patched],
-            &mined.snapshot,
-        );
-        let mut decoder = decoder_for(names, &self.trace, &patched, &mined.snapshot);
+        // The patched run is named by the code it ran, not the chain's.
+        let view = super::whatif::patched_view(&mined.snapshot, &overrides);
+        super::names::prefetch_signatures(names, &self.trace, &[&original, &patched], &view);
+        let mut decoder = decoder_for(names, &self.trace, &patched, &view);
         patch.name(&mut decoder);
         print_trace(&patched, &self.trace, &decoder, currency, None)?;
         // The original's reason with its own contracts' names (the code that ran then).

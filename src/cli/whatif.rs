@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 
 use alloy_primitives::{hex, Address, Bytes};
-use chaintrace::names::artifacts::override_code;
+use chaintrace::names::artifacts::{fill_immutables, override_code, Immutable};
 use chaintrace::names::Artifact;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::replay::overrides::{AccountOverride, StateOverride};
@@ -43,6 +43,9 @@ pub struct Patch {
     pub described: Vec<String>,
     /// Notes about the code chosen (Hardhat artifacts list no immutables).
     pub notes: Vec<String>,
+    /// Artifacts' immutables still zero in their code, by address: copied from the code on
+    /// chain by [`Patch::with_immutables`] before the patched run.
+    pub immutables: Vec<(Address, Vec<Immutable>)>,
 }
 
 impl WhatIfArgs {
@@ -58,6 +61,7 @@ impl WhatIfArgs {
             artifacts: Vec::new(),
             described: Vec::new(),
             notes: Vec::new(),
+            immutables: Vec::new(),
         };
         for raw in &self.code_override {
             let bad = |why: &str| {
@@ -96,6 +100,9 @@ impl WhatIfArgs {
                     got.code.len()
                 ));
                 patch.notes.extend(got.notes);
+                if !got.immutables.is_empty() {
+                    patch.immutables.push((address, got.immutables));
+                }
                 patch.artifacts.push((address, got.artifact));
                 got.code
             };
@@ -127,6 +134,43 @@ impl Patch {
                 decoder.add_label(*addr, a.name.clone());
             }
         }
+    }
+
+    /// The overrides with each artifact's immutables copied from the code on chain at its
+    /// address (`on_chain`; `None`: no account there), saying on stderr what was copied; an
+    /// immutable that cannot be found there refuses the override, naming it.
+    pub fn with_immutables(
+        &self,
+        on_chain: &dyn Fn(Address) -> Result<Option<Bytes>, CliError>,
+    ) -> Result<StateOverride, CliError> {
+        let mut overrides = self.overrides.clone();
+        for (address, immutables) in &self.immutables {
+            let Some(account) = overrides.0.get_mut(address) else {
+                continue;
+            };
+            let Some(code) = account.code.as_ref() else {
+                continue;
+            };
+            let mut code = code.to_vec();
+            let chain = on_chain(*address)?.unwrap_or_default();
+            let shown = address.to_checksum(None);
+            let copied = fill_immutables(&mut code, immutables, &chain).map_err(|e| {
+                CliError::input(format!(
+                    "--code-override {shown}: the artifact's code reads immutables its \
+                     constructor writes, to be copied from the code on chain: {e}"
+                ))
+            })?;
+            let values: Vec<String> = copied
+                .iter()
+                .map(|(id, v)| format!("#{id} = {}", shown_word(v)))
+                .collect();
+            note!(
+                "what-if: {shown}: immutable values copied from its code on chain ({})",
+                values.join(", ")
+            );
+            account.code = Some(Bytes::from(code));
+        }
+        Ok(overrides)
     }
 
     /// The `what-if:` lines and notes, on stderr.
@@ -284,4 +328,53 @@ mod tests {
         assert_eq!(exit_code(exit::TX_FAILED, true), exit::OK);
         assert_eq!(exit_code(exit::OK, false), exit::TX_FAILED);
     }
+}
+
+/// A 32-byte immutable as people read it: an address when it is one (12 zero bytes, then
+/// something), else its hex.
+fn shown_word(v: &[u8; 32]) -> String {
+    if v[..12].iter().all(|&b| b == 0) && v[12..].iter().any(|&b| b != 0) {
+        Address::from_slice(&v[12..]).to_checksum(None)
+    } else {
+        format!("0x{}", hex::encode(v))
+    }
+}
+
+/// The code on chain at `a`: from `snapshot` (the original run's state) where it holds the
+/// account, else read as of block `parent`; `None`: no account there.
+pub fn code_on_chain(
+    snapshot: &chaintrace::source::StateSnapshot,
+    source: &chaintrace::source::rpc::RpcSource,
+    parent: &str,
+    a: Address,
+) -> Result<Option<Bytes>, CliError> {
+    if let Some(acc) = snapshot.accounts.get(&a) {
+        return Ok(Some(acc.code.clone()));
+    }
+    let misses = chaintrace::source::Misses {
+        accounts: [a].into(),
+        ..Default::default()
+    };
+    let got = source.fetch_states(&[(parent, &misses)])?;
+    Ok(got
+        .first()
+        .and_then(|s| s.accounts.get(&a))
+        .map(|acc| acc.code.clone()))
+}
+
+/// `snapshot` with the overrides' code in place: what names a patched run (its frames' code
+/// is matched to artifacts and source maps by the code that ran).
+pub fn patched_view(
+    snapshot: &chaintrace::source::StateSnapshot,
+    overrides: &StateOverride,
+) -> chaintrace::source::StateSnapshot {
+    let mut view = snapshot.fork();
+    for (a, o) in &overrides.0 {
+        if let Some(code) = &o.code {
+            let mut account = view.accounts.get(a).cloned().unwrap_or_default();
+            account.code = code.clone();
+            view.insert_account(*a, account);
+        }
+    }
+    view
 }

@@ -104,3 +104,132 @@ fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
     let (token_line, _, _) = frame_lines(&tree, "transferFrom(from:");
     assert!(token_line.ends_with(&format!(" at {spend}")), "{tree}");
 }
+
+/// `--code-override` with the vault as fixed (built alone, `tests/contracts/oz/VaultFixed.sol`,
+/// laid out as forge writes `out/<File>.sol/<Name>.json`): its `asset` immutable is copied from
+/// the vault's code on chain, so the patched run calls the real token; an account whose code
+/// holds no such read is refused, naming the immutable.
+#[test]
+fn a_code_override_copies_immutables_from_the_code_on_chain() {
+    let anvil = Anvil::start();
+    let out: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/solc-output.json")).unwrap())
+            .unwrap();
+    let fixed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/solc-output-fixed.json")).unwrap(),
+    )
+    .unwrap();
+    let code = |name: &str| {
+        out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
+    let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
+    let me = anvil.sender();
+    let (h, r) = anvil.send_and_wait(json!({
+        "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
+        "gas": format!("{EXPLICIT_GAS:#x}"),
+    }));
+    assert_eq!(r["status"], "0x0", "{r}");
+
+    // Forge's artifact layout: abi, bytecode and deployedBytecode objects with their maps and
+    // references.
+    let c = &fixed["contracts"]["VaultFixed.sol"]["Vault"];
+    let evm = &c["evm"];
+    let with_0x = |v: &Value| {
+        let mut v = v.clone();
+        let object = format!("0x{}", v["object"].as_str().unwrap());
+        v["object"] = json!(object);
+        v
+    };
+    let artifact = json!({
+        "abi": c["abi"],
+        "bytecode": with_0x(&evm["bytecode"]),
+        "deployedBytecode": with_0x(&evm["deployedBytecode"]),
+    });
+    let dir = std::env::temp_dir().join(format!("chaintrace-oz-fixed-{}", std::process::id()));
+    let path = dir.join("out/VaultFixed.sol/Vault.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, artifact.to_string()).unwrap();
+    let ids: Vec<&String> = evm["deployedBytecode"]["immutableReferences"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(ids.len(), 1, "the fixed vault has one immutable, `asset`");
+
+    let hash = format!("{h:?}");
+    let fixed_abi = format!("{DIR}/solc-output-fixed.json");
+    let over = format!("{vault}={}", path.display());
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--code-override",
+        &over,
+        "--abi",
+        &fixed_abi,
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 3, "the patched run reverts: {}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "immutable values copied from its code on chain (#{} = {coin})",
+            ids[0]
+        )),
+        "{}",
+        r.stderr
+    );
+    // The fixed code asked the real token (the immutable's value) and failed with its own error
+    // at its own line.
+    let short = |a: alloy_primitives::Address| {
+        let s = a.to_checksum(None);
+        format!("{}…{}", &s[..6], &s[s.len() - 4..])
+    };
+    assert!(
+        r.stdout.contains(&format!(
+            "STATICCALL {} Vault → {} allowance(owner: {me}, spender: {vault})",
+            short(vault),
+            short(coin)
+        )),
+        "{}",
+        r.stdout
+    );
+    let revert = at("VaultFixed.sol", "NotApproved(allowed, assets)");
+    assert!(
+        r.stdout
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!("NotApproved(allowance: 0, assets: 5) at {revert}")),
+        "{}",
+        r.stdout
+    );
+
+    // The token's code reads no such immutable: refused before the patched run, naming it.
+    let over = format!("{coin}={}", path.display());
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--code-override",
+        &over,
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "immutable #{}: no read of it was found in the code on chain (the layouts differ)",
+            ids[0]
+        )),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -20,10 +20,12 @@ use super::NamesError;
 use crate::render::abi::Abi;
 
 mod builds;
+mod immutables;
 mod override_code;
 
 use builds::resolve_foundry_units;
 pub use builds::{build_infos, from_sourcify, load_build_info};
+pub use immutables::{fill_immutables, immutables_of, Immutable, ImmutableError};
 pub use override_code::{override_code, OverrideCode};
 
 /// Byte ranges (start, length) of runtime code to ignore when comparing.
@@ -590,7 +592,7 @@ mod tests {
     }
 
     #[test]
-    fn override_code_runs_only_code_that_needs_nothing_filled() {
+    fn override_code_runs_code_as_compiled_and_lists_its_immutables() {
         let foundry = serde_json::json!({"abi": [], "deployedBytecode": {"object": "0x600160005500",
             "linkReferences": {}, "immutableReferences": {}}});
         let got = override_code(&write("Fixed.json", &foundry)).unwrap();
@@ -600,14 +602,14 @@ mod tests {
 
         let imm = serde_json::json!({"abi": [], "deployedBytecode": {"object": "0x7f".to_string() + &"00".repeat(32),
             "immutableReferences": {"12": [{"start": 1, "length": 32}]}}});
-        let e = override_code(&write("Imm.json", &imm))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("1 immutable variable(s) (read at byte offsets 1)"),
-            "{e}"
+        let got = override_code(&write("Imm.json", &imm)).unwrap();
+        assert_eq!(
+            got.immutables,
+            vec![Immutable {
+                id: "12".into(),
+                refs: vec![(1, 32)]
+            }]
         );
-        assert!(e.contains("0xHEX"), "{e}");
 
         let linked = serde_json::json!({"abi": [], "deployedBytecode": {"object":
             format!("0x73__$0123456789abcdef0123456789abcdef01$__60"),

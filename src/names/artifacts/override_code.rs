@@ -1,5 +1,5 @@
 //! Runtime code read from an artifact for `--code-override`: exactly as compiled, refusing
-//! unlinked libraries and immutables it cannot fill.
+//! unlinked libraries; its immutables listed, to be copied from the code on chain.
 
 use std::path::Path;
 
@@ -7,6 +7,7 @@ use alloy_primitives::hex;
 use serde_json::Value;
 
 use super::super::NamesError;
+use super::immutables::{check_reads, immutables_of, Immutable};
 use super::{artifact, Artifact};
 
 /// Runtime code read from an artifact to run in place of a deployed contract's code
@@ -18,6 +19,9 @@ pub struct OverrideCode {
     pub artifact: Artifact,
     /// What the user should know about the code chosen (stderr notes).
     pub notes: Vec<String>,
+    /// Its immutables (zeros in `code`): to be copied from the code on chain
+    /// ([`super::fill_immutables`]) before it runs.
+    pub immutables: Vec<Immutable>,
 }
 
 /// Library names of an artifact's link references (`{"file": {"Lib": [...]}}`).
@@ -40,9 +44,10 @@ fn link_names(refs: Option<&Value>) -> Vec<String> {
 ///
 /// Refused, as bad input naming the way out, when the code cannot run as compiled: no runtime
 /// code (an interface, a bare ABI); unlinked library placeholders (`__$…$__`: the library's
-/// address is chosen at deployment); immutables (Foundry's `immutableReferences`: their values
+/// address is chosen at deployment). Immutables (Foundry's `immutableReferences`: their values
 /// are written by the constructor, which a code override does not run, and the compiled code
-/// holds zeros there). Hardhat artifacts do not list immutables; that is said in a note.
+/// holds zeros there) are listed for the caller to fill from the code on chain. Hardhat
+/// artifacts do not list immutables; that is said in a note.
 pub fn override_code(path: &Path) -> Result<OverrideCode, NamesError> {
     let shown = path.display().to_string();
     let bad = |why: String| NamesError::Abi(shown.clone(), why);
@@ -106,28 +111,7 @@ pub fn override_code(path: &Path) -> Result<OverrideCode, NamesError> {
         .get("deployedBytecode")
         .and_then(|d| d.get("immutableReferences"))
         .or_else(|| v.get("immutableReferences"));
-    let refs: Vec<u64> = immutables
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|o| o.values())
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(|r| r.get("start").and_then(Value::as_u64))
-        .collect();
-    if !refs.is_empty() {
-        let n = immutables.and_then(Value::as_object).map_or(0, |o| o.len());
-        let mut at = refs.clone();
-        at.sort_unstable();
-        let at: Vec<String> = at.iter().take(6).map(u64::to_string).collect();
-        return Err(bad(format!(
-            "its runtime code has {n} immutable variable(s) (read at byte offsets {}{}) whose \
-             values its constructor writes; a code override does not run the constructor and \
-             the compiled code holds zeros there. Give the runtime code with them filled as \
-             0xHEX (e.g. `cast code ADDRESS` of the fixed build deployed on a fork)",
-            at.join(", "),
-            if refs.len() > 6 { ", …" } else { "" }
-        )));
-    }
+    let listed = immutables_of(immutables);
     let code = hex::decode(hex_text.trim_start_matches("0x"))
         .map_err(|e| bad(format!("its runtime code is not hex: {e}")))?;
     let mut notes = Vec::new();
@@ -141,11 +125,18 @@ pub fn override_code(path: &Path) -> Result<OverrideCode, NamesError> {
              any, they read as zero in the patched run"
         ));
     }
+    check_reads(&code, &listed).map_err(|e| {
+        bad(format!(
+            "its runtime code reads immutables in a way that cannot be filled from the code \
+             on chain: {e}"
+        ))
+    })?;
     let artifact = artifact(&name, &v)?;
     Ok(OverrideCode {
         code,
         artifact,
         notes,
+        immutables: listed,
     })
 }
 
