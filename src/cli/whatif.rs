@@ -293,43 +293,6 @@ pub fn exit_code(original: u8, patched_success: bool) -> u8 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(v: &[&str]) -> WhatIfArgs {
-        WhatIfArgs {
-            code_override: v.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
-    #[test]
-    fn pairs_parse_and_bad_ones_are_named() {
-        let p = args(&["0x00000000000000000000000000000000000000aa=0x6000"])
-            .patch()
-            .unwrap()
-            .unwrap();
-        let code = &p.overrides.0.values().next().unwrap().code;
-        assert_eq!(code.as_ref().map(|c| c.to_vec()), Some(vec![0x60u8, 0x00]));
-        for (a, says) in [
-            ("0xaa", "no '='"),
-            ("0x12=0x00", "not 0x followed by 40 hex"),
-            ("0x00000000000000000000000000000000000000aa=0xzz", "not hex"),
-            ("0x00000000000000000000000000000000000000aa=", "no code"),
-        ] {
-            let e = args(&[a]).patch().err().unwrap();
-            assert_eq!(e.code, exit::BAD_INPUT);
-            assert!(e.message.contains(says), "{a}: {}", e.message);
-        }
-        let twice = "0x00000000000000000000000000000000000000aa=0x00";
-        let e = args(&[twice, twice]).patch().err().unwrap();
-        assert!(e.message.contains("replaced twice"), "{}", e.message);
-        assert_eq!(exit_code(exit::DIVERGED, true), exit::DIVERGED);
-        assert_eq!(exit_code(exit::TX_FAILED, true), exit::OK);
-        assert_eq!(exit_code(exit::OK, false), exit::TX_FAILED);
-    }
-}
-
 /// A 32-byte immutable as people read it: an address when it is one (12 zero bytes, then
 /// something), else its hex.
 fn shown_word(v: &[u8; 32]) -> String {
@@ -377,4 +340,41 @@ pub fn patched_view(
         }
     }
     view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> WhatIfArgs {
+        WhatIfArgs {
+            code_override: v.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn pairs_parse_and_bad_ones_are_named() {
+        let p = args(&["0x00000000000000000000000000000000000000aa=0x6000"])
+            .patch()
+            .unwrap()
+            .unwrap();
+        let code = &p.overrides.0.values().next().unwrap().code;
+        assert_eq!(code.as_ref().map(|c| c.to_vec()), Some(vec![0x60u8, 0x00]));
+        for (a, says) in [
+            ("0xaa", "no '='"),
+            ("0x12=0x00", "not 0x followed by 40 hex"),
+            ("0x00000000000000000000000000000000000000aa=0xzz", "not hex"),
+            ("0x00000000000000000000000000000000000000aa=", "no code"),
+        ] {
+            let e = args(&[a]).patch().err().unwrap();
+            assert_eq!(e.code, exit::BAD_INPUT);
+            assert!(e.message.contains(says), "{a}: {}", e.message);
+        }
+        let twice = "0x00000000000000000000000000000000000000aa=0x00";
+        let e = args(&[twice, twice]).patch().err().unwrap();
+        assert!(e.message.contains("replaced twice"), "{}", e.message);
+        assert_eq!(exit_code(exit::DIVERGED, true), exit::DIVERGED);
+        assert_eq!(exit_code(exit::TX_FAILED, true), exit::OK);
+        assert_eq!(exit_code(exit::OK, false), exit::TX_FAILED);
+    }
 }
