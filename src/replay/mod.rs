@@ -6,6 +6,7 @@ pub mod access;
 pub mod assets;
 pub mod call;
 pub mod cancel;
+mod deposit;
 pub mod driver;
 pub mod env;
 pub mod mined;
@@ -190,26 +191,50 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         return Err(ReplayError::Cancelled);
     }
     check_chain_rules(env, tx)?;
+    deposit::mint(db, tx);
+    let cfg = deposit::cfg(env, tx);
     let splicer = splice::Splicer::new(env);
-    let mut out = if splicer.active() {
+    let run = if deposit::refused_before_run(env, tx) {
+        None
+    } else if splicer.active() {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(env.cfg.clone())
+            .with_cfg(cfg.into_owned())
             .build_mainnet_with_inspector(splicer);
-        let out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+        let out = evm.inspect_tx(tx.env.clone());
         std::mem::take(&mut evm.inspector).finish();
-        out
+        Some(out)
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(env.cfg.clone())
+            .with_cfg(cfg.into_owned())
             .build_mainnet();
-        evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?
+        Some(evm.transact(tx.env.clone()))
     };
-    let outcome = TxOutcome::from_result(&out.result);
+    let Some(mut out) = ran(tx, run)? else {
+        let (outcome, state) = deposit::failed(db, env, tx);
+        db.commit(state);
+        return Ok(outcome);
+    };
+    let mut outcome = TxOutcome::from_result(&out.result);
+    outcome.gas_used = deposit::gas_used(env, tx, outcome.gas_used);
     settle(&mut out.state, db, env, tx, outcome.gas_used);
     db.commit(out.state);
     Ok(outcome)
+}
+
+/// What revm's run of `tx` gave: its result, `None` for a deposit that failed before it ran
+/// (`run` is `None` when it was refused before revm saw it), or the error that ends the replay.
+fn ran<T, E: std::fmt::Display>(
+    tx: &ReplayTx,
+    run: Option<Result<T, revm::context::result::EVMError<E>>>,
+) -> Result<Option<T>, ReplayError> {
+    match run {
+        None => Ok(None),
+        Some(Ok(out)) => Ok(Some(out)),
+        Some(Err(e)) if deposit::fails(tx, &e) => Ok(None),
+        Some(Err(e)) => Err(invalid(tx, e)),
+    }
 }
 
 /// A transaction the chain's rules refuse before execution.
@@ -346,18 +371,42 @@ fn trace_with(
     }
     check_chain_rules(env, tx)?;
     begin(&mut tracer, db, env, tx);
+    deposit::mint(db, tx);
+    let cfg = deposit::cfg(env, tx);
+    let refused = deposit::refused_before_run(env, tx);
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
-        .with_cfg(env.cfg.clone())
+        .with_cfg(cfg.into_owned())
         .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
-    let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let tracer =
+    let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
+    let mut tracer =
         std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
     if cancel::passed() {
         return Err(ReplayError::Cancelled);
     }
     drop(evm);
-    let outcome = TxOutcome::from_result(&out.result);
+    let Some(mut out) = ran(tx, run)? else {
+        tracer.enter_failed_deposit();
+        let (outcome, state) = deposit::failed(db, env, tx);
+        let ended = Ended {
+            env,
+            tx,
+            outcome: &outcome,
+            state: &state,
+            refunded: 0,
+            floor: 0,
+            tx_index,
+        };
+        let result = finish(tracer, &ended, db)?;
+        db.commit(state);
+        return Ok(TracedTx {
+            hash: tx.hash,
+            result,
+            outcome,
+        });
+    };
+    let mut outcome = TxOutcome::from_result(&out.result);
+    outcome.gas_used = deposit::gas_used(env, tx, outcome.gas_used);
     settle(&mut out.state, db, env, tx, outcome.gas_used);
     let g = out.result.gas();
     let ended = Ended {

@@ -137,6 +137,12 @@ fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
 
 /// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
 pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
+    if v.get("type").and_then(Value::as_str) == Some("0x7e") {
+        // An OP-stack deposit: alloy's Ethereum envelope has no such type.
+        return Ok(ReplayTx::from_deposit(
+            crate::source::deposit::DepositTx::from_json(v).map_err(|e| bad("transaction", e))?,
+        ));
+    }
     let tx: alloy_rpc_types_eth::Transaction<TxEnvelope> =
         serde_json::from_value(v.clone()).map_err(|e| bad("transaction", e))?;
     let sender = tx.inner.signer();

@@ -21,5 +21,6 @@ mod erc7562;
 mod failed_steps;
 mod frontier;
 mod node;
+mod op_deposits;
 mod properties;
 mod tracers;
