@@ -106,6 +106,21 @@ pub(crate) fn failed(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> (TxO
         logs: Vec::new(),
         output: Default::default(),
         halt: Some("failed deposit".to_string()),
+        op_fee: None,
     };
     (outcome, std::iter::once((tx.sender, a)).collect())
+}
+
+/// What revm's run of `tx` gave: its result, `None` for a deposit that failed before it ran
+/// (`run` is `None` when it was refused before revm saw it), or the error that ends the replay.
+pub(crate) fn ran<T, E: std::fmt::Display>(
+    tx: &ReplayTx,
+    run: Option<Result<T, revm::context::result::EVMError<E>>>,
+) -> Result<Option<T>, super::ReplayError> {
+    match run {
+        None => Ok(None),
+        Some(Ok(out)) => Ok(Some(out)),
+        Some(Err(e)) if fails(tx, &e) => Ok(None),
+        Some(Err(e)) => Err(super::invalid(tx, e)),
+    }
 }

@@ -66,7 +66,7 @@ impl EvmEnv {
             crate::chain::rules::Ruleset::Chain => {
                 crate::chain::rules::rules_at(chain_id, info.number)
             }
-            crate::chain::rules::Ruleset::Ethereum => None,
+            crate::chain::rules::Ruleset::Ethereum | crate::chain::rules::Ruleset::Optimism => None,
         };
         if let (Some(r), Some(c)) = (rules.as_mut(), info.consensus) {
             r.sstore_set_gas = c.sstore_set_gas;
@@ -95,7 +95,7 @@ impl EvmEnv {
             splice: None,
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
-            op: None,
+            op: crate::chain::op::op_rules(chain_id, info.ruleset, info.number, info.timestamp),
         }
     }
 }

@@ -10,6 +10,7 @@ mod deposit;
 pub mod driver;
 pub mod env;
 pub mod mined;
+pub mod op_fees;
 pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
@@ -89,6 +90,8 @@ pub struct TxOutcome {
     pub output: Bytes,
     /// revm's halt reason for a transaction that failed without REVERT.
     pub halt: Option<String>,
+    /// What an OP-stack user transaction paid beyond its gas, and its L1 parameters.
+    pub op_fee: Option<op_fees::OpFee>,
 }
 
 impl TxOutcome {
@@ -110,6 +113,7 @@ impl TxOutcome {
             logs: r.logs().to_vec(),
             output,
             halt,
+            op_fee: None,
         }
     }
 }
@@ -191,10 +195,9 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         return Err(ReplayError::Cancelled);
     }
     check_chain_rules(env, tx)?;
-    deposit::mint(db, tx);
-    let cfg = deposit::cfg(env, tx);
+    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let splicer = splice::Splicer::new(env);
-    let run = if deposit::refused_before_run(env, tx) {
+    let run = if refused {
         None
     } else if splicer.active() {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
@@ -211,30 +214,14 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
             .build_mainnet();
         Some(evm.transact(tx.env.clone()))
     };
-    let Some(mut out) = ran(tx, run)? else {
+    let Some(mut out) = deposit::ran(tx, run)? else {
         let (outcome, state) = deposit::failed(db, env, tx);
         db.commit(state);
         return Ok(outcome);
     };
-    let mut outcome = TxOutcome::from_result(&out.result);
-    outcome.gas_used = deposit::gas_used(env, tx, outcome.gas_used);
-    settle(&mut out.state, db, env, tx, outcome.gas_used);
+    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
     db.commit(out.state);
     Ok(outcome)
-}
-
-/// What revm's run of `tx` gave: its result, `None` for a deposit that failed before it ran
-/// (`run` is `None` when it was refused before revm saw it), or the error that ends the replay.
-fn ran<T, E: std::fmt::Display>(
-    tx: &ReplayTx,
-    run: Option<Result<T, revm::context::result::EVMError<E>>>,
-) -> Result<Option<T>, ReplayError> {
-    match run {
-        None => Ok(None),
-        Some(Ok(out)) => Ok(Some(out)),
-        Some(Err(e)) if deposit::fails(tx, &e) => Ok(None),
-        Some(Err(e)) => Err(invalid(tx, e)),
-    }
 }
 
 /// A transaction the chain's rules refuse before execution.
@@ -371,9 +358,7 @@ fn trace_with(
     }
     check_chain_rules(env, tx)?;
     begin(&mut tracer, db, env, tx);
-    deposit::mint(db, tx);
-    let cfg = deposit::cfg(env, tx);
-    let refused = deposit::refused_before_run(env, tx);
+    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(cfg.into_owned())
@@ -385,7 +370,7 @@ fn trace_with(
         return Err(ReplayError::Cancelled);
     }
     drop(evm);
-    let Some(mut out) = ran(tx, run)? else {
+    let Some(mut out) = deposit::ran(tx, run)? else {
         tracer.enter_failed_deposit();
         let (outcome, state) = deposit::failed(db, env, tx);
         let ended = Ended {
@@ -405,9 +390,7 @@ fn trace_with(
             outcome,
         });
     };
-    let mut outcome = TxOutcome::from_result(&out.result);
-    outcome.gas_used = deposit::gas_used(env, tx, outcome.gas_used);
-    settle(&mut out.state, db, env, tx, outcome.gas_used);
+    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
     let g = out.result.gas();
     let ended = Ended {
         env,

@@ -22,5 +22,6 @@ mod failed_steps;
 mod frontier;
 mod node;
 mod op_deposits;
+mod op_fees;
 mod properties;
 mod tracers;
