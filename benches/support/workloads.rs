@@ -108,6 +108,7 @@ pub fn setup(name: &'static str, to: Address, iterations: u32, calls: u32) -> Se
         },
         authorities: Vec::new(),
         raw: Bytes::new(),
+        deposit: None,
     };
     Setup {
         name,

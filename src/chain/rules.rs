@@ -210,6 +210,9 @@ pub enum Ruleset {
     Chain,
     /// Ethereum's rules, whatever the chain id.
     Ethereum,
+    /// The OP stack's rules, whatever the chain id (`--chain-rules optimism`): deposits, the
+    /// L1 data fee and the operator fee, the fee vaults.
+    Optimism,
 }
 
 impl Ruleset {
@@ -217,6 +220,7 @@ impl Ruleset {
         match self {
             Ruleset::Chain => "chain",
             Ruleset::Ethereum => "ethereum",
+            Ruleset::Optimism => "optimism",
         }
     }
 
@@ -224,6 +228,7 @@ impl Ruleset {
         match s.to_ascii_lowercase().as_str() {
             "chain" => Some(Ruleset::Chain),
             "ethereum" => Some(Ruleset::Ethereum),
+            "optimism" => Some(Ruleset::Optimism),
             _ => None,
         }
     }

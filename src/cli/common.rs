@@ -210,6 +210,9 @@ pub enum ChainRulesArg {
     Ethereum,
     /// The chain's own rules (fee collector, unburned base fee, precompiles, SSTORE cost).
     Chain,
+    /// The OP stack's rules (deposits, L1 data fee, operator fee, fee vaults), whatever the
+    /// chain id; OP Mainnet, Base and their Sepolia chains get them by their chain id.
+    Optimism,
 }
 
 impl ChainRulesArg {
@@ -217,6 +220,7 @@ impl ChainRulesArg {
         match self {
             ChainRulesArg::Ethereum => Ruleset::Ethereum,
             ChainRulesArg::Chain => Ruleset::Chain,
+            ChainRulesArg::Optimism => Ruleset::Optimism,
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct EvmEnv {
     /// PREVRANDAO was derived from the block time's whole seconds, its nanoseconds unknown
     /// (chains 1329/1328 without `--consensus-rpc`); a transaction that reads it is noted.
     pub prevrandao_guessed: bool,
+    /// The OP-stack forks in force when the chain is an OP stack (deposits' gas rules, the L1
+    /// data fee); `None` elsewhere.
+    pub op: Option<crate::chain::op::OpRules>,
 }
 
 impl EvmEnv {
@@ -63,7 +66,7 @@ impl EvmEnv {
             crate::chain::rules::Ruleset::Chain => {
                 crate::chain::rules::rules_at(chain_id, info.number)
             }
-            crate::chain::rules::Ruleset::Ethereum => None,
+            crate::chain::rules::Ruleset::Ethereum | crate::chain::rules::Ruleset::Optimism => None,
         };
         if let (Some(r), Some(c)) = (rules.as_mut(), info.consensus) {
             r.sstore_set_gas = c.sstore_set_gas;
@@ -92,6 +95,7 @@ impl EvmEnv {
             splice: None,
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
+            op: crate::chain::op::op_rules(chain_id, info.ruleset, info.number, info.timestamp),
         }
     }
 }

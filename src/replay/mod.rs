@@ -6,9 +6,11 @@ pub mod access;
 pub mod assets;
 pub mod call;
 pub mod cancel;
+mod deposit;
 pub mod driver;
 pub mod env;
 pub mod mined;
+pub mod op_fees;
 pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
@@ -88,6 +90,8 @@ pub struct TxOutcome {
     pub output: Bytes,
     /// revm's halt reason for a transaction that failed without REVERT.
     pub halt: Option<String>,
+    /// What an OP-stack user transaction paid beyond its gas, and its L1 parameters.
+    pub op_fee: Option<op_fees::OpFee>,
 }
 
 impl TxOutcome {
@@ -109,6 +113,7 @@ impl TxOutcome {
             logs: r.logs().to_vec(),
             output,
             halt,
+            op_fee: None,
         }
     }
 }
@@ -190,24 +195,31 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         return Err(ReplayError::Cancelled);
     }
     check_chain_rules(env, tx)?;
+    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let splicer = splice::Splicer::new(env);
-    let mut out = if splicer.active() {
+    let run = if refused {
+        None
+    } else if splicer.active() {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(env.cfg.clone())
+            .with_cfg(cfg.into_owned())
             .build_mainnet_with_inspector(splicer);
-        let out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
+        let out = evm.inspect_tx(tx.env.clone());
         std::mem::take(&mut evm.inspector).finish();
-        out
+        Some(out)
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(env.cfg.clone())
+            .with_cfg(cfg.into_owned())
             .build_mainnet();
-        evm.transact(tx.env.clone()).map_err(|e| invalid(tx, e))?
+        Some(evm.transact(tx.env.clone()))
     };
-    let outcome = TxOutcome::from_result(&out.result);
-    settle(&mut out.state, db, env, tx, outcome.gas_used);
+    let Some(mut out) = deposit::ran(tx, run)? else {
+        let (outcome, state) = deposit::failed(db, env, tx);
+        db.commit(state);
+        return Ok(outcome);
+    };
+    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
     db.commit(out.state);
     Ok(outcome)
 }
@@ -346,19 +358,39 @@ fn trace_with(
     }
     check_chain_rules(env, tx)?;
     begin(&mut tracer, db, env, tx);
+    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
-        .with_cfg(env.cfg.clone())
+        .with_cfg(cfg.into_owned())
         .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
-    let mut out = evm.inspect_tx(tx.env.clone()).map_err(|e| invalid(tx, e))?;
-    let tracer =
+    let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
+    let mut tracer =
         std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
     if cancel::passed() {
         return Err(ReplayError::Cancelled);
     }
     drop(evm);
-    let outcome = TxOutcome::from_result(&out.result);
-    settle(&mut out.state, db, env, tx, outcome.gas_used);
+    let Some(mut out) = deposit::ran(tx, run)? else {
+        tracer.enter_failed_deposit();
+        let (outcome, state) = deposit::failed(db, env, tx);
+        let ended = Ended {
+            env,
+            tx,
+            outcome: &outcome,
+            state: &state,
+            refunded: 0,
+            floor: 0,
+            tx_index,
+        };
+        let result = finish(tracer, &ended, db)?;
+        db.commit(state);
+        return Ok(TracedTx {
+            hash: tx.hash,
+            result,
+            outcome,
+        });
+    };
+    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
     let g = out.result.gas();
     let ended = Ended {
         env,

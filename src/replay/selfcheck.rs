@@ -152,10 +152,111 @@ pub fn check(outcome: &TxOutcome, receipt: &Value) -> SelfCheck {
             None => c.unchecked.push("logs missing".into()),
         },
     }
+    if let Some(fee) = &outcome.op_fee {
+        check_op_fields(fee, receipt, &mut c);
+    }
     c
+}
+
+/// An OP-stack receipt's fee fields (op-geth's `receipt.go` / `deriveOPStackFields`), each
+/// compared with what the replay charged and read from the L1Block predeploy, where the
+/// receipt has it: a node that predates a field does not print it.
+fn check_op_fields(fee: &crate::replay::op_fees::OpFee, receipt: &Value, c: &mut SelfCheck) {
+    use alloy_primitives::U256;
+    let l1 = fee.l1.unwrap_or(crate::chain::op::L1Cost {
+        fee: U256::ZERO,
+        gas_used: U256::ZERO,
+    });
+    let i = &fee.info;
+    let fields: [(&str, U256); 8] = [
+        ("l1Fee", l1.fee),
+        ("l1GasUsed", l1.gas_used),
+        ("l1GasPrice", i.l1_base_fee),
+        ("l1BaseFeeScalar", U256::from(i.base_fee_scalar)),
+        ("l1BlobBaseFee", i.l1_blob_base_fee),
+        ("l1BlobBaseFeeScalar", U256::from(i.blob_base_fee_scalar)),
+        ("operatorFeeScalar", U256::from(i.operator_fee_scalar)),
+        ("operatorFeeConstant", U256::from(i.operator_fee_constant)),
+    ];
+    for (field, replay) in fields {
+        let Some(v) = receipt.get(field).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        match crate::geth::hex::parse_u256(v) {
+            Ok(got) if got != replay => c.divergences.push(Divergence {
+                field: field.into(),
+                replay: replay.to_string(),
+                receipt: got.to_string(),
+            }),
+            Ok(_) => {}
+            Err(_) => c
+                .unchecked
+                .push(format!("{field} unreadable: {}", quote(v))),
+        }
+    }
 }
 
 /// The divergences alone ([`check`] without the unchecked fields).
 pub fn compare(outcome: &TxOutcome, receipt: &Value) -> Vec<Divergence> {
     check(outcome, receipt).divergences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::op::{l1_cost, L1BlockInfo, OpFork, OpRules, RollupCostData};
+    use alloy_primitives::{hex, U256};
+
+    /// op-geth's `TestDeriveOptimismEcotoneTxReceipts` (core/types/receipt_opstack_test.go):
+    /// `emptyTx` under L1 base fee 1000 gwei, blob base fee 0.01 gwei, scalars 2 and 3 gets
+    /// l1GasUsed 480 and l1Fee 960,900.
+    fn ecotone_outcome() -> TxOutcome {
+        let rules = OpRules::up_to(OpFork::Ecotone);
+        let info = L1BlockInfo {
+            l1_base_fee: U256::from(1_000_000_000u64),
+            l1_blob_base_fee: U256::from(10_000_000u64),
+            base_fee_scalar: 2,
+            blob_base_fee_scalar: 3,
+            ..Default::default()
+        };
+        let empty_tx = hex::decode("dd80808094095e7baea6a6c7c4c2dfeb977efac326af552d878080808080");
+        let l1 = l1_cost(&info, rules, &RollupCostData::of_tx(&empty_tx.unwrap()));
+        TxOutcome {
+            success: true,
+            gas_used: 21_000,
+            logs: Vec::new(),
+            output: Bytes::new(),
+            halt: None,
+            op_fee: Some(crate::replay::op_fees::OpFee {
+                rules,
+                info,
+                l1,
+                operator_upfront: U256::ZERO,
+            }),
+        }
+    }
+
+    fn receipt(l1_fee: &str) -> Value {
+        serde_json::json!({
+            "status": "0x1", "gasUsed": "0x5208", "logs": [],
+            "l1GasPrice": "0x3b9aca00", "l1BlobBaseFee": "0x989680", "l1GasUsed": "0x1e0",
+            "l1Fee": l1_fee, "l1BaseFeeScalar": "0x2", "l1BlobBaseFeeScalar": "0x3"
+        })
+    }
+
+    #[test]
+    fn op_receipt_fields_are_checked() {
+        let outcome = ecotone_outcome();
+        // 960,900 = 0xea984
+        assert!(check(&outcome, &receipt("0xea984")).matches());
+        let c = check(&outcome, &receipt("0xea985"));
+        assert_eq!(
+            c.divergences,
+            vec![Divergence {
+                field: "l1Fee".into(),
+                replay: "960900".into(),
+                receipt: "960901".into(),
+            }]
+        );
+    }
 }

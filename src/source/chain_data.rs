@@ -56,12 +56,18 @@ pub struct ReplayTx {
     pub authorities: Vec<Address>,
     /// The raw EIP-2718 encoding, kept for replay bundles.
     pub raw: Bytes,
+    /// An OP-stack deposit (type `0x7e`): no signature, no fee, `mint` credited first; `env`
+    /// holds it as revm runs it (a zero-price legacy message, nonce not checked).
+    pub deposit: Option<super::deposit::Deposit>,
 }
 
 impl ReplayTx {
     /// Decodes a raw signed transaction (legacy RLP or typed envelope) and recovers its sender.
     /// Like geth, bytes after the transaction's encoding are refused.
     pub fn decode(raw: &[u8]) -> Result<Self, TxError> {
+        if raw.first() == Some(&super::deposit::DEPOSIT_TX_TYPE) {
+            return Ok(Self::from_deposit(super::deposit::DepositTx::decode(raw)?));
+        }
         let mut rest = raw;
         let envelope = TxEnvelope::decode_2718(&mut rest)
             .map_err(|e| TxError(format!("cannot decode transaction: {e}")))?;
@@ -134,7 +140,34 @@ impl ReplayTx {
             env,
             authorities,
             raw: raw.into(),
+            deposit: None,
         })
+    }
+
+    /// A deposit as revm runs it: a legacy-typed message at gas price 0 (no fee bought, none
+    /// paid, nothing to the coinbase) from `from`; the replay adds the rest (mint, nonce, gas
+    /// used: `replay/deposit.rs`).
+    pub fn from_deposit(d: super::deposit::DepositTx) -> Self {
+        let raw = d.encode();
+        ReplayTx {
+            hash: d.hash,
+            sender: d.from,
+            env: TxEnv {
+                tx_type: 0,
+                caller: d.from,
+                gas_limit: d.gas_limit,
+                gas_price: 0,
+                kind: d.kind,
+                value: d.value,
+                data: d.data,
+                nonce: 0,
+                chain_id: None,
+                ..Default::default()
+            },
+            authorities: Vec::new(),
+            raw,
+            deposit: Some(d.deposit),
+        }
     }
 
     /// An unsigned call to simulate (debug_traceCall): no hash, no signature.
@@ -161,6 +194,7 @@ impl ReplayTx {
             },
             authorities: Vec::new(),
             raw: Bytes::new(),
+            deposit: None,
         }
     }
 

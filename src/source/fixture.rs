@@ -71,7 +71,7 @@ pub enum BadFixture {
     BlockHashesNotObject,
     #[error("blockHashes.{0} is not a hash")]
     BlockHash(String),
-    #[error("chainRules {0} is neither \"chain\" nor \"ethereum\"")]
+    #[error("chainRules {0} is not \"chain\", \"ethereum\" or \"optimism\"")]
     ChainRules(Value),
 }
 

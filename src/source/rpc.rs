@@ -137,6 +137,12 @@ fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
 
 /// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
 pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
+    if v.get("type").and_then(Value::as_str) == Some("0x7e") {
+        // An OP-stack deposit: alloy's Ethereum envelope has no such type.
+        return Ok(ReplayTx::from_deposit(
+            crate::source::deposit::DepositTx::from_json(v).map_err(|e| bad("transaction", e))?,
+        ));
+    }
     let tx: alloy_rpc_types_eth::Transaction<TxEnvelope> =
         serde_json::from_value(v.clone()).map_err(|e| bad("transaction", e))?;
     let sender = tx.inner.signer();
@@ -255,11 +261,15 @@ impl RpcSource {
                      collector as COINBASE, base fee not burned, the chain's precompiles and \
                      SSTORE cost; --chain-rules ethereum if the node runs Ethereum's"
                 ),
-                Ruleset::Ethereum => format!(
-                    "chain {chain_id} replayed under Ethereum's rules ({why}); --chain-rules \
-                     chain to apply the chain's own"
+                Ruleset::Ethereum | Ruleset::Optimism => format!(
+                    "chain {chain_id} replayed under {} rules ({why})",
+                    ruleset.name()
                 ),
             });
+        } else if crate::chain::op::op_rules(chain_id, ruleset, info.number, info.timestamp)
+            .is_some()
+        {
+            self.note(format!("chain {chain_id}: the OP stack's rules applied (deposits, L1 data fee, operator fee, fee vaults); --chain-rules ethereum to drop them"));
         }
         let chain_rules = has_rules && ruleset == Ruleset::Chain;
         if let (Some(c), true, None) = (&self.consensus, chain_rules, info.consensus) {

@@ -25,6 +25,9 @@ use super::precompile_error::failed_precompile_frame;
 use super::state::PreOp;
 use crate::geth::revert::decode_revert_reason;
 
+/// op-geth's error of a deposit that failed before it ran.
+pub const FAILED_DEPOSIT: &str = "failed deposit transaction";
+
 /// `tracerConfig` of the call tracer.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -53,6 +56,9 @@ pub enum CallKind {
     Create,
     Create2,
     Selfdestruct,
+    /// op-geth's frame for a deposit that failed before it ran (`core/state_transition.go`:
+    /// `OnEnter(0, STOP, …)`; its tracers print it with `failed deposit transaction`).
+    Stop,
 }
 
 impl CallKind {
@@ -85,6 +91,7 @@ impl CallKind {
             CallKind::Create => OpCode::CREATE,
             CallKind::Create2 => OpCode::CREATE2,
             CallKind::Selfdestruct => OpCode::SELFDESTRUCT,
+            CallKind::Stop => OpCode::STOP,
         }
     }
 
@@ -387,9 +394,37 @@ impl CallTracer {
     /// the receipt reports (after refunds), as geth's `OnTxEnd` sets them.
     pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<CallFrame> {
         let mut root = self.into_frames()?;
-        root.gas = tx_gas_limit;
+        // op-geth's GetResult gives a failed deposit's STOP frame no gas (`Gas = 0`).
+        if root.kind != CallKind::Stop {
+            root.gas = tx_gas_limit;
+        }
         root.gas_used = receipt_gas_used;
         Some(root)
+    }
+
+    /// A deposit that failed before it ran: op-geth opens one STOP frame from the zero address
+    /// with no input, gas or value, and never closes it; its `GetResult` then names the failure
+    /// and drops `to` (eth/tracers/native/call.go).
+    pub fn enter_failed_deposit(&mut self) {
+        if self.root.is_some() || !self.stack.is_empty() {
+            return;
+        }
+        self.root = Some(Box::new(CallFrame {
+            from: Address::ZERO,
+            gas: 0,
+            gas_used: 0,
+            to: None,
+            input: Bytes::new(),
+            output: None,
+            error: Some(FrameError::Failed(FAILED_DEPOSIT.to_string())),
+            revert_reason: None,
+            calls: Vec::new(),
+            logs: Vec::new(),
+            value: None,
+            kind: CallKind::Stop,
+            from_node: false,
+            steps: None,
+        }));
     }
 
     /// Finishes the trace with the top frame as the EVM ran it: `gas` what it was given (the

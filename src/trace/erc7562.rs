@@ -345,6 +345,11 @@ impl Erc7562Tracer {
 
     /// Finishes the trace (geth's `OnTxEnd` + `GetResult`): the top frame's `gas` is the tx gas
     /// limit and its `gasUsed` the receipt's; `None` when no frame ran.
+    /// A deposit that failed before it ran: the call tracer's STOP frame, no opcodes.
+    pub fn enter_failed_deposit(&mut self) {
+        self.calls.enter_failed_deposit();
+    }
+
     pub fn into_result(self, tx_gas_limit: u64, receipt_gas_used: u64) -> Option<Erc7562Frame> {
         let call = self.calls.into_result(tx_gas_limit, receipt_gas_used)?;
         let ops = self.root.unwrap_or_default();

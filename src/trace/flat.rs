@@ -238,7 +238,12 @@ fn flatten_into(
             },
             None,
         ),
-        CallKind::Call | CallKind::Staticcall | CallKind::Callcode | CallKind::Delegatecall => (
+        // op-geth flattens a failed deposit's STOP frame as a call (`call_flat.go`).
+        CallKind::Call
+        | CallKind::Staticcall
+        | CallKind::Callcode
+        | CallKind::Delegatecall
+        | CallKind::Stop => (
             "call",
             FlatCallAction {
                 from: Some(f.from),
@@ -249,6 +254,7 @@ fn flatten_into(
                     CallKind::Call => "call",
                     CallKind::Staticcall => "staticcall",
                     CallKind::Callcode => "callcode",
+                    CallKind::Stop => "stop",
                     _ => "delegatecall",
                 }),
                 input: Some(f.input.clone()),

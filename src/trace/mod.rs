@@ -384,6 +384,24 @@ pub enum Tracer {
     None,
 }
 
+impl Tracer {
+    /// A deposit failed before it ran: op-geth's one `OnEnter(0, STOP, …)`, to every tracer
+    /// that keeps call frames (the others see nothing, as op-geth's hooks give them nothing).
+    pub fn enter_failed_deposit(&mut self) {
+        match self {
+            Tracer::Call(t) => t.enter_failed_deposit(),
+            Tracer::FlatCall(t) => t.inner.enter_failed_deposit(),
+            Tracer::Parity(t) => t.call.enter_failed_deposit(),
+            Tracer::Erc7562(t) => t.enter_failed_deposit(),
+            Tracer::Mux(m) => m
+                .children
+                .iter_mut()
+                .for_each(|(_, c)| c.enter_failed_deposit()),
+            _ => {}
+        }
+    }
+}
+
 /// A frame with no code: revm runs the STOP it pads empty code with (a CREATE with empty init
 /// code), where geth runs nothing (core/vm/interpreter.go `Run`: "Don't bother with the
 /// execution if there's no code"), so no tracer sees that step.

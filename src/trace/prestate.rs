@@ -266,7 +266,10 @@ impl PrestateTracer {
             if self.deleted.contains(&addr) {
                 continue;
             }
-            let (pre_balance, pre_nonce, pre_code) = read_account(db, addr);
+            let (db_balance, pre_nonce, pre_code) = read_account(db, addr);
+            // The balance as looked up (geth compares with `t.pre[addr].Balance`): an OP
+            // deposit's mint is in the database before the run, after the lookup.
+            let pre_balance = self.pre[&addr].balance.unwrap_or(db_balance);
             let (new_balance, new_nonce, new_code) = match post.get(&addr) {
                 Some(acc) => (
                     acc.info.balance,

@@ -80,6 +80,7 @@ fn scenario(script: &str) -> Value {
         },
         authorities: Vec::new(),
         raw: Bytes::new(),
+        deposit: None,
     };
     let spec = TracerSpec::js(script, None, Duration::from_secs(5)).unwrap();
     let mut db = snap.db();

@@ -1,4 +1,5 @@
-//! geth's own tracer fixtures (../shared/conformance/geth): every one must produce geth's result.
+//! geth's own tracer fixtures (../shared/conformance/geth), and op-geth's deposit fixtures
+//! (../shared/conformance/op-geth): every one must produce the result its client gave.
 //!
 //! callTracer results are compared as strings after re-serialising geth's expected value through
 //! our frame type (the way geth's own test compares); prestate results as canonical JSON.
@@ -12,23 +13,36 @@ use chaintrace::trace::call::CallFrame;
 use chaintrace::trace::erc7562::Erc7562Frame;
 use chaintrace::trace::{TracerKind, TracerSpec};
 
-fn conformance_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/geth");
+/// geth's fixtures; op-geth's are under [`OP_GETH`].
+const GETH: &str = "geth";
+/// op-geth's deposit fixtures. op-geth's harness (`calltrace_test.go`,
+/// `flat_calltrace_test.go`) runs them with configs that declare no OP stack: the deposit's own
+/// type decides it is one, and the rules before Regolith apply.
+const OP_GETH: &str = "op-geth";
+
+fn conformance_dir(client: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance")
+        .join(client);
     dir.is_dir().then_some(dir)
 }
 
 fn fixtures(sub: &str, expected: usize) -> Vec<PathBuf> {
-    let Some(dir) = conformance_dir() else {
+    client_fixtures(GETH, sub, expected)
+}
+
+fn client_fixtures(client: &str, sub: &str, expected: usize) -> Vec<PathBuf> {
+    let Some(dir) = conformance_dir(client) else {
         // Under CI the fixtures are laid beside the clone: their absence is a failure, never a
         // silently smaller run.
         assert!(
             std::env::var_os("CI").is_none_or(|v| v.is_empty()),
-            "conformance: ../shared/conformance is absent under CI: geth's {sub} fixtures cannot \
-             be run"
+            "conformance: ../shared/conformance is absent under CI: {client}'s {sub} fixtures \
+             cannot be run"
         );
         eprintln!(
-            "\n*** conformance: ../shared/conformance is absent: geth's {sub} fixtures were NOT \
-             run (a fresh clone outside the workspace has no copy of them) ***\n"
+            "\n*** conformance: ../shared/conformance is absent: {client}'s {sub} fixtures were \
+             NOT run (a fresh clone outside the workspace has no copy of them) ***\n"
         );
         return Vec::new();
     };
@@ -41,7 +55,7 @@ fn fixtures(sub: &str, expected: usize) -> Vec<PathBuf> {
     assert_eq!(
         v.len(),
         expected,
-        "{sub}: {} fixtures in {}, expected geth's {expected}",
+        "{sub}: {} fixtures in {}, expected {client}'s {expected}",
         v.len(),
         dir.display()
     );
@@ -64,8 +78,30 @@ fn with_default_log_index(v: &mut serde_json::Value) {
     }
 }
 
+/// geth's test reads the expected result into its struct and writes it again: an address
+/// (`common.Address`) comes out in lower case whatever case the fixture wrote it in
+/// (op-geth's `deposit.json` writes `from` checksummed).
+fn with_geths_address_case(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s)
+            if s.len() == 42
+                && s.starts_with("0x")
+                && s[2..].bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            *s = s.to_lowercase();
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(with_geths_address_case),
+        serde_json::Value::Object(m) => m.values_mut().for_each(with_geths_address_case),
+        _ => {}
+    }
+}
+
 fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
-    let files = fixtures(sub, expected);
+    run_client(GETH, sub, kind, expected)
+}
+
+fn run_client(client: &str, sub: &str, kind: TracerKind, expected: usize) -> usize {
+    let files = client_fixtures(client, sub, expected);
     let mut failures = Vec::new();
     for path in &files {
         let fx = Fixture::load(path.to_str().unwrap()).unwrap();
@@ -86,6 +122,7 @@ fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
                 let got = to_json_string(frame);
                 let mut raw = expected.clone();
                 with_default_log_index(&mut raw);
+                with_geths_address_case(&mut raw);
                 let got_value: serde_json::Value = serde_json::from_str(&got).unwrap();
                 if got_value != raw {
                     failures.push(format!("{name}:\n  want {raw}\n  got  {got}"));
@@ -130,7 +167,7 @@ fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} fixtures differ from geth:\n{}",
+        "{} of {} fixtures differ from {client}:\n{}",
         failures.len(),
         files.len(),
         failures.join("\n")
@@ -142,6 +179,14 @@ fn run(sub: &str, kind: TracerKind, expected: usize) -> usize {
 fn call_tracer_matches_geth() {
     let n = run("call_tracer", TracerKind::Call, 15);
     eprintln!("call_tracer: {n} fixtures identical to geth");
+}
+
+/// op-geth's deposit (type 0x7e) fixtures: a deposit that runs (all its gas reported before
+/// Regolith) and one that fails before it runs (no balance for its value: op-geth's STOP frame).
+#[test]
+fn call_tracer_matches_op_geth_deposits() {
+    let n = run_client(OP_GETH, "call_tracer", TracerKind::Call, 2);
+    eprintln!("op-geth call_tracer: {n} fixtures identical to op-geth");
 }
 
 #[test]
@@ -229,7 +274,7 @@ fn flat_as_geths_test_sees_it(v: &serde_json::Value) -> serde_json::Value {
             "gasUsed": num(r, "gasUsed"),
             "output": s(r, "output").trim_start_matches("0x"),
         },
-        "subtraces": v["subtraces"],
+        "subtraces": v.get("subtraces").and_then(Value::as_u64).unwrap_or(0),
         "traceAddress": v["traceAddress"],
         "type": v["type"],
     })
@@ -251,7 +296,16 @@ const FLAT_KEYS: [&str; 10] = [
 
 #[test]
 fn flat_call_tracer_matches_geth() {
-    let files = fixtures("call_tracer_flat", 16);
+    flat_client(GETH, 16);
+}
+
+#[test]
+fn flat_call_tracer_matches_op_geth_deposit() {
+    flat_client(OP_GETH, 1);
+}
+
+fn flat_client(client: &str, expected: usize) {
+    let files = client_fixtures(client, "call_tracer_flat", expected);
     let mut failures = Vec::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -295,10 +349,13 @@ fn flat_call_tracer_matches_geth() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} flat fixtures differ from geth:\n{}",
+        "{} of {} flat fixtures differ from {client}:\n{}",
         failures.len(),
         files.len(),
         failures.join("\n")
     );
-    eprintln!("call_tracer_flat: {} fixtures equal to geth's", files.len());
+    eprintln!(
+        "{client} call_tracer_flat: {} fixtures equal to {client}'s",
+        files.len()
+    );
 }

@@ -22,5 +22,7 @@ mod erc7562;
 mod failed_steps;
 mod frontier;
 mod node;
+mod op_deposits;
+mod op_fees;
 mod properties;
 mod tracers;

@@ -2,6 +2,7 @@
 //! L1 data fee and the operator fee ([`l1_fee`]) — as op-geth computes them, a pure library
 //! that reads the L1Block predeploy through a closure and knows nothing of a replay.
 
+pub mod chains;
 pub mod fork;
 pub mod l1_fee;
 #[cfg(test)]
@@ -13,6 +14,7 @@ mod tests;
 
 use alloy_primitives::{address, Address};
 
+pub use chains::{known, op_rules, OpChain};
 pub use fork::{OpFork, OpRules, OpSchedule};
 pub use l1_fee::{
     da_footprint_gas, flz_compress_len, l1_cost, l1_data_fee, l1_gas_used, operator_fee,

@@ -1,0 +1,118 @@
+//! The OP-stack chains chaintrace knows by chain id, with their fork schedules as the
+//! superchain registry gives them, and which chains' blocks run under the OP stack's rules.
+//!
+//! Fork times: superchain-registry `superchain/configs/mainnet/op.toml` (OP Mainnet, 10) and
+//! `superchain/configs/sepolia/op.toml` (OP Sepolia, 11155420) at commit 8336d2ae;
+//! `superchain/configs/mainnet/base.toml` (Base, 8453) and `superchain/configs/sepolia/base.toml`
+//! (Base Sepolia, 84532) as they were before commit 0d9aefc4 removed them from the registry.
+//! The registry lists no `regolith_time`: op-geth activates Regolith at genesis for registry
+//! chains (`params/superchain.go`: `RegolithTime: &genesisActivation`), and OP Mainnet's first
+//! Bedrock block is its L2 genesis, 105,235,063 (the `OPMainnetChainID` override there).
+//! Forks after Jovian (Karst) are not modelled.
+
+use super::fork::{OpRules, OpSchedule};
+use crate::chain::rules::Ruleset;
+
+/// One known OP-stack chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpChain {
+    pub chain_id: u64,
+    pub name: &'static str,
+    pub schedule: OpSchedule,
+}
+
+fn schedule(bedrock_block: u64, times: [u64; 8]) -> OpSchedule {
+    let [canyon, delta, ecotone, fjord, granite, holocene, isthmus, jovian] = times;
+    OpSchedule {
+        bedrock_block,
+        regolith_time: Some(0),
+        canyon_time: Some(canyon),
+        delta_time: Some(delta),
+        ecotone_time: Some(ecotone),
+        fjord_time: Some(fjord),
+        granite_time: Some(granite),
+        holocene_time: Some(holocene),
+        isthmus_time: Some(isthmus),
+        jovian_time: Some(jovian),
+    }
+}
+
+/// Mainnet times, shared by OP Mainnet and Base.
+const MAINNET_TIMES: [u64; 8] = [
+    1_704_992_401, // canyon
+    1_708_560_000, // delta
+    1_710_374_401, // ecotone
+    1_720_627_201, // fjord
+    1_726_070_401, // granite
+    1_736_445_601, // holocene
+    1_746_806_401, // isthmus
+    1_764_691_201, // jovian
+];
+
+/// Sepolia times, shared by OP Sepolia and Base Sepolia.
+const SEPOLIA_TIMES: [u64; 8] = [
+    1_699_981_200, // canyon
+    1_703_203_200, // delta
+    1_708_534_800, // ecotone
+    1_716_998_400, // fjord
+    1_723_478_400, // granite
+    1_732_633_200, // holocene
+    1_744_905_600, // isthmus
+    1_763_568_001, // jovian
+];
+
+/// The OP-stack chain with id `chain_id`, if chaintrace knows it.
+pub fn known(chain_id: u64) -> Option<OpChain> {
+    let (name, schedule) = match chain_id {
+        10 => ("OP Mainnet", schedule(105_235_063, MAINNET_TIMES)),
+        8453 => ("Base", schedule(0, MAINNET_TIMES)),
+        11_155_420 => ("OP Sepolia", schedule(0, SEPOLIA_TIMES)),
+        84_532 => ("Base Sepolia", schedule(0, SEPOLIA_TIMES)),
+        _ => return None,
+    };
+    Some(OpChain {
+        chain_id,
+        name,
+        schedule,
+    })
+}
+
+/// The OP-stack forks in force for block (`number`, `timestamp`) of chain `chain_id` under
+/// `ruleset`: a known OP chain's schedule under its own rules; with `--chain-rules optimism`,
+/// that schedule, or for a chain chaintrace has no schedule for every fork through Jovian
+/// active; `None` under Ethereum's rules, for other chains, and before Bedrock (the legacy OVM
+/// chain, whose rules these are not).
+pub fn op_rules(chain_id: u64, ruleset: Ruleset, number: u64, timestamp: u64) -> Option<OpRules> {
+    let schedule = match (ruleset, known(chain_id)) {
+        (Ruleset::Ethereum, _) | (Ruleset::Chain, None) => return None,
+        (_, Some(c)) => c.schedule,
+        (Ruleset::Optimism, None) => OpSchedule::all_from_genesis(super::OpFork::Jovian),
+    };
+    schedule
+        .is_bedrock(number)
+        .then(|| schedule.rules_at(timestamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::op::OpFork;
+
+    #[test]
+    fn op_mainnet_forks_by_the_registry() {
+        // Isthmus at 1746806401 (superchain/configs/mainnet/op.toml), Bedrock from 105235063.
+        let r = op_rules(10, Ruleset::Chain, 130_000_000, 1_746_806_401).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Isthmus));
+        let r = op_rules(10, Ruleset::Chain, 130_000_000, 1_746_806_400).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Holocene));
+        assert_eq!(op_rules(10, Ruleset::Chain, 105_235_062, 0), None);
+        assert_eq!(op_rules(10, Ruleset::Ethereum, 130_000_000, 1), None);
+        assert_eq!(op_rules(1, Ruleset::Chain, 1, 1), None);
+        assert!(op_rules(1, Ruleset::Optimism, 1, 1)
+            .unwrap()
+            .is(OpFork::Jovian));
+        // Base Sepolia at genesis: Bedrock and Regolith only.
+        let r = op_rules(84_532, Ruleset::Chain, 0, 1_695_768_288).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Regolith));
+    }
+}

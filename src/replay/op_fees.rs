@@ -1,0 +1,176 @@
+//! What a user transaction pays on an OP-stack chain beyond Ethereum's gas, as op-geth's
+//! `core/state_transition.go` charges it, around revm's mainnet run:
+//!
+//! - `buyGas`: the L1 data fee of the transaction's encoding and (from Isthmus) the operator fee
+//!   of its gas limit are taken from the sender with the gas, and the sender must hold them on
+//!   top of `gasLimit × gasFeeCap + value`. Here they are taken from the sender in the database
+//!   before revm runs: revm's own balance check of `gasLimit × gasFeeCap + value` on what is
+//!   left is then op-geth's check of the sum, and the transaction sees the same balance;
+//! - after execution: the unused part of the operator fee goes back to the sender
+//!   (`refundIsthmusOperatorCost`), the base fee of the gas used goes to the BaseFeeVault
+//!   instead of being burned, the L1 data fee to the L1FeeVault, the operator fee of the gas
+//!   used to the OperatorFeeVault; the tip goes to the coinbase, which revm pays.
+//!
+//! This reproduces op-geth's balances without changing revm's executor type (op-revm would);
+//! the L1 parameters are read from the L1Block predeploy in the replay's own state, which the
+//! block's first (L1 attributes) deposit wrote when the block is replayed in order.
+//! Deposits pay none of it, and neither do simulated calls (op-geth's `eth_call` skips the
+//! L1 cost: `SkipNonceChecks`), which have no encoding.
+
+use alloy_primitives::{Address, U256};
+use revm::state::{Account, EvmState};
+use revm::DatabaseCommit;
+
+use super::{EvmEnv, ReplayError, ReplayTx};
+use crate::chain::op::{
+    l1_cost, operator_fee, operator_fee_refund, L1BlockInfo, L1Cost, OpFork, OpRules,
+    RollupCostData, BASE_FEE_VAULT, L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
+};
+use crate::source::ReplayDb;
+
+/// What a user transaction was charged beyond its gas, and the parameters it was priced with
+/// (the receipt's OP fields).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpFee {
+    pub rules: OpRules,
+    pub info: L1BlockInfo,
+    /// The L1 data fee and L1 gas (`None`: no cost data, nothing charged).
+    pub l1: Option<L1Cost>,
+    /// The operator fee of the gas limit, taken upfront.
+    pub operator_upfront: U256,
+}
+
+fn touched(db: &mut ReplayDb<'_>, address: Address) -> Account {
+    let info = revm::Database::basic(db, address)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let mut a = Account::from(info);
+    a.mark_touch();
+    a
+}
+
+/// Before a user transaction on an OP chain runs: prices it from the L1Block predeploy in
+/// `db`, checks the sender holds the fees, and takes them from it (committed). `None` when no
+/// OP rules apply, for deposits and for simulated calls.
+pub(crate) fn buy(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+) -> Result<Option<OpFee>, ReplayError> {
+    let Some(rules) = env.op.filter(|r| r.is(OpFork::Bedrock)) else {
+        return Ok(None);
+    };
+    if tx.deposit.is_some() || tx.raw.is_empty() {
+        return Ok(None);
+    }
+    // Read through the cache (what earlier transactions wrote), a miss recorded as any read.
+    let info = L1BlockInfo::from_storage(rules, |slot| {
+        revm::DatabaseRef::storage_ref(&*db, L1_BLOCK, slot).unwrap_or_default()
+    });
+    let l1 = l1_cost(&info, rules, &RollupCostData::of_tx(&tx.raw));
+    let operator_upfront = operator_fee(&info, rules, tx.env.gas_limit);
+    let upfront = l1.map_or(U256::ZERO, |c| c.fee) + operator_upfront;
+    let mut sender = touched(db, tx.sender);
+    let Some(left) = sender.info.balance.checked_sub(upfront) else {
+        return Err(ReplayError::Invalid {
+            tx: tx.hash,
+            msg: format!(
+                "insufficient funds for the L1 data fee and operator fee: address {} have {} \
+                 want {upfront} beyond gas and value",
+                tx.sender, sender.info.balance
+            ),
+        });
+    };
+    if !upfront.is_zero() {
+        sender.info.balance = left;
+        db.commit(std::iter::once((tx.sender, sender)).collect());
+    }
+    Ok(Some(OpFee {
+        rules,
+        info,
+        l1,
+        operator_upfront,
+    }))
+}
+
+fn credit(state: &mut EvmState, db: &mut ReplayDb<'_>, address: Address, amount: U256) {
+    if amount.is_zero() {
+        return;
+    }
+    let a = state.entry(address).or_insert_with(|| touched(db, address));
+    a.mark_touch();
+    a.info.balance = a.info.balance.saturating_add(amount);
+}
+
+/// After the run, in its not yet committed `state`: the operator fee's unused part back to
+/// the sender, the base fee of `gas_used` to the BaseFeeVault, the L1 data fee to the
+/// L1FeeVault, the operator fee of `gas_used` to the OperatorFeeVault.
+pub(crate) fn settle(
+    state: &mut EvmState,
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    fee: &OpFee,
+    gas_used: u64,
+) {
+    let refund = operator_fee_refund(&fee.info, fee.rules, tx.env.gas_limit, gas_used);
+    credit(state, db, tx.sender, refund);
+    let base = U256::from(gas_used) * U256::from(env.block.basefee);
+    credit(state, db, BASE_FEE_VAULT, base);
+    credit(
+        state,
+        db,
+        L1_FEE_VAULT,
+        fee.l1.map_or(U256::ZERO, |c| c.fee),
+    );
+    credit(
+        state,
+        db,
+        OPERATOR_FEE_VAULT,
+        operator_fee(&fee.info, fee.rules, gas_used),
+    );
+}
+
+/// What revm needs besides the state to run `tx`, once the chain's rules have acted before it:
+/// a deposit's mint committed, an OP user transaction's fees taken ([`buy`]).
+pub(crate) struct Before<'e> {
+    pub cfg: std::borrow::Cow<'e, revm::context::CfgEnv>,
+    pub fee: Option<OpFee>,
+    /// A deposit refused before it runs (a failed deposit).
+    pub refused: bool,
+}
+
+pub(crate) fn before<'e>(
+    db: &mut ReplayDb<'_>,
+    env: &'e EvmEnv,
+    tx: &ReplayTx,
+) -> Result<Before<'e>, ReplayError> {
+    super::deposit::mint(db, tx);
+    Ok(Before {
+        cfg: super::deposit::cfg(env, tx),
+        fee: buy(db, env, tx)?,
+        refused: super::deposit::refused_before_run(env, tx),
+    })
+}
+
+/// How `tx` ended once the chain's rules have acted after it: a deposit's gas used, the OP
+/// fees settled ([`settle`]), then the chain's own fee rules and the splice's post-state
+/// (`super::settle`), all in `state`, not yet committed.
+pub(crate) fn after(
+    result: &revm::context::result::ExecutionResult,
+    state: &mut EvmState,
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    fee: Option<OpFee>,
+) -> super::TxOutcome {
+    let mut outcome = super::TxOutcome::from_result(result);
+    outcome.gas_used = super::deposit::gas_used(env, tx, outcome.gas_used);
+    if let Some(f) = &fee {
+        settle(state, db, env, tx, f, outcome.gas_used);
+    }
+    super::settle(state, db, env, tx, outcome.gas_used);
+    outcome.op_fee = fee;
+    outcome
+}

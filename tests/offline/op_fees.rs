@@ -1,0 +1,142 @@
+//! The L1 data fee and the operator fee charged in the replay of a user transaction on an OP
+//! chain, as op-geth's `core/state_transition.go` moves them (`buyGas`, `refundGas`,
+//! `refundIsthmusOperatorCost`, the fee vault credits). The L1 data fees are op-geth's own
+//! numbers for its `emptyTx` (`core/types/rollup_cost_test.go`: 960,900 wei under Ecotone,
+//! 3,203,000 under Fjord, with L1 base fee 1000 gwei, blob base fee 0.01 gwei, scalars 2 and
+//! 3); the gas and operator fee amounts are worked by hand from the same file's formulas.
+
+use crate::offline;
+use alloy_primitives::{address, hex, Address, TxKind, U256};
+use chaintrace::chain::op::{
+    OpFork, OpRules, BASE_FEE_VAULT, L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
+};
+use chaintrace::replay::{apply, EvmEnv, ReplayTx};
+use chaintrace::source::StateSnapshot;
+use offline::{account, block};
+use revm::primitives::hardfork::SpecId;
+use revm::DatabaseRef;
+
+const SENDER: Address = address!("00000000000000000000000000000000000000f0");
+/// `emptyTx`'s recipient.
+const TO: Address = address!("095e7baea6a6c7c4c2dfeb977efac326af552d87");
+const COINBASE: Address = address!("4200000000000000000000000000000000000011");
+/// op-geth's `emptyTx` in its binary encoding (transaction_test.go), whose bytes are priced.
+const EMPTY_TX: &str = "dd80808094095e7baea6a6c7c4c2dfeb977efac326af552d878080808080";
+const BASE_FEE: u64 = 7;
+const GAS_PRICE: u128 = 10;
+const BALANCE: u64 = 10_000_000_000;
+
+/// The L1Block predeploy as the L1 attributes deposit leaves it (rollup_cost_test.go's
+/// values): slot 1 the L1 base fee, slot 3 the scalars at bytes [16, 20) and [20, 24), slot 7
+/// the blob base fee, slot 8 the operator fee scalar at [20, 24) and constant at [24, 32).
+fn world(operator: Option<(u32, u64)>) -> StateSnapshot {
+    let mut snap = StateSnapshot::complete();
+    snap.insert_account(SENDER, account(BALANCE.into(), 0, ""));
+    snap.insert_account(L1_BLOCK, account(0, 1, "00"));
+    snap.insert_slot(L1_BLOCK, U256::from(1), U256::from(1000u64 * 1_000_000));
+    let mut scalars = [0u8; 32];
+    scalars[16..20].copy_from_slice(&2u32.to_be_bytes());
+    scalars[20..24].copy_from_slice(&3u32.to_be_bytes());
+    snap.insert_slot(L1_BLOCK, U256::from(3), U256::from_be_bytes(scalars));
+    snap.insert_slot(L1_BLOCK, U256::from(7), U256::from(10u64 * 1_000_000));
+    if let Some((scalar, constant)) = operator {
+        let mut params = [0u8; 32];
+        params[20..24].copy_from_slice(&scalar.to_be_bytes());
+        params[24..32].copy_from_slice(&constant.to_be_bytes());
+        snap.insert_slot(L1_BLOCK, U256::from(8), U256::from_be_bytes(params));
+    }
+    snap
+}
+
+/// A legacy transfer of nothing to `TO` at 10 wei a gas, 100,000 gas, priced by `emptyTx`'s
+/// bytes.
+fn user_tx() -> ReplayTx {
+    let mut tx = offline::tx(SENDER, TxKind::Call(TO));
+    tx.env.gas_price = GAS_PRICE;
+    tx.raw = hex::decode(EMPTY_TX).unwrap().into();
+    tx
+}
+
+fn env(op: Option<OpFork>) -> EvmEnv {
+    let mut info = block(1, Some(BASE_FEE));
+    info.coinbase = COINBASE;
+    let mut env = EvmEnv::new(SpecId::CANCUN, 10, &info);
+    env.op = op.map(OpRules::up_to);
+    env
+}
+
+fn balances(snap: &StateSnapshot, env: &EvmEnv) -> [U256; 5] {
+    let mut db = snap.db();
+    let out = apply(&mut db, env, &user_tx()).unwrap();
+    assert!(out.success);
+    assert_eq!(out.gas_used, 21_000);
+    let b = |a| db.basic_ref(a).unwrap().unwrap_or_default().balance;
+    [
+        b(SENDER),
+        b(COINBASE),
+        b(BASE_FEE_VAULT),
+        b(L1_FEE_VAULT),
+        b(OPERATOR_FEE_VAULT),
+    ]
+}
+
+fn wei(v: u64) -> U256 {
+    U256::from(v)
+}
+
+#[test]
+fn ecotone_charges_the_l1_data_fee_and_pays_the_vaults() {
+    // 21,000 gas at 10 wei: 7 a gas to the BaseFeeVault, 3 to the coinbase; 960,900 wei of L1
+    // data fee to the L1FeeVault.
+    let got = balances(&world(None), &env(Some(OpFork::Ecotone)));
+    assert_eq!(
+        got,
+        [
+            wei(BALANCE - 210_000 - 960_900),
+            wei(63_000),
+            wei(147_000),
+            wei(960_900),
+            wei(0)
+        ]
+    );
+}
+
+#[test]
+fn isthmus_charges_the_operator_fee_of_the_gas_used() {
+    // Fjord's cost function for emptyTx: 3,203,000 wei. Operator fee scalar 1e6 (one wei a
+    // gas after the 1e6 division), constant 5: 100,005 taken upfront for the gas limit, 79,000
+    // given back, 21,005 to the OperatorFeeVault.
+    let got = balances(&world(Some((1_000_000, 5))), &env(Some(OpFork::Isthmus)));
+    assert_eq!(
+        got,
+        [
+            wei(BALANCE - 210_000 - 3_203_000 - 21_005),
+            wei(63_000),
+            wei(147_000),
+            wei(3_203_000),
+            wei(21_005)
+        ]
+    );
+}
+
+#[test]
+fn ethereum_rules_charge_nothing_more() {
+    let got = balances(&world(Some((1_000_000, 5))), &env(None));
+    assert_eq!(
+        got,
+        [wei(BALANCE - 210_000), wei(63_000), wei(0), wei(0), wei(0)]
+    );
+}
+
+#[test]
+fn the_balance_check_includes_the_l1_fee() {
+    // op-geth's buyGas: balance < gasLimit × price + value + L1 fee is ErrInsufficientFunds;
+    // exactly enough runs.
+    for (balance, runs) in [(1_000_000 + 960_899, false), (1_000_000 + 960_900, true)] {
+        let mut snap = world(None);
+        snap.insert_account(SENDER, account(balance, 0, ""));
+        let mut db = snap.db();
+        let out = apply(&mut db, &env(Some(OpFork::Ecotone)), &user_tx());
+        assert_eq!(out.is_ok(), runs, "balance {balance}: {out:?}");
+    }
+}
