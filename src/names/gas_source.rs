@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use alloy_primitives::Address;
 
-use super::sources::{CodeMap, SourceFile};
+use super::sources::{CodeMap, FnSpan, SourceFile};
 use crate::render::decoder::Decoder;
 use crate::render::gas::frame_label;
 use crate::render::gas_source::{FunctionGas, LineGas, SourceGas};
@@ -116,6 +116,9 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
     let mut fn_sets: Vec<Vec<u32>> = Vec::with_capacity(n);
     let mut paths: Vec<String> = Vec::with_capacity(n);
     let mut fn_sums: HashMap<u32, Sums> = HashMap::new();
+    // The user's function each node runs (the one entered, or the one a frame's selector
+    // names; a generated helper runs its caller's): a line of another function is shared code.
+    let mut scope: Vec<Option<Scope>> = vec![None; n];
     let (mut with_code, mut unmapped) = (0, 0);
 
     let place_of = |node: usize,
@@ -123,6 +126,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                     frame_of: &[usize],
                     code_of: &[Option<u32>],
                     user_site: &[Option<u32>],
+                    scope: &[Option<Scope>],
                     places: &mut Interner<Place>,
                     texts: &mut HashMap<u32, String>|
      -> u32 {
@@ -133,6 +137,21 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
         let Some(map) = code_of[node].and_then(|c| maps[c as usize].as_ref()) else {
             return places.id(Place::Unmapped(frame.code_address));
         };
+        // Code the optimizer shares between functions carries one of their locations: where
+        // it is not the running function's, that line did not run. Its gas is the function's
+        // own (its declaration line), or the dispatch's before any function was entered.
+        if let Some((sfile, f)) = &scope[node] {
+            if !map.ran_in(pc, (sfile, f)) {
+                return match (ctx.nodes[node].kind, sfile.line_of(f.start)) {
+                    (NodeKind::Function { .. }, Some(line)) => {
+                        let id = places.id(Place::Line(sfile.path.as_str().into(), line));
+                        texts.entry(id).or_insert_with(|| line_text(sfile, line));
+                        id
+                    }
+                    _ => places.id(Place::Generated(map.contract.clone())),
+                };
+            }
+        }
         if let Some((file, line)) = map.user_line(pc) {
             let id = places.id(Place::Line(file.path.as_str().into(), line));
             texts.entry(id).or_insert_with(|| line_text(file, line));
@@ -160,6 +179,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                 &frame_of,
                 &code_of,
                 &user_site,
+                &scope,
                 &mut places,
                 &mut texts,
             )),
@@ -173,12 +193,14 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                         unmapped += 1;
                     }
                 }
-                let key = frame_key(f, map.map(|m| &**m), d);
+                let (key, declared) = frame_key(f, map.map(|m| &**m), d);
+                scope[i] = declared;
                 (fns.id(key), Some(frame_label(f, d)), false)
             }
             NodeKind::Function { entered, .. } => {
                 match map.and_then(|m| m.entered_function(entered)) {
                     Some((file, func)) => {
+                        scope[i] = Some((file.clone(), func.clone()));
                         let m = map.expect("a function entered is in a map");
                         let key = FnKey {
                             deployed: m.contract.clone(),
@@ -190,7 +212,10 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                         (fns.id(key), Some(label), false)
                     }
                     // A generated helper: its gas is its caller's.
-                    None => (parent.map_or(0, |p| fn_of[p]), None, true),
+                    None => {
+                        scope[i] = parent.and_then(|p| scope[p].clone());
+                        (parent.map_or(0, |p| fn_of[p]), None, true)
+                    }
                 }
             }
         };
@@ -235,6 +260,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
             &frame_of,
             &code_of,
             &user_site,
+            &scope,
             &mut places,
             &mut texts,
         );
@@ -344,9 +370,13 @@ fn residual_label(f: &GasFrame) -> &'static str {
     }
 }
 
+/// The user's function a node's code runs, and its file.
+type Scope = (Arc<SourceFile>, FnSpan);
+
 /// The function an external frame runs before entering any: the one its selector names (a
-/// constructor for CREATE), declared where the map's compilation says.
-fn frame_key(f: &GasFrame, map: Option<&CodeMap>, d: &Decoder) -> FnKey {
+/// constructor for CREATE), declared where the map's compilation says; and that declaration,
+/// the frame's scope, for a call (a deployment runs its bases' constructors and modifiers too).
+fn frame_key(f: &GasFrame, map: Option<&CodeMap>, d: &Decoder) -> (FnKey, Option<Scope>) {
     let name = if f.kind.is_create() {
         Some("constructor".to_string())
     } else if f.input.is_empty() {
@@ -366,29 +396,36 @@ fn frame_key(f: &GasFrame, map: Option<&CodeMap>, d: &Decoder) -> FnKey {
                 alloy_primitives::hex::encode(&f.input[..f.input.len().min(4)])
             ),
         };
-        return FnKey {
+        let key = FnKey {
             deployed: contract.clone(),
             contract,
             function,
             at: None,
         };
+        return (key, None);
     };
     let selector = f.input.get(..4).and_then(|s| s.try_into().ok());
     let declared = name
         .as_deref()
         .and_then(|n| map.find_function_for(n, selector.filter(|_| !f.kind.is_create())));
     match declared {
-        Some((file, func)) => FnKey {
-            deployed: map.contract.clone(),
-            contract: func.contract.clone(),
-            function: map.shown_name(func),
-            at: file.line_of(func.start).map(|l| (file.path.clone(), l)),
-        },
-        None => FnKey {
-            deployed: map.contract.clone(),
-            contract: map.contract.clone(),
-            function: name.unwrap_or_else(|| "(dispatch)".to_string()),
-            at: None,
-        },
+        Some((file, func)) => (
+            FnKey {
+                deployed: map.contract.clone(),
+                contract: func.contract.clone(),
+                function: map.shown_name(func),
+                at: file.line_of(func.start).map(|l| (file.path.clone(), l)),
+            },
+            (!f.kind.is_create()).then(|| (file.clone(), func.clone())),
+        ),
+        None => (
+            FnKey {
+                deployed: map.contract.clone(),
+                contract: map.contract.clone(),
+                function: name.unwrap_or_else(|| "(dispatch)".to_string()),
+                at: None,
+            },
+            None,
+        ),
     }
 }

@@ -233,12 +233,27 @@ fn gas_by_line_and_function_follows_internal_functions_and_recursion() {
             generated += cost;
         }
     }
-    let mut extra = 0;
+    // Code the optimizer shares between functions carries one function's location in the map
+    // (a return tail `_mix` and `_depth` share); run by the other, its gas is that other's,
+    // on its declaration line: only a function's declaration line may get less than the map
+    // gives it, and what it loses stays within the file's lines.
+    let declared = |l: usize| {
+        text.lines()
+            .nth(l - 1)
+            .unwrap()
+            .trim()
+            .starts_with("function ")
+    };
+    let mut extra: i64 = 0;
     for (l, gas) in &naive {
         let ours = u64_of(line(&report, file, *l), "selfGas");
-        assert!(ours >= *gas, "line {l}: ours {ours} < anvil's {gas}");
-        extra += ours - gas;
+        assert!(
+            ours >= *gas || declared(*l),
+            "line {l}: ours {ours} < anvil's {gas}"
+        );
+        extra += ours as i64 - *gas as i64;
     }
+    let extra = u64::try_from(extra).expect("no gas lost");
     let generated_rows: u64 = report["byLine"]
         .as_array()
         .unwrap()

@@ -571,3 +571,82 @@ fn gas_tables_show_the_top_rows_and_one_others_row() {
     assert_eq!(rows, ops.len() + 1, "{section}");
     assert!(!section.contains("others"), "{section}");
 }
+
+/// Gas by line charges only lines that ran: the bundled fixture's transaction runs
+/// `Hub.failNested`, `Hub.failInner` and `Reverter.failCustom` (its call tree), so every row
+/// with a line lies inside one of those functions' text or outside every function (contract-
+/// level code). The optimizer shares code between functions and the map gives it one of their
+/// locations (`require(x > 100, …)` of a function never called, other functions' declarations);
+/// such gas is the running function's. The functions' spans are read from the sources the
+/// build info carries.
+#[test]
+fn gas_by_line_charges_only_lines_that_ran() {
+    let r = chaintrace(&[
+        "gas",
+        "--fixture",
+        "fixtures/reverted-nested.json",
+        "--by-line",
+        "--json",
+    ]);
+    assert_eq!(r.code, 3, "stderr: {}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let build: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("fixtures/reverted-nested.build-info.json").unwrap(),
+    )
+    .unwrap();
+    let ran = ["failNested", "failInner", "failCustom"];
+    // (first line, last line, name) of each function declared in `text`, by its braces.
+    let functions = |text: &str| -> Vec<(usize, usize, String)> {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut out = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            let Some(rest) = t.strip_prefix("function ") else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let mut depth = 0i32;
+            let mut opened = false;
+            for (j, m) in lines.iter().enumerate().skip(i) {
+                for c in m.chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                if (opened && depth == 0) || (!opened && m.contains(';')) {
+                    out.push((i + 1, j + 1, name.clone()));
+                    break;
+                }
+            }
+        }
+        out
+    };
+    let mut checked = 0;
+    for row in v["byLine"].as_array().unwrap() {
+        let Some(file) = row["file"].as_str() else {
+            continue;
+        };
+        let line = row["line"].as_u64().unwrap() as usize;
+        let text = build["input"]["sources"][file]["content"].as_str().unwrap();
+        let inside: Vec<String> = functions(text)
+            .into_iter()
+            .filter(|(a, b, _)| *a <= line && line <= *b)
+            .map(|(_, _, n)| n)
+            .collect();
+        assert!(
+            inside.is_empty() || inside.iter().any(|n| ran.contains(&n.as_str())),
+            "{file}:{line} ({}) is in {inside:?}, which did not run",
+            row["source"]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{}", r.stdout);
+}

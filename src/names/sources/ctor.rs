@@ -207,6 +207,29 @@ pub(super) fn invoked_in(head: &str, name: &str) -> Option<usize> {
     None
 }
 
+/// Whether `file` declares `name` as a library.
+pub(super) fn is_library(file: &SourceFile, name: &str) -> bool {
+    let Some(text) = file.text() else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(i) = text[from..].find("library ") {
+        let start = from + i;
+        from = start + "library ".len();
+        if start > 0 && is_ident(text.as_bytes()[start - 1]) {
+            continue;
+        }
+        let rest = text[from..].trim_start();
+        if rest
+            .strip_prefix(name)
+            .is_some_and(|r| r.as_bytes().first().is_none_or(|&b| !is_ident(b)))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }

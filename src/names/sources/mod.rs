@@ -281,6 +281,56 @@ impl CodeMap {
         }
     }
 
+    /// Whether the user's span at `pc` can have run as part of function `scope` (what a gas
+    /// profile's context runs): inside it, in a modifier its declaration invokes, in a
+    /// function its body calls by name (the optimizer inlines small ones), or outside every
+    /// function (contract-level code). A span inside any other function is code the optimizer
+    /// shares and gave that function's location: that line did not run.
+    pub fn ran_in(&self, pc: u32, scope: (&Arc<SourceFile>, &FnSpan)) -> bool {
+        let Some((file, e)) = self.user_span(pc) else {
+            return true;
+        };
+        let (sfile, f) = scope;
+        let at = e.start as usize;
+        let Some(g) = file.function_at(at) else {
+            return true;
+        };
+        if Arc::ptr_eq(file, sfile) && f.start <= at && at < f.end {
+            return true;
+        }
+        let Some(text) = sfile.text() else {
+            return true;
+        };
+        let head = ctor::header(sfile, f).unwrap_or_default();
+        if g.modifier {
+            return ctor::invoked_in(head, &g.name).is_some();
+        }
+        let body = text.get(f.start + head.len()..f.end).unwrap_or_default();
+        // Only an internal call can be inlined: `g(…)`, `super.g(…)`, or `x.g(…)` of a
+        // library's function (`using … for`); `this.g(…)` and `other.g(…)` are calls out.
+        let library = ctor::is_library(file, &g.contract);
+        let mut from = 0;
+        while let Some(i) = body.get(from..).and_then(|b| ctor::invoked_in(b, &g.name)) {
+            let at = from + i;
+            from = at + g.name.len();
+            if !body[from..].trim_start().starts_with('(') {
+                continue;
+            }
+            let before = body[..at].trim_end();
+            let internal = match before.strip_suffix('.') {
+                None => true,
+                Some(object) => {
+                    let object = object.trim_end();
+                    object.ends_with("super") || (library && !object.ends_with("this"))
+                }
+            };
+            if internal {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The one call in the body of `level`'s function to the function `next` runs, when the
     /// JUMP between them is shared with another function and no JUMP of its own tells: the
     /// source text decides, and only when it names that function once (two calls stay
