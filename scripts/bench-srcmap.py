@@ -8,11 +8,13 @@ of n internal calls, then a revert — one failed frame that ran every step, the
 call tracer records pcs and JUMPs and the stack is rebuilt from them.
 
 Side by side, alternating, median of 21 runs each (BENCH_RUNS) (whole processes: RPC, replay, names, output):
-  tree, maps      chaintrace tx H --abi solc-output.json            (source maps: locations, stack)
+  tree, maps      chaintrace tx H --abi solc-output.json            (source maps: locations, stack, values)
+  tree, no values the same with CHAINTRACE_ARGUMENT_VALUES=0         (names alone)
   tree, no maps   chaintrace tx H --abi <the same output, sourceMap fields removed>  (same names)
   gas             chaintrace gas H --abi solc-output.json
   gas by source   chaintrace gas H --abi solc-output.json --by-line --by-function
-The ratios "maps / no maps" (target <= 1.10) and "by source / gas" are printed. Nothing is
+The ratios "maps / no maps" (target <= 1.10), "values / names alone" (target <= 1.05) and
+"by source / gas" are printed. Nothing is
 asserted. The disk cache is used (its first run warms it), so the node's share is small and
 equal on both sides.
 """
@@ -116,6 +118,7 @@ def main():
         base = [BIN]
         variants = [
             ("tree, maps", ["tx", h, "--rpc-url", url, "--abi", OUT]),
+            ("tree, no values", ["tx", h, "--rpc-url", url, "--abi", OUT]),
             ("tree, no maps", ["tx", h, "--rpc-url", url, "--abi", no_maps]),
             ("gas", ["gas", h, "--rpc-url", url, "--abi", OUT]),
             ("gas by source", ["gas", h, "--rpc-url", url, "--abi", OUT, "--by-line", "--by-function"]),
@@ -125,10 +128,16 @@ def main():
         assert "Solidity stack trace" in outputs["tree, maps"], outputs["tree, maps"]
         assert "Solidity stack trace" not in outputs["tree, no maps"]
         assert "by line (execution gas)" in outputs["gas by source"]
+        # "tree, no values": the same run with argument values off (names alone).
+        envs = {name: env for name, _ in variants}
+        envs["tree, no values"] = dict(env, CHAINTRACE_ARGUMENT_VALUES="0")
+        outputs["tree, no values"] = timed(base + variants[1][1], envs["tree, no values"])[1]
+        assert "runThenFail(n: " in outputs["tree, maps"], outputs["tree, maps"]
+        assert "runThenFail(n)" in outputs["tree, no values"], outputs["tree, no values"]
         times = {name: [] for name, _ in variants}
         for _ in range(RUNS):
             for name, args in variants:
-                times[name].append(timed(base + args, env)[0])
+                times[name].append(timed(base + args, envs[name])[0])
     finally:
         anvil.kill()
         anvil.wait()
@@ -140,6 +149,7 @@ def main():
         v = times[name]
         print(f"{name:<16} {med[name]:9.3f} {min(v):7.3f} {max(v):7.3f}")
     print(f"source positions: tree with maps / without = {med['tree, maps'] / med['tree, no maps']:.3f}x (target <= 1.10)")
+    print(f"argument values: tree with values / names alone = {med['tree, maps'] / med['tree, no values']:.3f}x (target <= 1.05)")
     print(f"gas by source: --by-line --by-function / plain gas = {med['gas by source'] / med['gas']:.3f}x")
 
 

@@ -7,6 +7,7 @@
 #   tests/contracts/srcmap/rebuilt/solc-output.json  Inference.sol with one constant changed
 #   tests/contracts/oz/solc-output.json
 #       Vault.sol with OpenZeppelin Contracts 5.4.0 (npm), legacy codegen: a realistic project
+#   tests/contracts/oz/solc-output-viair.json  the same with viaIR
 #   tests/contracts/oz/solc-output-fixed.json  VaultFixed.sol: that vault fixed, built alone
 #   tests/contracts/uniswap-v3-core/solc-output.json
 #       Uniswap v3 core at its v1.0.0 tag (the files the tests deploy), built as Uniswap builds
@@ -163,6 +164,9 @@ for f in "${OZ_FILES[@]}"; do
 done
 build_in "$OZ_DIR" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default Vault.sol
+# The same project with viaIR: the optimizer inlines across functions.
+build_in "$OZ_DIR" solc-output-viair.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
+    true default Vault.sol
 # The vault as fixed after a failed deposit, built alone: the what-if tests' artifact.
 build_in "$OZ_DIR" solc-output-fixed.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default VaultFixed.sol

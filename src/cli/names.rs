@@ -73,8 +73,11 @@ pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) 
             let maybe =
                 names.has_sources() || args.names.sourcify || args.names.sourcify_url.is_some();
             c.source_steps = (!args.json || args.decode) && maybe;
-            // Internal functions' arguments, read at the jumps the maps mark.
-            if c.source_steps {
+            // Internal functions' arguments, read at the jumps the maps mark
+            // (`CHAINTRACE_ARGUMENT_VALUES=0`: names alone, what scripts/bench-srcmap.py
+            // measures values against).
+            let values = std::env::var("CHAINTRACE_ARGUMENT_VALUES").map_or(true, |v| v != "0");
+            if c.source_steps && values {
                 c.marks = Some(MarkSource(names.jump_marks()));
             }
         }

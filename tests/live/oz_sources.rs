@@ -16,10 +16,19 @@ const OZ: &str = "@openzeppelin/contracts/token/ERC20";
 
 /// `file:line:column` of `needle` in `file` (relative to the project).
 fn at(file: &str, needle: &str) -> String {
+    at_after(file, needle, "")
+}
+
+/// `file:line:column` of the first `needle` in `file` after `after`.
+fn at_after(file: &str, needle: &str, after: &str) -> String {
     let text = std::fs::read_to_string(Path::new(DIR).join(file)).unwrap();
-    let offset = text
-        .find(needle)
-        .unwrap_or_else(|| panic!("{needle:?} not in {file}"));
+    let from = text
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} not in {file}"));
+    let offset = from
+        + text[from..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {file}"));
     let line = text[..offset].matches('\n').count() + 1;
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     format!(
@@ -232,4 +241,75 @@ fn a_code_override_copies_immutables_from_the_code_on_chain() {
         r.stderr
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The same project built with viaIR: the optimizer inlines `safeTransferFrom` and
+/// `_callOptionalReturn` into `deposit`, and `_spendAllowance` into `transferFrom`, with no jump
+/// the map marks. The stack still names every function down from the one each frame's selector
+/// chose, found along the only chain of internal calls in the source text.
+#[test]
+fn via_ir_inlined_functions_are_frames_of_the_stack() {
+    let anvil = Anvil::start();
+    let out: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/solc-output-viair.json")).unwrap(),
+    )
+    .unwrap();
+    let code = |name: &str| {
+        out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
+    let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
+    let me = anvil.sender();
+    let (h, r) = anvil.send_and_wait(json!({
+        "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
+        "gas": format!("{EXPLICIT_GAS:#x}"),
+    }));
+    assert_eq!(r["status"], "0x0", "{r}");
+    let abi = format!("{DIR}/solc-output-viair.json");
+    let run = run::cmd(&[
+        "tx",
+        &format!("{h:?}"),
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        &abi,
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let safe = format!("{OZ}/utils/SafeERC20.sol");
+    let erc20 = format!("{OZ}/ERC20.sol");
+    let st = stack(&run.stdout);
+    let expected = vec![
+        format!(
+            "at ERC20._spendAllowance ({})",
+            at(
+                &erc20,
+                "ERC20InsufficientAllowance(spender, currentAllowance"
+            )
+        ),
+        format!(
+            "at ERC20.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
+            at(&erc20, "_spendAllowance(from, spender, value)")
+        ),
+        format!(
+            "at SafeERC20._callOptionalReturn(token, data) ({})",
+            at_after(&safe, "assembly", "function _callOptionalReturn(")
+        ),
+        format!(
+            "at SafeERC20.safeTransferFrom(token, from, to, value) ({})",
+            at(
+                &safe,
+                "_callOptionalReturn(token, abi.encodeCall(token.transferFrom"
+            )
+        ),
+        format!(
+            "at Vault.deposit(assets: 5) ({})",
+            at("Vault.sol", "asset.safeTransferFrom(")
+        ),
+    ];
+    assert_eq!(st, expected, "{}", run.stdout);
 }

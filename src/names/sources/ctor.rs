@@ -150,6 +150,24 @@ impl CodeMap {
         })
     }
 
+    /// This contract and the contracts it inherits from, read from the `is` lists of their
+    /// declarations (the AST's linearization is not kept): this contract first.
+    pub(super) fn lineage(&self) -> Vec<String> {
+        let mut out = vec![self.contract.clone()];
+        let mut k = 0;
+        while k < out.len() && out.len() < 64 {
+            if let Some((_, (_, head))) = self.contract_header_text(&out[k].clone()) {
+                for base in bases_in(head) {
+                    if !out.contains(&base) {
+                        out.push(base);
+                    }
+                }
+            }
+            k += 1;
+        }
+        out
+    }
+
     /// The declaration of contract `name` up to its body, and its location.
     fn contract_header(&self, name: &str) -> Option<(&Arc<SourceFile>, Location)> {
         let (file, (start, head)) = self.contract_header_text(name)?;
@@ -182,6 +200,35 @@ impl CodeMap {
             None
         })
     }
+}
+
+/// The base contracts a contract declaration names after `is` (arguments skipped).
+fn bases_in(head: &str) -> Vec<String> {
+    let Some(at) = invoked_in(head, "is") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut word = String::new();
+    for c in head[at + 2..].chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 && (c.is_alphanumeric() || c == '_' || c == '$' || c == '.') => {
+                word.push(c)
+            }
+            // `Lib.Base`: the contract's own name.
+            _ if depth == 0 && !word.is_empty() => {
+                out.push(word.rsplit('.').next().unwrap_or(&word).to_string());
+                word.clear();
+            }
+            _ => {}
+        }
+    }
+    if !word.is_empty() {
+        out.push(word.rsplit('.').next().unwrap_or(&word).to_string());
+    }
+    out
 }
 
 /// A function's declaration up to its body's brace (parameters, modifiers, base invocations).
@@ -253,5 +300,14 @@ mod tests {
         assert_eq!(invoked_in("constructor() BaseTwo(1) only", "Base"), None);
         assert_eq!(invoked_in("constructor() onlyOwner", "only"), None);
         assert_eq!(invoked_in("constructor() x only", "only"), Some(16));
+    }
+
+    #[test]
+    fn reads_base_contracts() {
+        assert_eq!(
+            bases_in("contract Guarded is Origin(1, f(2)), Lib.Other ,Third "),
+            vec!["Origin", "Other", "Third"]
+        );
+        assert!(bases_in("contract Island ").is_empty());
     }
 }

@@ -14,6 +14,7 @@
 mod args;
 mod ctor;
 mod files;
+mod inlined;
 mod map;
 pub mod rebuild;
 mod spans;
@@ -298,17 +299,32 @@ impl CodeMap {
         if Arc::ptr_eq(file, sfile) && f.start <= at && at < f.end {
             return true;
         }
-        let Some(text) = sfile.text() else {
+        if sfile.text().is_none() {
             return true;
-        };
+        }
         let head = ctor::header(sfile, f).unwrap_or_default();
         if g.modifier {
             return ctor::invoked_in(head, &g.name).is_some();
         }
-        let body = text.get(f.start + head.len()..f.end).unwrap_or_default();
-        // Only an internal call can be inlined: `g(…)`, `super.g(…)`, or `x.g(…)` of a
-        // library's function (`using … for`); `this.g(…)` and `other.g(…)` are calls out.
-        let library = ctor::is_library(file, &g.contract);
+        !self.internal_calls(sfile, f, g).is_empty()
+    }
+
+    /// The byte offsets (in `file`) of the internal calls `f`'s body makes to `g`'s name:
+    /// `g(…)`, `super.g(…)`, or `x.g(…)` of a library's function (`using … for`) — what the
+    /// optimizer may inline; `this.g(…)` and `other.g(…)` are calls out.
+    fn internal_calls(&self, file: &SourceFile, f: &FnSpan, g: &FnSpan) -> Vec<usize> {
+        let mut out = Vec::new();
+        let Some(text) = file.text() else {
+            return out;
+        };
+        let head = ctor::header(file, f).unwrap_or_default();
+        let body_from = f.start + head.len();
+        let body = text.get(body_from..f.end).unwrap_or_default();
+        let library = self
+            .unit
+            .files
+            .values()
+            .any(|file| ctor::is_library(file, &g.contract));
         let mut from = 0;
         while let Some(i) = body.get(from..).and_then(|b| ctor::invoked_in(b, &g.name)) {
             let at = from + i;
@@ -318,17 +334,17 @@ impl CodeMap {
             }
             let before = body[..at].trim_end();
             let internal = match before.strip_suffix('.') {
-                None => true,
+                None => !before.ends_with("function"),
                 Some(object) => {
                     let object = object.trim_end();
                     object.ends_with("super") || (library && !object.ends_with("this"))
                 }
             };
             if internal {
-                return true;
+                out.push(body_from + at);
             }
         }
-        false
+        out
     }
 
     /// The one call in the body of `level`'s function to the function `next` runs, when the
@@ -338,24 +354,10 @@ impl CodeMap {
     fn call_in_body(&self, level: &Level, next: &Level) -> Option<(&Arc<SourceFile>, SrcEntry)> {
         let (file, f) = self.function_of(level)?;
         let (_, g) = self.function_of(next)?;
-        let text = file.text()?;
-        let body_from = f.start + ctor::header(file, f)?.len();
-        let body = text.get(body_from..f.end)?;
-        let mut found = None;
-        let mut from = 0;
-        while let Some(i) = body.get(from..).and_then(|b| ctor::invoked_in(b, &g.name)) {
-            let at = from + i;
-            from = at + g.name.len();
-            if !body[from..].trim_start().starts_with('(') {
-                continue;
-            }
-            if found.is_some() {
-                return None;
-            }
-            found = Some(body_from + at);
-        }
-        let start = found?;
-        let len = text[start..].find([';', '\n']).unwrap_or(0);
+        let [start] = self.internal_calls(file, f, g)[..] else {
+            return None;
+        };
+        let len = file.text()?[start..].find([';', '\n']).unwrap_or(0);
         self.span_in(file, start, len)
     }
 
@@ -621,7 +623,13 @@ pub fn stack_by_frame(
         // another), its span may lie in the other function, and the frame's own last pcs (the
         // call's result checked on return) are within this one.
         let recent: Vec<u32> = steps.recent().collect();
-        let mut entries = map.functions(&levels, &recent, steps);
+        let entries = map.functions(&levels, &recent, steps);
+        // Functions inlined between the one the selector chose and the stack's outermost.
+        let mut entries = if f.kind.is_create() {
+            entries
+        } else {
+            map.with_inlined(entries, &f.input)
+        };
         if k > 0 {
             if let Some(outer) = entries.last_mut() {
                 outer.reached_by = Some(f.kind);
