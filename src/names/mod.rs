@@ -312,6 +312,11 @@ impl Names {
     /// artifact or verified source, proxies their implementation's too.
     pub fn decoder_for(&self, result: &TraceResult, state: &StateSnapshot) -> Decoder {
         let mut decoder = self.base.clone();
+        // Contracts created: named by the artifact whose creation code their init code starts
+        // with (the constructor's arguments follow it).
+        if let TraceResult::Call(root) = result {
+            self.name_creations(root, &mut decoder);
+        }
         let touched = proxy::touched(result);
         let pairs = proxy::implementations(&touched, state);
         let code = |addr: &Address| {
@@ -401,6 +406,23 @@ impl Names {
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
         self.index.artifacts.iter().find(|a| a.matches(code))
+    }
+
+    /// Names every CREATE under `f` whose init code an artifact's creation code begins.
+    fn name_creations(&self, f: &CallFrame, decoder: &mut Decoder) {
+        if f.kind.is_create() {
+            let found = self.index.artifacts.iter().find_map(|a| {
+                let s = a.sources.as_ref()?;
+                let (code, _, _) = s.creation.as_ref()?;
+                s.creation_matches(&f.input).then_some((a, code.len()))
+            });
+            if let Some((a, len)) = found.filter(|(a, _)| !a.name.is_empty()) {
+                decoder.add_creation(&f.input, a.name.clone(), len, a.abi.clone());
+            }
+        }
+        for c in &f.calls {
+            self.name_creations(c, decoder);
+        }
     }
 
     /// The artifact whose code `code` nearly is (a rebuild since the deployment: most bytes

@@ -58,6 +58,8 @@ pub struct Abi {
     events: HashMap<B256, Vec<Event>>,
     /// The contract's entry points besides its functions, when this is one contract's JSON ABI.
     entry: Option<EntryPoints>,
+    /// Its constructor's parameters, when this is one contract's JSON ABI that declares one.
+    constructor: Option<Vec<alloy_json_abi::Param>>,
 }
 
 /// A contract's fallback and receive functions, as its JSON ABI lists them: what a call that
@@ -152,6 +154,10 @@ impl Abi {
                 let e = e.into_owned();
                 push_unique(self.events.entry(e.selector()).or_default(), e);
             }
+            AbiItem::Constructor(c) => {
+                check_types(c.inputs.iter().map(|p| p.resolve()))?;
+                self.constructor = Some(c.into_owned().inputs);
+            }
             _ => {}
         }
         Ok(())
@@ -160,8 +166,9 @@ impl Abi {
     /// Adds the entries of `other` (several `--abi` files act as one ABI). On a selector clash the
     /// entries already here come first.
     pub fn merge(&mut self, other: Abi) {
-        // Several contracts' entry points are no one contract's.
+        // Several contracts' entry points and constructors are no one contract's.
         self.entry = None;
+        self.constructor = None;
         for (k, v) in other.functions {
             let list = self.functions.entry(k).or_default();
             v.into_iter().for_each(|x| push_unique(list, x));
@@ -180,6 +187,11 @@ impl Abi {
     /// declarations or a merge of several ABIs: unknown).
     pub fn entry_points(&self) -> Option<EntryPoints> {
         self.entry
+    }
+
+    /// The constructor's parameters (one contract's JSON ABI; `None` without a constructor).
+    pub fn constructor(&self) -> Option<&[alloy_json_abi::Param]> {
+        self.constructor.as_deref()
     }
 
     /// Every function with this selector, first added first.
@@ -230,8 +242,20 @@ fn json_item(v: &Value) -> Result<Option<AbiItem<'static>>, ItemError> {
         "function" => "function",
         "error" => "error",
         "event" => "event",
+        "constructor" => "constructor",
         _ => return Ok(None),
     };
+    if kind == "constructor" {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.entry("inputs").or_insert_with(|| Value::Array(vec![]));
+            o.entry("stateMutability")
+                .or_insert_with(|| Value::from("nonpayable"));
+        }
+        return serde_json::from_value::<AbiItem<'static>>(v)
+            .map(Some)
+            .map_err(ItemError::Json);
+    }
     if v.get("name").and_then(Value::as_str).is_none() {
         return Err(ItemError::Unnamed(kind));
     }

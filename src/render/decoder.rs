@@ -29,6 +29,9 @@ pub struct Decoder {
     signatures: Option<Abi>,
     /// Where the trace failed in the source, when source maps matched.
     sources: Option<Arc<SourceNotes>>,
+    /// Contracts being created, by the keccak256 of their init code: the artifact's name, the
+    /// length of its creation code (constructor arguments follow) and its ABI.
+    creations: HashMap<B256, (String, usize, Arc<Abi>)>,
 }
 
 /// One lookup's answer: what decoded, or failing that the first candidate's bare form.
@@ -84,6 +87,28 @@ impl Decoder {
     }
 
     /// Names the contract at `address` (its artifact's contract name).
+    /// Names a CREATE whose init code is `init`: contract `name`, whose creation code is
+    /// `code_len` bytes long (its constructor's arguments follow), with `abi`.
+    pub fn add_creation(&mut self, init: &[u8], name: String, code_len: usize, abi: Arc<Abi>) {
+        self.creations
+            .insert(alloy_primitives::keccak256(init), (name, code_len, abi));
+    }
+
+    /// A CREATE's init code as text: `new Vault(asset_: 0x…)` when its artifact is known and
+    /// the arguments decode, `new Vault` when only the artifact is; `None` otherwise.
+    pub fn describe_creation(&self, init: &[u8]) -> Option<String> {
+        let (name, len, abi) = self.creations.get(&alloy_primitives::keccak256(init))?;
+        let shown = format!("new {name}");
+        let args = init.get(*len..).unwrap_or_default();
+        let Some(params) = abi.constructor() else {
+            return Some(shown);
+        };
+        Some(match decode_params(params, args) {
+            Some(values) => format_call(&shown, params.iter().map(|p| p.name.as_str()), &values),
+            None => shown,
+        })
+    }
+
     pub fn add_label(&mut self, address: Address, label: String) {
         self.labels.insert(address, label);
     }

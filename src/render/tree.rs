@@ -165,10 +165,12 @@ impl Renderer<'_> {
     fn call_text(&self, f: &CallFrame) -> String {
         match f.kind {
             CallKind::Create | CallKind::Create2 => {
-                format!(
-                    "new contract ({} bytes of init code)",
-                    group(&f.input.len().to_string())
-                )
+                self.decoder.describe_creation(&f.input).unwrap_or_else(|| {
+                    format!(
+                        "new contract ({} bytes of init code)",
+                        group(&f.input.len().to_string())
+                    )
+                })
             }
             CallKind::Selfdestruct => String::new(),
             _ => self.decoder.describe_call_at(f.to, &f.input, f.value),

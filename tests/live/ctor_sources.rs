@@ -87,6 +87,10 @@ fn a_failing_constructor_is_a_frame_of_the_stack_trace() {
         );
         assert!(tree.contains(&format!("Error(\"{reason}\")")), "{tree}");
         assert_eq!(stack(&tree), expected, "x = {x}\n{tree}");
+        // The deployment is named by the artifact its init code starts with, its constructor's
+        // arguments decoded from what follows.
+        let created = format!("new Guarded(x: {x}, callee: {callee})");
+        assert!(tree.lines().next().unwrap().contains(&created), "{tree}");
         // The tree's CREATE line is at the same place as the stack's innermost entry of it.
         let (line, _, _) = frame_lines(&tree, "CREATE ");
         let innermost = if x == 4 {
@@ -114,6 +118,11 @@ fn a_failing_constructor_is_a_frame_of_the_stack_trace() {
             at("Ctor.sol", "new Guarded(x, callee)", None)
         ));
         assert_eq!(stack(&tree), want, "x = {x}\n{tree}");
+        let (line, _, _) = frame_lines(&tree, "CREATE ");
+        assert!(
+            line.contains(&format!("Maker → (no address) {created}")),
+            "{tree}"
+        );
     }
 }
 

@@ -39,9 +39,9 @@ fn reason(f: &CallFrame, d: &Decoder) -> String {
 
 fn call_text(f: &CallFrame, d: &Decoder) -> String {
     match f.kind {
-        CallKind::Create | CallKind::Create2 => {
-            format!("new contract ({} bytes of init code)", f.input.len())
-        }
+        CallKind::Create | CallKind::Create2 => d
+            .describe_creation(&f.input)
+            .unwrap_or_else(|| format!("new contract ({} bytes of init code)", f.input.len())),
         CallKind::Selfdestruct => String::new(),
         _ => d.describe_call_at(f.to, &f.input, f.value),
     }
