@@ -634,9 +634,9 @@ fn foundry_and_hardhat_projects_are_found_without_flags() {
         .no_cache()
         .dir(&foundry)
         .run();
-    // Foundry's layout has no AST here: the function is found in the text, without its
-    // parameters.
-    let expect = format!("at Leaf._check (src/Leaf.sol:{line}:{col})");
+    // Foundry's layout has no AST here: the function and its parameters are read from the
+    // text, the values from the stack (the artifact's metadata says legacy code generation).
+    let expect = format!("at Leaf._check(x: 5) (src/Leaf.sol:{line}:{col})");
     assert_eq!(
         stack(&r.stdout).first(),
         Some(&expect),
@@ -804,19 +804,19 @@ fn sourcify_gives_sources_and_maps_cached_on_disk() {
     };
     let r = trace();
     assert_eq!(r.code, 3, "{}", r.stderr);
-    // Sourcify's answer carries sources, not their ASTs: functions come from the text,
-    // without their parameters.
+    // Sourcify's answer carries sources, not their ASTs: functions and their parameters come
+    // from the text; this answer has no solc metadata, so no values are read.
     let require = at("Leaf.sol", "require(x > 10", None);
     let call = at("Middle.sol", "leaf.leafRevert(x)", None);
     assert_eq!(
         stack(&r.stdout),
         vec![
-            format!("at Leaf._check ({require})"),
+            format!("at Leaf._check(x) ({require})"),
             format!(
-                "at Leaf.leafRevert ({}), reached by STATICCALL",
+                "at Leaf.leafRevert(x) ({}), reached by STATICCALL",
                 at("Leaf.sol", "_check(x)", None)
             ),
-            format!("at Middle.midRevert ({call})"),
+            format!("at Middle.midRevert(x) ({call})"),
         ],
         "{}{}",
         r.stdout,
@@ -992,7 +992,7 @@ fn a_source_edited_after_the_build_is_never_quoted() {
     assert!(
         stack(&r.stdout)
             .iter()
-            .any(|l| l == &format!("at Middle.midRevert (src/{middle})")),
+            .any(|l| l == &format!("at Middle.midRevert(x: 5) (src/{middle})")),
         "{}",
         r.stdout
     );

@@ -136,6 +136,9 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
     let mut stack: Vec<Open> = Vec::new();
     let mut pending: Option<Open> = None;
     let mut want_name: Option<(&str, usize)> = None;
+    // The parameters of each declaration, by its start: read at its first `(`.
+    let mut inputs_at: std::collections::HashMap<usize, Vec<(String, String)>> =
+        std::collections::HashMap::new();
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
@@ -188,6 +191,13 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
             want_name = None;
         }
         match c {
+            b'(' => {
+                if let Some(Open::Function(_, start, _)) = &pending {
+                    if !inputs_at.contains_key(start) {
+                        inputs_at.insert(*start, parameters(text, i));
+                    }
+                }
+            }
             b'{' => stack.push(pending.take().unwrap_or(Open::Block)),
             b';' => {
                 if matches!(pending, Some(Open::Function(..))) {
@@ -204,14 +214,25 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
                             _ => None,
                         })
                         .unwrap_or_default();
+                    let inputs = inputs_at.remove(&start).unwrap_or_default();
+                    // Selector types only where every type is one the text names for certain.
+                    let params = inputs
+                        .iter()
+                        .map(|(_, t)| {
+                            alloy_dyn_abi::DynSolType::parse(&abi_type(t))
+                                .ok()
+                                .map(|t| t.sol_type_name().into_owned())
+                        })
+                        .collect::<Option<Vec<_>>>()
+                        .map(|v| v.join(","));
                     out.push(FnSpan {
                         start,
                         end: i + 1,
                         contract,
                         name,
                         modifier,
-                        params: None,
-                        inputs: Vec::new(),
+                        params,
+                        inputs,
                     });
                 }
             }
@@ -220,4 +241,76 @@ pub fn scan_functions(text: &str) -> Vec<FnSpan> {
         i += 1;
     }
     out
+}
+
+/// The parameters of the list opening at byte `open` (a `(`) of `text`: (name, type as solc's
+/// type strings write it — `uint256`, `bytes calldata`, `address payable`), split at the
+/// list's own commas. A type the text cannot name for certain (a struct, a contract, a
+/// user-defined value type) stays as written; its value is then not read.
+fn parameters(text: &str, open: usize) -> Vec<(String, String)> {
+    let mut depth = 0usize;
+    let mut end = None;
+    for (k, b) in text.as_bytes().iter().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(k);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(end) = end else {
+        return Vec::new();
+    };
+    let list = &text[open + 1..end];
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (k, c) in list.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&list[from..k]);
+                from = k + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&list[from..]);
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let words: Vec<&str> = p.split_whitespace().collect();
+            let location = words
+                .iter()
+                .find(|w| matches!(**w, "memory" | "calldata" | "storage"))
+                .copied();
+            let mut kept: Vec<&str> = words
+                .iter()
+                .copied()
+                .filter(|w| !matches!(*w, "memory" | "calldata" | "storage" | "indexed"))
+                .collect();
+            // The last word is the name unless the type is all there is (`payable` ends a type).
+            let name = match kept.as_slice() {
+                [_, .., last] if *last != "payable" => kept.pop().unwrap_or_default(),
+                _ => "",
+            };
+            let mut ty = kept.join(" ");
+            match location {
+                Some("storage") => ty.push_str(" storage ref"),
+                Some(loc) => {
+                    ty.push(' ');
+                    ty.push_str(loc);
+                }
+                None => {}
+            }
+            (name.to_string(), ty)
+        })
+        .collect()
 }

@@ -110,3 +110,28 @@ fn reads_function_spans_from_an_ast() {
         vec![("C", "constructor", 10), ("C", "only", 40), ("C", "f", 60)]
     );
 }
+
+#[test]
+fn scans_parameters_of_source_text() {
+    let text = "contract C {\n    function f(uint256 x, address payable to, bytes calldata data, \
+                S memory s, mapping(uint => uint) storage m, uint[] memory) external {}\n}\n";
+    let f = &scan_functions(text)[0];
+    assert_eq!(
+        f.inputs,
+        vec![
+            ("x".to_string(), "uint256".to_string()),
+            ("to".to_string(), "address payable".to_string()),
+            ("data".to_string(), "bytes calldata".to_string()),
+            ("s".to_string(), "S memory".to_string()),
+            (
+                "m".to_string(),
+                "mapping(uint => uint) storage ref".to_string()
+            ),
+            (String::new(), "uint[] memory".to_string()),
+        ]
+    );
+    // `S` is a struct the text cannot type: no selector types.
+    assert_eq!(f.params, None);
+    let g = &scan_functions("contract D { function g(uint a, bool b) public {} }")[0];
+    assert_eq!(g.params.as_deref(), Some("uint256,bool"));
+}
