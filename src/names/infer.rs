@@ -1,7 +1,8 @@
 //! Why a frame reverted when the EVM gives no reason, in the user's words, as Hardhat's stack
 //! traces say it: a function that is not payable sent value, a call data that matches no
 //! function of a contract without a fallback, a fallback that is not payable sent value, a
-//! high-level call to an account without code. Each is inferred only where the contract's own
+//! high-level call to an account without code, a public array's getter asked past its end, a
+//! call whose return data the caller could not decode. Each is inferred only where the contract's own
 //! JSON ABI (its matched artifact) and the frame make it certain; otherwise nothing is said.
 
 use alloy_primitives::U256;
@@ -88,4 +89,55 @@ pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<S
 /// A REVERT that handed back no data: the only failure these explain.
 fn reverted_without_data(f: &CallFrame) -> bool {
     f.error == Some(FrameError::Reverted) && f.output.as_ref().is_none_or(|o| o.is_empty())
+}
+
+/// A public array's getter (or a mapping of arrays') asked for an index past the end: solc's
+/// getter reverts with no data, before any call. `is_public_array` says whether the contract's
+/// source declares a public state variable of that name holding an array.
+pub fn array_getter(
+    f: &CallFrame,
+    abi: &Abi,
+    is_public_array: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    if !reverted_without_data(f) || !f.calls.is_empty() {
+        return None;
+    }
+    let selector: [u8; 4] = f.input.get(..4)?.try_into().ok()?;
+    let func = abi.functions(selector).first()?;
+    (!func.inputs.is_empty() && is_public_array(&func.name)).then(|| {
+        format!(
+            "array index out of bounds in the getter of the public `{}`",
+            func.name
+        )
+    })
+}
+
+/// A high-level call that succeeded but whose return data the caller could not decode (too
+/// short for the values the caller's interface declares): the caller reverts with no data
+/// right after the call, at the call's own statement (`at_call`: whether the frame's failure
+/// is placed at the statement of the CALL at that pc). `recent`: the frame's last pcs, newest
+/// first.
+pub fn undecodable_return(
+    f: &CallFrame,
+    code: &[u8],
+    recent: &[u32],
+    at_call: &dyn Fn(u32) -> bool,
+) -> Option<String> {
+    if !reverted_without_data(f) {
+        return None;
+    }
+    let last = f.calls.last().filter(|c| c.error.is_none())?;
+    let call = recent.iter().copied().find(|&pc| {
+        matches!(
+            code.get(pc as usize).copied(),
+            Some(CALL | STATICCALL | DELEGATECALL | CALLCODE)
+        )
+    })?;
+    at_call(call).then(|| {
+        let n = last.output.as_ref().map_or(0, |o| o.len());
+        format!(
+            "the call returned {n} bytes of data, which the caller could not decode as the \
+             values it expects"
+        )
+    })
 }

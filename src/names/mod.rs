@@ -215,17 +215,32 @@ impl Names {
                 return None;
             }
             let code = code_for(f)?;
-            if let Some((why, function)) = self
-                .artifact_for_code(&code)
-                .and_then(|a| infer::infer(f, &a.abi))
-            {
+            let artifact = self.artifact_for_code(&code);
+            if let Some((why, function)) = artifact.and_then(|a| infer::infer(f, &a.abi)) {
                 let at = function.and_then(|name| {
                     let (contract, at) = map?.function_location(&name)?;
                     Some((contract, name, at))
                 });
                 return Some((why, at));
             }
-            infer::non_contract_call(f, &code, recent).map(|w| (w, None))
+            if let (Some(a), Some(m)) = (artifact, map) {
+                if let Some(why) = infer::array_getter(f, &a.abi, &|n| m.public_array(n)) {
+                    return Some((why, None));
+                }
+            }
+            if let Some(why) = infer::non_contract_call(f, &code, recent) {
+                return Some((why, None));
+            }
+            // The caller's revert placed at the call's own statement: the decoding of its
+            // result, which solc generates there.
+            let map = map?;
+            let levels = sources::frame_levels(map, f.steps.as_deref()?, None);
+            let at = map.location(&levels, recent)?;
+            let same = |call: u32| {
+                map.location_of(call)
+                    .is_some_and(|l| (&l.file, l.line, l.column) == (&at.file, at.line, at.column))
+            };
+            infer::undecodable_return(f, &code, recent, &same).map(|w| (w, None))
         };
         /// Why a frame reverted, and the function (contract, name) whose declaration it is at.
         type Inferred = Option<(String, Option<(String, String, Location)>)>;

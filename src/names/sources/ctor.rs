@@ -168,6 +168,47 @@ impl CodeMap {
         out
     }
 
+    /// Whether a contract of this map's lineage declares a public state variable `name`
+    /// holding an array (`uint256[] public items;`, `mapping(address => uint[]) public m;`).
+    pub fn public_array(&self, name: &str) -> bool {
+        let lineage = self.lineage();
+        self.unit.files.values().any(|file| {
+            let Some(text) = file.text() else {
+                return false;
+            };
+            let mut from = 0;
+            while let Some(i) = text[from..].find(name) {
+                let at = from + i;
+                from = at + name.len();
+                let bytes = text.as_bytes();
+                if at > 0 && is_ident(bytes[at - 1])
+                    || bytes.get(from).is_some_and(|&b| is_ident(b))
+                {
+                    continue;
+                }
+                let after = text[from..].trim_start();
+                if !(after.starts_with(';') || after.starts_with('=')) {
+                    continue;
+                }
+                let line_start = text[..at].rfind(['\n', ';', '{', '}']).map_or(0, |k| k + 1);
+                let decl = &text[line_start..at];
+                let words: Vec<&str> = decl.split_whitespace().collect();
+                let contract_ok = file
+                    .functions()
+                    .iter()
+                    .all(|f| !(f.start <= at && at < f.end))
+                    && lineage.iter().any(|c| {
+                        self.contract_header_text(c)
+                            .is_some_and(|(f, (start, _))| Arc::ptr_eq(f, file) && start < at)
+                    });
+                if words.contains(&"public") && decl.contains('[') && contract_ok {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
     /// The declaration of contract `name` up to its body, and its location.
     fn contract_header(&self, name: &str) -> Option<(&Arc<SourceFile>, Location)> {
         let (file, (start, head)) = self.contract_header_text(name)?;

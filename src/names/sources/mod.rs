@@ -162,6 +162,12 @@ impl CodeMap {
         file.changed_since_build().then_some(file)
     }
 
+    /// Where the user-written span at `pc` is, if it is one.
+    pub fn location_of(&self, pc: u32) -> Option<Location> {
+        let (file, e) = self.user_span(pc)?;
+        file.locate(e.start as usize, e.len as usize)
+    }
+
     /// The file and 1-based line of the user-written span at `pc`, if any.
     pub fn user_line(&self, pc: u32) -> Option<(&Arc<SourceFile>, usize)> {
         let (file, e) = self.user_span(pc)?;

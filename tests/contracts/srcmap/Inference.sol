@@ -27,3 +27,28 @@ contract Caller {
         NoFallback(a).test();
     }
 }
+
+/// A public array's getter asked for an index past its end.
+contract Store {
+    uint256[] public items;
+
+    function add(uint256 v) external {
+        items.push(v);
+    }
+}
+
+/// Returns nothing where its callers expect a value.
+contract Silent {
+    function value() external {}
+}
+
+interface IValue {
+    function value() external returns (uint256);
+}
+
+/// Calls `value()` expecting a uint256: the empty return data cannot be decoded.
+contract Asker {
+    function ask(address s) external returns (uint256) {
+        return IValue(s).value();
+    }
+}
