@@ -623,6 +623,8 @@ pub fn fixture_env(
         consensus: None,
         ruleset: fx.ruleset,
         header_fork: None,
+        op_evidence: None,
+        op_dev_fork: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }
