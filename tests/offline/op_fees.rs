@@ -140,3 +140,30 @@ fn the_balance_check_includes_the_l1_fee() {
         assert_eq!(out.is_ok(), runs, "balance {balance}: {out:?}");
     }
 }
+
+/// `access` runs the same OP rules as `apply` and `trace`: the sender's row holds its balance
+/// before and after the gas, the L1 data fee and the operator fee (Isthmus numbers above), and
+/// the state it commits credits the vaults.
+#[test]
+fn access_charges_the_op_fees_as_apply_does() {
+    use chaintrace::replay::access::trace_access;
+    let snap = world(Some((1_000_000, 5)));
+    let mut db = snap.db();
+    let (rows, out) = trace_access(&mut db, &env(Some(OpFork::Isthmus)), &user_tx()).unwrap();
+    assert!(out.success && out.gas_used == 21_000);
+    let sender = rows
+        .iter()
+        .find(|r| r.address == SENDER && r.slot.is_none())
+        .unwrap();
+    assert_eq!(sender.before, wei(BALANCE));
+    assert_eq!(sender.after, wei(BALANCE - 210_000 - 3_203_000 - 21_005));
+    assert_eq!(
+        (sender.nonce_before, sender.nonce_after),
+        (Some(0), Some(1))
+    );
+    let b = |a| db.basic_ref(a).unwrap().unwrap_or_default().balance;
+    assert_eq!(
+        [b(BASE_FEE_VAULT), b(L1_FEE_VAULT), b(OPERATOR_FEE_VAULT)],
+        [wei(147_000), wei(3_203_000), wei(21_005)]
+    );
+}
