@@ -90,6 +90,43 @@ impl RpcSource {
         }
     }
 
+    /// Refuses chain `chain_id` when it is an L2 whose rules chaintrace does not replay
+    /// (`chain/l2.rs`), known by its id or by the client the node names; under `--chain-rules`
+    /// the replay goes ahead, with a warning on stderr.
+    pub fn check_replayable(&self, chain_id: u64) -> Result<(), SourceError> {
+        let version = match self.client_version.get() {
+            Some(Ok(v)) => Some(v.as_str()),
+            _ => None,
+        };
+        let (l2, why) = match (crate::chain::l2::by_chain_id(chain_id), version) {
+            (Some(l2), _) => (l2, "by its chain id".to_string()),
+            (None, Some(v)) => match crate::chain::l2::by_client(v) {
+                Some(l2) => (l2, format!("the node is {v}")),
+                None => return Ok(()),
+            },
+            (None, None) => return Ok(()),
+        };
+        match self.ruleset_override {
+            Some(r) => {
+                self.note(format!(
+                    "warning: chain {chain_id} is {} ({why}), whose rules chaintrace does not \
+                     replay ({}); replayed under {} rules as --chain-rules asks: the trace, \
+                     gas and state may differ from the chain's",
+                    l2.name,
+                    l2.differs,
+                    r.name()
+                ));
+                Ok(())
+            }
+            None => Err(SourceError::Unreplayed {
+                chain_id,
+                name: l2.name.to_string(),
+                why,
+                differs: l2.differs.to_string(),
+            }),
+        }
+    }
+
     /// [`Self::ruleset`], then the OP stack's rules where the block's own data shows them
     /// (`info.op_evidence`) on a chain without rules of its own or under a dev node.
     fn block_ruleset(&self, chain_id: u64, info: &BlockInfo) -> (Ruleset, String) {
@@ -121,6 +158,7 @@ impl RpcSource {
         info: &mut BlockInfo,
         hardfork: Option<revm::primitives::hardfork::SpecId>,
     ) -> Result<revm::primitives::hardfork::SpecId, SourceError> {
+        self.check_replayable(chain_id)?;
         let (ruleset, why) = self.block_ruleset(chain_id, info);
         info.ruleset = ruleset;
         let dev = match self.client_version.get() {

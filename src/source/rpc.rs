@@ -34,6 +34,18 @@ pub enum SourceError {
     /// A transaction the node returned cannot be decoded.
     #[error(transparent)]
     Tx(#[from] TxError),
+    /// A chain whose execution chaintrace does not replay (`chain/l2.rs`).
+    #[error(
+        "chain {chain_id} is {name}, whose rules chaintrace does not replay ({why}): {differs}. \
+         Replayed under Ethereum's rules it would be traced wrong. Use --remote for the node's \
+         own trace, or --chain-rules ethereum to replay it under Ethereum's rules anyway"
+    )]
+    Unreplayed {
+        chain_id: u64,
+        name: String,
+        why: String,
+        differs: String,
+    },
 }
 
 /// Why the node's `web3_clientVersion` names no client.
