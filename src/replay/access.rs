@@ -199,6 +199,7 @@ pub fn trace_access(
         .with_block(env.block.clone())
         .with_cfg(cfg.into_owned())
         .build_mainnet_with_inspector((splicer, tracer));
+    super::op_precompiles::install(&mut evm.precompiles, env);
     let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
     let (splicer, tracer) = std::mem::take(&mut evm.inspector);
     drop(evm);

@@ -221,7 +221,9 @@ impl RpcSource {
         if let (Some(c), true, None) = (&self.consensus, chain_rules, info.consensus) {
             info.consensus = Some(c.facts(info.number)?);
         }
-        let spec = hardfork.unwrap_or_else(|| {
+        // An OP block's EVM is its OP fork's (op-geth's pairing), not what its header shows.
+        let op_spec = op.and_then(|r| r.latest()).map(OpFork::eth_spec);
+        let spec = hardfork.or(op_spec).unwrap_or_else(|| {
             crate::chain::block_spec(
                 chain_id,
                 info.number,
@@ -230,7 +232,7 @@ impl RpcSource {
                 chain_rules,
             )
         });
-        let from_header = hardfork.is_none() && chain_id != 1 && !chain_rules;
+        let from_header = hardfork.is_none() && op_spec.is_none() && chain_id != 1 && !chain_rules;
         if let Some(n) = info
             .header_fork
             .filter(|_| from_header)
