@@ -5,6 +5,7 @@
 //! a geth genesis `config` object (fixtures and replay bundles), from a built-in preset (Ethereum
 //! mainnet, the 1329/1328 chain), or default to the latest fork for unknown chains.
 
+pub mod l2;
 pub mod op;
 pub mod pure;
 pub mod rules;

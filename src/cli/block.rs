@@ -146,6 +146,7 @@ impl BlockArgs {
             let hardfork = self.trace.hardfork()?;
             let source = self.rpc.source()?;
             let chain_id = source.chain_id()?;
+            source.check_replayable(chain_id)?;
             let Some(root) = &self.out.out else {
                 let (code, passes) = super::range::run(
                     &source,
@@ -181,6 +182,7 @@ impl BlockArgs {
         let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
         let source = self.rpc.source()?;
         let chain_id = source.chain_id()?;
+        source.check_replayable(chain_id)?;
         let mut block = source.block(&block_ref)?;
         let spec_id = source.prepare_block(chain_id, &mut block.info, hardfork)?;
         let env = EvmEnv::new(spec_id, chain_id, &block.info);

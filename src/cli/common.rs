@@ -420,7 +420,11 @@ pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
 /// Doubts (the fork a header fits) are held for a failed self-check, or shown with `-v`.
 pub fn print_notes(source: &RpcSource) {
     for n in source.take_notes() {
-        note!("note: {n}");
+        if n.starts_with("warning: ") {
+            note!("{n}");
+        } else {
+            note!("note: {n}");
+        }
     }
     for n in source.take_doubts() {
         super::output::doubt(n);

@@ -190,25 +190,31 @@ pub fn trace_access(
     // The chain's precompiles are answered as in `trace` (splice.rs), before the tracer sees
     // the call.
     let splicer = super::splice::Splicer::new(env);
+    super::check_chain_rules(env, tx)?;
+    // The sender as it was before the chain's rules act on it (a deposit's mint, an OP user
+    // transaction's L1 and operator fees), which `before` commits.
+    let sender_before = read_account(&mut *db, tx.sender);
+    let super::op_fees::Before { cfg, fee, refused } = super::op_fees::before(db, env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
-        .with_cfg(env.cfg.clone())
+        .with_cfg(cfg.into_owned())
         .build_mainnet_with_inspector((splicer, tracer));
-    super::check_chain_rules(env, tx)?;
-    let mut out = evm
-        .inspect_tx(tx.env.clone())
-        .map_err(|e| ReplayError::Invalid {
-            tx: tx.hash,
-            msg: e.to_string(),
-        })?;
+    super::op_precompiles::install(&mut evm.precompiles, env);
+    let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
     let (splicer, tracer) = std::mem::take(&mut evm.inspector);
     drop(evm);
     splicer.finish();
-    let outcome = TxOutcome::from_result(&out.result);
-    super::settle(&mut out.state, db, env, tx, outcome.gas_used);
+    // The same deposit and OP-fee rules as `apply` and `trace` (op_fees.rs, deposit.rs).
+    let (outcome, state) = match super::deposit::ran(tx, run)? {
+        Some(mut out) => {
+            let outcome = super::op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+            (outcome, out.state)
+        }
+        None => super::deposit::failed(db, env, tx),
+    };
     let mut rows = Vec::with_capacity(tracer.items.len());
     for ((addr, target), item) in tracer.items {
-        let post = out.state.get(&addr);
+        let post = state.get(&addr);
         let row = match target {
             Target::Transient(k) => Access {
                 address: addr,
@@ -241,7 +247,11 @@ pub fn trace_access(
                 }
             }
             Target::Account => {
-                let (balance, nonce, _) = read_account(&mut *db, addr);
+                let (balance, nonce, _) = if addr == tx.sender {
+                    sender_before.clone()
+                } else {
+                    read_account(&mut *db, addr)
+                };
                 let (after, nonce_after) =
                     post.map_or((balance, nonce), |a| (a.info.balance, a.info.nonce));
                 Access {
@@ -260,6 +270,6 @@ pub fn trace_access(
         };
         rows.push(row);
     }
-    db.commit(out.state);
+    db.commit(state);
     Ok((rows, outcome))
 }

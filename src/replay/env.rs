@@ -95,7 +95,8 @@ impl EvmEnv {
             splice: None,
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
-            op: crate::chain::op::op_rules(chain_id, info.ruleset, info.number, info.timestamp),
+            op: crate::chain::op::op_rules(chain_id, info.ruleset, info.number, info.timestamp)
+                .map(|r| info.op_dev_fork.map_or(r, crate::chain::op::OpRules::up_to)),
         }
     }
 }

@@ -216,6 +216,7 @@ impl Mined {
             Some(Ok(p)) => {
                 let head = block_json(source, cache, block_hash, false)?;
                 let mut info = block_info_from_json(&head)?;
+                info.op_evidence = crate::source::node_rules::tx_op_evidence(&tx_json, &receipt);
                 let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
                 let env = EvmEnv::new(spec, id.chain_id, &info);
                 let mut snapshot = snapshot_from_prestate(&p)?;
@@ -279,6 +280,9 @@ impl Mined {
                 reason: format!("transaction {hash} is not in its block {block_hash}"),
             })?;
         let mut info = block.info.clone();
+        // What the transaction itself shows, as on the fast path (whose header has no
+        // transactions): the same rules whichever way the state comes.
+        info.op_evidence = crate::source::node_rules::tx_op_evidence(&tx_json, &receipt);
         let spec = source.prepare_block(chain_id, &mut info, hardfork)?;
         let env = EvmEnv::new(spec, chain_id, &info);
         let parent_hash = h256(&raw, "parentHash").unwrap_or_default();

@@ -11,6 +11,7 @@ pub mod driver;
 pub mod env;
 pub mod mined;
 pub mod op_fees;
+pub mod op_precompiles;
 pub mod overrides;
 pub mod remote;
 pub mod selfcheck;
@@ -204,6 +205,7 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
             .with_block(env.block.clone())
             .with_cfg(cfg.into_owned())
             .build_mainnet_with_inspector(splicer);
+        op_precompiles::install(&mut evm.precompiles, env);
         let out = evm.inspect_tx(tx.env.clone());
         std::mem::take(&mut evm.inspector).finish();
         Some(out)
@@ -212,6 +214,7 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
             .with_block(env.block.clone())
             .with_cfg(cfg.into_owned())
             .build_mainnet();
+        op_precompiles::install(&mut evm.precompiles, env);
         Some(evm.transact(tx.env.clone()))
     };
     let Some(mut out) = deposit::ran(tx, run)? else {
@@ -363,6 +366,7 @@ fn trace_with(
         .with_block(env.block.clone())
         .with_cfg(cfg.into_owned())
         .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
+    op_precompiles::install(&mut evm.precompiles, env);
     let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
     let mut tracer =
         std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
@@ -623,6 +627,8 @@ pub fn fixture_env(
         consensus: None,
         ruleset: fx.ruleset,
         header_fork: None,
+        op_evidence: None,
+        op_dev_fork: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

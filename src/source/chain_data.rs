@@ -34,6 +34,14 @@ pub struct BlockInfo {
     pub ruleset: crate::chain::rules::Ruleset,
     /// What the header's own fields say of its fork, when it was read from a node.
     pub header_fork: Option<crate::chain::HeaderFork>,
+    /// What the chain data itself shows of the OP stack, if anything (a deposit transaction,
+    /// a receipt's deposit or L1-fee fields): a node on a chain id chaintrace has no preset
+    /// for runs the OP stack's rules when it serves these.
+    pub op_evidence: Option<&'static str>,
+    /// The last OP fork whose rules the node runs, where that is not the chain's schedule: a
+    /// dev node's OP mode (anvil 1.7.1 names its fork Jovian but charges Isthmus's operator
+    /// fee).
+    pub op_dev_fork: Option<crate::chain::op::OpFork>,
 }
 
 /// Facts of a block of chains 1329/1328 that only their consensus layer has

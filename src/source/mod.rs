@@ -11,6 +11,7 @@ pub mod chain_data;
 pub mod consensus;
 pub mod deposit;
 pub mod fixture;
+pub mod node_rules;
 pub mod prestate_rpc;
 pub mod rpc;
 

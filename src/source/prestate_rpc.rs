@@ -94,6 +94,8 @@ pub fn first_round(
         .and_then(|s| s.parse().ok())
         .unwrap_or_default();
     source.note_client_version(next());
+    // Before anything of the chain's is read: an L2 chaintrace does not replay is refused here.
+    source.check_replayable(chain_id)?;
     let tx = if want_tx {
         let tx = next()?;
         let receipt = next()?;

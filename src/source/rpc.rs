@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::chain_data::{BlockInfo, ReplayTx, TxError};
 use super::{AccountData, Misses, StateSnapshot};
-use crate::chain::rules::{classify_client, NodeClient, Ruleset};
+use crate::chain::rules::Ruleset;
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::{RpcClient, RpcError};
 
@@ -34,6 +34,18 @@ pub enum SourceError {
     /// A transaction the node returned cannot be decoded.
     #[error(transparent)]
     Tx(#[from] TxError),
+    /// A chain whose execution chaintrace does not replay (`chain/l2.rs`).
+    #[error(
+        "chain {chain_id} is {name}, whose rules chaintrace does not replay ({why}): {differs}. \
+         Replayed under Ethereum's rules it would be traced wrong. Use --remote for the node's \
+         own trace, or --chain-rules ethereum to replay it under Ethereum's rules anyway"
+    )]
+    Unreplayed {
+        chain_id: u64,
+        name: String,
+        why: String,
+        differs: String,
+    },
 }
 
 /// Why the node's `web3_clientVersion` names no client.
@@ -68,16 +80,16 @@ pub struct RpcSource {
     /// `--chain-rules`: the rules the user says the node runs, instead of asking it.
     pub ruleset_override: Option<Ruleset>,
     /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
-    client_version: std::sync::OnceLock<Result<String, ClientVersionError>>,
+    pub(super) client_version: std::sync::OnceLock<Result<String, ClientVersionError>>,
     /// Set once the node answered that it has no `eth_getBlockReceipts`.
     no_block_receipts: std::sync::atomic::AtomicBool,
     /// Notes for stderr (which rules, which fork), each once.
-    notes: std::sync::Mutex<Vec<String>>,
+    pub(super) notes: std::sync::Mutex<Vec<String>>,
     /// Notes already handed out, so that a long run says each once.
-    said: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    pub(super) said: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// Notes that only explain a doubt (the fork read from a header that fits several): worth
     /// saying when the replay does not match, noise when it does.
-    doubts: std::sync::Mutex<Vec<String>>,
+    pub(super) doubts: std::sync::Mutex<Vec<String>>,
 }
 
 /// The `web3_clientVersion` request of a first batch.
@@ -137,7 +149,7 @@ fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
 
 /// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
 pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
-    if v.get("type").and_then(Value::as_str) == Some("0x7e") {
+    if crate::source::node_rules::is_deposit_json(v) {
         // An OP-stack deposit: alloy's Ethereum envelope has no such type.
         return Ok(ReplayTx::from_deposit(
             crate::source::deposit::DepositTx::from_json(v).map_err(|e| bad("transaction", e))?,
@@ -182,6 +194,12 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
         hash: h256("hash"),
         ruleset: Default::default(),
         header_fork: Some(crate::chain::HeaderFork::from_header(b)),
+        op_evidence: b
+            .get("transactions")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(crate::source::node_rules::is_deposit_json))
+            .then_some("the block holds deposit transactions (type 0x7e)"),
+        op_dev_fork: None,
     })
 }
 
@@ -207,102 +225,6 @@ impl RpcSource {
             Err(e) => Err(e.into()),
         };
         let _ = self.client_version.set(v);
-    }
-
-    /// The rules the node runs for chain `chain_id`, and why: `--chain-rules` when given;
-    /// Ethereum's for chains without rules of their own; otherwise what `web3_clientVersion`
-    /// says ([`classify_client`]): the chain's node runs the chain's rules, a dev node or
-    /// another client Ethereum's, and a node that cannot be told is taken at its chain id.
-    pub fn ruleset(&self, chain_id: u64) -> (Ruleset, String) {
-        if let Some(r) = self.ruleset_override {
-            return (r, "--chain-rules".to_string());
-        }
-        if crate::chain::rules::rules_at(chain_id, u64::MAX).is_none() {
-            return (Ruleset::Chain, String::new());
-        }
-        match self.client_version.get() {
-            Some(Ok(v)) => match classify_client(v) {
-                NodeClient::ChainNode => (Ruleset::Chain, format!("the node is the chain's ({v})")),
-                NodeClient::Ethereum(name) => (
-                    Ruleset::Ethereum,
-                    format!("the node is {name}, which runs Ethereum's rules"),
-                ),
-                NodeClient::Unknown => (
-                    Ruleset::Chain,
-                    format!("the node ({v}) is not one chaintrace knows; taken at its chain id"),
-                ),
-            },
-            Some(Err(e)) => (
-                Ruleset::Chain,
-                format!("web3_clientVersion failed ({e}); taken at its chain id"),
-            ),
-            None => (Ruleset::Chain, "taken at its chain id".to_string()),
-        }
-    }
-
-    /// Prepares block `info` of chain `chain_id` for replay and returns its fork: which rules
-    /// the node runs ([`Self::ruleset`]), what only the consensus layer knows of the block on
-    /// chains 1329/1328 with `--consensus-rpc` (header time nanoseconds, the SSTORE set cost),
-    /// and the fork (`hardfork`, else the chain's schedule, else the header's fields). Notes
-    /// for stderr say which rules and which fork were taken where that was not plain.
-    pub fn prepare_block(
-        &self,
-        chain_id: u64,
-        info: &mut BlockInfo,
-        hardfork: Option<revm::primitives::hardfork::SpecId>,
-    ) -> Result<revm::primitives::hardfork::SpecId, SourceError> {
-        let (ruleset, why) = self.ruleset(chain_id);
-        info.ruleset = ruleset;
-        let has_rules = crate::chain::rules::rules_at(chain_id, info.number).is_some();
-        if has_rules {
-            self.note(match ruleset {
-                Ruleset::Chain => format!(
-                    "chain {chain_id}'s own rules applied ({why}): fees credited to the fee \
-                     collector as COINBASE, base fee not burned, the chain's precompiles and \
-                     SSTORE cost; --chain-rules ethereum if the node runs Ethereum's"
-                ),
-                Ruleset::Ethereum | Ruleset::Optimism => format!(
-                    "chain {chain_id} replayed under {} rules ({why})",
-                    ruleset.name()
-                ),
-            });
-        } else if crate::chain::op::op_rules(chain_id, ruleset, info.number, info.timestamp)
-            .is_some()
-        {
-            self.note(format!("chain {chain_id}: the OP stack's rules applied (deposits, L1 data fee, operator fee, fee vaults); --chain-rules ethereum to drop them"));
-        }
-        let chain_rules = has_rules && ruleset == Ruleset::Chain;
-        if let (Some(c), true, None) = (&self.consensus, chain_rules, info.consensus) {
-            info.consensus = Some(c.facts(info.number)?);
-        }
-        let spec = hardfork.unwrap_or_else(|| {
-            crate::chain::block_spec(
-                chain_id,
-                info.number,
-                info.timestamp,
-                info.header_fork,
-                chain_rules,
-            )
-        });
-        let from_header = hardfork.is_none() && chain_id != 1 && !chain_rules;
-        if let Some(n) = info
-            .header_fork
-            .filter(|_| from_header)
-            .and_then(|h| h.ambiguity(chain_id))
-        {
-            let mut d = self.doubts.lock().unwrap_or_else(|p| p.into_inner());
-            if !d.contains(&n) {
-                d.push(n);
-            }
-        }
-        Ok(spec)
-    }
-
-    fn note(&self, n: String) {
-        let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
-        if said.insert(n.clone()) {
-            self.notes.lock().unwrap_or_else(|p| p.into_inner()).push(n);
-        }
     }
 
     /// The doubts gathered since the last call (see `doubts`).

@@ -27,6 +27,7 @@ mod gas_source_live;
 mod html_report;
 mod live;
 mod names_live;
+mod op_anvil;
 mod opcode_live;
 mod oz_sources;
 mod parity_live;

@@ -24,5 +24,6 @@ mod frontier;
 mod node;
 mod op_deposits;
 mod op_fees;
+mod other_l2;
 mod properties;
 mod tracers;

@@ -148,3 +148,32 @@ fn a_reverting_deposit_keeps_its_mint() {
         json!({"balance": "0x3e8", "nonce": 6})
     );
 }
+
+/// `access` runs deposits by the same rules: the mint shows in the sender's row (before it, and
+/// after it and the value), the nonce is bumped, and a failed deposit keeps its mint.
+#[test]
+fn access_runs_deposits_by_their_rules() {
+    use chaintrace::replay::access::trace_access;
+    let snap = world(1_000, "00");
+    let row = |rows: &[chaintrace::replay::access::Access]| {
+        rows.iter()
+            .find(|r| r.address == FROM && r.slot.is_none())
+            .cloned()
+            .unwrap()
+    };
+    let mut db = snap.db();
+    let tx = deposit(Some(500), 300, false);
+    let (rows, out) = trace_access(&mut db, &env(Some(OpFork::Regolith)), &tx).unwrap();
+    assert!(out.success && out.gas_used == 21_000, "{out:?}");
+    let r = row(&rows);
+    assert_eq!((r.before, r.after), (U256::from(1_000), U256::from(1_200)));
+    assert_eq!((r.nonce_before, r.nonce_after), (Some(5), Some(6)));
+    // Value beyond balance + mint: a failed deposit, all gas used, the mint kept.
+    let mut db = snap.db();
+    let tx = deposit(Some(500), 5_000, false);
+    let (rows, out) = trace_access(&mut db, &env(Some(OpFork::Regolith)), &tx).unwrap();
+    assert!(!out.success && out.gas_used == 100_000, "{out:?}");
+    let r = row(&rows);
+    assert_eq!((r.before, r.after), (U256::from(1_000), U256::from(1_500)));
+    assert_eq!(r.nonce_after, Some(6));
+}

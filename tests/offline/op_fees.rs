@@ -140,3 +140,61 @@ fn the_balance_check_includes_the_l1_fee() {
         assert_eq!(out.is_ok(), runs, "balance {balance}: {out:?}");
     }
 }
+
+/// `access` runs the same OP rules as `apply` and `trace`: the sender's row holds its balance
+/// before and after the gas, the L1 data fee and the operator fee (Isthmus numbers above), and
+/// the state it commits credits the vaults.
+#[test]
+fn access_charges_the_op_fees_as_apply_does() {
+    use chaintrace::replay::access::trace_access;
+    let snap = world(Some((1_000_000, 5)));
+    let mut db = snap.db();
+    let (rows, out) = trace_access(&mut db, &env(Some(OpFork::Isthmus)), &user_tx()).unwrap();
+    assert!(out.success && out.gas_used == 21_000);
+    let sender = rows
+        .iter()
+        .find(|r| r.address == SENDER && r.slot.is_none())
+        .unwrap();
+    assert_eq!(sender.before, wei(BALANCE));
+    assert_eq!(sender.after, wei(BALANCE - 210_000 - 3_203_000 - 21_005));
+    assert_eq!(
+        (sender.nonce_before, sender.nonce_after),
+        (Some(0), Some(1))
+    );
+    let b = |a| db.basic_ref(a).unwrap().unwrap_or_default().balance;
+    assert_eq!(
+        [b(BASE_FEE_VAULT), b(L1_FEE_VAULT), b(OPERATOR_FEE_VAULT)],
+        [wei(147_000), wei(3_203_000), wei(21_005)]
+    );
+}
+
+/// From Fjord a call to 0x100 is RIP-7212's p256Verify (revm's implementation, 3,450 gas):
+/// a contract that STATICCALLs it with a valid signature (revm's `ok_1` vector) stores 1. Under
+/// Ecotone 0x100 is an empty account: the call returns nothing, and the memory word stored is
+/// still the input's first.
+#[test]
+fn fjord_blocks_have_p256_verify() {
+    const CALLER: Address = address!("00000000000000000000000000000000000000cc");
+    // CALLDATACOPY(0, 0, size); STATICCALL(gas, 0x100, 0, size, 0, 32); SSTORE(0, MLOAD(0))
+    let code = "365f5f3760205f365f6101005afa505f515f5500";
+    let input = "4cee90eb86eaa050036147a12d49004b6b9c72bd725d39d4785011fe190f0b4da73bd4903f0ce3b6\
+                 39bbbf6e8e80d16931ff4bcf5993d58468e8fb19086e8cac36dbcd03009df8c59286b162af3bd7fc\
+                 c0450c9aa81be5d10d312af6c66b1d604aebd3099c618202fcfe16ae7770b0c49ab5eadf74b75420\
+                 4a3bb6060e44eff37618b065f9832de4ca6ca971a7a1adc826d0f7c00181a5fb2ddf79ae00b4e10e";
+    let stored = |fork: OpFork| {
+        let mut snap = world(None);
+        snap.insert_account(CALLER, account(0, 1, code));
+        let mut db = snap.db();
+        let mut tx = offline::tx(SENDER, TxKind::Call(CALLER));
+        tx.env.data = hex::decode(input).unwrap().into();
+        tx.env.gas_price = GAS_PRICE;
+        let out = apply(&mut db, &env(Some(fork)), &tx).unwrap();
+        assert!(out.success, "{fork:?}: {out:?}");
+        db.storage_ref(CALLER, U256::ZERO).unwrap()
+    };
+    assert_eq!(stored(OpFork::Fjord), U256::from(1));
+    assert_eq!(
+        stored(OpFork::Ecotone),
+        U256::from_be_slice(&hex::decode(&input[..64]).unwrap())
+    );
+}

@@ -8,6 +8,9 @@
 //! The registry lists no `regolith_time`: op-geth activates Regolith at genesis for registry
 //! chains (`params/superchain.go`: `RegolithTime: &genesisActivation`), and OP Mainnet's first
 //! Bedrock block is its L2 genesis, 105,235,063 (the `OPMainnetChainID` override there).
+//! Unichain (130), Ink (57073), Soneium (1868), World Chain (480), Zora (7777777) and Mode
+//! (34443): `superchain/configs/mainnet/{unichain,ink,soneium,worldchain,zora,mode}.toml` at
+//! commit 8336d2ae, each born on Bedrock (L2 genesis block 0).
 //! Forks after Jovian (Karst) are not modelled.
 
 use super::fork::{OpRules, OpSchedule};
@@ -61,6 +64,25 @@ const SEPOLIA_TIMES: [u64; 8] = [
     1_763_568_001, // jovian
 ];
 
+/// Holocene times of the chains born at Granite (Canyon to Granite at 0), each from its own
+/// registry file; Isthmus and Jovian as the mainnet's.
+const fn granite_born(holocene: u64) -> [u64; 8] {
+    [0, 0, 0, 0, 0, holocene, MAINNET_TIMES[6], MAINNET_TIMES[7]]
+}
+
+/// World Chain (`superchain/configs/mainnet/worldchain.toml`): Ecotone at genesis, its own
+/// later forks.
+const WORLDCHAIN_TIMES: [u64; 8] = [
+    0,             // canyon
+    0,             // delta
+    0,             // ecotone
+    1_721_826_000, // fjord
+    1_727_780_400, // granite
+    1_738_238_400, // holocene
+    1_764_072_000, // isthmus
+    1_777_593_600, // jovian
+];
+
 /// The OP-stack chain with id `chain_id`, if chaintrace knows it.
 pub fn known(chain_id: u64) -> Option<OpChain> {
     let (name, schedule) = match chain_id {
@@ -68,6 +90,17 @@ pub fn known(chain_id: u64) -> Option<OpChain> {
         8453 => ("Base", schedule(0, MAINNET_TIMES)),
         11_155_420 => ("OP Sepolia", schedule(0, SEPOLIA_TIMES)),
         84_532 => ("Base Sepolia", schedule(0, SEPOLIA_TIMES)),
+        // superchain/configs/mainnet/unichain.toml: holocene_time 1736445601.
+        130 => ("Unichain", schedule(0, granite_born(1_736_445_601))),
+        // superchain/configs/mainnet/ink.toml: holocene_time 1742396400.
+        57_073 => ("Ink", schedule(0, granite_born(1_742_396_400))),
+        // superchain/configs/mainnet/soneium.toml: holocene_time 1738573200.
+        1868 => ("Soneium", schedule(0, granite_born(1_738_573_200))),
+        // superchain/configs/mainnet/worldchain.toml.
+        480 => ("World Chain", schedule(0, WORLDCHAIN_TIMES)),
+        // superchain/configs/mainnet/zora.toml and mode.toml: the mainnet's times.
+        7_777_777 => ("Zora", schedule(0, MAINNET_TIMES)),
+        34_443 => ("Mode", schedule(0, MAINNET_TIMES)),
         _ => return None,
     };
     Some(OpChain {
@@ -111,6 +144,23 @@ mod tests {
         assert!(op_rules(1, Ruleset::Optimism, 1, 1)
             .unwrap()
             .is(OpFork::Jovian));
+        // The Superchain presets, each at a fork boundary of its registry file.
+        let at = |id, t| {
+            op_rules(id, Ruleset::Chain, 1, t)
+                .unwrap()
+                .latest()
+                .unwrap()
+        };
+        assert_eq!(at(130, 1_736_445_600), OpFork::Granite);
+        assert_eq!(at(130, 1_736_445_601), OpFork::Holocene);
+        assert_eq!(at(57_073, 1_742_396_400), OpFork::Holocene);
+        assert_eq!(at(1868, 1_738_573_199), OpFork::Granite);
+        assert_eq!(at(480, 1_721_825_999), OpFork::Ecotone);
+        assert_eq!(at(480, 1_764_072_000), OpFork::Isthmus);
+        assert_eq!(at(480, 1_777_593_600), OpFork::Jovian);
+        assert_eq!(at(7_777_777, 1_710_374_401), OpFork::Ecotone);
+        assert_eq!(at(34_443, 1_764_691_201), OpFork::Jovian);
+        assert_eq!(known(34_443).unwrap().name, "Mode");
         // Base Sepolia at genesis: Bedrock and Regolith only.
         let r = op_rules(84_532, Ruleset::Chain, 0, 1_695_768_288).unwrap();
         assert_eq!(r.latest(), Some(OpFork::Regolith));

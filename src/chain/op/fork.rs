@@ -62,6 +62,20 @@ impl OpFork {
             .find(|f| f.name().eq_ignore_ascii_case(name.trim()))
     }
 
+    /// The Ethereum fork whose EVM the OP fork runs, as op-geth's chain configs pair them
+    /// (and op-revm's `OpSpecId::into_eth_spec`): Bedrock and Regolith London with the merge's
+    /// PREVRANDAO, Canyon Shanghai, Ecotone to Holocene Cancun, Isthmus and Jovian Prague.
+    /// Delta changes nothing in execution and runs Canyon's.
+    pub fn eth_spec(self) -> revm::primitives::hardfork::SpecId {
+        use revm::primitives::hardfork::SpecId;
+        match self {
+            OpFork::Bedrock | OpFork::Regolith => SpecId::MERGE,
+            OpFork::Canyon | OpFork::Delta => SpecId::SHANGHAI,
+            OpFork::Ecotone | OpFork::Fjord | OpFork::Granite | OpFork::Holocene => SpecId::CANCUN,
+            OpFork::Isthmus | OpFork::Jovian => SpecId::PRAGUE,
+        }
+    }
+
     fn bit(self) -> u16 {
         1 << (self as u16)
     }
@@ -199,6 +213,26 @@ mod tests {
         }
         assert_eq!(OpFork::from_name("ecotone"), Some(OpFork::Ecotone));
         assert_eq!(OpFork::from_name("cancun"), None);
+    }
+
+    #[test]
+    fn op_forks_run_the_ethereum_fork_op_geth_pairs_them_with() {
+        use revm::primitives::hardfork::SpecId;
+        let want = [
+            (OpFork::Bedrock, SpecId::MERGE),
+            (OpFork::Regolith, SpecId::MERGE),
+            (OpFork::Canyon, SpecId::SHANGHAI),
+            (OpFork::Delta, SpecId::SHANGHAI),
+            (OpFork::Ecotone, SpecId::CANCUN),
+            (OpFork::Fjord, SpecId::CANCUN),
+            (OpFork::Granite, SpecId::CANCUN),
+            (OpFork::Holocene, SpecId::CANCUN),
+            (OpFork::Isthmus, SpecId::PRAGUE),
+            (OpFork::Jovian, SpecId::PRAGUE),
+        ];
+        for (f, spec) in want {
+            assert_eq!(f.eth_spec(), spec, "{f:?}");
+        }
     }
 
     #[test]
