@@ -1103,6 +1103,35 @@ fn reverts_without_a_reason_are_explained() {
             )),
         "{t}"
     );
+
+    // A public array's getter asked past its end: the getter reverts with no data.
+    let store = anvil.deploy(&code(&legacy, "Inference.sol", "Store"));
+    let t = tree(store, calldata("items(uint256)", &[u(5)]), 0);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains("(array index out of bounds in the getter of the public `items`)")
+            && first.ends_with(&format!(
+                " at {}",
+                at("Inference.sol", "uint256[] public items;", None)
+            )),
+        "{t}"
+    );
+
+    // `value()` returns nothing where the caller's interface declares a uint256.
+    let silent = anvil.deploy(&code(&legacy, "Inference.sol", "Silent"));
+    let asker = anvil.deploy(&code(&legacy, "Inference.sol", "Asker"));
+    let t = tree(asker, calldata("ask(address)", &[w_addr(silent)]), 0);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains(
+            "(the call returned 0 bytes of data, which the caller could not decode as the \
+             values it expects)"
+        ) && first.ends_with(&format!(
+            " at {}",
+            at("Inference.sol", "IValue(s).value()", None)
+        )),
+        "{t}"
+    );
 }
 
 /// A contract whose artifact was rebuilt after the deployment (Inference.sol with one constant
