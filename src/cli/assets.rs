@@ -109,3 +109,39 @@ pub fn read_meta(
     *passes += n;
     Ok(meta)
 }
+
+/// The asset changes of every transaction a block replay traced (with the callTracer and
+/// logs), their token metadata read once on the state after the block.
+pub fn block_assets(
+    r: &chaintrace::replay::remote::BlockReplay,
+    env: &EvmEnv,
+    txs: &[ReplayTx],
+    at: StateAt<'_>,
+    passes: &mut usize,
+) -> Result<Vec<AssetChanges>, CliError> {
+    let first = txs.len().saturating_sub(r.traces.len());
+    let mut all: Vec<_> = r
+        .traces
+        .iter()
+        .zip(&txs[first..])
+        .map(|(t, tx)| {
+            let fee = FeeInputs::new(env, tx, &t.outcome);
+            call_tree(t)
+                .map(|root| asset_changes(root, Some(&fee)))
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut union = AssetChanges::default();
+    for a in &all {
+        union.tokens.extend(a.tokens.iter().cloned());
+    }
+    let meta = read_meta(&union, env, &r.post, &r.snapshot, at, passes)?;
+    for a in &mut all {
+        for (token, _) in a.token_addresses() {
+            if let Some(m) = meta.get(&token) {
+                a.meta.insert(token, m.clone());
+            }
+        }
+    }
+    Ok(all)
+}

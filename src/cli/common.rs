@@ -11,19 +11,21 @@ use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
-    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph, TableStyle,
+    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
 };
 use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::selectors::{render_flat_calls, render_four_byte, render_preimages};
 use chaintrace::render::steps::render_struct_logs;
+use chaintrace::render::style::TableStyle;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
 use chaintrace::replay::assets::AssetChanges;
 use chaintrace::replay::selfcheck::{check, Divergence};
 use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
 use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::consensus::ConsensusClient;
-use chaintrace::source::rpc::{RpcSource, SourceError};
+use chaintrace::source::error::SourceError;
+use chaintrace::source::rpc::RpcSource;
 use chaintrace::trace::gas::GasConfig;
 use chaintrace::trace::opcode::StructLogError;
 use chaintrace::trace::{TracerKind, TracerSpec};
@@ -176,7 +178,9 @@ pub fn rpc_value<'a>(
 /// resolves it (cli/foundry.rs). Errors are bad input and never show more than a redacted URL.
 pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, CliError> {
     rpc_value(flag, env)
-        .map(|(value, what)| super::foundry::resolve_rpc_value(value, what))
+        .map(|(value, what)| {
+            super::foundry::resolve_rpc_value(value, what).map_err(CliError::input)
+        })
         .transpose()
 }
 

@@ -20,7 +20,8 @@ use chaintrace::render::json::write_trace;
 use chaintrace::replay::stretch::Stretch;
 use chaintrace::replay::EvmEnv;
 use chaintrace::replay::TracedTx;
-use chaintrace::source::rpc::{RpcBlock, RpcSource, SourceError};
+use chaintrace::source::error::SourceError;
+use chaintrace::source::rpc::{RpcBlock, RpcSource};
 use chaintrace::trace::TracerSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
@@ -258,7 +259,7 @@ fn replay_one(
     done.passes = r.passes;
     if assets {
         let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-        done.assets = super::block::block_assets(
+        done.assets = super::assets::block_assets(
             &r,
             env,
             &block.txs,

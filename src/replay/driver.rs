@@ -25,7 +25,8 @@ use serde_json::Value;
 
 use super::splice::{self, NoFrames, Splice};
 use super::{apply, EvmEnv, ReplayError, ReplayTx};
-use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::error::SourceError;
+use crate::source::rpc::RpcSource;
 use crate::source::{Misses, ReplayDb, StateSnapshot};
 
 /// The most passes that fetch before giving up; each costs one round trip.

@@ -25,12 +25,13 @@ use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
 use crate::replay::splice::Splice;
 use crate::rpc::RpcError;
 use crate::source::cache::{Cache, Kind};
+use crate::source::error::SourceError;
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
     Identity,
 };
+use crate::source::rpc::RpcSource;
 use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
-use crate::source::rpc::{RpcSource, SourceError};
 use crate::source::{ReplayDb, StateSnapshot};
 
 /// Where the pre-state comes from (`--state-source`).

@@ -8,7 +8,7 @@ use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
 use alloy_rlp::{Decodable, Header};
 use serde_json::Value;
 
-use super::chain_data::TxError;
+use super::error::TxError;
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 
 /// The EIP-2718 type byte of a deposit transaction.

@@ -8,33 +8,12 @@ use alloy_consensus::TxEnvelope;
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Value};
 
-use super::chain_data::{BlockInfo, ReplayTx, TxError};
+use super::chain_data::{BlockInfo, ReplayTx};
+use super::error::SourceError;
 use super::{AccountData, Misses, StateSnapshot};
 use crate::chain::rules::{classify_client, NodeClient, Ruleset};
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::{RpcClient, RpcError};
-
-/// Errors from the RPC source.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error(transparent)]
-    Rpc(#[from] RpcError),
-    #[error("{what} not found on the node")]
-    NotFound { what: String },
-    #[error("the node returned an unreadable {what}: {reason}")]
-    BadData { what: String, reason: String },
-    /// The node answered with something other than what was asked for.
-    #[error("the node returned the wrong {what}: asked for {asked}, its `{field}` is {got}")]
-    Mismatch {
-        what: String,
-        field: String,
-        asked: String,
-        got: String,
-    },
-    /// A transaction the node returned cannot be decoded.
-    #[error(transparent)]
-    Tx(#[from] TxError),
-}
 
 /// Why the node's `web3_clientVersion` names no client.
 #[derive(Debug, thiserror::Error)]
