@@ -307,7 +307,7 @@ impl BlockArgs {
         let mut code = exit::OK;
         for (k, (t, receipt)) in traces.iter().zip(receipts).enumerate() {
             let state = replay.as_ref().and_then(|r| r.state_check(k));
-            if finish(t, Some(&receipt), true, state.as_ref()) == exit::DIVERGED {
+            if finish(t.hash, &t.outcome, Some(&receipt), true, state.as_ref()) == exit::DIVERGED {
                 code = exit::DIVERGED;
             }
         }

@@ -387,7 +387,7 @@ pub fn run(
                 }
                 for (k, (t, receipt)) in done.traces.iter().zip(&done.receipts).enumerate() {
                     let state = done.states.get(k).and_then(Option::as_ref);
-                    if finish(t, Some(receipt), true, state) == exit::DIVERGED {
+                    if finish(t.hash, &t.outcome, Some(receipt), true, state) == exit::DIVERGED {
                         code = exit::DIVERGED;
                     }
                 }

@@ -152,7 +152,13 @@ impl TxArgs {
                 };
                 super::report::write(html, ctx, &runs, &names, &self.trace, &state)?;
             }
-            return Ok(finish(&traced, fx.receipt.as_ref(), false, None));
+            return Ok(finish(
+                traced.hash,
+                &traced.outcome,
+                fx.receipt.as_ref(),
+                false,
+                None,
+            ));
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
         if self.remote {
@@ -262,7 +268,8 @@ impl TxArgs {
             mined.passes + meta_passes,
         );
         Ok(finish(
-            &traced,
+            traced.hash,
+            &traced.outcome,
             Some(&mined.receipt),
             false,
             mined.state_check().as_ref(),
@@ -367,7 +374,8 @@ impl TxArgs {
             );
         }
         let original_code = finish(
-            &original,
+            original.hash,
+            &original.outcome,
             Some(&mined.receipt),
             false,
             mined.state_check().as_ref(),

@@ -18,7 +18,7 @@ use crate::replay::mined::{Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
 use crate::replay::selfcheck::check;
-use crate::replay::{EvmEnv, TracedTx};
+use crate::replay::{EvmEnv, TracedTx, TxOutcome};
 use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
 use crate::source::error::SourceError;
@@ -344,11 +344,11 @@ fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
 }
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
-pub(super) fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
-    let report = check(&t.outcome, receipt);
+pub(super) fn self_check(hash: B256, tx: &TxOutcome, receipt: &Value, outcome: &mut Outcome) {
+    let report = check(tx, receipt);
     if !report.divergences.is_empty() {
         let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
-        let note = format!("{}: {}", t.hash, list.join("; "));
+        let note = format!("{hash}: {}", list.join("; "));
         outcome.divergence = Some(match outcome.divergence.take() {
             Some(prev) => format!("{prev}; {note}"),
             None => note,
@@ -370,7 +370,7 @@ fn trace_transaction(
         .ok_or_else(timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = mined.trace(source, ctx.cache, &opts.spec)?;
-    self_check(&traced, &mined.receipt, outcome);
+    self_check(traced.hash, &traced.outcome, &mined.receipt, outcome);
     traced_json(ctx, &traced)
 }
 
@@ -443,7 +443,7 @@ pub(super) fn replay_block(
         }
     };
     for (t, r) in replay.traces.iter().zip(&receipts) {
-        self_check(t, r, outcome);
+        self_check(t.hash, &t.outcome, r, outcome);
     }
     if block.info.hash.is_some() {
         ctx.memo.put(key, replay.snapshot);
@@ -585,15 +585,7 @@ fn state_access(
     let (rows, result) = mined.run(source, ctx.cache, |db, env, tx, _| {
         trace_access(db, env, tx)
     })?;
-    let as_traced = TracedTx {
-        hash,
-        result: crate::replay::TraceResult::Js(
-            serde_json::value::RawValue::from_string("null".into())
-                .map_err(|e| Fault::server(e.to_string()))?,
-        ),
-        outcome: result,
-    };
-    self_check(&as_traced, &mined.receipt, outcome);
+    self_check(hash, &result, &mined.receipt, outcome);
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,

@@ -154,7 +154,7 @@ fn mined(
         .ok_or_else(timed_out)?;
     let mut m = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = m.trace(source, ctx.cache, spec)?;
-    self_check(&traced, &m.receipt, outcome);
+    self_check(traced.hash, &traced.outcome, &m.receipt, outcome);
     Ok(traced)
 }
 
