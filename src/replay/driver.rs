@@ -347,6 +347,24 @@ impl<'a> Driver<'a> {
     }
 }
 
+/// One traced pass of `plan` on `snap` with the splices a finished drive made, nothing fetched
+/// and no pass repeated: for a trace that can run only once (written through to an output as
+/// it runs). What the pass misses is dropped; the caller's trace tells whether it read anything
+/// the drive did not (the struct logger closes its document only if not).
+pub fn traced_once<T: Ran>(
+    snap: &mut StateSnapshot,
+    plan: &Plan<'_>,
+    splices: &[Option<Arc<Splice>>],
+    trace: TraceFn<'_, T>,
+) -> Result<Vec<T>, ReplayError> {
+    let result = {
+        let mut db = snap.db();
+        run_pass(&mut db, plan, splices, true, trace)
+    };
+    snap.take_misses();
+    result
+}
+
 /// One pass over the plan on `db`: each transaction with its own splice (a cheap clone of the
 /// environment), `prepare` just before `txs[first]`, the rest traced when `traced`.
 fn run_pass<T: Ran>(
