@@ -175,15 +175,9 @@ impl AccessArgs {
         out.flush()?;
         print_note(&mined);
         report(&source, cache.as_ref(), Some(&mined), mined.passes);
-        let traced = chaintrace::replay::TracedTx {
-            hash,
-            result: chaintrace::replay::TraceResult::Js(
-                serde_json::value::RawValue::from_string("null".into()).expect("valid JSON"),
-            ),
-            outcome,
-        };
         Ok(finish(
-            &traced,
+            hash,
+            &outcome,
             Some(&mined.receipt),
             true,
             mined.state_check().as_ref(),

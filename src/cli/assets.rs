@@ -50,11 +50,15 @@ pub fn spec_has_assets(spec: &TracerSpec) -> bool {
     matches!(spec, TracerSpec::Call(c) if c.with_log && !c.only_top_call)
 }
 
-/// The call tree of `t`, when it is one.
-pub fn call_tree(t: &TracedTx) -> Option<&CallFrame> {
+/// The call tree of a run made to read one (the callTracer of [`assets_spec`], the report's
+/// first run): a result of another tracer is an error, never read as no tree.
+fn call_tree(t: &TracedTx) -> Result<&CallFrame, CliError> {
     match &t.result {
-        TraceResult::Call(f) => Some(f),
-        _ => None,
+        TraceResult::Call(f) => Ok(f),
+        _ => Err(CliError::source(format!(
+            "{}: the callTracer's run holds no call tree",
+            t.hash
+        ))),
     }
 }
 
@@ -62,11 +66,9 @@ pub fn call_tree(t: &TracedTx) -> Option<&CallFrame> {
 /// nowhere (a complete snapshot).
 pub type StateAt<'a> = Option<(&'a RpcSource, &'a str)>;
 
-/// The asset changes of `root` (a callTracer tree with logs) run as `tx` in `env`, with token
+/// The asset changes of `traced` (a callTracer run with logs) run as `tx` in `env`, with token
 /// metadata read on `post` (fetching what it lacks from `at`); `passes` counts the round trips.
-#[allow(clippy::too_many_arguments)]
 pub fn compute(
-    root: &CallFrame,
     traced: &TracedTx,
     env: &EvmEnv,
     tx: &ReplayTx,
@@ -76,7 +78,7 @@ pub fn compute(
     passes: &mut usize,
 ) -> Result<AssetChanges, CliError> {
     let fee = FeeInputs::new(env, tx, &traced.outcome);
-    let mut changes = asset_changes(root, Some(&fee));
+    let mut changes = asset_changes(call_tree(traced)?, Some(&fee));
     changes.meta = read_meta(&changes, env, post, pre, at, passes)?;
     Ok(changes)
 }
@@ -108,4 +110,41 @@ pub fn read_meta(
     let (meta, n) = read_metadata(&tokens, env, &post, &mut fetch)?;
     *passes += n;
     Ok(meta)
+}
+
+/// The asset changes of every transaction a block replay traced (with the callTracer and
+/// logs), their token metadata read once on the state after the block.
+pub fn block_assets(
+    r: &chaintrace::replay::remote::BlockReplay,
+    env: &EvmEnv,
+    txs: &[ReplayTx],
+    at: StateAt<'_>,
+    passes: &mut usize,
+) -> Result<Vec<AssetChanges>, CliError> {
+    let first = txs.len().saturating_sub(r.traces.len());
+    let mut all: Vec<_> = r
+        .traces
+        .iter()
+        .zip(&txs[first..])
+        .map(|(t, tx)| {
+            let fee = FeeInputs::new(env, tx, &t.outcome);
+            match &t.result {
+                TraceResult::Call(root) => asset_changes(root, Some(&fee)),
+                _ => AssetChanges::default(),
+            }
+        })
+        .collect();
+    let mut union = AssetChanges::default();
+    for a in &all {
+        union.tokens.extend(a.tokens.iter().cloned());
+    }
+    let meta = read_meta(&union, env, &r.post, &r.snapshot, at, passes)?;
+    for a in &mut all {
+        for (token, _) in a.token_addresses() {
+            if let Some(m) = meta.get(&token) {
+                a.meta.insert(token, m.clone());
+            }
+        }
+    }
+    Ok(all)
 }

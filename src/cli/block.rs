@@ -247,7 +247,13 @@ impl BlockArgs {
         let assets = match (&replay, self.assets.assets) {
             (Some(r), true) => {
                 let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-                block_assets(r, &env, &block.txs, Some((&source, &parent)), &mut passes)?
+                super::assets::block_assets(
+                    r,
+                    &env,
+                    &block.txs,
+                    Some((&source, &parent)),
+                    &mut passes,
+                )?
             }
             _ => Vec::new(),
         };
@@ -303,7 +309,7 @@ impl BlockArgs {
         let mut code = exit::OK;
         for (k, (t, receipt)) in traces.iter().zip(receipts).enumerate() {
             let state = replay.as_ref().and_then(|r| r.state_check(k));
-            if finish(t, Some(&receipt), true, state.as_ref()) == exit::DIVERGED {
+            if finish(t.hash, &t.outcome, Some(&receipt), true, state.as_ref()) == exit::DIVERGED {
                 code = exit::DIVERGED;
             }
         }
@@ -325,43 +331,6 @@ impl BlockArgs {
         }
         Ok(code)
     }
-}
-
-/// The asset changes of every transaction a block replay traced (with the callTracer and
-/// logs), their token metadata read once on the state after the block.
-pub fn block_assets(
-    r: &chaintrace::replay::remote::BlockReplay,
-    env: &EvmEnv,
-    txs: &[chaintrace::replay::ReplayTx],
-    at: super::assets::StateAt<'_>,
-    passes: &mut usize,
-) -> Result<Vec<chaintrace::replay::assets::AssetChanges>, CliError> {
-    use chaintrace::replay::assets::{asset_changes, FeeInputs};
-    let first = txs.len().saturating_sub(r.traces.len());
-    let mut all: Vec<_> = r
-        .traces
-        .iter()
-        .zip(&txs[first..])
-        .map(|(t, tx)| {
-            let fee = FeeInputs::new(env, tx, &t.outcome);
-            super::assets::call_tree(t)
-                .map(|root| asset_changes(root, Some(&fee)))
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut union = chaintrace::replay::assets::AssetChanges::default();
-    for a in &all {
-        union.tokens.extend(a.tokens.iter().cloned());
-    }
-    let meta = super::assets::read_meta(&union, env, &r.post, &r.snapshot, at, passes)?;
-    for a in &mut all {
-        for (token, _) in a.token_addresses() {
-            if let Some(m) = meta.get(&token) {
-                a.meta.insert(token, m.clone());
-            }
-        }
-    }
-    Ok(all)
 }
 
 impl BlockArgs {

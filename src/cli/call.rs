@@ -10,7 +10,7 @@ use chaintrace::source::StateSnapshot;
 use clap::Args;
 use serde_json::Value;
 
-use super::assets::{assets_spec, call_tree, compute, spec_has_assets};
+use super::assets::{assets_spec, compute, spec_has_assets};
 use super::block::parse_block_ref;
 use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
@@ -194,9 +194,7 @@ impl CallArgs {
                 extra = Some(again.traced);
             }
             let run = extra.as_ref().unwrap_or(&traced);
-            let root = call_tree(run).expect("the assets spec is the callTracer");
             Some(compute(
-                root,
                 run,
                 &prepared.env,
                 &prepared.tx,
@@ -227,9 +225,7 @@ impl CallArgs {
             let d = run(&diff, c.snapshot)?;
             let g = run(&gas, d.snapshot)?;
             snapshot = g.snapshot;
-            let root = call_tree(&c.traced).expect("the report's first run is the callTracer");
             let assets = compute(
-                root,
                 &c.traced,
                 &prepared.env,
                 &prepared.tx,

@@ -22,25 +22,15 @@ use std::path::{Path, PathBuf};
 
 use chaintrace::render::table::Table;
 use chaintrace::trace::TracerSpec;
-use clap::{Args, ValueEnum};
-use serde::{Deserialize, Serialize};
+use clap::Args;
 use sha2::{Digest, Sha256};
 
 use super::common::CliError;
 use super::manifest::{
-    io_err, read_manifest, sha256_file, write_atomic, FileEntry, Manifest, ManifestLock, PartEntry,
+    io_err, read_manifest, sha256_file, write_atomic, FileEntry, Format, Manifest, ManifestLock,
+    PartEntry,
 };
 use super::range::{Done, Sink};
-
-/// Partition file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// Apache Parquet, one file per table of the tracer (snappy-compressed).
-    Parquet,
-    /// The NDJSON lines of the stream, one file per partition.
-    Ndjson,
-}
 
 /// Columnar output of a block range.
 #[derive(Args, Debug, Clone)]

@@ -11,19 +11,21 @@ use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
-    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph, TableStyle,
+    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
 };
 use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
 use chaintrace::render::selectors::{render_flat_calls, render_four_byte, render_preimages};
 use chaintrace::render::steps::render_struct_logs;
+use chaintrace::render::style::TableStyle;
 use chaintrace::render::tree::{render_call_tree, TreeOptions};
 use chaintrace::replay::assets::AssetChanges;
 use chaintrace::replay::selfcheck::{check, Divergence};
-use chaintrace::replay::{ReplayError, TraceResult, TracedTx};
+use chaintrace::replay::{ReplayError, TraceResult, TracedTx, TxOutcome};
 use chaintrace::rpc::{redact_url, RpcClient};
 use chaintrace::source::consensus::ConsensusClient;
-use chaintrace::source::rpc::{RpcSource, SourceError};
+use chaintrace::source::error::SourceError;
+use chaintrace::source::rpc::RpcSource;
 use chaintrace::trace::gas::GasConfig;
 use chaintrace::trace::opcode::StructLogError;
 use chaintrace::trace::{TracerKind, TracerSpec};
@@ -176,7 +178,9 @@ pub fn rpc_value<'a>(
 /// resolves it (cli/foundry.rs). Errors are bad input and never show more than a redacted URL.
 pub fn resolve_rpc_url(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, CliError> {
     rpc_value(flag, env)
-        .map(|(value, what)| super::foundry::resolve_rpc_value(value, what))
+        .map(|(value, what)| {
+            super::foundry::resolve_rpc_value(value, what).map_err(CliError::input)
+        })
         .transpose()
 }
 
@@ -567,18 +571,19 @@ pub fn parse_hash(s: &str, what: &str) -> Result<B256, CliError> {
 /// `state` is the comparison with the node's own state diff made when chain precompile frames
 /// were spliced (accounts compared, items that differ); a difference there fails the check too.
 pub fn finish(
-    t: &TracedTx,
+    hash: B256,
+    outcome: &TxOutcome,
     receipt: Option<&Value>,
     quiet: bool,
     state: Option<&(usize, Vec<String>)>,
 ) -> u8 {
-    let report = receipt.map(|r| check(&t.outcome, r)).unwrap_or_default();
+    let report = receipt.map(|r| check(outcome, r)).unwrap_or_default();
     let divergences: Vec<Divergence> = report.divergences;
     let state_items = state.map_or(&[][..], |(_, items)| items.as_slice());
     if !divergences.is_empty() || !state_items.is_empty() {
         eprintln!(
             "self-check FAILED for {}: the replay differs from the {}",
-            t.hash,
+            hash,
             if divergences.is_empty() {
                 "node's post-state"
             } else {
@@ -600,7 +605,7 @@ pub fn finish(
     if !report.unchecked.is_empty() {
         eprintln!(
             "self-check NOT DONE for {}: the receipt could not be read ({})",
-            t.hash,
+            hash,
             report.unchecked.join("; ")
         );
         return exit::SOURCE;
@@ -612,16 +617,12 @@ pub fn finish(
         };
         note!(
             "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs){post}",
-            if t.outcome.success {
-                "success"
-            } else {
-                "failed"
-            },
-            t.outcome.gas_used,
-            t.outcome.logs.len()
+            if outcome.success { "success" } else { "failed" },
+            outcome.gas_used,
+            outcome.logs.len()
         );
     }
-    if t.outcome.success {
+    if outcome.success {
         exit::OK
     } else {
         exit::TX_FAILED

@@ -19,8 +19,6 @@ use std::sync::OnceLock;
 use chaintrace::rpc::redact_url;
 use toml::{Table, Value};
 
-use super::common::CliError;
-
 /// Etherscan's multichain API (the `chainid` parameter selects the chain), used for an
 /// `[etherscan]` entry without a `url` on a chain whose preset carries no explorer API.
 pub const ETHERSCAN_V2: &str = "https://api.etherscan.io/v2/api";
@@ -229,12 +227,12 @@ pub fn rpc_alias() -> Option<&'static str> {
 /// The node URL for a `--rpc-url`/`ETH_RPC_URL` value (`what` names which, for messages): a
 /// URL (it has `://`) as given; anything else an alias of the configuration's
 /// `[rpc_endpoints]`.
-pub fn resolve_rpc_value(value: &str, what: &str) -> Result<String, CliError> {
+pub fn resolve_rpc_value(value: &str, what: &str) -> Result<String, String> {
     if value.contains("://") {
         return Ok(value.to_string());
     }
-    let config = Config::from_process()
-        .map_err(|e| CliError::input(format!("{what} {}: {e}", redact_url(value))))?;
+    let config =
+        Config::from_process().map_err(|e| format!("{what} {}: {e}", redact_url(value)))?;
     let var = |v: &str| std::env::var(v).ok();
     let url = resolve_alias(&config, value, what, &var)?;
     let _ = RPC_ALIAS.set(value.to_string());
@@ -247,14 +245,14 @@ pub fn resolve_alias(
     alias: &str,
     what: &str,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, CliError> {
+) -> Result<String, String> {
     let shown = redact_url(alias);
     if config.files.is_empty() {
-        return Err(CliError::input(format!(
+        return Err(format!(
             "{what} {shown} is not a URL (http:// or https://), and no foundry.toml was found \
              to read it as an [rpc_endpoints] alias from (looked in FOUNDRY_CONFIG, from the \
              working directory up, and in ~/.foundry/)"
-        )));
+        ));
     }
     match config.rpc_endpoint(alias, var) {
         Ok(Some(url)) => Ok(url),
@@ -265,12 +263,12 @@ pub fn resolve_alias(
             } else {
                 format!("configured: {}", names.join(", "))
             };
-            Err(CliError::input(format!(
+            Err(format!(
                 "{what} {shown} is neither a URL nor an alias in [rpc_endpoints] of {} ({known})",
                 config.where_()
-            )))
+            ))
         }
-        Err(e) => Err(CliError::input(format!("{what} {shown}: {e}"))),
+        Err(e) => Err(format!("{what} {shown}: {e}")),
     }
 }
 
@@ -479,21 +477,12 @@ local = "http://127.0.0.1:9/ci"
             "http://127.0.0.1:8545/x"
         );
         let e = resolve_alias(&config, "mainnet", "--rpc-url", &v).unwrap_err();
-        assert_eq!(e.code, super::super::common::exit::BAD_INPUT);
-        assert!(e.message.contains("ALCHEMY_KEY"), "{}", e.message);
+        assert!(e.contains("ALCHEMY_KEY"), "{e}");
         let e = resolve_alias(&config, "nope", "ETH_RPC_URL", &v).unwrap_err();
-        assert!(
-            e.message.contains("configured: local, mainnet, old"),
-            "{}",
-            e.message
-        );
-        assert!(
-            !e.message.contains("eth.example"),
-            "names only: {}",
-            e.message
-        );
+        assert!(e.contains("configured: local, mainnet, old"), "{e}");
+        assert!(!e.contains("eth.example"), "names only: {e}");
         let none = resolve_alias(&Config::default(), "local", "--rpc-url", &v).unwrap_err();
-        assert!(none.message.contains("no foundry.toml"), "{}", none.message);
+        assert!(none.contains("no foundry.toml"), "{none}");
     }
 
     #[test]

@@ -6,12 +6,22 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::columnar::Format;
 use super::common::CliError;
 use chaintrace::render::table::Table;
+
+/// Partition file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Apache Parquet, one file per table of the tracer (snappy-compressed).
+    Parquet,
+    /// The NDJSON lines of the stream, one file per partition.
+    Ndjson,
+}
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct FileEntry {

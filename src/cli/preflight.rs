@@ -20,7 +20,7 @@ use chaintrace::policy::verdict::render_verdict;
 use chaintrace::policy::{read_json, Evaluation, Policy, PolicyError, Verdict, VerdictKind};
 use chaintrace::render::abi::Abi;
 use chaintrace::render::decoder::Decoder;
-use chaintrace::source::rpc::SourceError;
+use chaintrace::source::error::SourceError;
 use clap::Args;
 
 use super::common::{exit, CliError, RpcArgs};

@@ -20,7 +20,8 @@ use chaintrace::render::json::write_trace;
 use chaintrace::replay::stretch::Stretch;
 use chaintrace::replay::EvmEnv;
 use chaintrace::replay::TracedTx;
-use chaintrace::source::rpc::{RpcBlock, RpcSource, SourceError};
+use chaintrace::source::error::SourceError;
+use chaintrace::source::rpc::{RpcBlock, RpcSource};
 use chaintrace::trace::TracerSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revm::primitives::hardfork::SpecId;
@@ -258,7 +259,7 @@ fn replay_one(
     done.passes = r.passes;
     if assets {
         let parent = format!("{:#x}", block.info.number.saturating_sub(1));
-        done.assets = super::block::block_assets(
+        done.assets = super::assets::block_assets(
             &r,
             env,
             &block.txs,
@@ -386,7 +387,7 @@ pub fn run(
                 }
                 for (k, (t, receipt)) in done.traces.iter().zip(&done.receipts).enumerate() {
                     let state = done.states.get(k).and_then(Option::as_ref);
-                    if finish(t, Some(receipt), true, state) == exit::DIVERGED {
+                    if finish(t.hash, &t.outcome, Some(receipt), true, state) == exit::DIVERGED {
                         code = exit::DIVERGED;
                     }
                 }

@@ -11,7 +11,7 @@ use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
 
-use super::assets::{assets_spec, call_tree, compute, spec_has_assets};
+use super::assets::{assets_spec, compute, spec_has_assets};
 use super::common::{finish, parse_hash, print_trace, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
@@ -114,8 +114,7 @@ impl TxArgs {
                     (Some(t), p)
                 };
                 let run = t.as_ref().unwrap_or(&traced);
-                let root = call_tree(run).expect("the assets spec is the callTracer");
-                Some(compute(root, run, &env, &tx, &post, &state, None, &mut 0)?)
+                Some(compute(run, &env, &tx, &post, &state, None, &mut 0)?)
             } else {
                 None
             };
@@ -134,8 +133,7 @@ impl TxArgs {
                 let (call_t, post) = run(&call)?;
                 let env = fixture_env(&fx, hardfork);
                 let tx = fixture_tx(&fx).map_err(fixture_err)?;
-                let root = call_tree(&call_t).expect("the report's first run is the callTracer");
-                let assets = compute(root, &call_t, &env, &tx, &post, &state, None, &mut 0)?;
+                let assets = compute(&call_t, &env, &tx, &post, &state, None, &mut 0)?;
                 let runs = super::report::Runs {
                     diff: run(&diff)?.0,
                     gas: run(&gas)?.0,
@@ -152,7 +150,13 @@ impl TxArgs {
                 };
                 super::report::write(html, ctx, &runs, &names, &self.trace, &state)?;
             }
-            return Ok(finish(&traced, fx.receipt.as_ref(), false, None));
+            return Ok(finish(
+                traced.hash,
+                &traced.outcome,
+                fx.receipt.as_ref(),
+                false,
+                None,
+            ));
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
         if self.remote {
@@ -262,7 +266,8 @@ impl TxArgs {
             mined.passes + meta_passes,
         );
         Ok(finish(
-            &traced,
+            traced.hash,
+            &traced.outcome,
             Some(&mined.receipt),
             false,
             mined.state_check().as_ref(),
@@ -311,10 +316,8 @@ pub fn mined_assets(
         (t, Some(a), post)
     };
     let run = extra.as_ref().unwrap_or(&traced);
-    let root = call_tree(run).expect("the assets spec is the callTracer");
     let at = mined.state_block().to_string();
     let assets = compute(
-        root,
         run,
         &mined.env,
         &mined.target,
@@ -367,7 +370,8 @@ impl TxArgs {
             );
         }
         let original_code = finish(
-            &original,
+            original.hash,
+            &original.outcome,
             Some(&mined.receipt),
             false,
             mined.state_check().as_ref(),

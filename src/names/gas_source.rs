@@ -20,6 +20,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use alloy_primitives::Address;
+use indexmap::IndexSet;
 
 use super::sources::{CodeMap, FnSpan, SourceFile};
 use crate::render::decoder::Decoder;
@@ -47,29 +48,9 @@ struct FnKey {
     at: Option<(String, usize)>,
 }
 
-/// Values numbered in the order first seen.
-struct Interner<K> {
-    ids: HashMap<K, u32>,
-    keys: Vec<K>,
-}
-
-impl<K: Clone + Eq + Hash> Interner<K> {
-    fn new() -> Self {
-        Interner {
-            ids: HashMap::new(),
-            keys: Vec::new(),
-        }
-    }
-
-    fn id(&mut self, k: K) -> u32 {
-        if let Some(&i) = self.ids.get(&k) {
-            return i;
-        }
-        let i = self.keys.len() as u32;
-        self.ids.insert(k.clone(), i);
-        self.keys.push(k);
-        i
-    }
+/// The number of `k` in `set`, the values numbered in the order first seen.
+fn id<K: Hash + Eq>(set: &mut IndexSet<K>, k: K) -> u32 {
+    set.insert_full(k).0 as u32
 }
 
 /// Self and inclusive gas of one row, and its count (opcodes or calls).
@@ -104,8 +85,8 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
         .map(|(code, creation)| map_of(code, *creation))
         .collect();
     let n = ctx.nodes.len();
-    let mut places: Interner<Place> = Interner::new();
-    let mut fns: Interner<FnKey> = Interner::new();
+    let mut places: IndexSet<Place> = IndexSet::new();
+    let mut fns: IndexSet<FnKey> = IndexSet::new();
     let mut texts: HashMap<u32, String> = HashMap::new();
     let mut frame_of = vec![0usize; n];
     let mut code_of: Vec<Option<u32>> = vec![None; n];
@@ -127,15 +108,15 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                     code_of: &[Option<u32>],
                     user_site: &[Option<u32>],
                     scope: &[Option<Scope>],
-                    places: &mut Interner<Place>,
+                    places: &mut IndexSet<Place>,
                     texts: &mut HashMap<u32, String>|
      -> u32 {
         let frame = &report.frames[frame_of[node]];
         if pc == RESIDUAL_PC {
-            return places.id(Place::Residual(residual_label(frame)));
+            return id(places, Place::Residual(residual_label(frame)));
         }
         let Some(map) = code_of[node].and_then(|c| maps[c as usize].as_ref()) else {
-            return places.id(Place::Unmapped(frame.code_address));
+            return id(places, Place::Unmapped(frame.code_address));
         };
         // Code the optimizer shares between functions carries one of their locations: where
         // it is not the running function's, that line did not run. Its gas is the function's
@@ -144,20 +125,20 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
             if !map.ran_in(pc, (sfile, f)) {
                 return match (ctx.nodes[node].kind, sfile.line_of(f.start)) {
                     (NodeKind::Function { .. }, Some(line)) => {
-                        let id = places.id(Place::Line(sfile.path.as_str().into(), line));
-                        texts.entry(id).or_insert_with(|| line_text(sfile, line));
-                        id
+                        let n = id(places, Place::Line(sfile.path.as_str().into(), line));
+                        texts.entry(n).or_insert_with(|| line_text(sfile, line));
+                        n
                     }
-                    _ => places.id(Place::Generated(map.contract.clone())),
+                    _ => id(places, Place::Generated(map.contract.clone())),
                 };
             }
         }
         if let Some((file, line)) = map.user_line(pc) {
-            let id = places.id(Place::Line(file.path.as_str().into(), line));
-            texts.entry(id).or_insert_with(|| line_text(file, line));
-            return id;
+            let n = id(places, Place::Line(file.path.as_str().into(), line));
+            texts.entry(n).or_insert_with(|| line_text(file, line));
+            return n;
         }
-        user_site[node].unwrap_or_else(|| places.id(Place::Generated(map.contract.clone())))
+        user_site[node].unwrap_or_else(|| id(places, Place::Generated(map.contract.clone())))
     };
 
     for (i, node) in ctx.nodes.iter().enumerate() {
@@ -195,7 +176,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                 }
                 let (key, declared) = frame_key(f, map.map(|m| &**m), d);
                 scope[i] = declared;
-                (fns.id(key), Some(frame_label(f, d)), false)
+                (id(&mut fns, key), Some(frame_label(f, d)), false)
             }
             NodeKind::Function { entered, .. } => {
                 match map.and_then(|m| m.entered_function(entered)) {
@@ -209,7 +190,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
                             at: file.line_of(func.start).map(|l| (file.path.clone(), l)),
                         };
                         let label = format!("{}.{}", func.contract, key.function);
-                        (fns.id(key), Some(label), false)
+                        (id(&mut fns, key), Some(label), false)
                     }
                     // A generated helper: its gas is its caller's.
                     None => {
@@ -222,7 +203,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
         fn_of[i] = id;
         user_site[i] = match node.kind {
             NodeKind::Function { .. } if generated => site
-                .filter(|s| matches!(places.keys[*s as usize], Place::Line(..)))
+                .filter(|s| matches!(places[*s as usize], Place::Line(..)))
                 .or_else(|| parent.and_then(|p| user_site[p])),
             _ => None,
         };
@@ -295,7 +276,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
         .iter()
         .filter(|(_, s)| s.self_gas > 0 || s.count > 0 || s.inclusive > 0)
         .map(|(id, s)| {
-            let (location, file, line) = match &places.keys[*id as usize] {
+            let (location, file, line) = match &places[*id as usize] {
                 Place::Line(file, line) => (
                     format!("{file}:{line}"),
                     Some(file.to_string()),
@@ -329,7 +310,7 @@ pub fn source_gas(report: &GasReport, map_of: MapOf<'_>, d: &Decoder) -> Option<
     let mut functions: Vec<FunctionGas> = fn_sums
         .iter()
         .map(|(id, s)| {
-            let k = &fns.keys[*id as usize];
+            let k = &fns[*id as usize];
             FunctionGas {
                 deployed: (k.deployed != k.contract && !k.deployed.is_empty())
                     .then(|| k.deployed.clone()),

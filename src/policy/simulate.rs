@@ -13,7 +13,8 @@ use crate::geth::hex::parse_hex;
 use crate::render::decoder::Decoder;
 use crate::replay::env::default_call_gas;
 use crate::replay::{EvmEnv, ReplayError, ReplayTx};
-use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::error::SourceError;
+use crate::source::rpc::RpcSource;
 use crate::trace::{TracerKind, TracerSpec};
 
 use super::request::{address, quantity};

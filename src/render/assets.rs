@@ -26,7 +26,7 @@ use comfy_table::{Cell, CellAlignment};
 use serde::Serialize;
 
 use super::decoder::Decoder;
-use super::gas::TableStyle;
+use super::style::TableStyle;
 use crate::replay::assets::{format_units, AssetChanges, Fee, FeeRecipient, Flow, Standard};
 
 /// Decimals of every EVM chain's native currency (balances are in wei).

@@ -9,7 +9,7 @@ use comfy_table::Cell;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::gas::{num, TableStyle};
+use super::style::{num, TableStyle};
 
 /// One row of the by-line table: a source line, or a place that is not one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

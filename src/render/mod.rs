@@ -19,6 +19,7 @@ pub mod selectors;
 pub mod signatures;
 pub mod source;
 pub mod steps;
+pub mod style;
 pub mod table;
 pub mod tree;
 pub mod values;

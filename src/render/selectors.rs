@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use alloy_primitives::{hex, Bytes, B256};
 
 use crate::render::decoder::Decoder;
-use crate::render::gas::{num, TableStyle};
+use crate::render::style::{num, TableStyle};
 use crate::trace::flat::FlatCallFrame;
 
 /// The 4byteTracer's counts: selector, argument bytes, calls, and the function's signature.

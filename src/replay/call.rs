@@ -14,8 +14,8 @@ use super::mined::spec_for;
 use super::overrides::{BlockOverrides, StateOverride};
 use super::remote::replay_with_frames;
 use super::{EvmEnv, ReplayTx, TracedTx};
+use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
-use crate::source::rpc::SourceError;
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
 

@@ -25,7 +25,8 @@ use serde_json::Value;
 
 use super::splice::{self, NoFrames, Splice};
 use super::{apply, EvmEnv, ReplayError, ReplayTx};
-use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::error::SourceError;
+use crate::source::rpc::RpcSource;
 use crate::source::{Misses, ReplayDb, StateSnapshot};
 
 /// The most passes that fetch before giving up; each costs one round trip.
@@ -344,6 +345,24 @@ impl<'a> Driver<'a> {
             })
             .collect())
     }
+}
+
+/// One traced pass of `plan` on `snap` with the splices a finished drive made, nothing fetched
+/// and no pass repeated: for a trace that can run only once (written through to an output as
+/// it runs). What the pass misses is dropped; the caller's trace tells whether it read anything
+/// the drive did not (the struct logger closes its document only if not).
+pub fn traced_once<T: Ran>(
+    snap: &mut StateSnapshot,
+    plan: &Plan<'_>,
+    splices: &[Option<Arc<Splice>>],
+    trace: TraceFn<'_, T>,
+) -> Result<Vec<T>, ReplayError> {
+    let result = {
+        let mut db = snap.db();
+        run_pass(&mut db, plan, splices, true, trace)
+    };
+    snap.take_misses();
+    result
 }
 
 /// One pass over the plan on `db`: each transaction with its own splice (a cheap clone of the

@@ -13,24 +13,26 @@
 //! A miss on the fast path (something the node's prestate left out) is fetched from the parent
 //! block only when that is exact (the first transaction of its block, or a block hash); otherwise
 //! the replay falls back to the RPC path rather than guess. The passes run in the replay driver
-//! ([`super::driver`]): speculative ones untraced, the traced one last.
+//! ([`super::driver`]): the RPC path's prefetch, speculative passes untraced, the traced one
+//! last, and the one pass that writes struct logs through to an output.
 
 use alloy_primitives::{keccak256, B256};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 
-use super::driver::{DriveError, Driver, Frames, Plan, Ran};
-use super::{apply, BlockInfo, EvmEnv, ReplayError, ReplayTx};
+use super::driver::{traced_once, DriveError, Driver, Frames, Plan, Ran};
+use super::{BlockInfo, EvmEnv, ReplayError, ReplayTx};
 
 use crate::replay::splice::Splice;
 use crate::rpc::RpcError;
 use crate::source::cache::{Cache, Kind};
+use crate::source::error::SourceError;
 use crate::source::prestate_rpc::{
     first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
     Identity,
 };
-use crate::source::rpc::{block_info_from_json, obvious_accounts, tx_from_json, RpcBlock};
-use crate::source::rpc::{RpcSource, SourceError};
+use crate::source::rpc::RpcSource;
+use crate::source::rpc::{block_info_from_json, tx_from_json, RpcBlock};
 use crate::source::{ReplayDb, StateSnapshot};
 
 /// Where the pre-state comes from (`--state-source`).
@@ -310,19 +312,10 @@ impl Mined {
             parent_hash,
             index,
         };
-        let mut all = m.prefix.clone();
-        all.push(m.target.clone());
-        let mut obvious = obvious_accounts(&all, m.env.block.beneficiary);
-        obvious
-            .accounts
-            .retain(|a| !m.snapshot.accounts.contains_key(a));
-        obvious
-            .slots
-            .retain(|k| !m.snapshot.storage.contains_key(k));
-        if !obvious.is_empty() {
-            source.fill(&mut m.snapshot, &obvious, &m.parent)?;
-            m.passes += 1;
-        }
+        let (txs, _) = m.txs();
+        let mut driver = Driver::new(source, &m.parent);
+        driver.prefetch(&mut m.snapshot, &txs, m.env.block.beneficiary)?;
+        m.passes += driver.passes;
         Ok(m)
     }
 
@@ -351,20 +344,10 @@ impl Mined {
         f: TargetFn<'_, T>,
     ) -> Result<(T, revm::database::Cache), super::Error> {
         loop {
-            let mut txs = self.prefix.clone();
-            txs.push(self.target.clone());
-            let first = self.prefix.len();
+            let (txs, first) = self.txs();
             let mut env = self.env.clone();
             env.splice = None;
-            let plan = Plan {
-                env: &env,
-                txs: &txs,
-                first,
-                log_offset: self.log_offset,
-                index: Some(self.index.saturating_sub(first) as u64),
-                prepare,
-                frames: Frames::Transaction(self.target.hash),
-            };
+            let plan = self.plan(&env, &txs, prepare);
             let mut driver = Driver::new(source, &self.parent);
             // The node's prestate of a later transaction is not its block's parent state.
             driver.state_reads = !(self.fast && self.index > 0);
@@ -385,6 +368,34 @@ impl Mined {
                 Err(DriveError::Inexact { items }) => self.switch_to_rpc(source, cache, items)?,
                 Err(DriveError::Failed(e)) => return Err(e),
             }
+        }
+    }
+
+    /// The transactions a replay runs: the block's earlier ones (RPC path), then the target,
+    /// and where the target is.
+    fn txs(&self) -> (Vec<ReplayTx>, usize) {
+        let mut txs = self.prefix.clone();
+        txs.push(self.target.clone());
+        (txs, self.prefix.len())
+    }
+
+    /// The driver's plan of `txs` (from [`txs`](Self::txs)) in `env` (no splice): the target
+    /// traced after the block's earlier transactions, its frames asked for by its hash.
+    fn plan<'p>(
+        &self,
+        env: &'p EvmEnv,
+        txs: &'p [ReplayTx],
+        prepare: Option<&'p dyn Fn(&mut ReplayDb<'_>)>,
+    ) -> Plan<'p> {
+        let first = self.prefix.len();
+        Plan {
+            env,
+            txs,
+            first,
+            log_offset: self.log_offset,
+            index: Some(self.index.saturating_sub(first) as u64),
+            prepare,
+            frames: Frames::Transaction(self.target.hash),
         }
     }
 
@@ -477,8 +488,9 @@ impl Mined {
     /// it runs, not spooled (`to` names `out` in errors). Passes that write nothing
     /// ([`StructLogger::dry`](crate::trace::opcode::StructLogger::dry)) first fetch what the
     /// replay misses, the logger's own reads included, and end with geth's head keys (`gas`,
-    /// `failed`, `returnValue`), which are written first; one pass then writes the struct logs
-    /// and closes the document only if it ends the same way (see
+    /// `failed`, `returnValue`), which are written first; one pass of the driver
+    /// ([`traced_once`], with the node's frames the dry passes asked for) then writes the struct
+    /// logs and closes the document only if it ends the same way (see
     /// [`super::trace_struct_logs_to`]).
     pub fn trace_struct_logs(
         &mut self,
@@ -500,14 +512,20 @@ impl Mined {
             failed: r.failed,
             return_value: r.return_value.clone(),
         };
-        let traced = {
-            let mut db = self.snapshot.db();
-            self.pass(&mut db, |db, env, tx, _| {
-                super::trace_struct_logs_to(db, env, tx, cfg, head, out, to, index)
-            })
-        };
-        self.snapshot.take_misses();
-        Ok(traced?)
+        let (txs, first) = self.txs();
+        let mut env = self.env.clone();
+        env.splice = None;
+        let plan = self.plan(&env, &txs, None);
+        // The node's frames are the target's: earlier transactions run without them.
+        let mut splices = vec![None; first];
+        splices.push(self.env.splice.clone());
+        // Written once: the one traced transaction, the target, takes the output.
+        let once = std::cell::Cell::new(Some((out, head)));
+        let mut traced = traced_once(&mut self.snapshot, &plan, &splices, &|db, env, tx, _, _| {
+            let (out, head) = once.take().expect("one pass traces only the target");
+            super::trace_struct_logs_to(db, env, tx, cfg, head, out, to, index)
+        })?;
+        Ok(traced.pop().expect("one traced transaction: the target"))
     }
 
     /// What the replay did with the chain's precompiles, for a note on stderr.
@@ -515,21 +533,6 @@ impl Mined {
         let splice = self.env.splice.as_ref()?;
         let log = splice.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
         crate::replay::splice::note(&log, self.env.rules.as_ref()?)
-    }
-
-    fn pass<T>(
-        &self,
-        db: &mut ReplayDb<'_>,
-        f: impl FnOnce(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
-    ) -> Result<T, ReplayError> {
-        let mut offset = self.log_offset;
-        // The node's frames are the target's: earlier transactions run without them.
-        let mut prefix_env = self.env.clone();
-        prefix_env.splice = None;
-        for tx in &self.prefix {
-            offset += apply(db, &prefix_env, tx)?.logs.len() as u64;
-        }
-        f(db, &self.env, &self.target, offset)
     }
 
     /// Stores what was fetched from the parent block's state (immutable) in the cache.

@@ -60,8 +60,8 @@ pub enum ReplayError {
     StreamMissed { tx: B256, to: String },
 }
 
-impl From<crate::source::chain_data::TxError> for ReplayError {
-    fn from(e: crate::source::chain_data::TxError) -> Self {
+impl From<crate::source::error::TxError> for ReplayError {
+    fn from(e: crate::source::error::TxError) -> Self {
         ReplayError::BadTransaction(e.0)
     }
 }
@@ -70,7 +70,7 @@ impl From<crate::source::chain_data::TxError> for ReplayError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
-    Source(#[from] crate::source::rpc::SourceError),
+    Source(#[from] crate::source::error::SourceError),
     #[error(transparent)]
     Replay(#[from] ReplayError),
 }

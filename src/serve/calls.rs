@@ -15,13 +15,11 @@ use serde_json::{json, Value};
 use tokio::time::{timeout_at, Instant as Deadline};
 
 use super::conn::read_body;
-use super::methods::{self, Ctx, Fault, TRACED};
+use super::methods::{self, timed_out, Ctx, Fault, TIMEOUT, TIMEOUT_CODE, TRACED};
 use super::metrics::Metrics;
 use super::{authorize, log_line, Shared, BUSY_CODE};
 
-/// geth's error codes and messages (go-ethereum rpc/errors.go).
-const TIMEOUT_CODE: i64 = -32002;
-const TIMEOUT: &str = "request timed out";
+/// geth's error codes and messages (go-ethereum rpc/errors.go; the timeout's in `methods`).
 const TOO_LARGE_CODE: i64 = -32003;
 const TOO_LARGE: &str = "response too large";
 const CRASHED_CODE: i64 = -32603;
@@ -291,10 +289,6 @@ impl Drop for Queued<'_> {
     }
 }
 
-pub(crate) fn timed_out() -> Fault {
-    Fault::new(TIMEOUT_CODE, TIMEOUT)
-}
-
 /// Queues a traced call for a worker; the wait and the replay together end by the deadline
 /// (geth's `timeout` trace option, when given, can only bring it closer).
 async fn traced(
@@ -386,8 +380,11 @@ async fn traced(
             deadline: deadline.into_std(),
         };
         // The replay itself stops at the deadline too, freeing this worker.
-        let out = crate::replay::cancel::within(ctx.deadline, || {
-            methods::dispatch(&ctx, &method_owned, &params, opts)
+        let out = crate::replay::cancel::within(ctx.deadline, || match parity {
+            true => methods::answer(&ctx, |source, outcome| {
+                super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
+            }),
+            false => methods::dispatch(&ctx, &method_owned, &params, opts),
         });
         worker
             .metrics

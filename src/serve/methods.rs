@@ -18,11 +18,11 @@ use crate::replay::mined::{Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
 use crate::replay::selfcheck::check;
-use crate::replay::{EvmEnv, TracedTx};
+use crate::replay::{EvmEnv, TracedTx, TxOutcome};
 use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
+use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
-use crate::source::rpc::SourceError;
 use crate::trace::{TracerKind, TracerSpec};
 
 /// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
@@ -67,6 +67,15 @@ impl Fault {
     pub(super) fn server(message: impl Into<String>) -> Fault {
         Fault::new(-32000, message)
     }
+}
+
+/// geth's timeout error (go-ethereum rpc/errors.go).
+pub(super) const TIMEOUT_CODE: i64 = -32002;
+pub(super) const TIMEOUT: &str = "request timed out";
+
+/// The request's deadline passed.
+pub(super) fn timed_out() -> Fault {
+    Fault::new(TIMEOUT_CODE, TIMEOUT)
 }
 
 impl From<SourceError> for Fault {
@@ -216,12 +225,34 @@ fn js_spec(
     ))
 }
 
-/// Runs `method` with `params` (already known to be one of [`TRACED`]).
+/// Runs geth's debug `method` with `params` (already known to be one of [`TRACED`]; Parity's
+/// are `parity::dispatch`'s).
 pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts) -> Outcome {
     // A struct log is bounded while it is made by what the response may still take.
     if let TracerSpec::StructLog(c) = &mut opts.spec {
         c.max_bytes = ctx.max_response as u64;
     }
+    answer(ctx, |source, outcome| match method {
+        "debug_traceTransaction" => trace_transaction(ctx, source, params, &opts, outcome),
+        "debug_traceBlockByNumber" | "debug_traceBlockByHash" => {
+            trace_block(ctx, source, method, params, &opts, outcome)
+        }
+        "debug_traceCall" => trace_call_method(ctx, source, params, &opts),
+        "debug_traceStateAccess" => state_access(ctx, source, params, outcome),
+        other => Err(Fault::new(
+            -32601,
+            format!("the method {other} does not exist/is not available"),
+        )),
+    })
+}
+
+/// Answers one traced call with `run`: the upstream client (ending by the deadline) and the
+/// source it runs against, then what the outcome reports of it (upstream requests, notes,
+/// cache hit and warnings).
+pub fn answer(
+    ctx: &Ctx<'_>,
+    run: impl FnOnce(&RpcSource, &mut Outcome) -> Result<String, Fault>,
+) -> Outcome {
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
         Err(e) => {
@@ -246,21 +277,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts
         notes: Vec::new(),
     };
     let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
-    outcome.result = match method {
-        "debug_traceTransaction" => trace_transaction(ctx, &source, params, &opts, &mut outcome),
-        "debug_traceBlockByNumber" | "debug_traceBlockByHash" => {
-            trace_block(ctx, &source, method, params, &opts, &mut outcome)
-        }
-        "debug_traceCall" => trace_call_method(ctx, &source, params, &opts),
-        "debug_traceStateAccess" => state_access(ctx, &source, params, &mut outcome),
-        m if super::parity::METHODS.contains(&m) => {
-            super::parity::dispatch(ctx, &source, m, params, &mut outcome)
-        }
-        other => Err(Fault::new(
-            -32601,
-            format!("the method {other} does not exist/is not available"),
-        )),
-    };
+    outcome.result = run(&source, &mut outcome);
     outcome.upstream_requests = client.stats().requests;
     // Which chain rules and which fork were taken, where that was not plain.
     outcome.notes = source.take_notes();
@@ -327,11 +344,11 @@ fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
 }
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
-pub(super) fn self_check(t: &TracedTx, receipt: &Value, outcome: &mut Outcome) {
-    let report = check(&t.outcome, receipt);
+pub(super) fn self_check(hash: B256, tx: &TxOutcome, receipt: &Value, outcome: &mut Outcome) {
+    let report = check(tx, receipt);
     if !report.divergences.is_empty() {
         let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
-        let note = format!("{}: {}", t.hash, list.join("; "));
+        let note = format!("{hash}: {}", list.join("; "));
         outcome.divergence = Some(match outcome.divergence.take() {
             Some(prev) => format!("{prev}; {note}"),
             None => note,
@@ -350,10 +367,10 @@ fn trace_transaction(
     let _guard = ctx
         .memo
         .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
-        .ok_or_else(super::calls::timed_out)?;
+        .ok_or_else(timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = mined.trace(source, ctx.cache, &opts.spec)?;
-    self_check(&traced, &mined.receipt, outcome);
+    self_check(traced.hash, &traced.outcome, &mined.receipt, outcome);
     traced_json(ctx, &traced)
 }
 
@@ -410,7 +427,7 @@ pub(super) fn replay_block(
     let _guard = ctx
         .memo
         .lock_key(&key, ctx.deadline)
-        .ok_or_else(super::calls::timed_out)?;
+        .ok_or_else(timed_out)?;
     let cached = block.info.hash.and_then(|_| ctx.memo.get(&key));
     let (start, hit) = match cached {
         Some(s) => (s, true),
@@ -426,7 +443,7 @@ pub(super) fn replay_block(
         }
     };
     for (t, r) in replay.traces.iter().zip(&receipts) {
-        self_check(t, r, outcome);
+        self_check(t.hash, &t.outcome, r, outcome);
     }
     if block.info.hash.is_some() {
         ctx.memo.put(key, replay.snapshot);
@@ -563,20 +580,12 @@ fn state_access(
     let _guard = ctx
         .memo
         .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
-        .ok_or_else(super::calls::timed_out)?;
+        .ok_or_else(timed_out)?;
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let (rows, result) = mined.run(source, ctx.cache, |db, env, tx, _| {
         trace_access(db, env, tx)
     })?;
-    let as_traced = TracedTx {
-        hash,
-        result: crate::replay::TraceResult::Js(
-            serde_json::value::RawValue::from_string("null".into())
-                .map_err(|e| Fault::server(e.to_string()))?,
-        ),
-        outcome: result,
-    };
-    self_check(&as_traced, &mined.receipt, outcome);
+    self_check(hash, &result, &mined.receipt, outcome);
     let mut out = Capped {
         buf: Vec::new(),
         max: ctx.max_response,

@@ -15,7 +15,8 @@ use alloy_rpc_types_trace::parity::{
 use serde_json::{json, Value};
 
 use super::methods::{
-    block_number_param, call_param, hash_param, replay_block, self_check, Ctx, Fault, Outcome,
+    block_number_param, call_param, hash_param, replay_block, self_check, timed_out, Ctx, Fault,
+    Outcome,
 };
 use crate::replay::call::{prepare_call, CallError};
 use crate::replay::driver::Frames;
@@ -150,10 +151,10 @@ fn mined(
     let _guard = ctx
         .memo
         .lock_key(&format!("tx:{hash:?}"), ctx.deadline)
-        .ok_or_else(super::calls::timed_out)?;
+        .ok_or_else(timed_out)?;
     let mut m = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = m.trace(source, ctx.cache, spec)?;
-    self_check(&traced, &m.receipt, outcome);
+    self_check(traced.hash, &traced.outcome, &m.receipt, outcome);
     Ok(traced)
 }
 

@@ -9,10 +9,7 @@ use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use revm::context::TxEnv;
 use revm::context_interface::either::Either;
 
-/// A transaction that cannot be decoded or whose sender cannot be recovered.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TxError(pub String);
+use super::error::TxError;
 
 /// The block a transaction runs in, as chain data gives it.
 #[derive(Clone, Debug, Default)]

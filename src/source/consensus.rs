@@ -17,7 +17,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::chain_data::ConsensusFacts;
-use super::rpc::SourceError;
+use super::error::SourceError;
 use crate::rpc::operator::{OperatorClient, OperatorError};
 
 /// A node's CometBFT RPC read for consensus facts (the operator client the node tools use).

@@ -8,8 +8,16 @@ use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
 use alloy_rlp::{Decodable, Header};
 use serde_json::Value;
 
-use super::chain_data::TxError;
+use super::error::TxError;
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
+
+/// Whether a transaction or receipt object is an OP-stack deposit's (`type` `0x7e`; anvil
+/// writes a receipt's as `0x7E`).
+pub fn is_deposit_json(v: &Value) -> bool {
+    v.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("0x7e"))
+}
 
 /// The EIP-2718 type byte of a deposit transaction.
 pub const DEPOSIT_TX_TYPE: u8 = 0x7e;

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod chain_data;
 pub mod consensus;
 pub mod deposit;
+pub mod error;
 pub mod fixture;
 pub mod node_rules;
 pub mod prestate_rpc;

@@ -8,17 +8,11 @@
 use serde_json::Value;
 
 use super::chain_data::BlockInfo;
-use super::rpc::{RpcSource, SourceError};
+use super::deposit::is_deposit_json;
+use super::error::SourceError;
+use super::rpc::RpcSource;
 use crate::chain::op::OpFork;
 use crate::chain::rules::{classify_client, NodeClient, Ruleset};
-
-/// Whether a transaction or receipt object is an OP-stack deposit's (`type` `0x7e`; anvil
-/// writes a receipt's as `0x7E`).
-pub fn is_deposit_json(v: &Value) -> bool {
-    v.get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| t.eq_ignore_ascii_case("0x7e"))
-}
 
 /// What a mined transaction and its receipt show of the OP stack: a deposit, or a receipt
 /// with op-geth's deposit or L1-fee fields.

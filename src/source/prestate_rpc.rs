@@ -15,7 +15,8 @@
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Map, Value};
 
-use super::rpc::{RpcSource, SourceError};
+use super::error::SourceError;
+use super::rpc::RpcSource;
 use super::{AccountData, StateSnapshot};
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::RpcError;

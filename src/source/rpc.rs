@@ -8,45 +8,12 @@ use alloy_consensus::TxEnvelope;
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Value};
 
-use super::chain_data::{BlockInfo, ReplayTx, TxError};
+use super::chain_data::{BlockInfo, ReplayTx};
+use super::error::SourceError;
 use super::{AccountData, Misses, StateSnapshot};
 use crate::chain::rules::Ruleset;
 use crate::geth::hex::{parse_hex, parse_u256, parse_u64};
 use crate::rpc::{RpcClient, RpcError};
-
-/// Errors from the RPC source.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error(transparent)]
-    Rpc(#[from] RpcError),
-    #[error("{what} not found on the node")]
-    NotFound { what: String },
-    #[error("the node returned an unreadable {what}: {reason}")]
-    BadData { what: String, reason: String },
-    /// The node answered with something other than what was asked for.
-    #[error("the node returned the wrong {what}: asked for {asked}, its `{field}` is {got}")]
-    Mismatch {
-        what: String,
-        field: String,
-        asked: String,
-        got: String,
-    },
-    /// A transaction the node returned cannot be decoded.
-    #[error(transparent)]
-    Tx(#[from] TxError),
-    /// A chain whose execution chaintrace does not replay (`chain/l2.rs`).
-    #[error(
-        "chain {chain_id} is {name}, whose rules chaintrace does not replay ({why}): {differs}. \
-         Replayed under Ethereum's rules it would be traced wrong. Use --remote for the node's \
-         own trace, or --chain-rules ethereum to replay it under Ethereum's rules anyway"
-    )]
-    Unreplayed {
-        chain_id: u64,
-        name: String,
-        why: String,
-        differs: String,
-    },
-}
 
 /// Why the node's `web3_clientVersion` names no client.
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +116,7 @@ fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
 
 /// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
 pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
-    if crate::source::node_rules::is_deposit_json(v) {
+    if super::deposit::is_deposit_json(v) {
         // An OP-stack deposit: alloy's Ethereum envelope has no such type.
         return Ok(ReplayTx::from_deposit(
             crate::source::deposit::DepositTx::from_json(v).map_err(|e| bad("transaction", e))?,
@@ -197,7 +164,7 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
         op_evidence: b
             .get("transactions")
             .and_then(Value::as_array)
-            .is_some_and(|t| t.iter().any(crate::source::node_rules::is_deposit_json))
+            .is_some_and(|t| t.iter().any(super::deposit::is_deposit_json))
             .then_some("the block holds deposit transactions (type 0x7e)"),
         op_dev_fork: None,
     })

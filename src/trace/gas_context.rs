@@ -11,11 +11,11 @@
 //! Names, files and lines are put on the tree after the run (`names::gas_source`).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use alloy_primitives::{Bytes, B256};
 use revm::bytecode::opcode::JUMP;
+use rustc_hash::FxHashMap;
 
 /// A frame's residual gas (a precompile's price, a code deposit) is sampled at this pc.
 pub const RESIDUAL_PC: u32 = u32::MAX;
@@ -72,27 +72,6 @@ pub struct ContextProfile {
     pub samples: Vec<Sample>,
 }
 
-/// A hasher for keys that are already well mixed integers.
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        // Fibonacci hashing: spreads (node << 32 | pc) over the table.
-        self.0 = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
-
 /// A code seen: its index in [`ContextProfile::codes`] and its markers.
 type CodeEntry = (u32, Option<Arc<[u8]>>);
 
@@ -118,7 +97,7 @@ pub(crate) struct ContextRecorder {
     profile: ContextProfile,
     codes: HashMap<(B256, bool), CodeEntry>,
     children: HashMap<(u32, u32, u32, u32), u32>,
-    samples: IntMap<u32>,
+    samples: FxHashMap<u64, u32>,
     stack: Vec<Open>,
 }
 
@@ -129,7 +108,7 @@ impl ContextRecorder {
             profile: ContextProfile::default(),
             codes: HashMap::new(),
             children: HashMap::new(),
-            samples: IntMap::default(),
+            samples: FxHashMap::default(),
             stack: Vec::new(),
         }
     }

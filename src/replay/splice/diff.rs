@@ -3,7 +3,7 @@
 //! frame.
 
 use alloy_primitives::{Address, Bytes, B256, U256};
-pub use alloy_rpc_types_trace::geth::{AccountState, DiffMode};
+pub use alloy_rpc_types_trace::geth::DiffMode;
 use revm::context_interface::journaled_state::account::JournaledAccountTr;
 use revm::context_interface::{ContextTr, JournalTr};
 use revm::state::{Bytecode, EvmState};
@@ -60,7 +60,9 @@ impl Correction {
 /// divergence to report, not to overwrite.
 pub fn differences(diff: &DiffMode, state: &EvmState, skip: &[Address]) -> Vec<(Correction, bool)> {
     let mut out = Vec::new();
-    let empty = AccountState::default();
+    // alloy's account of the node's answer, where a field left out of `post` is unchanged
+    // (the local prestateTracer writes geth's own shape, `trace::prestate::AccountState`).
+    let empty = alloy_rpc_types_trace::geth::AccountState::default();
     for (&address, want) in &diff.post {
         if skip.contains(&address) {
             continue;

@@ -32,7 +32,7 @@ mod diff;
 mod splicer;
 
 use diff::correct;
-pub use diff::{differences, read_node_diff, AccountState, Correction, DiffMode};
+pub use diff::{differences, read_node_diff, Correction, DiffMode};
 pub use splicer::{Beside, Splicer};
 
 /// Asks the node, in one round trip, for what splicing needs of `target` through `method`

@@ -1,0 +1,43 @@
+//! How the sources of chain data fail: [`SourceError`] (a node's answer missing, unreadable or
+//! not the one asked for) and [`TxError`] (a transaction that cannot be decoded).
+
+use crate::rpc::RpcError;
+
+/// A transaction that cannot be decoded or whose sender cannot be recovered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TxError(pub String);
+
+/// Errors from the RPC source.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error("{what} not found on the node")]
+    NotFound { what: String },
+    #[error("the node returned an unreadable {what}: {reason}")]
+    BadData { what: String, reason: String },
+    /// The node answered with something other than what was asked for.
+    #[error("the node returned the wrong {what}: asked for {asked}, its `{field}` is {got}")]
+    Mismatch {
+        what: String,
+        field: String,
+        asked: String,
+        got: String,
+    },
+    /// A transaction the node returned cannot be decoded.
+    #[error(transparent)]
+    Tx(#[from] TxError),
+    /// A chain whose execution chaintrace does not replay (`chain/l2.rs`).
+    #[error(
+        "chain {chain_id} is {name}, whose rules chaintrace does not replay ({why}): {differs}. \
+         Replayed under Ethereum's rules it would be traced wrong. Use --remote for the node's \
+         own trace, or --chain-rules ethereum to replay it under Ethereum's rules anyway"
+    )]
+    Unreplayed {
+        chain_id: u64,
+        name: String,
+        why: String,
+        differs: String,
+    },
+}
