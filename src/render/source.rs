@@ -80,6 +80,10 @@ pub struct StackEntry {
     /// otherwise. Empty for a function without parameters or not entered by a jump.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<Arg>,
+    /// The lines of the calls this function makes to the next one when the source map cannot
+    /// tell which of them ran (the location is then the function's declaration).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<usize>,
 }
 
 /// One parameter of a function in the stack trace: its name, and its value when it can be read.
@@ -110,8 +114,18 @@ impl StackEntry {
                     .collect();
                 format!("({})", shown.join(", "))
             };
+            let undecided = match self.undecided.as_slice() {
+                [] => String::new(),
+                lines => {
+                    let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+                    format!(
+                        "; one of its calls at lines {}: the source map cannot tell which",
+                        lines.join(", ")
+                    )
+                }
+            };
             format!(
-                "{}.{}{args} ({})",
+                "{}.{}{args} ({}{undecided})",
                 self.contract,
                 self.function,
                 self.location.at()

@@ -233,6 +233,7 @@ fn failed_frames_show_their_source_and_the_stack_follows() {
             location: loc(12, "", (8, 30)),
             reached_by: Some(CallKind::Call),
             args: Vec::new(),
+            undecided: Vec::new(),
         },
         StackEntry {
             contract: "B".into(),
@@ -240,6 +241,7 @@ fn failed_frames_show_their_source_and_the_stack_follows() {
             location: loc(7, "", (4, 20)),
             reached_by: None,
             args: Vec::new(),
+            undecided: vec![9, 11],
         },
     ];
     let mut d = Decoder::default();
@@ -255,7 +257,7 @@ fn failed_frames_show_their_source_and_the_stack_follows() {
     assert_eq!(lines[9], "        12 | require(ok, \"nope\");");
     assert_eq!(lines[10], "           | ^^^^^^^^^^^^^^^^^^^^");
     assert!(text.ends_with(
-        "Solidity stack trace:\n  at C.transfer (src/C.sol:12:9), reached by CALL\n  at B.transfer (src/C.sol:7:5)\n"
+        "Solidity stack trace:\n  at C.transfer (src/C.sol:12:9), reached by CALL\n  at B.transfer (src/C.sol:7:5; one of its calls at lines 9, 11: the source map cannot tell which)\n"
     ));
     // On a terminal the span itself is marked too.
     let mut out = Vec::new();

@@ -36,6 +36,7 @@ impl CodeMap {
             location,
             reached_by: None,
             args: Vec::new(),
+            undecided: Vec::new(),
         };
         // The contract whose constructor code this is, and where it is invoked from.
         let mut from = match file.function_at(e.start as usize) {

@@ -87,6 +87,7 @@ impl CodeMap {
                 location,
                 reached_by: None,
                 args,
+                undecided: Vec::new(),
             });
         }
         entries

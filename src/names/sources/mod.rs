@@ -442,12 +442,33 @@ impl CodeMap {
                 .collect();
             let found = self.innermost(level, &before);
             match found {
-                Some((file, e)) if !self.fits(level, file, e) => self
-                    .call_in_body(level, &levels[k + 1])
-                    .or_else(|| self.declaration_span(level))
-                    .or(found),
+                Some((file, e)) if !self.fits(level, file, e) => {
+                    if let Some(one) = self.call_in_body(level, &levels[k + 1]) {
+                        return Some(one);
+                    }
+                    self.declaration_span(level).or(found)
+                }
                 _ => found,
             }
+        };
+        // The lines of the calls an outer level's body makes to the next level's function, when
+        // its span had to fall back to the declaration: the map cannot tell which ran.
+        let undecided = |k: usize, level: &Level| -> Vec<usize> {
+            if k + 1 == n {
+                return Vec::new();
+            }
+            let (Some((file, f)), Some((_, g))) =
+                (self.function_of(level), self.function_of(&levels[k + 1]))
+            else {
+                return Vec::new();
+            };
+            let calls = self.internal_calls(file, f, g);
+            let declared = span_of(k, level)
+                .is_some_and(|(sf, e)| Arc::ptr_eq(sf, file) && e.start as usize == f.start);
+            if calls.len() < 2 || !declared {
+                return Vec::new();
+            }
+            calls.iter().filter_map(|&at| file.line_of(at)).collect()
         };
         for (k, level) in levels.iter().enumerate().rev() {
             if self.creation && level.entered.is_none() {
@@ -464,6 +485,7 @@ impl CodeMap {
                         location: Location::changed(&file.path),
                         reached_by: None,
                         args: Vec::new(),
+                        undecided: Vec::new(),
                     };
                     if out.last() != Some(&entry) {
                         out.push(entry);
@@ -486,6 +508,7 @@ impl CodeMap {
                         location: at.clone(),
                         reached_by: None,
                         args: Vec::new(),
+                        undecided: Vec::new(),
                     });
                     file.locate(f.start, f.end - f.start)
                 }
@@ -500,6 +523,7 @@ impl CodeMap {
                 location,
                 reached_by: None,
                 args: self.args_of(level, f, open_args),
+                undecided: undecided(k, level),
             });
         }
         if out.is_empty() {
@@ -527,6 +551,7 @@ impl CodeMap {
                         location,
                         reached_by: None,
                         args: Vec::new(),
+                        undecided: Vec::new(),
                     });
                 }
             }
