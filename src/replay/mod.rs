@@ -429,7 +429,10 @@ fn begin(tracer: &mut Tracer, db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx
             if let Some(r) = &env.rules {
                 t.with_chain_precompiles(r.precompiles.iter().map(|p| p.address));
             }
+            t.with_chain_precompiles(op_precompiles::added(env));
         }
+        #[cfg(feature = "js")]
+        Tracer::Js(t) => t.with_precompiles(&op_precompiles::added(env)),
         Tracer::Mux(m) => {
             for (_, child) in &mut m.children {
                 begin(child, db, env, tx);
@@ -477,12 +480,14 @@ fn graft_node_frames(mut top: CallFrame, e: &Ended, with_log: bool) -> CallFrame
 }
 
 /// The precompiles of `env`: the fork's, and the chain's own where its rules have them.
-fn precompile_test(env: &EvmEnv) -> impl Fn(alloy_primitives::Address) -> bool + '_ {
+pub(crate) fn precompile_test(env: &EvmEnv) -> impl Fn(alloy_primitives::Address) -> bool + '_ {
     let precompiles = revm::precompile::Precompiles::new(
         revm::precompile::PrecompileSpecId::from_spec_id(env.spec),
     );
+    let op = op_precompiles::added(env);
     move |a| {
         precompiles.contains(&a)
+            || op.contains(&a)
             || env
                 .rules
                 .as_ref()

@@ -33,6 +33,16 @@ pub fn set(env: &EvmEnv) -> Option<&'static Precompiles> {
     }))
 }
 
+/// The addresses `env`'s OP rules add to its Ethereum fork's precompiles (`0x100` from Fjord
+/// before Osaka): what tracers that skip or name precompiles must count too.
+pub fn added(env: &EvmEnv) -> Vec<alloy_primitives::Address> {
+    if set(env).is_some() {
+        vec![*secp256r1::P256VERIFY.address()]
+    } else {
+        Vec::new()
+    }
+}
+
 /// Gives an EVM built for `env` the OP precompiles of its block ([`set`]). revm keeps them:
 /// the provider's spec is the run's, so `set_spec` changes nothing, and the journal warms the
 /// provider's addresses.
@@ -84,5 +94,20 @@ mod tests {
         bad[0] ^= 0x70;
         let out = p.get(&at).unwrap().execute(&bad, 10_000, 0).unwrap();
         assert!(out.bytes.is_empty(), "an invalid signature returns nothing");
+    }
+
+    /// The tracers that skip or name precompiles (4byte, flat/Parity pruning, JavaScript's
+    /// `isPrecompiled`) count what OP adds: `0x100` from Fjord, nothing before or off OP.
+    #[test]
+    fn tracers_count_the_added_precompile() {
+        let at = address!("0000000000000000000000000000000000000100");
+        assert_eq!(added(&env(SpecId::CANCUN, Some(OpFork::Fjord))), vec![at]);
+        assert!(added(&env(SpecId::CANCUN, Some(OpFork::Ecotone))).is_empty());
+        assert!(added(&env(SpecId::PRAGUE, None)).is_empty());
+        let fjord = env(SpecId::CANCUN, Some(OpFork::Fjord));
+        assert!(crate::replay::precompile_test(&fjord)(at));
+        assert!(!crate::replay::precompile_test(&env(SpecId::CANCUN, None))(
+            at
+        ));
     }
 }

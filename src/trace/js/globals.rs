@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use alloy_primitives::hex;
+use alloy_primitives::{hex, Address};
 use boa_engine::{js_string, Context, JsNativeError, JsResult, JsValue, NativeFunction};
 use revm::precompile::{PrecompileSpecId, Precompiles};
 use revm::primitives::hardfork::SpecId;
@@ -24,6 +24,8 @@ fn arg(args: &[JsValue], i: usize) -> JsValue {
 /// before the fork is known (to validate a script) can then serve the transaction.
 struct Fork {
     precompiles: PrecompileSpecId,
+    /// Precompiles the chain adds to the fork's (an OP block's `p256Verify`).
+    extra: Vec<Address>,
     /// Whether `isPrecompiled` answered under this fork (its answer may live on in `this`).
     asked: Cell<bool>,
 }
@@ -31,8 +33,24 @@ struct Fork {
 fn set_fork(spec: SpecId, ctx: &mut Context) {
     ctx.insert_data(Fork {
         precompiles: PrecompileSpecId::from_spec_id(spec),
+        extra: Vec::new(),
         asked: Cell::new(false),
     });
+}
+
+/// Adds precompiles beyond the fork's to what `isPrecompiled` counts.
+pub fn add_precompiles(addrs: &[Address], ctx: &mut Context) {
+    let Some(fork) = ctx.get_data::<Fork>() else {
+        return;
+    };
+    let mut extra = fork.extra.clone();
+    extra.extend_from_slice(addrs);
+    let next = Fork {
+        precompiles: fork.precompiles,
+        extra,
+        asked: Cell::new(fork.asked.get()),
+    };
+    ctx.insert_data(next);
 }
 
 /// Points `isPrecompiled` at `spec`; false if it already answered under a fork with other
@@ -112,7 +130,7 @@ pub fn register(shared: &Rc<Shared>, spec: SpecId, ctx: &mut Context) -> JsResul
                 .get_data::<Fork>()
                 .ok_or_else(|| JsNativeError::error().with_message("isPrecompiled: no fork set"))?;
             fork.asked.set(true);
-            Ok(Precompiles::new(fork.precompiles).contains(&a).into())
+            Ok((Precompiles::new(fork.precompiles).contains(&a) || fork.extra.contains(&a)).into())
         }),
         ctx,
     )?;

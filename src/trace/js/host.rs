@@ -268,6 +268,11 @@ impl Host {
         Ok(host)
     }
 
+    /// Precompiles beyond the fork's that `isPrecompiled` counts.
+    pub fn add_precompiles(&mut self, addrs: &[alloy_primitives::Address]) {
+        globals::add_precompiles(addrs, &mut self.ctx);
+    }
+
     /// Readies a host that validated the script (and ran `setup`) to trace one transaction
     /// under `spec`, as a fresh one would: the clock restarts. False if it cannot (see
     /// [`globals::retarget`]); the caller then builds a fresh one.

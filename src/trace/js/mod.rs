@@ -213,6 +213,14 @@ pub struct JsTracer {
 }
 
 impl JsTracer {
+    /// Precompiles the chain adds to the fork's (an OP block's `p256Verify`): `isPrecompiled`
+    /// counts them too.
+    pub fn with_precompiles(&mut self, addrs: &[alloy_primitives::Address]) {
+        if let (Some(h), false) = (self.host.as_mut(), addrs.is_empty()) {
+            h.add_precompiles(addrs);
+        }
+    }
+
     /// Runs `f` with the host objects pointed at this hook's interpreter and state.
     ///
     /// `step` and `fault` run after the opcode: their `db` undoes what it changed (the journal
