@@ -7,30 +7,71 @@
 use std::sync::OnceLock;
 
 use revm::handler::EthPrecompiles;
-use revm::precompile::{secp256r1, PrecompileSpecId, Precompiles};
+use revm::precompile::interface::{call_eth_precompile, PrecompileHalt, PrecompileResult};
+use revm::precompile::{bn254, secp256r1, Precompile, PrecompileSpecId, Precompiles};
 use revm::primitives::hardfork::SpecId;
 
 use super::EvmEnv;
 use crate::chain::op::OpFork;
 
-/// The precompile set of `env`'s block when its OP rules add to its Ethereum fork's.
+/// The precompile set of `env`'s block when its OP rules add to its Ethereum fork's: from
+/// Fjord `p256Verify`; from Granite the bn256 pairing refuses inputs over 112,687 bytes (op-geth
+/// `core/vm/contracts.go`: `bn256PairingGranite`, `params.Bn256PairingMaxInputSizeGranite`).
 pub fn set(env: &EvmEnv) -> Option<&'static Precompiles> {
     let fjord = env.op.is_some_and(|r| r.is(OpFork::Fjord));
     if !fjord || env.spec >= SpecId::OSAKA {
         return None;
     }
+    let granite = env.op.is_some_and(|r| r.is(OpFork::Granite));
     static CANCUN: OnceLock<Precompiles> = OnceLock::new();
+    static CANCUN_GRANITE: OnceLock<Precompiles> = OnceLock::new();
     static PRAGUE: OnceLock<Precompiles> = OnceLock::new();
-    let (cell, spec) = if env.spec >= SpecId::PRAGUE {
-        (&PRAGUE, SpecId::PRAGUE)
-    } else {
-        (&CANCUN, SpecId::CANCUN)
+    static PRAGUE_GRANITE: OnceLock<Precompiles> = OnceLock::new();
+    let (cell, spec) = match (env.spec >= SpecId::PRAGUE, granite) {
+        (true, true) => (&PRAGUE_GRANITE, SpecId::PRAGUE),
+        (true, false) => (&PRAGUE, SpecId::PRAGUE),
+        (false, true) => (&CANCUN_GRANITE, SpecId::CANCUN),
+        (false, false) => (&CANCUN, SpecId::CANCUN),
     };
     Some(cell.get_or_init(|| {
         let mut p = Precompiles::new(PrecompileSpecId::from_spec_id(spec)).clone();
         p.extend([secp256r1::P256VERIFY]);
+        if granite {
+            p.extend([GRANITE_PAIR]);
+        }
         p
     }))
+}
+
+/// Granite's largest bn256 pairing input (op-geth `params.Bn256PairingMaxInputSizeGranite`:
+/// 112,687 bytes, 427 pairs).
+pub const GRANITE_MAX_PAIR_INPUT: usize = 112_687;
+
+/// The bn256 pairing as Granite prices and bounds it: Istanbul's price, inputs over
+/// [`GRANITE_MAX_PAIR_INPUT`] refused (the call fails, as op-geth's `errBadPairingInputSize`).
+const GRANITE_PAIR: Precompile = Precompile::new(
+    revm::precompile::PrecompileId::Bn254Pairing,
+    bn254::pair::ADDRESS,
+    granite_pair,
+);
+
+fn granite_pair(input: &[u8], gas_limit: u64, reservoir: u64) -> PrecompileResult {
+    Ok(call_eth_precompile(
+        |i, g| {
+            if i.len() > GRANITE_MAX_PAIR_INPUT {
+                return Err(PrecompileHalt::Bn254PairLength);
+            }
+            bn254::run_pair(
+                i,
+                bn254::pair::ISTANBUL_PAIR_PER_POINT,
+                bn254::pair::ISTANBUL_PAIR_BASE,
+                g,
+            )
+        },
+        input,
+        gas_limit,
+        reservoir,
+    ))
 }
 
 /// The addresses `env`'s OP rules add to its Ethereum fork's precompiles (`0x100` from Fjord
@@ -94,6 +135,24 @@ mod tests {
         bad[0] ^= 0x70;
         let out = p.get(&at).unwrap().execute(&bad, 10_000, 0).unwrap();
         assert!(out.bytes.is_empty(), "an invalid signature returns nothing");
+    }
+
+    /// Granite bounds the bn256 pairing's input (op-geth `bn256PairingGranite`): 587 pairs
+    /// (112,704 bytes, over 112,687) run under Fjord and are refused from Granite; 586 pairs
+    /// run under both. Points at infinity (zeros) pair to true.
+    #[test]
+    fn granite_bounds_the_pairing_input() {
+        let pair = bn254::pair::ADDRESS;
+        let run = |fork: OpFork, pairs: usize| {
+            let p = set(&env(SpecId::CANCUN, Some(fork))).unwrap();
+            let input = vec![0u8; 192 * pairs];
+            p.get(&pair).unwrap().execute(&input, 30_000_000, 0)
+        };
+        let fjord = run(OpFork::Fjord, 587).unwrap();
+        assert!(!fjord.is_halt(), "{fjord:?}");
+        assert_eq!(fjord.gas_used, 45_000 + 34_000 * 587);
+        assert!(run(OpFork::Granite, 587).unwrap().is_halt());
+        assert!(!run(OpFork::Granite, 586).unwrap().is_halt());
     }
 
     /// The tracers that skip or name precompiles (4byte, flat/Parity pruning, JavaScript's
