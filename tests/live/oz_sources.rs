@@ -8,6 +8,7 @@
 use crate::anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil, EXPLICIT_GAS};
 use crate::run;
 use crate::sources_live::{frame_lines, stack};
+use alloy_primitives::Address;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -37,12 +38,21 @@ fn at_after(file: &str, needle: &str, after: &str) -> String {
     )
 }
 
-#[test]
-fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
+/// A vault deployed from `output` (one of the project's standard-JSON outputs) over a coin of
+/// 1,000, and a deposit of 5 it refuses (no allowance); the anvil, the coin, the vault, the
+/// sender and the failed transaction's hash.
+struct Refused {
+    anvil: Anvil,
+    coin: Address,
+    vault: Address,
+    me: Address,
+    hash: String,
+}
+
+fn refused_deposit(output: &str) -> Refused {
     let anvil = Anvil::start();
     let out: Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/solc-output.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/{output}")).unwrap()).unwrap();
     let code = |name: &str| {
         out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
             .as_str()
@@ -52,26 +62,35 @@ fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
     let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
     let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
     let me = anvil.sender();
-
-    // A deposit without an allowance: the token reverts with ERC20InsufficientAllowance.
     let (h, r) = anvil.send_and_wait(json!({
         "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
         "gas": format!("{EXPLICIT_GAS:#x}"),
     }));
     assert_eq!(r["status"], "0x0", "{r}");
-    let abi = format!("{DIR}/solc-output.json");
-    let run = run::cmd(&[
-        "tx",
-        &format!("{h:?}"),
-        "--rpc-url",
-        anvil.url(),
-        "--abi",
-        &abi,
-    ])
-    .no_cache()
-    .run();
+    Refused {
+        anvil,
+        coin,
+        vault,
+        me,
+        hash: format!("{h:?}"),
+    }
+}
+
+/// `chaintrace tx` of the refused deposit with `abi`; its output (exit 3: it failed).
+fn traced(w: &Refused, abi: &str) -> String {
+    let run = run::cmd(&["tx", &w.hash, "--rpc-url", w.anvil.url(), "--abi", abi])
+        .no_cache()
+        .run();
     assert_eq!(run.code, 3, "{}", run.stderr);
-    let tree = run.stdout;
+    run.stdout
+}
+
+#[test]
+fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
+    // A deposit without an allowance: the token reverts with ERC20InsufficientAllowance.
+    let w = refused_deposit("solc-output.json");
+    let (coin, vault, me) = (w.coin, w.vault, w.me);
+    let tree = traced(&w, &format!("{DIR}/solc-output.json"));
     assert!(
         tree.contains(&format!(
             "ERC20InsufficientAllowance(spender: {vault}, allowance: 0, needed: 5)"
@@ -120,28 +139,12 @@ fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
 /// holds no such read is refused, naming the immutable.
 #[test]
 fn a_code_override_copies_immutables_from_the_code_on_chain() {
-    let anvil = Anvil::start();
-    let out: Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/solc-output.json")).unwrap())
-            .unwrap();
+    let w = refused_deposit("solc-output.json");
+    let (anvil, coin, vault, me) = (&w.anvil, w.coin, w.vault, w.me);
     let fixed: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{DIR}/solc-output-fixed.json")).unwrap(),
     )
     .unwrap();
-    let code = |name: &str| {
-        out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
-    let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
-    let me = anvil.sender();
-    let (h, r) = anvil.send_and_wait(json!({
-        "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
-        "gas": format!("{EXPLICIT_GAS:#x}"),
-    }));
-    assert_eq!(r["status"], "0x0", "{r}");
 
     // Forge's artifact layout: abi, bytecode and deployedBytecode objects with their maps and
     // references.
@@ -169,7 +172,7 @@ fn a_code_override_copies_immutables_from_the_code_on_chain() {
         .collect();
     assert_eq!(ids.len(), 1, "the fixed vault has one immutable, `asset`");
 
-    let hash = format!("{h:?}");
+    let hash = w.hash.clone();
     let fixed_abi = format!("{DIR}/solc-output-fixed.json");
     let over = format!("{vault}={}", path.display());
     let r = run::cmd(&[
@@ -249,40 +252,12 @@ fn a_code_override_copies_immutables_from_the_code_on_chain() {
 /// chose, found along the only chain of internal calls in the source text.
 #[test]
 fn via_ir_inlined_functions_are_frames_of_the_stack() {
-    let anvil = Anvil::start();
-    let out: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{DIR}/solc-output-viair.json")).unwrap(),
-    )
-    .unwrap();
-    let code = |name: &str| {
-        out["contracts"]["Vault.sol"][name]["evm"]["bytecode"]["object"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let coin = anvil.deploy(&with_ctor_args(&code("Coin"), &[w_u(1000)]));
-    let vault = anvil.deploy(&with_ctor_args(&code("Vault"), &[w_addr(coin)]));
-    let me = anvil.sender();
-    let (h, r) = anvil.send_and_wait(json!({
-        "to": vault, "data": hex0x(&calldata("deposit(uint256)", &[w_u(5)])),
-        "gas": format!("{EXPLICIT_GAS:#x}"),
-    }));
-    assert_eq!(r["status"], "0x0", "{r}");
-    let abi = format!("{DIR}/solc-output-viair.json");
-    let run = run::cmd(&[
-        "tx",
-        &format!("{h:?}"),
-        "--rpc-url",
-        anvil.url(),
-        "--abi",
-        &abi,
-    ])
-    .no_cache()
-    .run();
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    let w = refused_deposit("solc-output-viair.json");
+    let (vault, me) = (w.vault, w.me);
+    let stdout = traced(&w, &format!("{DIR}/solc-output-viair.json"));
     let safe = format!("{OZ}/utils/SafeERC20.sol");
     let erc20 = format!("{OZ}/ERC20.sol");
-    let st = stack(&run.stdout);
+    let st = stack(&stdout);
     let expected = vec![
         format!(
             "at ERC20._spendAllowance ({})",
@@ -311,5 +286,5 @@ fn via_ir_inlined_functions_are_frames_of_the_stack() {
             at("Vault.sol", "asset.safeTransferFrom(")
         ),
     ];
-    assert_eq!(st, expected, "{}", run.stdout);
+    assert_eq!(st, expected, "{stdout}");
 }
