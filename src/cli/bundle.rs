@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::hex;
+use alloy_primitives::{hex, U256};
 use chaintrace::replay::remote::{replay_block, replay_txs_from};
 use chaintrace::replay::EvmEnv;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::{Args, Subcommand};
+use revm::database::AccountState;
 use revm::primitives::hardfork::SpecId;
-use revm::Database;
 use serde_json::{json, Map, Value};
 
 use super::common::parse_hash;
@@ -140,14 +140,29 @@ impl CaptureArgs {
         let mut storage_keys: Vec<_> = snap.storage.keys().copied().collect();
         storage_keys.sort();
         for (addr, slot) in storage_keys {
-            let v = db.storage(addr, slot).unwrap_or_default();
+            // The value the earlier transactions left, else the parent state's: an account
+            // they only looked up (cached as absent) keeps the storage the snapshot read.
+            // (An account cleared by them reads zero.)
+            let parent = || snap.storage.get(&(addr, slot)).copied().unwrap_or_default();
+            let v = match db.cache.accounts.get(&addr) {
+                Some(a) => match a.storage.get(&slot) {
+                    Some(v) => *v,
+                    None if a.account_state == AccountState::StorageCleared => U256::ZERO,
+                    None => parent(),
+                },
+                None => parent(),
+            };
             slots
                 .entry(addr)
                 .or_default()
                 .insert(format!("{slot:#066x}"), format!("{v:#066x}"));
         }
+        // Every account read, and every account whose storage was read without the account
+        // itself (the L1Block predeploy's fee parameters, read beside the EVM on OP chains).
         let mut addrs: Vec<_> = snap.accounts.keys().copied().collect();
+        addrs.extend(slots.keys().copied());
         addrs.sort();
+        addrs.dedup();
         let mut alloc = Map::new();
         for addr in addrs {
             let (balance, nonce, code) = chaintrace::trace::prestate::read_account(&mut db, addr);
@@ -202,9 +217,17 @@ impl CaptureArgs {
             "txHash": format!("{hash:?}"),
         });
         let mut bundle = bundle;
-        if chaintrace::chain::rules::rules_at(chain_id, info.number).is_some() {
-            // The rules the node ran, so that the offline replay applies the same.
+        // The rules the node ran, so that the offline replay applies the same: where the chain
+        // id has rules of its own (1329/1328, an OP preset) or the node's differ from them (a
+        // dev node's Ethereum rules, the OP stack found in a chain's data), and the OP forks a
+        // dev node in OP mode runs.
+        let own_rules = chaintrace::chain::rules::rules_at(chain_id, info.number).is_some()
+            || chaintrace::chain::op::known(chain_id).is_some();
+        if own_rules || info.ruleset != chaintrace::chain::rules::Ruleset::Chain {
             bundle["chainRules"] = json!(info.ruleset.name());
+        }
+        if let Some(f) = info.op_dev_fork {
+            bundle["opDevFork"] = json!(f.name());
         }
         let text =
             serde_json::to_string_pretty(&bundle).map_err(|e| CliError::source(e.to_string()))?;

@@ -633,7 +633,7 @@ pub fn fixture_env(
         ruleset: fx.ruleset,
         header_fork: None,
         op_evidence: None,
-        op_dev_fork: None,
+        op_dev_fork: fx.op_dev_fork,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

@@ -73,6 +73,8 @@ pub enum BadFixture {
     BlockHash(String),
     #[error("chainRules {0} is not \"chain\", \"ethereum\" or \"optimism\"")]
     ChainRules(Value),
+    #[error("opDevFork {0} is not an OP fork (Bedrock … Jovian)")]
+    OpDevFork(Value),
 }
 
 /// What is wrong with one account of a fixture's `alloc`.
@@ -138,8 +140,11 @@ pub struct Fixture {
     /// The block-wide index of this transaction's first log (bundles of a tx inside a block).
     pub log_index_offset: u64,
     /// `chainRules` of a bundle: whether the node it was captured from ran the chain's own
-    /// rules (the default) or Ethereum's (a dev node started with the chain's id).
+    /// rules (the default), Ethereum's (a dev node started with the chain's id) or the OP
+    /// stack's.
     pub ruleset: crate::chain::rules::Ruleset,
+    /// `opDevFork` of a bundle: the last OP fork a dev node in OP mode ran (anvil's Isthmus).
+    pub op_dev_fork: Option<crate::chain::op::OpFork>,
 }
 
 fn field<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
@@ -270,6 +275,14 @@ impl Fixture {
                     .as_str()
                     .and_then(crate::chain::rules::Ruleset::parse)
                     .ok_or_else(|| B::ChainRules(v.clone()))?,
+            },
+            op_dev_fork: match field(json, "opDevFork") {
+                None => None,
+                Some(v) => Some(
+                    v.as_str()
+                        .and_then(crate::chain::op::OpFork::from_name)
+                        .ok_or_else(|| B::OpDevFork(v.clone()))?,
+                ),
             },
         })
     }

@@ -217,3 +217,57 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
         node["post"][&user]["balance"]
     );
 }
+
+/// A bundle captured from the OP-mode anvil records the rules the node ran (`chainRules`
+/// optimism, `opDevFork` Isthmus): replayed offline, the user's transaction pays the same L1
+/// and operator fees, its sender's balance after it in the prestate diff equal to anvil's own.
+#[test]
+fn a_bundle_records_the_op_rules_it_was_captured_under() {
+    let (a, _block, hashes, watch) = op_block();
+    let path =
+        std::env::temp_dir().join(format!("chaintrace-op-bundle-{}.json", std::process::id()));
+    let out = path.to_str().unwrap();
+    let run = chaintrace(&[
+        "bundle",
+        "capture",
+        &hashes[1],
+        "--rpc-url",
+        a.url(),
+        "--chain-rules",
+        "optimism",
+        "-o",
+        out,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bundle: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(bundle["chainRules"], json!("optimism"), "{bundle}");
+    assert_eq!(bundle["opDevFork"], json!("Isthmus"), "{bundle}");
+    let run = chaintrace(&[
+        "tx",
+        "--fixture",
+        out,
+        "--tracer",
+        "prestateTracer",
+        "--tracer-config",
+        r#"{"diffMode":true}"#,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("self-check: replay matches the receipt"),
+        "{}",
+        run.stderr
+    );
+    let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+    let node = a.trace(
+        hashes[1].parse().unwrap(),
+        json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}}),
+    );
+    let user = watch[3].to_lowercase();
+    assert_eq!(
+        ours["post"][&user]["balance"], node["post"][&user]["balance"],
+        "ours {ours}\nnode {node}"
+    );
+    let _ = std::fs::remove_file(&path);
+}
