@@ -462,6 +462,7 @@ pub fn tree_options(currency: &str) -> TreeOptions {
         color: use_color(),
         show_logs: true,
         currency: currency.to_string(),
+        deposit: None,
     }
 }
 
@@ -522,7 +523,10 @@ pub fn print_trace(
     } else {
         match &t.result {
             TraceResult::Call(frame) => {
-                let opts = tree_options(currency);
+                let opts = TreeOptions {
+                    deposit: t.outcome.deposit,
+                    ..tree_options(currency)
+                };
                 render_call_tree(frame, decoder, &opts, &mut out)?;
             }
             TraceResult::StructLog(r) => render_struct_logs(r, &mut out)?,

@@ -172,5 +172,6 @@ pub(crate) fn after(
     }
     super::settle(state, db, env, tx, outcome.gas_used);
     outcome.op_fee = fee;
+    outcome.deposit = tx.deposit.map(|d| (tx.sender, d));
     outcome
 }

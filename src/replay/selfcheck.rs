@@ -233,6 +233,7 @@ mod tests {
                 l1,
                 operator_upfront: U256::ZERO,
             }),
+            deposit: None,
         }
     }
 

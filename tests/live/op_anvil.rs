@@ -131,6 +131,11 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
             "self-check: 3 transactions match their receipts",
         ],
     );
+    assert!(
+        run.stdout.contains("deposit from L1: CALL "),
+        "{}",
+        run.stdout
+    );
 
     // The deposit alone: the transaction shows the OP stack, on either state source.
     for source in ["prestate", "rpc"] {
@@ -150,6 +155,20 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
                 "the OP stack's rules applied (the transaction is a deposit (type 0x7e)",
                 "self-check: replay matches the receipt (status success, gasUsed 21000",
             ],
+        );
+        // The tree marks it: what L1 minted to `from` (2 ETH; chain 31337's currency has no
+        // name) and where it came from.
+        let top = run.stdout.lines().next().unwrap_or_default();
+        assert!(
+            top.starts_with("deposit from L1: CALL ")
+                && top.contains(" value 1 native mint 2 native gas "),
+            "{source}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(&format!("source hash 0x{:064x}", 0xaa)),
+            "{}",
+            run.stdout
         );
     }
 
