@@ -11,7 +11,7 @@ use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
-    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
+    gas_json, op_cost_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
 };
 use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
@@ -492,8 +492,12 @@ pub fn print_trace(
             note!("flamegraph: {path}");
         }
         let which = args.source_tables();
+        let op = t.outcome.op_fee.as_ref().map(|f| f.cost);
         if args.json {
             let mut v = gas_json(report, decoder);
+            if let (Some(c), Some(o)) = (&op, v.as_object_mut()) {
+                o.insert("cost".to_string(), op_cost_json(c));
+            }
             if let (Some(g), Some(o)) = (by_source, v.as_object_mut()) {
                 o.extend(
                     source_gas_json(g, which)
@@ -504,7 +508,8 @@ pub fn print_trace(
             write_json(&mut out, &v)?;
             writeln!(out)?;
         } else {
-            render_gas_tables(report, decoder, table_style(args.all), &mut out)?;
+            let op = op.as_ref().map(|c| (c, currency));
+            render_gas_tables(report, decoder, op, table_style(args.all), &mut out)?;
             if let Some(g) = by_source {
                 render_source_tables(g, which, table_style(args.all), &mut out)?;
             }
