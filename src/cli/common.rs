@@ -120,7 +120,11 @@ impl CliError {
 
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
-        CliError::source(e.to_string())
+        match e {
+            // The user's file, not the node, is wrong.
+            SourceError::WrongChainConfig { .. } => CliError::input(e.to_string()),
+            e => CliError::source(e.to_string()),
+        }
     }
 }
 
@@ -205,6 +209,11 @@ pub struct RpcArgs {
     /// started with the chain's id (local forks) run Ethereum's.
     #[arg(long, value_enum, value_name = "RULES")]
     pub chain_rules: Option<ChainRulesArg>,
+    /// A custom OP-stack chain: its op-geth genesis or chain config (an `optimism` member, the
+    /// OP forks as `bedrockBlock`, `regolithTime` … `jovianTime`) or op-node rollup.json; its OP
+    /// forks are applied by block time. The node's chain id must be the config's.
+    #[arg(long, value_name = "FILE")]
+    pub chain_config: Option<String>,
 }
 
 /// `--chain-rules`.
@@ -239,6 +248,11 @@ impl RpcArgs {
             .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
         let mut source = RpcSource::new(client);
         source.ruleset_override = self.chain_rules.map(ChainRulesArg::ruleset);
+        if let Some(path) = &self.chain_config {
+            let c = chaintrace::chain::op::OpChainConfig::from_file(path)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            source.op_config = Some(c);
+        }
         if let Some(u) = &self.consensus_rpc {
             let c = ConsensusClient::new(u, Duration::from_secs(self.rpc_timeout.max(1)))
                 .map_err(|e| CliError::input(format!("bad --consensus-rpc: {e}")))?;

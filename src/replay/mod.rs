@@ -632,6 +632,7 @@ pub fn fixture_env(
         header_fork: None,
         op_evidence: None,
         op_dev_fork: None,
+        op_schedule: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

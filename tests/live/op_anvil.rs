@@ -454,3 +454,71 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
         human.stdout
     );
 }
+
+/// `--chain-config FILE`: a custom OP chain's op-geth genesis config (its `optimism` member and
+/// the OP fork times as op-geth's `params/config.go` names them) applies its forks to the
+/// node's blocks, with no evidence or `--chain-rules` needed; a config of another chain id is
+/// refused as bad input.
+#[test]
+fn a_chain_config_file_gives_a_custom_op_chains_forks() {
+    let (a, _, hashes, _) = op_block();
+    let dir = std::env::temp_dir().join(format!("chaintrace-op-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, chain_id: u64| {
+        let path = dir.join(name);
+        let genesis = json!({
+            "config": {
+                "chainId": chain_id, "londonBlock": 0, "mergeNetsplitBlock": 0,
+                "terminalTotalDifficulty": 0, "shanghaiTime": 0, "cancunTime": 0,
+                "pragueTime": 0, "bedrockBlock": 0, "regolithTime": 0, "canyonTime": 0,
+                "ecotoneTime": 0, "fjordTime": 0, "graniteTime": 0, "holoceneTime": 0,
+                "isthmusTime": 0,
+                "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}
+            },
+            "alloc": {}
+        });
+        std::fs::write(&path, genesis.to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let ours = write("genesis.json", 31337);
+    // The user transaction alone shows nothing of the OP stack; the config says it is one.
+    for source in ["prestate", "rpc"] {
+        let run = chaintrace(&[
+            "tx",
+            &hashes[1],
+            "--rpc-url",
+            a.url(),
+            "--no-cache",
+            "--state-source",
+            source,
+            "--chain-config",
+            &ours,
+        ]);
+        assert_eq!(run.code, 0, "{source}: {}", run.stderr);
+        assert_says(
+            &run.stderr,
+            &[
+                &format!("the OP stack's rules applied (--chain-config {ours} has the OP stack)"),
+                "the schedule of --chain-config, Isthmus at this block",
+                "self-check: replay matches the receipt",
+            ],
+        );
+    }
+    let other = write("other.json", 901);
+    let run = chaintrace(&[
+        "tx",
+        &hashes[1],
+        "--rpc-url",
+        a.url(),
+        "--chain-config",
+        &other,
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_says(
+        &run.stderr,
+        &[&format!(
+            "--chain-config {other} is chain 901's, but the node serves chain 31337"
+        )],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
