@@ -9,7 +9,9 @@
 //!   `params/config.go`: `IsOptimism() = Optimism != nil`), and the OP forks are members of
 //!   `config` beside Ethereum's, as op-geth's `ChainConfig` names them: `bedrockBlock`,
 //!   `regolithTime`, `canyonTime`, `ecotoneTime`, `fjordTime`, `graniteTime`, `holoceneTime`,
-//!   `isthmusTime`, `jovianTime` (`params/config.go`, `ChainConfig`). op-geth has no
+//!   `isthmusTime`, `jovianTime` (`params/config.go`, `ChainConfig`; through `holoceneTime` as
+//!   at op-geth commit 7b56c7315, the later two as op-geth's current `params/config.go` declares
+//!   them: `json:"isthmusTime,omitempty"`, `json:"jovianTime,omitempty"`). op-geth has no
 //!   `deltaTime` ("the Delta upgrade does not affect the execution-layer, and is thus not
 //!   configurable in the chain config"); one is read if present. Keys are matched
 //!   case-insensitively, as geth's JSON decoding does; numbers may be JSON numbers or hex/decimal
