@@ -11,7 +11,7 @@ use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::decoder::Decoder;
 use chaintrace::render::erc7562::render_erc7562;
 use chaintrace::render::gas::{
-    gas_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
+    gas_json, op_cost_json, render_gas_tables, write_flamegraph, write_stacks_flamegraph,
 };
 use chaintrace::render::gas_source::{render_source_tables, source_gas_json, SourceTables};
 use chaintrace::render::json::{write_json, write_trace};
@@ -120,7 +120,11 @@ impl CliError {
 
 impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
-        CliError::source(e.to_string())
+        match e {
+            // The user's file, not the node, is wrong.
+            SourceError::WrongChainConfig { .. } => CliError::input(e.to_string()),
+            e => CliError::source(e.to_string()),
+        }
     }
 }
 
@@ -205,6 +209,11 @@ pub struct RpcArgs {
     /// started with the chain's id (local forks) run Ethereum's.
     #[arg(long, value_enum, value_name = "RULES")]
     pub chain_rules: Option<ChainRulesArg>,
+    /// A custom OP-stack chain: its op-geth genesis or chain config (an `optimism` member, the
+    /// OP forks as `bedrockBlock`, `regolithTime` … `jovianTime`) or op-node rollup.json; its OP
+    /// forks are applied by block time. The node's chain id must be the config's.
+    #[arg(long, value_name = "FILE")]
+    pub chain_config: Option<String>,
 }
 
 /// `--chain-rules`.
@@ -239,6 +248,11 @@ impl RpcArgs {
             .map_err(|e| CliError::input(format!("bad --rpc-url {}: {e}", redact_url(&url))))?;
         let mut source = RpcSource::new(client);
         source.ruleset_override = self.chain_rules.map(ChainRulesArg::ruleset);
+        if let Some(path) = &self.chain_config {
+            let c = chaintrace::chain::op::OpChainConfig::from_file(path)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            source.op_config = Some(c);
+        }
         if let Some(u) = &self.consensus_rpc {
             let c = ConsensusClient::new(u, Duration::from_secs(self.rpc_timeout.max(1)))
                 .map_err(|e| CliError::input(format!("bad --consensus-rpc: {e}")))?;
@@ -462,6 +476,7 @@ pub fn tree_options(currency: &str) -> TreeOptions {
         color: use_color(),
         show_logs: true,
         currency: currency.to_string(),
+        deposit: None,
     }
 }
 
@@ -491,8 +506,12 @@ pub fn print_trace(
             note!("flamegraph: {path}");
         }
         let which = args.source_tables();
+        let op = t.outcome.op_fee.as_ref().map(|f| f.cost);
         if args.json {
             let mut v = gas_json(report, decoder);
+            if let (Some(c), Some(o)) = (&op, v.as_object_mut()) {
+                o.insert("cost".to_string(), op_cost_json(c));
+            }
             if let (Some(g), Some(o)) = (by_source, v.as_object_mut()) {
                 o.extend(
                     source_gas_json(g, which)
@@ -503,7 +522,8 @@ pub fn print_trace(
             write_json(&mut out, &v)?;
             writeln!(out)?;
         } else {
-            render_gas_tables(report, decoder, table_style(args.all), &mut out)?;
+            let op = op.as_ref().map(|c| (c, currency));
+            render_gas_tables(report, decoder, op, table_style(args.all), &mut out)?;
             if let Some(g) = by_source {
                 render_source_tables(g, which, table_style(args.all), &mut out)?;
             }
@@ -522,7 +542,10 @@ pub fn print_trace(
     } else {
         match &t.result {
             TraceResult::Call(frame) => {
-                let opts = tree_options(currency);
+                let opts = TreeOptions {
+                    deposit: t.outcome.deposit,
+                    ..tree_options(currency)
+                };
                 render_call_tree(frame, decoder, &opts, &mut out)?;
             }
             TraceResult::StructLog(r) => render_struct_logs(r, &mut out)?,

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use super::decoder::Decoder;
 use super::style::TableStyle;
+use crate::chain::op::{BASE_FEE_VAULT, L1_FEE_VAULT, OPERATOR_FEE_VAULT};
 use crate::replay::assets::{format_units, AssetChanges, Fee, FeeRecipient, Flow, Standard};
 
 /// Decimals of every EVM chain's native currency (balances are in wei).
@@ -112,12 +113,22 @@ pub fn asset_rows(c: &AssetChanges, currency: &str) -> Vec<AssetRow> {
 }
 
 /// ` (sender)` on the fee payer's rows, ` (coinbase)` / ` (fee collector)` on the fee
-/// recipient's native row; empty otherwise.
+/// recipient's native row, an OP chain's fee vaults by name on theirs; empty otherwise.
 pub fn role_note(c: &AssetChanges, r: &AssetRow) -> String {
     let Some(f) = &c.fee else {
         return String::new();
     };
-    if r.address == f.payer {
+    let vault = [
+        (BASE_FEE_VAULT, "BaseFeeVault"),
+        (L1_FEE_VAULT, "L1FeeVault"),
+        (OPERATOR_FEE_VAULT, "OperatorFeeVault"),
+    ]
+    .into_iter()
+    .find(|(a, _)| *a == r.address)
+    .filter(|_| f.op.is_some() && r.token.is_none() && !r.fee.is_empty());
+    if let Some((_, name)) = vault {
+        format!(" ({name})")
+    } else if r.address == f.payer {
         " (sender)".to_string()
     } else if r.address == f.recipient && r.token.is_none() && !r.fee.is_empty() {
         match f.role {
@@ -146,7 +157,8 @@ fn group(n: u64) -> String {
     out
 }
 
-/// The fee in one sentence: who paid, who received, what was burned.
+/// The fee in one sentence: who paid, who received, what was burned; on an OP chain the L2
+/// execution (base fee and tip), the L1 data fee and the operator fee apart, each where it went.
 pub fn fee_line(f: &Fee, currency: &str, d: &Decoder) -> String {
     let amount = |v: U256| format!("{} {currency}", format_units(v, NATIVE_DECIMALS));
     let recipient = d.with_label(&f.recipient, f.recipient.to_checksum(None));
@@ -154,6 +166,29 @@ pub fn fee_line(f: &Fee, currency: &str, d: &Decoder) -> String {
         FeeRecipient::Coinbase => "the coinbase",
         FeeRecipient::FeeCollector => "the fee collector",
     };
+    if let Some(c) = &f.op {
+        let mut s = format!(
+            "fee: {} paid by {}: L2 execution {} gas × {} = {} (base fee {} to the \
+             BaseFeeVault, priority fee {} to {role} {recipient}), L1 data fee {} to the \
+             L1FeeVault",
+            amount(f.paid),
+            f.payer.to_checksum(None),
+            group(f.gas_used),
+            gwei(f.gas_price),
+            amount(c.execution()),
+            amount(c.base),
+            amount(c.priority),
+            amount(c.l1),
+        );
+        if !c.operator.is_zero() {
+            s.push_str(&format!(
+                ", operator fee {} to the OperatorFeeVault",
+                amount(c.operator)
+            ));
+        }
+        s.push_str("; nothing burned");
+        return s;
+    }
     let mut s = format!(
         "fee: {} gas × {} = {} paid by {}",
         group(f.gas_used),
@@ -198,6 +233,14 @@ pub fn render_asset_changes<W: Write>(
         }
         writeln!(out, "{t}")?;
     }
+    if let Some((to, mint)) = c.minted {
+        writeln!(
+            out,
+            "minted from L1 (deposit): {} {currency} to {}",
+            format_units(mint, NATIVE_DECIMALS),
+            to.to_checksum(None)
+        )?;
+    }
     if let Some(f) = c.fee.as_ref().filter(|f| !f.paid.is_zero()) {
         writeln!(out, "{}", fee_line(f, currency, d))?;
     }
@@ -230,6 +273,20 @@ struct FeeJson {
     recipient_role: FeeRecipient,
     received: String,
     burned: String,
+    /// An OP chain's split of `paid`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    op: Option<OpCostJson>,
+}
+
+/// An OP chain's fee by where it went, in wei.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OpCostJson {
+    l2_execution: String,
+    base_fee: String,
+    priority_fee: String,
+    l1_data_fee: String,
+    operator_fee: String,
 }
 
 #[derive(Serialize)]
@@ -254,6 +311,9 @@ pub struct AssetJson {
     fee: Option<FeeJson>,
     tokens: Vec<TokenJson>,
     burned_by_destruct: String,
+    /// An OP deposit's mint, in wei, credited to its sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    minted: Option<String>,
 }
 
 impl AssetJson {
@@ -280,6 +340,13 @@ impl AssetJson {
                 recipient_role: f.role,
                 received: f.received.to_string(),
                 burned: f.burned.to_string(),
+                op: f.op.map(|c| OpCostJson {
+                    l2_execution: c.execution().to_string(),
+                    base_fee: c.base.to_string(),
+                    priority_fee: c.priority.to_string(),
+                    l1_data_fee: c.l1.to_string(),
+                    operator_fee: c.operator.to_string(),
+                }),
             }),
             tokens: c
                 .tokens
@@ -298,6 +365,7 @@ impl AssetJson {
                 })
                 .collect(),
             burned_by_destruct: c.burned_by_destruct.to_string(),
+            minted: c.minted.map(|(_, m)| m.to_string()),
         }
     }
 }

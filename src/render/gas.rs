@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 
 use super::decoder::Decoder;
 use super::style::{num, TableStyle};
+use crate::replay::assets::format_units;
+use crate::replay::op_fees::OpCost;
 use crate::trace::errors::op_name;
 use crate::trace::gas::{GasFrame, GasReport};
 
@@ -111,12 +113,23 @@ pub fn gas_json(r: &GasReport, d: &Decoder) -> Value {
     })
 }
 
-/// Prints the transaction line and the opcode, contract and frame tables: the opcode and contract
-/// tables show the top rows by gas and one "others" row (every row with `style.all`), so that
-/// their totals still add up; frames keep call order and fold beyond the top frames likewise.
+/// An OP-stack transaction's cost by where it went, in wei (`cost` of the gas report's JSON).
+pub fn op_cost_json(c: &OpCost) -> Value {
+    json!({
+        "l2Execution": c.execution().to_string(), "baseFee": c.base.to_string(),
+        "priorityFee": c.priority.to_string(), "l1DataFee": c.l1.to_string(),
+        "operatorFee": c.operator.to_string(), "total": c.total().to_string(),
+    })
+}
+
+/// Prints the transaction line, an OP-stack transaction's cost split (`op`: the cost and the
+/// currency's name) and the opcode, contract and frame tables: the opcode and contract tables
+/// show the top rows by gas and one "others" row (every row with `style.all`), so that their
+/// totals still add up; frames keep call order and fold beyond the top frames likewise.
 pub fn render_gas_tables<W: Write>(
     r: &GasReport,
     d: &Decoder,
+    op: Option<(&OpCost, &str)>,
     style: TableStyle,
     out: &mut W,
 ) -> io::Result<()> {
@@ -143,6 +156,32 @@ pub fn render_gas_tables<W: Write>(
     writeln!(out, "transaction\n{t}")?;
     if r.floor > 0 && r.floor == r.gas_used {
         writeln!(out, "(gas used is the EIP-7623 calldata floor)")?;
+    }
+    if let Some((c, currency)) = op {
+        const COLUMNS: &[&str] = &[
+            "L2 execution",
+            "base fee",
+            "priority fee",
+            "L1 data fee",
+            "operator fee",
+            "total",
+        ];
+        let mut t = style.numeric_table(COLUMNS, COLUMNS);
+        let v = |w: alloy_primitives::U256| {
+            Cell::new(format_units(w, 18)).set_alignment(CellAlignment::Right)
+        };
+        t.add_row(vec![
+            v(c.execution()),
+            v(c.base),
+            v(c.priority),
+            v(c.l1),
+            v(c.operator),
+            v(c.total()),
+        ]);
+        writeln!(
+            out,
+            "\ncost ({currency}; L2 execution = base fee + priority fee)\n{t}"
+        )?;
     }
     let pct = |gas: u64| {
         Cell::new(format!("{:.2}%", share(gas, r.execution))).set_alignment(CellAlignment::Right)

@@ -18,6 +18,7 @@ use alloy_primitives::{Address, U256};
 
 use super::decoder::Decoder;
 use super::source::carets;
+use crate::source::deposit::Deposit;
 use crate::trace::call::{CallFrame, CallKind, CallLog};
 use crate::trace::errors::FrameError;
 
@@ -30,6 +31,9 @@ pub struct TreeOptions {
     pub show_logs: bool,
     /// Name of the native currency, e.g. `ETH`.
     pub currency: String,
+    /// The transaction is an OP-stack deposit (its `from` and what it carried): the top line
+    /// says `deposit from L1` with its mint, and the line under it its source hash.
+    pub deposit: Option<(Address, Deposit)>,
 }
 
 impl Default for TreeOptions {
@@ -38,6 +42,7 @@ impl Default for TreeOptions {
             color: false,
             show_logs: true,
             currency: "ETH".to_string(),
+            deposit: None,
         }
     }
 }
@@ -57,7 +62,9 @@ pub fn render_call_tree(
 ) -> io::Result<()> {
     let r = Renderer { decoder, opts };
     r.frame(out, root, "", "", true, &mut Vec::new())?;
-    if root.error.is_some() {
+    // A failed deposit ran nothing: its top line says all there is.
+    let failed_deposit = opts.deposit.is_some() && root.kind == CallKind::Stop;
+    if root.error.is_some() && !failed_deposit {
         let origin = failure_origin(root);
         let to = origin
             .to
@@ -215,6 +222,44 @@ impl Renderer<'_> {
     }
 
     fn frame_line(&self, f: &CallFrame, top: bool, why: Option<&str>) -> String {
+        match self.opts.deposit.filter(|_| top) {
+            Some((from, d)) => self.deposit_line(f, from, d, why),
+            None => self.call_line(f, top, why),
+        }
+    }
+
+    /// `deposit from L1: CALL 0x… → 0x… … mint 1 ETH gas 21,000 ✓`; a failed deposit, whose
+    /// only frame is op-geth's STOP from the zero address, as its sender and what it kept.
+    fn deposit_line(&self, f: &CallFrame, from: Address, d: Deposit, why: Option<&str>) -> String {
+        let head = if d.is_system_tx {
+            "deposit from L1 (system transaction): "
+        } else {
+            "deposit from L1: "
+        };
+        let mint = d
+            .mint
+            .filter(|m| !m.is_zero())
+            .map(|m| format!(" mint {}", format_value(m, &self.opts.currency)))
+            .unwrap_or_default();
+        if f.kind != CallKind::Stop {
+            let line = self.call_line(f, true, why);
+            // The mint goes before the gas, after the call and its value.
+            let at = line.rfind(" gas ").unwrap_or(line.len());
+            return format!("{head}{}{mint}{}", &line[..at], &line[at..]);
+        }
+        let error = f.error.as_ref().map_or("", FrameError::as_str);
+        format!(
+            "{head}{}{mint} gas {} {}",
+            self.addr(from, true),
+            group(&f.gas_used.to_string()),
+            self.paint(
+                &format!("✗ {error} (nothing ran: the mint is kept, the nonce bumped)"),
+                RED_BOLD
+            )
+        )
+    }
+
+    fn call_line(&self, f: &CallFrame, top: bool, why: Option<&str>) -> String {
         let failed = f.error.is_some();
         let kind = if failed {
             self.paint(f.kind.as_str(), RED_BOLD)
@@ -325,6 +370,11 @@ impl Renderer<'_> {
                 )?;
             }
             None => writeln!(out, "{lead}{}", self.frame_line(f, top, why))?,
+        }
+        if let Some((_, d)) = self.opts.deposit.filter(|_| top) {
+            let bar = if kids.is_empty() { "   " } else { "│  " };
+            let hash = self.paint(&d.source_hash.to_string(), DIM);
+            writeln!(out, "{cont}{bar}source hash {hash}")?;
         }
         let n = kids.len();
         for (i, child) in kids.into_iter().enumerate() {

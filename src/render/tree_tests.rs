@@ -318,3 +318,70 @@ fn creates_and_selfdestructs() {
          └─ SELFDESTRUCT 0x0202…0202 → 0x0303…0303 value 2 ETH ✓\n"
     );
 }
+
+fn deposit(mint: u128, is_system_tx: bool) -> (Address, Deposit) {
+    let d = Deposit {
+        source_hash: B256::repeat_byte(0x5e),
+        mint: Some(U256::from(mint)),
+        is_system_tx,
+    };
+    (a(1), d)
+}
+
+#[test]
+fn marks_a_deposit_with_its_mint_and_source_hash() {
+    let mut root = frame(CallKind::Call, a(1), a(2), Bytes::new(), 21_000);
+    root.value = Some(U256::from(1_000_000_000_000_000_000u128));
+    let opts = TreeOptions {
+        deposit: Some(deposit(2_500_000_000_000_000_000, false)),
+        ..TreeOptions::default()
+    };
+    let hash = format!("0x{}", "5e".repeat(32));
+    assert_eq!(
+        render(&root, &opts),
+        format!(
+            "deposit from L1: CALL 0x0101010101010101010101010101010101010101 → 0x0202020202020202020202020202020202020202 receive() value 1 ETH mint 2.5 ETH gas 21,000 ✓\n   source hash {hash}\n"
+        )
+    );
+    // With subcalls the source hash line keeps the tree's bar; below the top nothing changes.
+    root.calls
+        .push(frame(CallKind::Call, a(2), a(3), Bytes::new(), 100));
+    let text = render(&root, &opts);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], format!("│  source hash {hash}"));
+    assert!(
+        lines[2].starts_with("└─ CALL 0x0202…0202 → 0x0303…0303"),
+        "{text}"
+    );
+    // A deposit minting nothing says no mint.
+    let opts = TreeOptions {
+        deposit: Some(deposit(0, true)),
+        ..TreeOptions::default()
+    };
+    let text = render(&frame(CallKind::Call, a(1), a(2), Bytes::new(), 0), &opts);
+    assert!(
+        text.starts_with("deposit from L1 (system transaction): CALL 0x0101"),
+        "{text}"
+    );
+    assert!(!text.contains("mint"), "{text}");
+}
+
+#[test]
+fn a_failed_deposit_names_its_sender_not_the_stop_frame() {
+    // op-geth's frame of a failed deposit (`failed_deposit.json`): STOP from the zero address.
+    let mut root = frame(CallKind::Stop, Address::ZERO, a(0), Bytes::new(), 200_000);
+    root.to = None;
+    root.value = None;
+    root.error = Some(FrameError::Failed("failed deposit transaction".into()));
+    let opts = TreeOptions {
+        deposit: Some(deposit(1_000_000_000_000_000, false)),
+        ..TreeOptions::default()
+    };
+    assert_eq!(
+        render(&root, &opts),
+        format!(
+            "deposit from L1: 0x0101010101010101010101010101010101010101 mint 0.001 ETH gas 200,000 ✗ failed deposit transaction (nothing ran: the mint is kept, the nonce bumped)\n   source hash 0x{}\n",
+            "5e".repeat(32)
+        )
+    );
+}

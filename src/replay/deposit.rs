@@ -107,6 +107,7 @@ pub(crate) fn failed(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> (TxO
         output: Default::default(),
         halt: Some("failed deposit".to_string()),
         op_fee: None,
+        deposit: tx.deposit.map(|d| (tx.sender, d)),
     };
     (outcome, std::iter::once((tx.sender, a)).collect())
 }

@@ -93,6 +93,8 @@ pub struct TxOutcome {
     pub halt: Option<String>,
     /// What an OP-stack user transaction paid beyond its gas, and its L1 parameters.
     pub op_fee: Option<op_fees::OpFee>,
+    /// An OP-stack deposit: its `from` and what it carried (mint, source hash), for people.
+    pub deposit: Option<(alloy_primitives::Address, crate::source::deposit::Deposit)>,
 }
 
 impl TxOutcome {
@@ -115,6 +117,7 @@ impl TxOutcome {
             output,
             halt,
             op_fee: None,
+            deposit: None,
         }
     }
 }
@@ -634,6 +637,7 @@ pub fn fixture_env(
         header_fork: None,
         op_evidence: None,
         op_dev_fork: fx.op_dev_fork,
+        op_schedule: None,
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

@@ -38,6 +38,36 @@ pub struct OpFee {
     pub l1: Option<L1Cost>,
     /// The operator fee of the gas limit, taken upfront.
     pub operator_upfront: U256,
+    /// What the transaction paid in the end, split as the chain pays it out (zero until it
+    /// ran: [`after`]).
+    pub cost: OpCost,
+}
+
+/// What an OP-stack user transaction paid, by where it went (op-geth's `state_transition.go`:
+/// the base fee is not burned but credited to the BaseFeeVault).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCost {
+    /// `gasUsed × base fee`, to the BaseFeeVault.
+    pub base: U256,
+    /// `gasUsed × (effective gas price − base fee)`, to the coinbase (the SequencerFeeVault).
+    pub priority: U256,
+    /// The L1 data fee, to the L1FeeVault.
+    pub l1: U256,
+    /// The operator fee of the gas used (what was taken upfront less its refund), to the
+    /// OperatorFeeVault.
+    pub operator: U256,
+}
+
+impl OpCost {
+    /// L2 execution: base fee and priority fee.
+    pub fn execution(&self) -> U256 {
+        self.base + self.priority
+    }
+
+    /// Everything the sender paid.
+    pub fn total(&self) -> U256 {
+        self.execution() + self.l1 + self.operator
+    }
 }
 
 fn touched(db: &mut ReplayDb<'_>, address: Address) -> Account {
@@ -91,6 +121,7 @@ pub(crate) fn buy(
         info,
         l1,
         operator_upfront,
+        cost: OpCost::default(),
     }))
 }
 
@@ -105,7 +136,8 @@ fn credit(state: &mut EvmState, db: &mut ReplayDb<'_>, address: Address, amount:
 
 /// After the run, in its not yet committed `state`: the operator fee's unused part back to
 /// the sender, the base fee of `gas_used` to the BaseFeeVault, the L1 data fee to the
-/// L1FeeVault, the operator fee of `gas_used` to the OperatorFeeVault.
+/// L1FeeVault, the operator fee of `gas_used` to the OperatorFeeVault. Returns what was paid,
+/// by where it went.
 pub(crate) fn settle(
     state: &mut EvmState,
     db: &mut ReplayDb<'_>,
@@ -113,23 +145,22 @@ pub(crate) fn settle(
     tx: &ReplayTx,
     fee: &OpFee,
     gas_used: u64,
-) {
+) -> OpCost {
     let refund = operator_fee_refund(&fee.info, fee.rules, tx.env.gas_limit, gas_used);
     credit(state, db, tx.sender, refund);
-    let base = U256::from(gas_used) * U256::from(env.block.basefee);
-    credit(state, db, BASE_FEE_VAULT, base);
-    credit(
-        state,
-        db,
-        L1_FEE_VAULT,
-        fee.l1.map_or(U256::ZERO, |c| c.fee),
-    );
-    credit(
-        state,
-        db,
-        OPERATOR_FEE_VAULT,
-        operator_fee(&fee.info, fee.rules, gas_used),
-    );
+    let basefee = env.block.basefee as u128;
+    let tip = revm::context_interface::Transaction::effective_gas_price(&tx.env, basefee)
+        .saturating_sub(basefee);
+    let cost = OpCost {
+        base: U256::from(gas_used) * U256::from(basefee),
+        priority: U256::from(gas_used) * U256::from(tip),
+        l1: fee.l1.map_or(U256::ZERO, |c| c.fee),
+        operator: operator_fee(&fee.info, fee.rules, gas_used),
+    };
+    credit(state, db, BASE_FEE_VAULT, cost.base);
+    credit(state, db, L1_FEE_VAULT, cost.l1);
+    credit(state, db, OPERATOR_FEE_VAULT, cost.operator);
+    cost
 }
 
 /// What revm needs besides the state to run `tx`, once the chain's rules have acted before it:
@@ -163,14 +194,15 @@ pub(crate) fn after(
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
     tx: &ReplayTx,
-    fee: Option<OpFee>,
+    mut fee: Option<OpFee>,
 ) -> super::TxOutcome {
     let mut outcome = super::TxOutcome::from_result(result);
     outcome.gas_used = super::deposit::gas_used(env, tx, outcome.gas_used);
-    if let Some(f) = &fee {
-        settle(state, db, env, tx, f, outcome.gas_used);
+    if let Some(f) = &mut fee {
+        f.cost = settle(state, db, env, tx, f, outcome.gas_used);
     }
     super::settle(state, db, env, tx, outcome.gas_used);
     outcome.op_fee = fee;
+    outcome.deposit = tx.deposit.map(|d| (tx.sender, d));
     outcome
 }

@@ -232,7 +232,9 @@ mod tests {
                 info,
                 l1,
                 operator_upfront: U256::ZERO,
+                cost: Default::default(),
             }),
+            deposit: None,
         }
     }
 

@@ -39,6 +39,9 @@ pub struct BlockInfo {
     /// dev node's OP mode (anvil 1.7.1 names its fork Jovian but charges Isthmus's operator
     /// fee).
     pub op_dev_fork: Option<crate::chain::op::OpFork>,
+    /// A custom OP chain's fork schedule (`--chain-config`), set by `prepare_block` when the
+    /// config is this chain's.
+    pub op_schedule: Option<crate::chain::op::OpSchedule>,
 }
 
 /// Facts of a block of chains 1329/1328 that only their consensus layer has

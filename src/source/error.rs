@@ -40,4 +40,14 @@ pub enum SourceError {
         why: String,
         differs: String,
     },
+    /// `--chain-config` describes another chain than the node serves.
+    #[error(
+        "--chain-config {what} is chain {config}'s, but the node serves chain {node}: its OP \
+         forks would be applied to the wrong chain"
+    )]
+    WrongChainConfig {
+        what: String,
+        config: u64,
+        node: u64,
+    },
 }

@@ -52,6 +52,12 @@ impl RpcSource {
         if let Some(r) = self.ruleset_override {
             return (r, "--chain-rules".to_string());
         }
+        if let Some(c) = self.op_config.as_ref().filter(|c| c.chain_id == chain_id) {
+            return (
+                Ruleset::Chain,
+                format!("--chain-config {} has the OP stack", c.what),
+            );
+        }
         if let Some(c) = crate::chain::op::known(chain_id) {
             return match self.client_version.get() {
                 Some(Ok(v)) if dev_node(v) => (
@@ -153,6 +159,16 @@ impl RpcSource {
         hardfork: Option<revm::primitives::hardfork::SpecId>,
     ) -> Result<revm::primitives::hardfork::SpecId, SourceError> {
         self.check_replayable(chain_id)?;
+        if let Some(c) = &self.op_config {
+            if c.chain_id != chain_id {
+                return Err(SourceError::WrongChainConfig {
+                    what: c.what.clone(),
+                    config: c.chain_id,
+                    node: chain_id,
+                });
+            }
+            info.op_schedule = Some(c.schedule.clone());
+        }
         let (ruleset, why) = self.block_ruleset(chain_id, info);
         info.ruleset = ruleset;
         let dev = match self.client_version.get() {
@@ -160,7 +176,8 @@ impl RpcSource {
             _ => None,
         };
         let preset = crate::chain::op::known(chain_id);
-        if let (Some(v), None, Ruleset::Optimism) = (dev, &preset, ruleset) {
+        let custom = self.op_config.as_ref();
+        if let (Some(v), None, None, Ruleset::Optimism) = (dev, &preset, custom, ruleset) {
             info.op_dev_fork = Some(OpFork::Isthmus);
             self.note(format!(
                 "{v} is a dev node: its OP mode (anvil --network optimism) names its fork \
@@ -170,8 +187,14 @@ impl RpcSource {
             ));
         }
         let has_rules = crate::chain::rules::rules_at(chain_id, info.number).is_some();
-        let op = crate::chain::op::op_rules(chain_id, ruleset, info.number, info.timestamp)
-            .map(|r| info.op_dev_fork.map_or(r, crate::chain::op::OpRules::up_to));
+        let op = crate::chain::op::op_rules(
+            chain_id,
+            ruleset,
+            info.op_schedule.as_ref(),
+            info.number,
+            info.timestamp,
+        )
+        .map(|r| info.op_dev_fork.map_or(r, crate::chain::op::OpRules::up_to));
         if has_rules {
             self.note(match ruleset {
                 Ruleset::Chain => format!(
@@ -189,7 +212,11 @@ impl RpcSource {
                 ),
             });
         } else if let Some(rules) = op {
+            let at = rules.latest().map_or("Bedrock", |f| f.name());
             let forks = match (&preset, info.op_dev_fork) {
+                _ if custom.is_some() => {
+                    format!("the schedule of --chain-config, {at} at this block")
+                }
                 (Some(c), _) => format!(
                     "{}'s schedule, {} at this block",
                     c.name,

@@ -46,6 +46,8 @@ pub struct RpcSource {
     pub consensus: Option<super::consensus::ConsensusClient>,
     /// `--chain-rules`: the rules the user says the node runs, instead of asking it.
     pub ruleset_override: Option<Ruleset>,
+    /// `--chain-config`: a custom OP-stack chain's id and fork schedule.
+    pub op_config: Option<crate::chain::op::OpChainConfig>,
     /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
     pub(super) client_version: std::sync::OnceLock<Result<String, ClientVersionError>>,
     /// Set once the node answered that it has no `eth_getBlockReceipts`.
@@ -167,6 +169,7 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
             .is_some_and(|t| t.iter().any(super::deposit::is_deposit_json))
             .then_some("the block holds deposit transactions (type 0x7e)"),
         op_dev_fork: None,
+        op_schedule: None,
     })
 }
 
@@ -176,6 +179,7 @@ impl RpcSource {
             client,
             consensus: None,
             ruleset_override: None,
+            op_config: None,
             client_version: std::sync::OnceLock::new(),
             no_block_receipts: Default::default(),
             notes: Default::default(),

@@ -131,6 +131,11 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
             "self-check: 3 transactions match their receipts",
         ],
     );
+    assert!(
+        run.stdout.contains("deposit from L1: CALL "),
+        "{}",
+        run.stdout
+    );
 
     // The deposit alone: the transaction shows the OP stack, on either state source.
     for source in ["prestate", "rpc"] {
@@ -150,6 +155,20 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
                 "the OP stack's rules applied (the transaction is a deposit (type 0x7e)",
                 "self-check: replay matches the receipt (status success, gasUsed 21000",
             ],
+        );
+        // The tree marks it: what L1 minted to `from` (2 ETH; chain 31337's currency has no
+        // name) and where it came from.
+        let top = run.stdout.lines().next().unwrap_or_default();
+        assert!(
+            top.starts_with("deposit from L1: CALL ")
+                && top.contains(" value 1 native mint 2 native gas "),
+            "{source}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(&format!("source hash 0x{:064x}", 0xaa)),
+            "{}",
+            run.stdout
         );
     }
 
@@ -270,4 +289,290 @@ fn a_bundle_records_the_op_rules_it_was_captured_under() {
         "ours {ours}\nnode {node}"
     );
     let _ = std::fs::remove_file(&path);
+}
+
+/// op-geth's `FlzCompressLen` (core/types/rollup_cost.go), ported here so that the test's
+/// expected L1 data fee is its own hand computation: the FastLZ size of a transaction's
+/// encoding, which Fjord's L1 cost is priced by.
+fn flz_compress_len(ib: &[u8]) -> u64 {
+    let mut n = 0u64;
+    let mut ht = vec![0u32; 8192];
+    let u24 = |i: u32| -> u32 {
+        let i = i as usize;
+        u32::from(ib[i]) | (u32::from(ib[i + 1]) << 8) | (u32::from(ib[i + 2]) << 16)
+    };
+    let cmp = |p: u32, q: u32, e: u32| -> u32 {
+        // Go's `for e -= q; l < e; l++`: a mismatch ends the loop after one more `l++`.
+        let (mut l, mut e) = (0u32, e - q);
+        while l < e {
+            if ib[(p + l) as usize] != ib[(q + l) as usize] {
+                e = 0;
+            }
+            l += 1;
+        }
+        l
+    };
+    let literals = |n: &mut u64, r: u32| {
+        *n += 0x21 * u64::from(r / 0x20);
+        let r = r % 0x20;
+        if r != 0 {
+            *n += u64::from(r) + 1;
+        }
+    };
+    let hash = |v: u32| (2_654_435_769u32.wrapping_mul(v) >> 19) & 0x1fff;
+    let mut a = 0u32;
+    let ip_limit = (ib.len() as u32).saturating_sub(13);
+    let mut ip = a + 2;
+    while ip < ip_limit {
+        let (mut r, mut d);
+        loop {
+            let s = u24(ip);
+            let h = hash(s) as usize;
+            r = ht[h];
+            ht[h] = ip;
+            d = ip.wrapping_sub(r);
+            if ip >= ip_limit {
+                break;
+            }
+            ip += 1;
+            if d <= 0x1fff && s == u24(r) {
+                break;
+            }
+        }
+        if ip >= ip_limit {
+            break;
+        }
+        ip -= 1;
+        if ip > a {
+            literals(&mut n, ip - a);
+        }
+        let l = cmp(r + 3, ip + 3, ip_limit + 9);
+        // match(l)
+        let m = l - 1;
+        n += 3 * u64::from(m / 262) + if m % 262 >= 6 { 3 } else { 2 };
+        // ip = setNextHash(setNextHash(ip + l))
+        ip += l;
+        for _ in 0..2 {
+            ht[hash(u24(ip)) as usize] = ip;
+            ip += 1;
+        }
+        a = ip;
+    }
+    literals(&mut n, ib.len() as u32 - a);
+    n
+}
+
+fn u128_of(v: &Value) -> u128 {
+    u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+}
+
+/// `--assets` and the gas report split an OP user transaction's cost into L2 execution (base
+/// fee and tip), the L1 data fee and the operator fee, each where it went; a deposit's mint is
+/// a native inflow to its sender. Every expected amount is worked here from the L1Block values
+/// `op_block` set and the node's own receipt and block.
+#[test]
+fn op_costs_are_split_and_a_mint_is_an_inflow() {
+    // The FastLZ port against op-geth's own TestFlzCompressLen vectors first.
+    assert_eq!(flz_compress_len(&[]), 0);
+    assert_eq!(flz_compress_len(&[1; 1000]), 21);
+    assert_eq!(flz_compress_len(&[0; 1000]), 21);
+
+    let (a, block, hashes, watch) = op_block();
+    let receipt = a.receipt(hashes[1].parse().unwrap());
+    let gas_used = u128_of(&receipt["gasUsed"]);
+    let price = u128_of(&receipt["effectiveGasPrice"]);
+    let header = a.rpc(
+        "eth_getBlockByNumber",
+        json!([format!("{block:#x}"), false]),
+    );
+    let base_fee = u128_of(&header["baseFeePerGas"]);
+    let raw = a.rpc("eth_getRawTransactionByHash", json!([hashes[1]]));
+    let raw = alloy_primitives::hex::decode(raw.as_str().unwrap()).unwrap();
+    // Fjord (rollup_cost.go NewL1CostFuncFjord) with L1 base fee 1 gwei, scalars 1368 and
+    // 810,949, blob base fee 3: max(100e6, -42,585,600 + 836,500 × fastlz) × (1368 × 1e9 × 16
+    // + 810,949 × 3) / 1e12.
+    let fastlz = i128::from(flz_compress_len(&raw) as u32);
+    let size = (-42_585_600 + 836_500 * fastlz).max(100_000_000) as u128;
+    let l1 = size * (1368 * 1_000_000_000 * 16 + 810_949 * 3) / 1_000_000_000_000;
+    // Isthmus's operator fee (what anvil 1.7.1 charges): gasUsed × scalar 2 / 1e6 + 1000.
+    let operator = gas_used * 2 / 1_000_000 + 1000;
+    let base = gas_used * base_fee;
+    let priority = gas_used * (price - base_fee);
+    assert!(l1 > 0 && priority > 0 && base > 0);
+
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&[
+            "--rpc-url",
+            a.url(),
+            "--no-cache",
+            "--chain-rules",
+            "optimism",
+        ]);
+        let run = chaintrace(&all);
+        assert!(run.code == 0, "{args:?}: {}", run.stderr);
+        run
+    };
+    // The gas report's cost: its JSON member and its table.
+    let gas = run(&["gas", &hashes[1], "--json"]);
+    let v: Value = serde_json::from_str(&gas.stdout).unwrap();
+    let want = json!({
+        "l2Execution": (base + priority).to_string(), "baseFee": base.to_string(),
+        "priorityFee": priority.to_string(), "l1DataFee": l1.to_string(),
+        "operatorFee": operator.to_string(), "total": (base + priority + l1 + operator).to_string(),
+    });
+    assert_eq!(v["cost"], want, "{}", gas.stdout);
+    let gas = run(&["gas", &hashes[1]]);
+    assert!(
+        gas.stdout
+            .contains("cost (native; L2 execution = base fee + priority fee)"),
+        "{}",
+        gas.stdout
+    );
+
+    // --assets: the fee split, the vaults credited, nothing burned.
+    let assets = run(&["tx", &hashes[1], "--assets", "--json", "--decode"]);
+    let v: Value = serde_json::from_str(&assets.stdout).unwrap();
+    let fee = &v["assetChanges"]["fee"];
+    assert_eq!(
+        fee["op"],
+        json!({
+            "l2Execution": (base + priority).to_string(), "baseFee": base.to_string(),
+            "priorityFee": priority.to_string(), "l1DataFee": l1.to_string(),
+            "operatorFee": operator.to_string(),
+        }),
+        "{fee}"
+    );
+    assert_eq!(
+        fee["paid"],
+        json!((base + priority + l1 + operator).to_string())
+    );
+    assert_eq!(fee["burned"], json!("0"));
+    let native = &v["assetChanges"]["native"];
+    let change_of = |who: &str| {
+        native
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["address"].as_str().unwrap().eq_ignore_ascii_case(who))
+            .map(|n| n["change"].clone())
+            .unwrap_or_else(|| panic!("{who} not in {native}"))
+    };
+    assert_eq!(change_of(&watch[0]), json!(base.to_string()));
+    assert_eq!(change_of(&watch[1]), json!(l1.to_string()));
+    assert_eq!(change_of(&watch[2]), json!(operator.to_string()));
+    // The sender: value 5 and everything it paid.
+    let paid = base + priority + l1 + operator + 5;
+    assert_eq!(change_of(&watch[3]), json!(format!("-{paid}")));
+    let human = run(&["tx", &hashes[1], "--assets"]);
+    for w in [
+        "(BaseFeeVault)",
+        "(L1FeeVault)",
+        "(OperatorFeeVault)",
+        "L2 execution ",
+        " to the BaseFeeVault, priority fee ",
+        " to the L1FeeVault, operator fee ",
+        "; nothing burned",
+    ] {
+        assert!(human.stdout.contains(w), "{w:?} not in\n{}", human.stdout);
+    }
+
+    // The deposit: 2 minted to its sender, which sent 1 on.
+    let dep = run(&["tx", &hashes[0], "--assets", "--json", "--decode"]);
+    let v: Value = serde_json::from_str(&dep.stdout).unwrap();
+    assert_eq!(v["assetChanges"]["minted"], json!("2000000000000000000"));
+    let from = a.rpc("eth_getTransactionByHash", json!([hashes[0]]))["from"].clone();
+    let sender = v["assetChanges"]["native"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["address"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case(from.as_str().unwrap())
+        })
+        .cloned();
+    assert_eq!(
+        sender.map(|n| n["change"].clone()),
+        Some(json!("1000000000000000000")),
+        "{}",
+        dep.stdout
+    );
+    let human = run(&["tx", &hashes[0], "--assets"]);
+    assert!(
+        human
+            .stdout
+            .contains("minted from L1 (deposit): 2 native to "),
+        "{}",
+        human.stdout
+    );
+}
+
+/// `--chain-config FILE`: a custom OP chain's op-geth genesis config (its `optimism` member and
+/// the OP fork times as op-geth's `params/config.go` names them) applies its forks to the
+/// node's blocks, with no evidence or `--chain-rules` needed; a config of another chain id is
+/// refused as bad input.
+#[test]
+fn a_chain_config_file_gives_a_custom_op_chains_forks() {
+    let (a, _, hashes, _) = op_block();
+    let dir = std::env::temp_dir().join(format!("chaintrace-op-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, chain_id: u64| {
+        let path = dir.join(name);
+        let genesis = json!({
+            "config": {
+                "chainId": chain_id, "londonBlock": 0, "mergeNetsplitBlock": 0,
+                "terminalTotalDifficulty": 0, "shanghaiTime": 0, "cancunTime": 0,
+                "pragueTime": 0, "bedrockBlock": 0, "regolithTime": 0, "canyonTime": 0,
+                "ecotoneTime": 0, "fjordTime": 0, "graniteTime": 0, "holoceneTime": 0,
+                "isthmusTime": 0,
+                "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}
+            },
+            "alloc": {}
+        });
+        std::fs::write(&path, genesis.to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let ours = write("genesis.json", 31337);
+    // The user transaction alone shows nothing of the OP stack; the config says it is one.
+    for source in ["prestate", "rpc"] {
+        let run = chaintrace(&[
+            "tx",
+            &hashes[1],
+            "--rpc-url",
+            a.url(),
+            "--no-cache",
+            "--state-source",
+            source,
+            "--chain-config",
+            &ours,
+        ]);
+        assert_eq!(run.code, 0, "{source}: {}", run.stderr);
+        assert_says(
+            &run.stderr,
+            &[
+                &format!("the OP stack's rules applied (--chain-config {ours} has the OP stack)"),
+                "the schedule of --chain-config, Isthmus at this block",
+                "self-check: replay matches the receipt",
+            ],
+        );
+    }
+    let other = write("other.json", 901);
+    let run = chaintrace(&[
+        "tx",
+        &hashes[1],
+        "--rpc-url",
+        a.url(),
+        "--chain-config",
+        &other,
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_says(
+        &run.stderr,
+        &[&format!(
+            "--chain-config {other} is chain 901's, but the node serves chain 31337"
+        )],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

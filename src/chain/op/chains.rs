@@ -111,15 +111,24 @@ pub fn known(chain_id: u64) -> Option<OpChain> {
 }
 
 /// The OP-stack forks in force for block (`number`, `timestamp`) of chain `chain_id` under
-/// `ruleset`: a known OP chain's schedule under its own rules; with `--chain-rules optimism`,
-/// that schedule, or for a chain chaintrace has no schedule for every fork through Jovian
-/// active; `None` under Ethereum's rules, for other chains, and before Bedrock (the legacy OVM
-/// chain, whose rules these are not).
-pub fn op_rules(chain_id: u64, ruleset: Ruleset, number: u64, timestamp: u64) -> Option<OpRules> {
-    let schedule = match (ruleset, known(chain_id)) {
-        (Ruleset::Ethereum, _) | (Ruleset::Chain, None) => return None,
-        (_, Some(c)) => c.schedule,
-        (Ruleset::Optimism, None) => OpSchedule::all_from_genesis(super::OpFork::Jovian),
+/// `ruleset`: a custom chain's schedule (`custom`, from `--chain-config`) or a known OP chain's,
+/// under its own rules or `--chain-rules optimism`; with `--chain-rules optimism` on a chain
+/// chaintrace has no schedule for, every fork through Jovian active; `None` under Ethereum's
+/// rules, for other chains, and before Bedrock (the legacy OVM chain, whose rules these are
+/// not).
+pub fn op_rules(
+    chain_id: u64,
+    ruleset: Ruleset,
+    custom: Option<&OpSchedule>,
+    number: u64,
+    timestamp: u64,
+) -> Option<OpRules> {
+    let schedule = match (ruleset, custom, known(chain_id)) {
+        (Ruleset::Ethereum, _, _) => return None,
+        (_, Some(s), _) => s.clone(),
+        (Ruleset::Chain, None, None) => return None,
+        (_, None, Some(c)) => c.schedule,
+        (Ruleset::Optimism, None, None) => OpSchedule::all_from_genesis(super::OpFork::Jovian),
     };
     schedule
         .is_bedrock(number)
@@ -134,19 +143,19 @@ mod tests {
     #[test]
     fn op_mainnet_forks_by_the_registry() {
         // Isthmus at 1746806401 (superchain/configs/mainnet/op.toml), Bedrock from 105235063.
-        let r = op_rules(10, Ruleset::Chain, 130_000_000, 1_746_806_401).unwrap();
+        let r = op_rules(10, Ruleset::Chain, None, 130_000_000, 1_746_806_401).unwrap();
         assert_eq!(r.latest(), Some(OpFork::Isthmus));
-        let r = op_rules(10, Ruleset::Chain, 130_000_000, 1_746_806_400).unwrap();
+        let r = op_rules(10, Ruleset::Chain, None, 130_000_000, 1_746_806_400).unwrap();
         assert_eq!(r.latest(), Some(OpFork::Holocene));
-        assert_eq!(op_rules(10, Ruleset::Chain, 105_235_062, 0), None);
-        assert_eq!(op_rules(10, Ruleset::Ethereum, 130_000_000, 1), None);
-        assert_eq!(op_rules(1, Ruleset::Chain, 1, 1), None);
-        assert!(op_rules(1, Ruleset::Optimism, 1, 1)
+        assert_eq!(op_rules(10, Ruleset::Chain, None, 105_235_062, 0), None);
+        assert_eq!(op_rules(10, Ruleset::Ethereum, None, 130_000_000, 1), None);
+        assert_eq!(op_rules(1, Ruleset::Chain, None, 1, 1), None);
+        assert!(op_rules(1, Ruleset::Optimism, None, 1, 1)
             .unwrap()
             .is(OpFork::Jovian));
         // The Superchain presets, each at a fork boundary of its registry file.
         let at = |id, t| {
-            op_rules(id, Ruleset::Chain, 1, t)
+            op_rules(id, Ruleset::Chain, None, 1, t)
                 .unwrap()
                 .latest()
                 .unwrap()
@@ -162,7 +171,25 @@ mod tests {
         assert_eq!(at(34_443, 1_764_691_201), OpFork::Jovian);
         assert_eq!(known(34_443).unwrap().name, "Mode");
         // Base Sepolia at genesis: Bedrock and Regolith only.
-        let r = op_rules(84_532, Ruleset::Chain, 0, 1_695_768_288).unwrap();
+        let r = op_rules(84_532, Ruleset::Chain, None, 0, 1_695_768_288).unwrap();
         assert_eq!(r.latest(), Some(OpFork::Regolith));
+        // A custom schedule (--chain-config) wins over the preset and the all-forks default,
+        // not over Ethereum's rules.
+        let custom = OpSchedule {
+            bedrock_block: 5,
+            regolith_time: Some(0),
+            ecotone_time: Some(100),
+            ..OpSchedule::default()
+        };
+        let c = Some(&custom);
+        assert_eq!(op_rules(901, Ruleset::Chain, c, 4, 1_000), None);
+        let r = op_rules(901, Ruleset::Chain, c, 5, 99).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Regolith));
+        let r = op_rules(901, Ruleset::Optimism, c, 5, 100).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Ecotone));
+        assert!(!r.is(OpFork::Canyon));
+        let r = op_rules(10, Ruleset::Chain, c, 5, 100).unwrap();
+        assert_eq!(r.latest(), Some(OpFork::Ecotone));
+        assert_eq!(op_rules(901, Ruleset::Ethereum, c, 5, 100), None);
     }
 }

@@ -3,6 +3,7 @@
 //! that reads the L1Block predeploy through a closure and knows nothing of a replay.
 
 pub mod chains;
+pub mod config;
 pub mod fork;
 pub mod l1_fee;
 #[cfg(test)]
@@ -15,6 +16,7 @@ mod tests;
 use alloy_primitives::{address, Address};
 
 pub use chains::{known, op_rules, OpChain};
+pub use config::{OpChainConfig, OpConfigError};
 pub use fork::{OpFork, OpRules, OpSchedule};
 pub use l1_fee::{
     da_footprint_gas, flz_compress_len, l1_cost, l1_data_fee, l1_gas_used, operator_fee,

@@ -6,7 +6,10 @@
 //!   (EIP-6780 from Cancun on); then the fees, kept apart: what the sender paid
 //!   (`gasUsed × effective gas price` plus blob gas), what the coinbase received (the tip on
 //!   Ethereum; chains 1329/1328 credit their fee collector the base fee too, [`crate::chain::rules`])
-//!   and what was burned.
+//!   and what was burned. On an OP-stack chain the sender also pays the L1 data fee and the
+//!   operator fee, and nothing is burned: the base fee goes to the BaseFeeVault, the L1 data
+//!   fee to the L1FeeVault, the operator fee to the OperatorFeeVault, the tip to the coinbase
+//!   ([`super::op_fees::OpCost`]). A deposit's mint is a native inflow to its `from`.
 //! * **Tokens**, from the logs the callTracer kept (geth drops the logs of failed frames):
 //!   ERC-20 and ERC-721 `Transfer`, ERC-1155 `TransferSingle`/`TransferBatch`, and WETH's
 //!   `Deposit`/`Withdrawal` where the frame moved the native amount they stand for
@@ -28,7 +31,9 @@ use revm::context_interface::{Block, Transaction};
 use revm::primitives::hardfork::SpecId;
 use serde::Serialize;
 
+use super::op_fees::OpCost;
 use super::{EvmEnv, ReplayTx, TxOutcome};
+use crate::chain::op::{BASE_FEE_VAULT, L1_FEE_VAULT, OPERATOR_FEE_VAULT};
 use crate::trace::call::{CallFrame, CallKind};
 
 pub use tokens::{Standard, TokenMove};
@@ -122,8 +127,11 @@ pub struct Fee {
     pub recipient: Address,
     pub role: FeeRecipient,
     pub received: U256,
-    /// `paid − received`: the base fee (Ethereum) and blob fee.
+    /// `paid − received`: the base fee (Ethereum) and blob fee; nothing on an OP chain.
     pub burned: U256,
+    /// On an OP-stack chain: `paid` split into the base fee (to the BaseFeeVault), the tip
+    /// (`received`, the coinbase's), the L1 data fee and the operator fee.
+    pub op: Option<OpCost>,
 }
 
 /// One holder's change of one token (and token id, for ERC-721/1155).
@@ -157,6 +165,8 @@ pub struct AssetChanges {
     /// Amounts burned by destroyed accounts (balances left when an account self-destructed as
     /// the fork deletes it, or sent to itself).
     pub burned_by_destruct: U256,
+    /// An OP-stack deposit's mint: what L1 credited its `from` before it ran.
+    pub minted: Option<(Address, U256)>,
 }
 
 impl AssetChanges {
@@ -190,6 +200,10 @@ pub struct FeeInputs {
     pub recipient: Address,
     pub role: FeeRecipient,
     pub spec: SpecId,
+    /// An OP-stack user transaction's payments by where they went (from its replay).
+    pub op: Option<OpCost>,
+    /// An OP-stack deposit's mint, credited to `payer`.
+    pub mint: Option<U256>,
 }
 
 impl FeeInputs {
@@ -226,6 +240,8 @@ impl FeeInputs {
             recipient: env.block.beneficiary,
             role,
             spec: env.spec,
+            op: outcome.op_fee.as_ref().map(|f| f.cost),
+            mint: tx.deposit.and_then(|d| d.mint).filter(|m| !m.is_zero()),
         }
     }
 }
@@ -331,9 +347,20 @@ fn credit(ledger: &mut Ledger, d: &mut Destroyed, to: Address, value: U256) {
 pub fn asset_changes(root: &CallFrame, fee: Option<&FeeInputs>) -> AssetChanges {
     let mut ledger = Ledger::default();
     let mut fee_out = None;
+    let mut minted = None;
     if let Some(f) = fee {
-        let paid = U256::from(f.gas_used) * U256::from(f.effective_price) + f.blob_fee;
-        let received = U256::from(f.gas_used) * U256::from(f.coinbase_price);
+        let (paid, received) = match &f.op {
+            Some(c) => (c.total(), c.priority),
+            None => (
+                U256::from(f.gas_used) * U256::from(f.effective_price) + f.blob_fee,
+                U256::from(f.gas_used) * U256::from(f.coinbase_price),
+            ),
+        };
+        if let Some(m) = f.mint {
+            // Minted before the deposit ran, kept whatever followed.
+            ledger.transfer(f.payer, Flow::credit(m));
+            minted = Some((f.payer, m));
+        }
         if !paid.is_zero() {
             ledger.fee(f.payer, Flow::debit(paid));
         }
@@ -345,7 +372,12 @@ pub fn asset_changes(root: &CallFrame, fee: Option<&FeeInputs>) -> AssetChanges 
             recipient: f.recipient,
             role: f.role,
             received,
-            burned: paid.saturating_sub(received),
+            // An OP chain burns nothing: every part of `paid` goes to a vault or the coinbase.
+            burned: match &f.op {
+                Some(_) => U256::ZERO,
+                None => paid.saturating_sub(received),
+            },
+            op: f.op,
         });
     }
     let mut d = Destroyed {
@@ -358,6 +390,17 @@ pub fn asset_changes(root: &CallFrame, fee: Option<&FeeInputs>) -> AssetChanges 
     if let Some(f) = &fee_out {
         if !f.received.is_zero() {
             ledger.fee(f.recipient, Flow::credit(f.received));
+        }
+        if let Some(c) = &f.op {
+            for (vault, amount) in [
+                (BASE_FEE_VAULT, c.base),
+                (L1_FEE_VAULT, c.l1),
+                (OPERATOR_FEE_VAULT, c.operator),
+            ] {
+                if !amount.is_zero() {
+                    ledger.fee(vault, Flow::credit(amount));
+                }
+            }
         }
     }
     let native = ledger
@@ -376,6 +419,7 @@ pub fn asset_changes(root: &CallFrame, fee: Option<&FeeInputs>) -> AssetChanges 
         tokens: tokens::token_changes(root),
         meta: BTreeMap::new(),
         burned_by_destruct: d.burned,
+        minted,
     }
 }
 
