@@ -47,6 +47,9 @@ pub struct CodeMap {
     entries: Vec<SrcEntry>,
     pc_ix: Vec<u32>,
     unit: Arc<Unit>,
+    /// [`CodeMap::internal_calls`] by (file, caller's start, callee's start): a gas profile
+    /// asks for the same pair at every pc of shared code.
+    calls: std::sync::Mutex<std::collections::HashMap<(usize, usize, usize), Vec<usize>>>,
 }
 
 impl CodeMap {
@@ -68,6 +71,7 @@ impl CodeMap {
             entries,
             pc_ix: instruction_index(code),
             unit,
+            calls: Default::default(),
         }
     }
 
@@ -319,6 +323,18 @@ impl CodeMap {
     /// `g(…)`, `super.g(…)`, or `x.g(…)` of a library's function (`using … for`) — what the
     /// optimizer may inline; `this.g(…)` and `other.g(…)` are calls out.
     fn internal_calls(&self, file: &SourceFile, f: &FnSpan, g: &FnSpan) -> Vec<usize> {
+        let key = (std::ptr::from_ref(file) as usize, f.start, g.start);
+        if let Some(hit) = self.calls.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return hit;
+        }
+        let out = self.find_internal_calls(file, f, g);
+        if let Ok(mut c) = self.calls.lock() {
+            c.insert(key, out.clone());
+        }
+        out
+    }
+
+    fn find_internal_calls(&self, file: &SourceFile, f: &FnSpan, g: &FnSpan) -> Vec<usize> {
         let mut out = Vec::new();
         let Some(text) = file.text() else {
             return out;
