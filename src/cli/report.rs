@@ -136,6 +136,39 @@ pub fn tx_facts(
     if t.hash != B256::ZERO {
         f.insert(1, ("transaction".to_string(), format!("{:?}", t.hash)));
     }
+    let units = |v: alloy_primitives::U256| format!("{} {currency}", format_units(v, 18));
+    // An OP-stack deposit, as the tree marks it.
+    if let Some((_, d)) = &t.outcome.deposit {
+        let kind = if d.is_system_tx {
+            "deposit from L1 (system transaction)"
+        } else {
+            "deposit from L1"
+        };
+        f.push((
+            kind.to_string(),
+            format!(
+                "mint {}, source hash {:?}",
+                units(d.mint.unwrap_or_default()),
+                d.source_hash
+            ),
+        ));
+    }
+    // An OP-stack user transaction's cost, as the gas report splits it.
+    if let Some(c) = t.outcome.op_fee.as_ref().map(|o| &o.cost) {
+        f.push((
+            "cost".to_string(),
+            format!(
+                "{}: L2 execution {} (base fee {}, priority fee {}), L1 data fee {}, operator \
+                 fee {}",
+                units(c.total()),
+                units(c.execution()),
+                units(c.base),
+                units(c.priority),
+                units(c.l1),
+                units(c.operator)
+            ),
+        ));
+    }
     f
 }
 

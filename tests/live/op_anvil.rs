@@ -507,6 +507,46 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
         "{}",
         human.stdout
     );
+
+    // The HTML report says the same: the cost split among its facts, the deposit's mark (its
+    // mint and the source hash this test sent) and its mint under the asset changes.
+    let units = |wei: u128| {
+        let s = format!("{}.{:018}", wei / 10u128.pow(18), wei % 10u128.pow(18));
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    let html = |h: &str| {
+        let path = std::env::temp_dir().join(format!(
+            "chaintrace-op-{}-{}.html",
+            &h[2..10],
+            std::process::id()
+        ));
+        run(&["tx", h, "--html", path.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        text
+    };
+    let page = html(&hashes[1]);
+    let cost = format!(
+        "<tr><td>cost</td><td class=\"a\">{} native: L2 execution {} native (base fee {} native, \
+         priority fee {} native), L1 data fee {} native, operator fee {} native</td></tr>",
+        units(base + priority + l1 + operator),
+        units(base + priority),
+        units(base),
+        units(priority),
+        units(l1),
+        units(operator)
+    );
+    assert!(page.contains(&cost), "{cost} not in the report");
+    let page = html(&hashes[0]);
+    let mark = format!(
+        "<tr><td>deposit from L1</td><td class=\"a\">mint 2 native, source hash 0x{}aa</td></tr>",
+        "0".repeat(62)
+    );
+    assert!(page.contains(&mark), "{mark} not in the report");
+    assert!(
+        page.contains("<p>minted from L1 (deposit): 2 native to "),
+        "no mint in the report's asset changes"
+    );
 }
 
 /// `--chain-config FILE`: a custom OP chain's op-geth genesis config (its `optimism` member and

@@ -58,6 +58,15 @@ pub fn assets_section<W: Write>(
         }
         writeln!(out, "</table>")?;
     }
+    if let Some((to, mint)) = c.minted {
+        writeln!(
+            out,
+            "<p>minted from L1 (deposit): {} {} to {}</p>",
+            format_units(mint, NATIVE_DECIMALS),
+            esc(currency),
+            addr(&to, d)
+        )?;
+    }
     if let Some(f) = c.fee.as_ref().filter(|f| !f.paid.is_zero()) {
         writeln!(out, "<p>{}</p>", esc(&fee_line(f, currency, d)))?;
     }
