@@ -4,8 +4,10 @@
 A fresh anvil 1.7.1 gets BLOCKS blocks of contract traffic (TXS per block: counter calls that
 write storage, and transfers). Then CLIENTS concurrent clients trace every block ROUNDS times
 with debug_traceBlockByNumber (callTracer), first through `chaintrace serve --rpc-url anvil`,
-then straight at anvil. Reported per target: throughput (calls/s), p50/p99 latency, peak RSS
-of the serving process; and the serve/anvil ratios. Every serve answer is checked to be a
+then straight at anvil: once over every block (cold: serve has fetched nothing yet), then ROUNDS
+times more (repeated: pre-states and node answers fetched). Reported per target and phase:
+throughput (calls/s), p50/p99 latency, peak RSS of the serving process; and the serve/anvil
+ratios of each phase. Every serve answer is checked to be a
 result (not an error) with one item per transaction.
 
     python3 scripts/bench-serve.py --chaintrace target/release/chaintrace --anvil .tools/bin/anvil
@@ -172,23 +174,29 @@ def main():
                 return f"block {b}: {len(r['result'])} items, want {counts[b]}"
             return None
 
-        rows = []
+        # Two phases per target: every block asked once (cold for serve: nothing fetched
+        # yet), then ROUNDS more times (repeated: pre-states and node answers already fetched).
+        rows = {}
         for name, target, pid in (("chaintrace serve", url, serve.pid), ("anvil", node, anvil.pid)):
-            wall, lat, errors = run_clients(target, blocks, a.clients, a.rounds, check)
-            if errors:
-                print(f"bench-serve: {name}: {len(errors)} failed calls, first: {errors[0]}",
-                      file=sys.stderr)
-                sys.exit(1)
-            rows.append((name, len(lat) / wall, pct(lat, 50) * 1e3, pct(lat, 99) * 1e3,
-                         peak_rss_kib(pid) / 1024, len(lat)))
-        print("| target | calls | calls/s | p50 ms | p99 ms | peak RSS MiB |")
-        print("|---|---|---|---|---|---|")
-        for name, tput, p50, p99, rss, n in rows:
-            print(f"| {name} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} |")
-        s, n = rows[0], rows[1]
-        print(f"\nratios (serve / anvil): throughput {s[1] / n[1]:.2f}x, "
-              f"p50 {n[2] / s[2]:.2f}x faster, p99 {n[3] / s[3]:.2f}x faster")
-        print("(anvil's RSS includes its whole chain; serve's is the tracer alone)")
+            for phase, rounds in (("cold", 1), ("repeated", a.rounds)):
+                wall, lat, errors = run_clients(target, blocks, a.clients, rounds, check)
+                if errors:
+                    print(f"bench-serve: {name} ({phase}): {len(errors)} failed calls, "
+                          f"first: {errors[0]}", file=sys.stderr)
+                    sys.exit(1)
+                rows[(name, phase)] = (len(lat) / wall, pct(lat, 50) * 1e3,
+                                       pct(lat, 99) * 1e3, peak_rss_kib(pid) / 1024, len(lat))
+        print("| target | blocks | calls | calls/s | p50 ms | p99 ms | peak RSS MiB |")
+        print("|---|---|---|---|---|---|---|")
+        for (name, phase), (tput, p50, p99, rss, n) in rows.items():
+            print(f"| {name} | {phase} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} |")
+        print()
+        for phase in ("cold", "repeated"):
+            s, n = rows[("chaintrace serve", phase)], rows[("anvil", phase)]
+            print(f"ratios, {phase} blocks (serve / anvil): throughput {s[0] / n[0]:.2f}x, "
+                  f"p50 {n[1] / s[1]:.2f}x faster, p99 {n[2] / s[2]:.2f}x faster")
+        print("(anvil's RSS includes its whole chain; serve's is the tracer alone; anvil has "
+              "every block in memory in both phases)")
     finally:
         for p in procs:
             p.terminate()
