@@ -67,6 +67,10 @@ pub struct ServeArgs {
     /// decides, as for `tx`).
     #[arg(long, value_enum, value_name = "RULES")]
     pub chain_rules: Option<super::common::ChainRulesArg>,
+    /// A custom OP-stack chain the upstream serves: its op-geth genesis or chain config, or
+    /// op-node rollup.json (as for `tx`).
+    #[arg(long, value_name = "FILE")]
+    pub chain_config: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
 }
@@ -105,6 +109,12 @@ impl ServeArgs {
             mode: self.state.mode(),
             memo_entries: DEFAULT_MAX_ENTRIES,
             chain_rules: self.chain_rules.map(super::common::ChainRulesArg::ruleset),
+            op_config: self
+                .chain_config
+                .as_deref()
+                .map(chaintrace::chain::op::OpChainConfig::from_file)
+                .transpose()
+                .map_err(|e| CliError::input(e.to_string()))?,
         };
         run(cfg, |addr| {
             use std::io::Write;

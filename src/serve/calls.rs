@@ -377,6 +377,7 @@ async fn traced(
             mode: worker.cfg.mode,
             max_response,
             chain_rules: worker.cfg.chain_rules,
+            op_config: worker.cfg.op_config.as_ref(),
             deadline: deadline.into_std(),
         };
         // The replay itself stops at the deadline too, freeing this worker.

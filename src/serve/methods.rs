@@ -111,6 +111,7 @@ pub struct Ctx<'a> {
     pub mode: StateMode,
     pub max_response: usize,
     pub chain_rules: Option<crate::chain::rules::Ruleset>,
+    pub op_config: Option<&'a crate::chain::op::OpChainConfig>,
     /// The call's deadline: no upstream request of this call runs past it.
     pub deadline: Instant,
 }
@@ -268,6 +269,7 @@ pub fn answer(
     };
     let mut source = RpcSource::new(client.clone());
     source.ruleset_override = ctx.chain_rules;
+    source.op_config = ctx.op_config.cloned();
     let mut outcome = Outcome {
         result: Err(Fault::server("unreachable")),
         upstream_requests: 0,

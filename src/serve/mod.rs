@@ -90,6 +90,8 @@ pub struct ServeConfig {
     pub memo_entries: usize,
     /// `--chain-rules`: the rules the upstream runs, instead of asking it.
     pub chain_rules: Option<crate::chain::rules::Ruleset>,
+    /// `--chain-config`: a custom OP-stack chain's fork schedule.
+    pub op_config: Option<crate::chain::op::OpChainConfig>,
 }
 
 /// Why the server could not run.

@@ -598,6 +598,24 @@ fn a_chain_config_file_gives_a_custom_op_chains_forks() {
             ],
         );
     }
+    // `serve` with the same config: geth's debug_traceTransaction of the user transaction
+    // charges the custom chain's fees, the sender's balance after it anvil's own.
+    let serve = crate::serve_support::Serve::start(a.url(), &["--chain-config", &ours]);
+    let config = json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}});
+    let served: Value =
+        serde_json::from_str(&serve.result("debug_traceTransaction", json!([hashes[1], config])))
+            .unwrap();
+    let node = a.trace(hashes[1].parse().unwrap(), config);
+    let sender = a.rpc("eth_getTransactionByHash", json!([hashes[1]]))["from"]
+        .as_str()
+        .unwrap()
+        .to_lowercase();
+    assert_eq!(
+        served["post"][&sender]["balance"], node["post"][&sender]["balance"],
+        "served {served}\nnode {node}"
+    );
+    drop(serve);
+
     let other = write("other.json", 901);
     let run = chaintrace(&[
         "tx",
