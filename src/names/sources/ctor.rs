@@ -222,24 +222,9 @@ impl CodeMap {
     fn contract_header_text(&self, name: &str) -> Option<(&Arc<SourceFile>, (usize, &str))> {
         self.unit.files.values().find_map(|file| {
             let text = file.text()?;
-            let mut from = 0;
-            while let Some(i) = text[from..].find("contract ") {
-                let start = from + i;
-                from = start + "contract ".len();
-                if start > 0 && is_ident(text.as_bytes()[start - 1]) {
-                    continue;
-                }
-                let rest = text[from..].trim_start();
-                let named = rest
-                    .strip_prefix(name)
-                    .is_some_and(|r| r.as_bytes().first().is_none_or(|&b| !is_ident(b)));
-                if !named {
-                    continue;
-                }
-                let end = text[start..].find('{').map_or(text.len(), |n| start + n);
-                return Some((file, (start, &text[start..end])));
-            }
-            None
+            let start = declaration(text, "contract", name)?;
+            let end = text[start..].find('{').map_or(text.len(), |n| start + n);
+            Some((file, (start, &text[start..end])))
         })
     }
 }
@@ -298,25 +283,31 @@ pub(super) fn invoked_in(head: &str, name: &str) -> Option<usize> {
 
 /// Whether `file` declares `name` as a library.
 pub(super) fn is_library(file: &SourceFile, name: &str) -> bool {
-    let Some(text) = file.text() else {
-        return false;
-    };
+    file.text()
+        .is_some_and(|text| declaration(text, "library", name).is_some())
+}
+
+/// The offset in `text` of the declaration `keyword name` (`contract Vault`, `library L`): both
+/// whole words.
+fn declaration(text: &str, keyword: &str, name: &str) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = text[from..].find("library ") {
+    while let Some(i) = text[from..].find(keyword) {
         let start = from + i;
-        from = start + "library ".len();
-        if start > 0 && is_ident(text.as_bytes()[start - 1]) {
+        from = start + keyword.len();
+        let word_before = start > 0 && is_ident(text.as_bytes()[start - 1]);
+        let rest = &text[from..];
+        if word_before || !rest.starts_with(char::is_whitespace) {
             continue;
         }
-        let rest = text[from..].trim_start();
-        if rest
+        let named = rest
+            .trim_start()
             .strip_prefix(name)
-            .is_some_and(|r| r.as_bytes().first().is_none_or(|&b| !is_ident(b)))
-        {
-            return true;
+            .is_some_and(|r| r.as_bytes().first().is_none_or(|&b| !is_ident(b)));
+        if named {
+            return Some(start);
         }
     }
-    false
+    None
 }
 
 fn is_ident(b: u8) -> bool {

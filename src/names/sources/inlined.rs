@@ -106,12 +106,7 @@ impl CodeMap {
             .filter(|(file, f)| {
                 super::ctor::header(file, f).is_some_and(|h| h.len() < f.end - f.start)
             })
-            .filter(|(_, f)| {
-                f.params.as_ref().is_some_and(|p| {
-                    let sig = format!("{}({p})", f.name);
-                    alloy_primitives::keccak256(sig.as_bytes())[..4] == selector
-                })
-            })
+            .filter(|(_, f)| f.selector() == Some(selector))
             .min_by_key(|(file, f)| (f.contract != self.contract, file.path.as_str(), f.start))
     }
 

@@ -225,12 +225,7 @@ impl CodeMap {
                 .values()
                 .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
                 .filter(|(_, f)| !f.modifier && f.name == name)
-                .find(|(_, f)| {
-                    f.params.as_ref().is_some_and(|p| {
-                        let sig = format!("{name}({p})");
-                        alloy_primitives::keccak256(sig.as_bytes())[..4] == sel
-                    })
-                })
+                .find(|(_, f)| f.selector() == Some(sel))
         });
         by_selector.or_else(|| self.find_function(name))
     }

@@ -19,6 +19,16 @@ pub struct FnSpan {
     pub inputs: Vec<(String, String)>,
 }
 
+impl FnSpan {
+    /// Its selector, where its parameter types are known.
+    pub fn selector(&self) -> Option<[u8; 4]> {
+        let sig = format!("{}({})", self.name, self.params.as_ref()?);
+        alloy_primitives::keccak256(sig.as_bytes())[..4]
+            .try_into()
+            .ok()
+    }
+}
+
 /// Functions and modifiers of an AST (solc's compact JSON), with their contract.
 pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>) {
     match node {
