@@ -5,31 +5,8 @@
 //! locations are found in the `.sol` text, argument values are the ones the transaction sent.
 
 use crate::anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil, EXPLICIT_GAS};
-use crate::run;
-use crate::sources_live::{at, code, frame_lines, legacy_path, output, stack};
+use crate::sources_live::{at, code, failed_tree, frame_lines, output, stack};
 use serde_json::json;
-
-fn trace(anvil: &Anvil, tx: serde_json::Value) -> String {
-    let (h, r) = anvil.send_and_wait(tx);
-    assert_eq!(r["status"], "0x0", "expected a failure, got {r}");
-    let hash = format!("{h:?}");
-    let r = run::cmd(&[
-        "tx",
-        &hash,
-        "--rpc-url",
-        anvil.url(),
-        "--abi",
-        &legacy_path(),
-    ])
-    .no_cache()
-    .run();
-    assert_eq!(
-        r.code, 3,
-        "exit {} (3: the transaction failed): {}",
-        r.code, r.stderr
-    );
-    r.stdout
-}
 
 /// The stack of `Guarded`'s constructor failing with `x`, innermost first, down to the
 /// constructor (without how its frame was reached).
@@ -80,7 +57,7 @@ fn a_failing_constructor_is_a_frame_of_the_stack_trace() {
 
         // Deployed by a transaction: the constructor is the outermost frame.
         let init = with_ctor_args(&guarded, &[w_u(x as u128), w_addr(callee)]);
-        let tree = trace(
+        let tree = failed_tree(
             &anvil,
             json!({"data": format!("0x{}", init.trim_start_matches("0x")),
                    "gas": format!("{EXPLICIT_GAS:#x}")}),
@@ -105,7 +82,7 @@ fn a_failing_constructor_is_a_frame_of_the_stack_trace() {
 
         // By `new` from Maker: the constructor reached by CREATE, under Maker.make.
         let data = calldata("make(uint256,address)", &[w_u(x as u128), w_addr(callee)]);
-        let tree = trace(
+        let tree = failed_tree(
             &anvil,
             json!({"to": maker, "data": hex0x(&data), "gas": format!("{EXPLICIT_GAS:#x}")}),
         );

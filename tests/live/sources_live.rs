@@ -126,6 +126,30 @@ impl World {
 
 /// The tree line of the frame (`CALL`, `STATICCALL`…) whose line contains `what`, and the two
 /// lines under it (source and carets).
+/// Sends `tx`, which must fail, and traces it with the legacy output as `--abi`: the tree
+/// (exit 3: the transaction failed).
+pub(crate) fn failed_tree(anvil: &Anvil, tx: Value) -> String {
+    let (h, r) = anvil.send_and_wait(tx);
+    assert_eq!(r["status"], "0x0", "expected a failure: {r}");
+    let hash = format!("{h:?}");
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        &legacy_path(),
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(
+        r.code, 3,
+        "exit {} (3: the transaction failed): {}",
+        r.code, r.stderr
+    );
+    r.stdout
+}
+
 pub(crate) fn frame_lines<'a>(tree: &'a str, what: &str) -> (&'a str, &'a str, &'a str) {
     let lines: Vec<&str> = tree.lines().collect();
     let i = lines
@@ -1032,24 +1056,13 @@ fn reverts_without_a_reason_are_explained() {
     let strict = anvil.deploy(&code(&legacy, "Inference.sol", "StrictFallback"));
     let caller = anvil.deploy(&code(&legacy, "Inference.sol", "Caller"));
     let tree = |to: Address, data: Vec<u8>, value: u128| -> String {
-        let (h, r) = anvil.send_and_wait(json!({
-            "to": to, "data": hex0x(&data), "value": anvil::qty(value),
-            "gas": format!("{EXPLICIT_GAS:#x}"),
-        }));
-        assert_eq!(r["status"], "0x0", "expected a failure: {r}");
-        let hash = format!("{h:?}");
-        let r = run::cmd(&[
-            "tx",
-            &hash,
-            "--rpc-url",
-            anvil.url(),
-            "--abi",
-            &legacy_path(),
-        ])
-        .no_cache()
-        .run();
-        assert_eq!(r.code, 3, "{}", r.stderr);
-        r.stdout
+        failed_tree(
+            &anvil,
+            json!({
+                "to": to, "data": hex0x(&data), "value": anvil::qty(value),
+                "gas": format!("{EXPLICIT_GAS:#x}"),
+            }),
+        )
     };
 
     let t = tree(no_fallback, calldata("test()", &[]), 1);
