@@ -6,10 +6,11 @@
 //! [`alloc`], [`geth`], [`redact`] → [`rpc`] → [`chain`] → [`source`] (where state and
 //! transactions come from) → [`trace`] (tracers shaped like geth's) → [`replay`] (revm
 //! environment and execution) → [`render`] (trees, JSON, tables) → [`names`], [`policy`],
-//! [`wallet`], [`node`], [`serve`] → the binary's `cli`.
+//! [`wallet`], [`node`], [`serve`] → [`debug`] (the step debugger) → the binary's `cli`.
 
 pub mod alloc;
 pub mod chain;
+pub mod debug;
 pub mod geth;
 pub mod names;
 pub mod node;

@@ -25,6 +25,7 @@ pub mod call;
 pub mod call_input;
 pub mod columnar;
 pub mod common;
+pub mod debug;
 pub mod diff;
 pub mod foundry;
 pub mod gas;
@@ -85,6 +86,9 @@ pub enum Command {
     Access(access::AccessArgs),
     /// Compare the local trace of a transaction with the node's own, field by field.
     Diff(diff::DiffArgs),
+    /// Step through one transaction in the terminal, at the source level (by hash, or
+    /// --fixture/--bundle FILE offline).
+    Debug(debug::DebugArgs),
     /// Gas tables (by opcode, frame, contract) and a flamegraph for one transaction.
     Gas(gas::GasArgs),
     /// Replay bundles: self-contained offline copies of a transaction and its pre-state.
@@ -125,6 +129,7 @@ impl Cli {
             Command::Access(a) => a.run(),
             Command::Diff(a) => a.run(),
             Command::Gas(a) => a.run(),
+            Command::Debug(a) => a.run(),
             Command::Bundle(b) => b.run(),
             Command::Node(n) => n.run(),
             Command::Policy(p) => p.run(),

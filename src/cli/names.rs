@@ -26,14 +26,19 @@ impl TraceArgs {
 
 /// The run's name sources (explorer not yet attached: it needs the chain id).
 pub fn load_names(args: &TraceArgs) -> Result<Names, CliError> {
+    load_names_from(&args.abi, &args.names)
+}
+
+/// [`load_names`] from `--abi` and the name flags alone (`debug` takes no tracer flags).
+pub fn load_names_from(abi: &[String], names: &super::common::NameArgs) -> Result<Names, CliError> {
     let cwd = std::env::current_dir().ok();
-    let discover = if args.names.no_project {
+    let discover = if names.no_project {
         None
     } else {
         cwd.as_deref()
     };
-    Names::load(&args.abi, &args.names.signatures, discover)
-        .map(|n| n.with_solc(args.names.solc.clone()))
+    Names::load(abi, &names.signatures, discover)
+        .map(|n| n.with_solc(names.solc.clone()))
         .map_err(|e| CliError::input(e.to_string()))
 }
 

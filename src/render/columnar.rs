@@ -351,6 +351,8 @@ impl Tables {
                     self.traces.push(block, tx_index, &hash, f);
                 }
             }
+            // A step debugger's record: no table has it (no range runs it).
+            TraceResult::Steps(_) => {}
             other @ (TraceResult::FourByte(_)
             | TraceResult::Keccak256Preimage(_)
             | TraceResult::Noop(_)

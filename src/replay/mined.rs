@@ -459,6 +459,31 @@ impl Mined {
         })
     }
 
+    /// The state just before the target runs — the block's earlier transactions applied, then
+    /// `overrides` — as revm's cache over [`Mined::snapshot`], with the environment its replay
+    /// runs in (the node's frames of the chain's precompiles spliced): what a step debugger
+    /// runs again and again, offline.
+    pub fn pre_state(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        overrides: Option<&super::overrides::StateOverride>,
+    ) -> Result<(revm::database::Cache, EvmEnv), super::Error> {
+        let index = Some(self.index as u64);
+        let prepare = |db: &mut ReplayDb<'_>| {
+            if let Some(o) = overrides {
+                o.apply(db)
+            }
+        };
+        let noop = crate::trace::TracerSpec::Noop;
+        let ((pre, _), _) = self.drive(source, cache, Some(&prepare), &|db, env, tx, offset| {
+            let pre = (db.cache.clone(), env.clone());
+            let t = super::trace_at(db, env, tx, &noop, offset, index)?;
+            Ok((pre, t.outcome))
+        })?;
+        Ok(pre)
+    }
+
     /// The block whose state the snapshot holds (a number tag): the parent of the
     /// transaction's block.
     pub fn state_block(&self) -> &str {

@@ -144,6 +144,9 @@ pub enum TraceResult {
     StructLog(crate::trace::opcode::StructLogResult),
     /// `chaintrace gas` tables (not a geth shape).
     Gas(Box<crate::trace::gas::GasReport>),
+    /// A step debugger's log or view (`chaintrace debug`; never printed as a trace).
+    #[serde(skip_serializing)]
+    Steps(Box<crate::trace::steps::Stepped>),
     Erc7562(Box<crate::trace::erc7562::Erc7562Frame>),
     /// Whatever a JavaScript tracer's `result` returned, as the JSON text it stringified to.
     Js(Box<serde_json::value::RawValue>),
@@ -349,6 +352,18 @@ pub fn trace_struct_logs_dry(
 ) -> Result<TracedTx, ReplayError> {
     let logger = crate::trace::opcode::StructLogger::dry(cfg.clone());
     trace_with(db, env, tx, Tracer::StructLog(Box::new(logger)), tx_index)
+}
+
+/// Runs a transaction under a step recorder (`chaintrace debug`): every step's pc and frame, or
+/// the machine at one step; the result is [`TraceResult::Steps`].
+pub fn trace_steps(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    recorder: crate::trace::steps::StepRecorder,
+    tx_index: Option<u64>,
+) -> Result<TracedTx, ReplayError> {
+    trace_with(db, env, tx, Tracer::Steps(Box::new(recorder)), tx_index)
 }
 
 #[cfg_attr(not(feature = "js"), allow(unused_variables))]
@@ -572,6 +587,7 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             }
             TraceResult::StructLog(t.into_result(e.outcome.gas_used)?)
         }
+        Tracer::Steps(t) => TraceResult::Steps(Box::new(t.finish())),
         Tracer::Gas(t) => TraceResult::Gas(Box::new(t.into_report(
             e.tx.env.gas_limit,
             e.outcome.gas_used,

@@ -191,7 +191,7 @@ impl FrameSteps {
     pub const ARG_WORDS: usize = 16;
 
     #[inline]
-    fn record(&mut self, pc: u32) {
+    pub(crate) fn record(&mut self, pc: u32) {
         self.last_pc = pc;
         if self.recent.len() < Self::RECENT {
             self.recent.push(pc);
@@ -199,6 +199,33 @@ impl FrameSteps {
             self.recent[self.seen % Self::RECENT] = pc;
         }
         self.seen += 1;
+    }
+
+    /// A frame's steps from its start, called from `caller` (see [`FrameSteps::caller`]).
+    pub fn called_from(caller: Option<(u32, usize)>) -> FrameSteps {
+        FrameSteps {
+            caller,
+            ..FrameSteps::default()
+        }
+    }
+
+    /// A JUMP at `pc` to `dest` with the stack `data` (the destination on top), marked `mark`
+    /// (`b'i'` into a function: the words under the destination kept as its arguments; `b'o'`
+    /// out of one; 0 otherwise).
+    #[inline]
+    pub(crate) fn jump(&mut self, pc: u32, dest: u32, data: &[U256], mark: u8) {
+        match mark {
+            b'i' => {
+                let below = &data[..data.len().saturating_sub(1)];
+                let from = below.len().saturating_sub(Self::ARG_WORDS);
+                self.args.push((self.jumps.len(), below[from..].to_vec()));
+            }
+            b'o' => {
+                self.args.pop();
+            }
+            _ => {}
+        }
+        self.jumps.push((pc, dest));
     }
 
     /// The last pcs the frame ran, newest first.
@@ -467,19 +494,11 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
                                 })
                                 .clone()
                         });
-                        match marks.as_ref().and_then(|m| m.get(pc as usize)) {
-                            Some(b'i') => {
-                                let below = &data[..data.len() - 1];
-                                let from = below.len().saturating_sub(FrameSteps::ARG_WORDS);
-                                steps.args.push((steps.jumps.len(), below[from..].to_vec()));
-                            }
-                            Some(b'o') => {
-                                steps.args.pop();
-                            }
-                            _ => {}
-                        }
+                        let mark = marks.as_ref().and_then(|m| m.get(pc as usize)).copied();
+                        steps.jump(pc, dest, data, mark.unwrap_or(0));
+                    } else {
+                        steps.jump(pc, dest, data, 0);
                     }
-                    steps.jumps.push((pc, dest));
                 }
             }
         }

@@ -22,6 +22,7 @@ pub mod prestate;
 pub mod selectors;
 pub mod spool;
 pub mod state;
+pub mod steps;
 pub mod vm_trace;
 
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
@@ -380,6 +381,8 @@ pub enum Tracer {
     Erc7562(Box<Erc7562Tracer>),
     #[cfg(feature = "js")]
     Js(Box<js::JsTracer>),
+    /// Every step's pc and frame, or the machine at one step (`chaintrace debug`).
+    Steps(Box<steps::StepRecorder>),
     /// No tracing: replaying the transactions before the target in its block.
     None,
 }
@@ -427,6 +430,7 @@ macro_rules! dispatch {
             Tracer::StructLog($t) => $e,
             Tracer::Gas($t) => $e,
             Tracer::Erc7562($t) => $e,
+            Tracer::Steps($t) => $e,
             #[cfg(feature = "js")]
             Tracer::Js($t) => $e,
             Tracer::Noop | Tracer::None => $default,
