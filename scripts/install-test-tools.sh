@@ -7,6 +7,7 @@
 #   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
 #   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
+#   /usr/bin/tmux -> Debian's tmux (apt): the terminal the debugger's tests drive
 #
 # The npm package is a plain tarball: package/package.json + package/bin/anvil
 # (a static-ish linux x86_64 binary). We fetch it with `npm pack` (which checks
@@ -160,6 +161,27 @@ install_chromium() {
     log "installed: $(dpkg-query -W -f='chromium ${Version}' chromium)"
 }
 
+# Debian 12's tmux, pinned: the terminal the debugger's tests drive (send-keys, capture-pane).
+TMUX_VERSION="3.3a-3"
+install_tmux() {
+    local have
+    have="$(dpkg-query -W -f='${Version}' tmux 2>/dev/null || true)"
+    if [ "$have" = "$TMUX_VERSION" ] && [ -x /usr/bin/tmux ]; then
+        log "tmux $TMUX_VERSION already installed"
+        return 0
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "apt-get is required to install tmux (Debian)"
+    log "installing Debian's tmux $TMUX_VERSION"
+    apt-get update -qq >/dev/null || die "apt-get update failed"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "tmux=$TMUX_VERSION" >/dev/null 2>&1; then
+        log "warning: tmux $TMUX_VERSION is no longer in the archive; installing its current tmux"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
+            || die "apt-get install tmux failed"
+    fi
+    [ -x /usr/bin/tmux ] || die "tmux installed but /usr/bin/tmux is missing"
+    log "installed: $(dpkg-query -W -f='tmux ${Version}' tmux)"
+}
+
 # solc-js 0.7.6 behind a `solc` stand-in (`--version` and `--standard-json`, all chaintrace
 # asks of a compiler): the compiler that rebuilds Uniswap v3's pool map in
 # tests/live/uniswap_sources.rs, laid out there as Foundry's svm keeps compilers.
@@ -206,3 +228,4 @@ install_solc_old
 install_ethers
 install_playwright
 install_chromium
+install_tmux

@@ -15,6 +15,8 @@ mod proxy;
 mod run;
 #[path = "../support/serve.rs"]
 mod serve_support;
+#[path = "../support/tmux.rs"]
+mod tmux;
 
 mod assets;
 mod call_inputs;

@@ -1190,3 +1190,61 @@ fn an_artifact_rebuilt_since_the_deployment_is_named() {
     .run();
     assert!(!r.stderr.contains("runs code like"), "{}", r.stderr);
 }
+
+/// `chaintrace debug` on an anvil transaction, in a real terminal (tmux), inside a Foundry
+/// project: jump to the revert, step back; the failing `require` (read from the `.sol` file)
+/// is on screen and highlighted, and the call stack pane lists the internal functions of
+/// `tx`'s stack trace, with their arguments.
+#[test]
+fn the_debugger_jumps_to_the_revert_in_a_foundry_project() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let foundry = tmp("debugger");
+    foundry_project(&foundry);
+    let r = run::cmd(&["tx", &h, "--rpc-url", w.anvil.url()])
+        .no_cache()
+        .dir(&foundry)
+        .run();
+    let stack = stack(&r.stdout);
+    assert!(
+        stack.len() >= 2 && stack[0].starts_with("at Leaf._check(x: 5)"),
+        "{}",
+        r.stdout
+    );
+
+    let t = crate::tmux::Tmux::start(
+        &foundry,
+        &["debug", &h, "--rpc-url", w.anvil.url()],
+        &[("CHAINTRACE_NO_CACHE", "1")],
+    );
+    t.wait_for("step 1/", 120);
+    t.keys(&["r"]);
+    let at_revert = t.wait_for(" REVERT ", 30);
+    let step = |s: &str| -> usize {
+        let at = s.find("step ").unwrap() + 5;
+        s[at..].split('/').next().unwrap().parse().unwrap()
+    };
+    let revert = step(&at_revert);
+    t.keys(&["k"]);
+    let back = t.wait_for(&format!("step {}/", revert - 1), 30);
+
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let line: usize = require.split(':').nth(1).unwrap().parse().unwrap();
+    let text = std::fs::read_to_string(Path::new(SRC).join("Leaf.sol")).unwrap();
+    let failing = text.lines().nth(line - 1).unwrap().trim();
+    assert!(
+        t.screen().iter().any(|row| row.highlights(failing)),
+        "{failing:?} is not highlighted:\n{back}"
+    );
+    for entry in &stack {
+        // The pane wraps at its width: compare the function and where, as `tx` prints them.
+        let head = entry.split(", reached by").next().unwrap();
+        assert!(
+            back.contains(head),
+            "{head:?} not in the call stack:\n{back}"
+        );
+    }
+    t.keys(&["q"]);
+    t.wait_for("[exited 0]", 30);
+    let _ = std::fs::remove_dir_all(&foundry);
+}

@@ -9,6 +9,8 @@ mod http;
 mod offline;
 #[path = "../support/run.rs"]
 mod run;
+#[path = "../support/tmux.rs"]
+mod tmux;
 
 mod access;
 mod architecture;
@@ -17,6 +19,7 @@ mod chain_rules;
 mod cli;
 mod conformance;
 mod conventions;
+mod debug_tui;
 mod doc_examples;
 mod erc7562;
 mod failed_steps;

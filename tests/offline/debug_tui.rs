@@ -1,0 +1,81 @@
+//! `chaintrace debug` in a real terminal (Debian's tmux) on the bundled fixture: jump to the
+//! revert, step back, and read the screen; and its refusal without a terminal.
+
+use std::path::Path;
+
+use crate::run;
+use crate::tmux::Tmux;
+
+const FIXTURE: &str = "fixtures/reverted-nested.json";
+
+/// The header's `step N/M`.
+fn step_of(screen: &str) -> (usize, usize) {
+    let at = screen.find("step ").expect("a header with the step");
+    let rest = &screen[at + 5..];
+    let end = rest.find(' ').unwrap();
+    let (n, m) = rest[..end].split_once('/').unwrap();
+    (n.parse().unwrap(), m.parse().unwrap())
+}
+
+#[test]
+fn jumping_to_the_revert_and_stepping_back_shows_the_failing_line_and_the_stack() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // What `tx` says of the same fixture: its Solidity stack trace.
+    let r = run::cmd(&["tx", "--fixture", FIXTURE]).dir(root).run();
+    let stack: Vec<String> = r
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "Solidity stack trace:")
+        .skip(1)
+        .map(|l| l.trim().to_string())
+        .collect();
+    assert_eq!(stack.len(), 3, "{}", r.stdout);
+
+    let t = Tmux::start(root, &["debug", "--fixture", FIXTURE], &[]);
+    let first = t.wait_for("step 1/", 120);
+    let (_, total) = step_of(&first);
+    t.keys(&["r"]);
+    let at_revert = t.wait_for(" REVERT ", 30);
+    let (revert, _) = step_of(&at_revert);
+    assert!(revert > 1 && revert <= total, "{at_revert}");
+    t.keys(&["k"]);
+    let back = t.wait_for(&format!("step {}/{total}", revert - 1), 30);
+
+    // The failing line, as the contract's source has it, is on screen and highlighted.
+    let sol = std::fs::read_to_string(root.join("tests/contracts/Helpers.sol")).unwrap();
+    let failing = sol
+        .lines()
+        .find(|l| l.contains("revert Custom(code, msg.sender, \"custom error\");"))
+        .unwrap()
+        .trim();
+    let rows = t.screen();
+    assert!(
+        rows.iter().any(|row| row.highlights(failing)),
+        "{failing:?} is not highlighted:\n{back}"
+    );
+    // Every function of `tx`'s stack trace is in the call stack pane, innermost first.
+    let mut from = 0;
+    for entry in &stack {
+        let at = back[from..]
+            .find(entry.as_str())
+            .unwrap_or_else(|| panic!("{entry:?} not on screen (in order):\n{back}"));
+        from += at + entry.len();
+    }
+    t.keys(&["q"]);
+    t.wait_for("[exited 0]", 30);
+}
+
+#[test]
+fn without_a_terminal_it_exits_1_naming_tx() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let r = run::cmd(&["debug", "--fixture", FIXTURE]).dir(root).run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr
+            .contains("chaintrace debug is interactive and needs a terminal on stdout")
+            && r.stderr.contains("`chaintrace tx`"),
+        "{}",
+        r.stderr
+    );
+}
