@@ -91,3 +91,6 @@ impl Session {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

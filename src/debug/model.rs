@@ -379,8 +379,20 @@ impl Model {
         let f = self.log.frame(j);
         let Some(map) = self.map(f) else { return false };
         let pc = self.log.pc(j);
+        // Entered: the last step before it in this frame that has a line (generated code
+        // between two parts of one statement does not count) was elsewhere.
         let same_as_before = |now: Option<usize>, before: &dyn Fn(usize) -> Option<usize>| {
-            j > 0 && self.log.frame(j - 1) == f && now.is_some() && before(j - 1) == now
+            if now.is_none() {
+                return false;
+            }
+            let mut k = j;
+            while k > 0 && self.log.frame(k - 1) == f {
+                k -= 1;
+                if let Some(b) = before(k) {
+                    return Some(b) == now;
+                }
+            }
+            false
         };
         self.breakpoints.iter().any(|b| match b {
             Breakpoint::Line { file, line } => {
@@ -394,22 +406,20 @@ impl Model {
                 !same_as_before(line_of(j), &line_of)
             }
             Breakpoint::Function(name) => {
-                let Some((_, func)) = map.function_at_pc(pc) else {
+                // Entered: the JUMP before it goes into a function (marked `i`), and the
+                // function there is the one named. (The map's spans alone would stop in code
+                // the optimizer shares between functions.)
+                if j == 0 || self.log.frame(j - 1) != f || self.mark(j - 1) != b'i' {
+                    return false;
+                }
+                let Some((_, func)) = map.entered_function(pc) else {
                     return false;
                 };
                 let (contract, fname) = match name.rsplit_once('.') {
                     Some((c, n)) => (Some(c), n),
                     None => (None, name.as_str()),
                 };
-                if func.name != fname || contract.is_some_and(|c| c != func.contract) {
-                    return false;
-                }
-                let fn_of = |k: usize| {
-                    let m = self.map(self.log.frame(k))?;
-                    let (_, g) = m.function_at_pc(self.log.pc(k))?;
-                    Some(g.start ^ (g.end << 20))
-                };
-                !same_as_before(fn_of(j), &fn_of)
+                func.name == fname && contract.is_none_or(|c| c == func.contract)
             }
         })
     }

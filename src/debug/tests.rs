@@ -1,0 +1,204 @@
+//! Each key's effect on the step model (step, pc, depth, source line), on the bundled fixture
+//! (`fixtures/reverted-nested.json`: Hub.failNested → this.failInner → Reverter.failCustom,
+//! which reverts) with its contracts' build beside it. Expected lines are found in the `.sol`
+//! files, not taken from the model.
+
+use revm::bytecode::opcode::{REVERT, SSTORE};
+
+use super::model::Breakpoint;
+use super::{panes, Session, Target};
+use crate::names::Names;
+use crate::replay::{fixture_env, fixture_snapshot, fixture_tx};
+use crate::source::fixture::Fixture;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn session() -> Session {
+    let fx = Fixture::load(&format!("{ROOT}/fixtures/reverted-nested.json")).unwrap();
+    let build = format!("{ROOT}/fixtures/reverted-nested.build-info.json");
+    let names = Names::load(&[build], &[], None).unwrap();
+    let snapshot = fixture_snapshot(&fx);
+    let target = Target {
+        env: fixture_env(&fx, None),
+        tx: fixture_tx(&fx).unwrap(),
+        snapshot,
+        pre: Default::default(),
+        index: None,
+    };
+    let decoder = names.decoder();
+    Session::open(target, &names, decoder, "fixture".into()).unwrap()
+}
+
+/// The 1-based line of `file` (tests/contracts) holding `needle`.
+fn line(file: &str, needle: &str) -> usize {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/contracts/{file}")).unwrap();
+    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+}
+
+fn depth(s: &Session, i: usize) -> u16 {
+    s.model.log.frames[s.model.log.frame(i) as usize].depth
+}
+
+fn at_line(s: &Session, file: &str, n: usize, frame: u32) -> usize {
+    (0..s.model.len())
+        .find(|&i| {
+            s.model.log.frame(i) == frame && s.model.source_line(i) == Some((file.into(), n))
+        })
+        .unwrap_or_else(|| panic!("no step at {file}:{n} in frame {frame}"))
+}
+
+#[test]
+fn the_failure_is_the_innermost_revert() {
+    let s = session();
+    let f = s.model.failure_step().unwrap();
+    assert_eq!(s.model.log.op(f), REVERT);
+    assert_eq!(depth(&s, f), 2);
+    // The REVERT is the optimizer's revert tail, which the map gives to another `require`
+    // (Helpers.sol:55); the source pane places it as `tx` does: at the `revert` that ran.
+    let want = line("Helpers.sol", "revert Custom(code, msg.sender");
+    let (title, lines) = panes::source(&s, &s.view(f).unwrap(), 9);
+    assert!(
+        title.starts_with(&format!("Helpers.sol:{want}:")),
+        "{title}"
+    );
+    let shown = lines
+        .iter()
+        .map(|l| l.to_string())
+        .find(|l| l.contains("revert Custom("));
+    assert!(shown.unwrap().starts_with(&format!("{want:>5} │ ")));
+    // The frame's last step, and its first.
+    assert_eq!(s.model.frame_end(f), f);
+    let start = s.model.frame_start(f);
+    assert_eq!(s.model.log.pc(start), 0);
+    assert_eq!(depth(&s, start), 2);
+    assert_eq!(s.model.frame_end(start), f);
+}
+
+#[test]
+fn opcode_keys_move_one_step() {
+    let s = session();
+    let last = s.model.len() - 1;
+    assert_eq!(s.model.next_op(0), 1);
+    assert_eq!(s.model.prev_op(1), 0);
+    assert_eq!(s.model.prev_op(0), 0);
+    assert_eq!(s.model.next_op(last), last);
+    let f = s.model.failure_step().unwrap();
+    // One step back from the REVERT: same frame, the pc before.
+    let b = s.model.prev_op(f);
+    assert_eq!(s.model.log.frame(b), s.model.log.frame(f));
+    assert!(s.model.log.pc(b) < s.model.log.pc(f));
+}
+
+#[test]
+fn line_keys_move_to_another_line_and_back() {
+    let s = session();
+    let call = line("Hub.sol", "this.failInner(code);");
+    let i = at_line(&s, "Hub.sol", call, 0);
+    let j = s.model.next_line(i);
+    assert!(j > i);
+    let moved = s.model.log.frame(j) != 0 || s.model.source_line(j) != s.model.source_line(i);
+    assert!(moved, "next line stayed on Hub.sol:{call}");
+    // Back to where the line began.
+    let k = s.model.prev_line(j);
+    assert_eq!(s.model.source_line(k), s.model.source_line(i));
+    // Line by line from the call, the next frame entered is the callee's (depth 1).
+    let mut x = i;
+    while s.model.log.frame(x) == 0 {
+        x = s.model.next_line(x);
+    }
+    assert_eq!(depth(&s, x), 1);
+}
+
+#[test]
+fn step_over_runs_calls_through_and_step_out_returns_to_the_caller() {
+    let s = session();
+    let call = line("Hub.sol", "this.failInner(code);");
+    let i = at_line(&s, "Hub.sol", call, 0);
+    // Over the call: never in a deeper frame, whatever line comes next.
+    let mut x = i;
+    for _ in 0..4 {
+        let y = s.model.step_over(x);
+        assert_eq!(depth(&s, y), 0, "step over went into a call");
+        if y == x {
+            break;
+        }
+        x = y;
+    }
+    // Out of failCustom (depth 2): the caller's step after the call, at depth 1.
+    let f = s.model.failure_step().unwrap();
+    let out = s.model.step_out(f);
+    assert_eq!(depth(&s, out), 1);
+    let callee = &s.model.log.frames[s.model.log.frame(f) as usize];
+    assert_eq!(out, callee.end_step as usize);
+    // And out of failInner to failNested.
+    assert_eq!(depth(&s, s.model.step_out(out)), 0);
+}
+
+#[test]
+fn breakpoints_stop_at_their_line_and_function() {
+    let mut s = session();
+    let revert = line("Helpers.sol", "revert Custom(code, msg.sender");
+    s.model.breakpoints = vec![Breakpoint::parse(&format!("Helpers.sol:{revert}")).unwrap()];
+    let j = s.model.breakpoint(0, true).unwrap();
+    assert_eq!(s.model.source_line(j), Some(("Helpers.sol".into(), revert)));
+    assert_eq!(s.model.breakpoint(j, true), None);
+    assert_eq!(s.model.breakpoint(s.model.len() - 1, false), Some(j));
+
+    s.model.breakpoints = vec![Breakpoint::parse("Hub.failInner").unwrap()];
+    let j = s.model.breakpoint(0, true).unwrap();
+    assert_eq!(depth(&s, j), 1);
+    let map = s.model.map(s.model.log.frame(j)).unwrap();
+    let (_, f) = map.function_at_pc(s.model.log.pc(j)).unwrap();
+    assert_eq!((f.contract.as_str(), f.name.as_str()), ("Hub", "failInner"));
+    assert!(Breakpoint::parse("Hub.sol:x").is_err());
+}
+
+#[test]
+fn search_finds_opcodes_and_addresses() {
+    let s = session();
+    let j = s.model.search(0, "sstore", true).unwrap().unwrap();
+    assert_eq!(s.model.log.op(j), SSTORE);
+    assert_eq!(s.model.search(j, "SSTORE", false).unwrap(), None);
+    let reverter = s.model.log.frames[2].address;
+    let k = s
+        .model
+        .search(0, &format!("{reverter:?}"), true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(k, s.model.log.frames[2].first_step as usize);
+    assert!(s.model.search(0, "NOT_AN_OPCODE", true).is_err());
+}
+
+#[test]
+fn the_view_at_the_revert_has_the_stack_of_tx_and_the_storage_written() {
+    let s = session();
+    let f = s.model.failure_step().unwrap();
+    let v = s.view(f).unwrap();
+    assert_eq!(v.step as usize, f);
+    assert_eq!(v.op, REVERT);
+    assert_eq!(v.open.len(), 3);
+    let text: Vec<String> = panes::call_stack(&s, &v)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    let calls: Vec<&String> = text.iter().filter(|l| l.starts_with("at ")).collect();
+    let at = |file: &str, needle: &str| format!("{file}:{}", line(file, needle));
+    assert!(calls[0].starts_with("at Reverter.failCustom(code: 48879) (Helpers.sol:"));
+    assert!(calls[0].contains(&at("Helpers.sol", "revert Custom(code, msg.sender")));
+    assert!(calls[1].starts_with("at Hub.failInner(code: 48879) (Hub.sol:"));
+    assert!(calls[2].starts_with("at Hub.failNested(code: 48879) (Hub.sol:"));
+    assert!(calls[2].contains(&at("Hub.sol", "this.failInner(code);")));
+    // `attempts += 1` read slot 0 and wrote 1 before the revert.
+    let storage: Vec<String> = panes::storage(&s, &v)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(storage, vec!["0x0: read 0x0 wrote 0x1".to_string()]);
+    // The REVERT's memory range is the custom error's encoding, returned as revert data.
+    let (a, b) = panes::touched(&v).unwrap();
+    assert_eq!(
+        &v.memory[a..a + 4],
+        &alloy_primitives::keccak256("Custom(uint256,address,string)")[..4]
+    );
+    assert!(b > a + 4);
+}
