@@ -10,7 +10,7 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 
 use super::common::{exit, finish, parse_hash, CliError, NameArgs, RpcArgs};
-use super::names::{add_looked_up, load_names_from};
+use super::names::{add_looked_up, attach_lookups, load_names_from};
 use super::state::{print_note, StateArgs};
 
 /// Step through one transaction in the terminal: source, call stack with arguments, EVM stack,
@@ -84,7 +84,7 @@ impl DebugArgs {
                 abi.push(beside.display().to_string());
             }
         }
-        let names = load_names_from(&abi, &self.names)?;
+        let mut names = load_names_from(&abi, &self.names)?;
         let spec = names_spec(&names);
         let (target, decoder, title, check) = match offline {
             Some(path) => {
@@ -113,6 +113,13 @@ impl DebugArgs {
                 let cache = self.state.cache();
                 let mut mined =
                     Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
+                attach_lookups(
+                    &mut names,
+                    &self.names,
+                    true,
+                    mined.chain_id,
+                    source.client.timeout(),
+                );
                 let traced = mined.trace(&source, cache.as_ref(), &spec)?;
                 let overrides = match &patch {
                     Some(p) => {

@@ -105,9 +105,22 @@ pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) 
 /// Attaches the explorer/Sourcify lookup and the signature database when the user opted in,
 /// for `chain_id`.
 pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeout: Duration) {
-    names.signature_db = args.names.lookup_signatures.then(|| {
+    // foundry.toml is read only when names may be printed (plain `--json` prints none).
+    let wants_names = !args.json || args.decode || args.wants_gas();
+    attach_lookups(names, &args.names, wants_names, chain_id, timeout);
+}
+
+/// [`attach_explorer`] from the name flags alone; `wants_names`: whether names will be shown
+/// (foundry.toml's explorer keys are read only then).
+pub fn attach_lookups(
+    names: &mut Names,
+    args: &super::common::NameArgs,
+    wants_names: bool,
+    chain_id: u64,
+    timeout: Duration,
+) {
+    names.signature_db = args.lookup_signatures.then(|| {
         let url = args
-            .names
             .signature_db_url
             .clone()
             .filter(|u| !u.trim().is_empty())
@@ -117,12 +130,10 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
     let key = std::env::var("ETHERSCAN_API_KEY")
         .ok()
         .filter(|k| !k.trim().is_empty());
-    // foundry.toml is read only when names may be printed (plain `--json` prints none).
-    let wants_names = !args.json || args.decode || args.wants_gas();
     let configured = wants_names
         .then(|| configured_explorer(chain_id, key.as_deref()))
         .flatten();
-    let api = match (&args.names.explorer_api, configured, &key) {
+    let api = match (&args.explorer_api, configured, &key) {
         (Some(url), Some(c), _) => Some((url.clone(), Some(c.key))),
         (Some(url), None, _) => Some((url.clone(), key.clone())),
         (None, Some(c), _) => {
@@ -135,7 +146,7 @@ pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeo
         (None, None, Some(k)) => preset_api(chain_id).map(|u| (u.to_string(), Some(k.clone()))),
         (None, None, None) => None,
     };
-    let sourcify = match (&args.names.sourcify_url, args.names.sourcify) {
+    let sourcify = match (&args.sourcify_url, args.sourcify) {
         (Some(url), _) => Some(url.clone()),
         (None, true) => Some(SOURCIFY_DEFAULT.to_string()),
         (None, false) => None,
