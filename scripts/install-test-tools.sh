@@ -138,49 +138,32 @@ install_playwright() {
     log "installed: playwright-core $PLAYWRIGHT_VERSION in $js"
 }
 
-# Debian 12's chromium, pinned to the version the browser test was written against. A mirror
-# that no longer carries it (a security update replaced it) gets the archive's current one,
-# and this says so.
-CHROMIUM_VERSION="156.0.8078.108-1~deb12u1"
-install_chromium() {
-    local have
-    have="$(dpkg-query -W -f='${Version}' chromium 2>/dev/null || true)"
-    if [ "$have" = "$CHROMIUM_VERSION" ] && [ -x /usr/bin/chromium ]; then
-        log "chromium $CHROMIUM_VERSION already installed"
+# A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
+# that version is already there; a mirror that no longer carries it (a security update replaced
+# it) gets the archive's current one, and this says so.
+install_deb() {
+    local pkg="$1" version="$2" bin="$3" have
+    have="$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)"
+    if [ "$have" = "$version" ] && [ -x "$bin" ]; then
+        log "$pkg $version already installed"
         return 0
     fi
-    command -v apt-get >/dev/null 2>&1 || die "apt-get is required to install chromium (Debian)"
-    log "installing Debian's chromium $CHROMIUM_VERSION"
+    command -v apt-get >/dev/null 2>&1 || die "apt-get is required to install $pkg (Debian)"
+    log "installing Debian's $pkg $version"
     apt-get update -qq >/dev/null || die "apt-get update failed"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "chromium=$CHROMIUM_VERSION" >/dev/null 2>&1; then
-        log "warning: chromium $CHROMIUM_VERSION is no longer in the archive; installing its current chromium"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-            || die "apt-get install chromium failed"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg=$version" >/dev/null 2>&1; then
+        log "warning: $pkg $version is no longer in the archive; installing its current $pkg"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null \
+            || die "apt-get install $pkg failed"
     fi
-    [ -x /usr/bin/chromium ] || die "chromium installed but /usr/bin/chromium is missing"
-    log "installed: $(dpkg-query -W -f='chromium ${Version}' chromium)"
+    [ -x "$bin" ] || die "$pkg installed but $bin is missing"
+    log "installed: $(dpkg-query -W -f="$pkg \${Version}" "$pkg")"
 }
 
+# Debian 12's chromium, pinned to the version the browser test was written against.
+CHROMIUM_VERSION="156.0.8078.108-1~deb12u1"
 # Debian 12's tmux, pinned: the terminal the debugger's tests drive (send-keys, capture-pane).
 TMUX_VERSION="3.3a-3"
-install_tmux() {
-    local have
-    have="$(dpkg-query -W -f='${Version}' tmux 2>/dev/null || true)"
-    if [ "$have" = "$TMUX_VERSION" ] && [ -x /usr/bin/tmux ]; then
-        log "tmux $TMUX_VERSION already installed"
-        return 0
-    fi
-    command -v apt-get >/dev/null 2>&1 || die "apt-get is required to install tmux (Debian)"
-    log "installing Debian's tmux $TMUX_VERSION"
-    apt-get update -qq >/dev/null || die "apt-get update failed"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "tmux=$TMUX_VERSION" >/dev/null 2>&1; then
-        log "warning: tmux $TMUX_VERSION is no longer in the archive; installing its current tmux"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
-            || die "apt-get install tmux failed"
-    fi
-    [ -x /usr/bin/tmux ] || die "tmux installed but /usr/bin/tmux is missing"
-    log "installed: $(dpkg-query -W -f='tmux ${Version}' tmux)"
-}
 
 # solc-js 0.7.6 behind a `solc` stand-in (`--version` and `--standard-json`, all chaintrace
 # asks of a compiler): the compiler that rebuilds Uniswap v3's pool map in
@@ -227,5 +210,5 @@ install_cast
 install_solc_old
 install_ethers
 install_playwright
-install_chromium
-install_tmux
+install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
+install_deb tmux "$TMUX_VERSION" /usr/bin/tmux
