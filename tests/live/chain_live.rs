@@ -849,3 +849,43 @@ fn a_bundle_after_a_precompile_call_holds_what_the_call_left() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `chaintrace debug` under chain 1329's rules: the node's frames of the chain's precompiles
+/// spliced as `tx` splices them (the bank's answer stored), the staking precompile's failure
+/// the first failure of a transaction that succeeded, and the self-check after the screen.
+#[test]
+fn the_debugger_replays_under_the_chains_rules() {
+    let (a, hash) = simulated_chain();
+    let t = crate::tmux::Tmux::start(
+        std::path::Path::new("/"),
+        &[
+            "debug",
+            &hash,
+            "--rpc-url",
+            a.url(),
+            "--chain-rules",
+            "chain",
+        ],
+        &[("CHAINTRACE_NO_CACHE", "1")],
+    );
+    let first = t.wait_for("step 1/", 120);
+    assert!(first.contains("(succeeded)"), "{first}");
+    // The first failure: the call into staking, which ran no code here.
+    t.keys(&["r"]);
+    let at = t.wait_for(" CALL ", 30);
+    assert!(at.contains("depth 0"), "{at}");
+    // The SSTORE of the bank's answer: 0x2a, as the node's frame returned it.
+    t.keys(&["/", "S", "S", "T", "O", "R", "E", "Enter"]);
+    let store = t.wait_for(" SSTORE ", 30);
+    assert!(
+        store.contains("  0  0x0\n") || store.contains("  0  0x0 "),
+        "{store}"
+    );
+    assert!(store.contains("  1  0x2a"), "{store}");
+    t.keys(&["q"]);
+    let after = t.wait_for("[exited 0]", 30);
+    assert!(
+        after.contains("self-check: replay matches the receipt (status success"),
+        "{after}"
+    );
+}

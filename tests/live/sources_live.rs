@@ -1248,3 +1248,102 @@ fn the_debugger_jumps_to_the_revert_in_a_foundry_project() {
     t.wait_for("[exited 0]", 30);
     let _ = std::fs::remove_dir_all(&foundry);
 }
+
+/// The debugger where the tool works: behind a node that refuses every `debug_*` method (the
+/// state from `eth_get*`), on a bundle captured from the node and replayed offline (the node
+/// gone from the command line), and without any source map (`--no-project`, an ABI alone):
+/// opcode level, the frames named from the ABI.
+#[test]
+fn the_debugger_works_without_debug_apis_on_bundles_and_without_maps() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let foundry = tmp("debugger-where");
+    foundry_project(&foundry);
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let line: usize = require.split(':').nth(1).unwrap().parse().unwrap();
+    let text = std::fs::read_to_string(Path::new(SRC).join("Leaf.sol")).unwrap();
+    let failing = text.lines().nth(line - 1).unwrap().trim().to_string();
+    let check = |args: &[&str], dir: &Path, highlighted: bool, want: &[&str]| {
+        let t = crate::tmux::Tmux::start(dir, args, &[("CHAINTRACE_NO_CACHE", "1")]);
+        t.wait_for("step 1/", 120);
+        t.keys(&["r"]);
+        let screen = t.wait_for(" REVERT ", 30);
+        assert_eq!(
+            t.screen().iter().any(|row| row.highlights(&failing)),
+            highlighted,
+            "{args:?}: {failing:?} highlighted?\n{screen}"
+        );
+        for w in want {
+            assert!(
+                screen.contains(w),
+                "{args:?}: {w:?} not on screen:\n{screen}"
+            );
+        }
+        t.keys(&["q"]);
+        t.wait_for("[exited 0]", 30)
+    };
+
+    // A node without debug_*: refused, the replay runs on eth_get* state.
+    let p = crate::proxy::Proxy::start(w.anvil.url(), &["--deny", "debug_"]);
+    let after = check(
+        &["debug", &h, "--rpc-url", &p.url],
+        &foundry,
+        true,
+        &["at Leaf._check(x: 5)"],
+    );
+    assert!(
+        after.contains("self-check: replay matches the receipt (status failed"),
+        "{after}"
+    );
+
+    // A bundle, offline.
+    let bundle = foundry.join("tx.bundle.json");
+    let out_file = bundle.to_str().unwrap();
+    let r = run::cmd(&[
+        "bundle",
+        "capture",
+        &h,
+        "--rpc-url",
+        w.anvil.url(),
+        "-o",
+        out_file,
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check(
+        &["debug", "--bundle", bundle.to_str().unwrap()],
+        &foundry,
+        true,
+        &["at Leaf._check(x: 5)"],
+    );
+
+    // No source map: opcodes, and the frames named by the ABI given.
+    let bare = tmp("debugger-bare");
+    let out = output("solc-output.json");
+    let abi: Vec<Value> = ["Middle.sol", "Leaf.sol"]
+        .iter()
+        .flat_map(|f| {
+            let name = f.trim_end_matches(".sol");
+            out["contracts"][f][name]["abi"].as_array().unwrap().clone()
+        })
+        .collect();
+    let abi_file = bare.join("abi.json");
+    std::fs::write(&abi_file, Value::Array(abi).to_string()).unwrap();
+    check(
+        &[
+            "debug",
+            &h,
+            "--rpc-url",
+            w.anvil.url(),
+            "--no-project",
+            "--abi",
+            abi_file.to_str().unwrap(),
+        ],
+        &bare,
+        false,
+        &["no source map for", "midRevert(", "REVERT"],
+    );
+    let _ = std::fs::remove_dir_all(&foundry);
+    let _ = std::fs::remove_dir_all(&bare);
+}

@@ -217,3 +217,45 @@ fn a_fixed_build_turns_the_revert_into_success_and_anvil_agrees() {
         b.stderr
     );
 }
+
+/// `chaintrace debug --code-override`: the fixed code is what runs (its LOG1, no revert), and the
+/// mined receipt is not compared with it; without the override the same transaction reverts.
+#[test]
+fn the_debugger_steps_through_the_fixed_code() {
+    let a = anvil::Anvil::start();
+    let target = a.deploy(&initcode(BUGGY));
+    let (h, _) = a.send_and_wait(json!({"to": target, "data": "0x", "gas": "0x30d40"}));
+    let hash = format!("{h:?}");
+    let pair = format!("{target:?}=0x{}", fixed());
+    let dir = std::path::Path::new("/");
+    let env = [("CHAINTRACE_NO_CACHE", "1")];
+
+    let t = crate::tmux::Tmux::start(dir, &["debug", &hash, "--rpc-url", &a.url], &env);
+    assert!(t.wait_for("step 1/", 120).contains("(failed)"));
+    t.keys(&["r"]);
+    t.wait_for(" REVERT ", 30);
+    t.keys(&["q"]);
+    let after = t.wait_for("[exited 0]", 30);
+    assert!(
+        after.contains("self-check: replay matches the receipt"),
+        "{after}"
+    );
+
+    let args = [
+        "debug",
+        &hash,
+        "--rpc-url",
+        &a.url,
+        "--code-override",
+        &pair,
+    ];
+    let t = crate::tmux::Tmux::start(dir, &args, &env);
+    assert!(t.wait_for("step 1/", 120).contains("(succeeded)"));
+    t.keys(&["r"]);
+    t.wait_for("nothing failed in this transaction", 30);
+    t.keys(&["/", "L", "O", "G", "1", "Enter"]);
+    t.wait_for(" LOG1 ", 30);
+    t.keys(&["q"]);
+    let after = t.wait_for("[exited 0]", 30);
+    assert!(!after.contains("self-check"), "{after}");
+}
