@@ -1,10 +1,14 @@
 //! The server's memory cache: block pre-states kept after a replay (most recently used first,
-//! bounded by entries), and per-key locks so concurrent requests for the same block or
-//! transaction run one after another — the second finds the state the first fetched, here or
-//! in the on-disk cache, instead of fetching it again.
+//! bounded by entries), block trace answers by block hash (bounded by bytes), and per-key locks
+//! so concurrent requests for the same block or transaction run one after another — the second
+//! finds the state the first fetched, here or in the on-disk cache, instead of fetching it again.
+//!
+//! A block's trace is a function of the block (its hash), the node's rules (chain id and client)
+//! and the trace options: kept once its replay matched every receipt, it is the answer to the
+//! same question again, without a replay.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use crate::source::StateSnapshot;
@@ -12,9 +16,25 @@ use crate::source::StateSnapshot;
 /// Most state entries (accounts + slots + block hashes) held across all cached blocks.
 pub const DEFAULT_MAX_ENTRIES: usize = 2_000_000;
 
+/// Most bytes of block trace answers held.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// Block references (`0x1f`) asked before, remembered up to this many: a reference seen once is
+/// looked up by its hash first the next time.
+const MAX_SEEN: usize = 100_000;
+
+/// A block trace as it was answered: the JSON text and the notes its replay gave.
+pub struct Answer {
+    pub text: String,
+    pub notes: Vec<String>,
+}
+
 pub struct Memo {
     states: Mutex<VecDeque<(String, StateSnapshot)>>,
     max_entries: usize,
+    answers: Mutex<VecDeque<(String, Arc<Answer>)>>,
+    max_answer_bytes: usize,
+    seen: Mutex<HashSet<String>>,
     busy: Mutex<HashSet<String>>,
     freed: Condvar,
 }
@@ -38,6 +58,9 @@ impl Memo {
         Memo {
             states: Mutex::new(VecDeque::new()),
             max_entries,
+            answers: Mutex::new(VecDeque::new()),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            seen: Mutex::new(HashSet::new()),
             busy: Mutex::new(HashSet::new()),
             freed: Condvar::new(),
         }
@@ -92,6 +115,48 @@ impl Memo {
         states.truncate(keep);
     }
 
+    /// The answer kept under `key`, moved to the front.
+    pub fn answer(&self, key: &str) -> Option<Arc<Answer>> {
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        let i = answers.iter().position(|(k, _)| k == key)?;
+        let entry = answers.remove(i)?;
+        let a = entry.1.clone();
+        answers.push_front(entry);
+        Some(a)
+    }
+
+    /// Keeps `answer` under `key`, evicting the least recently used beyond the byte bound.
+    pub fn put_answer(&self, key: String, answer: Answer) {
+        if answer.text.len() > self.max_answer_bytes {
+            return;
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        answers.retain(|(k, _)| *k != key);
+        answers.push_front((key, Arc::new(answer)));
+        let mut total = 0;
+        let keep = answers
+            .iter()
+            .take_while(|(_, a)| {
+                total += a.text.len();
+                total <= self.max_answer_bytes
+            })
+            .count();
+        answers.truncate(keep);
+    }
+
+    /// Whether `block_ref` was asked for before; it is remembered from now on.
+    pub fn seen(&self, block_ref: &str) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(block_ref) {
+            return true;
+        }
+        if seen.len() >= MAX_SEEN {
+            seen.clear();
+        }
+        seen.insert(block_ref.to_string());
+        false
+    }
+
     /// Blocks cached right now.
     pub fn len(&self) -> usize {
         self.states.lock().unwrap_or_else(|p| p.into_inner()).len()
@@ -130,6 +195,27 @@ mod tests {
         assert_eq!(m.get("a").map(|s| s.entries()), Some(2));
         m.put("huge".into(), snap(6));
         assert!(m.get("huge").is_none());
+    }
+
+    #[test]
+    fn answers_are_kept_within_their_byte_bound() {
+        let mut m = Memo::new(5);
+        m.max_answer_bytes = 10;
+        let answer = |n: usize| Answer {
+            text: "x".repeat(n),
+            notes: vec!["note".into()],
+        };
+        m.put_answer("a".into(), answer(4));
+        m.put_answer("b".into(), answer(4));
+        assert_eq!(m.answer("a").map(|a| a.text.len()), Some(4));
+        m.put_answer("c".into(), answer(4));
+        // a was used after b: b goes.
+        assert!(m.answer("b").is_none());
+        assert_eq!(m.answer("a").unwrap().notes, vec!["note".to_string()]);
+        m.put_answer("huge".into(), answer(11));
+        assert!(m.answer("huge").is_none());
+        assert!(!m.seen("0x1"));
+        assert!(m.seen("0x1"));
     }
 
     fn later() -> Instant {

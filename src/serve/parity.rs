@@ -168,7 +168,7 @@ fn block(
     outcome: &mut Outcome,
 ) -> Result<Vec<TracedTx>, Fault> {
     let reference = block_number_param(params.get(0))?;
-    replay_block(ctx, source, &reference, spec, outcome)
+    replay_block(ctx, source, &reference, spec, outcome).map(|b| b.traces)
 }
 
 /// Answers one of [`METHODS`].

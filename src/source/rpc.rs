@@ -208,6 +208,50 @@ impl RpcSource {
         std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The node's `web3_clientVersion`, as the first batch that asked for it read it.
+    pub fn client_version_text(&self) -> Option<String> {
+        self.client_version.get()?.as_ref().ok().cloned()
+    }
+
+    /// The node's chain id and the hash of block `block_ref` (a number, tag or hash; the header
+    /// alone), with its `web3_clientVersion` in the same batch: one small request.
+    pub fn block_identity(&self, block_ref: &str) -> Result<(u64, B256), SourceError> {
+        let by_hash = block_ref.len() == 66;
+        let method = if by_hash {
+            "eth_getBlockByHash"
+        } else {
+            "eth_getBlockByNumber"
+        };
+        let calls = vec![
+            ("eth_chainId".to_string(), json!([])),
+            client_version_request(),
+            (method.to_string(), json!([block_ref, false])),
+        ];
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let id = res.next().unwrap_or(Ok(Value::Null))?;
+        if let Some(v) = res.next() {
+            self.note_client_version(v);
+        }
+        let chain_id = parse_u64(&id).map_err(|e| bad("chain id", e))?;
+        let v = res.next().unwrap_or(Ok(Value::Null))?;
+        if v.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {block_ref}"),
+            });
+        }
+        if by_hash {
+            expect_field(&v, "block", "hash", block_ref)?;
+        } else if block_ref.starts_with("0x") {
+            expect_field(&v, "block", "number", block_ref)?;
+        }
+        let hash = v
+            .get("hash")
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<B256>().ok())
+            .ok_or_else(|| bad("block", "no hash"))?;
+        Ok((chain_id, hash))
+    }
+
     /// The node's chain id, with its `web3_clientVersion` in the same batch.
     pub fn chain_id(&self) -> Result<u64, SourceError> {
         let calls = vec![

@@ -176,6 +176,44 @@ fn a_cold_block_trace_costs_one_round_trip_before_its_state_passes() {
     assert!(state >= 1, "{st}");
 }
 
+/// A block traced again under the same options is answered from the kept answer: one small
+/// upstream request (the header, for the block's hash), no state request, byte for byte the
+/// same answer; other options replay it; the block asked by its hash needs the header only.
+#[test]
+fn a_repeated_block_trace_is_the_kept_answer_after_one_header_request() {
+    let s = anvil::scenario();
+    let p = proxy::Proxy::start(&s.url, &["--deny", "debug_"]);
+    let serve = Serve::start(&p.url, &[]);
+    let receipt = s.anvil.receipt(s.multi_tx_block[0]);
+    let ask = |opts: Value| {
+        p.reset();
+        let r = serve.result(
+            "debug_traceBlockByNumber",
+            json!([receipt["blockNumber"], opts]),
+        );
+        (r, p.stats())
+    };
+    let (first, _) = ask(json!({"tracer": "callTracer"}));
+    let (again, st) = ask(json!({"tracer": "callTracer"}));
+    assert_eq!(again, first);
+    assert_eq!(st["requests"].as_u64(), Some(1), "{st}");
+    assert_eq!(st["stateRequests"].as_u64(), Some(0), "{st}");
+    // Other options: replayed (the header, then the block), the pre-state from memory.
+    let (with_log, st) = ask(json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}}));
+    assert_ne!(with_log, first);
+    assert_eq!(st["requests"].as_u64(), Some(2), "{st}");
+    let (with_log_again, st) =
+        ask(json!({"tracer": "callTracer", "tracerConfig": {"withLog": true}}));
+    assert_eq!(with_log_again, with_log);
+    assert_eq!(st["requests"].as_u64(), Some(1), "{st}");
+    let log = serve.log_when(|l| l.matches("debug_traceBlockBy").count() >= 4);
+    let hits = log
+        .lines()
+        .filter(|l| l.contains("debug_traceBlockBy") && l.contains("\"cacheHit\":true"))
+        .count();
+    assert!(hits >= 3, "{log}");
+}
+
 #[test]
 fn trace_call_with_overrides_matches_chaintrace_call() {
     let s = anvil::scenario();
