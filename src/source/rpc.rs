@@ -103,6 +103,9 @@ pub fn check_tx_and_receipt(hash: B256, tx: &Value, receipt: &Value) -> Result<(
     Ok(())
 }
 
+/// A block batch's answers: the chain id, the block, and the extra call's answer.
+type BlockBatch = (u64, Value, Option<Result<Value, RpcError>>);
+
 fn bad(what: &str, reason: impl std::fmt::Display) -> SourceError {
     SourceError::BadData {
         what: what.to_string(),
@@ -216,17 +219,36 @@ impl RpcSource {
     /// The node's chain id and the hash of block `block_ref` (a number, tag or hash; the header
     /// alone), with its `web3_clientVersion` in the same batch: one small request.
     pub fn block_identity(&self, block_ref: &str) -> Result<(u64, B256), SourceError> {
+        let (chain_id, v, _) = self.block_batch(block_ref, false, None)?;
+        let hash = v
+            .get("hash")
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<B256>().ok())
+            .ok_or_else(|| bad("block", "no hash"))?;
+        Ok((chain_id, hash))
+    }
+
+    /// One batch about block `block_ref` (see [`BlockBatch`]): the chain id, the node's `web3_clientVersion` (kept),
+    /// the block (`full`: with its transactions), checked to be the one asked for, and the answer
+    /// to `extra` after them.
+    fn block_batch(
+        &self,
+        block_ref: &str,
+        full: bool,
+        extra: Option<(String, Value)>,
+    ) -> Result<BlockBatch, SourceError> {
         let by_hash = block_ref.len() == 66;
         let method = if by_hash {
             "eth_getBlockByHash"
         } else {
             "eth_getBlockByNumber"
         };
-        let calls = vec![
+        let mut calls = vec![
             ("eth_chainId".to_string(), json!([])),
             client_version_request(),
-            (method.to_string(), json!([block_ref, false])),
+            (method.to_string(), json!([block_ref, full])),
         ];
+        calls.extend(extra);
         let mut res = self.client.batch(&calls)?.into_iter();
         let id = res.next().unwrap_or(Ok(Value::Null))?;
         if let Some(v) = res.next() {
@@ -244,12 +266,7 @@ impl RpcSource {
         } else if block_ref.starts_with("0x") {
             expect_field(&v, "block", "number", block_ref)?;
         }
-        let hash = v
-            .get("hash")
-            .and_then(Value::as_str)
-            .and_then(|h| h.parse::<B256>().ok())
-            .ok_or_else(|| bad("block", "no hash"))?;
-        Ok((chain_id, hash))
+        Ok((chain_id, v, res.next()))
     }
 
     /// The node's chain id, with its `web3_clientVersion` in the same batch.
@@ -420,43 +437,12 @@ impl RpcSource {
         block_ref: &str,
     ) -> Result<(u64, RpcBlock, Option<Vec<Value>>), SourceError> {
         use std::sync::atomic::Ordering;
-        let by_hash = block_ref.len() == 66;
         let by_block = !self.no_block_receipts.load(Ordering::Relaxed);
-        let mut calls = vec![
-            ("eth_chainId".to_string(), json!([])),
-            client_version_request(),
-            (
-                if by_hash {
-                    "eth_getBlockByHash"
-                } else {
-                    "eth_getBlockByNumber"
-                }
-                .to_string(),
-                json!([block_ref, true]),
-            ),
-        ];
-        if by_block {
-            calls.push(("eth_getBlockReceipts".to_string(), json!([block_ref])));
-        }
-        let mut res = self.client.batch(&calls)?.into_iter();
-        let id = res.next().unwrap_or(Ok(Value::Null))?;
-        if let Some(v) = res.next() {
-            self.note_client_version(v);
-        }
-        let chain_id = parse_u64(&id).map_err(|e| bad("chain id", e))?;
-        let v = res.next().unwrap_or(Ok(Value::Null))?;
-        if v.is_null() {
-            return Err(SourceError::NotFound {
-                what: format!("block {block_ref}"),
-            });
-        }
-        if by_hash {
-            expect_field(&v, "block", "hash", block_ref)?;
-        } else if block_ref.starts_with("0x") {
-            expect_field(&v, "block", "number", block_ref)?;
-        }
+        let receipts_call =
+            by_block.then(|| ("eth_getBlockReceipts".to_string(), json!([block_ref])));
+        let (chain_id, v, receipts) = self.block_batch(block_ref, true, receipts_call)?;
         let block = Self::parse_block(&v)?;
-        let receipts = match res.next() {
+        let receipts = match receipts {
             Some(Ok(Value::Array(r))) if r.len() == block.txs.len() => {
                 for (tx, r) in block.txs.iter().zip(&r) {
                     expect_field(r, "receipt", "transactionHash", &format!("{:?}", tx.hash))?;
