@@ -127,13 +127,23 @@ fn word(w: &U256) -> String {
     format!("{w:#x}")
 }
 
-/// The EVM stack, top first.
+/// The EVM stack, top first; the words the step's opcode takes are marked (`◂`) and bold.
 pub fn stack(v: &StepView) -> Vec<Line<'static>> {
+    let inputs = OpCode::new(v.op).map_or(0, |o| o.inputs() as usize);
     v.stack
         .iter()
         .rev()
         .enumerate()
-        .map(|(i, w)| Line::from(format!("{i:>3}  {}", word(w))))
+        .map(|(i, w)| {
+            if i < inputs {
+                Line::styled(
+                    format!("{i:>3}◂ {}", word(w)),
+                    Style::default().add_modifier(Modifier::BOLD),
+                )
+            } else {
+                Line::from(format!("{i:>3}  {}", word(w)))
+            }
+        })
         .collect()
 }
 
