@@ -76,7 +76,10 @@ pub fn source(s: &Session, v: &StepView, height: usize) -> (String, Vec<Line<'st
 
 /// How a frame is named: its contract's label and address, and the call it made.
 pub fn frame_name(s: &Session, f: &StepFrame) -> String {
-    let who = s.decoder.with_label(&f.address, format!("{:?}", f.address));
+    // Shortened as the tree shortens an address.
+    let full = f.address.to_checksum(None);
+    let short = format!("{}…{}", &full[..6], &full[full.len() - 4..]);
+    let who = s.decoder.with_label(&f.address, short);
     if f.kind.is_create() {
         let what = s
             .decoder
@@ -87,7 +90,7 @@ pub fn frame_name(s: &Session, f: &StepFrame) -> String {
     let call = s
         .decoder
         .describe_call_at(Some(f.code_address), &f.input, Some(f.value));
-    format!("{} {who}.{call}", f.kind.as_str())
+    format!("{} {who} {call}", f.kind.as_str())
 }
 
 /// The call stack: each open frame's Solidity functions (innermost first, with their arguments
