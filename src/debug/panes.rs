@@ -74,6 +74,14 @@ pub fn source(s: &Session, v: &StepView, height: usize) -> (String, Vec<Line<'st
     (title, out)
 }
 
+/// The file and line the source pane shows at `v` (the statement placed as `tx` places a
+/// failure), if any.
+pub fn here(s: &Session, v: &StepView) -> Option<(String, usize)> {
+    let open = v.open.last()?;
+    let loc = s.model.map(open.frame)?.location_at(&open.steps, None)?;
+    Some((loc.file, loc.line))
+}
+
 /// How a frame is named: its contract's label and address, and the call it made.
 pub fn frame_name(s: &Session, f: &StepFrame) -> String {
     // Shortened as the tree shortens an address.

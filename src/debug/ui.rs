@@ -49,6 +49,8 @@ pub struct App {
     pub search: Option<String>,
     pub help: bool,
     pub quit: bool,
+    /// The file and line the source pane shows (what `b` breaks on).
+    pub here: Option<(String, usize)>,
 }
 
 impl App {
@@ -60,6 +62,7 @@ impl App {
             search: None,
             help: false,
             quit: false,
+            here: None,
         }
     }
 
@@ -113,7 +116,7 @@ impl App {
                 }
             },
             KeyCode::Char('b') => {
-                match m.source_line(i) {
+                match self.here.clone().or_else(|| m.source_line(i)) {
                     Some((file, line)) => {
                         let b = Breakpoint::Line { file, line };
                         self.toggle(s, b);
@@ -328,7 +331,10 @@ pub fn run(s: &mut Session, start: usize) -> std::io::Result<()> {
         loop {
             if shown.as_ref().is_none_or(|v| v.step as usize != app.step) {
                 match s.view(app.step) {
-                    Ok(v) => shown = Some(v),
+                    Ok(v) => {
+                        app.here = panes::here(s, &v);
+                        shown = Some(v);
+                    }
                     Err(e) => {
                         app.message = format!("error: {e}");
                     }

@@ -61,6 +61,20 @@ fn jumping_to_the_revert_and_stepping_back_shows_the_failing_line_and_the_stack(
             .unwrap_or_else(|| panic!("{entry:?} not on screen (in order):\n{back}"));
         from += at + entry.len();
     }
+    // A breakpoint on the line shown, from the frame's start: `c` stops on it.
+    let line = sol
+        .lines()
+        .position(|l| l.trim() == failing)
+        .map(|n| n + 1)
+        .unwrap();
+    t.keys(&["b"]);
+    t.wait_for(&format!("breakpoint Helpers.sol:{line} set"), 30);
+    t.keys(&["g"]);
+    t.wait_for(" pc 0 ", 30);
+    t.keys(&["c"]);
+    let stopped = t.wait_for(&format!("Source Helpers.sol:{line}:"), 30);
+    let (at, _) = step_of(&stopped);
+    assert!(at < revert, "{stopped}");
     t.keys(&["q"]);
     t.wait_for("[exited 0]", 30);
 }
