@@ -60,14 +60,7 @@ fn names_spec(names: &chaintrace::names::Names) -> TracerSpec {
 
 impl DebugArgs {
     pub fn run(&self) -> Result<u8, CliError> {
-        if !std::io::stdout().is_terminal() {
-            return Err(CliError::input(
-                "chaintrace debug is interactive and needs a terminal on stdout; for output a \
-                 script can read, trace with `chaintrace tx` (e.g. `chaintrace tx HASH --tracer \
-                 opcodeTracer --json`, or `chaintrace tx HASH` for the call tree and the \
-                 Solidity stack)",
-            ));
-        }
+        // Bad input is named first, terminal or not; nothing is fetched without a terminal.
         let hardfork = super::common::hardfork_arg(self.hardfork.as_deref())?;
         let patch = self.whatif.patch()?;
         let offline = self.fixture.as_ref().or(self.bundle.as_ref());
@@ -75,6 +68,21 @@ impl DebugArgs {
             return Err(CliError::input(
                 "--code-override replays a mined transaction from a node: it cannot be used \
                  with --fixture or --bundle",
+            ));
+        }
+        let fixture = match offline {
+            Some(path) => Some(Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?),
+            None => {
+                parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
+                None
+            }
+        };
+        if !std::io::stdout().is_terminal() {
+            return Err(CliError::input(
+                "chaintrace debug is interactive and needs a terminal on stdout; for output a \
+                 script can read, trace with `chaintrace tx` (e.g. `chaintrace tx HASH --tracer \
+                 opcodeTracer --json`, or `chaintrace tx HASH` for the call tree and the \
+                 Solidity stack)",
             ));
         }
         let mut abi = self.abi.clone();
@@ -86,9 +94,8 @@ impl DebugArgs {
         }
         let mut names = load_names_from(&abi, &self.names)?;
         let spec = names_spec(&names);
-        let (target, decoder, title, check) = match offline {
-            Some(path) => {
-                let fx = Fixture::load(path).map_err(|e| CliError::input(e.to_string()))?;
+        let (target, decoder, title, check) = match (offline, fixture) {
+            (Some(path), Some(fx)) => {
                 let bad =
                     |e: chaintrace::replay::ReplayError| CliError::input(format!("{path}: {e}"));
                 let snapshot = fixture_snapshot(&fx);
@@ -106,7 +113,7 @@ impl DebugArgs {
                 let receipt = fx.receipt.clone();
                 (target, decoder, path.to_string(), (traced, receipt, None))
             }
-            None => {
+            _ => {
                 let hash =
                     parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
                 let source = self.rpc.source()?;
