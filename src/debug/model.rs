@@ -163,19 +163,20 @@ impl Model {
     }
 
     /// The next step at another line, into calls and internal functions; in a frame without a
-    /// map, the next opcode. Entering or leaving a frame without a map stops there.
+    /// map, the next opcode. Entering or leaving a frame without a map stops there. Lines are
+    /// placed ([`Placer`]): code the optimizer shares keeps the line before it.
     pub fn next_line(&self, i: usize) -> usize {
         let f0 = self.log.frame(i);
         if self.map(f0).is_none() {
             return self.next_op(i);
         }
-        let cur = self.line(i);
+        let mut p = Placer::new(self, i);
+        let cur = p.at(i);
         for j in i + 1..self.len() {
-            let f = self.log.frame(j);
-            if self.map(f).is_none() {
+            if self.map(self.log.frame(j)).is_none() {
                 return j;
             }
-            if let Some(l) = self.line(j) {
+            if let Some(l) = p.at(j) {
                 if Some(l) != cur {
                     return j;
                 }
@@ -184,50 +185,40 @@ impl Model {
         self.last()
     }
 
-    /// The first step of the line before the current one (by execution, into calls).
+    /// The first step of the line before the current one (by execution, into calls): lines are
+    /// placed as [`next_line`](Self::next_line) places them, by one pass from the start.
     pub fn prev_line(&self, i: usize) -> usize {
-        let f0 = self.log.frame(i);
-        if self.map(f0).is_none() {
+        if self.map(self.log.frame(i)).is_none() {
             return self.prev_op(i);
         }
-        let cur = self.line(i);
-        let mut j = i;
-        let found = loop {
-            if j == 0 {
-                return 0;
-            }
-            j -= 1;
-            if self.map(self.log.frame(j)).is_none() {
-                return j;
-            }
-            match self.line(j) {
-                Some(l) if Some(l) != cur => break l,
-                _ => {}
-            }
-        };
-        // Back to where that line began (through generated code inside it).
-        while j > 0 {
-            let p = j - 1;
-            if self.log.frame(p) != found.0 {
-                break;
-            }
-            match self.line(p) {
-                Some(l) if l == found => j = p,
-                None => {
-                    let mut k = p;
-                    while k > 0 && self.line(k).is_none() && self.log.frame(k) == found.0 {
-                        k -= 1;
-                    }
-                    if self.line(k) == Some(found) {
-                        j = k;
-                    } else {
-                        break;
+        self.prev_line_within(i, 4096)
+    }
+
+    /// [`prev_line`](Self::prev_line) by passes over a window before `i`, `width` steps first,
+    /// widened until the run before the one `i` is in begins inside it (a run cut by the
+    /// window's start may have begun earlier).
+    pub(super) fn prev_line_within(&self, i: usize, mut width: usize) -> usize {
+        loop {
+            let from = i.saturating_sub(width);
+            let mut p = Placer::new(self, from);
+            // The first run seen, the run before the one `i` is in, and that one.
+            let mut first = None;
+            let (mut before, mut run): (Option<usize>, Option<(Line, usize)>) = (None, None);
+            for j in from..=i {
+                if let Some(l) = p.at(j) {
+                    if run.map(|(r, _)| r) != Some(l) {
+                        before = run.map(|(_, start)| start);
+                        run = Some((l, j));
+                        first.get_or_insert(j);
                     }
                 }
-                _ => break,
+            }
+            match before {
+                Some(b) if first != Some(b) => return b,
+                _ if from == 0 => return before.unwrap_or(0),
+                _ => width = width.saturating_mul(8),
             }
         }
-        j
     }
 
     /// The next line in this frame and function: calls and internal functions run through.
@@ -236,7 +227,8 @@ impl Model {
         let f0 = self.log.frame(i);
         let d0 = self.depth(i);
         let has_map = self.map(f0).is_some();
-        let cur = self.line(i);
+        let mut p = Placer::new(self, i);
+        let cur = p.at(i);
         let mut inner: i64 = 0;
         for j in i + 1..self.len() {
             if self.log.frame(j - 1) == f0 {
@@ -246,6 +238,7 @@ impl Model {
                     _ => {}
                 }
             }
+            let line = p.at(j);
             let f = self.log.frame(j);
             if self.depth(j) < d0 {
                 return j;
@@ -253,22 +246,37 @@ impl Model {
             if f != f0 {
                 continue;
             }
-            if !has_map {
-                return j;
-            }
-            if inner < 0 {
+            if !has_map || inner < 0 {
                 return j;
             }
             if inner > 0 {
                 continue;
             }
-            if let Some(l) = self.line(j) {
+            if let Some(l) = line {
                 if Some(l) != cur {
                     return j;
                 }
             }
         }
         self.last()
+    }
+
+    /// The entered pcs of the internal functions open in frame `f` before step `upto`.
+    fn open_functions(&self, f: u32, upto: usize) -> Vec<u32> {
+        let start = self.log.frames[f as usize].first_step as usize;
+        let mut open = Vec::new();
+        for j in start..upto.min(self.len()) {
+            if self.log.frame(j) == f {
+                match self.mark(j) {
+                    b'i' => open.push(self.log.pc(j + 1)),
+                    b'o' => {
+                        open.pop();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        open
     }
 
     /// How many internal functions are open at step `i` in its frame.
@@ -371,66 +379,83 @@ impl Model {
         }
     }
 
-    /// Whether step `j` stops at a breakpoint (it enters the line or function).
-    pub fn at_breakpoint(&self, j: usize) -> bool {
-        if self.breakpoints.is_empty() {
+    /// Whether step `j` stops at a function breakpoint: the JUMP before it goes into a function
+    /// (marked `i`), and the function there is the one named. (The map's spans alone would
+    /// stop in code the optimizer shares between functions.)
+    fn enters_breakpoint_function(&self, j: usize) -> bool {
+        let f = self.log.frame(j);
+        if j == 0 || self.log.frame(j - 1) != f || self.mark(j - 1) != b'i' {
             return false;
         }
-        let f = self.log.frame(j);
         let Some(map) = self.map(f) else { return false };
-        let pc = self.log.pc(j);
-        // Entered: the last step before it in this frame that has a line (generated code
-        // between two parts of one statement does not count) was elsewhere.
-        let same_as_before = |now: Option<usize>, before: &dyn Fn(usize) -> Option<usize>| {
-            if now.is_none() {
-                return false;
-            }
-            let mut k = j;
-            while k > 0 && self.log.frame(k - 1) == f {
-                k -= 1;
-                if let Some(b) = before(k) {
-                    return Some(b) == now;
-                }
-            }
-            false
+        let Some((_, func)) = map.entered_function(self.log.pc(j)) else {
+            return false;
         };
         self.breakpoints.iter().any(|b| match b {
-            Breakpoint::Line { file, line } => {
-                let Some((sf, l)) = map.user_line(pc) else {
-                    return false;
-                };
-                if l != *line || !path_matches(&sf.path, file) {
-                    return false;
-                }
-                let line_of = |k: usize| self.line(k).map(|(_, p, l)| p ^ l);
-                !same_as_before(line_of(j), &line_of)
-            }
             Breakpoint::Function(name) => {
-                // Entered: the JUMP before it goes into a function (marked `i`), and the
-                // function there is the one named. (The map's spans alone would stop in code
-                // the optimizer shares between functions.)
-                if j == 0 || self.log.frame(j - 1) != f || self.mark(j - 1) != b'i' {
-                    return false;
-                }
-                let Some((_, func)) = map.entered_function(pc) else {
-                    return false;
-                };
                 let (contract, fname) = match name.rsplit_once('.') {
                     Some((c, n)) => (Some(c), n),
                     None => (None, name.as_str()),
                 };
                 func.name == fname && contract.is_none_or(|c| c == func.contract)
             }
+            Breakpoint::Line { .. } => false,
         })
+    }
+
+    /// Whether placed line `l` (at step `j`) is a line breakpoint's.
+    fn on_breakpoint_line(&self, j: usize) -> bool {
+        let f = self.log.frame(j);
+        let Some((file, line)) = self.map(f).and_then(|m| m.user_line(self.log.pc(j))) else {
+            return false;
+        };
+        self.breakpoints.iter().any(|b| {
+            matches!(b, Breakpoint::Line { file: bf, line: bl } if *bl == line && path_matches(&file.path, bf))
+        })
+    }
+
+    /// The steps where a breakpoint stops, in order, by one pass from the start: a line
+    /// breakpoint where its (placed) line is entered — the last placed line before it in its
+    /// frame was another — and a function breakpoint at the JUMP into the function.
+    fn breakpoint_hits(&self, mut visit: impl FnMut(usize) -> bool) {
+        if self.breakpoints.is_empty() {
+            return;
+        }
+        let mut p = Placer::new(self, 0);
+        let mut last: rustc_hash::FxHashMap<u32, Line> = Default::default();
+        for j in 0..self.len() {
+            let placed = p.at(j);
+            let f = self.log.frame(j);
+            let mut hit = self.enters_breakpoint_function(j);
+            if let Some(l) = placed {
+                if last.insert(f, l) != Some(l) && self.on_breakpoint_line(j) {
+                    hit = true;
+                }
+            }
+            if hit && !visit(j) {
+                return;
+            }
+        }
     }
 
     /// The next step (after `i`) at a breakpoint, or the previous one.
     pub fn breakpoint(&self, i: usize, forward: bool) -> Option<usize> {
-        if forward {
-            (i + 1..self.len()).find(|&j| self.at_breakpoint(j))
-        } else {
-            (0..i).rev().find(|&j| self.at_breakpoint(j))
-        }
+        let mut found = None;
+        self.breakpoint_hits(|j| {
+            if forward {
+                if j > i {
+                    found = Some(j);
+                    return false;
+                }
+                true
+            } else {
+                if j < i {
+                    found = Some(j);
+                }
+                j < i
+            }
+        });
+        found
     }
 
     /// The next (or previous) step matching `query`: an opcode name (`SSTORE`), or an address
@@ -468,6 +493,53 @@ impl Model {
         } else {
             (0..i).rev().find(|&j| self.log.op(j) == op)
         })
+    }
+}
+
+/// Lines as the source pane places them, step by step forward: a step's line counts only where
+/// its span can have run as part of the internal function open in its frame
+/// ([`CodeMap::ran_in`]): code the optimizer shares between functions (a revert tail) carries
+/// the map's entry of another function's statement, and keeps the line before it instead.
+struct Placer<'m> {
+    m: &'m Model,
+    /// Per frame, the entered pcs of its open internal functions (from the frame's start when
+    /// the frame is first met).
+    open: rustc_hash::FxHashMap<u32, Vec<u32>>,
+    next: usize,
+}
+
+impl<'m> Placer<'m> {
+    /// A placer whose first step will be `from`.
+    fn new(m: &'m Model, from: usize) -> Placer<'m> {
+        Placer {
+            m,
+            open: Default::default(),
+            next: from,
+        }
+    }
+
+    /// The placed line of step `j`; steps are given in order, each once, from `from`.
+    fn at(&mut self, j: usize) -> Option<Line> {
+        debug_assert_eq!(j, self.next);
+        self.next = j + 1;
+        let m = self.m;
+        let f = m.log.frame(j);
+        let open = self.open.entry(f).or_insert_with(|| m.open_functions(f, j));
+        let line = m.line(j).filter(|_| {
+            let (Some(map), Some(&dest)) = (m.map(f), open.last()) else {
+                return true;
+            };
+            map.entered_function(dest)
+                .is_none_or(|scope| map.ran_in(m.log.pc(j), scope))
+        });
+        match m.mark(j) {
+            b'i' => open.push(m.log.pc(j + 1)),
+            b'o' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        line
     }
 }
 

@@ -202,3 +202,56 @@ fn the_view_at_the_revert_has_the_stack_of_tx_and_the_storage_written() {
     );
     assert!(b > a + 4);
 }
+
+#[test]
+fn previous_lines_found_in_windows_are_those_of_a_whole_pass() {
+    let s = session();
+    for i in 0..s.model.len() {
+        let whole = s.model.prev_line_within(i, usize::MAX);
+        for width in [1, 2, 3, 7, 16] {
+            assert_eq!(
+                s.model.prev_line_within(i, width),
+                whole,
+                "step {i}, width {width}"
+            );
+        }
+    }
+}
+
+#[test]
+fn code_the_optimizer_shares_is_not_a_line_of_its_own() {
+    let mut s = session();
+    // failCustom's revert runs the revert tail the optimizer shares with failRequire's
+    // `require` (the map gives that tail failRequire's line), which never ran here.
+    let revert = line("Helpers.sol", "revert Custom(code, msg.sender");
+    let require = line(
+        "Helpers.sol",
+        "require(x > 100, \"chaintrace: require failed\");",
+    );
+    let f = s.model.failure_step().unwrap();
+    let frame = s.model.log.frame(f);
+    assert_eq!(
+        s.model.source_line(f),
+        Some(("Helpers.sol".into(), require)),
+        "the raw map's line of the tail"
+    );
+    let last_revert_line = (0..f)
+        .rev()
+        .find(|&j| {
+            s.model.log.frame(j) == frame
+                && s.model.source_line(j) == Some(("Helpers.sol".into(), revert))
+        })
+        .unwrap();
+    // From the revert statement the next line is the caller's, not the tail's.
+    let next = s.model.next_line(last_revert_line);
+    assert_eq!(depth(&s, next), 1, "stopped in the shared tail");
+    // Back from the caller: the revert statement's first step.
+    let back = s.model.prev_line(next);
+    assert_eq!(
+        s.model.source_line(back),
+        Some(("Helpers.sol".into(), revert))
+    );
+    // A breakpoint on the `require` that never ran never stops.
+    s.model.breakpoints = vec![Breakpoint::parse(&format!("Helpers.sol:{require}")).unwrap()];
+    assert_eq!(s.model.breakpoint(0, true), None);
+}
