@@ -32,9 +32,30 @@ pub fn failed_precompile_frame<DB: revm::Database>(
     )
 }
 
+thread_local! {
+    /// The precompile set this thread's EVM runs when a chain's rules change its fork's (an OP
+    /// block's input bounds), set by the replay for every EVM it builds.
+    static CHAIN_SET: std::cell::Cell<Option<&'static Precompiles>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Says which precompile set the EVM about to run on this thread uses (`None`: its fork's).
+pub fn use_set(set: Option<&'static Precompiles>) {
+    CHAIN_SET.with(|c| c.set(set));
+}
+
 /// geth's error for a call to precompile `to` with `input` that revm failed with
-/// `PrecompileError`; `None` when `to` is not a precompile or the rerun does not fail.
+/// `PrecompileError`; `None` when `to` is not a precompile or the rerun does not fail. A
+/// chain's own bound (an OP fork's longest input) is checked first, as its node checks it
+/// before decoding anything.
 pub fn precompile_error(spec: SpecId, to: Address, input: &[u8], gas_limit: u64) -> Option<String> {
+    if let Some(p) = CHAIN_SET.with(|c| c.get()).and_then(|set| set.get(&to)) {
+        if let Ok(out) = p.execute(input, gas_limit, 0) {
+            if let Some(PrecompileHalt::Other(text)) = out.halt_reason() {
+                return Some(text.to_string());
+            }
+        }
+    }
     if let Some(text) = bn254_error(to, input) {
         return Some(text);
     }

@@ -177,3 +177,25 @@ fn access_runs_deposits_by_their_rules() {
     assert_eq!((r.before, r.after), (U256::from(1_000), U256::from(1_500)));
     assert_eq!(r.nonce_after, Some(6));
 }
+
+/// From Karst (Osaka's EIP-7825 on L2) a user transaction's gas limit is capped at 2^24, but a
+/// deposit's is not: op-revm validates no deposit's environment (`handler.rs` `validate_env`).
+/// A 20M-gas deposit runs and uses what it ran (Regolith's rule), its mint and nonce as ever.
+#[test]
+fn a_deposit_over_osakas_gas_cap_runs_under_karst() {
+    let snap = world(0, "00");
+    let mut tx = deposit(Some(1000), 400, false);
+    tx.env.gas_limit = 20_000_000;
+    let mut info = block(1, Some(7));
+    info.coinbase = COINBASE;
+    info.gas_limit = 60_000_000;
+    let mut env = EvmEnv::new(SpecId::OSAKA, 10, &info);
+    env.op = Some(OpRules::up_to(OpFork::Karst));
+    let mut db = snap.db();
+    let out = apply(&mut db, &env, &tx).unwrap();
+    assert!(out.success, "{out:?}");
+    assert_eq!(out.gas_used, 21_000);
+    let d = diff(&snap, &env, &tx);
+    let from = FROM.to_string().to_lowercase();
+    assert_eq!(d["post"][&from], json!({"balance": "0x258", "nonce": 6}));
+}

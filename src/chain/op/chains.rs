@@ -11,7 +11,10 @@
 //! Unichain (130), Ink (57073), Soneium (1868), World Chain (480), Zora (7777777) and Mode
 //! (34443): `superchain/configs/mainnet/{unichain,ink,soneium,worldchain,zora,mode}.toml` at
 //! commit 8336d2ae, each born on Bedrock (L2 genesis block 0).
-//! Forks after Jovian (Karst) are not modelled.
+//! Karst (Upgrade 19): `karst_time` of the same files at commit 8336d2ae — 1,783,526,401 on
+//! OP Mainnet, Unichain, Ink, Soneium, Zora and Mode, 1,781,712,001 on OP Sepolia; World Chain's
+//! file schedules none, and Base's files left the registry before Karst was scheduled, so Base
+//! and Base Sepolia run Jovian's rules until a `--chain-config` says otherwise.
 
 use super::fork::{OpRules, OpSchedule};
 use crate::chain::rules::Ruleset;
@@ -24,7 +27,7 @@ pub struct OpChain {
     pub schedule: OpSchedule,
 }
 
-fn schedule(bedrock_block: u64, times: [u64; 8]) -> OpSchedule {
+fn schedule(bedrock_block: u64, times: [u64; 8], karst: Option<u64>) -> OpSchedule {
     let [canyon, delta, ecotone, fjord, granite, holocene, isthmus, jovian] = times;
     OpSchedule {
         bedrock_block,
@@ -37,8 +40,12 @@ fn schedule(bedrock_block: u64, times: [u64; 8]) -> OpSchedule {
         holocene_time: Some(holocene),
         isthmus_time: Some(isthmus),
         jovian_time: Some(jovian),
+        karst_time: karst,
     }
 }
+
+/// Karst on the mainnet chains the Optimism Collective governs (op.toml, unichain.toml, …).
+const MAINNET_KARST: Option<u64> = Some(1_783_526_401);
 
 /// Mainnet times, shared by OP Mainnet and Base.
 const MAINNET_TIMES: [u64; 8] = [
@@ -86,21 +93,37 @@ const WORLDCHAIN_TIMES: [u64; 8] = [
 /// The OP-stack chain with id `chain_id`, if chaintrace knows it.
 pub fn known(chain_id: u64) -> Option<OpChain> {
     let (name, schedule) = match chain_id {
-        10 => ("OP Mainnet", schedule(105_235_063, MAINNET_TIMES)),
-        8453 => ("Base", schedule(0, MAINNET_TIMES)),
-        11_155_420 => ("OP Sepolia", schedule(0, SEPOLIA_TIMES)),
-        84_532 => ("Base Sepolia", schedule(0, SEPOLIA_TIMES)),
+        10 => (
+            "OP Mainnet",
+            schedule(105_235_063, MAINNET_TIMES, MAINNET_KARST),
+        ),
+        8453 => ("Base", schedule(0, MAINNET_TIMES, None)),
+        // superchain/configs/sepolia/op.toml: karst_time 1781712001.
+        11_155_420 => (
+            "OP Sepolia",
+            schedule(0, SEPOLIA_TIMES, Some(1_781_712_001)),
+        ),
+        84_532 => ("Base Sepolia", schedule(0, SEPOLIA_TIMES, None)),
         // superchain/configs/mainnet/unichain.toml: holocene_time 1736445601.
-        130 => ("Unichain", schedule(0, granite_born(1_736_445_601))),
+        130 => (
+            "Unichain",
+            schedule(0, granite_born(1_736_445_601), MAINNET_KARST),
+        ),
         // superchain/configs/mainnet/ink.toml: holocene_time 1742396400.
-        57_073 => ("Ink", schedule(0, granite_born(1_742_396_400))),
+        57_073 => (
+            "Ink",
+            schedule(0, granite_born(1_742_396_400), MAINNET_KARST),
+        ),
         // superchain/configs/mainnet/soneium.toml: holocene_time 1738573200.
-        1868 => ("Soneium", schedule(0, granite_born(1_738_573_200))),
-        // superchain/configs/mainnet/worldchain.toml.
-        480 => ("World Chain", schedule(0, WORLDCHAIN_TIMES)),
+        1868 => (
+            "Soneium",
+            schedule(0, granite_born(1_738_573_200), MAINNET_KARST),
+        ),
+        // superchain/configs/mainnet/worldchain.toml (no karst_time).
+        480 => ("World Chain", schedule(0, WORLDCHAIN_TIMES, None)),
         // superchain/configs/mainnet/zora.toml and mode.toml: the mainnet's times.
-        7_777_777 => ("Zora", schedule(0, MAINNET_TIMES)),
-        34_443 => ("Mode", schedule(0, MAINNET_TIMES)),
+        7_777_777 => ("Zora", schedule(0, MAINNET_TIMES, MAINNET_KARST)),
+        34_443 => ("Mode", schedule(0, MAINNET_TIMES, MAINNET_KARST)),
         _ => return None,
     };
     Some(OpChain {
@@ -160,6 +183,23 @@ mod tests {
                 .latest()
                 .unwrap()
         };
+        // Karst (Upgrade 19) where the registry schedules it; Base and World Chain stay on
+        // Jovian.
+        let op = |t| {
+            op_rules(10, Ruleset::Chain, None, 130_000_000, t)
+                .unwrap()
+                .latest()
+        };
+        assert_eq!(op(1_783_526_400), Some(OpFork::Jovian));
+        assert_eq!(op(1_783_526_401), Some(OpFork::Karst));
+        assert_eq!(at(11_155_420, 1_781_712_001), OpFork::Karst);
+        assert_eq!(at(130, 1_783_526_401), OpFork::Karst);
+        assert_eq!(at(8453, u64::MAX), OpFork::Jovian);
+        assert_eq!(at(480, u64::MAX), OpFork::Jovian);
+        assert_eq!(
+            OpFork::Karst.eth_spec(),
+            revm::primitives::hardfork::SpecId::OSAKA
+        );
         assert_eq!(at(130, 1_736_445_600), OpFork::Granite);
         assert_eq!(at(130, 1_736_445_601), OpFork::Holocene);
         assert_eq!(at(57_073, 1_742_396_400), OpFork::Holocene);

@@ -70,6 +70,8 @@ fn keys(fork: OpFork) -> (&'static str, &'static str) {
         OpFork::Holocene => ("holoceneTime", "holocene_time"),
         OpFork::Isthmus => ("isthmusTime", "isthmus_time"),
         OpFork::Jovian => ("jovianTime", "jovian_time"),
+        // op-reth's genesis config (op-geth never had Karst) and op-node's rollup config.
+        OpFork::Karst => ("karstTime", "karst_time"),
     }
 }
 
@@ -93,6 +95,7 @@ fn schedule(
         holocene_time: time(OpFork::Holocene)?,
         isthmus_time: time(OpFork::Isthmus)?,
         jovian_time: time(OpFork::Jovian)?,
+        karst_time: time(OpFork::Karst)?,
     })
 }
 
@@ -241,7 +244,7 @@ mod tests {
             "block_time": 2, "l1_chain_id": 11155111, "l2_chain_id": 902,
             "regolith_time": 0, "canyon_time": 0, "delta_time": 0, "ecotone_time": 0,
             "fjord_time": 0, "granite_time": 0, "holocene_time": 0, "isthmus_time": 0,
-            "jovian_time": 2000
+            "jovian_time": 2000, "karst_time": 3000
         });
         let c = OpChainConfig::from_json(&v, "rollup.json").unwrap();
         assert_eq!(c.chain_id, 902);
@@ -254,5 +257,11 @@ mod tests {
             OpRules::up_to(OpFork::Jovian),
             "every fork through Jovian"
         );
+        assert_eq!(c.schedule.fork_at(3000), OpFork::Karst);
+        // op-reth's genesis config names it `karstTime`.
+        let mut v: Value = serde_json::from_str(OP_GETH_GENESIS).unwrap();
+        v["config"]["karstTime"] = json!(5);
+        let c = OpChainConfig::from_json(&v, "g.json").unwrap();
+        assert_eq!(c.schedule.karst_time, Some(5));
     }
 }

@@ -22,11 +22,15 @@ pub enum OpFork {
     Holocene,
     Isthmus,
     Jovian,
+    /// Osaka's EIPs on L2 (7823, 7825, 7883, 7939, 7951) and the bn256 pairing bounded to 300
+    /// pairs (Upgrade 19; specs.optimism.io `protocol/karst/exec-engine`). op-geth does not
+    /// run it (its support ended before Karst); op-revm's `OpSpecId::KARST` is the reference.
+    Karst,
 }
 
 impl OpFork {
     /// Every fork, oldest first.
-    pub const ALL: [OpFork; 10] = [
+    pub const ALL: [OpFork; 11] = [
         OpFork::Bedrock,
         OpFork::Regolith,
         OpFork::Canyon,
@@ -37,6 +41,7 @@ impl OpFork {
         OpFork::Holocene,
         OpFork::Isthmus,
         OpFork::Jovian,
+        OpFork::Karst,
     ];
 
     /// The fork's name as the OP-stack specs spell it.
@@ -52,6 +57,7 @@ impl OpFork {
             OpFork::Holocene => "Holocene",
             OpFork::Isthmus => "Isthmus",
             OpFork::Jovian => "Jovian",
+            OpFork::Karst => "Karst",
         }
     }
 
@@ -64,8 +70,9 @@ impl OpFork {
 
     /// The Ethereum fork whose EVM the OP fork runs, as op-geth's chain configs pair them
     /// (and op-revm's `OpSpecId::into_eth_spec`): Bedrock and Regolith London with the merge's
-    /// PREVRANDAO, Canyon Shanghai, Ecotone to Holocene Cancun, Isthmus and Jovian Prague.
-    /// Delta changes nothing in execution and runs Canyon's.
+    /// PREVRANDAO, Canyon Shanghai, Ecotone to Holocene Cancun, Isthmus and Jovian Prague,
+    /// Karst Osaka (op-revm 20 `OpSpecId::KARST => SpecId::OSAKA`). Delta changes nothing in
+    /// execution and runs Canyon's.
     pub fn eth_spec(self) -> revm::primitives::hardfork::SpecId {
         use revm::primitives::hardfork::SpecId;
         match self {
@@ -73,6 +80,7 @@ impl OpFork {
             OpFork::Canyon | OpFork::Delta => SpecId::SHANGHAI,
             OpFork::Ecotone | OpFork::Fjord | OpFork::Granite | OpFork::Holocene => SpecId::CANCUN,
             OpFork::Isthmus | OpFork::Jovian => SpecId::PRAGUE,
+            OpFork::Karst => SpecId::OSAKA,
         }
     }
 
@@ -134,6 +142,7 @@ pub struct OpSchedule {
     pub holocene_time: Option<u64>,
     pub isthmus_time: Option<u64>,
     pub jovian_time: Option<u64>,
+    pub karst_time: Option<u64>,
 }
 
 impl OpSchedule {
@@ -151,6 +160,7 @@ impl OpSchedule {
             holocene_time: at(OpFork::Holocene),
             isthmus_time: at(OpFork::Isthmus),
             jovian_time: at(OpFork::Jovian),
+            karst_time: at(OpFork::Karst),
         }
     }
 
@@ -167,6 +177,7 @@ impl OpSchedule {
             OpFork::Holocene => self.holocene_time,
             OpFork::Isthmus => self.isthmus_time,
             OpFork::Jovian => self.jovian_time,
+            OpFork::Karst => self.karst_time,
         }
     }
 
@@ -259,6 +270,7 @@ mod tests {
             holocene_time: Some(60),
             isthmus_time: Some(70),
             jovian_time: None,
+            karst_time: None,
         };
         assert_eq!(s.fork_at(0), OpFork::Regolith);
         assert_eq!(s.fork_at(29), OpFork::Delta);
