@@ -565,10 +565,22 @@ fn read_state(
     Ok(())
 }
 
-/// The accounts every transaction obviously touches: sender, recipient, coinbase.
-pub fn obvious_accounts(txs: &[ReplayTx], coinbase: Address) -> Misses {
+/// The accounts every transaction obviously touches: sender, recipient, coinbase; under the
+/// OP stack's rules `op`, for a user transaction, also what its fees read — the L1Block
+/// predeploy's fee slots and the fee vaults it credits ([`crate::chain::op::fee_reads`]) — so
+/// that the L1 fee costs no round trip of its own.
+pub fn obvious_accounts(
+    txs: &[ReplayTx],
+    coinbase: Address,
+    op: Option<crate::chain::op::OpRules>,
+) -> Misses {
     let mut m = Misses::default();
     m.accounts.insert(coinbase);
+    if let Some(rules) = op.filter(|_| txs.iter().any(|t| t.deposit.is_none())) {
+        let (accounts, slots) = crate::chain::op::fee_reads(rules);
+        m.accounts.extend(accounts);
+        m.slots.extend(slots);
+    }
     for tx in txs {
         m.accounts.insert(tx.sender);
         if let Some(to) = tx.to() {

@@ -36,6 +36,37 @@ fn op_block() -> (Anvil, u64, Vec<String>, Vec<String>) {
     let a = Anvil::start_with_args(&["--network", "optimism", "--order", "fifo"]);
     let info = a.rpc("anvil_nodeInfo", json!([]));
     assert_eq!(info["hardFork"], json!("Jovian"), "{info}");
+    let watch = set_fees_and_probe(&a);
+    let acc = a.accounts();
+    let hashes = a.send_in_one_block(vec![
+        json!({
+            "type": "0x7e", "from": acc[2], "to": acc[4], "value": "0xde0b6b3a7640000",
+            "mint": "0x1bc16d674ec80000", "gas": "0x30000", "isSystemTx": false,
+            "sourceHash": "0x00000000000000000000000000000000000000000000000000000000000000aa",
+        }),
+        json!({
+            "from": acc[1], "to": acc[3], "value": "0x5", "maxPriorityFeePerGas": "0x7",
+            "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
+        }),
+        json!({"from": acc[5], "to": PROBE, "gas": "0x20000", "maxPriorityFeePerGas": "0x3"}),
+    ]);
+    let block = anvil::parse_u64(&a.receipt(hashes[0])["blockNumber"]);
+    let mut ordered: Vec<(u64, String)> = hashes
+        .iter()
+        .map(|h| {
+            let r = a.receipt(*h);
+            assert_eq!(r["status"], json!("0x1"), "{r}");
+            (anvil::parse_u64(&r["transactionIndex"]), format!("{h:?}"))
+        })
+        .collect();
+    ordered.sort();
+    let hashes: Vec<String> = ordered.into_iter().map(|(_, h)| h).collect();
+    (a, block, hashes, watch)
+}
+
+/// Sets the fees in anvil's L1Block predeploy and the probe's code; returns what the probe
+/// logs the balances of: the BaseFeeVault, the L1FeeVault, the OperatorFeeVault and account 1.
+fn set_fees_and_probe(a: &Anvil) -> Vec<String> {
     let set = |n: u8, v: &str| {
         assert_eq!(v.len(), 66, "{v}");
         a.rpc(
@@ -63,30 +94,7 @@ fn op_block() -> (Anvil, u64, Vec<String>, Vec<String>) {
     .chain([format!("{:?}", acc[1])])
     .collect();
     a.rpc("anvil_setCode", json!([PROBE, probe_code(&watch)]));
-    let hashes = a.send_in_one_block(vec![
-        json!({
-            "type": "0x7e", "from": acc[2], "to": acc[4], "value": "0xde0b6b3a7640000",
-            "mint": "0x1bc16d674ec80000", "gas": "0x30000", "isSystemTx": false,
-            "sourceHash": "0x00000000000000000000000000000000000000000000000000000000000000aa",
-        }),
-        json!({
-            "from": acc[1], "to": acc[3], "value": "0x5", "maxPriorityFeePerGas": "0x7",
-            "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
-        }),
-        json!({"from": acc[5], "to": PROBE, "gas": "0x20000", "maxPriorityFeePerGas": "0x3"}),
-    ]);
-    let block = anvil::parse_u64(&a.receipt(hashes[0])["blockNumber"]);
-    let mut ordered: Vec<(u64, String)> = hashes
-        .iter()
-        .map(|h| {
-            let r = a.receipt(*h);
-            assert_eq!(r["status"], json!("0x1"), "{r}");
-            (anvil::parse_u64(&r["transactionIndex"]), format!("{h:?}"))
-        })
-        .collect();
-    ordered.sort();
-    let hashes: Vec<String> = ordered.into_iter().map(|(_, h)| h).collect();
-    (a, block, hashes, watch)
+    watch
 }
 
 fn assert_says(stderr: &str, want: &[&str]) {
@@ -400,6 +408,7 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
     let priority = gas_used * (price - base_fee);
     assert!(l1 > 0 && priority > 0 && base > 0);
 
+
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
         all.extend_from_slice(&[
@@ -634,3 +643,89 @@ fn a_chain_config_file_gives_a_custom_op_chains_forks() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A user transaction alone in its block on anvil `args`, calling the probe (so its log holds
+/// the sender's balance while it runs: what the L1 and operator fees took before it ran), and a
+/// transfer with calldata to an account in the next block. Returns the node and both hashes.
+fn lone_user_txs(args: &[&str]) -> (Anvil, String, String) {
+    let a = Anvil::start_with_args(args);
+    set_fees_and_probe(&a);
+    let acc = a.accounts();
+    let data = format!("0x{}", "ab01".repeat(60));
+    let (probe, r) = a.send_and_wait(json!({
+        "from": acc[1], "to": PROBE, "data": data, "gas": "0x20000", "maxPriorityFeePerGas": "0x7",
+    }));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    let (transfer, r) = a.send_and_wait(json!({
+        "from": acc[1], "to": acc[3], "value": "0x5", "data": data, "gas": "0x20000",
+        "maxPriorityFeePerGas": "0x7",
+    }));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    (a, format!("{probe:?}"), format!("{transfer:?}"))
+}
+
+/// The L1 data fee costs no round trip of its own on the RPC path: the L1Block predeploy's fee
+/// slots and the vaults come in the state batch with the sender and recipient
+/// (`obvious_accounts`). The loopback proxy counts a user transfer's replay on the OP-mode
+/// anvil under the OP stack's rules and under Ethereum's: `tx --state-source rpc` and `block N`
+/// make the same HTTP requests, round trips and state requests. On the fast path the node's
+/// prestateTracer leaves the L1Block and the vaults out (op-geth's looks up only the sender,
+/// the recipient and the coinbase; anvil's alike), so the OP replay reads them from the parent
+/// block in one more state request (exact: the transaction is first in its block).
+#[test]
+fn the_l1_fee_costs_no_extra_round_trip() {
+    let (a, _, transfer) = lone_user_txs(&["--network", "optimism"]);
+    let block = anvil::parse_u64(&a.receipt(transfer.parse().unwrap())["blockNumber"]).to_string();
+    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    let mut rows = Vec::new();
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "tx, rpc path",
+            vec!["tx", &transfer, "--state-source", "rpc"],
+        ),
+        ("block", vec!["block", &block]),
+        (
+            "tx, fast path",
+            vec!["tx", &transfer, "--state-source", "prestate"],
+        ),
+    ];
+    for (what, args) in &runs {
+        let mut counts = Vec::new();
+        for rules in ["optimism", "ethereum"] {
+            p.reset();
+            let mut all = args.clone();
+            all.extend(["--rpc-url", &p.url]);
+            if all[0] == "tx" {
+                all.push("--no-cache");
+            }
+            all.extend(["--chain-rules", rules]);
+            let run = chaintrace(&all);
+            assert_eq!(run.code, 0, "{what} {rules:?}: {}", run.stderr);
+            assert_eq!(
+                run.stderr.contains("the OP stack's rules applied"),
+                rules == "optimism",
+                "{}",
+                run.stderr
+            );
+            let s = p.stats();
+            let n = |k: &str| s[k].as_u64().unwrap();
+            counts.push([n("requests"), n("roundTrips"), n("stateRequests")]);
+        }
+        rows.push(format!(
+            "{what}: OP {:?}, Ethereum {:?}",
+            counts[0], counts[1]
+        ));
+        if *what == "tx, fast path" {
+            let [r, t, st] = counts[1];
+            assert_eq!(counts[0], [r + 1, t + 1, st + 1], "{what}: OP vs Ethereum");
+        } else {
+            assert_eq!(counts[0], counts[1], "{what}: OP vs Ethereum");
+        }
+    }
+    // The figures, for docs/benchmarks.md (`cargo test … -- --nocapture`).
+    println!(
+        "[requests, round trips, state requests]: {}",
+        rows.join("; ")
+    );
+}
+
