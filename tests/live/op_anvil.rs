@@ -132,7 +132,7 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
         &run.stderr,
         &[
             "note: anvil/v1.7.1 is a dev node: its OP mode (anvil --network optimism) names \
-             its fork Jovian but charges Isthmus's operator fee",
+             its fork Jovian but charges Isthmus's fees whatever fork it names",
             "note: chain 31337: the OP stack's rules applied (the block holds deposit \
              transactions (type 0x7e); the node is anvil/v1.7.1), every OP fork through \
              Isthmus: deposits",
@@ -181,7 +181,8 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
     }
 
     // A user transaction shows nothing of the OP stack on a chain id chaintrace has no preset
-    // for: --chain-rules optimism says it. Replayed from the block's start (rpc), the probe's
+    // for (anvil's nodeInfo does: `anvil_node_info_gives_the_op_mode`); here
+    // --chain-rules optimism says it. Replayed from the block's start (rpc), the probe's
     // log holds the vault balances after chaintrace's own charging of the deposit and the user.
     for h in &hashes[1..] {
         for source in ["prestate", "rpc"] {
@@ -664,6 +665,86 @@ fn lone_user_txs(args: &[&str]) -> (Anvil, String, String) {
     (a, format!("{probe:?}"), format!("{transfer:?}"))
 }
 
+/// anvil's `anvil_nodeInfo` names an OP fork only in OP mode (`hardFork` Jovian under
+/// `--network optimism`, Holocene with `--hardfork holocene` too; an Ethereum fork otherwise). chaintrace asks it in the first batch, beside
+/// `web3_clientVersion`, and takes the OP stack's rules from it for a user transaction alone in
+/// its block (no deposit beside it, no OP field in anvil's receipt), with no `--chain-rules`; a
+/// plain anvil stays Ethereum. The fork anvil 1.7.1 names is not the one it runs: named
+/// Holocene it still charges Isthmus's operator fee (the L1Block here sets one, slot 8, which
+/// Holocene would not charge: a Holocene replay's log is 1,000 wei off), so the forks through
+/// Isthmus apply and the note says so.
+/// The probe's log of the sender's balance holds the rules to anvil's: the other rules' replay
+/// departs from the receipt (exit 4).
+#[test]
+fn anvil_node_info_gives_the_op_mode() {
+    let cases: [(&[&str], Option<&str>); 3] = [
+        (&["--network", "optimism"], Some("Jovian")),
+        (
+            &["--network", "optimism", "--hardfork", "holocene"],
+            Some("Holocene"),
+        ),
+        (&[], None),
+    ];
+    for (args, op) in cases {
+        let (a, probe, _) = lone_user_txs(args);
+        let fork = a.rpc("anvil_nodeInfo", json!([]))["hardFork"].clone();
+        let fork = fork.as_str().unwrap_or_default().to_string();
+        let is_op_fork = chaintrace::chain::op::OpFork::from_name(&fork).is_some();
+        assert_eq!(is_op_fork, op.is_some(), "{args:?}: hardFork {fork}");
+        for source in ["prestate", "rpc"] {
+            let run = chaintrace(&[
+                "tx",
+                &probe,
+                "--rpc-url",
+                a.url(),
+                "--no-cache",
+                "--state-source",
+                source,
+            ]);
+            assert_eq!(run.code, 0, "{args:?} {source}: {}", run.stderr);
+            assert_says(&run.stderr, &["self-check: replay matches the receipt"]);
+            match op {
+                Some(named) => {
+                    assert_eq!(fork, named);
+                    assert_says(
+                        &run.stderr,
+                        &[
+                            &format!(
+                                "note: anvil/v1.7.1 is a dev node: its OP mode (anvil --network \
+                                 optimism) names its fork {named} but charges Isthmus's \
+                                 fees whatever fork it names"
+                            ),
+                            "note: chain 31337: the OP stack's rules applied (its anvil_nodeInfo \
+                             names the OP fork ",
+                            "; the node is anvil/v1.7.1), every OP fork through Isthmus: deposits",
+                        ],
+                    );
+                }
+                None => assert!(
+                    !run.stderr.contains("OP stack"),
+                    "{args:?} {source}: {}",
+                    run.stderr
+                ),
+            }
+        }
+        let other = if op.is_some() { "ethereum" } else { "optimism" };
+        let run = chaintrace(&[
+            "tx",
+            &probe,
+            "--rpc-url",
+            a.url(),
+            "--no-cache",
+            "--chain-rules",
+            other,
+        ]);
+        assert_eq!(
+            run.code, 4,
+            "{args:?} --chain-rules {other}: {}",
+            run.stderr
+        );
+    }
+}
+
 /// The L1 data fee costs no round trip of its own on the RPC path: the L1Block predeploy's fee
 /// slots and the vaults come in the state batch with the sender and recipient
 /// (`obvious_accounts`). The loopback proxy counts a user transfer's replay on the OP-mode
@@ -691,19 +772,21 @@ fn the_l1_fee_costs_no_extra_round_trip() {
     ];
     for (what, args) in &runs {
         let mut counts = Vec::new();
-        for rules in ["optimism", "ethereum"] {
+        for rules in [None, Some("ethereum")] {
             p.reset();
             let mut all = args.clone();
             all.extend(["--rpc-url", &p.url]);
             if all[0] == "tx" {
                 all.push("--no-cache");
             }
-            all.extend(["--chain-rules", rules]);
+            if let Some(r) = rules {
+                all.extend(["--chain-rules", r]);
+            }
             let run = chaintrace(&all);
             assert_eq!(run.code, 0, "{what} {rules:?}: {}", run.stderr);
             assert_eq!(
                 run.stderr.contains("the OP stack's rules applied"),
-                rules == "optimism",
+                rules.is_none(),
                 "{}",
                 run.stderr
             );
