@@ -375,27 +375,19 @@ fn u128_of(v: &Value) -> u128 {
     u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
-/// `--assets` and the gas report split an OP user transaction's cost into L2 execution (base
-/// fee and tip), the L1 data fee and the operator fee, each where it went; a deposit's mint is
-/// a native inflow to its sender. Every expected amount is worked here from the L1Block values
-/// `op_block` set and the node's own receipt and block.
-#[test]
-fn op_costs_are_split_and_a_mint_is_an_inflow() {
-    // The FastLZ port against op-geth's own TestFlzCompressLen vectors first.
-    assert_eq!(flz_compress_len(&[]), 0);
-    assert_eq!(flz_compress_len(&[1; 1000]), 21);
-    assert_eq!(flz_compress_len(&[0; 1000]), 21);
-
-    let (a, block, hashes, watch) = op_block();
-    let receipt = a.receipt(hashes[1].parse().unwrap());
+/// What the user transaction `hash` paid, worked by hand from the L1Block values
+/// `set_fees_and_probe` set and the node's own receipt and block: `[base fee, priority fee, L1
+/// data fee, operator fee]`.
+fn hand_fees(a: &Anvil, hash: &str) -> [u128; 4] {
+    let receipt = a.receipt(hash.parse().unwrap());
     let gas_used = u128_of(&receipt["gasUsed"]);
     let price = u128_of(&receipt["effectiveGasPrice"]);
     let header = a.rpc(
         "eth_getBlockByNumber",
-        json!([format!("{block:#x}"), false]),
+        json!([receipt["blockNumber"], false]),
     );
     let base_fee = u128_of(&header["baseFeePerGas"]);
-    let raw = a.rpc("eth_getRawTransactionByHash", json!([hashes[1]]));
+    let raw = a.rpc("eth_getRawTransactionByHash", json!([hash]));
     let raw = alloy_primitives::hex::decode(raw.as_str().unwrap()).unwrap();
     // Fjord (rollup_cost.go NewL1CostFuncFjord) with L1 base fee 1 gwei, scalars 1368 and
     // 810,949, blob base fee 3: max(100e6, -42,585,600 + 836,500 × fastlz) × (1368 × 1e9 × 16
@@ -408,7 +400,22 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
     let base = gas_used * base_fee;
     let priority = gas_used * (price - base_fee);
     assert!(l1 > 0 && priority > 0 && base > 0);
+    [base, priority, l1, operator]
+}
 
+/// `--assets` and the gas report split an OP user transaction's cost into L2 execution (base
+/// fee and tip), the L1 data fee and the operator fee, each where it went; a deposit's mint is
+/// a native inflow to its sender. Every expected amount is worked here from the L1Block values
+/// `op_block` set and the node's own receipt and block.
+#[test]
+fn op_costs_are_split_and_a_mint_is_an_inflow() {
+    // The FastLZ port against op-geth's own TestFlzCompressLen vectors first.
+    assert_eq!(flz_compress_len(&[]), 0);
+    assert_eq!(flz_compress_len(&[1; 1000]), 21);
+    assert_eq!(flz_compress_len(&[0; 1000]), 21);
+
+    let (a, _, hashes, watch) = op_block();
+    let [base, priority, l1, operator] = hand_fees(&a, &hashes[1]);
 
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
@@ -812,3 +819,115 @@ fn the_l1_fee_costs_no_extra_round_trip() {
     );
 }
 
+/// A prestateTracer diff (diffMode) over an OP user transaction is op-geth's: its tracer looks
+/// up the sender, the recipient and the block's coinbase at the transaction's start (op-geth
+/// `eth/tracers/native/prestate.go`, `OnTxStart`: `lookupAccount(from)`, `lookupAccount(t.to)`,
+/// `lookupAccount(env.Coinbase)`, before `buyGas` takes any fee) and what the transaction's
+/// opcodes touch, and diffs only those (`processDiffState` walks `t.pre`). On an OP chain the
+/// coinbase is the SequencerFeeVault (`0x4200…0011`, set here with `anvil_setCoinbase`), so the
+/// diff shows its tip; the BaseFeeVault, L1FeeVault and OperatorFeeVault, credited after the
+/// run without an opcode, are absent from it. `--assets` shows all four credits. Every amount
+/// is worked by hand (`hand_fees`), and the whole diff is compared.
+#[test]
+fn a_prestate_diff_shows_the_coinbase_vault_and_leaves_the_other_vaults_out() {
+    const SEQUENCER_FEE_VAULT: &str = "0x4200000000000000000000000000000000000011";
+    let a = Anvil::start_with_args(&["--network", "optimism"]);
+    let watch = set_fees_and_probe(&a);
+    a.rpc("anvil_setCoinbase", json!([SEQUENCER_FEE_VAULT]));
+    // Not empty, so that the lookup lists it with its balance.
+    a.rpc("anvil_setBalance", json!([SEQUENCER_FEE_VAULT, "0x1000"]));
+    let acc = a.accounts();
+    let (from, to) = (format!("{:?}", acc[1]), format!("{:?}", acc[3]));
+    let (hash, receipt) = a.send_and_wait(json!({
+        "from": from, "to": to, "value": "0x5", "maxPriorityFeePerGas": "0x7",
+        "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
+    }));
+    assert_eq!(receipt["status"], json!("0x1"), "{receipt}");
+    let hash = format!("{hash:?}");
+    let block = anvil::parse_u64(&receipt["blockNumber"]);
+    let header = a.rpc(
+        "eth_getBlockByNumber",
+        json!([format!("{block:#x}"), false]),
+    );
+    assert_eq!(header["miner"], json!(SEQUENCER_FEE_VAULT), "{header}");
+    let [base, priority, l1, operator] = hand_fees(&a, &hash);
+    let parent = format!("{:#x}", block - 1);
+    let balance = |who: &str| u128_of(&a.rpc("eth_getBalance", json!([who, parent])));
+    let nonce = anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([from, parent])));
+    let account = |balance: u128, nonce: u64| {
+        let mut v = json!({"balance": format!("{balance:#x}")});
+        if nonce > 0 {
+            v["nonce"] = json!(nonce);
+        }
+        v
+    };
+    let (b_from, b_to, b_seq) = (balance(&from), balance(&to), balance(SEQUENCER_FEE_VAULT));
+    assert_eq!(b_seq, 0x1000);
+    let want = json!({
+        "pre": {
+            from.to_lowercase(): account(b_from, nonce),
+            to.to_lowercase(): account(b_to, 0),
+            SEQUENCER_FEE_VAULT: account(b_seq, 0),
+        },
+        "post": {
+            from.to_lowercase(): account(b_from - base - priority - l1 - operator - 5, nonce + 1),
+            to.to_lowercase(): account(b_to + 5, 0),
+            SEQUENCER_FEE_VAULT: account(b_seq + priority, 0),
+        },
+    });
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--no-cache",
+        "--json",
+        "--tracer",
+        "prestateTracer",
+        "--tracer-config",
+        r#"{"diffMode":true}"#,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_says(&run.stderr, &["self-check: replay matches the receipt"]);
+    let got: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(got, want, "{}", run.stdout);
+    for vault in &watch[..3] {
+        assert!(
+            !run.stdout.contains(&vault.to_lowercase()),
+            "{vault}: {}",
+            run.stdout
+        );
+    }
+
+    // --assets: the four vaults credited, each with its hand-computed amount.
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--no-cache",
+        "--assets",
+        "--json",
+        "--decode",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let native = &v["assetChanges"]["native"];
+    let change_of = |who: &str| {
+        native
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["address"].as_str().unwrap().eq_ignore_ascii_case(who))
+            .map(|n| n["change"].clone())
+            .unwrap_or_else(|| panic!("{who} not in {native}"))
+    };
+    for (who, amount) in [
+        (watch[0].as_str(), base),
+        (watch[1].as_str(), l1),
+        (watch[2].as_str(), operator),
+        (SEQUENCER_FEE_VAULT, priority),
+    ] {
+        assert_eq!(change_of(who), json!(amount.to_string()), "{who}");
+    }
+}
