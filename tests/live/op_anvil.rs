@@ -568,8 +568,9 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
 
 /// `--chain-config FILE`: a custom OP chain's op-geth genesis config (its `optimism` member and
 /// the OP fork times as op-geth's `params/config.go` names them) applies its forks to the
-/// node's blocks, with no evidence or `--chain-rules` needed; a config of another chain id is
-/// refused as bad input.
+/// node's blocks, with no evidence or `--chain-rules` needed, in `tx`, `serve` and a bundle
+/// captured under it (which records the schedule); a config of another chain id is refused as
+/// bad input.
 #[test]
 fn a_chain_config_file_gives_a_custom_op_chains_forks() {
     let (a, _, hashes, _) = op_block();
@@ -632,6 +633,67 @@ fn a_chain_config_file_gives_a_custom_op_chains_forks() {
         "served {served}\nnode {node}"
     );
     drop(serve);
+
+    // `bundle capture` records the custom chain's schedule (`opChainConfig`, op-geth's names),
+    // which chain 31337 alone does not give: offline, the user pays the same fees, its balance
+    // after it anvil's own; the same bundle without the member replays under Ethereum's rules.
+    let bundle_path = dir.join("bundle.json");
+    let bundle_file = bundle_path.to_str().unwrap();
+    let run = chaintrace(&[
+        "bundle",
+        "capture",
+        &hashes[1],
+        "--rpc-url",
+        a.url(),
+        "--chain-config",
+        &ours,
+        "-o",
+        bundle_file,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut bundle: Value =
+        serde_json::from_str(&std::fs::read_to_string(&bundle_path).unwrap()).unwrap();
+    let zero = |forks: &[&str]| {
+        let mut c = json!({"chainId": 31337, "bedrockBlock": 0, "optimism": {}});
+        for f in forks {
+            c[format!("{f}Time")] = json!(0);
+        }
+        c
+    };
+    assert_eq!(
+        bundle["opChainConfig"],
+        zero(&["regolith", "canyon", "ecotone", "fjord", "granite", "holocene", "isthmus"]),
+        "{bundle}"
+    );
+    assert!(bundle.get("opDevFork").is_none(), "{bundle}");
+    let offline = |file: &str| -> (Value, String) {
+        let run = chaintrace(&[
+            "tx",
+            "--fixture",
+            file,
+            "--tracer",
+            "prestateTracer",
+            "--tracer-config",
+            r#"{"diffMode":true}"#,
+            "--json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (serde_json::from_str(&run.stdout).unwrap(), run.stderr)
+    };
+    let (replayed, stderr) = offline(bundle_file);
+    assert_says(&stderr, &["self-check: replay matches the receipt"]);
+    assert_eq!(
+        replayed["post"][&sender]["balance"], node["post"][&sender]["balance"],
+        "bundle {replayed}\nnode {node}"
+    );
+    bundle.as_object_mut().unwrap().remove("opChainConfig");
+    let bare = dir.join("bare.json");
+    std::fs::write(&bare, bundle.to_string()).unwrap();
+    let (replayed, _) = offline(bare.to_str().unwrap());
+    assert_ne!(
+        replayed["post"][&sender]["balance"],
+        node["post"][&sender]["balance"]
+    );
 
     let other = write("other.json", 901);
     let run = chaintrace(&[
