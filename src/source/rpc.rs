@@ -65,7 +65,7 @@ pub struct RpcSource {
 }
 
 /// The node's identity requests of a first batch: `web3_clientVersion`, and `anvil_nodeInfo`,
-/// whose answer is read only when the client is anvil (the fork it runs names its OP mode:
+/// whose answer is read only when the client is anvil (the fork it names shows its OP mode:
 /// `node_rules.rs`). Other nodes answer `anvil_nodeInfo` with an error of its own item, which
 /// is ignored, as a node without the debug API answers the fast path's prestate request; both
 /// ride in a batch that is sent anyway, so neither costs a round trip.
@@ -225,7 +225,7 @@ impl RpcSource {
         std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// The node's chain id, with its `web3_clientVersion` in the same batch.
+    /// The node's chain id, with its identity ([`client_requests`]) in the same batch.
     pub fn chain_id(&self) -> Result<u64, SourceError> {
         let mut calls = vec![("eth_chainId".to_string(), json!([]))];
         calls.extend(client_requests());
