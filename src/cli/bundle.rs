@@ -219,8 +219,8 @@ impl CaptureArgs {
         let mut bundle = bundle;
         // The rules the node ran, so that the offline replay applies the same: where the chain
         // id has rules of its own (1329/1328, an OP preset) or the node's differ from them (a
-        // dev node's Ethereum rules, the OP stack found in a chain's data), and the OP forks a
-        // dev node in OP mode runs.
+        // dev node's Ethereum rules, the OP stack found in a chain's data), the OP forks a dev
+        // node in OP mode runs, and a custom OP chain's schedule.
         let own_rules = chaintrace::chain::rules::rules_at(chain_id, info.number).is_some()
             || chaintrace::chain::op::known(chain_id).is_some();
         if own_rules || info.ruleset != chaintrace::chain::rules::Ruleset::Chain {
@@ -228,6 +228,10 @@ impl CaptureArgs {
         }
         if let Some(f) = info.op_dev_fork {
             bundle["opDevFork"] = json!(f.name());
+        }
+        // A custom OP chain's schedule (`--chain-config`), which the chain id alone does not give.
+        if let Some(s) = &info.op_schedule {
+            bundle["opChainConfig"] = chaintrace::chain::op::OpChainConfig::geth_json(chain_id, s);
         }
         let text =
             serde_json::to_string_pretty(&bundle).map_err(|e| CliError::source(e.to_string()))?;

@@ -154,14 +154,14 @@ impl<'a> Driver<'a> {
     }
 
     /// Fetches what every transaction of `txs` obviously touches (senders, recipients, the
-    /// coinbase, access lists) that `snap` lacks, in one batch.
+    /// coinbase, access lists; on OP blocks what the fees read) that `snap` lacks, in one batch.
     pub fn prefetch(
         &mut self,
         snap: &mut StateSnapshot,
         txs: &[ReplayTx],
-        coinbase: alloy_primitives::Address,
+        env: &EvmEnv,
     ) -> Result<(), DriveError> {
-        let mut obvious = crate::source::rpc::obvious_accounts(txs, coinbase);
+        let mut obvious = crate::source::rpc::obvious_accounts(txs, env.block.beneficiary, env.op);
         obvious.accounts.retain(|a| !snap.accounts.contains_key(a));
         obvious.slots.retain(|k| !snap.storage.contains_key(k));
         if !obvious.is_empty() {

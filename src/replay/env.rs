@@ -95,14 +95,7 @@ impl EvmEnv {
             splice: None,
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
-            op: crate::chain::op::op_rules(
-                chain_id,
-                info.ruleset,
-                info.op_schedule.as_ref(),
-                info.number,
-                info.timestamp,
-            )
-            .map(|r| info.op_dev_fork.map_or(r, crate::chain::op::OpRules::up_to)),
+            op: info.op_rules(chain_id),
         }
     }
 }

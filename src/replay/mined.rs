@@ -314,7 +314,7 @@ impl Mined {
         };
         let (txs, _) = m.txs();
         let mut driver = Driver::new(source, &m.parent);
-        driver.prefetch(&mut m.snapshot, &txs, m.env.block.beneficiary)?;
+        driver.prefetch(&mut m.snapshot, &txs, &m.env)?;
         m.passes += driver.passes;
         Ok(m)
     }

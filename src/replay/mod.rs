@@ -653,7 +653,7 @@ pub fn fixture_env(
         header_fork: None,
         op_evidence: None,
         op_dev_fork: fx.op_dev_fork,
-        op_schedule: None,
+        op_schedule: fx.op_schedule.clone(),
     };
     EvmEnv::new(spec, fx.schedule.chain_id, &info)
 }

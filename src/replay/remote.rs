@@ -118,7 +118,7 @@ pub fn replay_with_frames(
     frames: Frames<'_>,
 ) -> Result<BlockReplay, super::Error> {
     let mut driver = Driver::new(source, state_at);
-    driver.prefetch(&mut snap, txs, env.block.beneficiary)?;
+    driver.prefetch(&mut snap, txs, env)?;
     drive_planned(
         &mut driver,
         snap,

@@ -95,7 +95,7 @@ impl<'a> Stretch<'a> {
             if b.txs.is_empty() {
                 continue;
             }
-            let mut m = obvious_accounts(&b.txs, env.block.beneficiary);
+            let mut m = obvious_accounts(&b.txs, env.block.beneficiary, env.op);
             let fresh = Misses {
                 accounts: m.accounts.difference(&known.accounts).copied().collect(),
                 slots: m.slots.difference(&known.slots).copied().collect(),
@@ -153,7 +153,7 @@ impl<'a> Stretch<'a> {
         }
         let parent = parent_tag(n);
         let mut driver = Driver::new(self.source, &parent);
-        driver.prefetch(&mut snap, &block.txs, env.block.beneficiary)?;
+        driver.prefetch(&mut snap, &block.txs, env)?;
         let r = super::remote::drive_txs(&mut driver, snap, &block.txs, env, 0, tracer, None)?;
         self.passes += driver.passes;
         Ok(r)

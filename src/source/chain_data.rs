@@ -54,6 +54,27 @@ pub struct ConsensusFacts {
     pub sstore_set_gas: u64,
 }
 
+impl BlockInfo {
+    /// The OP-stack forks in force for this block of chain `chain_id` under its ruleset: a dev
+    /// node's one fork (`op_dev_fork`) at every block, whatever a preset's schedule says of
+    /// its small block numbers and times, else [`crate::chain::op::op_rules`]' schedule.
+    pub fn op_rules(&self, chain_id: u64) -> Option<crate::chain::op::OpRules> {
+        use crate::chain::rules::Ruleset;
+        match self.op_dev_fork {
+            Some(f) if self.ruleset != Ruleset::Ethereum && self.op_schedule.is_none() => {
+                Some(crate::chain::op::OpRules::up_to(f))
+            }
+            _ => crate::chain::op::op_rules(
+                chain_id,
+                self.ruleset,
+                self.op_schedule.as_ref(),
+                self.number,
+                self.timestamp,
+            ),
+        }
+    }
+}
+
 /// A signed transaction ready to replay.
 #[derive(Clone, Debug)]
 pub struct ReplayTx {

@@ -75,6 +75,9 @@ pub enum BadFixture {
     ChainRules(Value),
     #[error("opDevFork {0} is not an OP fork (Bedrock … Jovian)")]
     OpDevFork(Value),
+    /// `opChainConfig`: not an op-geth chain config, or another chain's.
+    #[error("{0}")]
+    OpChainConfig(String),
 }
 
 /// What is wrong with one account of a fixture's `alloc`.
@@ -145,6 +148,9 @@ pub struct Fixture {
     pub ruleset: crate::chain::rules::Ruleset,
     /// `opDevFork` of a bundle: the last OP fork a dev node in OP mode ran (anvil's Isthmus).
     pub op_dev_fork: Option<crate::chain::op::OpFork>,
+    /// `opChainConfig` of a bundle: the OP fork schedule of a custom chain it was captured
+    /// under (`--chain-config`), as op-geth's chain config names it.
+    pub op_schedule: Option<crate::chain::op::OpSchedule>,
 }
 
 fn field<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
@@ -255,6 +261,7 @@ impl Fixture {
                 block_hashes.insert(n, hash);
             }
         }
+        let schedule_chain_id = schedule.chain_id;
         Ok(Fixture {
             schedule,
             alloc,
@@ -284,8 +291,24 @@ impl Fixture {
                         .ok_or_else(|| B::OpDevFork(v.clone()))?,
                 ),
             },
+            op_schedule: field(json, "opChainConfig")
+                .map(|v| op_schedule(v, schedule_chain_id))
+                .transpose()?,
         })
     }
+}
+
+/// A bundle's `opChainConfig`: the schedule of chain `chain_id` (the bundle's own).
+fn op_schedule(v: &Value, chain_id: u64) -> Result<crate::chain::op::OpSchedule, BadFixture> {
+    let c = crate::chain::op::OpChainConfig::from_json(v, "opChainConfig")
+        .map_err(|e| BadFixture::OpChainConfig(e.0))?;
+    if c.chain_id != chain_id {
+        return Err(BadFixture::OpChainConfig(format!(
+            "opChainConfig is chain {}'s, but the bundle's genesis config is chain {chain_id}'s",
+            c.chain_id
+        )));
+    }
+    Ok(c.schedule)
 }
 
 fn parse_account(acc: &Value) -> Result<AllocAccount, AccountError> {

@@ -3,7 +3,11 @@
 //! OP-stack presets: a dev node started with such a chain id runs Ethereum's), else what the
 //! chain data shows of the OP stack on a chain chaintrace has no preset for (a deposit
 //! transaction, a receipt's deposit or L1-fee fields: an OP dev node such as
-//! `anvil --network optimism`). Notes for stderr say which rules were taken and why.
+//! `anvil --network optimism`), or what anvil says of itself: its `anvil_nodeInfo`, asked in
+//! the same first batch, names an OP fork (`hardFork` Bedrock … Jovian) only in OP mode and
+//! Ethereum's fork names otherwise (anvil 1.7.1: `Jovian` under `--network optimism`,
+//! `Holocene` with `--hardfork holocene` too, `Bpo1` or `Cancun` without it; the fork it names
+//! is not the one it runs: `dev_op_fork`). Notes for stderr say which rules were taken and why.
 
 use serde_json::Value;
 
@@ -42,6 +46,16 @@ fn dev_node(version: &str) -> bool {
 }
 
 impl RpcSource {
+    /// The OP fork anvil's `anvil_nodeInfo` names, which it does in OP mode only; `None` for
+    /// any other node, and for anvil running Ethereum's rules.
+    fn anvil_op_fork(&self) -> Option<OpFork> {
+        match self.client_version.get() {
+            Some(Ok(v)) if v.to_ascii_lowercase().starts_with("anvil/") => {}
+            _ => return None,
+        }
+        OpFork::from_name(self.node_fork.get()?.as_deref()?)
+    }
+
     /// The rules the node runs for chain `chain_id`, and why: `--chain-rules` when given;
     /// Ethereum's for chains without rules of their own; otherwise what `web3_clientVersion`
     /// says ([`classify_client`]): the chain's node runs the chain's rules, a dev node or
@@ -134,15 +148,23 @@ impl RpcSource {
         let overridden = self.ruleset_override.is_some();
         let plain = crate::chain::rules::rules_at(chain_id, u64::MAX).is_none()
             && (ruleset == Ruleset::Ethereum || crate::chain::op::known(chain_id).is_none());
-        match info.op_evidence {
-            Some(e) if !overridden && plain => {
-                let node = match self.client_version.get() {
-                    Some(Ok(v)) => format!("; the node is {v}"),
-                    _ => String::new(),
-                };
-                (Ruleset::Optimism, format!("{e}{node}"))
-            }
-            _ => (ruleset, why),
+        let node = match self.client_version.get() {
+            Some(Ok(v)) => format!("; the node is {v}"),
+            _ => String::new(),
+        };
+        let custom = self
+            .op_config
+            .as_ref()
+            .is_some_and(|c| c.chain_id == chain_id);
+        match (info.op_evidence, self.anvil_op_fork()) {
+            _ if overridden || !plain => (ruleset, why),
+            (None, Some(_)) if custom => (ruleset, why),
+            (Some(e), _) => (Ruleset::Optimism, format!("{e}{node}")),
+            (None, Some(f)) => (
+                Ruleset::Optimism,
+                format!("its anvil_nodeInfo names the OP fork {}{node}", f.name()),
+            ),
+            (None, None) => (ruleset, why),
         }
     }
 
@@ -177,24 +199,11 @@ impl RpcSource {
         };
         let preset = crate::chain::op::known(chain_id);
         let custom = self.op_config.as_ref();
-        if let (Some(v), None, None, Ruleset::Optimism) = (dev, &preset, custom, ruleset) {
-            info.op_dev_fork = Some(OpFork::Isthmus);
-            self.note(format!(
-                "{v} is a dev node: its OP mode (anvil --network optimism) names its fork \
-                 Jovian but charges Isthmus's operator fee (gasUsed × scalar / 10⁶ + constant, \
-                 not Jovian's × 100), so the OP forks through Isthmus applied, not op-geth's \
-                 Jovian; its receipts have no L1-fee fields for the self-check to compare"
-            ));
+        if let (Some(v), None, Ruleset::Optimism) = (dev, custom, ruleset) {
+            self.dev_op_fork(v, preset.is_some(), info);
         }
         let has_rules = crate::chain::rules::rules_at(chain_id, info.number).is_some();
-        let op = crate::chain::op::op_rules(
-            chain_id,
-            ruleset,
-            info.op_schedule.as_ref(),
-            info.number,
-            info.timestamp,
-        )
-        .map(|r| info.op_dev_fork.map_or(r, crate::chain::op::OpRules::up_to));
+        let op = info.op_rules(chain_id);
         if has_rules {
             self.note(match ruleset {
                 Ruleset::Chain => format!(
@@ -217,12 +226,8 @@ impl RpcSource {
                 _ if custom.is_some() => {
                     format!("the schedule of --chain-config, {at} at this block")
                 }
-                (Some(c), _) => format!(
-                    "{}'s schedule, {} at this block",
-                    c.name,
-                    rules.latest().map_or("Bedrock", |f| f.name())
-                ),
-                (None, Some(f)) => format!("every OP fork through {}", f.name()),
+                (_, Some(f)) => format!("every OP fork through {}", f.name()),
+                (Some(c), None) => format!("{}'s schedule, {at} at this block", c.name),
                 (None, None) => {
                     "every OP fork through Jovian (no schedule for this chain)".to_string()
                 }
@@ -265,6 +270,29 @@ impl RpcSource {
             }
         }
         Ok(spec)
+    }
+
+    /// The OP fork a dev node in OP mode runs, whatever a block's time: Isthmus, where its
+    /// `anvil_nodeInfo` names an OP fork (the whole OP mode runs one) or no preset gives a
+    /// schedule. The fork anvil 1.7.1 names is not the one it runs: named Jovian (its default)
+    /// or Holocene (`--hardfork holocene`) it charges Isthmus's L1 data and operator fees (not
+    /// Jovian's operator fee × 100; an operator fee before Isthmus), and its `eth_call` runs
+    /// Prague's EVM (the BLS12-381 precompiles, TSTORE) at every fork it names, Bedrock too.
+    /// So the fork it names is said, and Isthmus applied.
+    fn dev_op_fork(&self, v: &str, preset: bool, info: &mut BlockInfo) {
+        let named = self.anvil_op_fork();
+        if named.is_none() && preset {
+            return;
+        }
+        info.op_dev_fork = Some(OpFork::Isthmus);
+        let named = named.map_or("Jovian", OpFork::name);
+        self.note(format!(
+            "{v} is a dev node: its OP mode (anvil --network optimism) names its fork {named} \
+             but charges Isthmus's fees whatever fork it names (Isthmus's operator fee, gasUsed \
+             × scalar / 10⁶ + constant: not Jovian's × 100, and charged before Isthmus too), so \
+             the OP forks through Isthmus applied; its receipts have no L1-fee fields for the \
+             self-check to compare"
+        ));
     }
 
     pub(super) fn note(&self, n: String) {

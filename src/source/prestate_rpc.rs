@@ -77,8 +77,8 @@ pub fn first_round(
     let mut calls = vec![
         ("eth_chainId".to_string(), json!([])),
         ("eth_getBlockByNumber".to_string(), json!(["0x0", false])),
-        super::rpc::client_version_request(),
     ];
+    calls.extend(super::rpc::client_requests());
     if want_tx {
         calls.push(("eth_getTransactionByHash".to_string(), json!([hash])));
         calls.push(("eth_getTransactionReceipt".to_string(), json!([hash])));
@@ -94,7 +94,7 @@ pub fn first_round(
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
         .unwrap_or_default();
-    source.note_client_version(next());
+    source.note_client(std::iter::from_fn(|| Some(next())).take(2));
     // Before anything of the chain's is read: an L2 chaintrace does not replay is refused here.
     source.check_replayable(chain_id)?;
     let tx = if want_tx {

@@ -50,6 +50,9 @@ pub struct RpcSource {
     pub op_config: Option<crate::chain::op::OpChainConfig>,
     /// The node's `web3_clientVersion`, asked in the first batch (or the node's error).
     pub(super) client_version: std::sync::OnceLock<Result<String, ClientVersionError>>,
+    /// The `hardFork` of the node's `anvil_nodeInfo`, asked in the same batch (`None`: no such
+    /// method, or no such field).
+    pub(super) node_fork: std::sync::OnceLock<Option<String>>,
     /// Set once the node answered that it has no `eth_getBlockReceipts`.
     no_block_receipts: std::sync::atomic::AtomicBool,
     /// Notes for stderr (which rules, which fork), each once.
@@ -61,9 +64,16 @@ pub struct RpcSource {
     pub(super) doubts: std::sync::Mutex<Vec<String>>,
 }
 
-/// The `web3_clientVersion` request of a first batch.
-pub fn client_version_request() -> (String, Value) {
-    ("web3_clientVersion".to_string(), json!([]))
+/// The node's identity requests of a first batch: `web3_clientVersion`, and `anvil_nodeInfo`,
+/// whose answer is read only when the client is anvil (the fork it names shows its OP mode:
+/// `node_rules.rs`). Other nodes answer `anvil_nodeInfo` with an error of its own item, which
+/// is ignored, as a node without the debug API answers the fast path's prestate request; both
+/// ride in a batch that is sent anyway, so neither costs a round trip.
+pub fn client_requests() -> [(String, Value); 2] {
+    [
+        ("web3_clientVersion".to_string(), json!([])),
+        ("anvil_nodeInfo".to_string(), json!([])),
+    ]
 }
 
 /// What the node returned must be what was asked for: `v[field]` (a hash or a hex quantity)
@@ -184,6 +194,7 @@ impl RpcSource {
             ruleset_override: None,
             op_config: None,
             client_version: std::sync::OnceLock::new(),
+            node_fork: std::sync::OnceLock::new(),
             no_block_receipts: Default::default(),
             notes: Default::default(),
             said: Default::default(),
@@ -191,14 +202,20 @@ impl RpcSource {
         }
     }
 
-    /// Keeps the answer to the first batch's `web3_clientVersion` (the first one only).
-    pub fn note_client_version(&self, answer: Result<Value, RpcError>) {
-        let v = match answer {
+    /// Keeps the answers to the first batch's [`client_requests`] (the first ones only), in
+    /// their order: `web3_clientVersion`, then `anvil_nodeInfo`.
+    pub fn note_client(&self, mut answers: impl Iterator<Item = Result<Value, RpcError>>) {
+        let v = match answers.next().unwrap_or(Ok(Value::Null)) {
             Ok(Value::String(s)) => Ok(s),
             Ok(other) => Err(ClientVersionError::NotAString(other)),
             Err(e) => Err(e.into()),
         };
         let _ = self.client_version.set(v);
+        let fork = answers
+            .next()
+            .and_then(Result::ok)
+            .and_then(|info| Some(info.get("hardFork")?.as_str()?.to_string()));
+        let _ = self.node_fork.set(fork);
     }
 
     /// The doubts gathered since the last call (see `doubts`).
@@ -228,7 +245,7 @@ impl RpcSource {
         Ok((chain_id, hash))
     }
 
-    /// One batch about block `block_ref` (see [`BlockBatch`]): the chain id, the node's `web3_clientVersion` (kept),
+    /// One batch about block `block_ref` (see [`BlockBatch`]): the chain id, the node's identity (`client_requests`, kept),
     /// the block (`full`: with its transactions), checked to be the one asked for, and the answer
     /// to `extra` after them.
     fn block_batch(
@@ -243,17 +260,13 @@ impl RpcSource {
         } else {
             "eth_getBlockByNumber"
         };
-        let mut calls = vec![
-            ("eth_chainId".to_string(), json!([])),
-            client_version_request(),
-            (method.to_string(), json!([block_ref, full])),
-        ];
+        let mut calls = vec![("eth_chainId".to_string(), json!([]))];
+        calls.extend(client_requests());
+        calls.push((method.to_string(), json!([block_ref, full])));
         calls.extend(extra);
         let mut res = self.client.batch(&calls)?.into_iter();
         let id = res.next().unwrap_or(Ok(Value::Null))?;
-        if let Some(v) = res.next() {
-            self.note_client_version(v);
-        }
+        self.note_client(res.by_ref().take(2));
         let chain_id = parse_u64(&id).map_err(|e| bad("chain id", e))?;
         let v = res.next().unwrap_or(Ok(Value::Null))?;
         if v.is_null() {
@@ -269,17 +282,13 @@ impl RpcSource {
         Ok((chain_id, v, res.next()))
     }
 
-    /// The node's chain id, with its `web3_clientVersion` in the same batch.
+    /// The node's chain id, with its identity ([`client_requests`]) in the same batch.
     pub fn chain_id(&self) -> Result<u64, SourceError> {
-        let calls = vec![
-            ("eth_chainId".to_string(), json!([])),
-            client_version_request(),
-        ];
+        let mut calls = vec![("eth_chainId".to_string(), json!([]))];
+        calls.extend(client_requests());
         let mut res = self.client.batch(&calls)?.into_iter();
         let id = res.next().unwrap_or(Ok(Value::Null))?;
-        if let Some(v) = res.next() {
-            self.note_client_version(v);
-        }
+        self.note_client(res.by_ref().take(2));
         parse_u64(&id).map_err(|e| bad("chain id", e))
     }
 
@@ -430,7 +439,7 @@ impl RpcSource {
     }
 
     /// The chain id, a block (by number tag or hash, with full transactions) and its receipts
-    /// in transaction order, in one batch with `web3_clientVersion`: all a block's replay needs
+    /// in transaction order, in one batch with the node's identity ([`client_requests`]): all a block's replay needs
     /// before state. The receipts are `None` where the node has no `eth_getBlockReceipts`.
     pub fn chain_block_receipts(
         &self,
@@ -595,10 +604,22 @@ fn read_state(
     Ok(())
 }
 
-/// The accounts every transaction obviously touches: sender, recipient, coinbase.
-pub fn obvious_accounts(txs: &[ReplayTx], coinbase: Address) -> Misses {
+/// The accounts every transaction obviously touches: sender, recipient, coinbase; under the
+/// OP stack's rules `op`, for a user transaction, also what its fees read — the L1Block
+/// predeploy's fee slots and the fee vaults it credits ([`crate::chain::op::fee_reads`]) — so
+/// that the L1 fee costs no round trip of its own.
+pub fn obvious_accounts(
+    txs: &[ReplayTx],
+    coinbase: Address,
+    op: Option<crate::chain::op::OpRules>,
+) -> Misses {
     let mut m = Misses::default();
     m.accounts.insert(coinbase);
+    if let Some(rules) = op.filter(|_| txs.iter().any(|t| t.deposit.is_none())) {
+        let (accounts, slots) = crate::chain::op::fee_reads(rules);
+        m.accounts.extend(accounts);
+        m.slots.extend(slots);
+    }
     for tx in txs {
         m.accounts.insert(tx.sender);
         if let Some(to) = tx.to() {

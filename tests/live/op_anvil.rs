@@ -36,6 +36,37 @@ fn op_block() -> (Anvil, u64, Vec<String>, Vec<String>) {
     let a = Anvil::start_with_args(&["--network", "optimism", "--order", "fifo"]);
     let info = a.rpc("anvil_nodeInfo", json!([]));
     assert_eq!(info["hardFork"], json!("Jovian"), "{info}");
+    let watch = set_fees_and_probe(&a);
+    let acc = a.accounts();
+    let hashes = a.send_in_one_block(vec![
+        json!({
+            "type": "0x7e", "from": acc[2], "to": acc[4], "value": "0xde0b6b3a7640000",
+            "mint": "0x1bc16d674ec80000", "gas": "0x30000", "isSystemTx": false,
+            "sourceHash": "0x00000000000000000000000000000000000000000000000000000000000000aa",
+        }),
+        json!({
+            "from": acc[1], "to": acc[3], "value": "0x5", "maxPriorityFeePerGas": "0x7",
+            "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
+        }),
+        json!({"from": acc[5], "to": PROBE, "gas": "0x20000", "maxPriorityFeePerGas": "0x3"}),
+    ]);
+    let block = anvil::parse_u64(&a.receipt(hashes[0])["blockNumber"]);
+    let mut ordered: Vec<(u64, String)> = hashes
+        .iter()
+        .map(|h| {
+            let r = a.receipt(*h);
+            assert_eq!(r["status"], json!("0x1"), "{r}");
+            (anvil::parse_u64(&r["transactionIndex"]), format!("{h:?}"))
+        })
+        .collect();
+    ordered.sort();
+    let hashes: Vec<String> = ordered.into_iter().map(|(_, h)| h).collect();
+    (a, block, hashes, watch)
+}
+
+/// Sets the fees in anvil's L1Block predeploy and the probe's code; returns what the probe
+/// logs the balances of: the BaseFeeVault, the L1FeeVault, the OperatorFeeVault and account 1.
+fn set_fees_and_probe(a: &Anvil) -> Vec<String> {
     let set = |n: u8, v: &str| {
         assert_eq!(v.len(), 66, "{v}");
         a.rpc(
@@ -63,30 +94,7 @@ fn op_block() -> (Anvil, u64, Vec<String>, Vec<String>) {
     .chain([format!("{:?}", acc[1])])
     .collect();
     a.rpc("anvil_setCode", json!([PROBE, probe_code(&watch)]));
-    let hashes = a.send_in_one_block(vec![
-        json!({
-            "type": "0x7e", "from": acc[2], "to": acc[4], "value": "0xde0b6b3a7640000",
-            "mint": "0x1bc16d674ec80000", "gas": "0x30000", "isSystemTx": false,
-            "sourceHash": "0x00000000000000000000000000000000000000000000000000000000000000aa",
-        }),
-        json!({
-            "from": acc[1], "to": acc[3], "value": "0x5", "maxPriorityFeePerGas": "0x7",
-            "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
-        }),
-        json!({"from": acc[5], "to": PROBE, "gas": "0x20000", "maxPriorityFeePerGas": "0x3"}),
-    ]);
-    let block = anvil::parse_u64(&a.receipt(hashes[0])["blockNumber"]);
-    let mut ordered: Vec<(u64, String)> = hashes
-        .iter()
-        .map(|h| {
-            let r = a.receipt(*h);
-            assert_eq!(r["status"], json!("0x1"), "{r}");
-            (anvil::parse_u64(&r["transactionIndex"]), format!("{h:?}"))
-        })
-        .collect();
-    ordered.sort();
-    let hashes: Vec<String> = ordered.into_iter().map(|(_, h)| h).collect();
-    (a, block, hashes, watch)
+    watch
 }
 
 fn assert_says(stderr: &str, want: &[&str]) {
@@ -124,7 +132,7 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
         &run.stderr,
         &[
             "note: anvil/v1.7.1 is a dev node: its OP mode (anvil --network optimism) names \
-             its fork Jovian but charges Isthmus's operator fee",
+             its fork Jovian but charges Isthmus's fees whatever fork it names",
             "note: chain 31337: the OP stack's rules applied (the block holds deposit \
              transactions (type 0x7e); the node is anvil/v1.7.1), every OP fork through \
              Isthmus: deposits",
@@ -173,7 +181,8 @@ fn an_op_anvil_block_replays_with_deposits_and_fees() {
     }
 
     // A user transaction shows nothing of the OP stack on a chain id chaintrace has no preset
-    // for: --chain-rules optimism says it. Replayed from the block's start (rpc), the probe's
+    // for (anvil's nodeInfo does: `anvil_node_info_gives_the_op_mode`); here
+    // --chain-rules optimism says it. Replayed from the block's start (rpc), the probe's
     // log holds the vault balances after chaintrace's own charging of the deposit and the user.
     for h in &hashes[1..] {
         for source in ["prestate", "rpc"] {
@@ -366,27 +375,19 @@ fn u128_of(v: &Value) -> u128 {
     u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
-/// `--assets` and the gas report split an OP user transaction's cost into L2 execution (base
-/// fee and tip), the L1 data fee and the operator fee, each where it went; a deposit's mint is
-/// a native inflow to its sender. Every expected amount is worked here from the L1Block values
-/// `op_block` set and the node's own receipt and block.
-#[test]
-fn op_costs_are_split_and_a_mint_is_an_inflow() {
-    // The FastLZ port against op-geth's own TestFlzCompressLen vectors first.
-    assert_eq!(flz_compress_len(&[]), 0);
-    assert_eq!(flz_compress_len(&[1; 1000]), 21);
-    assert_eq!(flz_compress_len(&[0; 1000]), 21);
-
-    let (a, block, hashes, watch) = op_block();
-    let receipt = a.receipt(hashes[1].parse().unwrap());
+/// What the user transaction `hash` paid, worked by hand from the L1Block values
+/// `set_fees_and_probe` set and the node's own receipt and block: `[base fee, priority fee, L1
+/// data fee, operator fee]`.
+fn hand_fees(a: &Anvil, hash: &str) -> [u128; 4] {
+    let receipt = a.receipt(hash.parse().unwrap());
     let gas_used = u128_of(&receipt["gasUsed"]);
     let price = u128_of(&receipt["effectiveGasPrice"]);
     let header = a.rpc(
         "eth_getBlockByNumber",
-        json!([format!("{block:#x}"), false]),
+        json!([receipt["blockNumber"], false]),
     );
     let base_fee = u128_of(&header["baseFeePerGas"]);
-    let raw = a.rpc("eth_getRawTransactionByHash", json!([hashes[1]]));
+    let raw = a.rpc("eth_getRawTransactionByHash", json!([hash]));
     let raw = alloy_primitives::hex::decode(raw.as_str().unwrap()).unwrap();
     // Fjord (rollup_cost.go NewL1CostFuncFjord) with L1 base fee 1 gwei, scalars 1368 and
     // 810,949, blob base fee 3: max(100e6, -42,585,600 + 836,500 × fastlz) × (1368 × 1e9 × 16
@@ -399,6 +400,22 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
     let base = gas_used * base_fee;
     let priority = gas_used * (price - base_fee);
     assert!(l1 > 0 && priority > 0 && base > 0);
+    [base, priority, l1, operator]
+}
+
+/// `--assets` and the gas report split an OP user transaction's cost into L2 execution (base
+/// fee and tip), the L1 data fee and the operator fee, each where it went; a deposit's mint is
+/// a native inflow to its sender. Every expected amount is worked here from the L1Block values
+/// `op_block` set and the node's own receipt and block.
+#[test]
+fn op_costs_are_split_and_a_mint_is_an_inflow() {
+    // The FastLZ port against op-geth's own TestFlzCompressLen vectors first.
+    assert_eq!(flz_compress_len(&[]), 0);
+    assert_eq!(flz_compress_len(&[1; 1000]), 21);
+    assert_eq!(flz_compress_len(&[0; 1000]), 21);
+
+    let (a, _, hashes, watch) = op_block();
+    let [base, priority, l1, operator] = hand_fees(&a, &hashes[1]);
 
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
@@ -551,8 +568,9 @@ fn op_costs_are_split_and_a_mint_is_an_inflow() {
 
 /// `--chain-config FILE`: a custom OP chain's op-geth genesis config (its `optimism` member and
 /// the OP fork times as op-geth's `params/config.go` names them) applies its forks to the
-/// node's blocks, with no evidence or `--chain-rules` needed; a config of another chain id is
-/// refused as bad input.
+/// node's blocks, with no evidence or `--chain-rules` needed, in `tx`, `serve` and a bundle
+/// captured under it (which records the schedule); a config of another chain id is refused as
+/// bad input.
 #[test]
 fn a_chain_config_file_gives_a_custom_op_chains_forks() {
     let (a, _, hashes, _) = op_block();
@@ -616,6 +634,67 @@ fn a_chain_config_file_gives_a_custom_op_chains_forks() {
     );
     drop(serve);
 
+    // `bundle capture` records the custom chain's schedule (`opChainConfig`, op-geth's names),
+    // which chain 31337 alone does not give: offline, the user pays the same fees, its balance
+    // after it anvil's own; the same bundle without the member replays under Ethereum's rules.
+    let bundle_path = dir.join("bundle.json");
+    let bundle_file = bundle_path.to_str().unwrap();
+    let run = chaintrace(&[
+        "bundle",
+        "capture",
+        &hashes[1],
+        "--rpc-url",
+        a.url(),
+        "--chain-config",
+        &ours,
+        "-o",
+        bundle_file,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut bundle: Value =
+        serde_json::from_str(&std::fs::read_to_string(&bundle_path).unwrap()).unwrap();
+    let zero = |forks: &[&str]| {
+        let mut c = json!({"chainId": 31337, "bedrockBlock": 0, "optimism": {}});
+        for f in forks {
+            c[format!("{f}Time")] = json!(0);
+        }
+        c
+    };
+    assert_eq!(
+        bundle["opChainConfig"],
+        zero(&["regolith", "canyon", "ecotone", "fjord", "granite", "holocene", "isthmus"]),
+        "{bundle}"
+    );
+    assert!(bundle.get("opDevFork").is_none(), "{bundle}");
+    let offline = |file: &str| -> (Value, String) {
+        let run = chaintrace(&[
+            "tx",
+            "--fixture",
+            file,
+            "--tracer",
+            "prestateTracer",
+            "--tracer-config",
+            r#"{"diffMode":true}"#,
+            "--json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (serde_json::from_str(&run.stdout).unwrap(), run.stderr)
+    };
+    let (replayed, stderr) = offline(bundle_file);
+    assert_says(&stderr, &["self-check: replay matches the receipt"]);
+    assert_eq!(
+        replayed["post"][&sender]["balance"], node["post"][&sender]["balance"],
+        "bundle {replayed}\nnode {node}"
+    );
+    bundle.as_object_mut().unwrap().remove("opChainConfig");
+    let bare = dir.join("bare.json");
+    std::fs::write(&bare, bundle.to_string()).unwrap();
+    let (replayed, _) = offline(bare.to_str().unwrap());
+    assert_ne!(
+        replayed["post"][&sender]["balance"],
+        node["post"][&sender]["balance"]
+    );
+
     let other = write("other.json", 901);
     let run = chaintrace(&[
         "tx",
@@ -633,4 +712,284 @@ fn a_chain_config_file_gives_a_custom_op_chains_forks() {
         )],
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A user transaction alone in its block on anvil `args`, calling the probe (so its log holds
+/// the sender's balance while it runs: what the L1 and operator fees took before it ran), and a
+/// transfer with calldata to an account in the next block. Returns the node and both hashes.
+fn lone_user_txs(args: &[&str]) -> (Anvil, String, String) {
+    let a = Anvil::start_with_args(args);
+    set_fees_and_probe(&a);
+    let acc = a.accounts();
+    let data = format!("0x{}", "ab01".repeat(60));
+    let (probe, r) = a.send_and_wait(json!({
+        "from": acc[1], "to": PROBE, "data": data, "gas": "0x20000", "maxPriorityFeePerGas": "0x7",
+    }));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    let (transfer, r) = a.send_and_wait(json!({
+        "from": acc[1], "to": acc[3], "value": "0x5", "data": data, "gas": "0x20000",
+        "maxPriorityFeePerGas": "0x7",
+    }));
+    assert_eq!(r["status"], json!("0x1"), "{r}");
+    (a, format!("{probe:?}"), format!("{transfer:?}"))
+}
+
+/// anvil's `anvil_nodeInfo` names an OP fork only in OP mode (`hardFork` Jovian under
+/// `--network optimism`, Holocene with `--hardfork holocene` too; an Ethereum fork otherwise). chaintrace asks it in the first batch, beside
+/// `web3_clientVersion`, and takes the OP stack's rules from it for a user transaction alone in
+/// its block (no deposit beside it, no OP field in anvil's receipt), with no `--chain-rules`; a
+/// plain anvil stays Ethereum. The fork anvil 1.7.1 names is not the one it runs: named
+/// Holocene it still charges Isthmus's operator fee (the L1Block here sets one, slot 8, which
+/// Holocene would not charge: a Holocene replay's log is 1,000 wei off), so the forks through
+/// Isthmus apply and the note says so.
+/// The probe's log of the sender's balance holds the rules to anvil's: the other rules' replay
+/// departs from the receipt (exit 4).
+#[test]
+fn anvil_node_info_gives_the_op_mode() {
+    let cases: [(&[&str], Option<&str>); 3] = [
+        (&["--network", "optimism"], Some("Jovian")),
+        (
+            &["--network", "optimism", "--hardfork", "holocene"],
+            Some("Holocene"),
+        ),
+        (&[], None),
+    ];
+    for (args, op) in cases {
+        let (a, probe, _) = lone_user_txs(args);
+        let fork = a.rpc("anvil_nodeInfo", json!([]))["hardFork"].clone();
+        let fork = fork.as_str().unwrap_or_default().to_string();
+        let is_op_fork = chaintrace::chain::op::OpFork::from_name(&fork).is_some();
+        assert_eq!(is_op_fork, op.is_some(), "{args:?}: hardFork {fork}");
+        for source in ["prestate", "rpc"] {
+            let run = chaintrace(&[
+                "tx",
+                &probe,
+                "--rpc-url",
+                a.url(),
+                "--no-cache",
+                "--state-source",
+                source,
+            ]);
+            assert_eq!(run.code, 0, "{args:?} {source}: {}", run.stderr);
+            assert_says(&run.stderr, &["self-check: replay matches the receipt"]);
+            match op {
+                Some(named) => {
+                    assert_eq!(fork, named);
+                    assert_says(
+                        &run.stderr,
+                        &[
+                            &format!(
+                                "note: anvil/v1.7.1 is a dev node: its OP mode (anvil --network \
+                                 optimism) names its fork {named} but charges Isthmus's \
+                                 fees whatever fork it names"
+                            ),
+                            "note: chain 31337: the OP stack's rules applied (its anvil_nodeInfo \
+                             names the OP fork ",
+                            "; the node is anvil/v1.7.1), every OP fork through Isthmus: deposits",
+                        ],
+                    );
+                }
+                None => assert!(
+                    !run.stderr.contains("OP stack"),
+                    "{args:?} {source}: {}",
+                    run.stderr
+                ),
+            }
+        }
+        let other = if op.is_some() { "ethereum" } else { "optimism" };
+        let run = chaintrace(&[
+            "tx",
+            &probe,
+            "--rpc-url",
+            a.url(),
+            "--no-cache",
+            "--chain-rules",
+            other,
+        ]);
+        assert_eq!(
+            run.code, 4,
+            "{args:?} --chain-rules {other}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// The L1 data fee costs no round trip of its own on the RPC path: the L1Block predeploy's fee
+/// slots and the vaults come in the state batch with the sender and recipient
+/// (`obvious_accounts`). The loopback proxy counts a user transfer's replay on the OP-mode
+/// anvil under the OP stack's rules and under Ethereum's: `tx --state-source rpc` and `block N`
+/// make the same HTTP requests, round trips and state requests. On the fast path the node's
+/// prestateTracer leaves the L1Block and the vaults out (op-geth's looks up only the sender,
+/// the recipient and the coinbase; anvil's alike), so the OP replay reads them from the parent
+/// block in one more state request (exact: the transaction is first in its block).
+#[test]
+fn the_l1_fee_costs_no_extra_round_trip() {
+    let (a, _, transfer) = lone_user_txs(&["--network", "optimism"]);
+    let block = anvil::parse_u64(&a.receipt(transfer.parse().unwrap())["blockNumber"]).to_string();
+    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    let mut rows = Vec::new();
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "tx, rpc path",
+            vec!["tx", &transfer, "--state-source", "rpc"],
+        ),
+        ("block", vec!["block", &block]),
+        (
+            "tx, fast path",
+            vec!["tx", &transfer, "--state-source", "prestate"],
+        ),
+    ];
+    for (what, args) in &runs {
+        let mut counts = Vec::new();
+        for rules in [None, Some("ethereum")] {
+            p.reset();
+            let mut all = args.clone();
+            all.extend(["--rpc-url", &p.url]);
+            if all[0] == "tx" {
+                all.push("--no-cache");
+            }
+            if let Some(r) = rules {
+                all.extend(["--chain-rules", r]);
+            }
+            let run = chaintrace(&all);
+            assert_eq!(run.code, 0, "{what} {rules:?}: {}", run.stderr);
+            assert_eq!(
+                run.stderr.contains("the OP stack's rules applied"),
+                rules.is_none(),
+                "{}",
+                run.stderr
+            );
+            let s = p.stats();
+            let n = |k: &str| s[k].as_u64().unwrap();
+            counts.push([n("requests"), n("roundTrips"), n("stateRequests")]);
+        }
+        rows.push(format!(
+            "{what}: OP {:?}, Ethereum {:?}",
+            counts[0], counts[1]
+        ));
+        if *what == "tx, fast path" {
+            let [r, t, st] = counts[1];
+            assert_eq!(counts[0], [r + 1, t + 1, st + 1], "{what}: OP vs Ethereum");
+        } else {
+            assert_eq!(counts[0], counts[1], "{what}: OP vs Ethereum");
+        }
+    }
+    // The figures, for docs/benchmarks.md (`cargo test … -- --nocapture`).
+    println!(
+        "[requests, round trips, state requests]: {}",
+        rows.join("; ")
+    );
+}
+
+/// A prestateTracer diff (diffMode) over an OP user transaction is op-geth's: its tracer looks
+/// up the sender, the recipient and the block's coinbase at the transaction's start (op-geth
+/// `eth/tracers/native/prestate.go`, `OnTxStart`: `lookupAccount(from)`, `lookupAccount(t.to)`,
+/// `lookupAccount(env.Coinbase)`, before `buyGas` takes any fee) and what the transaction's
+/// opcodes touch, and diffs only those (`processDiffState` walks `t.pre`). On an OP chain the
+/// coinbase is the SequencerFeeVault (`0x4200…0011`, set here with `anvil_setCoinbase`), so the
+/// diff shows its tip; the BaseFeeVault, L1FeeVault and OperatorFeeVault, credited after the
+/// run without an opcode, are absent from it. `--assets` shows all four credits. Every amount
+/// is worked by hand (`hand_fees`), and the whole diff is compared.
+#[test]
+fn a_prestate_diff_shows_the_coinbase_vault_and_leaves_the_other_vaults_out() {
+    const SEQUENCER_FEE_VAULT: &str = "0x4200000000000000000000000000000000000011";
+    let a = Anvil::start_with_args(&["--network", "optimism"]);
+    let watch = set_fees_and_probe(&a);
+    a.rpc("anvil_setCoinbase", json!([SEQUENCER_FEE_VAULT]));
+    // Not empty, so that the lookup lists it with its balance.
+    a.rpc("anvil_setBalance", json!([SEQUENCER_FEE_VAULT, "0x1000"]));
+    let acc = a.accounts();
+    let (from, to) = (format!("{:?}", acc[1]), format!("{:?}", acc[3]));
+    let (hash, receipt) = a.send_and_wait(json!({
+        "from": from, "to": to, "value": "0x5", "maxPriorityFeePerGas": "0x7",
+        "data": format!("0x{}", "ab01".repeat(60)), "gas": "0x20000",
+    }));
+    assert_eq!(receipt["status"], json!("0x1"), "{receipt}");
+    let hash = format!("{hash:?}");
+    let block = anvil::parse_u64(&receipt["blockNumber"]);
+    let header = a.rpc(
+        "eth_getBlockByNumber",
+        json!([format!("{block:#x}"), false]),
+    );
+    assert_eq!(header["miner"], json!(SEQUENCER_FEE_VAULT), "{header}");
+    let [base, priority, l1, operator] = hand_fees(&a, &hash);
+    let parent = format!("{:#x}", block - 1);
+    let balance = |who: &str| u128_of(&a.rpc("eth_getBalance", json!([who, parent])));
+    let nonce = anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([from, parent])));
+    let account = |balance: u128, nonce: u64| {
+        let mut v = json!({"balance": format!("{balance:#x}")});
+        if nonce > 0 {
+            v["nonce"] = json!(nonce);
+        }
+        v
+    };
+    let (b_from, b_to, b_seq) = (balance(&from), balance(&to), balance(SEQUENCER_FEE_VAULT));
+    assert_eq!(b_seq, 0x1000);
+    let want = json!({
+        "pre": {
+            from.to_lowercase(): account(b_from, nonce),
+            to.to_lowercase(): account(b_to, 0),
+            SEQUENCER_FEE_VAULT: account(b_seq, 0),
+        },
+        "post": {
+            from.to_lowercase(): account(b_from - base - priority - l1 - operator - 5, nonce + 1),
+            to.to_lowercase(): account(b_to + 5, 0),
+            SEQUENCER_FEE_VAULT: account(b_seq + priority, 0),
+        },
+    });
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--no-cache",
+        "--json",
+        "--tracer",
+        "prestateTracer",
+        "--tracer-config",
+        r#"{"diffMode":true}"#,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_says(&run.stderr, &["self-check: replay matches the receipt"]);
+    let got: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(got, want, "{}", run.stdout);
+    for vault in &watch[..3] {
+        assert!(
+            !run.stdout.contains(&vault.to_lowercase()),
+            "{vault}: {}",
+            run.stdout
+        );
+    }
+
+    // --assets: the four vaults credited, each with its hand-computed amount.
+    let run = chaintrace(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        a.url(),
+        "--no-cache",
+        "--assets",
+        "--json",
+        "--decode",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let native = &v["assetChanges"]["native"];
+    let change_of = |who: &str| {
+        native
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["address"].as_str().unwrap().eq_ignore_ascii_case(who))
+            .map(|n| n["change"].clone())
+            .unwrap_or_else(|| panic!("{who} not in {native}"))
+    };
+    for (who, amount) in [
+        (watch[0].as_str(), base),
+        (watch[1].as_str(), l1),
+        (watch[2].as_str(), operator),
+        (SEQUENCER_FEE_VAULT, priority),
+    ] {
+        assert_eq!(change_of(who), json!(amount.to_string()), "{who}");
+    }
 }

@@ -157,6 +157,8 @@ fn cases() -> Vec<Case> {
         bundle("input truncated", "/input", Some(json!("0x02f891")), 1, "cannot decode transaction"),
         bundle("input with trailing bytes", "/input", Some(Value::Null), 1, "bytes follow"),
         bundle("signed for another chain", "/genesis/config/chainId", Some(json!(1)), 1, "signed for chain"),
+        bundle("opChainConfig of another chain", "/opChainConfig", Some(json!({"chainId": 901, "bedrockBlock": 0, "optimism": {}})), 1, "opChainConfig is chain 901's, but the bundle's genesis config is chain"),
+        bundle("opChainConfig without optimism", "/opChainConfig", Some(json!({"chainId": 1})), 1, "opChainConfig: no `optimism` member"),
         bundle("genesis missing", "/genesis", None, 1, "genesis"),
         bundle("config missing", "/genesis/config", None, 1, "config"),
         bundle("context missing", "/context", None, 1, "context"),

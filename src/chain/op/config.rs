@@ -22,7 +22,7 @@
 //! A fork that is absent or `null` is not scheduled (op-geth: "nil = no fork"); each is asked
 //! on its own ([`OpSchedule::rules_at`]), as op-geth asks them.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::fork::{OpFork, OpSchedule};
 
@@ -148,6 +148,22 @@ impl OpChainConfig {
         })
     }
 
+    /// Chain `chain_id` with `schedule` as op-geth's chain config object names it: `chainId`,
+    /// `bedrockBlock`, each scheduled fork's time, an `optimism` member. What a replay bundle
+    /// records of a `--chain-config` chain (`opChainConfig`), read back by [`Self::from_json`].
+    pub fn geth_json(chain_id: u64, schedule: &OpSchedule) -> Value {
+        let mut config = Map::new();
+        config.insert("chainId".into(), json!(chain_id));
+        config.insert("bedrockBlock".into(), json!(schedule.bedrock_block));
+        for fork in OpFork::ALL {
+            if let Some(t) = schedule.activation_time(fork) {
+                config.insert(keys(fork).0.into(), json!(t));
+            }
+        }
+        config.insert("optimism".into(), json!({}));
+        Value::Object(config)
+    }
+
     /// Reads the file at `path`.
     pub fn from_file(path: &str) -> Result<OpChainConfig, OpConfigError> {
         let text = std::fs::read_to_string(path)
@@ -161,6 +177,18 @@ impl OpChainConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schedule_reads_back_from_its_geth_json() {
+        let mut schedule = OpSchedule::all_from_genesis(OpFork::Holocene);
+        schedule.bedrock_block = 7;
+        schedule.isthmus_time = Some(1_700_000_000);
+        let v = OpChainConfig::geth_json(901, &schedule);
+        assert_eq!(v["isthmusTime"], json!(1_700_000_000));
+        assert!(v.get("jovianTime").is_none());
+        let back = OpChainConfig::from_json(&v, "opChainConfig").unwrap();
+        assert_eq!((back.chain_id, back.schedule), (901, schedule));
+    }
     use crate::chain::op::OpRules;
     use serde_json::json;
 

@@ -492,18 +492,63 @@ pub fn da_footprint_gas(info: &L1BlockInfo, encoded_tx: &[u8]) -> u64 {
     u64::from(info.da_footprint_gas_scalar).wrapping_mul(data.estimated_da_size())
 }
 
+/// op-geth's table of where each 3-byte sequence was last seen (8,192 positions, all zero when
+/// a compression starts), kept per thread and each entry stamped with the compression that
+/// wrote it: an entry of an earlier one reads as zero, so no compression clears 32 KiB (an OP
+/// block prices every user transaction by its compressed size).
+struct LastSeen {
+    run: u32,
+    slots: Vec<(u32, u32)>,
+}
+
+impl LastSeen {
+    fn start(&mut self) {
+        self.run = self.run.wrapping_add(1);
+        if self.run == 0 {
+            self.slots.fill((0, 0));
+            self.run = 1;
+        }
+    }
+
+    fn get(&self, i: usize) -> u32 {
+        let (run, pos) = self.slots[i];
+        if run == self.run {
+            pos
+        } else {
+            0
+        }
+    }
+
+    fn set(&mut self, i: usize, pos: u32) {
+        self.slots[i] = (self.run, pos);
+    }
+}
+
+thread_local! {
+    static LAST_SEEN: std::cell::RefCell<LastSeen> = std::cell::RefCell::new(LastSeen {
+        run: 0,
+        slots: vec![(0, 0); 8192],
+    });
+}
+
 /// The length of `input` once FastLZ-compressed (level 1), as op-geth's `FlzCompressLen`
 /// counts it — itself a port of solady's `LibZip.flzCompress` that emits nothing and only adds
 /// up the sizes of the literal runs and matches it would write. Go's `uint32` arithmetic is
 /// kept, so inputs are assumed shorter than 4 GiB.
 pub fn flz_compress_len(input: &[u8]) -> u32 {
+    LAST_SEEN.with_borrow_mut(|last_seen| {
+        last_seen.start();
+        compress_len(input, last_seen)
+    })
+}
+
+fn compress_len(input: &[u8], last_seen: &mut LastSeen) -> u32 {
     let len = input.len() as u32;
     let at = |i: u32| u32::from(input[i as usize]);
     let three = |i: u32| at(i) | (at(i + 1) << 8) | (at(i + 2) << 16);
     let bucket = |v: u32| ((v.wrapping_mul(2_654_435_769) >> 19) & 0x1fff) as usize;
     // The last 13 bytes are never the start of a match.
     let limit = if input.len() < 13 { 0 } else { len - 13 };
-    let mut last_seen = vec![0u32; 8192];
     let mut size = 0u32;
     // `anchor`: the first byte not yet emitted (as a literal or in a match).
     let mut anchor = 0u32;
@@ -514,8 +559,8 @@ pub fn flz_compress_len(input: &[u8]) -> u32 {
         loop {
             let seq = three(pos);
             let slot = bucket(seq);
-            candidate = last_seen[slot];
-            last_seen[slot] = pos;
+            candidate = last_seen.get(slot);
+            last_seen.set(slot, pos);
             let distance = pos.wrapping_sub(candidate);
             if pos >= limit {
                 break;
@@ -535,8 +580,8 @@ pub fn flz_compress_len(input: &[u8]) -> u32 {
         let matched = match_extent(input, candidate + 3, pos + 3, limit + 9);
         size = size.wrapping_add(match_len(matched));
         let end = pos + matched;
-        last_seen[bucket(three(end))] = end;
-        last_seen[bucket(three(end + 1))] = end + 1;
+        last_seen.set(bucket(three(end)), end);
+        last_seen.set(bucket(three(end + 1)), end + 1);
         pos = end + 2;
         anchor = pos;
     }

@@ -41,3 +41,19 @@ pub const L1_FEE_VAULT: Address = address!("420000000000000000000000000000000000
 
 /// Receives the operator fee of the gas used, from Isthmus (`OptimismOperatorFeeRecipient`).
 pub const OPERATOR_FEE_VAULT: Address = address!("420000000000000000000000000000000000001b");
+
+/// What a user transaction's OP fees read under `rules` (`replay/op_fees.rs`): the L1Block
+/// predeploy (its slots as [`L1BlockInfo::from_storage`] reads them with every value zero: the
+/// most it reads) and the vaults it credits. Fetched with what a replay obviously touches.
+pub fn fee_reads(rules: OpRules) -> (Vec<Address>, Vec<(Address, alloy_primitives::U256)>) {
+    let slots = std::cell::RefCell::new(Vec::new());
+    L1BlockInfo::from_storage(rules, |slot| {
+        slots.borrow_mut().push((L1_BLOCK, slot));
+        alloy_primitives::U256::ZERO
+    });
+    let mut accounts = vec![L1_BLOCK, BASE_FEE_VAULT, L1_FEE_VAULT];
+    if rules.is(OpFork::Isthmus) {
+        accounts.push(OPERATOR_FEE_VAULT);
+    }
+    (accounts, slots.into_inner())
+}
