@@ -127,9 +127,10 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
                 return None;
             };
             let mut c = Compiler::new(interner, strings);
-            c.uses_push = out.uses_push;
             let f = c.function(formal, body, hook_params(&name)?)?;
-            out.uses_push = c.uses_push;
+            out.uses_push |= c.uses_push;
+            out.uses_pop |= c.uses_pop;
+            out.uses_to_hex |= c.uses_to_hex;
             let slot = match name.as_str() {
                 "step" => &mut out.step,
                 "fault" => &mut out.fault,
@@ -203,6 +204,8 @@ struct Compiler<'i> {
     interner: &'i Interner,
     strings: &'i mut Tables,
     uses_push: bool,
+    uses_pop: bool,
+    uses_to_hex: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -214,6 +217,8 @@ impl<'i> Compiler<'i> {
             interner,
             strings,
             uses_push: false,
+            uses_pop: false,
+            uses_to_hex: false,
             scopes: Vec::new(),
             locals: 0,
         }
@@ -667,6 +672,9 @@ impl<'i> Compiler<'i> {
     }
 
     fn call(&mut self, callee: &Expression, args: &[Expression]) -> Option<Expr> {
+        if let Expression::Identifier(id) = strip(callee) {
+            return self.hex_of_buffer(id.sym(), args);
+        }
         let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
             return None;
         };
@@ -707,7 +715,38 @@ impl<'i> Compiler<'i> {
             let target = self.expr(m.target())?;
             return Some(Expr::Push(Box::new(target), args_ir));
         }
+        if method == "pop" {
+            self.uses_pop = true;
+            let target = self.expr(m.target())?;
+            return Some(Expr::Pop(Box::new(target), args_ir));
+        }
         None
+    }
+
+    /// `toHex(frame.getFrom())`, `toHex(frame.getTo())`, `toHex(frame.getInput())`,
+    /// `toHex(frameResult.getOutput())`: the global `toHex` (no local of that name) of one of
+    /// the argument's buffer getters, whose arguments are evaluated and ignored.
+    fn hex_of_buffer(&mut self, callee: Sym, args: &[Expression]) -> Option<Expr> {
+        if self.lookup(callee).is_some() || self.name(callee)? != "toHex" {
+            return None;
+        }
+        let [Expression::Call(inner)] = args else {
+            return None;
+        };
+        let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(inner.function()) else {
+            return None;
+        };
+        let method = self.field_name(m.field())?;
+        let g = match (self.param(m.target())?, method.as_str()) {
+            (Param::Frame, "getFrom") => Getter::FromHex,
+            (Param::Frame, "getTo") => Getter::ToHex,
+            (Param::Frame, "getInput") => Getter::InputHex,
+            (Param::FrameResult, "getOutput") => Getter::OutputHex,
+            _ => return None,
+        };
+        let args_ir = self.exprs(inner.args())?;
+        self.uses_to_hex = true;
+        Some(Expr::Get(g, args_ir))
     }
 
     fn local_target(&self, sym: Sym) -> Option<Target> {
@@ -850,8 +889,11 @@ mod tests {
             // a hook that is not a function literal, a computed key
             "{step: stepFn, fault: function() {}, result: function() {}}",
             "{['step']: function() {}, fault: function() {}, result: function() {}}",
-            // an enter that reads a buffer
+            // an enter that reads a buffer, or hands it to a function other than `toHex`
             "{enter: function(f) { this.f = f.getFrom(); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { this.f = toWord(f.getFrom()); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { var toHex = 1; this.f = toHex(f.getTo()); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { this.f = toHex(f.getTo(), 1); }, exit: function() {}, fault: function() {}, result: function() {}}",
         ] {
             assert!(compile(src, &mut Tables::default()).is_none(), "compiled: {src}");
         }

@@ -11,6 +11,11 @@ use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
 
+/// What the global `toHex` gives for `bytes`.
+fn hex_string(bytes: &[u8]) -> String {
+    format!("0x{}", alloy_primitives::hex::encode(bytes))
+}
+
 /// Names of the 256 opcodes, as `log.op.toString()` gives them.
 pub struct Names(pub Vec<V>);
 
@@ -108,6 +113,11 @@ impl Machine<'_> {
         &self.heap.t
     }
 
+    /// `toHex` of `bytes`: a new string value.
+    fn hex(&mut self, bytes: &[u8]) -> R<V> {
+        self.heap.t.str_value(&Text::from(hex_string(bytes)))
+    }
+
     /// An error text or frame kind as a string value (interned: there are few of them).
     fn text(&mut self, s: Option<&str>) -> R<V> {
         match s {
@@ -129,6 +139,26 @@ impl Machine<'_> {
             Getter::ResultError => {
                 let e = self.shared.frame_result.borrow().error.clone();
                 self.text(e.as_deref())?
+            }
+            Getter::FromHex => {
+                let a = self.shared.frame.borrow().from;
+                self.hex(a.as_slice())?
+            }
+            Getter::ToHex => {
+                let a = self.shared.frame.borrow().to;
+                self.hex(a.as_slice())?
+            }
+            Getter::InputHex => {
+                let f = self.shared.frame.borrow();
+                let s = hex_string(&f.input);
+                drop(f);
+                self.heap.t.str_value(&Text::from(s))?
+            }
+            Getter::OutputHex => {
+                let r = self.shared.frame_result.borrow();
+                let s = hex_string(&r.output);
+                drop(r);
+                self.heap.t.str_value(&Text::from(s))?
             }
             Getter::StepError | Getter::Cost if self.before => return Err(Deopt),
             Getter::StepError => {
@@ -377,6 +407,14 @@ impl Machine<'_> {
                 }
                 let id = self.object(t)?;
                 self.heap.push(id, &vals)?
+            }
+            Expr::Pop(target, args) => {
+                let t = self.eval(target)?;
+                for a in args {
+                    self.eval(a)?;
+                }
+                let id = self.object(t)?;
+                self.heap.pop(id)?
             }
             Expr::Array(items) => {
                 let mut vals = Vec::with_capacity(items.len());

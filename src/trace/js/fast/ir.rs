@@ -62,6 +62,12 @@ pub enum Getter {
     FrameGas,
     ResultGasUsed,
     ResultError,
+    /// `toHex(frame.getFrom())` and the like: the buffer getter's bytes as `0x` hex, while the
+    /// global `toHex` is the built-in.
+    FromHex,
+    ToHex,
+    InputHex,
+    OutputHex,
 }
 
 #[derive(Debug)]
@@ -92,6 +98,8 @@ pub enum Expr {
     Array(Vec<Expr>),
     /// `arr.push(…)` on a plain array (the built-in `push`).
     Push(Box<Expr>, Vec<Expr>),
+    /// `arr.pop(…)` on a plain array (the built-in `pop`); arguments evaluated and ignored.
+    Pop(Box<Expr>, Vec<Expr>),
 }
 
 /// An object reached without evaluating an expression.
@@ -150,6 +158,10 @@ pub struct Func {
 pub struct Compiled {
     /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
     pub uses_push: bool,
+    /// The same for `pop`.
+    pub uses_pop: bool,
+    /// Whether a hook calls the global `toHex` (valid only while it is the built-in).
+    pub uses_to_hex: bool,
     pub step: Option<Func>,
     pub fault: Option<Func>,
     pub enter: Option<Func>,

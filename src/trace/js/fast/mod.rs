@@ -44,6 +44,15 @@ pub struct Fast {
     names: Names,
 }
 
+/// The built-ins native code stands in for, each still the original after `setup`:
+/// `Array.prototype.push` and `pop` (for `arr.push(…)`, `arr.pop()`), the global `toHex`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Intact {
+    pub push: bool,
+    pub pop: bool,
+    pub to_hex: bool,
+}
+
 /// Whether the fast path may be used (`CHAINTRACE_JS_FAST=0` turns it off).
 pub fn enabled() -> bool {
     std::env::var("CHAINTRACE_JS_FAST").map_or(true, |v| v != "0")
@@ -52,19 +61,17 @@ pub fn enabled() -> bool {
 impl Fast {
     /// Compiles the hooks of `source` and imports `tracer` (after `setup` ran); `None` when a
     /// hook is outside the subset or the tracer object is not a plain object.
-    /// `push_intact`: `Array.prototype.push` is still the built-in (for `arr.push(…)`).
-    pub fn new(
-        source: &str,
-        tracer: &JsObject,
-        push_intact: bool,
-        ctx: &mut Context,
-    ) -> Option<Fast> {
+    /// `intact`: which built-ins the native code may stand in for are still in place.
+    pub fn new(source: &str, tracer: &JsObject, intact: Intact, ctx: &mut Context) -> Option<Fast> {
         if !enabled() {
             return None;
         }
         let mut strings = Tables::default();
         let code = compile::compile(source, &mut strings)?;
-        if code.uses_push && !push_intact {
+        if (code.uses_push && !intact.push)
+            || (code.uses_pop && !intact.pop)
+            || (code.uses_to_hex && !intact.to_hex)
+        {
             return None;
         }
         let names = Names::new(&mut strings);

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use alloy_primitives::{Address, Bytes};
 use revm::bytecode::opcode::{
     ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
 };
@@ -66,12 +67,16 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
                     f.kind =
                         [CallKind::Call, CallKind::Staticcall, CallKind::Create][(i % 3) as usize];
                     f.gas = 50_000 + i;
+                    f.from = Address::with_last_byte((i % 256) as u8);
+                    f.to = Address::repeat_byte((i * 7 % 256) as u8);
+                    f.input = Bytes::from((0..(i % 9) as u8).collect::<Vec<u8>>());
                 }
                 host.call(Hook::Enter)?;
                 {
                     let mut r = shared.frame_result.borrow_mut();
                     r.gas_used = i % 777;
                     r.error = (i % 500 == 0).then(|| "execution reverted".to_string());
+                    r.output = Bytes::from(vec![0xab; (i % 5) as usize]);
                 }
                 host.call(Hook::Exit)?;
             }
@@ -106,6 +111,41 @@ fn same_n(src: &str, steps: u64) -> bool {
 
 fn lib(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tracers/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn library_frame_tracers_run_natively_and_match_boa() {
+    assert!(
+        stays_native(&lib("call_tree.js")),
+        "call_tree.js left the native path"
+    );
+}
+
+#[test]
+fn pop_and_to_hex_are_native_only_while_the_builtins_are_in_place() {
+    let src = "{st: [], got: [], n: 0, enter: function(f) { this.st.push([toHex(f.getFrom()), toHex(f.getTo()), toHex(f.getInput(1))]); }, \
+               exit: function(r) { var c = this.st.pop(); this.got.push(c, toHex(r.getOutput())); this.e = [].pop(); this.n++; }, \
+               fault: function() {}, result: function() { return [this.st, this.got, this.e, this.n]; }}";
+    assert!(stays_native(src));
+    // A hole at the end is the prototype's to read; an own `pop` is the array's.
+    let hole =
+        "{a: [1, 2, , ], enter: function(f) { this.r = this.a.pop(); }, exit: function() {}, \
+                fault: function() {}, result: function() { return [this.r, this.a.length]; }}";
+    assert!(!same(hole));
+    let own = "{a: [1], setup: function() { this.a.pop = function() { return 'own'; }; }, \
+               enter: function(f) { this.r = this.a.pop(); }, exit: function() {}, fault: function() {}, result: function() { return this.r; }}";
+    assert!(!same(own));
+    // Replaced built-ins keep the script in boa.
+    for setup in [
+        "Array.prototype.pop = function() { return 'popped'; };",
+        "toHex = function(b) { return 'hex' + b.length; };",
+    ] {
+        let src = format!(
+            "{{a: [1, 2], setup: function() {{ {setup} }}, enter: function(f) {{ this.r = [this.a.pop(), toHex(f.getTo())]; }}, \
+             exit: function() {{}}, fault: function() {{}}, result: function() {{ return this.r; }}}}"
+        );
+        assert!(!same(&src), "{setup}");
+    }
 }
 
 #[test]
@@ -351,6 +391,122 @@ fn generated() {
         }
     }
     // Most generated scripts stay native; the rest deoptimise somewhere and must still agree.
+    assert!(
+        native > rounds / 5 || !super::enabled(),
+        "only {native} of {rounds} stayed native"
+    );
+}
+
+impl Gen {
+    /// An expression for `enter(f)`/`exit(r)` bodies.
+    fn frame_expr(&mut self, enter: bool, depth: u32) -> String {
+        if depth == 0 || self.next().is_multiple_of(3) {
+            let leaves: &[&str] = if enter {
+                &[
+                    "toHex(f.getFrom())",
+                    "toHex(f.getTo())",
+                    "toHex(f.getInput())",
+                    "f.getType()",
+                    "f.getGas()",
+                    "this.st.length",
+                    "this.st.pop()",
+                    "this.a",
+                    "x",
+                    "1",
+                    "'0x'",
+                ]
+            } else {
+                &[
+                    "toHex(r.getOutput())",
+                    "r.getGasUsed()",
+                    "r.getError()",
+                    "this.st.pop()",
+                    "this.st.length",
+                    "this.a",
+                    "x",
+                    "0",
+                    "undefined",
+                ]
+            };
+            return self.pick(leaves).to_string();
+        }
+        let d = depth - 1;
+        match self.next() % 5 {
+            0 | 1 => {
+                let op = self.pick(&["+", "===", "!==", "<", "||", "&&", "??"]);
+                format!(
+                    "({} {op} {})",
+                    self.frame_expr(enter, d),
+                    self.frame_expr(enter, d)
+                )
+            }
+            2 => format!(
+                "{{k: {}, n: {}}}",
+                self.frame_expr(enter, d),
+                self.frame_expr(enter, d)
+            ),
+            3 => format!("({}).length", self.frame_expr(enter, d)),
+            _ => format!(
+                "({} ? {} : {})",
+                self.frame_expr(enter, d),
+                self.frame_expr(enter, d),
+                self.frame_expr(enter, d)
+            ),
+        }
+    }
+
+    fn frame_stmt(&mut self, enter: bool) -> String {
+        match self.next() % 6 {
+            0 => format!("x = {};", self.frame_expr(enter, 2)),
+            1 => format!("this.a = {};", self.frame_expr(enter, 2)),
+            2 | 3 => format!("this.st.push({});", self.frame_expr(enter, 2)),
+            4 => format!(
+                "this.m[{}] = {};",
+                self.frame_expr(enter, 1),
+                self.frame_expr(enter, 1)
+            ),
+            _ => format!("if ({}) {{ return; }}", self.frame_expr(enter, 1)),
+        }
+    }
+}
+
+#[test]
+fn generated_frame_hooks_agree_with_boa() {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(generated_frames)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn generated_frames() {
+    let seed = std::env::var("JS_FAST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x2545_F491_4F6C_DD1D);
+    let mut g = Gen(seed);
+    let rounds: usize = std::env::var("JS_FAST_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let mut native = 0;
+    for _ in 0..rounds {
+        let enter: Vec<String> = (0..3).map(|_| g.frame_stmt(true)).collect();
+        let exit: Vec<String> = (0..3).map(|_| g.frame_stmt(false)).collect();
+        let src = format!(
+            "{{a: 0, st: [1, 'x'], m: {{}}, \
+             enter: function(f) {{ var x = 2; {} }}, \
+             exit: function(r) {{ var x = 'r'; {} }}, \
+             fault: function(log) {{}}, \
+             result: function() {{ return [this.a, this.st, this.m]; }}}}",
+            enter.join(" "),
+            exit.join(" ")
+        );
+        if same_n(&src, 1_000) {
+            native += 1;
+        }
+    }
     assert!(
         native > rounds / 5 || !super::enabled(),
         "only {native} of {rounds} stayed native"
