@@ -106,8 +106,8 @@ struct Direct {
 }
 
 /// The built-ins native code stands in for, as they are now: `Array.prototype.push` and
-/// `pop`, the global `toHex`.
-fn builtins(ctx: &mut Context) -> [Option<JsObject>; 3] {
+/// `pop`, the globals `toHex` and `slice`.
+fn builtins(ctx: &mut Context) -> [Option<JsObject>; 4] {
     let proto = ctx.intrinsics().constructors().array().prototype();
     let global = ctx.global_object();
     let mut get = |o: &JsObject, name: &str| {
@@ -119,6 +119,7 @@ fn builtins(ctx: &mut Context) -> [Option<JsObject>; 3] {
         get(&proto, "push"),
         get(&proto, "pop"),
         get(&global, "toHex"),
+        get(&global, "slice"),
     ]
 }
 
@@ -214,6 +215,19 @@ impl Host {
                 .collect()
         };
         let literal_hooks = hooks(&mut ctx);
+        // Every function the literal made (data properties: no getter runs), for the native
+        // path's inlined helpers.
+        let mut literal = Vec::new();
+        for key in obj.own_property_keys(&mut ctx).map_err(engine)? {
+            let boa_engine::property::PropertyKey::String(name) = &key else {
+                continue;
+            };
+            let desc = obj.borrow().properties().get(&key);
+            let f = desc.and_then(|d| d.value().and_then(JsValue::as_callable));
+            if let (Some(f), Ok(name)) = (f, name.to_std_string()) {
+                literal.push((name, f));
+            }
+        }
         let step_fn = literal_hooks[0].clone();
         let direct = if direct_safe(source) {
             let f = |ctx: &mut Context, name: &str| {
@@ -271,10 +285,11 @@ impl Host {
             push: same(0),
             pop: same(1),
             to_hex: same(2),
+            slice: same(3),
         };
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
         if hooks(&mut host.ctx) == literal_hooks {
-            host.fast = Fast::new(source, &obj, intact, &mut host.ctx);
+            host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
         host.views = host.fast.is_none();
         if host.fast.is_some() {

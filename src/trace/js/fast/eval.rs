@@ -6,10 +6,18 @@ use std::borrow::Cow;
 use revm::bytecode::opcode::OpCode;
 
 use super::heap::{Heap, Pos};
-use super::ir::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
+use super::ir::{Base, Bin, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
+
+/// A number with no fraction, as `slice` reads its bounds exactly (others are left to boa).
+fn whole(v: V) -> R<f64> {
+    match v.to_num()? {
+        n if n.fract() == 0.0 && n.abs() < 1e15 => Ok(n),
+        _ => Err(Deopt),
+    }
+}
 
 /// What the global `toHex` gives for `bytes`.
 fn hex_string(bytes: &[u8]) -> String {
@@ -38,6 +46,10 @@ pub struct Machine<'a> {
     /// Evaluating before the opcode ran: its cost and error are not known (reading them is a
     /// [`Deopt`]).
     pub before: bool,
+    /// What each inlined helper's property must hold (`Compiled::helpers`, in order).
+    pub helpers: &'a [V],
+    /// The value of the last `return` (an inlined helper's result).
+    pub ret: V,
 }
 
 enum Flow {
@@ -94,9 +106,10 @@ impl Machine<'_> {
                 }
             }
             Stmt::Return(e) => {
-                if let Some(e) = e {
-                    self.eval(e)?;
-                }
+                self.ret = match e {
+                    Some(e) => self.eval(e)?,
+                    None => V::Undef,
+                };
                 return Ok(Flow::Return);
             }
         }
@@ -111,6 +124,16 @@ impl Machine<'_> {
     #[inline]
     fn t(&self) -> &Tables {
         &self.heap.t
+    }
+
+    /// `f` of a frame's buffer.
+    fn buffer<T>(&self, b: Buf, f: impl FnOnce(&[u8]) -> T) -> T {
+        match b {
+            Buf::From => f(self.shared.frame.borrow().from.as_slice()),
+            Buf::To => f(self.shared.frame.borrow().to.as_slice()),
+            Buf::Input => f(&self.shared.frame.borrow().input),
+            Buf::Output => f(&self.shared.frame_result.borrow().output),
+        }
     }
 
     /// `toHex` of `bytes`: a new string value.
@@ -407,6 +430,39 @@ impl Machine<'_> {
                 }
                 let id = self.object(t)?;
                 self.heap.push(id, &vals)?
+            }
+            Expr::BufLen(b) => V::num(self.buffer(*b, |bytes| bytes.len()) as f64),
+            Expr::SliceHex(b, start, end) => {
+                let (start, end) = (self.eval(start)?, self.eval(end)?);
+                let (start, end) = (whole(start)?, whole(end)?);
+                let s = self
+                    .buffer(*b, |bytes| {
+                        let ok = 0.0 <= start && start <= end && end <= bytes.len() as f64;
+                        ok.then(|| hex_string(&bytes[start as usize..end as usize]))
+                    })
+                    // Out of range: boa throws geth's error.
+                    .ok_or(Deopt)?;
+                self.heap.t.str_value(&Text::from(s))?
+            }
+            Expr::Inline(i) => {
+                let f = self.heap.get(self.this, &i.key)?;
+                if self.helpers.get(i.helper as usize) != Some(&f) {
+                    return Err(Deopt);
+                }
+                for (slot, e) in &i.args {
+                    let v = self.eval(e)?;
+                    self.locals[*slot as usize] = v;
+                }
+                for s in &i.locals {
+                    self.locals[*s as usize] = V::Undef;
+                }
+                self.ret = V::Undef;
+                for s in &i.body {
+                    if let Flow::Return = self.exec(s)? {
+                        break;
+                    }
+                }
+                std::mem::replace(&mut self.ret, V::Undef)
             }
             Expr::Pop(target, args) => {
                 let t = self.eval(target)?;
