@@ -294,9 +294,11 @@ impl Host {
         host.views = host.fast.is_none();
         if host.fast.is_some() {
             host.fault_plain = true;
-        } else {
+        } else if step_fn.is_some() {
             (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
         }
+        // Without `step` there is no guard to build, and parsing the script again only to learn
+        // whether `fault` is plain costs more than noting the journal's length per opcode.
         Ok(host)
     }
 
