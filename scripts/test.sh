@@ -17,10 +17,11 @@ cargo check --locked --no-default-features
 echo "== JS suites with the native evaluator off" >&2
 CHAINTRACE_JS_FAST=0 cargo test --locked --test js
 CHAINTRACE_JS_FAST=0 cargo test --locked --test offline failed_steps::
-echo "== native JS evaluator vs boa: 2 x 3000 generated scripts, 2 x 1000 early-return prefixes" >&2
+echo "== native JS evaluator vs boa: 2 x 3000 generated scripts, 2 x 1000 early-return prefixes, 2 x 1000 enter/exit hooks" >&2
 for seed in 1 2; do
     JS_FAST_SEED=$seed JS_FAST_ROUNDS=3000 cargo test --locked --lib generated_scripts_agree_with_boa
     JS_FAST_SEED=$seed JS_FAST_ROUNDS=1000 cargo test --locked --lib early_returns_decided_natively_agree_with_boa
+    JS_FAST_SEED=$seed JS_FAST_ROUNDS=1000 cargo test --locked --lib generated_frame_hooks_agree_with_boa
 done
 echo "== cargo test" >&2
 cargo test --locked "$@"

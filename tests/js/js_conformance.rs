@@ -346,6 +346,26 @@ fn timeout_stops_an_endless_enter() {
 }
 
 #[test]
+fn timeout_stops_a_helper_of_enter_the_native_path_cannot_inline() {
+    // `this.name(…)` is inlined natively only without loops and recursion; these run in boa
+    // under the budget, an endless loop and an exponential recursion alike.
+    for script in [
+        "{spin: function() { while (true) {} }, enter: function(f) { this.spin(); }, exit: function() {}, fault: function() {}, result: function() { return 1; }}",
+        "{fib: function(n) { return n < 2 ? n : this.fib(n - 1) + this.fib(n - 2); }, enter: function(f) { this.r = this.fib(60); }, exit: function() {}, fault: function() {}, result: function() { return 1; }}",
+    ] {
+        let run = Run {
+            code: hex::decode("600060006000600060006000355af100").unwrap(),
+            timeout: Duration::from_millis(500),
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let e = fails(&run, script);
+        assert!(e.contains("execution timeout"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}
+
+#[test]
 fn timeout_stops_a_loop_inside_a_builtin_callback() {
     times_out("{step: function() { [1].forEach(function() { while(true) {} }); }, fault: function() {}, result: function() { return 1; }}");
 }

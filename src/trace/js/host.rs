@@ -18,7 +18,7 @@ use super::objects::{make_db, make_frames, make_log, Shared};
 use super::timeout::{over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
 use serde_json::value::RawValue;
 
-use super::fast::{Fast, Guard};
+use super::fast::{Fast, Guard, Intact};
 pub use super::hook::Hook;
 use super::source::direct_safe;
 use super::{bigint, buffers, globals};
@@ -105,10 +105,22 @@ struct Direct {
     frame_result: [JsValue; 1],
 }
 
-/// `Array.prototype.push` as it is now.
-fn array_push(ctx: &mut Context) -> Option<JsObject> {
+/// The built-ins native code stands in for, as they are now: `Array.prototype.push` and
+/// `pop`, the globals `toHex` and `slice`.
+fn builtins(ctx: &mut Context) -> [Option<JsObject>; 4] {
     let proto = ctx.intrinsics().constructors().array().prototype();
-    proto.get(js_string!("push"), ctx).ok()?.as_object()
+    let global = ctx.global_object();
+    let mut get = |o: &JsObject, name: &str| {
+        o.get(js_string!(name), ctx)
+            .ok()
+            .and_then(|v| v.as_object())
+    };
+    [
+        get(&proto, "push"),
+        get(&proto, "pop"),
+        get(&global, "toHex"),
+        get(&global, "slice"),
+    ]
 }
 
 fn compile(ctx: &mut Context, code: &str) -> Result<Script, JsTracerError> {
@@ -159,9 +171,9 @@ impl Host {
         hidden(&mut ctx, "__frame", frame.clone())?;
         hidden(&mut ctx, "__frameResult", frame_result.clone())?;
 
-        // Before any script runs: the native path's `arr.push(…)` is only used while the
-        // built-in is still in place.
-        let builtin_push = array_push(&mut ctx);
+        // Before any script runs: the native path's `arr.push(…)`, `arr.pop()` and `toHex(…)`
+        // are only used while the built-ins are still in place.
+        let originals = builtins(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
         let tracer = match run_with_deadline(&object, &mut ctx, deadline, mem_base) {
             Run::TimedOut => return Err(JsTracerError::Evaluating(Failure::Timeout)),
@@ -203,6 +215,19 @@ impl Host {
                 .collect()
         };
         let literal_hooks = hooks(&mut ctx);
+        // Every function the literal made (data properties: no getter runs), for the native
+        // path's inlined helpers.
+        let mut literal = Vec::new();
+        for key in obj.own_property_keys(&mut ctx).map_err(engine)? {
+            let boa_engine::property::PropertyKey::String(name) = &key else {
+                continue;
+            };
+            let desc = obj.borrow().properties().get(&key);
+            let f = desc.and_then(|d| d.value().and_then(JsValue::as_callable));
+            if let (Some(f), Ok(name)) = (f, name.to_std_string()) {
+                literal.push((name, f));
+            }
+        }
         let step_fn = literal_hooks[0].clone();
         let direct = if direct_safe(source) {
             let f = |ctx: &mut Context, name: &str| {
@@ -254,17 +279,26 @@ impl Host {
             host.run(&setup, Hook::Setup)?;
         }
         // After `setup`: the shadow state starts from what it left.
-        let push_intact = builtin_push.is_some() && array_push(&mut host.ctx) == builtin_push;
+        let now = builtins(&mut host.ctx);
+        let same = |i: usize| originals[i].is_some() && now[i] == originals[i];
+        let intact = Intact {
+            push: same(0),
+            pop: same(1),
+            to_hex: same(2),
+            slice: same(3),
+        };
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
         if hooks(&mut host.ctx) == literal_hooks {
-            host.fast = Fast::new(source, &obj, push_intact, &mut host.ctx);
+            host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
         host.views = host.fast.is_none();
         if host.fast.is_some() {
             host.fault_plain = true;
-        } else {
+        } else if step_fn.is_some() {
             (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
         }
+        // Without `step` there is no guard to build, and parsing the script again only to learn
+        // whether `fault` is plain costs more than noting the journal's length per opcode.
         Ok(host)
     }
 
@@ -515,18 +549,33 @@ impl Host {
         hidden(&mut self.ctx, "__ctx", obj)?;
         let script = self.result.clone();
         let v = self.run(&script, Hook::Result)?;
-        // Checked for depth before `JSON.stringify` recurses into it, then stringified: the
-        // text itself, not a parsed value, since geth prints JSON.stringify's key order and
-        // number forms, with Go's HTML escaping applied when it encodes the response.
-        let json = super::limits::stringify_result(&v, &mut self.ctx);
-        let out = if over_memory(self.mem_base) {
-            Run::OutOfMemory
-        } else {
-            Run::Done(json)
+        // The text itself, not a parsed value, since geth prints JSON.stringify's key order
+        // and number forms, with Go's HTML escaping applied when it encodes the response.
+        // Plain values are written in Rust; others are checked for depth before
+        // `JSON.stringify` recurses into them, then stringified by boa.
+        let text = match super::json::stringify_plain(&v, &mut self.ctx) {
+            Some(text) => {
+                let out = if over_memory(self.mem_base) {
+                    Run::OutOfMemory
+                } else {
+                    Run::Done(Ok(JsValue::undefined()))
+                };
+                self.finish(out, Hook::Result)?;
+                text
+            }
+            None => {
+                let json = super::limits::stringify_result(&v, &mut self.ctx);
+                let out = if over_memory(self.mem_base) {
+                    Run::OutOfMemory
+                } else {
+                    Run::Done(json)
+                };
+                let v = self.finish(out, Hook::Result)?;
+                v.as_string().map(|s| s.to_std_string_escaped())
+            }
         };
-        let v = self.finish(out, Hook::Result)?;
-        let text = match v.as_string() {
-            Some(s) => escape_html(&s.to_std_string_escaped()),
+        let text = match text {
+            Some(s) => escape_html(&s),
             None => "null".to_string(),
         };
         RawValue::from_string(text).map_err(JsTracerError::NotJson)

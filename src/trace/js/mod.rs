@@ -25,6 +25,7 @@ pub mod globals;
 pub mod hook;
 pub mod host;
 mod inspect;
+mod json;
 pub mod limits;
 pub mod named;
 pub mod objects;

@@ -28,7 +28,9 @@ use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
-use super::ir::{member, Base, Bin, Compiled, Expr, Func, Getter, Logic, Stmt, Target, Un};
+use super::ir::{
+    member, Base, Bin, Buf, Compiled, Expr, Func, Getter, Inline, Logic, Stmt, Target, Un,
+};
 use super::value::{Key, Tables, Text, V};
 
 /// What a hook's parameter stands for.
@@ -42,9 +44,19 @@ enum Param {
 
 #[derive(Clone, Copy, Debug)]
 enum Bind {
-    Local { slot: u16, konst: bool, ready: bool },
+    Local {
+        slot: u16,
+        konst: bool,
+        ready: bool,
+    },
     Param(Param),
+    /// A helper's parameter given a frame's buffer (`this.add(frame.getTo())`): read where it
+    /// is used, which is the same since the getters are pure.
+    Buf(Buf),
 }
+
+/// How deep helper calls are inlined (deeper ones, recursion included, are not compiled).
+const MAX_INLINE: usize = 4;
 
 /// A hook of the tracer's object literal: its name, and its parameters and body when it is a
 /// function literal.
@@ -59,7 +71,7 @@ type HookDef<'a> = (
 /// an object literal, a key is computed or repeated, a hook is an accessor.
 fn with_hooks<T>(
     source: &str,
-    f: impl FnOnce(&Interner, Vec<HookDef<'_>>) -> Option<T>,
+    f: impl FnOnce(&Interner, Vec<HookDef<'_>>, Vec<HookDef<'_>>) -> Option<T>,
 ) -> Option<T> {
     let text = format!("(\n{source}\n)");
     let mut interner = Interner::default();
@@ -76,6 +88,7 @@ fn with_hooks<T>(
         return None;
     };
     let mut hooks = Vec::new();
+    let mut helpers = Vec::new();
     let mut seen = Vec::new();
     for p in obj.properties() {
         let (name, params, body) = match p {
@@ -101,9 +114,11 @@ fn with_hooks<T>(
         seen.push(name.clone());
         if hook_params(&name).is_some() {
             hooks.push((name, params, body));
+        } else if let (Some(_), Some(_)) = (params, body) {
+            helpers.push((name, params, body));
         }
     }
-    f(&interner, hooks)
+    f(&interner, hooks, helpers)
 }
 
 /// What each hook's parameters stand for.
@@ -119,7 +134,7 @@ fn hook_params(name: &str) -> Option<&'static [Param]> {
 /// Compiles the hooks of `source` (the tracer's object literal) if every one the script
 /// defines is inside the subset.
 pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
-    with_hooks(source, |interner, hooks| {
+    with_hooks(source, |interner, hooks, helpers| {
         let mut out = Compiled::default();
         for (name, params, body) in hooks {
             // A hook that is not a function literal (a reference, a number) is not compiled.
@@ -127,9 +142,17 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
                 return None;
             };
             let mut c = Compiler::new(interner, strings);
-            c.uses_push = out.uses_push;
+            c.helpers = &helpers;
             let f = c.function(formal, body, hook_params(&name)?)?;
-            out.uses_push = c.uses_push;
+            out.uses_push |= c.uses_push;
+            out.uses_pop |= c.uses_pop;
+            out.uses_to_hex |= c.uses_to_hex;
+            out.uses_slice |= c.uses_slice;
+            for h in c.inlined {
+                if !out.helpers.contains(&h) {
+                    out.helpers.push(h);
+                }
+            }
             let slot = match name.as_str() {
                 "step" => &mut out.step,
                 "fault" => &mut out.fault,
@@ -146,7 +169,7 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
 /// inside the subset (the rest of its body is not looked at), and whether `fault` is inside
 /// it as a whole.
 pub fn step_prefix(source: &str, strings: &mut Tables) -> Option<(Option<Func>, bool)> {
-    with_hooks(source, |interner, hooks| {
+    with_hooks(source, |interner, hooks, _| {
         let (mut step, mut fault) = (None, false);
         for (name, params, body) in hooks {
             let (Some(formal), Some(body)) = (params, body) else {
@@ -202,7 +225,16 @@ fn resolve(interner: &Interner, sym: Sym) -> Option<String> {
 struct Compiler<'i> {
     interner: &'i Interner,
     strings: &'i mut Tables,
+    /// The literal's other function-valued properties, which `this.name(…)` inlines.
+    helpers: &'i [HookDef<'i>],
+    /// The helpers inlined so far (their names).
+    inlined: Vec<String>,
+    /// Helpers being inlined, innermost last.
+    inlining: Vec<String>,
+    uses_slice: bool,
     uses_push: bool,
+    uses_pop: bool,
+    uses_to_hex: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -213,7 +245,13 @@ impl<'i> Compiler<'i> {
         Compiler {
             interner,
             strings,
+            helpers: &[],
+            inlined: Vec::new(),
+            inlining: Vec::new(),
+            uses_slice: false,
             uses_push: false,
+            uses_pop: false,
+            uses_to_hex: false,
             scopes: Vec::new(),
             locals: 0,
         }
@@ -486,7 +524,7 @@ impl<'i> Compiler<'i> {
                     }
                     Expr::Local(slot)
                 }
-                Some(Bind::Param(_)) => return None,
+                Some(Bind::Param(_) | Bind::Buf(_)) => return None,
                 None => match self.name(id.sym())?.as_str() {
                     "undefined" => Expr::Const(V::Undef),
                     "NaN" => Expr::Const(V::num(f64::NAN)),
@@ -495,6 +533,12 @@ impl<'i> Compiler<'i> {
                 },
             },
             Expression::PropertyAccess(PropertyAccess::Simple(a)) => {
+                if let Some(b) = self.buf_of(a.target()) {
+                    return match self.field_name(a.field())?.as_str() {
+                        "length" => Some(Expr::BufLen(b)),
+                        _ => None,
+                    };
+                }
                 let target = self.expr(a.target())?;
                 match a.field() {
                     PropertyAccessField::Const(id) => member(target, self.key(id.sym())?),
@@ -653,7 +697,7 @@ impl<'i> Compiler<'i> {
         match strip(e) {
             Expression::Identifier(id) => match self.lookup(id.sym())? {
                 Bind::Param(p) => Some(p),
-                Bind::Local { .. } => None,
+                Bind::Local { .. } | Bind::Buf(_) => None,
             },
             _ => None,
         }
@@ -667,10 +711,23 @@ impl<'i> Compiler<'i> {
     }
 
     fn call(&mut self, callee: &Expression, args: &[Expression]) -> Option<Expr> {
+        if let Expression::Identifier(id) = strip(callee) {
+            return self.hex_of_buffer(id.sym(), args);
+        }
         let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
             return None;
         };
         let method = self.field_name(m.field())?;
+        if matches!(strip(m.target()), Expression::This(_)) {
+            let found = self
+                .helpers
+                .iter()
+                .find(|(n, _, _)| *n == method)
+                .map(|(n, p, b)| (n.clone(), *p, *b));
+            if let Some((name, Some(formal), Some(body))) = found {
+                return self.inline(name, formal, body, args);
+            }
+        }
         let args_ir = self.exprs(args)?;
         // `log.op.toString()` and friends.
         if let Expression::PropertyAccess(PropertyAccess::Simple(inner)) = strip(m.target()) {
@@ -707,7 +764,163 @@ impl<'i> Compiler<'i> {
             let target = self.expr(m.target())?;
             return Some(Expr::Push(Box::new(target), args_ir));
         }
+        if method == "pop" {
+            self.uses_pop = true;
+            let target = self.expr(m.target())?;
+            return Some(Expr::Pop(Box::new(target), args_ir));
+        }
         None
+    }
+
+    /// Whether `sym` names the global `name` (no local or parameter of that name).
+    fn global(&self, sym: Sym, name: &str) -> bool {
+        self.lookup(sym).is_none() && self.name(sym).as_deref() == Some(name)
+    }
+
+    /// A frame's buffer: a getter called without arguments, or a helper's parameter given one.
+    fn buf_of(&self, e: &Expression) -> Option<Buf> {
+        match strip(e) {
+            Expression::Identifier(id) => match self.lookup(id.sym())? {
+                Bind::Buf(b) => Some(b),
+                _ => None,
+            },
+            Expression::Call(c) if c.args().is_empty() => {
+                let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(c.function())
+                else {
+                    return None;
+                };
+                buffer_getter(self.param(m.target())?, &self.field_name(m.field())?)
+            }
+            _ => None,
+        }
+    }
+
+    /// `toHex(buffer)` of a frame's buffer (see [`Compiler::buf_of`]; a getter's arguments
+    /// are evaluated and ignored), and `toHex(slice(buffer, start, end))`, with the globals
+    /// `toHex` and `slice`.
+    fn hex_of_buffer(&mut self, callee: Sym, args: &[Expression]) -> Option<Expr> {
+        if !self.global(callee, "toHex") {
+            return None;
+        }
+        let [arg] = args else {
+            return None;
+        };
+        if let Some(b) = self.buf_of(arg) {
+            self.uses_to_hex = true;
+            return Some(Expr::Get(b.hex(), Vec::new()));
+        }
+        let Expression::Call(inner) = strip(arg) else {
+            return None;
+        };
+        if let Expression::Identifier(f) = strip(inner.function()) {
+            let [buf, start, end] = inner.args() else {
+                return None;
+            };
+            if !self.global(f.sym(), "slice") {
+                return None;
+            }
+            let b = self.buf_of(buf)?;
+            let (start, end) = (self.expr(start)?, self.expr(end)?);
+            self.uses_to_hex = true;
+            self.uses_slice = true;
+            return Some(Expr::SliceHex(b, Box::new(start), Box::new(end)));
+        }
+        let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(inner.function()) else {
+            return None;
+        };
+        let b = buffer_getter(self.param(m.target())?, &self.field_name(m.field())?)?;
+        let args_ir = self.exprs(inner.args())?;
+        self.uses_to_hex = true;
+        Some(Expr::Get(b.hex(), args_ir))
+    }
+
+    /// `this.name(…)` of a helper function of the literal, inlined: its arguments in the
+    /// caller's scope, its body in a scope of its own (its parameters and `var`s; a frame's
+    /// buffer passed as an argument is read where the parameter is used). Recursion, or
+    /// nesting deeper than [`MAX_INLINE`], is not compiled.
+    fn inline(
+        &mut self,
+        name: String,
+        formal: &FormalParameterList,
+        body: &FunctionBody,
+        args: &[Expression],
+    ) -> Option<Expr> {
+        if self.inlining.len() >= MAX_INLINE || self.inlining.contains(&name) {
+            return None;
+        }
+        let mut given = Vec::with_capacity(args.len());
+        for a in args {
+            given.push(match self.buf_of(a) {
+                Some(b) => Err(b),
+                None => Ok(self.expr(a)?),
+            });
+        }
+        let params = formal.as_ref();
+        let mut ids = Vec::with_capacity(params.len());
+        for p in params {
+            if p.is_rest_param() || p.init().is_some() {
+                return None;
+            }
+            let Binding::Identifier(id) = p.variable().binding() else {
+                return None;
+            };
+            ids.push(id.sym());
+        }
+        let (mut scope, mut args_ir, mut locals) = (Vec::new(), Vec::new(), Vec::new());
+        let local = |slot| Bind::Local {
+            slot,
+            konst: false,
+            ready: true,
+        };
+        for (i, a) in given.into_iter().enumerate() {
+            match (ids.get(i), a) {
+                (Some(&id), Err(b)) => scope.push((id, Bind::Buf(b))),
+                (Some(&id), Ok(e)) => {
+                    let slot = self.slot()?;
+                    scope.push((id, local(slot)));
+                    args_ir.push((slot, e));
+                }
+                // Extra arguments are evaluated for their effects.
+                (None, Ok(e)) => args_ir.push((self.slot()?, e)),
+                (None, Err(_)) => {}
+            }
+        }
+        for &id in ids.iter().skip(args.len()) {
+            let slot = self.slot()?;
+            scope.push((id, local(slot)));
+            locals.push(slot);
+        }
+        let mut vars = Vec::new();
+        hoisted_vars(body.statements(), &mut vars)?;
+        for sym in vars {
+            if scope.iter().any(|(s, _)| *s == sym) {
+                continue;
+            }
+            let slot = self.slot()?;
+            scope.push((sym, local(slot)));
+            locals.push(slot);
+        }
+        // The helper sees its own names and the globals, not the caller's locals.
+        let caller = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.inlining.push(name.clone());
+        let body = self.block(body.statements());
+        self.inlining.pop();
+        self.scopes = caller;
+        let body = body?;
+        let helper = match self.inlined.iter().position(|h| *h == name) {
+            Some(i) => i,
+            None => {
+                self.inlined.push(name.clone());
+                self.inlined.len() - 1
+            }
+        };
+        Some(Expr::Inline(Box::new(Inline {
+            key: Key::from_name(self.strings.intern(&name)),
+            helper: u16::try_from(helper).ok()?,
+            args: args_ir,
+            locals,
+            body,
+        })))
     }
 
     fn local_target(&self, sym: Sym) -> Option<Target> {
@@ -754,6 +967,17 @@ impl<'i> Compiler<'i> {
             _ => None,
         }
     }
+}
+
+/// The buffer a frame getter returns.
+fn buffer_getter(p: Param, method: &str) -> Option<Buf> {
+    Some(match (p, method) {
+        (Param::Frame, "getFrom") => Buf::From,
+        (Param::Frame, "getTo") => Buf::To,
+        (Param::Frame, "getInput") => Buf::Input,
+        (Param::FrameResult, "getOutput") => Buf::Output,
+        _ => return None,
+    })
 }
 
 fn compound(op: AssignOp) -> Option<Bin> {
@@ -850,8 +1074,11 @@ mod tests {
             // a hook that is not a function literal, a computed key
             "{step: stepFn, fault: function() {}, result: function() {}}",
             "{['step']: function() {}, fault: function() {}, result: function() {}}",
-            // an enter that reads a buffer
+            // an enter that reads a buffer, or hands it to a function other than `toHex`
             "{enter: function(f) { this.f = f.getFrom(); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { this.f = toWord(f.getFrom()); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { var toHex = 1; this.f = toHex(f.getTo()); }, exit: function() {}, fault: function() {}, result: function() {}}",
+            "{enter: function(f) { this.f = toHex(f.getTo(), 1); }, exit: function() {}, fault: function() {}, result: function() {}}",
         ] {
             assert!(compile(src, &mut Tables::default()).is_none(), "compiled: {src}");
         }

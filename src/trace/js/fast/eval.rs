@@ -6,10 +6,23 @@ use std::borrow::Cow;
 use revm::bytecode::opcode::OpCode;
 
 use super::heap::{Heap, Pos};
-use super::ir::{Base, Bin, Expr, Getter, Logic, Stmt, Target, Un};
+use super::ir::{Base, Bin, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
+
+/// A number with no fraction, as `slice` reads its bounds exactly (others are left to boa).
+fn whole(v: V) -> R<f64> {
+    match v.to_num()? {
+        n if n.fract() == 0.0 && n.abs() < 1e15 => Ok(n),
+        _ => Err(Deopt),
+    }
+}
+
+/// What the global `toHex` gives for `bytes`.
+fn hex_string(bytes: &[u8]) -> String {
+    format!("0x{}", alloy_primitives::hex::encode(bytes))
+}
 
 /// Names of the 256 opcodes, as `log.op.toString()` gives them.
 pub struct Names(pub Vec<V>);
@@ -33,6 +46,10 @@ pub struct Machine<'a> {
     /// Evaluating before the opcode ran: its cost and error are not known (reading them is a
     /// [`Deopt`]).
     pub before: bool,
+    /// What each inlined helper's property must hold (`Compiled::helpers`, in order).
+    pub helpers: &'a [V],
+    /// The value of the last `return` (an inlined helper's result).
+    pub ret: V,
 }
 
 enum Flow {
@@ -89,9 +106,10 @@ impl Machine<'_> {
                 }
             }
             Stmt::Return(e) => {
-                if let Some(e) = e {
-                    self.eval(e)?;
-                }
+                self.ret = match e {
+                    Some(e) => self.eval(e)?,
+                    None => V::Undef,
+                };
                 return Ok(Flow::Return);
             }
         }
@@ -106,6 +124,21 @@ impl Machine<'_> {
     #[inline]
     fn t(&self) -> &Tables {
         &self.heap.t
+    }
+
+    /// `f` of a frame's buffer.
+    fn buffer<T>(&self, b: Buf, f: impl FnOnce(&[u8]) -> T) -> T {
+        match b {
+            Buf::From => f(self.shared.frame.borrow().from.as_slice()),
+            Buf::To => f(self.shared.frame.borrow().to.as_slice()),
+            Buf::Input => f(&self.shared.frame.borrow().input),
+            Buf::Output => f(&self.shared.frame_result.borrow().output),
+        }
+    }
+
+    /// `toHex` of `bytes`: a new string value.
+    fn hex(&mut self, bytes: &[u8]) -> R<V> {
+        self.heap.t.str_value(&Text::from(hex_string(bytes)))
     }
 
     /// An error text or frame kind as a string value (interned: there are few of them).
@@ -129,6 +162,26 @@ impl Machine<'_> {
             Getter::ResultError => {
                 let e = self.shared.frame_result.borrow().error.clone();
                 self.text(e.as_deref())?
+            }
+            Getter::FromHex => {
+                let a = self.shared.frame.borrow().from;
+                self.hex(a.as_slice())?
+            }
+            Getter::ToHex => {
+                let a = self.shared.frame.borrow().to;
+                self.hex(a.as_slice())?
+            }
+            Getter::InputHex => {
+                let f = self.shared.frame.borrow();
+                let s = hex_string(&f.input);
+                drop(f);
+                self.heap.t.str_value(&Text::from(s))?
+            }
+            Getter::OutputHex => {
+                let r = self.shared.frame_result.borrow();
+                let s = hex_string(&r.output);
+                drop(r);
+                self.heap.t.str_value(&Text::from(s))?
             }
             Getter::StepError | Getter::Cost if self.before => return Err(Deopt),
             Getter::StepError => {
@@ -377,6 +430,47 @@ impl Machine<'_> {
                 }
                 let id = self.object(t)?;
                 self.heap.push(id, &vals)?
+            }
+            Expr::BufLen(b) => V::num(self.buffer(*b, |bytes| bytes.len()) as f64),
+            Expr::SliceHex(b, start, end) => {
+                let (start, end) = (self.eval(start)?, self.eval(end)?);
+                let (start, end) = (whole(start)?, whole(end)?);
+                let s = self
+                    .buffer(*b, |bytes| {
+                        let ok = 0.0 <= start && start <= end && end <= bytes.len() as f64;
+                        ok.then(|| hex_string(&bytes[start as usize..end as usize]))
+                    })
+                    // Out of range: boa throws geth's error.
+                    .ok_or(Deopt)?;
+                self.heap.t.str_value(&Text::from(s))?
+            }
+            Expr::Inline(i) => {
+                let f = self.heap.get(self.this, &i.key)?;
+                if self.helpers.get(i.helper as usize) != Some(&f) {
+                    return Err(Deopt);
+                }
+                for (slot, e) in &i.args {
+                    let v = self.eval(e)?;
+                    self.locals[*slot as usize] = v;
+                }
+                for s in &i.locals {
+                    self.locals[*s as usize] = V::Undef;
+                }
+                self.ret = V::Undef;
+                for s in &i.body {
+                    if let Flow::Return = self.exec(s)? {
+                        break;
+                    }
+                }
+                std::mem::replace(&mut self.ret, V::Undef)
+            }
+            Expr::Pop(target, args) => {
+                let t = self.eval(target)?;
+                for a in args {
+                    self.eval(a)?;
+                }
+                let id = self.object(t)?;
+                self.heap.pop(id)?
             }
             Expr::Array(items) => {
                 let mut vals = Vec::with_capacity(items.len());

@@ -175,6 +175,8 @@ impl Guard {
             shared,
             names: &self.names,
             before,
+            helpers: &[],
+            ret: V::Undef,
         };
         let out = decide(&mut m, &self.code.body);
         // Nothing is stored anywhere: strings made while deciding are dropped.

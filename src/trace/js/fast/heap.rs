@@ -121,6 +121,8 @@ enum Undo {
     Appended(u32),
     /// The element vector had this length.
     Len(u32, usize),
+    /// The last element was popped.
+    Popped(u32, V),
     /// A number was replaced by a number.
     NumElem(u32, u32, f64),
     NumNamed(u32, u32, f64),
@@ -303,6 +305,24 @@ impl Heap {
         Ok(V::num(self.objs[id as usize].elems.len() as f64))
     }
 
+    /// `arr.pop()` with the built-in `pop`: the last element, removed. Left to boa unless `id`
+    /// is an array without an own `pop` whose last element is not a hole (the prototype's would
+    /// be read).
+    pub fn pop(&mut self, id: u32) -> R<V> {
+        let o = &mut self.objs[id as usize];
+        if !o.array || o.find_str("pop").is_some() {
+            return Err(Deopt);
+        }
+        let Some(last) = o.elems.last() else {
+            return Ok(V::Undef);
+        };
+        let v = last.ok_or(Deopt)?;
+        o.elems.pop();
+        o.dirty = true;
+        self.undo.push(Undo::Popped(id, v));
+        Ok(v)
+    }
+
     /// Stores the number `new` at an own property, whatever it held.
     #[inline(always)]
     pub fn set_num_any(&mut self, id: u32, pos: Pos, new: f64) {
@@ -423,6 +443,7 @@ impl Heap {
                 Undo::Named(id, p, old) => self.objs[id as usize].named[p].1 = old,
                 Undo::Appended(id) => self.objs[id as usize].pop(),
                 Undo::Len(id, len) => self.objs[id as usize].elems.truncate(len),
+                Undo::Popped(id, v) => self.objs[id as usize].elems.push(Some(v)),
                 Undo::NumElem(id, i, n) => {
                     self.objs[id as usize].elems[i as usize] = Some(V::num(n))
                 }
@@ -578,9 +599,17 @@ impl Heap {
                 .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
                 .collect();
             let named = o.named.clone();
+            let len = o.array.then_some(o.elems.len());
             for (i, v) in elems {
                 let jv = self.export(&v, &mut pending, ctx)?;
                 target.set(i, jv, true, ctx)?;
+            }
+            // A `pop` shortened it (otherwise its length is what its elements just set).
+            if let Some(len) = len {
+                let now = target.get(js_string!("length"), ctx)?.to_length(ctx)?;
+                if (len as u64) < now {
+                    target.set(js_string!("length"), len, true, ctx)?;
+                }
             }
             for (n, v) in named {
                 let jv = self.export(&v, &mut pending, ctx)?;

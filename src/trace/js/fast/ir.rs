@@ -62,6 +62,46 @@ pub enum Getter {
     FrameGas,
     ResultGasUsed,
     ResultError,
+    /// `toHex(frame.getFrom())` and the like: the buffer getter's bytes as `0x` hex, while the
+    /// global `toHex` is the built-in.
+    FromHex,
+    ToHex,
+    InputHex,
+    OutputHex,
+}
+
+/// A frame's buffer: `frame.getFrom()`, `getTo()`, `getInput()`, `frameResult.getOutput()`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Buf {
+    From,
+    To,
+    Input,
+    Output,
+}
+
+impl Buf {
+    /// The getter of `toHex(buffer)`.
+    pub fn hex(self) -> Getter {
+        match self {
+            Buf::From => Getter::FromHex,
+            Buf::To => Getter::ToHex,
+            Buf::Input => Getter::InputHex,
+            Buf::Output => Getter::OutputHex,
+        }
+    }
+}
+
+/// An inlined call of one of the literal's helper functions: `this.name(…)`.
+#[derive(Debug)]
+pub struct Inline {
+    /// The property called, which must still hold the helper (`Compiled::helpers[helper]`).
+    pub key: Key,
+    pub helper: u16,
+    /// The arguments, in order, into the helper's parameter slots (or thrown-away ones).
+    pub args: Vec<(u16, Expr)>,
+    /// The helper's other locals, reset to `undefined` at each call.
+    pub locals: Vec<u16>,
+    pub body: Vec<Stmt>,
 }
 
 #[derive(Debug)]
@@ -92,6 +132,13 @@ pub enum Expr {
     Array(Vec<Expr>),
     /// `arr.push(…)` on a plain array (the built-in `push`).
     Push(Box<Expr>, Vec<Expr>),
+    /// `arr.pop(…)` on a plain array (the built-in `pop`); arguments evaluated and ignored.
+    Pop(Box<Expr>, Vec<Expr>),
+    /// `buffer.length`.
+    BufLen(Buf),
+    /// `toHex(slice(buffer, start, end))` (the global `slice` and `toHex` the built-ins).
+    SliceHex(Buf, Box<Expr>, Box<Expr>),
+    Inline(Box<Inline>),
 }
 
 /// An object reached without evaluating an expression.
@@ -150,6 +197,14 @@ pub struct Func {
 pub struct Compiled {
     /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
     pub uses_push: bool,
+    /// The same for `pop`.
+    pub uses_pop: bool,
+    /// Whether a hook calls the global `toHex` (valid only while it is the built-in).
+    pub uses_to_hex: bool,
+    /// The same for the global `slice`.
+    pub uses_slice: bool,
+    /// The helper functions inlined, by property name.
+    pub helpers: Vec<String>,
     pub step: Option<Func>,
     pub fault: Option<Func>,
     pub enter: Option<Func>,

@@ -16,6 +16,8 @@
 
 mod compile;
 mod eval;
+#[cfg(test)]
+mod frame_tests;
 mod guard;
 mod heap;
 mod ir;
@@ -42,6 +44,19 @@ pub struct Fast {
     this: u32,
     locals: Vec<V>,
     names: Names,
+    /// What each inlined helper's property holds (the literal's function).
+    helpers: Vec<V>,
+}
+
+/// The built-ins native code stands in for, each still the original after `setup`:
+/// `Array.prototype.push` and `pop` (for `arr.push(…)`, `arr.pop()`), the globals `toHex` and
+/// `slice`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Intact {
+    pub push: bool,
+    pub pop: bool,
+    pub to_hex: bool,
+    pub slice: bool,
 }
 
 /// Whether the fast path may be used (`CHAINTRACE_JS_FAST=0` turns it off).
@@ -52,11 +67,14 @@ pub fn enabled() -> bool {
 impl Fast {
     /// Compiles the hooks of `source` and imports `tracer` (after `setup` ran); `None` when a
     /// hook is outside the subset or the tracer object is not a plain object.
-    /// `push_intact`: `Array.prototype.push` is still the built-in (for `arr.push(…)`).
+    /// `intact`: which built-ins the native code may stand in for are still in place;
+    /// `literal`: the functions the object literal made, by property name (an inlined helper
+    /// must still be one of them after `setup`).
     pub fn new(
         source: &str,
         tracer: &JsObject,
-        push_intact: bool,
+        intact: Intact,
+        literal: &[(String, JsObject)],
         ctx: &mut Context,
     ) -> Option<Fast> {
         if !enabled() {
@@ -64,7 +82,11 @@ impl Fast {
         }
         let mut strings = Tables::default();
         let code = compile::compile(source, &mut strings)?;
-        if code.uses_push && !push_intact {
+        if (code.uses_push && !intact.push)
+            || (code.uses_pop && !intact.pop)
+            || (code.uses_to_hex && !intact.to_hex)
+            || (code.uses_slice && !intact.slice)
+        {
             return None;
         }
         let names = Names::new(&mut strings);
@@ -73,6 +95,18 @@ impl Fast {
         let V::Obj(this) = heap.import(&tracer, ctx).ok()? else {
             return None;
         };
+        let mut helpers = Vec::with_capacity(code.helpers.len());
+        for name in &code.helpers {
+            let (_, original) = literal.iter().find(|(n, _)| n == name)?;
+            let key = value::Key::from_name(heap.t.intern(name));
+            let v = heap.get(this as u32, &key).ok()?;
+            match v {
+                V::Opaque(i) if heap.t.js(i).as_object().as_ref() == Some(original) => {
+                    helpers.push(v)
+                }
+                _ => return None,
+            }
+        }
         let locals = [&code.step, &code.fault, &code.enter, &code.exit]
             .iter()
             .filter_map(|f| f.as_ref().map(|f| f.locals as usize))
@@ -84,6 +118,7 @@ impl Fast {
             this: this as u32,
             locals: vec![V::Undef; locals],
             names,
+            helpers,
         })
     }
 
@@ -113,6 +148,8 @@ impl Fast {
             shared,
             names: &self.names,
             before: false,
+            helpers: &self.helpers,
+            ret: V::Undef,
         };
         match m.run(&f.body) {
             Ok(()) => {

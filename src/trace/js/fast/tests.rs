@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use alloy_primitives::{Address, Bytes};
 use revm::bytecode::opcode::{
     ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
 };
@@ -22,11 +23,11 @@ const OPS: [u8; 12] = [
 
 /// Runs `src` over a fixed stream of steps, faults and frames; returns the result's JSON text
 /// (or the error) and whether the native path was still on at the end.
-fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
+pub(super) fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
     drive_n(src, fast, STEPS)
 }
 
-fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) {
+pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) {
     let shared = Shared::new();
     let mut host = match Host::new(
         src,
@@ -66,12 +67,16 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
                     f.kind =
                         [CallKind::Call, CallKind::Staticcall, CallKind::Create][(i % 3) as usize];
                     f.gas = 50_000 + i;
+                    f.from = Address::with_last_byte((i % 256) as u8);
+                    f.to = Address::repeat_byte((i * 7 % 256) as u8);
+                    f.input = Bytes::from((0..(i % 9) as u8).collect::<Vec<u8>>());
                 }
                 host.call(Hook::Enter)?;
                 {
                     let mut r = shared.frame_result.borrow_mut();
                     r.gas_used = i % 777;
                     r.error = (i % 500 == 0).then(|| "execution reverted".to_string());
+                    r.output = Bytes::from(vec![0xab; (i % 5) as usize]);
                 }
                 host.call(Hook::Exit)?;
             }
@@ -88,23 +93,23 @@ fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) 
 
 /// Asserts both paths agree and that the native path stayed on, unless it is turned off
 /// (`CHAINTRACE_JS_FAST=0`: both paths are then boa, and only their agreement is checked).
-fn stays_native(src: &str) -> bool {
+pub(super) fn stays_native(src: &str) -> bool {
     same(src) || !super::enabled()
 }
 
 /// Asserts both paths agree; returns whether the native path stayed on.
-fn same(src: &str) -> bool {
+pub(super) fn same(src: &str) -> bool {
     same_n(src, STEPS)
 }
 
-fn same_n(src: &str, steps: u64) -> bool {
+pub(super) fn same_n(src: &str, steps: u64) -> bool {
     let (fast, active) = drive_n(src, true, steps);
     let (boa, _) = drive_n(src, false, steps);
     assert_eq!(fast, boa, "native and boa differ for {src}");
     active
 }
 
-fn lib(name: &str) -> String {
+pub(super) fn lib(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tracers/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
@@ -208,17 +213,17 @@ fn state_shared_with_a_closure_is_written_back_in_place() {
 }
 
 /// A small deterministic generator of scripts inside (and at the edges of) the subset.
-struct Gen(u64);
+pub(super) struct Gen(pub(super) u64);
 
 impl Gen {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+    pub(super) fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[(self.next() % xs.len() as u64) as usize]
     }
 
