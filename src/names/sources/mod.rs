@@ -12,6 +12,7 @@
 //! artifact has one, else from a small scan of the source text.
 
 mod args;
+mod at_step;
 mod ctor;
 mod files;
 mod inlined;
@@ -176,44 +177,6 @@ impl CodeMap {
     pub fn user_line(&self, pc: u32) -> Option<(&Arc<SourceFile>, usize)> {
         let (file, e) = self.user_span(pc)?;
         Some((file, file.line_of(e.start as usize)?))
-    }
-
-    /// The user's function (or modifier) whose body holds the user-written span at `pc`.
-    pub fn function_at_pc(&self, pc: u32) -> Option<(&Arc<SourceFile>, &FnSpan)> {
-        let (file, e) = self.user_span(pc)?;
-        Some((file, file.function_at(e.start as usize)?))
-    }
-
-    /// The file of this map's compilation the compiler named `path`.
-    pub fn file(&self, path: &str) -> Option<&Arc<SourceFile>> {
-        self.unit.files.values().find(|f| f.path == path)
-    }
-
-    /// The Solidity stack of a frame at `pc`, innermost function first, as [`stack_by_frame`]
-    /// gives it for a failure: `steps` are the frame's so far (`at`: for a frame that is
-    /// calling another, its CALL's pc and JUMP count then), `input` its call data (`None` for
-    /// a create).
-    pub fn stack_at(
-        &self,
-        steps: &FrameSteps,
-        at: Option<(u32, usize)>,
-        input: Option<&[u8]>,
-    ) -> Vec<StackEntry> {
-        let levels = frame_levels(self, steps, at);
-        let recent: Vec<u32> = steps.recent().collect();
-        let entries = self.functions(&levels, &recent, steps);
-        match input {
-            Some(input) => self.with_inlined(entries, input),
-            None => entries,
-        }
-    }
-
-    /// Where a frame is at `pc`, as the failure's location is found: the innermost level in
-    /// code the user wrote.
-    pub fn location_at(&self, steps: &FrameSteps, at: Option<(u32, usize)>) -> Option<Location> {
-        let levels = frame_levels(self, steps, at);
-        let recent: Vec<u32> = steps.recent().collect();
-        self.location(&levels, &recent)
     }
 
     /// The user's function a JUMP to `dest` enters (`None`: code the compiler generated).
