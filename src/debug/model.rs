@@ -281,19 +281,7 @@ impl Model {
 
     /// How many internal functions are open at step `i` in its frame.
     pub fn internal_depth(&self, i: usize) -> usize {
-        let f0 = self.log.frame(i);
-        let start = self.log.frames[f0 as usize].first_step as usize;
-        let mut d: usize = 0;
-        for j in start..i {
-            if self.log.frame(j) == f0 {
-                match self.mark(j) {
-                    b'i' => d += 1,
-                    b'o' => d = d.saturating_sub(1),
-                    _ => {}
-                }
-            }
-        }
-        d
+        self.open_functions(self.log.frame(i), i).len()
     }
 
     /// Out of the internal function running (to the step after its return), else out of the
