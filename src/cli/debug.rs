@@ -10,7 +10,7 @@ use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 
 use super::common::{exit, finish, parse_hash, CliError, NameArgs, RpcArgs};
-use super::names::{add_looked_up, attach_lookups, load_names_from};
+use super::names::{add_looked_up, attach_lookups, load_names_from, record_source_steps};
 use super::state::{print_note, StateArgs};
 
 /// Step through one transaction in the terminal: source, call stack with arguments, EVM stack,
@@ -42,20 +42,6 @@ pub struct DebugArgs {
     pub names: NameArgs,
     #[command(flatten)]
     pub whatif: super::whatif::WhatIfArgs,
-}
-
-/// The callTracer with source steps: what names the frames, as `tx` names them.
-fn names_spec(names: &chaintrace::names::Names) -> TracerSpec {
-    let mut spec = TracerSpec::new(TracerKind::Call, None).expect("the default config");
-    if let TracerSpec::Call(c) = &mut spec {
-        if names.has_sources() {
-            c.source_steps = true;
-            c.marks = Some(chaintrace::trace::gas_context::MarkSource(
-                names.jump_marks(),
-            ));
-        }
-    }
-    spec
 }
 
 impl DebugArgs {
@@ -93,7 +79,11 @@ impl DebugArgs {
             }
         }
         let mut names = load_names_from(&abi, &self.names)?;
-        let spec = names_spec(&names);
+        let mut spec = TracerSpec::new(TracerKind::Call, None).expect("the default config");
+        if let TracerSpec::Call(c) = &mut spec {
+            // Names and the Solidity stack are shown: recorded as `tx` records them.
+            record_source_steps(c, &names, &self.names, true);
+        }
         let (target, decoder, title, check) = match (offline, fixture) {
             (Some(path), Some(fx)) => {
                 let bad =

@@ -71,20 +71,30 @@ fn cache_dir() -> Option<PathBuf> {
 /// A gas report asked for by line or function follows internal functions by the source maps'
 /// jump markers ([`Names::jump_marks`]); without any source map loaded it says so, and every
 /// row is a contract's "no source map" row.
+/// The call tracer `c` recording where frames were in their code, when names are shown
+/// (`shown`) and a source map may match: one is loaded, or Sourcify's answers may bring one
+/// after the run.
+pub fn record_source_steps(
+    c: &mut chaintrace::trace::call::CallTracerConfig,
+    names: &Names,
+    flags: &super::common::NameArgs,
+    shown: bool,
+) {
+    let maybe = names.has_sources() || flags.sourcify || flags.sourcify_url.is_some();
+    c.source_steps = shown && maybe;
+    // Internal functions' arguments, read at the jumps the maps mark
+    // (`CHAINTRACE_ARGUMENT_VALUES=0`: names alone, what scripts/bench-srcmap.py measures
+    // values against).
+    let values = std::env::var("CHAINTRACE_ARGUMENT_VALUES").map_or(true, |v| v != "0");
+    if c.source_steps && values {
+        c.marks = Some(MarkSource(names.jump_marks()));
+    }
+}
+
 pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) -> TracerSpec {
     match &mut spec {
         TracerSpec::Call(c) => {
-            // Sourcify's answers may bring maps after the run: record in case they do.
-            let maybe =
-                names.has_sources() || args.names.sourcify || args.names.sourcify_url.is_some();
-            c.source_steps = (!args.json || args.decode) && maybe;
-            // Internal functions' arguments, read at the jumps the maps mark
-            // (`CHAINTRACE_ARGUMENT_VALUES=0`: names alone, what scripts/bench-srcmap.py
-            // measures values against).
-            let values = std::env::var("CHAINTRACE_ARGUMENT_VALUES").map_or(true, |v| v != "0");
-            if c.source_steps && values {
-                c.marks = Some(MarkSource(names.jump_marks()));
-            }
+            record_source_steps(c, names, &args.names, !args.json || args.decode)
         }
         TracerSpec::Gas(c) if args.by_line || args.by_function => {
             if !names.has_sources() && !args.names.sourcify && args.names.sourcify_url.is_none() {

@@ -267,16 +267,22 @@ impl Model {
         let mut open = Vec::new();
         for j in start..upto.min(self.len()) {
             if self.log.frame(j) == f {
-                match self.mark(j) {
-                    b'i' => open.push(self.log.pc(j + 1)),
-                    b'o' => {
-                        open.pop();
-                    }
-                    _ => {}
-                }
+                self.follow(&mut open, j);
             }
         }
         open
+    }
+
+    /// Step `j`'s JUMP applied to `open` (its frame's open functions): one more entered (its
+    /// destination, the next step's pc) or one fewer.
+    fn follow(&self, open: &mut Vec<u32>, j: usize) {
+        match self.mark(j) {
+            b'i' => open.push(self.log.pc(j + 1)),
+            b'o' => {
+                open.pop();
+            }
+            _ => {}
+        }
     }
 
     /// How many internal functions are open at step `i` in its frame.
@@ -520,13 +526,7 @@ impl<'m> Placer<'m> {
             map.entered_function(dest)
                 .is_none_or(|scope| map.ran_in(m.log.pc(j), scope))
         });
-        match m.mark(j) {
-            b'i' => open.push(m.log.pc(j + 1)),
-            b'o' => {
-                open.pop();
-            }
-            _ => {}
-        }
+        m.follow(open, j);
         line
     }
 }
