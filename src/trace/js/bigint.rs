@@ -170,6 +170,11 @@ pub fn register(ctx: &mut Context) -> JsResult<()> {
 }
 
 /// Runs the prelude unless it ran.
+/// Whether the prelude ran in `ctx` (its methods may since have been replaced).
+pub fn installed(ctx: &Context) -> bool {
+    ctx.has_data::<Installed>()
+}
+
 fn install(ctx: &mut Context) -> JsResult<&Installed> {
     if !ctx.has_data::<Installed>() {
         let func = ctx

@@ -106,20 +106,31 @@ struct Direct {
 }
 
 /// The built-ins native code stands in for, as they are now: `Array.prototype.push` and
-/// `pop`, the globals `toHex` and `slice`.
-fn builtins(ctx: &mut Context) -> [Option<JsObject>; 4] {
+/// `pop`, the globals `toHex` and `slice`, and what a string's `slice` and a `bigInt`'s
+/// methods reach (`String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`,
+/// `BigInt`, `isFinite`, `Math.trunc`). Read without running any getter.
+fn builtins(ctx: &mut Context) -> [Option<JsObject>; 10] {
     let proto = ctx.intrinsics().constructors().array().prototype();
+    let string = ctx.intrinsics().constructors().string().prototype();
+    let bigint = ctx.intrinsics().constructors().bigint().prototype();
     let global = ctx.global_object();
     let mut get = |o: &JsObject, name: &str| {
         o.get(js_string!(name), ctx)
             .ok()
             .and_then(|v| v.as_object())
     };
+    let math = get(&global, "Math");
     [
         get(&proto, "push"),
         get(&proto, "pop"),
         get(&global, "toHex"),
         get(&global, "slice"),
+        get(&string, "slice"),
+        get(&bigint, "toString"),
+        get(&global, "Number"),
+        get(&global, "BigInt"),
+        get(&global, "isFinite"),
+        math.and_then(|m| get(&m, "trunc")),
     ]
 }
 
@@ -286,14 +297,16 @@ impl Host {
             pop: same(1),
             to_hex: same(2),
             slice: same(3),
+            methods: (4..10).all(same) && !bigint::installed(&host.ctx),
         };
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
         if hooks(&mut host.ctx) == literal_hooks {
             host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
-        host.views = host.fast.is_none();
-        if host.fast.is_some() {
-            host.fault_plain = true;
+        let fast_views = host.fast.as_ref().map(Fast::keeps_views);
+        host.views = fast_views != Some(false);
+        if let Some(views) = fast_views {
+            host.fault_plain = !views;
         } else if step_fn.is_some() {
             (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
         }
@@ -334,6 +347,12 @@ impl Host {
     /// Whether `log`'s stack, memory and contract views must be filled before each step.
     pub fn needs_views(&self) -> bool {
         self.views
+    }
+
+    /// Whether the hooks run natively and read the views, for which they need the interpreter
+    /// (as boa's calls do).
+    pub fn fast_needs_interp(&self) -> bool {
+        self.fast.as_ref().is_some_and(Fast::uses_views)
     }
 
     /// Whether the hooks currently run natively (see [`Fast`]).
@@ -414,7 +433,9 @@ impl Host {
     #[inline]
     pub fn try_fast(&mut self, hook: Hook) -> Option<Result<(), JsTracerError>> {
         let f = self.fast.as_mut()?;
-        if f.run(hook, &self.shared).is_err() {
+        if f.run(hook, &self.shared, (self.deadline, self.mem_base))
+            .is_err()
+        {
             return self.deoptimised(hook);
         }
         self.since_clock += 1;

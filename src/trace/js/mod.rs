@@ -236,7 +236,11 @@ impl JsTracer {
         let Some(host) = self.host.as_mut() else {
             return;
         };
-        // Native hooks read neither the interpreter nor the state.
+        // Native hooks read neither the interpreter nor the state, unless they read the views
+        // (then they run as boa's calls do, with the interpreter at hand).
+        if host.fast_needs_interp() {
+            return self.with_boa(interp, ctx, hook);
+        }
         if let Some(r) = host.try_fast(hook) {
             if let Err(e) = r {
                 self.fail(e);

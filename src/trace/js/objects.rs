@@ -126,7 +126,7 @@ impl Shared {
     }
 
     /// Stack item `i` from the top, as it was before the opcode.
-    fn peek(&self, i: usize) -> Option<U256> {
+    pub(crate) fn peek(&self, i: usize) -> Option<U256> {
         let s = self.step.borrow();
         if i >= s.stack_len {
             return None;
@@ -140,7 +140,7 @@ impl Shared {
     }
 
     /// `len` bytes at `off` of the pre-opcode memory, zero beyond its end.
-    fn memory(&self, off: usize, len: usize) -> Vec<u8> {
+    pub(crate) fn memory(&self, off: usize, len: usize) -> Vec<u8> {
         let s = self.step.borrow();
         let mut out = vec![0u8; len];
         let end = off.saturating_add(len).min(s.mem_len);

@@ -24,14 +24,15 @@ use boa_engine::ast::expression::operator::update::{UpdateOp, UpdateTarget};
 use boa_engine::ast::function::{FormalParameterList, FunctionBody};
 use boa_engine::ast::property::{MethodDefinitionKind, PropertyName};
 use boa_engine::ast::scope::Scope;
+use boa_engine::ast::statement::iteration::ForLoopInitializer;
 use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
-use super::ir::{
-    member, Base, Bin, Buf, Compiled, Expr, Func, Getter, Inline, Logic, Stmt, Target, Un,
-};
+use super::ir::{member, Base, Bin, Buf, Compiled, Expr, Func, Logic, Stmt, Target, Un};
 use super::value::{Key, Tables, Text, V};
+
+mod calls;
 
 /// What a hook's parameter stands for.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -143,16 +144,17 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             };
             let mut c = Compiler::new(interner, strings);
             c.helpers = &helpers;
+            // One numbering of the inlined helpers for all hooks (`Inline::helper`).
+            c.inlined = std::mem::take(&mut out.helpers);
             let f = c.function(formal, body, hook_params(&name)?)?;
             out.uses_push |= c.uses_push;
             out.uses_pop |= c.uses_pop;
             out.uses_to_hex |= c.uses_to_hex;
             out.uses_slice |= c.uses_slice;
-            for h in c.inlined {
-                if !out.helpers.contains(&h) {
-                    out.helpers.push(h);
-                }
-            }
+            out.uses_methods |= c.uses_methods;
+            out.uses_views |= c.uses_views;
+            out.may_deopt |= c.may_deopt;
+            out.helpers = c.inlined;
             let slot = match name.as_str() {
                 "step" => &mut out.step,
                 "fault" => &mut out.fault,
@@ -179,9 +181,10 @@ pub fn step_prefix(source: &str, strings: &mut Tables) -> Option<(Option<Func>, 
             match name.as_str() {
                 "step" => step = Compiler::new(interner, strings).prefix(formal, body, params),
                 "fault" => {
-                    fault = Compiler::new(interner, strings)
-                        .function(formal, body, params)
-                        .is_some()
+                    // Plain: inside the subset, reading no views.
+                    let mut c = Compiler::new(interner, strings);
+                    fault =
+                        c.function(formal, body, params).is_some() && !c.uses_views && !c.may_deopt
                 }
                 _ => {}
             }
@@ -235,6 +238,9 @@ struct Compiler<'i> {
     uses_push: bool,
     uses_pop: bool,
     uses_to_hex: bool,
+    uses_methods: bool,
+    uses_views: bool,
+    may_deopt: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -252,6 +258,9 @@ impl<'i> Compiler<'i> {
             uses_push: false,
             uses_pop: false,
             uses_to_hex: false,
+            uses_methods: false,
+            uses_views: false,
+            may_deopt: false,
             scopes: Vec::new(),
             locals: 0,
         }
@@ -479,7 +488,73 @@ impl<'i> Compiler<'i> {
                     _ => Stmt::Block(out),
                 }
             }
+            Statement::WhileLoop(w) => {
+                Stmt::While(self.expr(w.condition())?, Box::new(self.stmt(w.body())?))
+            }
+            Statement::DoWhileLoop(d) => {
+                Stmt::DoWhile(Box::new(self.stmt(d.body())?), self.expr(d.cond())?)
+            }
+            Statement::ForLoop(f) => return self.for_loop(f),
+            Statement::Break(b) if b.label().is_none() => Stmt::Break,
+            Statement::Continue(c) if c.label().is_none() => Stmt::Continue,
             _ => return None,
+        })
+    }
+
+    /// `for (init; test; update) body`; a `let`/`const` in `init` is scoped to the loop (no
+    /// closure can see that JavaScript makes one binding per iteration).
+    fn for_loop(&mut self, f: &boa_engine::ast::statement::ForLoop) -> Option<Stmt> {
+        let mut scoped = false;
+        let init = match f.init() {
+            None => None,
+            Some(ForLoopInitializer::Expression(e)) => Some(Stmt::Expr(self.expr(e)?)),
+            Some(ForLoopInitializer::Var(v)) => Some(self.stmt(&Statement::Var(v.clone()))?),
+            Some(ForLoopInitializer::Lexical(l)) => {
+                let lex = l.declaration();
+                let konst = match lex {
+                    LexicalDeclaration::Const(_) => true,
+                    LexicalDeclaration::Let(_) => false,
+                    _ => return None,
+                };
+                let mut scope = Vec::new();
+                for v in lex.variable_list().as_ref() {
+                    let Binding::Identifier(id) = v.binding() else {
+                        return None;
+                    };
+                    let slot = self.slot()?;
+                    let bind = Bind::Local {
+                        slot,
+                        konst,
+                        ready: false,
+                    };
+                    scope.push((id.sym(), bind));
+                }
+                self.scopes.push(scope);
+                scoped = true;
+                let mut inits = Vec::new();
+                for v in lex.variable_list().as_ref() {
+                    inits.push(self.lexical(v)?);
+                }
+                Some(Stmt::Block(inits))
+            }
+        };
+        let test = match f.condition() {
+            Some(c) => self.expr(c).map(Some),
+            None => Some(None),
+        };
+        let update = match f.final_expr() {
+            Some(u) => self.expr(u).map(Some),
+            None => Some(None),
+        };
+        let body = self.stmt(f.body());
+        if scoped {
+            self.scopes.pop();
+        }
+        Some(Stmt::For {
+            init: init.map(Box::new),
+            test: test?,
+            update: update?,
+            body: Box::new(body?),
         })
     }
 
@@ -630,7 +705,19 @@ impl<'i> Compiler<'i> {
                     UnaryOp::Tilde => Un::BitNot,
                     UnaryOp::TypeOf => Un::TypeOf,
                     UnaryOp::Void => Un::Void,
-                    _ => return None,
+                    UnaryOp::Delete => {
+                        let Expression::PropertyAccess(PropertyAccess::Simple(a)) =
+                            strip(u.target())
+                        else {
+                            return None;
+                        };
+                        let key = match a.field() {
+                            PropertyAccessField::Const(id) => self.key(id.sym())?,
+                            PropertyAccessField::Expr(k) => self.static_key(k)?,
+                        };
+                        let target = self.expr(a.target())?;
+                        return Some(Expr::Delete(Box::new(target), key));
+                    }
                 };
                 Expr::Un(op, Box::new(self.expr(u.target())?))
             }
@@ -710,219 +797,6 @@ impl<'i> Compiler<'i> {
         }
     }
 
-    fn call(&mut self, callee: &Expression, args: &[Expression]) -> Option<Expr> {
-        if let Expression::Identifier(id) = strip(callee) {
-            return self.hex_of_buffer(id.sym(), args);
-        }
-        let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
-            return None;
-        };
-        let method = self.field_name(m.field())?;
-        if matches!(strip(m.target()), Expression::This(_)) {
-            let found = self
-                .helpers
-                .iter()
-                .find(|(n, _, _)| *n == method)
-                .map(|(n, p, b)| (n.clone(), *p, *b));
-            if let Some((name, Some(formal), Some(body))) = found {
-                return self.inline(name, formal, body, args);
-            }
-        }
-        let args_ir = self.exprs(args)?;
-        // `log.op.toString()` and friends.
-        if let Expression::PropertyAccess(PropertyAccess::Simple(inner)) = strip(m.target()) {
-            if self.param(inner.target()) == Some(Param::Log)
-                && self.field_name(inner.field()).as_deref() == Some("op")
-            {
-                let g = match method.as_str() {
-                    "toNumber" => Getter::OpNumber,
-                    "toString" => Getter::OpName,
-                    "isPush" => Getter::OpIsPush,
-                    _ => return None,
-                };
-                return Some(Expr::Get(g, args_ir));
-            }
-        }
-        if let Some(p) = self.param(m.target()) {
-            let g = match (p, method.as_str()) {
-                (Param::Log, "getPC") => Getter::Pc,
-                (Param::Log, "getGas") => Getter::Gas,
-                (Param::Log, "getCost") => Getter::Cost,
-                (Param::Log, "getDepth") => Getter::Depth,
-                (Param::Log, "getRefund") => Getter::Refund,
-                (Param::Log, "getError") => Getter::StepError,
-                (Param::Frame, "getType") => Getter::FrameType,
-                (Param::Frame, "getGas") => Getter::FrameGas,
-                (Param::FrameResult, "getGasUsed") => Getter::ResultGasUsed,
-                (Param::FrameResult, "getError") => Getter::ResultError,
-                _ => return None,
-            };
-            return Some(Expr::Get(g, args_ir));
-        }
-        if method == "push" {
-            self.uses_push = true;
-            let target = self.expr(m.target())?;
-            return Some(Expr::Push(Box::new(target), args_ir));
-        }
-        if method == "pop" {
-            self.uses_pop = true;
-            let target = self.expr(m.target())?;
-            return Some(Expr::Pop(Box::new(target), args_ir));
-        }
-        None
-    }
-
-    /// Whether `sym` names the global `name` (no local or parameter of that name).
-    fn global(&self, sym: Sym, name: &str) -> bool {
-        self.lookup(sym).is_none() && self.name(sym).as_deref() == Some(name)
-    }
-
-    /// A frame's buffer: a getter called without arguments, or a helper's parameter given one.
-    fn buf_of(&self, e: &Expression) -> Option<Buf> {
-        match strip(e) {
-            Expression::Identifier(id) => match self.lookup(id.sym())? {
-                Bind::Buf(b) => Some(b),
-                _ => None,
-            },
-            Expression::Call(c) if c.args().is_empty() => {
-                let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(c.function())
-                else {
-                    return None;
-                };
-                buffer_getter(self.param(m.target())?, &self.field_name(m.field())?)
-            }
-            _ => None,
-        }
-    }
-
-    /// `toHex(buffer)` of a frame's buffer (see [`Compiler::buf_of`]; a getter's arguments
-    /// are evaluated and ignored), and `toHex(slice(buffer, start, end))`, with the globals
-    /// `toHex` and `slice`.
-    fn hex_of_buffer(&mut self, callee: Sym, args: &[Expression]) -> Option<Expr> {
-        if !self.global(callee, "toHex") {
-            return None;
-        }
-        let [arg] = args else {
-            return None;
-        };
-        if let Some(b) = self.buf_of(arg) {
-            self.uses_to_hex = true;
-            return Some(Expr::Get(b.hex(), Vec::new()));
-        }
-        let Expression::Call(inner) = strip(arg) else {
-            return None;
-        };
-        if let Expression::Identifier(f) = strip(inner.function()) {
-            let [buf, start, end] = inner.args() else {
-                return None;
-            };
-            if !self.global(f.sym(), "slice") {
-                return None;
-            }
-            let b = self.buf_of(buf)?;
-            let (start, end) = (self.expr(start)?, self.expr(end)?);
-            self.uses_to_hex = true;
-            self.uses_slice = true;
-            return Some(Expr::SliceHex(b, Box::new(start), Box::new(end)));
-        }
-        let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(inner.function()) else {
-            return None;
-        };
-        let b = buffer_getter(self.param(m.target())?, &self.field_name(m.field())?)?;
-        let args_ir = self.exprs(inner.args())?;
-        self.uses_to_hex = true;
-        Some(Expr::Get(b.hex(), args_ir))
-    }
-
-    /// `this.name(…)` of a helper function of the literal, inlined: its arguments in the
-    /// caller's scope, its body in a scope of its own (its parameters and `var`s; a frame's
-    /// buffer passed as an argument is read where the parameter is used). Recursion, or
-    /// nesting deeper than [`MAX_INLINE`], is not compiled.
-    fn inline(
-        &mut self,
-        name: String,
-        formal: &FormalParameterList,
-        body: &FunctionBody,
-        args: &[Expression],
-    ) -> Option<Expr> {
-        if self.inlining.len() >= MAX_INLINE || self.inlining.contains(&name) {
-            return None;
-        }
-        let mut given = Vec::with_capacity(args.len());
-        for a in args {
-            given.push(match self.buf_of(a) {
-                Some(b) => Err(b),
-                None => Ok(self.expr(a)?),
-            });
-        }
-        let params = formal.as_ref();
-        let mut ids = Vec::with_capacity(params.len());
-        for p in params {
-            if p.is_rest_param() || p.init().is_some() {
-                return None;
-            }
-            let Binding::Identifier(id) = p.variable().binding() else {
-                return None;
-            };
-            ids.push(id.sym());
-        }
-        let (mut scope, mut args_ir, mut locals) = (Vec::new(), Vec::new(), Vec::new());
-        let local = |slot| Bind::Local {
-            slot,
-            konst: false,
-            ready: true,
-        };
-        for (i, a) in given.into_iter().enumerate() {
-            match (ids.get(i), a) {
-                (Some(&id), Err(b)) => scope.push((id, Bind::Buf(b))),
-                (Some(&id), Ok(e)) => {
-                    let slot = self.slot()?;
-                    scope.push((id, local(slot)));
-                    args_ir.push((slot, e));
-                }
-                // Extra arguments are evaluated for their effects.
-                (None, Ok(e)) => args_ir.push((self.slot()?, e)),
-                (None, Err(_)) => {}
-            }
-        }
-        for &id in ids.iter().skip(args.len()) {
-            let slot = self.slot()?;
-            scope.push((id, local(slot)));
-            locals.push(slot);
-        }
-        let mut vars = Vec::new();
-        hoisted_vars(body.statements(), &mut vars)?;
-        for sym in vars {
-            if scope.iter().any(|(s, _)| *s == sym) {
-                continue;
-            }
-            let slot = self.slot()?;
-            scope.push((sym, local(slot)));
-            locals.push(slot);
-        }
-        // The helper sees its own names and the globals, not the caller's locals.
-        let caller = std::mem::replace(&mut self.scopes, vec![scope]);
-        self.inlining.push(name.clone());
-        let body = self.block(body.statements());
-        self.inlining.pop();
-        self.scopes = caller;
-        let body = body?;
-        let helper = match self.inlined.iter().position(|h| *h == name) {
-            Some(i) => i,
-            None => {
-                self.inlined.push(name.clone());
-                self.inlined.len() - 1
-            }
-        };
-        Some(Expr::Inline(Box::new(Inline {
-            key: Key::from_name(self.strings.intern(&name)),
-            helper: u16::try_from(helper).ok()?,
-            args: args_ir,
-            locals,
-            body,
-        })))
-    }
-
     fn local_target(&self, sym: Sym) -> Option<Target> {
         match self.lookup(sym)? {
             Bind::Local {
@@ -967,17 +841,6 @@ impl<'i> Compiler<'i> {
             _ => None,
         }
     }
-}
-
-/// The buffer a frame getter returns.
-fn buffer_getter(p: Param, method: &str) -> Option<Buf> {
-    Some(match (p, method) {
-        (Param::Frame, "getFrom") => Buf::From,
-        (Param::Frame, "getTo") => Buf::To,
-        (Param::Frame, "getInput") => Buf::Input,
-        (Param::FrameResult, "getOutput") => Buf::Output,
-        _ => return None,
-    })
 }
 
 fn compound(op: AssignOp) -> Option<Bin> {
@@ -1027,6 +890,14 @@ fn var_names(s: &Statement, out: &mut Vec<Sym>) -> Option<()> {
                 var_names(e, out)?;
             }
         }
+        Statement::WhileLoop(w) => var_names(w.body(), out)?,
+        Statement::DoWhileLoop(d) => var_names(d.body(), out)?,
+        Statement::ForLoop(f) => {
+            if let Some(ForLoopInitializer::Var(v)) = f.init() {
+                var_names(&Statement::Var(v.clone()), out)?;
+            }
+            var_names(f.body(), out)?;
+        }
         _ => {}
     }
     Some(())
@@ -1060,10 +931,11 @@ mod tests {
     #[test]
     fn scripts_outside_the_subset_stay_in_boa() {
         for src in [
-            // a loop, a global, the stack, db, an unknown method, a closure variable
-            "{step: function(log) { for (;;) {} }, fault: function() {}, result: function() {}}",
+            // a for-in loop, a labelled break, a global, db, an unknown method, a closure variable
+            "{step: function(log) { for (var k in this) {} }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { a: for (;;) { break a; } }, fault: function() {}, result: function() {}}",
             "{step: function(log) { toHex(log.op); }, fault: function() {}, result: function() {}}",
-            "{step: function(log) { this.x = log.stack.peek(0); }, fault: function() {}, result: function() {}}",
+            "{step: function(log) { this.x = log.stack.peek(0, 1); }, fault: function() {}, result: function() {}}",
             "{step: function(log, db) { db.getBalance(1); }, fault: function() {}, result: function() {}}",
             "{step: function(log) { this.a.concat([1]); }, fault: function() {}, result: function() {}}",
             "{step: function(log) { x++; }, fault: function() {}, result: function() {}}",

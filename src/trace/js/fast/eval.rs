@@ -2,14 +2,20 @@
 //! evaluation order, reading the argument getters straight from [`Shared`].
 
 use std::borrow::Cow;
+use std::time::Instant;
 
+use alloy_primitives::U256;
 use revm::bytecode::opcode::OpCode;
 
 use super::heap::{Heap, Pos};
-use super::ir::{Base, Bin, Buf, Expr, Getter, Logic, Stmt, Target, Un};
+use super::ir::{Base, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
+
+mod ops;
+
+use ops::arithmetic;
 
 /// A number with no fraction, as `slice` reads its bounds exactly (others are left to boa).
 fn whole(v: V) -> R<f64> {
@@ -50,11 +56,22 @@ pub struct Machine<'a> {
     pub helpers: &'a [V],
     /// The value of the last `return` (an inlined helper's result).
     pub ret: V,
+    /// Loop iterations so far in this hook; every [`CHECK_EVERY`] the clock and the memory are
+    /// looked at, and past the tracer's limits boa runs the hook (and reports the timeout or
+    /// the memory limit as it does).
+    pub iterations: u32,
+    /// The tracer's deadline and memory base (`None` for code without loops).
+    pub limits: Option<(Instant, i64)>,
 }
+
+/// Loop iterations between two looks at the clock and the memory.
+const CHECK_EVERY: u32 = 1024;
 
 enum Flow {
     Normal,
     Return,
+    Break,
+    Continue,
 }
 
 impl Machine<'_> {
@@ -100,8 +117,62 @@ impl Machine<'_> {
             }
             Stmt::Block(b) => {
                 for s in b {
-                    if let Flow::Return = self.exec(s)? {
-                        return Ok(Flow::Return);
+                    match self.exec(s)? {
+                        Flow::Normal => {}
+                        f => return Ok(f),
+                    }
+                }
+            }
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::While(c, body) => loop {
+                self.tick()?;
+                let c = self.eval(c)?;
+                if !self.truthy(c) {
+                    break;
+                }
+                match self.exec(body)? {
+                    Flow::Break => break,
+                    Flow::Return => return Ok(Flow::Return),
+                    Flow::Normal | Flow::Continue => {}
+                }
+            },
+            Stmt::DoWhile(body, c) => loop {
+                self.tick()?;
+                match self.exec(body)? {
+                    Flow::Break => break,
+                    Flow::Return => return Ok(Flow::Return),
+                    Flow::Normal | Flow::Continue => {}
+                }
+                let c = self.eval(c)?;
+                if !self.truthy(c) {
+                    break;
+                }
+            },
+            Stmt::For {
+                init,
+                test,
+                update,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.exec(i)?;
+                }
+                loop {
+                    self.tick()?;
+                    if let Some(t) = test {
+                        let c = self.eval(t)?;
+                        if !self.truthy(c) {
+                            break;
+                        }
+                    }
+                    match self.exec(body)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                    if let Some(u) = update {
+                        self.eval(u)?;
                     }
                 }
             }
@@ -479,6 +550,58 @@ impl Machine<'_> {
                 }
                 V::Obj(u64::from(self.heap.create(true, vals)?))
             }
+            Expr::Method(m, on, args) => {
+                let on = self.eval(on)?;
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.method(*m, on, &vals)?
+            }
+            Expr::BigOf(x) => {
+                let v = match self.eval(x)? {
+                    V::Undef => U256::ZERO,
+                    V::Big(b) => self.heap.t.big_value(b),
+                    V::Num(n) => {
+                        let n = f64::from_bits(n).trunc();
+                        // Negative values and values past 2^64 are left to boa.
+                        if !(0.0..18_446_744_073_709_551_616.0).contains(&n) {
+                            return Err(Deopt);
+                        }
+                        U256::from(n as u64)
+                    }
+                    _ => return Err(Deopt),
+                };
+                self.heap.t.big(v)
+            }
+            Expr::Peek(i) => {
+                let i = self.index(i)?;
+                let v = self.shared.peek(i).ok_or(Deopt)?;
+                self.heap.t.big(v)
+            }
+            Expr::MemUint(o) => {
+                let off = self.index(o)?;
+                let len = self.shared.step.borrow().mem_len;
+                if off.checked_add(32).is_none_or(|end| end > len) {
+                    return Err(Deopt);
+                }
+                let bytes = self.shared.memory(off, 32);
+                self.heap.t.big(U256::from_be_slice(&bytes))
+            }
+            Expr::FrameValue => match self.shared.frame.borrow().value {
+                Some(v) => self.heap.t.big(v),
+                None => V::Undef,
+            },
+            Expr::ContractHex => {
+                let a = self.shared.step.borrow().address;
+                self.hex(a.as_slice())?
+            }
+            Expr::Delete(o, key) => {
+                let o = self.eval(o)?;
+                let id = self.object(o)?;
+                self.heap.delete(id, key)?
+            }
+            Expr::Deopt => return Err(Deopt),
         })
     }
 
@@ -489,12 +612,14 @@ impl Machine<'_> {
             Target::Local(s) => Place::Local(*s),
             Target::Path(b, key) => {
                 let id = self.base(*b)?;
-                Place::Prop(id, Cow::Borrowed(key), self.heap.locate(id, key))
+                let pos = self.heap.locate(id, key);
+                Place::Prop(id, Cow::Borrowed(key), pos, self.heap.moved())
             }
             Target::Member(o, key) => {
                 let o = self.eval(o)?;
                 let id = self.object(o)?;
-                Place::Prop(id, Cow::Borrowed(key), self.heap.locate(id, key))
+                let pos = self.heap.locate(id, key);
+                Place::Prop(id, Cow::Borrowed(key), pos, self.heap.moved())
             }
             Target::Index(o, k) => {
                 let o = self.eval(o)?;
@@ -502,7 +627,7 @@ impl Machine<'_> {
                 let id = self.object(o)?;
                 let key = self.t().to_key(k)?;
                 let pos = self.heap.locate(id, &key);
-                Place::Prop(id, Cow::Owned(key), pos)
+                Place::Prop(id, Cow::Owned(key), pos, self.heap.moved())
             }
         })
     }
@@ -511,7 +636,7 @@ impl Machine<'_> {
     fn load(&self, p: &Place) -> R<V> {
         match p {
             Place::Local(s) => Ok(self.locals[*s as usize]),
-            Place::Prop(id, key, pos) => self.heap.read(*id, key, *pos),
+            Place::Prop(id, key, pos, _) => self.heap.read(*id, key, *pos),
         }
     }
 
@@ -522,10 +647,13 @@ impl Machine<'_> {
                 self.locals[*s as usize] = v;
                 Ok(())
             }
-            Place::Prop(id, key, pos) => {
-                // A property found stays where it is; one that was missing may have been
-                // added while the right-hand side ran.
-                let pos = pos.or_else(|| self.heap.locate(*id, key));
+            Place::Prop(id, key, pos, moved) => {
+                // A property found stays where it is, unless a `delete` moved names since; one
+                // that was missing may have been added while the right-hand side ran.
+                let pos = match pos {
+                    Some(p) if *moved == self.heap.moved() => Some(*p),
+                    _ => self.heap.locate(*id, key),
+                };
                 self.heap.write(*id, key, pos, v)
             }
         }
@@ -540,75 +668,11 @@ impl Machine<'_> {
             Logic::Coalesce => matches!(l, V::Undef | V::Null),
         }
     }
-
-    #[inline]
-    fn binary(&mut self, op: Bin, a: V, b: V) -> R<V> {
-        use std::cmp::Ordering::{Equal, Greater, Less};
-        let num = |f: fn(f64, f64) -> f64| -> R<V> { Ok(V::num(f(a.to_num()?, b.to_num()?))) };
-        let int = |f: fn(i32, i32) -> i32| -> R<V> {
-            Ok(V::num(f64::from(f(
-                to_i32(a.to_num()?),
-                to_i32(b.to_num()?),
-            ))))
-        };
-        let t = &self.heap.t;
-        let cmp = |want: &[std::cmp::Ordering]| -> R<V> {
-            Ok(V::bool(t.compare(a, b)?.is_some_and(|o| want.contains(&o))))
-        };
-        match op {
-            Bin::Add => match (a, b) {
-                (V::Num(x), V::Num(y)) => Ok(V::num(f64::from_bits(x) + f64::from_bits(y))),
-                (V::Obj(_) | V::Opaque(_), _) | (_, V::Obj(_) | V::Opaque(_)) => Err(Deopt),
-                (V::Str(_), _) | (_, V::Str(_)) => {
-                    let (x, y) = (t.to_str(a)?, t.to_str(b)?);
-                    let mut s = String::with_capacity(x.len() + y.len());
-                    s.push_str(&x);
-                    s.push_str(&y);
-                    self.heap.t.str_value(&Text::from(s))
-                }
-                _ => num(|x, y| x + y),
-            },
-            Bin::Sub => num(|x, y| x - y),
-            Bin::Mul => num(|x, y| x * y),
-            Bin::Div => num(|x, y| x / y),
-            Bin::Mod => num(|x, y| x % y),
-            Bin::And => int(|x, y| x & y),
-            Bin::Or => int(|x, y| x | y),
-            Bin::Xor => int(|x, y| x ^ y),
-            Bin::Shl => int(|x, y| x.wrapping_shl(y as u32 & 31)),
-            Bin::Shr => int(|x, y| x.wrapping_shr(y as u32 & 31)),
-            Bin::UShr => {
-                let x = to_i32(a.to_num()?) as u32;
-                let y = to_i32(b.to_num()?) as u32 & 31;
-                Ok(V::num(f64::from(x >> y)))
-            }
-            Bin::Eq => Ok(V::bool(t.loose_eq(a, b)?)),
-            Bin::Ne => Ok(V::bool(!t.loose_eq(a, b)?)),
-            Bin::StrictEq => Ok(V::bool(t.strict_eq(a, b))),
-            Bin::StrictNe => Ok(V::bool(!t.strict_eq(a, b))),
-            Bin::Lt => cmp(&[Less]),
-            Bin::Le => cmp(&[Less, Equal]),
-            Bin::Gt => cmp(&[Greater]),
-            Bin::Ge => cmp(&[Greater, Equal]),
-        }
-    }
 }
 
 enum Place<'e> {
     Local(u16),
-    /// Object, key, and where the key was when the target was evaluated.
-    Prop(u32, Cow<'e, Key>, Option<Pos>),
-}
-
-/// `+ - * / %` on two numbers.
-#[inline]
-fn arithmetic(op: Bin, x: f64, y: f64) -> Option<f64> {
-    Some(match op {
-        Bin::Add => x + y,
-        Bin::Sub => x - y,
-        Bin::Mul => x * y,
-        Bin::Div => x / y,
-        Bin::Mod => x % y,
-        _ => return None,
-    })
+    /// Object, key, where the key was when the target was evaluated, and the heap's
+    /// [`Heap::moved`] then.
+    Prop(u32, Cow<'e, Key>, Option<Pos>, u64),
 }

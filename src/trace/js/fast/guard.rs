@@ -177,6 +177,8 @@ impl Guard {
             before,
             helpers: &[],
             ret: V::Undef,
+            iterations: 0,
+            limits: None,
         };
         let out = decide(&mut m, &self.code.body);
         // Nothing is stored anywhere: strings made while deciding are dropped.

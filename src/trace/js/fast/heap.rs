@@ -4,8 +4,9 @@
 //! Imported once after `setup`; written back into the same boa objects (so other references to
 //! them see the result) before boa runs any tracer code again: at `result`, or when a hook
 //! deoptimises. Property order is JavaScript's: indices ascending, then names in insertion
-//! order; names are only ever added or replaced, never deleted, so writing back in shadow order
-//! reproduces boa's order. Every write in a hook is logged, so a hook that deoptimises halfway
+//! order; names of objects boa made are only ever added or replaced, never deleted (a `delete` is
+//! modelled only on objects a hook made, which are written back whole), so writing back in
+//! shadow order reproduces boa's order. Every write in a hook is logged, so a hook that deoptimises halfway
 //! is undone and boa runs it from the start.
 
 use std::collections::{HashMap, HashSet};
@@ -16,6 +17,8 @@ use boa_engine::property::PropertyKey;
 use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
 use super::value::{Deopt, Key, Tables, Text, R, V};
+
+mod delete;
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
 const DENSE_MAX: usize = 1 << 16;
@@ -33,7 +36,7 @@ pub struct Obj {
     /// Index-keyed properties (array elements); `None` is a hole.
     pub elems: Vec<Option<V>>,
     pub named: Vec<(Text, V)>,
-    index: HashMap<Text, usize>,
+    index: rustc_hash::FxHashMap<Text, usize>,
 }
 
 impl Obj {
@@ -44,7 +47,7 @@ impl Obj {
             dirty: false,
             elems: Vec::new(),
             named: Vec::new(),
-            index: HashMap::new(),
+            index: rustc_hash::FxHashMap::default(),
         }
     }
 
@@ -82,6 +85,16 @@ impl Obj {
             } else {
                 let i = self.named.len() - 1;
                 self.index.insert(self.named[i].0.clone(), i);
+            }
+        }
+    }
+
+    /// Rebuilds the name index after a name was removed or put back in the middle.
+    fn reindex(&mut self) {
+        self.index.clear();
+        if self.named.len() > LINEAR_MAX {
+            for (i, (n, _)) in self.named.iter().enumerate() {
+                self.index.insert(n.clone(), i);
             }
         }
     }
@@ -126,6 +139,8 @@ enum Undo {
     /// A number was replaced by a number.
     NumElem(u32, u32, f64),
     NumNamed(u32, u32, f64),
+    /// A name was deleted from this position.
+    Deleted(u32, usize, Text, V),
 }
 
 #[derive(Debug)]
@@ -145,6 +160,8 @@ pub struct Heap {
     escaped: bool,
     /// Strings at the start of the running hook.
     str_mark: usize,
+    /// Deletes so far (see [`Heap::moved`]).
+    moved: u64,
     /// The strings and boa values that values refer to.
     pub t: Tables,
 }
@@ -184,6 +201,7 @@ impl Heap {
             mark: 0,
             escaped: false,
             str_mark: 0,
+            moved: 0,
             t,
         })
     }
@@ -241,6 +259,9 @@ impl Heap {
     /// Assigns `key` of object `id`; `pos` is what [`Heap::locate`] said for it.
     #[inline]
     pub fn write(&mut self, id: u32, key: &Key, pos: Option<Pos>, v: V) -> R<()> {
+        if let V::Big(_) = v {
+            return Err(Deopt);
+        }
         self.note_store(id, v);
         match pos {
             Some(Pos::Elem(i)) => {
@@ -395,6 +416,9 @@ impl Heap {
         }
         let mut o = Obj::new(array, None);
         for (k, v) in props {
+            if let V::Big(_) = v {
+                return Err(Deopt);
+            }
             match k {
                 Key::Idx(i) if (i as usize) < DENSE_MAX => {
                     let i = i as usize;
@@ -421,6 +445,7 @@ impl Heap {
         self.mark = self.objs.len();
         self.str_mark = self.t.strs_len();
         self.escaped = false;
+        self.t.clear_bigs();
     }
 
     /// Ends a hook that completed; objects it created that nothing older refers to are freed.
@@ -448,6 +473,11 @@ impl Heap {
                     self.objs[id as usize].elems[i as usize] = Some(V::num(n))
                 }
                 Undo::NumNamed(id, i, n) => self.objs[id as usize].named[i as usize].1 = V::num(n),
+                Undo::Deleted(id, p, n, v) => {
+                    let o = &mut self.objs[id as usize];
+                    o.named.insert(p, (n, v));
+                    o.reindex();
+                }
             }
         }
         self.objs.truncate(self.mark);
@@ -628,6 +658,8 @@ impl Heap {
             V::Num(n) => JsValue::from(f64::from_bits(*n)),
             V::Str(s) => JsValue::from(JsString::from(&**self.t.text(*s))),
             V::Opaque(o) => self.t.js(*o).clone(),
+            // Never stored (`write` and `create` refuse them).
+            V::Big(_) => JsValue::undefined(),
             V::Obj(id) => {
                 let id = *id as u32;
                 let o = &mut self.objs[id as usize];

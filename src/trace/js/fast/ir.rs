@@ -139,6 +139,32 @@ pub enum Expr {
     /// `toHex(slice(buffer, start, end))` (the global `slice` and `toHex` the built-ins).
     SliceHex(Buf, Box<Expr>, Box<Expr>),
     Inline(Box<Inline>),
+    /// `x.slice(…)`, `x.toString(…)`, `x.toJSNumber()`: on a string or a `bigInt` natively,
+    /// on anything else left to boa.
+    Method(Method, Box<Expr>, Vec<Expr>),
+    /// `bigInt(x)` (the global, which a script cannot replace).
+    BigOf(Box<Expr>),
+    /// `log.stack.peek(i)`: a `bigInt`.
+    Peek(Box<Expr>),
+    /// `log.memory.getUint(offset)`: a `bigInt`.
+    MemUint(Box<Expr>),
+    /// `frame.getValue()`: a `bigInt`, or undefined.
+    FrameValue,
+    /// `toHex(log.contract.getAddress())`.
+    ContractHex,
+    /// `delete o.key`.
+    Delete(Box<Expr>, Key),
+    /// What the subset does not model, where it is reached (a helper that does not compile):
+    /// boa runs the hook.
+    Deopt,
+}
+
+/// The methods called on values of a type known only when they run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    Slice,
+    ToString,
+    ToJsNumber,
 }
 
 /// An object reached without evaluating an expression.
@@ -182,6 +208,19 @@ pub enum Stmt {
     If(Expr, Box<Stmt>, Option<Box<Stmt>>),
     Block(Vec<Stmt>),
     Return(Option<Expr>),
+    /// `while (c) s`.
+    While(Expr, Box<Stmt>),
+    /// `do s while (c)`.
+    DoWhile(Box<Stmt>, Expr),
+    /// `for (init; test; update) body`.
+    For {
+        init: Option<Box<Stmt>>,
+        test: Option<Expr>,
+        update: Option<Expr>,
+        body: Box<Stmt>,
+    },
+    Break,
+    Continue,
     Empty,
 }
 
@@ -203,6 +242,14 @@ pub struct Compiled {
     pub uses_to_hex: bool,
     /// The same for the global `slice`.
     pub uses_slice: bool,
+    /// Whether a hook calls a method of a string or `bigInt` (`slice`, `toString`,
+    /// `toJSNumber`) or `bigInt(…)`: valid only while the built-ins these reach are intact.
+    pub uses_methods: bool,
+    /// Whether a hook reads the stack, memory or contract views (they must be kept per step).
+    pub uses_views: bool,
+    /// Whether a hook holds an [`Expr::Deopt`]: boa may run it, reading anything, so the views
+    /// are kept.
+    pub may_deopt: bool,
     /// The helper functions inlined, by property name.
     pub helpers: Vec<String>,
     pub step: Option<Func>,

@@ -57,6 +57,11 @@ pub struct Intact {
     pub pop: bool,
     pub to_hex: bool,
     pub slice: bool,
+    /// What `s.slice(…)`, a `bigInt`'s `toString`/`toJSNumber` and `bigInt(n)` reach:
+    /// `String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`, `BigInt`,
+    /// `isFinite` and `Math.trunc`; and the `bigInt` prelude not run yet (so its methods are
+    /// its own).
+    pub methods: bool,
 }
 
 /// Whether the fast path may be used (`CHAINTRACE_JS_FAST=0` turns it off).
@@ -86,6 +91,7 @@ impl Fast {
             || (code.uses_pop && !intact.pop)
             || (code.uses_to_hex && !intact.to_hex)
             || (code.uses_slice && !intact.slice)
+            || (code.uses_methods && !intact.methods)
         {
             return None;
         }
@@ -125,7 +131,12 @@ impl Fast {
     /// Runs `hook` natively. On [`Deopt`] nothing it did remains; the caller writes the state
     /// back with [`Fast::flush`] and runs the hook in boa.
     #[inline]
-    pub fn run(&mut self, hook: Hook, shared: &Shared) -> Result<(), Deopt> {
+    pub fn run(
+        &mut self,
+        hook: Hook,
+        shared: &Shared,
+        limits: (std::time::Instant, i64),
+    ) -> Result<(), Deopt> {
         let f: Option<&Func> = match hook {
             Hook::Step => self.code.step.as_ref(),
             Hook::Fault => self.code.fault.as_ref(),
@@ -150,6 +161,8 @@ impl Fast {
             before: false,
             helpers: &self.helpers,
             ret: V::Undef,
+            iterations: 0,
+            limits: Some(limits),
         };
         match m.run(&f.body) {
             Ok(()) => {
@@ -161,6 +174,18 @@ impl Fast {
                 Err(d)
             }
         }
+    }
+
+    /// Whether the hooks read the stack, memory or contract views (which the inspector must
+    /// then keep, and hand over with the interpreter).
+    pub fn uses_views(&self) -> bool {
+        self.code.uses_views
+    }
+
+    /// Whether boa may have to run a hook halfway (see [`ir::Compiled::may_deopt`]): the views
+    /// are then kept for it.
+    pub fn keeps_views(&self) -> bool {
+        self.code.uses_views || self.code.may_deopt
     }
 
     /// Writes the shadow state back into boa's objects.

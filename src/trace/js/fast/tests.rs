@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use alloy_primitives::{Address, Bytes};
+use alloy_primitives::{Address, Bytes, U256};
 use revm::bytecode::opcode::{
     ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
 };
@@ -53,6 +53,16 @@ pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, Stri
                 s.depth = 1 + (i / 400) % 3;
                 s.refund = i / 100;
                 s.error = (i % 997 == 5).then(|| "out of gas".to_string());
+                // Views: four stack items (the last one past 2^53 now and then), 64 bytes of
+                // memory (all overlay: there is no interpreter), the contract.
+                s.stack_len = 4;
+                s.saved = (0..4u64)
+                    .map(|k| U256::from(i * 1_000 + k) << (if i % 5 == 0 { 200 } else { 0 }))
+                    .collect();
+                s.mem_len = 64;
+                s.overlay_at = 0;
+                s.overlay = (0..64u64).map(|k| ((i + k) % 256) as u8).collect();
+                s.address = Address::with_last_byte((i % 7) as u8);
             }
             // As the inspector asks: before the opcode (cost and error unknown), then after.
             if !host.guard_skips(true) && !host.guard_skips(false) {
@@ -70,6 +80,7 @@ pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, Stri
                     f.from = Address::with_last_byte((i % 256) as u8);
                     f.to = Address::repeat_byte((i * 7 % 256) as u8);
                     f.input = Bytes::from((0..(i % 9) as u8).collect::<Vec<u8>>());
+                    f.value = (i % 500 != 0).then(|| U256::from(i) * U256::from(1_000_000_007u64));
                 }
                 host.call(Hook::Enter)?;
                 {
@@ -524,4 +535,85 @@ fn guarded() {
                  for (var i = 0; i < 1; i++) { this.n++; } if (this.n === 10) { this.step = function() { this.n += 1000; }; } }, \
                  fault: function() {}, result: function() { return this.n; }}";
     same(later);
+}
+
+#[test]
+fn loops_bigints_string_slices_and_delete_match_boa() {
+    // Loops (with break and continue), stack words and memory as `bigInt`s, their text in
+    // several radices, `slice`, `delete` on objects a hook made, a helper outside the subset
+    // that deoptimises only when reached.
+    let src = r#"{
+      out: [], pad: {}, frames: [{ calls: [] }],
+      hex: function (n) { return "0x" + bigInt(n).toString(16); },
+      word: function (b) { var h = b.toString(16); while (h.length < 64) { h = "0" + h; } return h; },
+      odd: function (x) { var r = []; [1, 2].forEach(function (k) { r.push(k + x); }); return r; },
+      step: function (log) {
+        var op = log.op.toNumber();
+        if (op % 3 !== 0) { return; }
+        var w = this.word(log.stack.peek(op % 4));
+        this.pad["k" + w.slice(-6)] = w.slice(0, 4) + w.slice(60) + w.slice(-70, 2) + w.slice(5, 3);
+        var n = 0;
+        for (var i = 0; i < 10; i++) { if (i % 3 === 0) { continue; } n += i; if (n > 20) { break; } }
+        var j = 0;
+        do { j++; } while (j < op % 5);
+        this.n = (this.n | 0) + n + j + log.memory.getUint(op % 33).toString(10).length;
+        this.last = log.stack.peek(0).toString(2).length + "/" + log.stack.peek(1).toString(36);
+        this.addr = toHex(log.contract.getAddress());
+        var small = log.stack.peek(3);
+        if (log.getPC() % 5 !== 0) { this.small = small.toJSNumber(); }
+      },
+      enter: function (frame) {
+        var c = { type: frame.getType(), gas: this.hex(frame.getGas()), to: toHex(frame.getTo()), calls: [] };
+        var v = frame.getValue();
+        if (v !== undefined) { c.value = "0x" + v.toString(16); } else { c.none = true; }
+        if (c.type === "CREATE") { delete c.to; delete c.missing; }
+        this.frames.push(c);
+      },
+      exit: function (res) {
+        var c = this.frames.pop();
+        c.gasUsed = this.hex(res.getGasUsed());
+        var keys = ["type", "to", "value", "gas", "gasUsed", "calls", "none"], o = {};
+        for (var i = 0; i < keys.length; i++) {
+          var k = keys[i];
+          if (c[k] !== undefined && !(k === "calls" && c.calls.length === 0)) { o[k] = c[k]; }
+        }
+        if (res.getError() !== undefined && res.getGasUsed() % 7 === 4) { o.odd = this.odd(1); }
+        this.frames[this.frames.length - 1].calls.push(o);
+      },
+      fault: function (log) {},
+      result: function () { return [this.out, this.pad, this.frames, this.n, this.last, this.addr, this.small]; }
+    }"#;
+    assert!(stays_native(src), "the script left the native path");
+    // The helper with a closure is reached: boa takes over with the state so far.
+    let reached = src.replace("res.getGasUsed() % 7 === 4", "res.getGasUsed() % 7 === 3");
+    assert!(!same(&reached));
+    // A `bigInt` stored into the state is left to boa.
+    let stored = src.replace(
+        "var small = log.stack.peek(3);",
+        "var small = log.stack.peek(3); this.keep = small;",
+    );
+    assert!(!same(&stored));
+    // Reading past the stack throws geth's error in boa.
+    let past = src.replace("log.stack.peek(op % 4)", "log.stack.peek(op % 4 + 1)");
+    same(&past);
+}
+
+#[test]
+fn an_endless_native_loop_ends_at_the_deadline() {
+    let src = "{step: function(log) { var i = 0; while (true) { i++; } }, fault: function() {}, result: function() { return 1; }}";
+    let t = std::time::Instant::now();
+    let (out, _) = drive(src, true);
+    assert!(
+        out.as_ref()
+            .is_err_and(|e| e.contains("timeout") || e.contains("execution timeout")),
+        "{out:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn library_tracers_with_loops_run_natively_and_match_boa() {
+    for name in ["erc20_transfers.js", "call_tracer.js"] {
+        assert!(stays_native(&lib(name)), "{name} left the native path");
+    }
 }

@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use alloy_primitives::U256;
 use boa_engine::JsValue;
 
 /// A string: one pointer wide, so that a [`V`] is two words and travels in registers.
@@ -66,10 +67,16 @@ impl std::hash::Hash for Text {
 #[derive(Default, Debug)]
 pub struct Tables {
     strs: Vec<Text>,
-    index: std::collections::HashMap<Text, u64>,
+    /// Whether each string is in `index` (names, literals, opcode names and the few texts
+    /// getters give are; strings a hook builds are not, which spares hashing every one).
+    indexed: Vec<bool>,
+    index: rustc_hash::FxHashMap<Text, u64>,
     /// Bytes held by `strs`.
     bytes: usize,
     opaque: Vec<JsValue>,
+    /// The `bigInt` values (stack words, call values) the running hook holds: never stored in
+    /// an object, so they are dropped when the hook ends.
+    bigs: Vec<U256>,
 }
 
 /// Strings beyond this many, or this many bytes, are left to boa, whose collector frees the
@@ -91,21 +98,22 @@ impl Tables {
         let t = Text::from(s);
         self.bytes += t.len();
         self.strs.push(t.clone());
+        self.indexed.push(true);
         let i = (self.strs.len() - 1) as u64;
         self.index.insert(t, i);
         i
     }
 
-    /// A string value for `t` (interned when it is the first of its text).
+    /// A string value for `t`, a string a hook built (not interned: equality compares text).
     #[inline]
     pub fn str_value(&mut self, t: &Text) -> R<V> {
-        if let Some(&i) = self.index.get(&**t) {
-            return Ok(V::Str(i));
-        }
         if self.strs.len() >= STR_MAX || self.bytes + t.len() > STR_BYTES_MAX {
             return Err(Deopt);
         }
-        Ok(V::Str(self.intern_id(t)))
+        self.bytes += t.len();
+        self.strs.push(t.clone());
+        self.indexed.push(false);
+        Ok(V::Str((self.strs.len() - 1) as u64))
     }
 
     #[inline]
@@ -122,15 +130,34 @@ impl Tables {
         &self.opaque[id as usize]
     }
 
+    /// A new `bigInt` object holding `v`.
+    pub fn big(&mut self, v: U256) -> V {
+        self.bigs.push(v);
+        V::Big((self.bigs.len() - 1) as u64)
+    }
+
+    #[inline]
+    pub fn big_value(&self, id: u64) -> U256 {
+        self.bigs[id as usize]
+    }
+
+    /// Drops the running hook's `bigInt` values.
+    #[inline]
+    pub fn clear_bigs(&mut self) {
+        self.bigs.clear();
+    }
+
     pub fn strs_len(&self) -> usize {
         self.strs.len()
     }
 
     /// Drops the strings from `mark` on.
     pub fn truncate(&mut self, mark: usize) {
-        for t in self.strs.drain(mark..) {
+        for (t, indexed) in self.strs.drain(mark..).zip(self.indexed.drain(mark..)) {
             self.bytes -= t.len();
-            self.index.remove(&*t);
+            if indexed {
+                self.index.remove(&*t);
+            }
         }
     }
 
@@ -138,7 +165,7 @@ impl Tables {
     pub fn truthy(&self, v: V) -> bool {
         match v {
             V::Undef | V::Null | V::False => false,
-            V::True | V::Obj(_) => true,
+            V::True | V::Obj(_) | V::Big(_) => true,
             V::Num(b) => {
                 let n = f64::from_bits(b);
                 n != 0.0 && !n.is_nan()
@@ -175,7 +202,7 @@ impl Tables {
     pub fn type_of(&self, v: V) -> &'static str {
         match v {
             V::Undef => "undefined",
-            V::Null | V::Obj(_) => "object",
+            V::Null | V::Obj(_) | V::Big(_) => "object",
             V::True | V::False => "boolean",
             V::Num(_) => "number",
             V::Str(_) => "string",
@@ -201,6 +228,11 @@ impl Tables {
         match (a, b) {
             (V::Opaque(_), _) | (_, V::Opaque(_)) => Err(Deopt),
             (a, b) if nullish(a) || nullish(b) => Ok(nullish(a) && nullish(b)),
+            // Two objects are equal when they are the same one; an object against a primitive
+            // converts it (`valueOf`), which is left to boa.
+            (V::Big(x), V::Big(y)) => Ok(x == y),
+            (V::Big(_), V::Obj(_)) | (V::Obj(_), V::Big(_)) => Ok(false),
+            (V::Big(_), _) | (_, V::Big(_)) => Err(Deopt),
             (V::Num(_), V::Num(_)) | (V::Str(_), V::Str(_)) | (V::Obj(_), V::Obj(_)) => {
                 Ok(self.strict_eq(a, b))
             }
@@ -246,6 +278,9 @@ pub enum V {
     /// A value held for boa (a function, a bigInt, a typed array…): it can be stored and moved,
     /// but any operation on it is left to boa.
     Opaque(u64),
+    /// A `bigInt` object the running hook made (`log.stack.peek(0)`, `frame.getValue()`,
+    /// `bigInt(n)`), by number into [`Tables`]; storing one into an object is left to boa.
+    Big(u64),
 }
 
 impl V {
