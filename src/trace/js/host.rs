@@ -108,8 +108,9 @@ struct Direct {
 /// The built-ins native code stands in for, as they are now: `Array.prototype.push` and
 /// `pop`, the globals `toHex` and `slice`, and what a string's `slice` and a `bigInt`'s
 /// methods reach (`String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`,
-/// `BigInt`, `isFinite`, `Math.trunc`). Read without running any getter.
-fn builtins(ctx: &mut Context) -> [Option<JsObject>; 10] {
+/// `BigInt`, `isFinite`, `Math.trunc`), the global `toWord` and `db.getState`. Read without
+/// running any getter.
+fn builtins(ctx: &mut Context) -> [Option<JsObject>; 12] {
     let proto = ctx.intrinsics().constructors().array().prototype();
     let string = ctx.intrinsics().constructors().string().prototype();
     let bigint = ctx.intrinsics().constructors().bigint().prototype();
@@ -131,6 +132,8 @@ fn builtins(ctx: &mut Context) -> [Option<JsObject>; 10] {
         get(&global, "BigInt"),
         get(&global, "isFinite"),
         math.and_then(|m| get(&m, "trunc")),
+        get(&global, "toWord"),
+        get(&global, "__db").and_then(|db| get(&db, "getState")),
     ]
 }
 
@@ -298,6 +301,7 @@ impl Host {
             to_hex: same(2),
             slice: same(3),
             methods: (4..10).all(same) && !bigint::installed(&host.ctx),
+            state_fns: same(10) && same(11),
         };
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
         if hooks(&mut host.ctx) == literal_hooks {

@@ -427,7 +427,7 @@ impl JsTracer {
 }
 
 /// Points the shared view at `interp` and `reader` for the duration of `f`.
-fn call_with<'a, T>(
+pub(crate) fn call_with<'a, T>(
     shared: &Shared,
     interp: Option<&Interpreter>,
     reader: &mut (dyn StateReader + 'a),

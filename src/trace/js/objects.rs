@@ -120,7 +120,7 @@ impl Shared {
         unsafe { self.interp.get().as_ref() }
     }
 
-    fn with_reader<T>(&self, f: impl FnOnce(&mut dyn StateReader) -> T) -> Option<T> {
+    pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&mut dyn StateReader) -> T) -> Option<T> {
         // SAFETY: as for `interp`: valid only during the tracer call that set it.
         self.reader.get().map(|p| f(unsafe { &mut *p }))
     }

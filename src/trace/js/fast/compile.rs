@@ -154,6 +154,7 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             out.uses_methods |= c.uses_methods;
             out.uses_views |= c.uses_views;
             out.may_deopt |= c.may_deopt;
+            out.uses_state_fns |= c.uses_state_fns;
             out.helpers = c.inlined;
             let slot = match name.as_str() {
                 "step" => &mut out.step,
@@ -240,6 +241,7 @@ struct Compiler<'i> {
     uses_to_hex: bool,
     uses_methods: bool,
     uses_views: bool,
+    uses_state_fns: bool,
     may_deopt: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
@@ -260,6 +262,7 @@ impl<'i> Compiler<'i> {
             uses_to_hex: false,
             uses_methods: false,
             uses_views: false,
+            uses_state_fns: false,
             may_deopt: false,
             scopes: Vec::new(),
             locals: 0,

@@ -592,6 +592,9 @@ impl Machine<'_> {
                 Some(v) => self.heap.t.big(v),
                 None => V::Undef,
             },
+            Expr::ContractAddress | Expr::ToHex(_) | Expr::ToWord(_) | Expr::DbState(..) => {
+                self.buffers(e)?
+            }
             Expr::ContractHex => {
                 let a = self.shared.step.borrow().address;
                 self.hex(a.as_slice())?

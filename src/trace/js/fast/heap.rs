@@ -18,6 +18,7 @@ use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
 use super::value::{Deopt, Key, Tables, Text, R, V};
 
+mod compact;
 mod delete;
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
@@ -160,8 +161,9 @@ pub struct Heap {
     escaped: bool,
     /// Strings at the start of the running hook.
     str_mark: usize,
-    /// Deletes so far (see [`Heap::moved`]).
+    /// Deletes so far (see [`Heap::moved`]), and at the start of the running hook.
     moved: u64,
+    moved_at_begin: u64,
     /// The strings and boa values that values refer to.
     pub t: Tables,
 }
@@ -202,6 +204,7 @@ impl Heap {
             escaped: false,
             str_mark: 0,
             moved: 0,
+            moved_at_begin: 0,
             t,
         })
     }
@@ -259,7 +262,7 @@ impl Heap {
     /// Assigns `key` of object `id`; `pos` is what [`Heap::locate`] said for it.
     #[inline]
     pub fn write(&mut self, id: u32, key: &Key, pos: Option<Pos>, v: V) -> R<()> {
-        if let V::Big(_) = v {
+        if let V::Big(_) | V::Buf(_) = v {
             return Err(Deopt);
         }
         self.note_store(id, v);
@@ -416,7 +419,7 @@ impl Heap {
         }
         let mut o = Obj::new(array, None);
         for (k, v) in props {
-            if let V::Big(_) = v {
+            if let V::Big(_) | V::Buf(_) = v {
                 return Err(Deopt);
             }
             match k {
@@ -444,20 +447,26 @@ impl Heap {
         self.undo.clear();
         self.mark = self.objs.len();
         self.str_mark = self.t.strs_len();
+        self.moved_at_begin = self.moved;
         self.escaped = false;
-        self.t.clear_bigs();
+        self.t.clear_hook_values();
     }
 
-    /// Ends a hook that completed; objects it created that nothing older refers to are freed.
+    /// Ends a hook that completed; objects it created that nothing older refers to are freed,
+    /// and so are the strings it built that nothing refers to (see [`Heap::compact_strings`]).
     #[inline]
     pub fn commit(&mut self) {
-        self.undo.clear();
         if !self.escaped {
             self.objs.truncate(self.mark);
             if self.t.strs_len() > self.str_mark {
                 self.t.truncate(self.str_mark);
             }
+        } else if self.t.strs_len() - self.str_mark > compact::MIN_STRINGS
+            && self.moved == self.moved_at_begin
+        {
+            self.compact_strings();
         }
+        self.undo.clear();
     }
 
     /// Undoes the writes of a hook that deoptimised.
@@ -659,7 +668,7 @@ impl Heap {
             V::Str(s) => JsValue::from(JsString::from(&**self.t.text(*s))),
             V::Opaque(o) => self.t.js(*o).clone(),
             // Never stored (`write` and `create` refuse them).
-            V::Big(_) => JsValue::undefined(),
+            V::Big(_) | V::Buf(_) => JsValue::undefined(),
             V::Obj(id) => {
                 let id = *id as u32;
                 let o = &mut self.objs[id as usize];

@@ -152,6 +152,14 @@ pub enum Expr {
     FrameValue,
     /// `toHex(log.contract.getAddress())`.
     ContractHex,
+    /// `log.contract.getAddress()`: a buffer.
+    ContractAddress,
+    /// `toHex(x)` of a buffer value (the global, while it is the built-in).
+    ToHex(Box<Expr>),
+    /// `toWord(x)` of a hex string or a buffer value (the global, while it is the built-in).
+    ToWord(Box<Expr>),
+    /// `db.getState(address, slot)` of two buffer values: a buffer.
+    DbState(Box<Expr>, Box<Expr>),
     /// `delete o.key`.
     Delete(Box<Expr>, Key),
     /// What the subset does not model, where it is reached (a helper that does not compile):
@@ -245,8 +253,12 @@ pub struct Compiled {
     /// Whether a hook calls a method of a string or `bigInt` (`slice`, `toString`,
     /// `toJSNumber`) or `bigInt(…)`: valid only while the built-ins these reach are intact.
     pub uses_methods: bool,
-    /// Whether a hook reads the stack, memory or contract views (they must be kept per step).
+    /// Whether a hook reads the stack, memory or contract views or `db` (they must be kept per
+    /// step, and the hook run with the interpreter and the state at hand).
     pub uses_views: bool,
+    /// Whether a hook calls the global `toWord` or `db.getState` (valid only while they are
+    /// the built-ins).
+    pub uses_state_fns: bool,
     /// Whether a hook holds an [`Expr::Deopt`]: boa may run it, reading anything, so the views
     /// are kept.
     pub may_deopt: bool,

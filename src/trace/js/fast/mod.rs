@@ -62,6 +62,8 @@ pub struct Intact {
     /// `isFinite` and `Math.trunc`; and the `bigInt` prelude not run yet (so its methods are
     /// its own).
     pub methods: bool,
+    /// The global `toWord` and `db.getState`.
+    pub state_fns: bool,
 }
 
 /// Whether the fast path may be used (`CHAINTRACE_JS_FAST=0` turns it off).
@@ -92,6 +94,7 @@ impl Fast {
             || (code.uses_to_hex && !intact.to_hex)
             || (code.uses_slice && !intact.slice)
             || (code.uses_methods && !intact.methods)
+            || (code.uses_state_fns && !intact.state_fns)
         {
             return None;
         }

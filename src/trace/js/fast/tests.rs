@@ -42,7 +42,8 @@ pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, Stri
     if !fast {
         host.disable_fast();
     }
-    let out = (|| {
+    let mut reader = Synthetic;
+    let out = crate::trace::js::call_with(&shared.clone(), None, &mut reader, |_| {
         for i in 0..steps {
             {
                 let mut s = shared.step.borrow_mut();
@@ -93,13 +94,34 @@ pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, Stri
             }
         }
         Ok(())
-    })();
+    });
     let active = host.fast_active();
     let out = out.and_then(|()| host.result(&TxContext::default()));
     (
         out.map(|v| v.get().to_string()).map_err(|e| e.to_string()),
         active,
     )
+}
+
+/// A state that answers every read from the address and the slot.
+struct Synthetic;
+
+impl crate::trace::state::StateReader for Synthetic {
+    fn balance(&mut self, a: Address) -> U256 {
+        U256::from(a.0[19]) * U256::from(1_000_000u64)
+    }
+    fn nonce(&mut self, a: Address) -> u64 {
+        u64::from(a.0[19])
+    }
+    fn code(&mut self, _: Address) -> Bytes {
+        Bytes::new()
+    }
+    fn storage(&mut self, a: Address, slot: U256) -> U256 {
+        slot * U256::from(3u8) + U256::from(a.0[19])
+    }
+    fn exists(&mut self, _: Address) -> bool {
+        true
+    }
 }
 
 /// Asserts both paths agree and that the native path stayed on, unless it is turned off
@@ -613,7 +635,24 @@ fn an_endless_native_loop_ends_at_the_deadline() {
 
 #[test]
 fn library_tracers_with_loops_run_natively_and_match_boa() {
-    for name in ["erc20_transfers.js", "call_tracer.js"] {
+    for name in ["erc20_transfers.js", "call_tracer.js", "storage_access.js"] {
         assert!(stays_native(&lib(name)), "{name} left the native path");
     }
+}
+
+#[test]
+fn strings_a_hook_built_but_did_not_keep_are_freed() {
+    // Each step pads a word to 64 digits (some sixty strings) and keeps only the last: over
+    // 40,000 steps that is past the string table's 1,048,576 entries unless the hook's
+    // intermediate strings are freed (past it the native path hands the script to boa).
+    let src = "{seen: {}, n: 0, step: function(log) { \
+               var h = log.stack.peek(0).toString(16); \
+               while (h.length < 64) { h = '0' + h; } \
+               this.seen['k' + (log.getPC() % 50)] = h; this.last = h + ':' + log.op.toString(); \
+               this.n++; }, \
+               fault: function() {}, result: function() { return [this.seen, this.last, this.n]; }}";
+    assert!(
+        same_n(src, 40_000) || !super::enabled(),
+        "the padding script left the native path"
+    );
 }

@@ -77,6 +77,9 @@ pub struct Tables {
     /// The `bigInt` values (stack words, call values) the running hook holds: never stored in
     /// an object, so they are dropped when the hook ends.
     bigs: Vec<U256>,
+    /// The byte buffers (`Uint8Array`s: an address, a storage word) the running hook holds,
+    /// like `bigs` never stored.
+    bufs: Vec<Vec<u8>>,
 }
 
 /// Strings beyond this many, or this many bytes, are left to boa, whose collector frees the
@@ -141,10 +144,22 @@ impl Tables {
         self.bigs[id as usize]
     }
 
-    /// Drops the running hook's `bigInt` values.
+    /// A new buffer holding `bytes`.
+    pub fn buf(&mut self, bytes: Vec<u8>) -> V {
+        self.bufs.push(bytes);
+        V::Buf((self.bufs.len() - 1) as u64)
+    }
+
     #[inline]
-    pub fn clear_bigs(&mut self) {
+    pub fn buf_bytes(&self, id: u64) -> &[u8] {
+        &self.bufs[id as usize]
+    }
+
+    /// Drops the running hook's `bigInt` values and buffers.
+    #[inline]
+    pub fn clear_hook_values(&mut self) {
         self.bigs.clear();
+        self.bufs.clear();
     }
 
     pub fn strs_len(&self) -> usize {
@@ -152,6 +167,26 @@ impl Tables {
     }
 
     /// Drops the strings from `mark` on.
+    /// Keeps, of the strings from `base` on, those `live` marks, in order (renumbered from
+    /// `base`: the caller rewrote its references).
+    pub fn keep(&mut self, base: usize, live: &[bool]) {
+        let mut to = base;
+        for (k, &l) in live.iter().enumerate() {
+            let from = base + k;
+            if l {
+                if to != from {
+                    self.strs.swap(to, from);
+                    self.indexed.swap(to, from);
+                    if self.indexed[to] {
+                        self.index.insert(self.strs[to].clone(), to as u64);
+                    }
+                }
+                to += 1;
+            }
+        }
+        self.truncate(to);
+    }
+
     pub fn truncate(&mut self, mark: usize) {
         for (t, indexed) in self.strs.drain(mark..).zip(self.indexed.drain(mark..)) {
             self.bytes -= t.len();
@@ -165,7 +200,7 @@ impl Tables {
     pub fn truthy(&self, v: V) -> bool {
         match v {
             V::Undef | V::Null | V::False => false,
-            V::True | V::Obj(_) | V::Big(_) => true,
+            V::True | V::Obj(_) | V::Big(_) | V::Buf(_) => true,
             V::Num(b) => {
                 let n = f64::from_bits(b);
                 n != 0.0 && !n.is_nan()
@@ -202,7 +237,7 @@ impl Tables {
     pub fn type_of(&self, v: V) -> &'static str {
         match v {
             V::Undef => "undefined",
-            V::Null | V::Obj(_) | V::Big(_) => "object",
+            V::Null | V::Obj(_) | V::Big(_) | V::Buf(_) => "object",
             V::True | V::False => "boolean",
             V::Num(_) => "number",
             V::Str(_) => "string",
@@ -231,8 +266,10 @@ impl Tables {
             // Two objects are equal when they are the same one; an object against a primitive
             // converts it (`valueOf`), which is left to boa.
             (V::Big(x), V::Big(y)) => Ok(x == y),
-            (V::Big(_), V::Obj(_)) | (V::Obj(_), V::Big(_)) => Ok(false),
-            (V::Big(_), _) | (_, V::Big(_)) => Err(Deopt),
+            (V::Buf(x), V::Buf(y)) => Ok(x == y),
+            (V::Big(_) | V::Buf(_), V::Obj(_) | V::Big(_) | V::Buf(_))
+            | (V::Obj(_), V::Big(_) | V::Buf(_)) => Ok(false),
+            (V::Big(_) | V::Buf(_), _) | (_, V::Big(_) | V::Buf(_)) => Err(Deopt),
             (V::Num(_), V::Num(_)) | (V::Str(_), V::Str(_)) | (V::Obj(_), V::Obj(_)) => {
                 Ok(self.strict_eq(a, b))
             }
@@ -281,6 +318,9 @@ pub enum V {
     /// A `bigInt` object the running hook made (`log.stack.peek(0)`, `frame.getValue()`,
     /// `bigInt(n)`), by number into [`Tables`]; storing one into an object is left to boa.
     Big(u64),
+    /// A byte buffer the running hook made (`log.contract.getAddress()`, `toWord(…)`,
+    /// `db.getState(…)`), by number into [`Tables`]; storing one is left to boa.
+    Buf(u64),
 }
 
 impl V {

@@ -24,6 +24,13 @@ impl Compiler<'_> {
                 self.uses_methods = true;
                 return Some(Expr::BigOf(Box::new(self.expr(arg)?)));
             }
+            if self.global(id.sym(), "toWord") {
+                let [arg] = args else {
+                    return None;
+                };
+                self.uses_state_fns = true;
+                return Some(Expr::ToWord(Box::new(self.expr(arg)?)));
+            }
             return self.hex_of_buffer(id.sym(), args);
         }
         let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
@@ -110,6 +117,28 @@ impl Compiler<'_> {
         if self.param(target) == Some(Param::Frame) && method == "getValue" {
             return Some(args.is_empty().then_some(Expr::FrameValue));
         }
+        if self.param(target) == Some(Param::Db) && method == "getState" {
+            let [a, b] = args else {
+                return Some(None);
+            };
+            self.uses_views = true;
+            self.uses_state_fns = true;
+            let (a, b) = (self.expr(a), self.expr(b));
+            return Some(
+                a.zip(b)
+                    .map(|(a, b)| Expr::DbState(Box::new(a), Box::new(b))),
+            );
+        }
+        if method == "getAddress" && args.is_empty() {
+            if let Expression::PropertyAccess(PropertyAccess::Simple(c)) = strip(target) {
+                if self.field_name(c.field()).as_deref() == Some("contract")
+                    && self.param(c.target()) == Some(Param::Log)
+                {
+                    self.uses_views = true;
+                    return Some(Some(Expr::ContractAddress));
+                }
+            }
+        }
         let Expression::PropertyAccess(PropertyAccess::Simple(inner)) = strip(target) else {
             return None;
         };
@@ -166,6 +195,18 @@ impl Compiler<'_> {
             self.uses_to_hex = true;
             return Some(Expr::Get(b.hex(), Vec::new()));
         }
+        if let Some(e) = self.hex_of_call(arg) {
+            self.uses_to_hex = true;
+            return Some(e);
+        }
+        // Any other value: natively when it is a buffer the hook holds.
+        let x = self.expr(arg)?;
+        self.uses_to_hex = true;
+        Some(Expr::ToHex(Box::new(x)))
+    }
+
+    /// `toHex(call)` of a view or a frame's buffer (see [`Compiler::hex_of_buffer`]).
+    fn hex_of_call(&mut self, arg: &Expression) -> Option<Expr> {
         let Expression::Call(inner) = strip(arg) else {
             return None;
         };
@@ -192,7 +233,6 @@ impl Compiler<'_> {
         };
         let b = buffer_getter(self.param(m.target())?, &self.field_name(m.field())?)?;
         let args_ir = self.exprs(inner.args())?;
-        self.uses_to_hex = true;
         Some(Expr::Get(b.hex(), args_ir))
     }
 

@@ -5,7 +5,8 @@ use alloy_primitives::U256;
 
 use super::super::ir::{Bin, Method};
 use super::super::value::{to_i32, Deopt, Text, R, V};
-use super::{whole, Machine, CHECK_EVERY};
+use super::{hex_string, whole, Machine, CHECK_EVERY};
+use crate::trace::js::buffers;
 use crate::trace::js::fast::ir::Expr;
 use std::time::Instant;
 
@@ -50,6 +51,46 @@ fn relative(n: f64, len: usize) -> usize {
 }
 
 impl Machine<'_> {
+    /// The buffer expressions: `log.contract.getAddress()`, `toHex`, `toWord`, `db.getState`.
+    #[inline(never)]
+    pub(super) fn buffers(&mut self, e: &Expr) -> R<V> {
+        Ok(match e {
+            Expr::ContractAddress => {
+                let a = self.shared.step.borrow().address;
+                self.heap.t.buf(a.to_vec())
+            }
+            Expr::ToHex(x) => match self.eval(x)? {
+                V::Buf(b) => {
+                    let s = hex_string(self.heap.t.buf_bytes(b));
+                    self.heap.t.str_value(&Text::from(s))?
+                }
+                _ => return Err(Deopt),
+            },
+            Expr::ToWord(x) => {
+                let bytes = match self.eval(x)? {
+                    V::Str(s) => buffers::from_hex_lenient(self.heap.t.text(s)),
+                    V::Buf(b) => self.heap.t.buf_bytes(b).to_vec(),
+                    _ => return Err(Deopt),
+                };
+                self.heap.t.buf(buffers::bytes_to_word(&bytes).to_vec())
+            }
+            Expr::DbState(a, w) => {
+                let (a, w) = (self.eval(a)?, self.eval(w)?);
+                let (V::Buf(a), V::Buf(w)) = (a, w) else {
+                    return Err(Deopt);
+                };
+                let addr = buffers::bytes_to_address(self.heap.t.buf_bytes(a));
+                let slot = U256::from_be_bytes(buffers::bytes_to_word(self.heap.t.buf_bytes(w)).0);
+                let v = self
+                    .shared
+                    .with_reader(|r| r.storage(addr, slot))
+                    .ok_or(Deopt)?;
+                self.heap.t.buf(v.to_be_bytes::<32>().to_vec())
+            }
+            _ => return Err(Deopt),
+        })
+    }
+
     /// One loop iteration: past the deadline or the memory limit, boa takes over.
     #[inline]
     pub(super) fn tick(&mut self) -> R<()> {
