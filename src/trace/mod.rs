@@ -441,14 +441,19 @@ macro_rules! dispatch {
 impl<DB: Database> Inspector<Ctx<DB>> for Tracer {
     #[inline]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        if runs_no_code(interp) {
+        // Empty code runs only its padding STOP: the opcode is read first, the code's length
+        // only for a STOP.
+        use revm::interpreter::interpreter_types::Jumps;
+        if interp.bytecode.opcode() == revm::bytecode::opcode::STOP && runs_no_code(interp) {
             return;
         }
         dispatch!(self, t => t.step(interp, ctx), ())
     }
     #[inline]
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        if runs_no_code(interp) {
+        // The padding STOP ends the frame: only an opcode that set an action can be it.
+        use revm::interpreter::interpreter_types::LoopControl;
+        if interp.bytecode.action().is_some() && runs_no_code(interp) {
             return;
         }
         dispatch!(self, t => t.step_end(interp, ctx), ())

@@ -35,11 +35,11 @@ pub use guard::Guard;
 use heap::Heap;
 use ir::{Compiled, Func};
 pub use value::Deopt;
-use value::{Tables, V};
+use value::V;
 
 /// The natively evaluated hooks of one tracer and its shadow state.
 pub struct Fast {
-    code: Compiled,
+    code: std::rc::Rc<Compiled>,
     heap: Heap,
     this: u32,
     locals: Vec<V>,
@@ -87,8 +87,7 @@ impl Fast {
         if !enabled() {
             return None;
         }
-        let mut strings = Tables::default();
-        let code = compile::compile(source, &mut strings)?;
+        let (code, mut strings) = compile::compile_cached(source)?;
         if (code.uses_push && !intact.push)
             || (code.uses_pop && !intact.pop)
             || (code.uses_to_hex && !intact.to_hex)

@@ -64,7 +64,7 @@ impl std::hash::Hash for Text {
 /// Strings are interned (one `Text` per distinct text among names, literals and opcode names,
 /// so name lookups mostly compare pointers); strings a hook makes (concatenation, number
 /// text) are appended and dropped again when the hook stored none of them.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub struct Tables {
     strs: Vec<Text>,
     /// Whether each string is in `index` (names, literals, opcode names and the few texts
