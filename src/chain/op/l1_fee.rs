@@ -13,7 +13,9 @@
 //! `core/types/rollup_cost.go`; a function named in a comment is from that file unless another
 //! is given. Amounts that op-geth keeps in `big.Int` are computed here in 1024-bit integers and
 //! narrowed at the end, so that they are exact wherever op-geth's fit in 256 bits (where they
-//! do not, op-geth fails the transaction and these saturate at `U256::MAX`).
+//! do not, op-geth fails the transaction and these saturate at `U256::MAX`); where every step
+//! fits in 256 bits, as with any real parameters, they are computed in 256 bits (the same
+//! integers, faster), and the operator fee in 128.
 
 use alloy_primitives::aliases::U1024;
 use alloy_primitives::U256;
@@ -358,6 +360,17 @@ impl L1BlockInfo {
         wide(self.l1_base_fee) * U1024::from(NON_ZERO_BYTE_GAS) * U1024::from(self.base_fee_scalar)
             + wide(self.l1_blob_base_fee) * U1024::from(self.blob_base_fee_scalar)
     }
+
+    /// [`Self::l1_fee_scaled`] in 256 bits, `None` when it does not fit.
+    fn l1_fee_scaled_narrow(&self) -> Option<U256> {
+        let per_byte = NON_ZERO_BYTE_GAS * u64::from(self.base_fee_scalar);
+        self.l1_base_fee
+            .checked_mul(U256::from(per_byte))?
+            .checked_add(
+                self.l1_blob_base_fee
+                    .checked_mul(U256::from(self.blob_base_fee_scalar))?,
+            )
+    }
 }
 
 /// `ExtractDAFootprintGasScalar`: the big-endian `uint16` at bytes `[176, 178)` of Jovian's
@@ -384,20 +397,74 @@ pub fn l1_cost(
         return None;
     }
     let rules = rules.into();
-    let (fee, gas_used) = match info.cost_function_for(rules) {
+    let function = info.cost_function_for(rules);
+    // In 256 bits where every step fits (real parameters always do), else in 1024 bits: the
+    // same integers either way, the narrower arithmetic only the faster.
+    let (fee, gas_used) = l1_cost_narrow(info, rules, function, data)
+        .unwrap_or_else(|| l1_cost_wide(info, rules, function, data));
+    Some(L1Cost { fee, gas_used })
+}
+
+/// Regolith dropped the 68 bytes of signature padding (`newL1CostFuncBedrockHelper`): the
+/// Bedrock function's calldata gas.
+fn bedrock_calldata_gas(rules: OpRules, data: &RollupCostData) -> u64 {
+    let padding = if rules.is(OpFork::Regolith) {
+        0
+    } else {
+        BEDROCK_SIGNATURE_PADDING
+    };
+    data.zeroes.wrapping_mul(ZERO_BYTE_GAS).wrapping_add(
+        data.ones
+            .wrapping_add(padding)
+            .wrapping_mul(NON_ZERO_BYTE_GAS),
+    )
+}
+
+/// [`l1_cost`]'s fee and gas in 256-bit arithmetic; `None` when a product or sum does not fit,
+/// and [`l1_cost_wide`] must compute them.
+pub(super) fn l1_cost_narrow(
+    info: &L1BlockInfo,
+    rules: OpRules,
+    function: L1CostFunction,
+    data: &RollupCostData,
+) -> Option<(U256, U256)> {
+    match function {
         L1CostFunction::Bedrock => {
-            // Regolith dropped the 68 bytes of signature padding (`newL1CostFuncBedrockHelper`).
-            let padding = if rules.is(OpFork::Regolith) {
-                0
-            } else {
-                BEDROCK_SIGNATURE_PADDING
-            };
-            let gas = data.zeroes.wrapping_mul(ZERO_BYTE_GAS).wrapping_add(
-                data.ones
-                    .wrapping_add(padding)
-                    .wrapping_mul(NON_ZERO_BYTE_GAS),
-            );
-            let gas = U1024::from(gas) + wide(info.l1_fee_overhead);
+            let gas =
+                U256::from(bedrock_calldata_gas(rules, data)).checked_add(info.l1_fee_overhead)?;
+            let fee = gas
+                .checked_mul(info.l1_base_fee)?
+                .checked_mul(info.l1_fee_scalar)?
+                / U256::from(1_000_000u64);
+            Some((fee, gas))
+        }
+        L1CostFunction::Ecotone => {
+            let gas = U256::from(data.calldata_gas());
+            let fee = info.l1_fee_scaled_narrow()?.checked_mul(gas)? / U256::from(16_000_000u64);
+            Some((fee, gas))
+        }
+        L1CostFunction::Fjord => {
+            let size = data.estimated_da_size_scaled();
+            let fee = info.l1_fee_scaled_narrow()?.checked_mul(U256::from(size))?
+                / U256::from(1_000_000_000_000u64);
+            // At most 836,500 × 2^64 × 16: no overflow in 128 bits.
+            let gas = U256::from(size * u128::from(NON_ZERO_BYTE_GAS) / 1_000_000);
+            Some((fee, gas))
+        }
+    }
+}
+
+/// [`l1_cost`]'s fee and gas in 1024-bit arithmetic, exact wherever op-geth's `big.Int`s fit
+/// in 256 bits, saturated at `U256::MAX` where they do not.
+pub(super) fn l1_cost_wide(
+    info: &L1BlockInfo,
+    rules: OpRules,
+    function: L1CostFunction,
+    data: &RollupCostData,
+) -> (U256, U256) {
+    let (fee, gas_used) = match function {
+        L1CostFunction::Bedrock => {
+            let gas = U1024::from(bedrock_calldata_gas(rules, data)) + wide(info.l1_fee_overhead);
             let fee =
                 gas * wide(info.l1_base_fee) * wide(info.l1_fee_scalar) / U1024::from(1_000_000u64);
             (fee, gas)
@@ -414,10 +481,7 @@ pub fn l1_cost(
             (fee, gas)
         }
     };
-    Some(L1Cost {
-        fee: narrow(fee),
-        gas_used: narrow(gas_used),
-    })
+    (narrow(fee), narrow(gas_used))
 }
 
 /// The L1 data fee of a transaction in its binary (EIP-2718) encoding; 0 for a deposit.
@@ -442,13 +506,14 @@ pub fn operator_fee(info: &L1BlockInfo, rules: impl Into<OpRules>, gas: u64) -> 
     if !rules.is(OpFork::Isthmus) {
         return U256::ZERO;
     }
-    let product = U256::from(gas) * U256::from(info.operator_fee_scalar);
+    // At most 2^64 × 2^32 × 100 + 2^64: every step fits in 128 bits.
+    let product = u128::from(gas) * u128::from(info.operator_fee_scalar);
     let variable = if rules.is(OpFork::Jovian) {
-        product * U256::from(100u64)
+        product * 100
     } else {
-        product / U256::from(1_000_000u64)
+        product / 1_000_000
     };
-    variable + U256::from(info.operator_fee_constant)
+    U256::from(variable + u128::from(info.operator_fee_constant))
 }
 
 /// What a non-deposit transaction gets back of the operator fee after execution
