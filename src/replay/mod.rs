@@ -228,7 +228,15 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         db.commit(state);
         return Ok(outcome);
     };
-    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+    let outcome = op_fees::after(
+        &out.result,
+        &mut out.state,
+        db,
+        env,
+        tx,
+        fee,
+        op_fees::Vaults::InCache,
+    );
     db.commit(out.state);
     Ok(outcome)
 }
@@ -412,7 +420,15 @@ fn trace_with(
             outcome,
         });
     };
-    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+    let outcome = op_fees::after(
+        &out.result,
+        &mut out.state,
+        db,
+        env,
+        tx,
+        fee,
+        op_fees::Vaults::InState,
+    );
     let g = out.result.gas();
     let ended = Ended {
         env,
