@@ -150,14 +150,32 @@ fn l1_block_slots<'d>(db: &'d ReplayDb<'_>) -> impl Fn(U256) -> U256 + 'd {
 /// Where [`settle`] credits the vaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Vaults {
-    /// In the transaction's state, which a tracer reads (a prestate diff, a Parity stateDiff
-    /// show the vaults credited, as op-geth's do).
+    /// In the transaction's state, which some tracers read after the run, with the database
+    /// (Parity's stateDiff shows the vaults credited; the prestate and JavaScript tracers
+    /// read accounts' values before and after).
     InState,
     /// Straight in the database's cache where the vault is cached and the transaction did
-    /// not touch it (an untraced run, whose state nothing reads before it is committed): what
-    /// committing it would leave there, without the state entry, the account copy and the
-    /// commit's work. Elsewhere in the state.
+    /// not touch it (an untraced run, or one whose tracer reads neither the state nor the
+    /// database for its result): what committing it would leave there, without the state
+    /// entry, the account copy and the commit's work. Elsewhere in the state.
     InCache,
+}
+
+impl Vaults {
+    /// Where to credit the vaults when `tracer` runs: in the state when the tracer's result
+    /// reads the state or the database after the run (`finish` in `mod.rs`: the prestate
+    /// tracer, Parity's stateDiff, JavaScript's `db`; a mux's children each), else in the cache.
+    pub(crate) fn of(tracer: &crate::trace::Tracer) -> Vaults {
+        use crate::trace::Tracer;
+        let reads = |t: &Tracer| Vaults::of(t) == Vaults::InState;
+        match tracer {
+            Tracer::Prestate(_) | Tracer::Parity(_) => Vaults::InState,
+            #[cfg(feature = "js")]
+            Tracer::Js(_) => Vaults::InState,
+            Tracer::Mux(m) if m.children.iter().any(|(_, c)| reads(c)) => Vaults::InState,
+            _ => Vaults::InCache,
+        }
+    }
 }
 
 fn credit(
@@ -248,17 +266,17 @@ pub(crate) fn before<'e>(
 
 /// How `tx` ended once the chain's rules have acted after it: a deposit's gas used, the OP
 /// fees settled ([`settle`]), then the chain's own fee rules and the splice's post-state
-/// (`super::settle`), all in `state`, not yet committed (with [`Vaults::InCache`], the vaults
+/// (`super::settle`), all in `out`'s state, not yet committed (with [`Vaults::InCache`], the vaults
 /// the transaction did not touch credited in `db`'s cache instead).
 pub(crate) fn after(
-    result: &revm::context::result::ExecutionResult,
-    state: &mut EvmState,
+    out: &mut revm::context::result::ResultAndState,
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
     tx: &ReplayTx,
     mut fee: Option<OpFee>,
     vaults: Vaults,
 ) -> super::TxOutcome {
+    let (result, state) = (&out.result, &mut out.state);
     let mut outcome = super::TxOutcome::from_result(result);
     outcome.gas_used = super::deposit::gas_used(env, tx, outcome.gas_used);
     if let Some(f) = &mut fee {

@@ -199,8 +199,10 @@ fn fjord_blocks_have_p256_verify() {
     );
 }
 
-/// `apply` credits a vault the transaction did not touch straight in the database's cache,
-/// `trace` in the transaction's state, then commits: a block leaves the same state either way.
+/// `apply`, and `trace` under a tracer that reads no state (the callTracer), credit a vault
+/// the transaction did not touch straight in the database's cache; `trace` under one that
+/// does (the prestate tracer) in the transaction's state, then commits: a block leaves the
+/// same state every way.
 /// The BaseFeeVault exists beforehand (with code, as the predeploys have), the
 /// OperatorFeeVault too and was read (cached, not written), the L1FeeVault not; the third
 /// transaction sends value to the L1FeeVault (then in its state) and the fourth
@@ -234,17 +236,35 @@ fn apply_credits_the_vaults_as_trace_does() {
             tx
         })
         .collect();
-    let spec = TracerSpec::new(TracerKind::Call, None).unwrap();
-    let (mut applied, mut traced) = (snap.db(), snap.db());
+    let call = TracerSpec::new(TracerKind::Call, None).unwrap();
+    let diff = serde_json::json!({"diffMode": true});
+    let prestate = TracerSpec::new(TracerKind::Prestate, Some(&diff)).unwrap();
+    let (mut applied, mut called, mut diffed) = (snap.db(), snap.db(), snap.db());
     // As an earlier read leaves it: cached, neither written nor missing.
-    for db in [&mut applied, &mut traced] {
+    for db in [&mut applied, &mut called, &mut diffed] {
         revm::Database::basic(db, OPERATOR_FEE_VAULT).unwrap();
     }
     for tx in &txs {
         let a = apply(&mut applied, &env, tx).unwrap();
-        let t = trace(&mut traced, &env, tx, &spec, 0).unwrap().outcome;
-        assert!(a.success && t.success);
-        assert_eq!((a.gas_used, a.op_fee), (t.gas_used, t.op_fee));
+        let c = trace(&mut called, &env, tx, &call, 0).unwrap().outcome;
+        let d = trace(&mut diffed, &env, tx, &prestate, 0).unwrap();
+        assert!(a.success && c.success && d.outcome.success);
+        assert_eq!((a.gas_used, &a.op_fee), (c.gas_used, &c.op_fee));
+        assert_eq!(
+            (a.gas_used, &a.op_fee),
+            (d.outcome.gas_used, &d.outcome.op_fee)
+        );
+        // The L1FeeVault receives the third transaction's value: the prestate tracer's
+        // post-state shows it with the fee credited too.
+        if tx.env.kind == TxKind::Call(L1_FEE_VAULT) {
+            let post = &offline::result_json(&d)["post"][format!("{L1_FEE_VAULT:#x}")];
+            let balance = applied.basic_ref(L1_FEE_VAULT).unwrap().unwrap().balance;
+            assert_eq!(
+                post["balance"].as_str(),
+                Some(format!("{balance:#x}").as_str())
+            );
+            assert!(balance > U256::from(1_000u64) + a.op_fee.unwrap().cost.l1);
+        }
     }
     type View = (Address, U256, u64, B256, String, Vec<(U256, U256)>);
     let view = |db: &chaintrace::source::ReplayDb| {
@@ -271,6 +291,7 @@ fn apply_credits_the_vaults_as_trace_does() {
         codes.sort();
         (accounts, codes)
     };
-    assert_eq!(view(&applied), view(&traced));
+    assert_eq!(view(&applied), view(&called));
+    assert_eq!(view(&applied), view(&diffed));
     assert!(applied.storage_ref(READER, U256::ZERO).unwrap() > U256::ZERO);
 }

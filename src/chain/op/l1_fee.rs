@@ -135,7 +135,11 @@ pub struct RollupCostData {
 impl RollupCostData {
     /// The cost data of a byte string (`NewRollupCostData`).
     pub fn new(data: &[u8]) -> RollupCostData {
-        let zeroes = data.iter().filter(|b| **b == 0).count() as u64;
+        // Counted in bytes, 255 at a time, which vectorises (a `filter().count()` does not).
+        let zeroes = data
+            .chunks(255)
+            .map(|c| u64::from(c.iter().map(|&b| u8::from(b == 0)).sum::<u8>()))
+            .sum::<u64>();
         RollupCostData {
             zeroes,
             ones: data.len() as u64 - zeroes,

@@ -208,3 +208,18 @@ fn narrow_l1_cost_is_the_wide_one() {
         .unwrap();
     assert!(narrow_answered.get() > 1_000, "{}", narrow_answered.get());
 }
+
+/// The cost data counts every zero byte, inputs longer than a count's 255-byte chunk too.
+#[test]
+fn cost_data_counts_the_zero_bytes() {
+    for len in [0usize, 1, 254, 255, 256, 511, 1_000, 70_000] {
+        let data: Vec<u8> = (0..len)
+            .map(|i| if i % 3 == 0 { 0 } else { i as u8 | 1 })
+            .collect();
+        let d = RollupCostData::new(&data);
+        let zeroes = data.iter().filter(|b| **b == 0).count() as u64;
+        assert_eq!((d.zeroes, d.ones), (zeroes, len as u64 - zeroes), "{len}");
+    }
+    let zeros = RollupCostData::new(&[0; 600]);
+    assert_eq!((zeros.zeroes, zeros.ones), (600, 0));
+}
