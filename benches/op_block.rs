@@ -222,6 +222,7 @@ fn block(
         if env.op.is_some() && tx.deposit.is_none() {
             assert!(outcome
                 .op_fee
+                .as_ref()
                 .and_then(|f| f.l1)
                 .is_some_and(|c| !c.fee.is_zero()));
         }
@@ -309,13 +310,15 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
 fn profile(side: &str) {
     let (users, senders) = user_txs(false);
     let snap = pre_state(&senders, 5);
-    let op = side.starts_with("op");
+    let op = side.starts_with("op") || side.starts_with("deposit");
     let env = env(if op {
         Ruleset::Chain
     } else {
         Ruleset::Ethereum
     });
-    let txs: Vec<ReplayTx> = if op {
+    let txs: Vec<ReplayTx> = if side.starts_with("deposit") {
+        vec![l1_attributes()]
+    } else if op {
         std::iter::once(l1_attributes()).chain(users).collect()
     } else {
         users

@@ -444,18 +444,32 @@ pub(super) fn l1_cost_narrow(
         }
         L1CostFunction::Ecotone => {
             let gas = U256::from(data.calldata_gas());
-            let fee = info.l1_fee_scaled_narrow()?.checked_mul(gas)? / U256::from(16_000_000u64);
+            let fee = mul_div(info.l1_fee_scaled_narrow()?, gas, 16_000_000)?;
             Some((fee, gas))
         }
         L1CostFunction::Fjord => {
             let size = data.estimated_da_size_scaled();
-            let fee = info.l1_fee_scaled_narrow()?.checked_mul(U256::from(size))?
-                / U256::from(1_000_000_000_000u64);
+            let fee = mul_div(
+                info.l1_fee_scaled_narrow()?,
+                U256::from(size),
+                1_000_000_000_000,
+            )?;
             // At most 836,500 × 2^64 × 16: no overflow in 128 bits.
             let gas = U256::from(size * u128::from(NON_ZERO_BYTE_GAS) / 1_000_000);
             Some((fee, gas))
         }
     }
+}
+
+/// `a × b / d` in 256 bits, `None` when the product does not fit; in 128 bits where it fits
+/// there (any real fee), whose division is the cheaper.
+fn mul_div(a: U256, b: U256, d: u64) -> Option<U256> {
+    if let (Ok(a), Ok(b)) = (u128::try_from(a), u128::try_from(b)) {
+        if let Some(p) = a.checked_mul(b) {
+            return Some(U256::from(p / u128::from(d)));
+        }
+    }
+    Some(a.checked_mul(b)? / U256::from(d))
 }
 
 /// [`l1_cost`]'s fee and gas in 1024-bit arithmetic, exact wherever op-geth's `big.Int`s fit
