@@ -23,8 +23,8 @@ use revm::state::{Account, EvmState};
 
 use super::{EvmEnv, ReplayError, ReplayTx};
 use crate::chain::op::{
-    l1_cost, operator_fee, operator_fee_refund, L1BlockInfo, L1Cost, OpFork, OpRules,
-    RollupCostData, BASE_FEE_VAULT, L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
+    l1_cost, operator_fee, L1BlockInfo, L1Cost, OpFork, OpRules, RollupCostData, BASE_FEE_VAULT,
+    L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
 };
 use crate::source::ReplayDb;
 
@@ -225,7 +225,9 @@ pub(crate) fn settle(
     gas_used: u64,
     vaults: Vaults,
 ) -> OpCost {
-    let refund = operator_fee_refund(&fee.info, fee.rules, tx.env.gas_limit, gas_used);
+    // `operator_fee_refund`: the fee of the gas limit (taken upfront) less that of the gas used.
+    let operator = operator_fee(&fee.info, fee.rules, gas_used);
+    let refund = fee.operator_upfront.saturating_sub(operator);
     credit(state, db, tx.sender, refund, vaults);
     let basefee = env.block.basefee as u128;
     let tip = revm::context_interface::Transaction::effective_gas_price(&tx.env, basefee)
@@ -234,7 +236,7 @@ pub(crate) fn settle(
         base: U256::from(gas_used) * U256::from(basefee),
         priority: U256::from(gas_used) * U256::from(tip),
         l1: fee.l1.map_or(U256::ZERO, |c| c.fee),
-        operator: operator_fee(&fee.info, fee.rules, gas_used),
+        operator,
     };
     credit(state, db, BASE_FEE_VAULT, cost.base, vaults);
     credit(state, db, L1_FEE_VAULT, cost.l1, vaults);

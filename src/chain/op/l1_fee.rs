@@ -455,7 +455,7 @@ pub(super) fn l1_cost_narrow(
                 1_000_000_000_000,
             )?;
             // At most 836,500 × 2^64 × 16: no overflow in 128 bits.
-            let gas = U256::from(size * u128::from(NON_ZERO_BYTE_GAS) / 1_000_000);
+            let gas = U256::from(div(size * u128::from(NON_ZERO_BYTE_GAS), 1_000_000));
             Some((fee, gas))
         }
     }
@@ -466,10 +466,18 @@ pub(super) fn l1_cost_narrow(
 fn mul_div(a: U256, b: U256, d: u64) -> Option<U256> {
     if let (Ok(a), Ok(b)) = (u128::try_from(a), u128::try_from(b)) {
         if let Some(p) = a.checked_mul(b) {
-            return Some(U256::from(p / u128::from(d)));
+            return Some(U256::from(div(p, d)));
         }
     }
     Some(a.checked_mul(b)? / U256::from(d))
+}
+
+/// `n / d`, by a 64-bit division where `n` fits in 64 bits (a 128-bit one is a library call).
+fn div(n: u128, d: u64) -> u128 {
+    match u64::try_from(n) {
+        Ok(n) => u128::from(n / d),
+        Err(_) => n / u128::from(d),
+    }
 }
 
 /// [`l1_cost`]'s fee and gas in 1024-bit arithmetic, exact wherever op-geth's `big.Int`s fit
@@ -529,7 +537,7 @@ pub fn operator_fee(info: &L1BlockInfo, rules: impl Into<OpRules>, gas: u64) -> 
     let variable = if rules.is(OpFork::Jovian) {
         product * 100
     } else {
-        product / 1_000_000
+        div(product, 1_000_000)
     };
     U256::from(variable + u128::from(info.operator_fee_constant))
 }

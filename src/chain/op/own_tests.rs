@@ -223,3 +223,26 @@ fn cost_data_counts_the_zero_bytes() {
     let zeros = RollupCostData::new(&[0; 600]);
     assert_eq!((zeros.zeroes, zeros.ones), (600, 0));
 }
+
+/// The operator fee in 128 bits is the 256-bit formula's, up to the largest gas and scalar.
+#[test]
+fn operator_fee_of_extreme_values() {
+    for (gas, scalar, constant) in [
+        (u64::MAX, u32::MAX, u64::MAX),
+        (u64::MAX, 1, 0),
+        (1 << 40, 1_439_103_868, 7),
+        (100_000, 1_439_103_868, 0),
+        (0, u32::MAX, 3),
+    ] {
+        let info = L1BlockInfo {
+            operator_fee_scalar: scalar,
+            operator_fee_constant: constant,
+            ..L1BlockInfo::default()
+        };
+        let product = U256::from(gas) * U256::from(scalar);
+        let isthmus = product / U256::from(1_000_000u64) + U256::from(constant);
+        let jovian = product * U256::from(100u64) + U256::from(constant);
+        assert_eq!(operator_fee(&info, OpFork::Isthmus, gas), isthmus, "{gas}");
+        assert_eq!(operator_fee(&info, OpFork::Jovian, gas), jovian, "{gas}");
+    }
+}
