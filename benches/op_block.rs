@@ -222,6 +222,7 @@ fn block(
         if env.op.is_some() && tx.deposit.is_none() {
             assert!(outcome
                 .op_fee
+                .as_ref()
                 .and_then(|f| f.l1)
                 .is_some_and(|c| !c.fee.is_zero()));
         }
@@ -245,6 +246,9 @@ fn keep_the_heap() {
 
 fn main() {
     keep_the_heap();
+    if let Ok(side) = std::env::var("OP_BLOCK_PROFILE") {
+        return profile(&side);
+    }
     println!(
         "{:<8} {:<20} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
         "block", "replay", "OP", "Ethereum", "ratio", "OP min", "Eth min", "ratio"
@@ -299,4 +303,34 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
             ms(op_min) / ms(eth_min)
         );
     }
+}
+
+/// `OP_BLOCK_PROFILE=op|eth[,call]`: only that side's `light` block, 5,000 times (untraced, or
+/// under the callTracer with `,call`), for a profiler to compare the two sides.
+fn profile(side: &str) {
+    let (users, senders) = user_txs(false);
+    let snap = pre_state(&senders, 5);
+    let op = side.starts_with("op") || side.starts_with("deposit");
+    let env = env(if op {
+        Ruleset::Chain
+    } else {
+        Ruleset::Ethereum
+    });
+    let txs: Vec<ReplayTx> = if side.starts_with("deposit") {
+        vec![l1_attributes()]
+    } else if op {
+        std::iter::once(l1_attributes()).chain(users).collect()
+    } else {
+        users
+    };
+    let call = TracerSpec::new(TracerKind::Call, None).unwrap();
+    let spec = side.ends_with(",call").then_some(&call);
+    let mut total = Duration::ZERO;
+    for _ in 0..5_000 {
+        total += block(&snap, &env, &txs, spec).0;
+    }
+    println!(
+        "{side}: {:.3} ms a block",
+        total.as_secs_f64() * 1e3 / 5_000.0
+    );
 }

@@ -207,7 +207,8 @@ pub fn trace_access(
     // The same deposit and OP-fee rules as `apply` and `trace` (op_fees.rs, deposit.rs).
     let (outcome, state) = match super::deposit::ran(tx, run)? {
         Some(mut out) => {
-            let outcome = super::op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+            let outcome =
+                super::op_fees::after(&mut out, db, env, tx, fee, super::op_fees::Vaults::InState);
             (outcome, out.state)
         }
         None => super::deposit::failed(db, env, tx),

@@ -228,7 +228,7 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         db.commit(state);
         return Ok(outcome);
     };
-    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+    let outcome = op_fees::after(&mut out, db, env, tx, fee, op_fees::Vaults::InCache);
     db.commit(out.state);
     Ok(outcome)
 }
@@ -379,6 +379,7 @@ fn trace_with(
     }
     check_chain_rules(env, tx)?;
     begin(&mut tracer, db, env, tx);
+    let vaults = op_fees::Vaults::of(&tracer);
     let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
@@ -412,7 +413,7 @@ fn trace_with(
             outcome,
         });
     };
-    let outcome = op_fees::after(&out.result, &mut out.state, db, env, tx, fee);
+    let outcome = op_fees::after(&mut out, db, env, tx, fee, vaults);
     let g = out.result.gas();
     let ended = Ended {
         env,

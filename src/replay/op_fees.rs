@@ -18,13 +18,13 @@
 //! L1 cost: `SkipNonceChecks`), which have no encoding.
 
 use alloy_primitives::{Address, U256};
+use revm::database::AccountState;
 use revm::state::{Account, EvmState};
-use revm::DatabaseCommit;
 
 use super::{EvmEnv, ReplayError, ReplayTx};
 use crate::chain::op::{
-    l1_cost, operator_fee, operator_fee_refund, L1BlockInfo, L1Cost, OpFork, OpRules,
-    RollupCostData, BASE_FEE_VAULT, L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
+    l1_cost, operator_fee, L1BlockInfo, L1Cost, OpFork, OpRules, RollupCostData, BASE_FEE_VAULT,
+    L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
 };
 use crate::source::ReplayDb;
 
@@ -94,35 +94,29 @@ pub(crate) fn buy(
     if tx.deposit.is_some() || tx.raw.is_empty() {
         return Ok(None);
     }
-    // Read through the cache (what earlier transactions wrote), a miss recorded as any read.
-    let info = L1BlockInfo::from_storage(rules, |slot| {
-        revm::DatabaseRef::storage_ref(&*db, L1_BLOCK, slot).unwrap_or_default()
-    });
+    let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
     let l1 = l1_cost(&info, rules, &RollupCostData::of_tx(&tx.raw));
     let operator_upfront = operator_fee(&info, rules, tx.env.gas_limit);
     let upfront = l1.map_or(U256::ZERO, |c| c.fee) + operator_upfront;
-    let mut sender = touched(db, tx.sender);
-    let Some(left) = sender.info.balance.checked_sub(upfront) else {
+    // The sender as the state holds it, loaded into the cache (the database cannot fail).
+    let Ok(sender) = db.load_account(tx.sender);
+    let balance = match sender.account_state {
+        AccountState::NotExisting => U256::ZERO,
+        _ => sender.info.balance,
+    };
+    let Some(left) = balance.checked_sub(upfront) else {
         return Err(ReplayError::Invalid {
             tx: tx.hash,
             msg: format!(
                 "insufficient funds for the L1 data fee and operator fee: address {} have {} \
                  want {upfront} beyond gas and value",
-                tx.sender, sender.info.balance
+                tx.sender, balance
             ),
         });
     };
-    if !upfront.is_zero() {
-        // The sender holds the fees, so it exists and `touched` loaded it into the cache:
-        // lowering its balance there is what a commit would do, without a commit's work.
-        match db.cache.accounts.get_mut(&tx.sender) {
-            Some(cached) => cached.info.balance = left,
-            None => {
-                sender.info.balance = left;
-                db.commit(std::iter::once((tx.sender, sender)).collect());
-            }
-        }
-    }
+    // Lowering the balance in the cache is what a commit would do, without a commit's work:
+    // the sender holds the fees, so it exists (an account the state lacks has nothing).
+    sender.info.balance = left;
     Ok(Some(OpFee {
         rules,
         info,
@@ -132,9 +126,86 @@ pub(crate) fn buy(
     }))
 }
 
-fn credit(state: &mut EvmState, db: &mut ReplayDb<'_>, address: Address, amount: U256) {
+/// The L1Block predeploy's slots as the replay's state holds them now, through the cache (what
+/// earlier transactions wrote), a miss recorded as any read: `CacheDB::storage_ref`'s answers,
+/// the account looked up once for all the slots.
+fn l1_block_slots<'d>(db: &'d ReplayDb<'_>) -> impl Fn(U256) -> U256 + 'd {
+    let cached = db.cache.accounts.get(&L1_BLOCK);
+    move |slot| {
+        if let Some(a) = cached {
+            if let Some(v) = a.storage.get(&slot) {
+                return *v;
+            }
+            if matches!(
+                a.account_state,
+                AccountState::StorageCleared | AccountState::NotExisting
+            ) {
+                return U256::ZERO;
+            }
+        }
+        revm::DatabaseRef::storage_ref(&db.db, L1_BLOCK, slot).unwrap_or_default()
+    }
+}
+
+/// Where [`settle`] credits the vaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Vaults {
+    /// In the transaction's state, which some tracers read after the run, with the database
+    /// (Parity's stateDiff shows the vaults credited; the prestate and JavaScript tracers
+    /// read accounts' values before and after).
+    InState,
+    /// Straight in the database's cache where the vault is cached and the transaction did
+    /// not touch it (an untraced run, or one whose tracer reads neither the state nor the
+    /// database for its result): what committing it would leave there, without the state
+    /// entry, the account copy and the commit's work. Elsewhere in the state.
+    InCache,
+}
+
+impl Vaults {
+    /// Where to credit the vaults when `tracer` runs: in the state when the tracer's result
+    /// reads the state or the database after the run (`finish` in `mod.rs`: the prestate
+    /// tracer, Parity's stateDiff, JavaScript's `db`; a mux's children each), else in the cache.
+    pub(crate) fn of(tracer: &crate::trace::Tracer) -> Vaults {
+        use crate::trace::Tracer;
+        let reads = |t: &Tracer| Vaults::of(t) == Vaults::InState;
+        match tracer {
+            Tracer::Prestate(_) | Tracer::Parity(_) => Vaults::InState,
+            #[cfg(feature = "js")]
+            Tracer::Js(_) => Vaults::InState,
+            Tracer::Mux(m) if m.children.iter().any(|(_, c)| reads(c)) => Vaults::InState,
+            _ => Vaults::InCache,
+        }
+    }
+}
+
+fn credit(
+    state: &mut EvmState,
+    db: &mut ReplayDb<'_>,
+    address: Address,
+    amount: U256,
+    vaults: Vaults,
+) {
     if amount.is_zero() {
         return;
+    }
+    if vaults == Vaults::InCache && !state.contains_key(&address) {
+        if let Some(cached) = db.cache.accounts.get_mut(&address) {
+            // `CacheDB::commit` of a touched account that was neither created nor destroyed:
+            // its info replaced (only the balance differs), its state `Touched` unless its
+            // storage was cleared. An account not in the state, or not existing, is committed.
+            match cached.account_state {
+                AccountState::NotExisting => {}
+                AccountState::StorageCleared => {
+                    cached.info.balance = cached.info.balance.saturating_add(amount);
+                    return;
+                }
+                _ => {
+                    cached.info.balance = cached.info.balance.saturating_add(amount);
+                    cached.account_state = AccountState::Touched;
+                    return;
+                }
+            }
+        }
     }
     let a = state.entry(address).or_insert_with(|| touched(db, address));
     a.mark_touch();
@@ -152,9 +223,12 @@ pub(crate) fn settle(
     tx: &ReplayTx,
     fee: &OpFee,
     gas_used: u64,
+    vaults: Vaults,
 ) -> OpCost {
-    let refund = operator_fee_refund(&fee.info, fee.rules, tx.env.gas_limit, gas_used);
-    credit(state, db, tx.sender, refund);
+    // `operator_fee_refund`: the fee of the gas limit (taken upfront) less that of the gas used.
+    let operator = operator_fee(&fee.info, fee.rules, gas_used);
+    let refund = fee.operator_upfront.saturating_sub(operator);
+    credit(state, db, tx.sender, refund, vaults);
     let basefee = env.block.basefee as u128;
     let tip = revm::context_interface::Transaction::effective_gas_price(&tx.env, basefee)
         .saturating_sub(basefee);
@@ -162,11 +236,11 @@ pub(crate) fn settle(
         base: U256::from(gas_used) * U256::from(basefee),
         priority: U256::from(gas_used) * U256::from(tip),
         l1: fee.l1.map_or(U256::ZERO, |c| c.fee),
-        operator: operator_fee(&fee.info, fee.rules, gas_used),
+        operator,
     };
-    credit(state, db, BASE_FEE_VAULT, cost.base);
-    credit(state, db, L1_FEE_VAULT, cost.l1);
-    credit(state, db, OPERATOR_FEE_VAULT, cost.operator);
+    credit(state, db, BASE_FEE_VAULT, cost.base, vaults);
+    credit(state, db, L1_FEE_VAULT, cost.l1, vaults);
+    credit(state, db, OPERATOR_FEE_VAULT, cost.operator, vaults);
     cost
 }
 
@@ -194,22 +268,83 @@ pub(crate) fn before<'e>(
 
 /// How `tx` ended once the chain's rules have acted after it: a deposit's gas used, the OP
 /// fees settled ([`settle`]), then the chain's own fee rules and the splice's post-state
-/// (`super::settle`), all in `state`, not yet committed.
+/// (`super::settle`), all in `out`'s state, not yet committed (with [`Vaults::InCache`], the vaults
+/// the transaction did not touch credited in `db`'s cache instead).
 pub(crate) fn after(
-    result: &revm::context::result::ExecutionResult,
-    state: &mut EvmState,
+    out: &mut revm::context::result::ResultAndState,
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
     tx: &ReplayTx,
     mut fee: Option<OpFee>,
+    vaults: Vaults,
 ) -> super::TxOutcome {
+    let (result, state) = (&out.result, &mut out.state);
     let mut outcome = super::TxOutcome::from_result(result);
     outcome.gas_used = super::deposit::gas_used(env, tx, outcome.gas_used);
     if let Some(f) = &mut fee {
-        f.cost = settle(state, db, env, tx, f, outcome.gas_used);
+        // A spliced run compares the whole state with the node's post-state (`super::settle`).
+        let vaults = if env.splice.is_some() {
+            Vaults::InState
+        } else {
+            vaults
+        };
+        f.cost = settle(state, db, env, tx, f, outcome.gas_used, vaults);
     }
     super::settle(state, db, env, tx, outcome.gas_used);
     outcome.op_fee = fee;
     outcome.deposit = tx.deposit.map(|d| (tx.sender, d));
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{AccountData, StateSnapshot};
+    use revm::database::DbAccount;
+    use revm::DatabaseRef;
+
+    /// `l1_block_slots` answers what `CacheDB::storage_ref` does, and records the same misses,
+    /// however the cache holds the L1Block predeploy: not at all, written, loaded as missing,
+    /// its storage cleared.
+    #[test]
+    fn l1_block_slots_read_as_the_cache_does() {
+        for complete in [true, false] {
+            let mut snap = if complete {
+                StateSnapshot::complete()
+            } else {
+                StateSnapshot::partial()
+            };
+            snap.insert_account(L1_BLOCK, AccountData::default());
+            for s in 0..6u64 {
+                snap.insert_slot(L1_BLOCK, U256::from(s), U256::from(100 + s));
+            }
+            let states = [
+                None,
+                Some(AccountState::Touched),
+                Some(AccountState::None),
+                Some(AccountState::NotExisting),
+                Some(AccountState::StorageCleared),
+            ];
+            for state in states {
+                let mut db = snap.db();
+                if let Some(account_state) = state.clone() {
+                    let mut a = DbAccount {
+                        account_state,
+                        ..DbAccount::default()
+                    };
+                    a.storage.insert(U256::from(2), U256::from(7));
+                    a.storage.insert(U256::from(8), U256::from(9));
+                    db.cache.accounts.insert(L1_BLOCK, a);
+                }
+                for s in 0..10u64 {
+                    let slot = U256::from(s);
+                    let ours = l1_block_slots(&db)(slot);
+                    let ours_missed = snap.take_misses();
+                    let cache = db.storage_ref(L1_BLOCK, slot).unwrap();
+                    assert_eq!(ours, cache, "{state:?} slot {s}");
+                    assert_eq!(ours_missed, snap.take_misses(), "{state:?} slot {s}");
+                }
+            }
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! 3); the gas and operator fee amounts are worked by hand from the same file's formulas.
 
 use crate::offline;
-use alloy_primitives::{address, hex, Address, TxKind, U256};
+use alloy_primitives::{address, hex, Address, TxKind, B256, U256};
 use chaintrace::chain::op::{
     OpFork, OpRules, BASE_FEE_VAULT, L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
 };
@@ -197,4 +197,101 @@ fn fjord_blocks_have_p256_verify() {
         stored(OpFork::Ecotone),
         U256::from_be_slice(&hex::decode(&input[..64]).unwrap())
     );
+}
+
+/// `apply`, and `trace` under a tracer that reads no state (the callTracer), credit a vault
+/// the transaction did not touch straight in the database's cache; `trace` under one that
+/// does (the prestate tracer) in the transaction's state, then commits: a block leaves the
+/// same state every way.
+/// The BaseFeeVault exists beforehand (with code, as the predeploys have), the
+/// OperatorFeeVault too and was read (cached, not written), the L1FeeVault not; the third
+/// transaction sends value to the L1FeeVault (then in its state) and the fourth
+/// reads the BaseFeeVault's balance.
+#[test]
+fn apply_credits_the_vaults_as_trace_does() {
+    use chaintrace::replay::trace;
+    use chaintrace::trace::{TracerKind, TracerSpec};
+    const READER: Address = address!("00000000000000000000000000000000000000ab");
+    let mut snap = world(Some((1_000_000, 5)));
+    snap.insert_account(BASE_FEE_VAULT, account(77, 0, "60016000f3"));
+    snap.insert_account(OPERATOR_FEE_VAULT, account(5, 0, ""));
+    // SSTORE(0, BALANCE(BaseFeeVault))
+    snap.insert_account(
+        READER,
+        account(0, 1, "734200000000000000000000000000000000000019315f5500"),
+    );
+    let env = env(Some(OpFork::Isthmus));
+    let txs: Vec<ReplayTx> = (0..5u64)
+        .map(|nonce| {
+            let mut tx = user_tx();
+            tx.env.nonce = nonce;
+            match nonce {
+                2 => {
+                    tx.env.kind = TxKind::Call(L1_FEE_VAULT);
+                    tx.env.value = U256::from(1_000u64);
+                }
+                3 => tx.env.kind = TxKind::Call(READER),
+                _ => {}
+            }
+            tx
+        })
+        .collect();
+    let call = TracerSpec::new(TracerKind::Call, None).unwrap();
+    let diff = serde_json::json!({"diffMode": true});
+    let prestate = TracerSpec::new(TracerKind::Prestate, Some(&diff)).unwrap();
+    let (mut applied, mut called, mut diffed) = (snap.db(), snap.db(), snap.db());
+    // As an earlier read leaves it: cached, neither written nor missing.
+    for db in [&mut applied, &mut called, &mut diffed] {
+        revm::Database::basic(db, OPERATOR_FEE_VAULT).unwrap();
+    }
+    for tx in &txs {
+        let a = apply(&mut applied, &env, tx).unwrap();
+        let c = trace(&mut called, &env, tx, &call, 0).unwrap().outcome;
+        let d = trace(&mut diffed, &env, tx, &prestate, 0).unwrap();
+        assert!(a.success && c.success && d.outcome.success);
+        assert_eq!((a.gas_used, &a.op_fee), (c.gas_used, &c.op_fee));
+        assert_eq!(
+            (a.gas_used, &a.op_fee),
+            (d.outcome.gas_used, &d.outcome.op_fee)
+        );
+        // The L1FeeVault receives the third transaction's value: the prestate tracer's
+        // post-state shows it with the fee credited too.
+        if tx.env.kind == TxKind::Call(L1_FEE_VAULT) {
+            let post = &offline::result_json(&d)["post"][format!("{L1_FEE_VAULT:#x}")];
+            let balance = applied.basic_ref(L1_FEE_VAULT).unwrap().unwrap().balance;
+            assert_eq!(
+                post["balance"].as_str(),
+                Some(format!("{balance:#x}").as_str())
+            );
+            assert!(balance > U256::from(1_000u64) + a.op_fee.unwrap().cost.l1);
+        }
+    }
+    type View = (Address, U256, u64, B256, String, Vec<(U256, U256)>);
+    let view = |db: &chaintrace::source::ReplayDb| {
+        let mut accounts: Vec<View> = db
+            .cache
+            .accounts
+            .iter()
+            .map(|(a, d)| {
+                let mut storage: Vec<_> = d.storage.iter().map(|(k, v)| (*k, *v)).collect();
+                storage.sort();
+                let state = format!("{:?}", d.account_state);
+                (
+                    *a,
+                    d.info.balance,
+                    d.info.nonce,
+                    d.info.code_hash,
+                    state,
+                    storage,
+                )
+            })
+            .collect();
+        accounts.sort();
+        let mut codes: Vec<B256> = db.cache.contracts.keys().copied().collect();
+        codes.sort();
+        (accounts, codes)
+    };
+    assert_eq!(view(&applied), view(&called));
+    assert_eq!(view(&applied), view(&diffed));
+    assert!(applied.storage_ref(READER, U256::ZERO).unwrap() > U256::ZERO);
 }

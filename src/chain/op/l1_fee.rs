@@ -13,11 +13,14 @@
 //! `core/types/rollup_cost.go`; a function named in a comment is from that file unless another
 //! is given. Amounts that op-geth keeps in `big.Int` are computed here in 1024-bit integers and
 //! narrowed at the end, so that they are exact wherever op-geth's fit in 256 bits (where they
-//! do not, op-geth fails the transaction and these saturate at `U256::MAX`).
+//! do not, op-geth fails the transaction and these saturate at `U256::MAX`); where every step
+//! fits in 256 bits, as with any real parameters, they are computed in 256 bits (the same
+//! integers, faster), and the operator fee in 128.
 
 use alloy_primitives::aliases::U1024;
 use alloy_primitives::U256;
 
+pub use super::fastlz::flz_compress_len;
 use super::fork::{OpFork, OpRules};
 
 /// `setL1BlockValues` (Bedrock to the first Ecotone block): 8 ABI words after the selector.
@@ -132,7 +135,11 @@ pub struct RollupCostData {
 impl RollupCostData {
     /// The cost data of a byte string (`NewRollupCostData`).
     pub fn new(data: &[u8]) -> RollupCostData {
-        let zeroes = data.iter().filter(|b| **b == 0).count() as u64;
+        // Counted in bytes, 255 at a time, which vectorises (a `filter().count()` does not).
+        let zeroes = data
+            .chunks(255)
+            .map(|c| u64::from(c.iter().map(|&b| u8::from(b == 0)).sum::<u8>()))
+            .sum::<u64>();
         RollupCostData {
             zeroes,
             ones: data.len() as u64 - zeroes,
@@ -357,6 +364,17 @@ impl L1BlockInfo {
         wide(self.l1_base_fee) * U1024::from(NON_ZERO_BYTE_GAS) * U1024::from(self.base_fee_scalar)
             + wide(self.l1_blob_base_fee) * U1024::from(self.blob_base_fee_scalar)
     }
+
+    /// [`Self::l1_fee_scaled`] in 256 bits, `None` when it does not fit.
+    fn l1_fee_scaled_narrow(&self) -> Option<U256> {
+        let per_byte = NON_ZERO_BYTE_GAS * u64::from(self.base_fee_scalar);
+        self.l1_base_fee
+            .checked_mul(U256::from(per_byte))?
+            .checked_add(
+                self.l1_blob_base_fee
+                    .checked_mul(U256::from(self.blob_base_fee_scalar))?,
+            )
+    }
 }
 
 /// `ExtractDAFootprintGasScalar`: the big-endian `uint16` at bytes `[176, 178)` of Jovian's
@@ -383,20 +401,96 @@ pub fn l1_cost(
         return None;
     }
     let rules = rules.into();
-    let (fee, gas_used) = match info.cost_function_for(rules) {
+    let function = info.cost_function_for(rules);
+    // In 256 bits where every step fits (real parameters always do), else in 1024 bits: the
+    // same integers either way, the narrower arithmetic only the faster.
+    let (fee, gas_used) = l1_cost_narrow(info, rules, function, data)
+        .unwrap_or_else(|| l1_cost_wide(info, rules, function, data));
+    Some(L1Cost { fee, gas_used })
+}
+
+/// Regolith dropped the 68 bytes of signature padding (`newL1CostFuncBedrockHelper`): the
+/// Bedrock function's calldata gas.
+fn bedrock_calldata_gas(rules: OpRules, data: &RollupCostData) -> u64 {
+    let padding = if rules.is(OpFork::Regolith) {
+        0
+    } else {
+        BEDROCK_SIGNATURE_PADDING
+    };
+    data.zeroes.wrapping_mul(ZERO_BYTE_GAS).wrapping_add(
+        data.ones
+            .wrapping_add(padding)
+            .wrapping_mul(NON_ZERO_BYTE_GAS),
+    )
+}
+
+/// [`l1_cost`]'s fee and gas in 256-bit arithmetic; `None` when a product or sum does not fit,
+/// and [`l1_cost_wide`] must compute them.
+pub(super) fn l1_cost_narrow(
+    info: &L1BlockInfo,
+    rules: OpRules,
+    function: L1CostFunction,
+    data: &RollupCostData,
+) -> Option<(U256, U256)> {
+    match function {
         L1CostFunction::Bedrock => {
-            // Regolith dropped the 68 bytes of signature padding (`newL1CostFuncBedrockHelper`).
-            let padding = if rules.is(OpFork::Regolith) {
-                0
-            } else {
-                BEDROCK_SIGNATURE_PADDING
-            };
-            let gas = data.zeroes.wrapping_mul(ZERO_BYTE_GAS).wrapping_add(
-                data.ones
-                    .wrapping_add(padding)
-                    .wrapping_mul(NON_ZERO_BYTE_GAS),
-            );
-            let gas = U1024::from(gas) + wide(info.l1_fee_overhead);
+            let gas =
+                U256::from(bedrock_calldata_gas(rules, data)).checked_add(info.l1_fee_overhead)?;
+            let fee = gas
+                .checked_mul(info.l1_base_fee)?
+                .checked_mul(info.l1_fee_scalar)?
+                / U256::from(1_000_000u64);
+            Some((fee, gas))
+        }
+        L1CostFunction::Ecotone => {
+            let gas = U256::from(data.calldata_gas());
+            let fee = mul_div(info.l1_fee_scaled_narrow()?, gas, 16_000_000)?;
+            Some((fee, gas))
+        }
+        L1CostFunction::Fjord => {
+            let size = data.estimated_da_size_scaled();
+            let fee = mul_div(
+                info.l1_fee_scaled_narrow()?,
+                U256::from(size),
+                1_000_000_000_000,
+            )?;
+            // At most 836,500 × 2^64 × 16: no overflow in 128 bits.
+            let gas = U256::from(div(size * u128::from(NON_ZERO_BYTE_GAS), 1_000_000));
+            Some((fee, gas))
+        }
+    }
+}
+
+/// `a × b / d` in 256 bits, `None` when the product does not fit; in 128 bits where it fits
+/// there (any real fee), whose division is the cheaper.
+fn mul_div(a: U256, b: U256, d: u64) -> Option<U256> {
+    if let (Ok(a), Ok(b)) = (u128::try_from(a), u128::try_from(b)) {
+        if let Some(p) = a.checked_mul(b) {
+            return Some(U256::from(div(p, d)));
+        }
+    }
+    Some(a.checked_mul(b)? / U256::from(d))
+}
+
+/// `n / d`, by a 64-bit division where `n` fits in 64 bits (a 128-bit one is a library call).
+fn div(n: u128, d: u64) -> u128 {
+    match u64::try_from(n) {
+        Ok(n) => u128::from(n / d),
+        Err(_) => n / u128::from(d),
+    }
+}
+
+/// [`l1_cost`]'s fee and gas in 1024-bit arithmetic, exact wherever op-geth's `big.Int`s fit
+/// in 256 bits, saturated at `U256::MAX` where they do not.
+pub(super) fn l1_cost_wide(
+    info: &L1BlockInfo,
+    rules: OpRules,
+    function: L1CostFunction,
+    data: &RollupCostData,
+) -> (U256, U256) {
+    let (fee, gas_used) = match function {
+        L1CostFunction::Bedrock => {
+            let gas = U1024::from(bedrock_calldata_gas(rules, data)) + wide(info.l1_fee_overhead);
             let fee =
                 gas * wide(info.l1_base_fee) * wide(info.l1_fee_scalar) / U1024::from(1_000_000u64);
             (fee, gas)
@@ -413,10 +507,7 @@ pub fn l1_cost(
             (fee, gas)
         }
     };
-    Some(L1Cost {
-        fee: narrow(fee),
-        gas_used: narrow(gas_used),
-    })
+    (narrow(fee), narrow(gas_used))
 }
 
 /// The L1 data fee of a transaction in its binary (EIP-2718) encoding; 0 for a deposit.
@@ -441,13 +532,14 @@ pub fn operator_fee(info: &L1BlockInfo, rules: impl Into<OpRules>, gas: u64) -> 
     if !rules.is(OpFork::Isthmus) {
         return U256::ZERO;
     }
-    let product = U256::from(gas) * U256::from(info.operator_fee_scalar);
+    // At most 2^64 × 2^32 × 100 + 2^64: every step fits in 128 bits.
+    let product = u128::from(gas) * u128::from(info.operator_fee_scalar);
     let variable = if rules.is(OpFork::Jovian) {
-        product * U256::from(100u64)
+        product * 100
     } else {
-        product / U256::from(1_000_000u64)
+        div(product, 1_000_000)
     };
-    variable + U256::from(info.operator_fee_constant)
+    U256::from(variable + u128::from(info.operator_fee_constant))
 }
 
 /// What a non-deposit transaction gets back of the operator fee after execution
@@ -490,123 +582,4 @@ pub fn da_footprint_gas(info: &L1BlockInfo, encoded_tx: &[u8]) -> u64 {
         return 0;
     }
     u64::from(info.da_footprint_gas_scalar).wrapping_mul(data.estimated_da_size())
-}
-
-/// op-geth's table of where each 3-byte sequence was last seen (8,192 positions, all zero when
-/// a compression starts), kept per thread and each entry stamped with the compression that
-/// wrote it: an entry of an earlier one reads as zero, so no compression clears 32 KiB (an OP
-/// block prices every user transaction by its compressed size).
-struct LastSeen {
-    run: u32,
-    slots: Vec<(u32, u32)>,
-}
-
-impl LastSeen {
-    fn start(&mut self) {
-        self.run = self.run.wrapping_add(1);
-        if self.run == 0 {
-            self.slots.fill((0, 0));
-            self.run = 1;
-        }
-    }
-
-    fn get(&self, i: usize) -> u32 {
-        let (run, pos) = self.slots[i];
-        if run == self.run {
-            pos
-        } else {
-            0
-        }
-    }
-
-    fn set(&mut self, i: usize, pos: u32) {
-        self.slots[i] = (self.run, pos);
-    }
-}
-
-thread_local! {
-    static LAST_SEEN: std::cell::RefCell<LastSeen> = std::cell::RefCell::new(LastSeen {
-        run: 0,
-        slots: vec![(0, 0); 8192],
-    });
-}
-
-/// The length of `input` once FastLZ-compressed (level 1), as op-geth's `FlzCompressLen`
-/// counts it — itself a port of solady's `LibZip.flzCompress` that emits nothing and only adds
-/// up the sizes of the literal runs and matches it would write. Go's `uint32` arithmetic is
-/// kept, so inputs are assumed shorter than 4 GiB.
-pub fn flz_compress_len(input: &[u8]) -> u32 {
-    LAST_SEEN.with_borrow_mut(|last_seen| {
-        last_seen.start();
-        compress_len(input, last_seen)
-    })
-}
-
-fn compress_len(input: &[u8], last_seen: &mut LastSeen) -> u32 {
-    let len = input.len() as u32;
-    let at = |i: u32| u32::from(input[i as usize]);
-    let three = |i: u32| at(i) | (at(i + 1) << 8) | (at(i + 2) << 16);
-    let bucket = |v: u32| ((v.wrapping_mul(2_654_435_769) >> 19) & 0x1fff) as usize;
-    // The last 13 bytes are never the start of a match.
-    let limit = if input.len() < 13 { 0 } else { len - 13 };
-    let mut size = 0u32;
-    // `anchor`: the first byte not yet emitted (as a literal or in a match).
-    let mut anchor = 0u32;
-    let mut pos = 2u32;
-    while pos < limit {
-        // Walk forward until the 3 bytes at `pos` were seen within the 8 KiB window.
-        let mut candidate;
-        loop {
-            let seq = three(pos);
-            let slot = bucket(seq);
-            candidate = last_seen.get(slot);
-            last_seen.set(slot, pos);
-            let distance = pos.wrapping_sub(candidate);
-            if pos >= limit {
-                break;
-            }
-            pos += 1;
-            if distance <= 0x1fff && seq == three(candidate) {
-                break;
-            }
-        }
-        if pos >= limit {
-            break;
-        }
-        pos -= 1;
-        if pos > anchor {
-            size = size.wrapping_add(literal_run_len(pos - anchor));
-        }
-        let matched = match_extent(input, candidate + 3, pos + 3, limit + 9);
-        size = size.wrapping_add(match_len(matched));
-        let end = pos + matched;
-        last_seen.set(bucket(three(end)), end);
-        last_seen.set(bucket(three(end + 1)), end + 1);
-        pos = end + 2;
-        anchor = pos;
-    }
-    size.wrapping_add(literal_run_len(len.wrapping_sub(anchor)))
-}
-
-/// Bytes FastLZ writes for `count` literals: runs of at most 32, each with a 1-byte header.
-fn literal_run_len(count: u32) -> u32 {
-    let tail = count % 32;
-    33 * (count / 32) + if tail == 0 { 0 } else { tail + 1 }
-}
-
-/// Bytes FastLZ writes for a match of `extent` (as `match_extent` counts): 3 per full 262, then
-/// 2 for a short remainder or 3 for one of 6 or more.
-fn match_len(extent: u32) -> u32 {
-    let l = extent.wrapping_sub(1);
-    3 * (l / 262) + if l % 262 >= 6 { 3 } else { 2 }
-}
-
-/// How far the bytes at `from` repeat those at `earlier`, scanning up to `end`: the number of
-/// equal bytes plus one when a difference stops the scan (op-geth's `cmp` counts the differing
-/// byte too), else `end - from`.
-fn match_extent(input: &[u8], earlier: u32, from: u32, end: u32) -> u32 {
-    let span = end - from;
-    (0..span)
-        .find(|&i| input[(earlier + i) as usize] != input[(from + i) as usize])
-        .map_or(span, |i| i + 1)
 }

@@ -1,9 +1,11 @@
 //! OP-stack chains: hard forks ([`fork`]) and the fees a transaction pays beyond its gas — the
 //! L1 data fee and the operator fee ([`l1_fee`]) — as op-geth computes them, a pure library
-//! that reads the L1Block predeploy through a closure and knows nothing of a replay.
+//! that reads the L1Block predeploy through a closure and knows nothing of a replay; [`fastlz`]
+//! counts the FastLZ size Fjord prices a transaction by.
 
 pub mod chains;
 pub mod config;
+pub mod fastlz;
 pub mod fork;
 pub mod l1_fee;
 #[cfg(test)]

@@ -146,3 +146,103 @@ fn overflowing_fees_saturate() {
     assert_eq!(l1_data_fee(&info, OpFork::Regolith, &empty_tx()), U256::MAX);
     assert_eq!(l1_gas_used(&info, OpFork::Regolith, &empty_tx()), u(480));
 }
+
+/// `l1_cost` computes in 256 bits where every step fits and in 1024 bits otherwise: wherever
+/// the narrow arithmetic answers, it answers what the wide one does, for every cost function,
+/// with and without Regolith, on parameters from 0 to 256 bits wide.
+#[test]
+fn narrow_l1_cost_is_the_wide_one() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    // A value of `bits` random bits (0: zero).
+    let value = || {
+        (0usize..=256, any::<[u64; 4]>()).prop_map(|(bits, limbs)| {
+            let v = U256::from_limbs(limbs);
+            if bits == 0 {
+                U256::ZERO
+            } else {
+                v >> (256 - bits)
+            }
+        })
+    };
+    let info = (
+        (value(), value(), value(), value()),
+        (any::<u32>(), any::<u32>()),
+    )
+        .prop_map(|((base, overhead, scalar, blob), (s1, s2))| L1BlockInfo {
+            l1_base_fee: base,
+            l1_fee_overhead: overhead,
+            l1_fee_scalar: scalar,
+            l1_blob_base_fee: blob,
+            base_fee_scalar: s1,
+            blob_base_fee_scalar: s2,
+            ..L1BlockInfo::default()
+        });
+    let data = (0u64..1 << 20, 0u64..1 << 20, any::<u64>()).prop_map(|(z, o, f)| RollupCostData {
+        zeroes: z,
+        ones: o,
+        fastlz_size: f >> (f % 64),
+    });
+    let functions = [
+        L1CostFunction::Bedrock,
+        L1CostFunction::Ecotone,
+        L1CostFunction::Fjord,
+    ];
+    let narrow_answered = std::cell::Cell::new(0);
+    TestRunner::new(Config::with_cases(2_000))
+        .run(&(info, data, any::<bool>()), |(info, data, regolith)| {
+            let rules = if regolith {
+                OpRules::from(OpFork::Fjord)
+            } else {
+                OpRules::from(OpFork::Bedrock)
+            };
+            for f in functions {
+                let wide = l1_cost_wide(&info, rules, f, &data);
+                if let Some(narrow) = l1_cost_narrow(&info, rules, f, &data) {
+                    narrow_answered.set(narrow_answered.get() + 1);
+                    prop_assert_eq!(narrow, wide, "{:?}", f);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(narrow_answered.get() > 1_000, "{}", narrow_answered.get());
+}
+
+/// The cost data counts every zero byte, inputs longer than a count's 255-byte chunk too.
+#[test]
+fn cost_data_counts_the_zero_bytes() {
+    for len in [0usize, 1, 254, 255, 256, 511, 1_000, 70_000] {
+        let data: Vec<u8> = (0..len)
+            .map(|i| if i % 3 == 0 { 0 } else { i as u8 | 1 })
+            .collect();
+        let d = RollupCostData::new(&data);
+        let zeroes = data.iter().filter(|b| **b == 0).count() as u64;
+        assert_eq!((d.zeroes, d.ones), (zeroes, len as u64 - zeroes), "{len}");
+    }
+    let zeros = RollupCostData::new(&[0; 600]);
+    assert_eq!((zeros.zeroes, zeros.ones), (600, 0));
+}
+
+/// The operator fee in 128 bits is the 256-bit formula's, up to the largest gas and scalar.
+#[test]
+fn operator_fee_of_extreme_values() {
+    for (gas, scalar, constant) in [
+        (u64::MAX, u32::MAX, u64::MAX),
+        (u64::MAX, 1, 0),
+        (1 << 40, 1_439_103_868, 7),
+        (100_000, 1_439_103_868, 0),
+        (0, u32::MAX, 3),
+    ] {
+        let info = L1BlockInfo {
+            operator_fee_scalar: scalar,
+            operator_fee_constant: constant,
+            ..L1BlockInfo::default()
+        };
+        let product = U256::from(gas) * U256::from(scalar);
+        let isthmus = product / U256::from(1_000_000u64) + U256::from(constant);
+        let jovian = product * U256::from(100u64) + U256::from(constant);
+        assert_eq!(operator_fee(&info, OpFork::Isthmus, gas), isthmus, "{gas}");
+        assert_eq!(operator_fee(&info, OpFork::Jovian, gas), jovian, "{gas}");
+    }
+}
