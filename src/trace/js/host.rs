@@ -311,6 +311,11 @@ impl Host {
         host.views = fast_views != Some(false);
         if let Some(views) = fast_views {
             host.fault_plain = !views;
+            // Native hooks that read the views: the early returns of `step` still spare the
+            // views (and the call) for the opcodes they skip.
+            if views && step_fn.is_some() {
+                host.guard = Guard::build(source, &obj, step_fn, &mut host.ctx).0;
+            }
         } else if step_fn.is_some() {
             (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
         }
