@@ -364,6 +364,12 @@ impl Host {
         self.fast.as_ref().is_some_and(Fast::uses_views)
     }
 
+    /// Whether `log`'s own fields (pc, op, gas, cost, depth, refund, error) must be kept per
+    /// step: not for native hooks that read none of them.
+    pub fn needs_step_fields(&self) -> bool {
+        self.fast.as_ref().is_none_or(Fast::reads_step)
+    }
+
     /// Whether the hooks currently run natively (see [`Fast`]).
     pub fn fast_active(&self) -> bool {
         self.fast.is_some()

@@ -131,6 +131,9 @@ impl JsTracer {
         op: u8,
         stack_len: usize,
     ) {
+        if !self.step_fields {
+            return;
+        }
         self.capture(interp, op, stack_len);
         if !self.views {
             // Native hooks: no views, no `db`; only a failure's price may be asked for.
@@ -165,7 +168,7 @@ impl JsTracer {
     /// `step_end` of an opcode that ended, failed, or started a frame (revm set an action).
     #[inline(never)]
     fn step_end_action<DB: Database>(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        let (op, stack_len, gas_before) = if self.has_step {
+        let (op, stack_len, gas_before) = if self.has_step && self.step_fields {
             let s = self.shared.step.borrow();
             (s.op, s.stack_len, s.gas)
         } else {
@@ -294,7 +297,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         // The opcode ran and the frame goes on: its cost, then `step`.
         if self.has_step && !self.skip {
-            {
+            if self.step_fields {
                 let mut s = self.shared.step.borrow_mut();
                 s.cost = s.gas.saturating_sub(interp.gas.remaining());
                 if s.error.is_some() {

@@ -133,9 +133,11 @@ impl JsSpec {
             .map_or_else(Shared::new, |h| h.shared().clone());
         let has_step = host.as_ref().is_some_and(Host::has_step);
         let views = host.as_ref().is_none_or(Host::needs_views);
+        let step_fields = host.as_ref().is_none_or(Host::needs_step_fields);
         let fault_plain = host.as_ref().is_some_and(Host::fault_plain);
         JsTracer {
             has_step,
+            step_fields,
             has_frames: host.as_ref().is_some_and(Host::has_frames),
             views,
             skip: false,
@@ -184,6 +186,9 @@ pub struct JsTracer {
     shared: Rc<Shared>,
     error: Option<JsTracerError>,
     has_step: bool,
+    /// Whether each step's pc, op, gas, cost, depth, refund and error are kept for `log`
+    /// (not for native hooks that read none of them).
+    step_fields: bool,
     has_frames: bool,
     /// Whether `capture` fills the stack, memory and contract views (and `db` may be read in
     /// `step`/`fault`): false when the hooks were compiled to native code, which can read

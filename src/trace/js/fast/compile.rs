@@ -186,6 +186,7 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             out.uses_views |= c.uses_views;
             out.may_deopt |= c.may_deopt;
             out.uses_state_fns |= c.uses_state_fns;
+            out.reads_step |= c.reads_step;
             out.helpers = c.inlined;
             let slot = match name.as_str() {
                 "step" => &mut out.step,
@@ -274,6 +275,7 @@ struct Compiler<'i> {
     uses_views: bool,
     uses_state_fns: bool,
     may_deopt: bool,
+    reads_step: bool,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -295,6 +297,7 @@ impl<'i> Compiler<'i> {
             uses_views: false,
             uses_state_fns: false,
             may_deopt: false,
+            reads_step: false,
             scopes: Vec::new(),
             locals: 0,
         }
@@ -363,7 +366,10 @@ impl<'i> Compiler<'i> {
         params: &[Param],
     ) -> Option<Func> {
         self.enter_function(formal, body, params)?;
-        let body = self.block(body.statements())?;
+        let mut body = self.block(body.statements())?;
+        if let Some(Stmt::Expr(e)) = body.pop_if(|s| matches!(s, Stmt::Expr(_))) {
+            body.push(Stmt::Final(e));
+        }
         Some(Func {
             locals: self.locals,
             body,

@@ -62,6 +62,8 @@ pub struct Machine<'a> {
     pub iterations: u32,
     /// The tracer's deadline and memory base (`None` for code without loops).
     pub limits: Option<(Instant, i64)>,
+    /// The expression of the running hook's [`Stmt::Final`], once it runs.
+    pub last: *const Expr,
 }
 
 /// Loop iterations between two looks at the clock and the memory.
@@ -98,6 +100,11 @@ impl Machine<'_> {
                 self.locals[*slot as usize] = v;
                 Ok(Flow::Normal)
             }
+            Stmt::Final(e) => {
+                self.last = e;
+                self.eval(e)?;
+                Ok(Flow::Normal)
+            }
             _ => self.exec_other(s),
         }
     }
@@ -106,7 +113,7 @@ impl Machine<'_> {
     fn exec_other(&mut self, s: &Stmt) -> R<Flow> {
         match s {
             Stmt::Empty | Stmt::Init(_, None) => {}
-            Stmt::Expr(_) | Stmt::Init(_, Some(_)) => return self.exec(s),
+            Stmt::Expr(_) | Stmt::Init(_, Some(_)) | Stmt::Final(_) => return self.exec(s),
             Stmt::If(c, then, other) => {
                 let c = self.eval(c)?;
                 if self.truthy(c) {
@@ -337,7 +344,9 @@ impl Machine<'_> {
                     if let Some(pos) = self.heap.locate(id, key) {
                         if let Some(n) = self.heap.num_at(id, pos) {
                             let new = if *inc { n + 1.0 } else { n - 1.0 };
+                            self.heap.unlogged = std::ptr::eq(e, self.last);
                             self.heap.set_num(id, pos, n, new);
+                            self.heap.unlogged = false;
                             return Ok(V::num(if *prefix { new } else { n }));
                         }
                     }
@@ -365,7 +374,9 @@ impl Machine<'_> {
                             };
                             if let (V::Num(y), Some(now)) = (r, now) {
                                 if let Some(n) = arithmetic(*op, x, f64::from_bits(y)) {
+                                    self.heap.unlogged = std::ptr::eq(e, self.last);
                                     self.heap.set_num_any(id, now, n);
+                                    self.heap.unlogged = false;
                                     return Ok(V::num(n));
                                 }
                             }
@@ -409,7 +420,13 @@ impl Machine<'_> {
             Expr::Assign(t, rhs) => {
                 let place = self.place(t)?;
                 let v = self.eval(rhs)?;
-                self.store(&place, v)?;
+                // Unlogged only for a primitive with no string: the undo log also tells which
+                // of the hook's strings an older object now holds (`heap::compact`).
+                self.heap.unlogged = std::ptr::eq(e, self.last)
+                    && matches!(v, V::Num(_) | V::True | V::False | V::Undef | V::Null);
+                let stored = self.store(&place, v);
+                self.heap.unlogged = false;
+                stored?;
                 Ok(v)
             }
             _ => self.eval_other(e),

@@ -179,6 +179,7 @@ impl Guard {
             ret: V::Undef,
             iterations: 0,
             limits: None,
+            last: std::ptr::null(),
         };
         let out = decide(&mut m, &self.code.body);
         // Nothing is stored anywhere: strings made while deciding are dropped.

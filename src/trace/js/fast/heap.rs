@@ -119,6 +119,14 @@ fn num_undo(id: u32, pos: Pos, old: f64) -> Undo {
     }
 }
 
+/// Logs `u` unless the store is a hook's last ([`Heap::unlogged`]).
+#[inline(always)]
+fn log(undo: &mut Vec<Undo>, unlogged: bool, u: Undo) {
+    if !unlogged {
+        undo.push(u);
+    }
+}
+
 /// Where an own property lives in a shadow object.
 #[derive(Clone, Copy, Debug)]
 pub enum Pos {
@@ -161,6 +169,8 @@ pub struct Heap {
     escaped: bool,
     /// Strings at the start of the running hook.
     str_mark: usize,
+    /// Set around a hook's last store ([`super::ir::Stmt::Final`]): it is not logged.
+    pub unlogged: bool,
     /// Deletes so far (see [`Heap::moved`]), and at the start of the running hook.
     moved: u64,
     moved_at_begin: u64,
@@ -203,6 +213,7 @@ impl Heap {
             mark: 0,
             escaped: false,
             str_mark: 0,
+            unlogged: false,
             moved: 0,
             moved_at_begin: 0,
             t,
@@ -270,14 +281,14 @@ impl Heap {
             Some(Pos::Elem(i)) => {
                 let o = &mut self.objs[id as usize];
                 let old = o.elems[i].replace(v);
-                self.undo.push(Undo::Elem(id, i, old));
+                log(&mut self.undo, self.unlogged, Undo::Elem(id, i, old));
                 o.dirty = true;
                 return Ok(());
             }
             Some(Pos::Named(p)) => {
                 let o = &mut self.objs[id as usize];
                 let old = std::mem::replace(&mut o.named[p].1, v);
-                self.undo.push(Undo::Named(id, p, old));
+                log(&mut self.undo, self.unlogged, Undo::Named(id, p, old));
                 o.dirty = true;
                 return Ok(());
             }
@@ -297,15 +308,15 @@ impl Heap {
                     return Err(Deopt);
                 }
                 if i >= o.elems.len() {
-                    self.undo.push(Undo::Len(id, o.elems.len()));
+                    log(&mut self.undo, self.unlogged, Undo::Len(id, o.elems.len()));
                     o.elems.resize(i + 1, None);
                 }
                 let old = o.elems[i].replace(v);
-                self.undo.push(Undo::Elem(id, i, old));
+                log(&mut self.undo, self.unlogged, Undo::Elem(id, i, old));
             }
             Key::Name(n) => {
                 o.append(n.clone(), v);
-                self.undo.push(Undo::Appended(id));
+                log(&mut self.undo, self.unlogged, Undo::Appended(id));
             }
         }
         o.dirty = true;
@@ -359,14 +370,18 @@ impl Heap {
         if let V::Num(x) = slot {
             let old = f64::from_bits(*x);
             *x = new.to_bits();
-            self.undo.push(num_undo(id, pos, old));
+            log(&mut self.undo, self.unlogged, num_undo(id, pos, old));
             return;
         }
         let old = std::mem::replace(slot, V::num(new));
-        self.undo.push(match pos {
-            Pos::Elem(i) => Undo::Elem(id, i, Some(old)),
-            Pos::Named(i) => Undo::Named(id, i, old),
-        });
+        log(
+            &mut self.undo,
+            self.unlogged,
+            match pos {
+                Pos::Elem(i) => Undo::Elem(id, i, Some(old)),
+                Pos::Named(i) => Undo::Named(id, i, old),
+            },
+        );
     }
 
     /// The number at an own property, if it holds one.
@@ -397,7 +412,7 @@ impl Heap {
             other => *other = V::num(new),
         }
         o.dirty = true;
-        self.undo.push(num_undo(id, pos, old));
+        log(&mut self.undo, self.unlogged, num_undo(id, pos, old));
     }
 
     /// Marks objects and strings made by this hook as kept when they are stored.

@@ -211,6 +211,9 @@ pub enum Target {
 #[derive(Debug)]
 pub enum Stmt {
     Expr(Expr),
+    /// A hook's last statement, an expression: its outermost store is the hook's last effect,
+    /// so it needs no undo entry (nothing after it can hand the hook to boa).
+    Final(Expr),
     /// `let`/`const`/`var x = …`; a `let x;` sets undefined, a `var x;` does nothing.
     Init(u16, Option<Expr>),
     If(Expr, Box<Stmt>, Option<Box<Stmt>>),
@@ -259,6 +262,9 @@ pub struct Compiled {
     /// Whether a hook calls the global `toWord` or `db.getState` (valid only while they are
     /// the built-ins).
     pub uses_state_fns: bool,
+    /// Whether a hook reads the step's own fields (`log.getPC()`, `log.op`, `log.getCost()`,
+    /// …): without, the inspector keeps none of them per opcode.
+    pub reads_step: bool,
     /// Whether a hook holds an [`Expr::Deopt`]: boa may run it, reading anything, so the views
     /// are kept.
     pub may_deopt: bool,

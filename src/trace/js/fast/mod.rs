@@ -165,6 +165,7 @@ impl Fast {
             ret: V::Undef,
             iterations: 0,
             limits: Some(limits),
+            last: std::ptr::null(),
         };
         match m.run(&f.body) {
             Ok(()) => {
@@ -182,6 +183,11 @@ impl Fast {
     /// then keep, and hand over with the interpreter).
     pub fn uses_views(&self) -> bool {
         self.code.uses_views
+    }
+
+    /// Whether the hooks may read the step's fields (or boa may run one, reading anything).
+    pub fn reads_step(&self) -> bool {
+        self.code.reads_step || self.keeps_views()
     }
 
     /// Whether boa may have to run a hook halfway (see [`ir::Compiled::may_deopt`]): the views

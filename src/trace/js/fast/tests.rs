@@ -644,12 +644,13 @@ fn library_tracers_with_loops_run_natively_and_match_boa() {
 fn strings_a_hook_built_but_did_not_keep_are_freed() {
     // Each step pads a word to 64 digits (some sixty strings) and keeps only the last: over
     // 40,000 steps that is past the string table's 1,048,576 entries unless the hook's
-    // intermediate strings are freed (past it the native path hands the script to boa).
+    // intermediate strings are freed (past it the native path hands the script to boa). The
+    // last statement stores a string the hook built: it is found and kept.
     let src = "{seen: {}, n: 0, step: function(log) { \
                var h = log.stack.peek(0).toString(16); \
                while (h.length < 64) { h = '0' + h; } \
-               this.seen['k' + (log.getPC() % 50)] = h; this.last = h + ':' + log.op.toString(); \
-               this.n++; }, \
+               this.seen['k' + (log.getPC() % 50)] = h; this.n++; \
+               this.last = h + ':' + log.op.toString(); }, \
                fault: function() {}, result: function() { return [this.seen, this.last, this.n]; }}";
     assert!(
         same_n(src, 40_000) || !super::enabled(),

@@ -66,6 +66,7 @@ impl Compiler<'_> {
                     "isPush" => Getter::OpIsPush,
                     _ => return None,
                 };
+                self.reads_step = true;
                 return Some(Expr::Get(g, args_ir));
             }
         }
@@ -83,6 +84,7 @@ impl Compiler<'_> {
                 (Param::FrameResult, "getError") => Getter::ResultError,
                 _ => return None,
             };
+            self.reads_step |= p == Param::Log;
             return Some(Expr::Get(g, args_ir));
         }
         if method == "push" {
