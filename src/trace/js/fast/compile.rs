@@ -339,24 +339,35 @@ impl<'i> Compiler<'i> {
             };
             scope.push((id.sym(), bind));
         }
+        self.declare_vars(body, &mut scope)?;
+        self.scopes.push(scope);
+        Some(())
+    }
+
+    /// Gives each `var` of `body` not already in `scope` a local of its own (function-scoped,
+    /// undefined until assigned); the slots made.
+    fn declare_vars(
+        &mut self,
+        body: &FunctionBody,
+        scope: &mut Vec<(Sym, Bind)>,
+    ) -> Option<Vec<u16>> {
         let mut vars = Vec::new();
         hoisted_vars(body.statements(), &mut vars)?;
+        let mut slots = Vec::new();
         for sym in vars {
             if scope.iter().any(|(s, _)| *s == sym) {
                 continue;
             }
             let slot = self.slot()?;
-            scope.push((
-                sym,
-                Bind::Local {
-                    slot,
-                    konst: false,
-                    ready: true,
-                },
-            ));
+            let bind = Bind::Local {
+                slot,
+                konst: false,
+                ready: true,
+            };
+            scope.push((sym, bind));
+            slots.push(slot);
         }
-        self.scopes.push(scope);
-        Some(())
+        Some(slots)
     }
 
     fn function(

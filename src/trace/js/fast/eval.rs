@@ -132,27 +132,18 @@ impl Machine<'_> {
             }
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
-            Stmt::While(c, body) => loop {
-                self.tick()?;
-                let c = self.eval(c)?;
-                if !self.truthy(c) {
-                    break;
+            Stmt::While(c, body) => {
+                while self.holds(c)? {
+                    if let Some(end) = self.iteration(body)? {
+                        return Ok(end);
+                    }
                 }
-                match self.exec(body)? {
-                    Flow::Break => break,
-                    Flow::Return => return Ok(Flow::Return),
-                    Flow::Normal | Flow::Continue => {}
-                }
-            },
+            }
             Stmt::DoWhile(body, c) => loop {
-                self.tick()?;
-                match self.exec(body)? {
-                    Flow::Break => break,
-                    Flow::Return => return Ok(Flow::Return),
-                    Flow::Normal | Flow::Continue => {}
+                if let Some(end) = self.iteration(body)? {
+                    return Ok(end);
                 }
-                let c = self.eval(c)?;
-                if !self.truthy(c) {
+                if !self.holds(c)? {
                     break;
                 }
             },
@@ -165,18 +156,9 @@ impl Machine<'_> {
                 if let Some(i) = init {
                     self.exec(i)?;
                 }
-                loop {
-                    self.tick()?;
-                    if let Some(t) = test {
-                        let c = self.eval(t)?;
-                        if !self.truthy(c) {
-                            break;
-                        }
-                    }
-                    match self.exec(body)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
+                while test.as_ref().map_or(Ok(true), |t| self.holds(t))? {
+                    if let Some(end) = self.iteration(body)? {
+                        return Ok(end);
                     }
                     if let Some(u) = update {
                         self.eval(u)?;
@@ -197,6 +179,23 @@ impl Machine<'_> {
     #[inline]
     pub fn truthy(&self, v: V) -> bool {
         self.heap.t.truthy(v)
+    }
+
+    /// A loop's condition.
+    fn holds(&mut self, c: &Expr) -> R<bool> {
+        let v = self.eval(c)?;
+        Ok(self.truthy(v))
+    }
+
+    /// One run of a loop's body: how the statement ends when the loop does (`break`: normally;
+    /// `return`), `None` when it goes on.
+    fn iteration(&mut self, body: &Stmt) -> R<Option<Flow>> {
+        self.tick()?;
+        Ok(match self.exec(body)? {
+            Flow::Break => Some(Flow::Normal),
+            Flow::Return => Some(Flow::Return),
+            Flow::Normal | Flow::Continue => None,
+        })
     }
 
     #[inline]

@@ -11,7 +11,7 @@ use boa_engine::interner::Sym;
 
 use super::super::ir::{Buf, Expr, Getter, Inline, Method};
 use super::super::value::Key;
-use super::{hoisted_vars, strip, Bind, Compiler, Param, MAX_INLINE};
+use super::{strip, Bind, Compiler, Param, MAX_INLINE};
 
 impl Compiler<'_> {
     pub(super) fn call(&mut self, callee: &Expression, args: &[Expression]) -> Option<Expr> {
@@ -307,16 +307,7 @@ impl Compiler<'_> {
             scope.push((id, local(slot)));
             locals.push(slot);
         }
-        let mut vars = Vec::new();
-        hoisted_vars(body.statements(), &mut vars)?;
-        for sym in vars {
-            if scope.iter().any(|(s, _)| *s == sym) {
-                continue;
-            }
-            let slot = self.slot()?;
-            scope.push((sym, local(slot)));
-            locals.push(slot);
-        }
+        locals.extend(self.declare_vars(body, &mut scope)?);
         // The helper sees its own names and the globals, not the caller's locals.
         let caller = std::mem::replace(&mut self.scopes, vec![scope]);
         self.inlining.push(name.clone());
