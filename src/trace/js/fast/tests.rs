@@ -581,6 +581,7 @@ fn loops_bigints_string_slices_and_delete_match_boa() {
         this.n = (this.n | 0) + n + j + log.memory.getUint(op % 33).toString(10).length;
         this.last = log.stack.peek(0).toString(2).length + "/" + log.stack.peek(1).toString(36);
         this.addr = toHex(log.contract.getAddress());
+        this.rad = log.getGas().toString(16) + "/" + (-op).toString(2) + "/" + (op * 1000).toString(36) + "/" + (0).toString(7) + "/" + (-0).toString(16) + "/" + op.toString();
         var small = log.stack.peek(3);
         if (log.getPC() % 5 !== 0) { this.small = small.toJSNumber(); }
       },
@@ -603,7 +604,7 @@ fn loops_bigints_string_slices_and_delete_match_boa() {
         this.frames[this.frames.length - 1].calls.push(o);
       },
       fault: function (log) {},
-      result: function () { return [this.out, this.pad, this.frames, this.n, this.last, this.addr, this.small]; }
+      result: function () { return [this.out, this.pad, this.frames, this.n, this.last, this.addr, this.small, this.rad]; }
     }"#;
     assert!(stays_native(src), "the script left the native path");
     // The helper with a closure is reached: boa takes over with the state so far.

@@ -137,6 +137,32 @@ impl Machine<'_> {
                 self.heap.t.str_value(&Text::from(part))
             }
             (Method::ToString, V::Str(_)) => Ok(on),
+            (Method::ToString, V::Num(n)) => {
+                let n = f64::from_bits(n);
+                let text = match arg(0) {
+                    V::Undef => self.heap.t.to_str(on)?.to_string(),
+                    V::Num(r) => {
+                        // An integer below 2^53 in a radix: its digits, as Number's
+                        // `toString` gives them; fractions and larger numbers are left to boa.
+                        let r = f64::from_bits(r);
+                        if r.fract() != 0.0
+                            || !(2.0..=36.0).contains(&r)
+                            || n.fract() != 0.0
+                            || n.abs() > SAFE_MAX as f64
+                        {
+                            return Err(Deopt);
+                        }
+                        let digits = big_text(U256::from(n.abs() as u64), r as u64);
+                        if n < 0.0 {
+                            format!("-{digits}")
+                        } else {
+                            digits
+                        }
+                    }
+                    _ => return Err(Deopt),
+                };
+                self.heap.t.str_value(&Text::from(text))
+            }
             (Method::ToString, V::Big(b)) => {
                 let radix = match arg(0) {
                     V::Undef => 10,
