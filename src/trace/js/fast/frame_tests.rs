@@ -88,6 +88,9 @@ impl Gen {
                     "x",
                     "1",
                     "'0x'",
+                    "(f.getValue() === undefined ? 'none' : f.getValue().toString(16))",
+                    "this.hex(f.getGas())",
+                    "this.odd(x)",
                 ]
             } else {
                 &[
@@ -100,6 +103,8 @@ impl Gen {
                     "x",
                     "0",
                     "undefined",
+                    "this.hex(r.getGasUsed())",
+                    "toHex(r.getOutput()).slice(2, 6)",
                 ]
             };
             return self.pick(leaves).to_string();
@@ -130,7 +135,18 @@ impl Gen {
     }
 
     fn frame_stmt(&mut self, enter: bool) -> String {
-        match self.next() % 7 {
+        match self.next() % 10 {
+            7 => format!(
+                "var c = {{k: {}, n: 1}}; delete c.{}; this.st.push(c);",
+                self.frame_expr(enter, 1),
+                self.pick(&["k", "n", "z"])
+            ),
+            8 => format!(
+                "for (var i = 0; i < this.st.length && i < 3; i++) {{ if ({}) {{ {} }} x = x + i; }}",
+                self.frame_expr(enter, 1),
+                self.pick(&["break;", "continue;"])
+            ),
+            9 => "var o = {}, ks = ['a', 'b']; for (var j = 0; j < ks.length; j++) { if (this[ks[j]] !== undefined) { o[ks[j]] = this[ks[j]]; } } this.m.o = o;".to_string(),
             0 => format!("x = {};", self.frame_expr(enter, 2)),
             1 => format!("this.a = {};", self.frame_expr(enter, 2)),
             2 | 3 => format!("this.st.push({});", self.frame_expr(enter, 2)),
@@ -175,6 +191,8 @@ fn generated_frames() {
         let src = format!(
             "{{a: 0, st: [1, 'x'], m: {{}}, \
              h: function(a, b) {{ if (b.length < 2) {{ return a; }} this.m[toHex(slice(b, 0, 2))] = a; return b.length; }}, \
+             hex: function(n) {{ return '0x' + bigInt(n).toString(16); }}, \
+             odd: function(v) {{ try {{ return decodeURIComponent('%' + v); }} catch (e) {{ return 'bad'; }} }}, \
              enter: function(f) {{ var x = 2; {} }}, \
              exit: function(r) {{ var x = 'r'; {} }}, \
              fault: function(log) {{}}, \
@@ -186,8 +204,10 @@ fn generated_frames() {
             native += 1;
         }
     }
+    // Some of `enter`'s leaves call `odd`, a helper outside the subset, which hands the hooks
+    // to boa where it is reached; a deleted key, a `bigInt` or a fraction may too.
     assert!(
-        native > rounds / 5 || !super::enabled(),
+        native > rounds / 10 || !super::enabled(),
         "only {native} of {rounds} stayed native"
     );
 }
