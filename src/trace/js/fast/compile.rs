@@ -28,12 +28,14 @@ use boa_engine::ast::statement::iteration::ForLoopInitializer;
 use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
-use std::rc::Rc;
 
 use super::ir::{member, Base, Bin, Buf, Compiled, Expr, Func, Logic, Stmt, Target, Un};
 use super::value::{Key, Tables, Text, V};
 
+mod cache;
 mod calls;
+
+pub use cache::compile_cached;
 
 /// What a hook's parameter stands for.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -131,36 +133,6 @@ fn hook_params(name: &str) -> Option<&'static [Param]> {
         "exit" => Some(&[Param::FrameResult]),
         _ => None,
     }
-}
-
-/// A script's source, what it compiled to (`None`: outside the subset) and its strings.
-type Remembered = (Box<str>, Option<Rc<Compiled>>, Tables);
-
-thread_local! {
-    /// The last script compiled on this thread and what it gave: a block traced with one
-    /// script builds a tracer per transaction, and parsing the literal again for each would
-    /// cost more than many of their hooks.
-    static LAST: std::cell::RefCell<Option<Remembered>> = const { std::cell::RefCell::new(None) };
-}
-
-/// [`compile`] of `source` into a fresh string table, remembered for the next tracer of the
-/// same script on this thread.
-pub fn compile_cached(source: &str) -> Option<(Rc<Compiled>, Tables)> {
-    let hit = LAST.with_borrow(|last| match last {
-        Some((src, code, strings)) if **src == *source => {
-            Some(code.clone().map(|c| (c, strings.clone())))
-        }
-        _ => None,
-    });
-    if let Some(found) = hit {
-        return found;
-    }
-    let mut strings = Tables::default();
-    let code = compile(source, &mut strings).map(Rc::new);
-    LAST.with_borrow_mut(|last| {
-        *last = Some((source.into(), code.clone(), strings.clone()));
-    });
-    code.map(|c| (c, strings))
 }
 
 /// Compiles the hooks of `source` (the tracer's object literal) if every one the script

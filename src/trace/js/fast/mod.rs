@@ -22,6 +22,8 @@ mod guard;
 mod heap;
 mod ir;
 #[cfg(test)]
+mod loop_tests;
+#[cfg(test)]
 mod tests;
 mod value;
 
