@@ -105,36 +105,69 @@ struct Direct {
     frame_result: [JsValue; 1],
 }
 
-/// The built-ins native code stands in for, as they are now: `Array.prototype.push` and
-/// `pop`, the globals `toHex` and `slice`, and what a string's `slice` and a `bigInt`'s
-/// methods reach (`String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`,
-/// `BigInt`, `isFinite`, `Math.trunc`), the global `toWord` and `db.getState`. Read without
-/// running any getter.
-fn builtins(ctx: &mut Context) -> [Option<JsObject>; 12] {
-    let proto = ctx.intrinsics().constructors().array().prototype();
-    let string = ctx.intrinsics().constructors().string().prototype();
-    let bigint = ctx.intrinsics().constructors().bigint().prototype();
-    let global = ctx.global_object();
-    let mut get = |o: &JsObject, name: &str| {
-        o.get(js_string!(name), ctx)
-            .ok()
-            .and_then(|v| v.as_object())
-    };
-    let math = get(&global, "Math");
-    [
-        get(&proto, "push"),
-        get(&proto, "pop"),
-        get(&global, "toHex"),
-        get(&global, "slice"),
-        get(&string, "slice"),
-        get(&bigint, "toString"),
-        get(&global, "Number"),
-        get(&global, "BigInt"),
-        get(&global, "isFinite"),
-        math.and_then(|m| get(&m, "trunc")),
-        get(&global, "toWord"),
-        get(&global, "__db").and_then(|db| get(&db, "getState")),
-    ]
+/// The built-ins native code stands in for, as they are now.
+struct Builtins {
+    /// `Array.prototype.push` and `pop`, the globals `toHex` and `slice`.
+    push: Option<JsObject>,
+    pop: Option<JsObject>,
+    to_hex: Option<JsObject>,
+    slice: Option<JsObject>,
+    /// What a string's `slice` and a `bigInt`'s methods reach: `String.prototype.slice`,
+    /// `BigInt.prototype.toString`, the globals `Number`, `BigInt`, `isFinite`, `Math.trunc`.
+    methods: [Option<JsObject>; 6],
+    /// The global `toWord` and `db.getState`.
+    state_fns: [Option<JsObject>; 2],
+}
+
+impl Builtins {
+    /// Reads them (not `bigInt`, whose getter would run the prelude).
+    fn read(ctx: &mut Context) -> Self {
+        let proto = ctx.intrinsics().constructors().array().prototype();
+        let string = ctx.intrinsics().constructors().string().prototype();
+        let bigint = ctx.intrinsics().constructors().bigint().prototype();
+        let global = ctx.global_object();
+        let mut get = |o: &JsObject, name: &str| {
+            o.get(js_string!(name), ctx)
+                .ok()
+                .and_then(|v| v.as_object())
+        };
+        let math = get(&global, "Math");
+        Builtins {
+            push: get(&proto, "push"),
+            pop: get(&proto, "pop"),
+            to_hex: get(&global, "toHex"),
+            slice: get(&global, "slice"),
+            methods: [
+                get(&string, "slice"),
+                get(&bigint, "toString"),
+                get(&global, "Number"),
+                get(&global, "BigInt"),
+                get(&global, "isFinite"),
+                math.and_then(|m| get(&m, "trunc")),
+            ],
+            state_fns: [
+                get(&global, "toWord"),
+                get(&global, "__db").and_then(|db| get(&db, "getState")),
+            ],
+        }
+    }
+
+    /// Which of `before` are still in place now (`self`); `bigint_ran`: the `bigInt` prelude
+    /// ran, so its methods may have been replaced.
+    fn intact(&self, before: &Builtins, bigint_ran: bool) -> Intact {
+        let same = |a: &Option<JsObject>, b: &Option<JsObject>| a.is_some() && a == b;
+        let all = |a: &[Option<JsObject>], b: &[Option<JsObject>]| {
+            a.iter().zip(b).all(|(a, b)| same(a, b))
+        };
+        Intact {
+            push: same(&self.push, &before.push),
+            pop: same(&self.pop, &before.pop),
+            to_hex: same(&self.to_hex, &before.to_hex),
+            slice: same(&self.slice, &before.slice),
+            methods: all(&self.methods, &before.methods) && !bigint_ran,
+            state_fns: all(&self.state_fns, &before.state_fns),
+        }
+    }
 }
 
 fn compile(ctx: &mut Context, code: &str) -> Result<Script, JsTracerError> {
@@ -187,7 +220,7 @@ impl Host {
 
         // Before any script runs: the native path's `arr.push(…)`, `arr.pop()` and `toHex(…)`
         // are only used while the built-ins are still in place.
-        let originals = builtins(&mut ctx);
+        let originals = Builtins::read(&mut ctx);
         let object = compile(&mut ctx, &format!("(\n{source}\n)"))?;
         let tracer = match run_with_deadline(&object, &mut ctx, deadline, mem_base) {
             Run::TimedOut => return Err(JsTracerError::Evaluating(Failure::Timeout)),
@@ -293,16 +326,7 @@ impl Host {
             host.run(&setup, Hook::Setup)?;
         }
         // After `setup`: the shadow state starts from what it left.
-        let now = builtins(&mut host.ctx);
-        let same = |i: usize| originals[i].is_some() && now[i] == originals[i];
-        let intact = Intact {
-            push: same(0),
-            pop: same(1),
-            to_hex: same(2),
-            slice: same(3),
-            methods: (4..10).all(same) && !bigint::installed(&host.ctx),
-            state_fns: same(10) && same(11),
-        };
+        let intact = Builtins::read(&mut host.ctx).intact(&originals, bigint::installed(&host.ctx));
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
         if hooks(&mut host.ctx) == literal_hooks {
             host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);

@@ -29,7 +29,7 @@ use boa_engine::ast::{Declaration, Expression, Statement, StatementListItem};
 use boa_engine::interner::{Interner, Sym};
 use boa_engine::parser::{Parser, Source};
 
-use super::ir::{member, Base, Bin, Buf, Compiled, Expr, Func, Logic, Stmt, Target, Un};
+use super::ir::{member, Base, Bin, Buf, Compiled, Expr, Func, Logic, Stmt, Target, Un, Uses};
 use super::value::{Key, Tables, Text, V};
 
 mod cache;
@@ -147,18 +147,12 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             };
             let mut c = Compiler::new(interner, strings);
             c.helpers = &helpers;
-            // One numbering of the inlined helpers for all hooks (`Inline::helper`).
+            // One numbering of the inlined helpers for all hooks (`Inline::helper`), one
+            // account of what they use.
             c.inlined = std::mem::take(&mut out.helpers);
+            c.uses = out.uses;
             let f = c.function(formal, body, hook_params(&name)?)?;
-            out.uses_push |= c.uses_push;
-            out.uses_pop |= c.uses_pop;
-            out.uses_to_hex |= c.uses_to_hex;
-            out.uses_slice |= c.uses_slice;
-            out.uses_methods |= c.uses_methods;
-            out.uses_views |= c.uses_views;
-            out.may_deopt |= c.may_deopt;
-            out.uses_state_fns |= c.uses_state_fns;
-            out.reads_step |= c.reads_step;
+            out.uses = c.uses;
             out.helpers = c.inlined;
             let slot = match name.as_str() {
                 "step" => &mut out.step,
@@ -188,8 +182,9 @@ pub fn step_prefix(source: &str, strings: &mut Tables) -> Option<(Option<Func>, 
                 "fault" => {
                     // Plain: inside the subset, reading no views.
                     let mut c = Compiler::new(interner, strings);
-                    fault =
-                        c.function(formal, body, params).is_some() && !c.uses_views && !c.may_deopt
+                    fault = c.function(formal, body, params).is_some()
+                        && !c.uses.views
+                        && !c.uses.may_deopt
                 }
                 _ => {}
             }
@@ -239,15 +234,7 @@ struct Compiler<'i> {
     inlined: Vec<String>,
     /// Helpers being inlined, innermost last.
     inlining: Vec<String>,
-    uses_slice: bool,
-    uses_push: bool,
-    uses_pop: bool,
-    uses_to_hex: bool,
-    uses_methods: bool,
-    uses_views: bool,
-    uses_state_fns: bool,
-    may_deopt: bool,
-    reads_step: bool,
+    uses: Uses,
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
@@ -261,15 +248,7 @@ impl<'i> Compiler<'i> {
             helpers: &[],
             inlined: Vec::new(),
             inlining: Vec::new(),
-            uses_slice: false,
-            uses_push: false,
-            uses_pop: false,
-            uses_to_hex: false,
-            uses_methods: false,
-            uses_views: false,
-            uses_state_fns: false,
-            may_deopt: false,
-            reads_step: false,
+            uses: Uses::default(),
             scopes: Vec::new(),
             locals: 0,
         }
@@ -401,28 +380,37 @@ impl<'i> Compiler<'i> {
                 let Declaration::Lexical(lex) = d.as_ref() else {
                     return None;
                 };
-                let konst = match lex {
-                    LexicalDeclaration::Const(_) => true,
-                    LexicalDeclaration::Let(_) => false,
-                    _ => return None,
-                };
-                for v in lex.variable_list().as_ref() {
-                    let Binding::Identifier(id) = v.binding() else {
-                        return None;
-                    };
-                    let slot = self.slot()?;
-                    scope.push((
-                        id.sym(),
-                        Bind::Local {
-                            slot,
-                            konst,
-                            ready: false,
-                        },
-                    ));
-                }
+                self.declare_lexical(lex, &mut scope)?;
             }
         }
         self.scopes.push(scope);
+        Some(())
+    }
+
+    /// Gives each name of a `let`/`const` declaration a local of its own in `scope`, not yet
+    /// initialised (reading it before its declaration runs is left to boa).
+    fn declare_lexical(
+        &mut self,
+        lex: &LexicalDeclaration,
+        scope: &mut Vec<(Sym, Bind)>,
+    ) -> Option<()> {
+        let konst = match lex {
+            LexicalDeclaration::Const(_) => true,
+            LexicalDeclaration::Let(_) => false,
+            _ => return None,
+        };
+        for v in lex.variable_list().as_ref() {
+            let Binding::Identifier(id) = v.binding() else {
+                return None;
+            };
+            let slot = self.slot()?;
+            let bind = Bind::Local {
+                slot,
+                konst,
+                ready: false,
+            };
+            scope.push((id.sym(), bind));
+        }
         Some(())
     }
 
@@ -534,24 +522,8 @@ impl<'i> Compiler<'i> {
             Some(ForLoopInitializer::Var(v)) => Some(self.stmt(&Statement::Var(v.clone()))?),
             Some(ForLoopInitializer::Lexical(l)) => {
                 let lex = l.declaration();
-                let konst = match lex {
-                    LexicalDeclaration::Const(_) => true,
-                    LexicalDeclaration::Let(_) => false,
-                    _ => return None,
-                };
                 let mut scope = Vec::new();
-                for v in lex.variable_list().as_ref() {
-                    let Binding::Identifier(id) = v.binding() else {
-                        return None;
-                    };
-                    let slot = self.slot()?;
-                    let bind = Bind::Local {
-                        slot,
-                        konst,
-                        ready: false,
-                    };
-                    scope.push((id.sym(), bind));
-                }
+                self.declare_lexical(lex, &mut scope)?;
                 self.scopes.push(scope);
                 scoped = true;
                 let mut inits = Vec::new();

@@ -242,32 +242,40 @@ pub struct Func {
     pub body: Vec<Stmt>,
 }
 
-/// The compiled hooks of a tracer; `None` where the script has no such function.
-#[derive(Debug, Default)]
-pub struct Compiled {
+/// What compiled hooks rely on, gathered while they compile (one value carried from hook to
+/// hook).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Uses {
     /// Whether a hook calls `push` (valid only while `Array.prototype.push` is the built-in).
-    pub uses_push: bool,
+    pub push: bool,
     /// The same for `pop`.
-    pub uses_pop: bool,
+    pub pop: bool,
     /// Whether a hook calls the global `toHex` (valid only while it is the built-in).
-    pub uses_to_hex: bool,
+    pub to_hex: bool,
     /// The same for the global `slice`.
-    pub uses_slice: bool,
+    pub slice: bool,
     /// Whether a hook calls a method of a string or `bigInt` (`slice`, `toString`,
     /// `toJSNumber`) or `bigInt(…)`: valid only while the built-ins these reach are intact.
-    pub uses_methods: bool,
+    pub methods: bool,
     /// Whether a hook reads the stack, memory or contract views or `db` (they must be kept per
     /// step, and the hook run with the interpreter and the state at hand).
-    pub uses_views: bool,
+    pub views: bool,
     /// Whether a hook calls the global `toWord` or `db.getState` (valid only while they are
     /// the built-ins).
-    pub uses_state_fns: bool,
+    pub state_fns: bool,
     /// Whether a hook reads the step's own fields (`log.getPC()`, `log.op`, `log.getCost()`,
     /// …): without, the inspector keeps none of them per opcode.
     pub reads_step: bool,
     /// Whether a hook holds an [`Expr::Deopt`]: boa may run it, reading anything, so the views
     /// are kept.
     pub may_deopt: bool,
+}
+
+/// The compiled hooks of a tracer; `None` where the script has no such function.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    /// What the hooks rely on.
+    pub uses: Uses,
     /// The helper functions inlined, by property name.
     pub helpers: Vec<String>,
     pub step: Option<Func>,

@@ -90,12 +90,12 @@ impl Fast {
             return None;
         }
         let (code, mut strings) = compile::compile_cached(source)?;
-        if (code.uses_push && !intact.push)
-            || (code.uses_pop && !intact.pop)
-            || (code.uses_to_hex && !intact.to_hex)
-            || (code.uses_slice && !intact.slice)
-            || (code.uses_methods && !intact.methods)
-            || (code.uses_state_fns && !intact.state_fns)
+        if (code.uses.push && !intact.push)
+            || (code.uses.pop && !intact.pop)
+            || (code.uses.to_hex && !intact.to_hex)
+            || (code.uses.slice && !intact.slice)
+            || (code.uses.methods && !intact.methods)
+            || (code.uses.state_fns && !intact.state_fns)
         {
             return None;
         }
@@ -184,18 +184,18 @@ impl Fast {
     /// Whether the hooks read the stack, memory or contract views (which the inspector must
     /// then keep, and hand over with the interpreter).
     pub fn uses_views(&self) -> bool {
-        self.code.uses_views
+        self.code.uses.views
     }
 
     /// Whether the hooks may read the step's fields (or boa may run one, reading anything).
     pub fn reads_step(&self) -> bool {
-        self.code.reads_step || self.keeps_views()
+        self.code.uses.reads_step || self.keeps_views()
     }
 
-    /// Whether boa may have to run a hook halfway (see [`ir::Compiled::may_deopt`]): the views
+    /// Whether boa may have to run a hook halfway (see [`ir::Uses::may_deopt`]): the views
     /// are then kept for it.
     pub fn keeps_views(&self) -> bool {
-        self.code.uses_views || self.code.may_deopt
+        self.code.uses.views || self.code.uses.may_deopt
     }
 
     /// Writes the shadow state back into boa's objects.

@@ -21,14 +21,14 @@ impl Compiler<'_> {
                 let [arg] = args else {
                     return None;
                 };
-                self.uses_methods = true;
+                self.uses.methods = true;
                 return Some(Expr::BigOf(Box::new(self.expr(arg)?)));
             }
             if self.global(id.sym(), "toWord") {
                 let [arg] = args else {
                     return None;
                 };
-                self.uses_state_fns = true;
+                self.uses.state_fns = true;
                 return Some(Expr::ToWord(Box::new(self.expr(arg)?)));
             }
             return self.hex_of_buffer(id.sym(), args);
@@ -49,7 +49,7 @@ impl Compiler<'_> {
             if let Some((name, Some(formal), Some(body))) = found {
                 // A helper outside the subset runs in boa when a hook reaches it.
                 return Some(self.inline(name, formal, body, args).unwrap_or_else(|| {
-                    self.may_deopt = true;
+                    self.uses.may_deopt = true;
                     Expr::Deopt
                 }));
             }
@@ -66,7 +66,7 @@ impl Compiler<'_> {
                     "isPush" => Getter::OpIsPush,
                     _ => return None,
                 };
-                self.reads_step = true;
+                self.uses.reads_step = true;
                 return Some(Expr::Get(g, args_ir));
             }
         }
@@ -84,16 +84,16 @@ impl Compiler<'_> {
                 (Param::FrameResult, "getError") => Getter::ResultError,
                 _ => return None,
             };
-            self.reads_step |= p == Param::Log;
+            self.uses.reads_step |= p == Param::Log;
             return Some(Expr::Get(g, args_ir));
         }
         if method == "push" {
-            self.uses_push = true;
+            self.uses.push = true;
             let target = self.expr(m.target())?;
             return Some(Expr::Push(Box::new(target), args_ir));
         }
         if method == "pop" {
-            self.uses_pop = true;
+            self.uses.pop = true;
             let target = self.expr(m.target())?;
             return Some(Expr::Pop(Box::new(target), args_ir));
         }
@@ -103,7 +103,7 @@ impl Compiler<'_> {
             "toJSNumber" => Method::ToJsNumber,
             _ => return None,
         };
-        self.uses_methods = true;
+        self.uses.methods = true;
         let target = self.expr(m.target())?;
         Some(Expr::Method(which, Box::new(target), args_ir))
     }
@@ -123,23 +123,17 @@ impl Compiler<'_> {
             let [a, b] = args else {
                 return Some(None);
             };
-            self.uses_views = true;
-            self.uses_state_fns = true;
+            self.uses.views = true;
+            self.uses.state_fns = true;
             let (a, b) = (self.expr(a), self.expr(b));
             return Some(
                 a.zip(b)
                     .map(|(a, b)| Expr::DbState(Box::new(a), Box::new(b))),
             );
         }
-        if method == "getAddress" && args.is_empty() {
-            if let Expression::PropertyAccess(PropertyAccess::Simple(c)) = strip(target) {
-                if self.field_name(c.field()).as_deref() == Some("contract")
-                    && self.param(c.target()) == Some(Param::Log)
-                {
-                    self.uses_views = true;
-                    return Some(Some(Expr::ContractAddress));
-                }
-            }
+        if method == "getAddress" && args.is_empty() && self.is_log_contract(target) {
+            self.uses.views = true;
+            return Some(Some(Expr::ContractAddress));
         }
         let Expression::PropertyAccess(PropertyAccess::Simple(inner)) = strip(target) else {
             return None;
@@ -156,7 +150,7 @@ impl Compiler<'_> {
         let [arg] = args else {
             return Some(None);
         };
-        self.uses_views = true;
+        self.uses.views = true;
         Some(self.expr(arg).map(|a| make(Box::new(a))))
     }
 
@@ -194,27 +188,27 @@ impl Compiler<'_> {
             return None;
         };
         if let Some(b) = self.buf_of(arg) {
-            self.uses_to_hex = true;
+            self.uses.to_hex = true;
             return Some(Expr::Get(b.hex(), Vec::new()));
         }
         if let Some(e) = self.hex_of_call(arg) {
-            self.uses_to_hex = true;
+            self.uses.to_hex = true;
             return Some(e);
         }
         // Any other value: natively when it is a buffer the hook holds.
         let x = self.expr(arg)?;
-        self.uses_to_hex = true;
+        self.uses.to_hex = true;
         Some(Expr::ToHex(Box::new(x)))
     }
 
-    /// `toHex(call)` of a view or a frame's buffer (see [`Compiler::hex_of_buffer`]).
+    /// `toHex(call)` of a view or a frame's buffer (see [`Compiler::hex_of_buffer`], which
+    /// notes the use of `toHex`).
     fn hex_of_call(&mut self, arg: &Expression) -> Option<Expr> {
         let Expression::Call(inner) = strip(arg) else {
             return None;
         };
         if self.is_contract_address(inner.function()) && inner.args().is_empty() {
-            self.uses_to_hex = true;
-            self.uses_views = true;
+            self.uses.views = true;
             return Some(Expr::ContractHex);
         }
         if let Expression::Identifier(f) = strip(inner.function()) {
@@ -226,8 +220,7 @@ impl Compiler<'_> {
             }
             let b = self.buf_of(buf)?;
             let (start, end) = (self.expr(start)?, self.expr(end)?);
-            self.uses_to_hex = true;
-            self.uses_slice = true;
+            self.uses.slice = true;
             return Some(Expr::SliceHex(b, Box::new(start), Box::new(end)));
         }
         let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(inner.function()) else {
@@ -238,17 +231,22 @@ impl Compiler<'_> {
         Some(Expr::Get(b.hex(), args_ir))
     }
 
+    /// Whether `e` is `log.contract`.
+    fn is_log_contract(&self, e: &Expression) -> bool {
+        let Expression::PropertyAccess(PropertyAccess::Simple(c)) = strip(e) else {
+            return false;
+        };
+        self.field_name(c.field()).as_deref() == Some("contract")
+            && self.param(c.target()) == Some(Param::Log)
+    }
+
     /// Whether `callee` is `log.contract.getAddress`.
     fn is_contract_address(&self, callee: &Expression) -> bool {
         let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(callee) else {
             return false;
         };
-        let Expression::PropertyAccess(PropertyAccess::Simple(c)) = strip(m.target()) else {
-            return false;
-        };
         self.field_name(m.field()).as_deref() == Some("getAddress")
-            && self.field_name(c.field()).as_deref() == Some("contract")
-            && self.param(c.target()) == Some(Param::Log)
+            && self.is_log_contract(m.target())
     }
 
     /// `this.name(…)` of a helper function of the literal, inlined: its arguments in the

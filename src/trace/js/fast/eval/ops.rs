@@ -29,6 +29,22 @@ fn big_text(v: U256, radix: u64) -> String {
     }
 }
 
+/// The radix argument of `toString`: `None` when not given, an integer in 2..=36, anything
+/// else left to boa (which throws a RangeError, or converts it).
+fn radix(v: V) -> R<Option<u64>> {
+    match v {
+        V::Undef => Ok(None),
+        V::Num(r) => {
+            let r = f64::from_bits(r);
+            if r.fract() != 0.0 || !(2.0..=36.0).contains(&r) {
+                return Err(Deopt);
+            }
+            Ok(Some(r as u64))
+        }
+        _ => Err(Deopt),
+    }
+}
+
 /// `ToIntegerOrInfinity` of a number argument (anything else is left to boa).
 fn integer(v: V) -> R<f64> {
     match v {
@@ -139,43 +155,25 @@ impl Machine<'_> {
             (Method::ToString, V::Str(_)) => Ok(on),
             (Method::ToString, V::Num(n)) => {
                 let n = f64::from_bits(n);
-                let text = match arg(0) {
-                    V::Undef => self.heap.t.to_str(on)?.to_string(),
-                    V::Num(r) => {
-                        // An integer below 2^53 in a radix: its digits, as Number's
-                        // `toString` gives them; fractions and larger numbers are left to boa.
-                        let r = f64::from_bits(r);
-                        if r.fract() != 0.0
-                            || !(2.0..=36.0).contains(&r)
-                            || n.fract() != 0.0
-                            || n.abs() > SAFE_MAX as f64
-                        {
-                            return Err(Deopt);
-                        }
-                        let digits = big_text(U256::from(n.abs() as u64), r as u64);
+                let text = match radix(arg(0))? {
+                    None => self.heap.t.to_str(on)?.to_string(),
+                    // An integer below 2^53 in a radix: its digits, as Number's `toString`
+                    // gives them; fractions and larger numbers are left to boa.
+                    Some(_) if n.fract() != 0.0 || n.abs() > SAFE_MAX as f64 => return Err(Deopt),
+                    Some(r) => {
+                        let digits = big_text(U256::from(n.abs() as u64), r);
                         if n < 0.0 {
                             format!("-{digits}")
                         } else {
                             digits
                         }
                     }
-                    _ => return Err(Deopt),
                 };
                 self.heap.t.str_value(&Text::from(text))
             }
             (Method::ToString, V::Big(b)) => {
-                let radix = match arg(0) {
-                    V::Undef => 10,
-                    V::Num(r) => {
-                        let r = f64::from_bits(r);
-                        if r.fract() != 0.0 || !(2.0..=36.0).contains(&r) {
-                            return Err(Deopt);
-                        }
-                        r as u64
-                    }
-                    _ => return Err(Deopt),
-                };
-                let text = big_text(self.heap.t.big_value(b), radix);
+                let r = radix(arg(0))?.unwrap_or(10);
+                let text = big_text(self.heap.t.big_value(b), r);
                 self.heap.t.str_value(&Text::from(text))
             }
             (Method::ToJsNumber, V::Big(b)) => {
