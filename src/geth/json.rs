@@ -68,3 +68,25 @@ pub fn to_json_string<T: Serialize + ?Sized>(value: &T) -> String {
     write_json(&mut buf, value).expect("writing JSON to memory cannot fail");
     String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
+
+/// ECMAScript's QuoteJSONString, as `JSON.stringify` writes a string (a JavaScript tracer's
+/// result, before [`escape_html`]) and RFC 8785 adopts it:
+/// `"`, `\\` and the control characters escaped (the five with short forms by them), nothing
+/// else.
+pub fn write_js_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}

@@ -9,6 +9,8 @@
 
 use serde_json::{Number, Value};
 
+use crate::geth::json::write_js_string;
+
 /// Parses JSON text as a wallet provider must read a body it will sign: numbers correctly
 /// rounded as an ECMAScript parser reads them (serde_json's `float_roundtrip`; integers beyond
 /// 64 bits become doubles, as in ECMAScript), and a member name repeated in one object refused
@@ -101,7 +103,7 @@ fn write_value(v: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => write_string(s, out),
+        Value::String(s) => write_js_string(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -122,31 +124,13 @@ fn write_value(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_string(k, out);
+                write_js_string(k, out);
                 out.push(':');
                 write_value(item, out);
             }
             out.push('}');
         }
     }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// A JSON number as the IEEE-754 double JCS sees: integers beyond 2^53 lose precision here,

@@ -22,6 +22,7 @@ use boa_engine::value::JsVariant;
 use boa_engine::{js_string, Context, JsValue};
 
 use super::limits::MAX_RESULT_DEPTH;
+use crate::geth::json::write_js_string;
 
 /// The walk gave up: the value needs `JSON.stringify`.
 struct GiveUp;
@@ -76,7 +77,9 @@ impl Writer<'_> {
                 self.out.push_str(&s.to_std_string().map_err(|_| GiveUp)?);
             }
             JsVariant::Float64(_) => self.out.push_str("null"),
-            JsVariant::String(s) => quote(&mut self.out, &s.to_std_string().map_err(|_| GiveUp)?),
+            JsVariant::String(s) => {
+                write_js_string(&s.to_std_string().map_err(|_| GiveUp)?, &mut self.out)
+            }
             JsVariant::BigInt(_) => return Err(GiveUp),
             JsVariant::Object(o) => self.object(&o)?,
         }
@@ -150,7 +153,7 @@ impl Writer<'_> {
             if !first {
                 self.out.push(',');
             }
-            quote(&mut self.out, &name);
+            write_js_string(&name, &mut self.out);
             self.out.push(':');
             if self.value(&v)? {
                 first = false;
@@ -176,27 +179,6 @@ fn data(o: &JsObject, key: &PropertyKey) -> Result<Option<JsValue>, GiveUp> {
         return Ok(None);
     }
     Ok(Some(d.value().cloned().unwrap_or_default()))
-}
-
-/// `JSON.stringify`'s QuoteJSONString for a string of valid UTF-16.
-fn quote(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]
