@@ -35,7 +35,7 @@ use super::value::{Key, Tables, Text, V};
 mod cache;
 mod calls;
 
-pub use cache::compile_cached;
+pub use cache::{compile_cached, step_prefix_cached};
 
 /// What a hook's parameter stands for.
 #[derive(Clone, Copy, PartialEq, Debug)]

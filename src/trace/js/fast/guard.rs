@@ -19,6 +19,8 @@
 //! replace it (in `setup`, in another hook). That is checked before the guard is used again
 //! after any JavaScript ran, and a replaced `step` turns the guard off for good.
 
+use std::rc::Rc;
+
 use boa_engine::builtins::object::OrdinaryObject;
 use boa_engine::object::JsObject;
 use boa_engine::{js_string, Context, JsValue};
@@ -31,7 +33,9 @@ use crate::trace::js::objects::Shared;
 
 /// The natively decided early returns of one tracer's `step`.
 pub struct Guard {
-    code: Func,
+    /// `step`'s leading statements inside the subset; the guard is the first `len` of them.
+    code: Rc<Func>,
+    len: usize,
     /// For the strings the guard's values refer to (no object is ever read or made).
     heap: Heap,
     locals: Vec<V>,
@@ -91,8 +95,7 @@ impl Guard {
         if !super::enabled() {
             return (None, false);
         }
-        let mut strings = Tables::default();
-        let Some((code, fault_plain)) = super::compile::step_prefix(source, &mut strings) else {
+        let Some((code, fault_plain, strings)) = super::compile::step_prefix_cached(source) else {
             return (None, false);
         };
         let guard = code
@@ -102,16 +105,14 @@ impl Guard {
     }
 
     fn new(
-        mut code: Func,
+        code: Rc<Func>,
         mut strings: Tables,
         tracer: &JsObject,
         step: JsObject,
         ctx: &mut Context,
     ) -> Option<Guard> {
-        let keep = code.body.iter().take_while(|s| guard_stmt(s)).count();
-        code.body.truncate(keep);
-        if !code
-            .body
+        let len = code.body.iter().take_while(|s| guard_stmt(s)).count();
+        if !code.body[..len]
             .iter()
             .any(|s| matches!(s, Stmt::If(..) | Stmt::Return(_)))
         {
@@ -122,6 +123,7 @@ impl Guard {
         Some(Guard {
             locals: vec![V::Undef; code.locals as usize],
             code,
+            len,
             heap,
             names,
             step,
@@ -181,7 +183,7 @@ impl Guard {
             limits: None,
             last: std::ptr::null(),
         };
-        let out = decide(&mut m, &self.code.body);
+        let out = decide(&mut m, &self.code.body[..self.len]);
         // Nothing is stored anywhere: strings made while deciding are dropped.
         self.heap.commit();
         out

@@ -1,37 +1,62 @@
-//! The last script compiled on this thread, kept for the next tracer of the same script.
+//! The last script compiled on this thread, kept for the next tracer of the same script: a
+//! block traced with one script builds a tracer per transaction, and parsing the literal again
+//! for each would cost more than many of their hooks.
 
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::thread::LocalKey;
 
-use super::super::ir::Compiled;
+use super::super::ir::{Compiled, Func};
 use super::super::value::Tables;
-use super::compile;
+use super::{compile, step_prefix};
 
-/// A script's source, what it compiled to (`None`: outside the subset) and its strings.
-type Remembered = (Box<str>, Option<Rc<Compiled>>, Tables);
+/// A script's source and what was made of it.
+type Last<T> = RefCell<Option<(Box<str>, T)>>;
 
-thread_local! {
-    /// The last script compiled on this thread and what it gave: a block traced with one
-    /// script builds a tracer per transaction, and parsing the literal again for each would
-    /// cost more than many of their hooks.
-    static LAST: std::cell::RefCell<Option<Remembered>> = const { std::cell::RefCell::new(None) };
-}
-
-/// [`compile`] of `source` into a fresh string table, remembered for the next tracer of the
-/// same script on this thread.
-pub fn compile_cached(source: &str) -> Option<(Rc<Compiled>, Tables)> {
-    let hit = LAST.with_borrow(|last| match last {
-        Some((src, code, strings)) if **src == *source => {
-            Some(code.clone().map(|c| (c, strings.clone())))
-        }
+/// What `make` gives for `source`, remembered in `slot` until another script comes.
+fn remembered<T: Clone>(
+    slot: &'static LocalKey<Last<T>>,
+    source: &str,
+    make: impl FnOnce() -> T,
+) -> T {
+    let hit = slot.with_borrow(|last| match last {
+        Some((src, made)) if **src == *source => Some(made.clone()),
         _ => None,
     });
-    if let Some(found) = hit {
-        return found;
-    }
-    let mut strings = Tables::default();
-    let code = compile(source, &mut strings).map(Rc::new);
-    LAST.with_borrow_mut(|last| {
-        *last = Some((source.into(), code.clone(), strings.clone()));
+    hit.unwrap_or_else(|| {
+        let made = make();
+        slot.with_borrow_mut(|last| *last = Some((source.into(), made.clone())));
+        made
+    })
+}
+
+/// The hooks (`None`: outside the subset) and the strings they refer to.
+type Hooks = (Option<Rc<Compiled>>, Tables);
+
+/// `step`'s leading statements inside the subset and whether `fault` is plain (`None`: the
+/// script is not an object literal of hooks), and their strings.
+type Prefix = (Option<(Option<Rc<Func>>, bool)>, Tables);
+
+thread_local! {
+    static HOOKS: Last<Hooks> = const { RefCell::new(None) };
+    static PREFIX: Last<Prefix> = const { RefCell::new(None) };
+}
+
+/// [`compile`] of `source` into a fresh string table.
+pub fn compile_cached(source: &str) -> Option<(Rc<Compiled>, Tables)> {
+    let (code, strings) = remembered(&HOOKS, source, || {
+        let mut strings = Tables::default();
+        (compile(source, &mut strings).map(Rc::new), strings)
     });
     code.map(|c| (c, strings))
+}
+
+/// [`step_prefix`] of `source` into a fresh string table.
+pub fn step_prefix_cached(source: &str) -> Option<(Option<Rc<Func>>, bool, Tables)> {
+    let (prefix, strings) = remembered(&PREFIX, source, || {
+        let mut strings = Tables::default();
+        let prefix = step_prefix(source, &mut strings).map(|(f, plain)| (f.map(Rc::new), plain));
+        (prefix, strings)
+    });
+    prefix.map(|(f, plain)| (f, plain, strings))
 }
