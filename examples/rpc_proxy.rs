@@ -21,7 +21,10 @@
 //! `--hang-on PREFIX` never answers a request that holds such a call.
 //! `--hide-tx HASH` leaves a transaction out of block listings, as a node of chain 1329/1328
 //! leaves out Cosmos transactions that change EVM-visible state. `--client-version TEXT` answers
-//! `web3_clientVersion` with TEXT, as another kind of node would.
+//! `web3_clientVersion` with TEXT, as another kind of node would. `--drop-prestate ADDR`
+//! (repeatable) leaves ADDR out of `prestateTracer` answers, as a node whose tracer never looked
+//! it up (op-geth's looks up only the sender, the recipient, the coinbase and what opcodes
+//! touch, so not the L1Block predeploy and fee vaults its fee code reads).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -68,6 +71,9 @@ struct Args {
     /// answers `Geth/linux-amd64/go1.24.4`).
     #[arg(long)]
     client_version: Option<String>,
+    /// Leave this account out of `prestateTracer` answers (repeatable).
+    #[arg(long)]
+    drop_prestate: Vec<String>,
 }
 
 struct Config {
@@ -79,6 +85,7 @@ struct Config {
     /// The hidden transaction, and (once learned from the node) its block hash and index.
     hide: Option<Hidden>,
     client_version: Option<String>,
+    drop_prestate: Vec<String>,
 }
 
 /// `--hide-tx`: the hash, and (once learned from the node) its block hash and index.
@@ -110,6 +117,11 @@ fn main() {
             .hide_tx
             .map(|h| (h.to_lowercase(), std::sync::OnceLock::new())),
         client_version: args.client_version,
+        drop_prestate: args
+            .drop_prestate
+            .iter()
+            .map(|a| a.to_lowercase())
+            .collect(),
     };
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
@@ -342,7 +354,35 @@ fn forward_or_fault(
         Some(version) => pose_as(&text, &items, version),
         None => text,
     };
+    let text = match cfg.drop_prestate.is_empty() {
+        true => text,
+        false => drop_prestate(&text, &items, &cfg.drop_prestate),
+    };
     respond(stream, 200, &text)
+}
+
+/// `--drop-prestate`: the accounts leave the answers to `prestateTracer` calls.
+fn drop_prestate(text: &str, requests: &[Value], drop: &[String]) -> String {
+    let ids: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["params"][1]["tracer"] == json!("prestateTracer"))
+        .filter_map(|r| r.get("id"))
+        .collect();
+    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+        return text.to_string();
+    };
+    let mut strip = |r: &mut Value| {
+        if r.get("id").is_some_and(|id| ids.contains(&id)) {
+            if let Some(accounts) = r.get_mut("result").and_then(Value::as_object_mut) {
+                accounts.retain(|a, _| !drop.contains(&a.to_lowercase()));
+            }
+        }
+    };
+    match v.as_array_mut() {
+        Some(a) => a.iter_mut().for_each(&mut strip),
+        None => strip(&mut v),
+    }
+    v.to_string()
 }
 
 /// `--client-version`: the answers to `web3_clientVersion` calls say `version`.

@@ -30,6 +30,12 @@ pub struct EvmEnv {
     /// The OP-stack forks in force when the chain is an OP stack (deposits' gas rules, the L1
     /// data fee); `None` elsewhere.
     pub op: Option<crate::chain::op::OpRules>,
+    /// The OP fee vaults' balances are known to no one in this replay and nothing reads them
+    /// after it: a vault the pre-state lacks is not credited (`op_fees::settle`). Set by the
+    /// fast path for a later transaction of its block (`replay/mined.rs`), whose node prestate
+    /// leaves the vaults out, when the tracer shows no account the transaction did not look
+    /// up ([`crate::trace::TracerSpec::shows_unlooked_balances`]).
+    pub op_vaults_unread: bool,
 }
 
 impl EvmEnv {
@@ -96,6 +102,7 @@ impl EvmEnv {
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
             op: info.op_rules(chain_id),
+            op_vaults_unread: false,
         }
     }
 }

@@ -33,7 +33,7 @@ use crate::source::prestate_rpc::{
 };
 use crate::source::rpc::RpcSource;
 use crate::source::rpc::{block_info_from_json, tx_from_json, RpcBlock};
-use crate::source::{ReplayDb, StateSnapshot};
+use crate::source::{Misses, ReplayDb, StateSnapshot};
 
 /// Where the pre-state comes from (`--state-source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,6 +194,104 @@ fn block_json(
     Ok(v)
 }
 
+/// What an OP user transaction's fees read that the node's prestate may lack (op-geth's lists
+/// only what the transaction's opcodes touched, its sender, recipient and coinbase), and the
+/// block whose state holds it exactly: for the first transaction of block `number` (no deposit
+/// before it), the parent's L1Block slots and fee vaults; for a later one, the L1Block
+/// predeploy's slots at the block itself. Only the L1 attributes deposit that opens a block
+/// writes them (L1Block's setters take only the depositor account, which only system deposits
+/// send), so they hold from that deposit to the block's end; the receipt's L1 fee fields check
+/// them ([`crate::replay::selfcheck`]). The vaults' balances at a later transaction are known
+/// only to a replay of the block's earlier ones: they are not asked ([`EvmEnv::op_vaults_unread`]).
+fn op_fee_misses(number: u64, index: usize, snapshot: &StateSnapshot) -> (Misses, u64) {
+    let (accounts, slots) = crate::chain::op::fee_reads_any();
+    let mut m = Misses::default();
+    if index == 0 {
+        let absent = accounts
+            .into_iter()
+            .filter(|a| !snapshot.accounts.contains_key(a));
+        m.accounts.extend(absent);
+    }
+    m.slots.extend(
+        slots
+            .into_iter()
+            .filter(|k| !snapshot.storage.contains_key(k)),
+    );
+    let at = if index == 0 {
+        number.saturating_sub(1)
+    } else {
+        number
+    };
+    (m, at)
+}
+
+/// Block `hash`'s header through the cache, with `fees` ([`op_fee_misses`]: what to read, as of
+/// which block) read into `snapshot`: in the header's own batch when the header is fetched,
+/// else from the cache's state of that block, else fetched on their own.
+fn header_and_fees(
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    hash: B256,
+    fees: Option<(Misses, u64)>,
+    snapshot: &mut StateSnapshot,
+) -> Result<Value, super::Error> {
+    let Some((misses, at)) = fees else {
+        return block_json(source, cache, hash, false);
+    };
+    let tag = format!("{at:#x}");
+    let cached = cache.and_then(|c| c.get(Kind::Header, &format!("{hash:?}")));
+    let (head, fetched) = match cached {
+        Some(h) => (h, None),
+        None => {
+            let (h, mut states) = source.header_with_states(hash, &[(&tag, &misses)])?;
+            if let Some(c) = cache {
+                c.put(Kind::Header, &format!("{hash:?}"), &h);
+            }
+            (h, states.pop())
+        }
+    };
+    let number = head
+        .get("number")
+        .and_then(|v| crate::geth::hex::parse_u64(v).ok());
+    let held_by = if number == Some(at) {
+        Some(hash)
+    } else {
+        h256(&head, "parentHash")
+    };
+    let key = held_by.map(|h| format!("{h:?}"));
+    let mut state = StateSnapshot::partial();
+    if let Some(v) = key.as_ref().and_then(|k| cache?.get(Kind::State, k)) {
+        merge_json(&mut state, &v, true);
+    }
+    match fetched {
+        Some(s) => state.absorb(s),
+        None => {
+            let mut left = Misses::default();
+            let missing = |a: &&alloy_primitives::Address| !state.accounts.contains_key(*a);
+            left.accounts = misses.accounts.iter().filter(missing).copied().collect();
+            let missing = |k: &&(alloy_primitives::Address, alloy_primitives::U256)| {
+                !state.storage.contains_key(*k)
+            };
+            left.slots = misses.slots.iter().filter(missing).copied().collect();
+            source.fill(&mut state, &left, &tag)?;
+        }
+    }
+    for a in &misses.accounts {
+        if let Some(d) = state.accounts.get(a) {
+            snapshot.insert_account(*a, d.clone());
+        }
+    }
+    for k in &misses.slots {
+        if let Some(v) = state.storage.get(k) {
+            snapshot.insert_slot(k.0, k.1, *v);
+        }
+    }
+    if let (Some(c), Some(k)) = (cache, key) {
+        c.put(Kind::State, &k, &snapshot_to_json(&state));
+    }
+    Ok(head)
+}
+
 impl Mined {
     /// Fetches everything needed to replay transaction `hash` (see the module docs).
     pub fn load(
@@ -216,12 +314,19 @@ impl Mined {
             .unwrap_or(0) as usize;
         let note = match pre {
             Some(Ok(p)) => {
-                let head = block_json(source, cache, block_hash, false)?;
+                let mut snapshot = snapshot_from_prestate(&p)?;
+                let evidence = crate::source::node_rules::tx_op_evidence(&tx_json, &receipt);
+                let fees = tx_json
+                    .get("blockNumber")
+                    .and_then(|v| crate::geth::hex::parse_u64(v).ok())
+                    .filter(|&n| source.op_likely(id.chain_id, n, evidence))
+                    .map(|n| op_fee_misses(n, index, &snapshot))
+                    .filter(|(m, _)| !m.is_empty());
+                let head = header_and_fees(source, cache, block_hash, fees, &mut snapshot)?;
                 let mut info = block_info_from_json(&head)?;
-                info.op_evidence = crate::source::node_rules::tx_op_evidence(&tx_json, &receipt);
+                info.op_evidence = evidence;
                 let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
                 let env = EvmEnv::new(spec, id.chain_id, &info);
-                let mut snapshot = snapshot_from_prestate(&p)?;
                 let parent_hash = h256(&head, "parentHash").unwrap_or_default();
                 if let Some(s) = cache.and_then(|c| c.get(Kind::State, &format!("{parent_hash:?}")))
                 {
@@ -328,7 +433,7 @@ impl Mined {
         cache: Option<&Cache>,
         f: impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
     ) -> Result<T, super::Error> {
-        self.drive(source, cache, None, &f).map(|(t, _)| t)
+        self.drive(source, cache, None, false, &f).map(|(t, _)| t)
     }
 
     /// [`run`](Self::run) with `prepare` applied to each pass's database just before the
@@ -341,12 +446,12 @@ impl Mined {
         source: &RpcSource,
         cache: Option<&Cache>,
         prepare: Option<&dyn Fn(&mut ReplayDb<'_>)>,
+        unread: bool,
         f: TargetFn<'_, T>,
     ) -> Result<(T, revm::database::Cache), super::Error> {
         loop {
             let (txs, first) = self.txs();
-            let mut env = self.env.clone();
-            env.splice = None;
+            let env = self.pass_env(unread);
             let plan = self.plan(&env, &txs, prepare);
             let mut driver = Driver::new(source, &self.parent);
             // The node's prestate of a later transaction is not its block's parent state.
@@ -369,6 +474,17 @@ impl Mined {
                 Err(DriveError::Failed(e)) => return Err(e),
             }
         }
+    }
+
+    /// The environment of a pass (the node's frames are set per transaction by the driver):
+    /// with `unread` (nothing the caller reads shows an account the transaction did not look
+    /// up), the OP fee vaults the fast path cannot know at a later transaction of its block
+    /// are left uncredited ([`EvmEnv::op_vaults_unread`]) rather than read.
+    fn pass_env(&self, unread: bool) -> EvmEnv {
+        let mut env = self.env.clone();
+        env.splice = None;
+        env.op_vaults_unread = unread && self.fast && self.index > 0 && env.op.is_some();
+        env
     }
 
     /// The transactions a replay runs: the block's earlier ones (RPC path), then the target,
@@ -439,10 +555,7 @@ impl Mined {
         cache: Option<&Cache>,
         spec: &crate::trace::TracerSpec,
     ) -> Result<super::TracedTx, super::Error> {
-        let index = Some(self.index as u64);
-        self.run(source, cache, |db, env, tx, offset| {
-            super::trace_at(db, env, tx, spec, offset, index)
-        })
+        self.trace_keeping_post(source, cache, spec).map(|(t, _)| t)
     }
 
     /// [`trace`](Self::trace), also returning revm's cache of the final pass: the state after
@@ -454,7 +567,8 @@ impl Mined {
         spec: &crate::trace::TracerSpec,
     ) -> Result<(super::TracedTx, revm::database::Cache), super::Error> {
         let index = Some(self.index as u64);
-        self.drive(source, cache, None, &|db, env, tx, offset| {
+        let unread = !spec.shows_unlooked_balances();
+        self.drive(source, cache, None, unread, &|db, env, tx, offset| {
             super::trace_at(db, env, tx, spec, offset, index)
         })
     }
@@ -476,11 +590,18 @@ impl Mined {
             }
         };
         let noop = crate::trace::TracerSpec::Noop;
-        let ((pre, _), _) = self.drive(source, cache, Some(&prepare), &|db, env, tx, offset| {
-            let pre = (db.cache.clone(), env.clone());
-            let t = super::trace_at(db, env, tx, &noop, offset, index)?;
-            Ok((pre, t.outcome))
-        })?;
+        // The state is what the caller reads: the vaults are credited as they are.
+        let ((pre, _), _) = self.drive(
+            source,
+            cache,
+            Some(&prepare),
+            false,
+            &|db, env, tx, offset| {
+                let pre = (db.cache.clone(), env.clone());
+                let t = super::trace_at(db, env, tx, &noop, offset, index)?;
+                Ok((pre, t.outcome))
+            },
+        )?;
         Ok(pre)
     }
 
@@ -503,9 +624,14 @@ impl Mined {
     ) -> Result<super::TracedTx, super::Error> {
         let index = Some(self.index as u64);
         let prepare = |db: &mut ReplayDb<'_>| overrides.apply(db);
-        self.drive(source, cache, Some(&prepare), &|db, env, tx, offset| {
-            super::trace_at(db, env, tx, spec, offset, index)
-        })
+        let unread = !spec.shows_unlooked_balances();
+        self.drive(
+            source,
+            cache,
+            Some(&prepare),
+            unread,
+            &|db, env, tx, offset| super::trace_at(db, env, tx, spec, offset, index),
+        )
         .map(|(t, _)| t)
     }
 
@@ -526,7 +652,8 @@ impl Mined {
         to: &str,
     ) -> Result<super::TracedTx, super::Error> {
         let index = Some(self.index as u64);
-        let dry = self.run(source, cache, |db, env, tx, _| {
+        // Struct logs show no balance the transaction did not look up.
+        let (dry, _) = self.drive(source, cache, None, true, &|db, env, tx, _| {
             super::trace_struct_logs_dry(db, env, tx, cfg, index)
         })?;
         let super::TraceResult::StructLog(r) = &dry.result else {
@@ -538,8 +665,7 @@ impl Mined {
             return_value: r.return_value.clone(),
         };
         let (txs, first) = self.txs();
-        let mut env = self.env.clone();
-        env.splice = None;
+        let env = self.pass_env(true);
         let plan = self.plan(&env, &txs, None);
         // The node's frames are the target's: earlier transactions run without them.
         let mut splices = vec![None; first];

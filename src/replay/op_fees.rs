@@ -238,9 +238,21 @@ pub(crate) fn settle(
         l1: fee.l1.map_or(U256::ZERO, |c| c.fee),
         operator,
     };
-    credit(state, db, BASE_FEE_VAULT, cost.base, vaults);
-    credit(state, db, L1_FEE_VAULT, cost.l1, vaults);
-    credit(state, db, OPERATOR_FEE_VAULT, cost.operator, vaults);
+    for (vault, amount) in [
+        (BASE_FEE_VAULT, cost.base),
+        (L1_FEE_VAULT, cost.l1),
+        (OPERATOR_FEE_VAULT, cost.operator),
+    ] {
+        // Nothing will read a balance no one knows (`EvmEnv::op_vaults_unread`): leaving it
+        // uncredited keeps the replay from reading it.
+        let unknown = env.op_vaults_unread
+            && !state.contains_key(&vault)
+            && !db.cache.accounts.contains_key(&vault)
+            && !db.db.accounts.contains_key(&vault);
+        if !unknown {
+            credit(state, db, vault, amount, vaults);
+        }
+    }
     cost
 }
 

@@ -141,6 +141,25 @@ impl RpcSource {
         }
     }
 
+    /// Whether block `number` of chain `chain_id` will be replayed under the OP stack's rules,
+    /// as far as is known before its header (the fork, which needs the block's time, is not
+    /// asked): the rules [`Self::prepare_block`] takes, with `evidence` the transaction's
+    /// ([`tx_op_evidence`]).
+    pub fn op_likely(&self, chain_id: u64, number: u64, evidence: Option<&'static str>) -> bool {
+        let info = BlockInfo {
+            number,
+            op_evidence: evidence,
+            ..BlockInfo::default()
+        };
+        let (ruleset, _) = self.block_ruleset(chain_id, &info);
+        let custom = self
+            .op_config
+            .as_ref()
+            .filter(|c| c.chain_id == chain_id)
+            .map(|c| &c.schedule);
+        crate::chain::op::op_rules(chain_id, ruleset, custom, number, u64::MAX).is_some()
+    }
+
     /// [`Self::ruleset`], then the OP stack's rules where the block's own data shows them
     /// (`info.op_evidence`) on a chain without rules of its own or under a dev node.
     fn block_ruleset(&self, chain_id: u64, info: &BlockInfo) -> (Ruleset, String) {

@@ -120,16 +120,7 @@ pub fn first_round(
 
 /// A block header (no transactions) by hash.
 pub fn header(source: &RpcSource, block_hash: B256) -> Result<Value, SourceError> {
-    let v = source
-        .client
-        .call("eth_getBlockByHash", json!([block_hash, false]))?;
-    if v.is_null() {
-        return Err(SourceError::NotFound {
-            what: format!("block {block_hash}"),
-        });
-    }
-    crate::source::rpc::expect_field(&v, "block", "hash", &format!("{block_hash:?}"))?;
-    Ok(v)
+    source.header_with_states(block_hash, &[]).map(|(h, _)| h)
 }
 
 /// Turns the node's prestate (`{addr: {balance, nonce, code, storage}}`) into a partial snapshot:

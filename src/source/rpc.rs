@@ -541,6 +541,36 @@ impl RpcSource {
     }
 }
 
+impl RpcSource {
+    /// Block `hash`'s header and each `(at, misses)` as of its block, in one batch request
+    /// ([`super::prestate_rpc::header`]'s checks; the state a snapshot each).
+    pub fn header_with_states(
+        &self,
+        hash: B256,
+        asks: &[(&str, &Misses)],
+    ) -> Result<(Value, Vec<StateSnapshot>), SourceError> {
+        let mut calls = vec![("eth_getBlockByHash".to_string(), json!([hash, false]))];
+        calls.extend(asks.iter().flat_map(|(at, m)| state_calls(m, at)));
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let head = res.next().unwrap_or(Ok(Value::Null))?;
+        if head.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {hash}"),
+            });
+        }
+        expect_field(&head, "block", "hash", &format!("{hash:?}"))?;
+        let states = asks
+            .iter()
+            .map(|(_, m)| {
+                let mut snap = StateSnapshot::partial();
+                read_state(&mut snap, m, &mut res)?;
+                Ok(snap)
+            })
+            .collect::<Result<_, SourceError>>()?;
+        Ok((head, states))
+    }
+}
+
 /// The calls that read `misses` as of block `at`.
 fn state_calls(misses: &Misses, at: &str) -> Vec<(String, Value)> {
     let mut calls = Vec::new();

@@ -161,6 +161,20 @@ pub enum TracerSpec {
 }
 
 impl TracerSpec {
+    /// Whether the result can show the balance of an account the transaction did not look up:
+    /// Parity's stateDiff (every account the run changed, the OP fee vaults too) and a
+    /// JavaScript tracer (`db` reads any account). The prestate tracer lists only what the
+    /// transaction looked up, as geth's does.
+    pub fn shows_unlooked_balances(&self) -> bool {
+        match self {
+            TracerSpec::ParityReplay { .. } => true,
+            #[cfg(feature = "js")]
+            TracerSpec::Js(_) => true,
+            TracerSpec::Mux(children) => children.iter().any(|(_, c)| c.shows_unlooked_balances()),
+            _ => false,
+        }
+    }
+
     /// A JavaScript tracer from its source; the script is checked now, before any replay.
     #[cfg(feature = "js")]
     pub fn js(

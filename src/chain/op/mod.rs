@@ -59,3 +59,24 @@ pub fn fee_reads(rules: OpRules) -> (Vec<Address>, Vec<(Address, alloy_primitive
     }
     (accounts, slots.into_inner())
 }
+
+/// The union of [`fee_reads`] over every fork: what a user transaction's fees may read before
+/// its block's fork is known (the fast path asks for it with the block header, in one round
+/// trip; the slots a fork does not read are harmless in the pre-state).
+pub fn fee_reads_any() -> (Vec<Address>, Vec<(Address, alloy_primitives::U256)>) {
+    let (mut accounts, mut slots) = (Vec::new(), Vec::new());
+    for fork in OpFork::ALL {
+        let (a, s) = fee_reads(OpSchedule::all_from_genesis(fork).rules_at(0));
+        accounts.extend(
+            a.into_iter()
+                .filter(|x| !accounts.contains(x))
+                .collect::<Vec<_>>(),
+        );
+        slots.extend(
+            s.into_iter()
+                .filter(|x| !slots.contains(x))
+                .collect::<Vec<_>>(),
+        );
+    }
+    (accounts, slots)
+}
