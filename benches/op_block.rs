@@ -22,7 +22,9 @@
 //!
 //! Each side replays the whole block on a fresh view of the one pre-state, untraced (`apply`,
 //! as a block's earlier transactions run) and under the callTracer (`trace`, as `block N`
-//! runs), interleaved, RUNS runs. Run: `cargo bench --bench op_block`. Prints medians and
+//! runs), interleaved, RUNS runs: on the same transaction values, whose L1 cost data is worked
+//! out once (`RollupCache`), and as a first pass on fresh copies each run. Run: `cargo bench
+//! --bench op_block`. Prints medians and
 //! minima and the ratios OP / Ethereum; asserts only that both replays succeed and the OP one
 //! charged an L1 fee.
 
@@ -250,7 +252,7 @@ fn main() {
         return profile(&side);
     }
     println!(
-        "{:<8} {:<20} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
+        "{:<8} {:<24} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
         "block", "replay", "OP", "Ethereum", "ratio", "OP min", "Eth min", "ratio"
     );
     for (name, heavier, calls) in [("light", false, 5), ("heavier", true, 40)] {
@@ -282,17 +284,39 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
         users.len(),
         op_gas - eth_gas
     );
-    for (label, spec) in [("untraced (apply)", None), ("callTracer", Some(&call))] {
+    // Fresh copies of the transactions, their L1 cost data not yet worked out (`RollupCache`):
+    // a replay's first pass over them. Later passes, and every run on the same copies here,
+    // find it worked out, as op-geth's cached `RollupCostData`.
+    let fresh = |txs: &[ReplayTx]| -> Vec<ReplayTx> {
+        txs.iter()
+            .map(|t| ReplayTx {
+                rollup: Default::default(),
+                ..t.clone()
+            })
+            .collect()
+    };
+    let rows = [
+        ("untraced (apply)", None, false),
+        ("untraced, first pass", None, true),
+        ("callTracer", Some(&call), false),
+        ("callTracer, first pass", Some(&call), true),
+    ];
+    for (label, spec, first) in rows {
         let (mut op, mut eth) = (Vec::new(), Vec::new());
         for _ in 0..RUNS {
-            op.push(block(snap, &op_env, &op_txs, spec).0);
-            eth.push(block(snap, &eth_env, users, spec).0);
+            let (o, e) = if first {
+                (fresh(&op_txs), fresh(users))
+            } else {
+                (op_txs.clone(), users.to_vec())
+            };
+            op.push(block(snap, &op_env, &o, spec).0);
+            eth.push(block(snap, &eth_env, &e, spec).0);
         }
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let (op_min, eth_min) = (*op.iter().min().unwrap(), *eth.iter().min().unwrap());
         let (op, eth) = (median(op), median(eth));
         println!(
-            "{:<8} {:<20} {:>8.2}ms {:>8.2}ms {:>6.3}x {:>8.2}ms {:>8.2}ms {:>6.3}x",
+            "{:<8} {:<24} {:>8.2}ms {:>8.2}ms {:>6.3}x {:>8.2}ms {:>8.2}ms {:>6.3}x",
             name,
             label,
             ms(op),
@@ -305,10 +329,24 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
     }
 }
 
-/// `OP_BLOCK_PROFILE=op|eth[,call]`: only that side's `light` block, 5,000 times (untraced, or
-/// under the callTracer with `,call`), for a profiler to compare the two sides.
+/// `OP_BLOCK_PROFILE=op|eth[,call]`: only that side's `light` block, 5,000 times
+/// (`OP_BLOCK_PROFILE_RUNS`; untraced, or under the callTracer with `,call`), for a profiler to
+/// compare the two sides.
 fn profile(side: &str) {
     let (users, senders) = user_txs(false);
+    if side == "fastlz" {
+        // The FastLZ size of each encoding alone, what a first pass adds per transaction.
+        let start = Instant::now();
+        let mut sum = 0u64;
+        for _ in 0..2_000 {
+            for t in &users {
+                sum += u64::from(chaintrace::chain::op::flz_compress_len(&t.raw));
+            }
+        }
+        let per = start.elapsed().as_secs_f64() * 1e9 / (2_000.0 * users.len() as f64);
+        println!("fastlz: {per:.0} ns a transaction (sizes {sum})");
+        return;
+    }
     let snap = pre_state(&senders, 5);
     let op = side.starts_with("op") || side.starts_with("deposit");
     let env = env(if op {
@@ -325,12 +363,17 @@ fn profile(side: &str) {
     };
     let call = TracerSpec::new(TracerKind::Call, None).unwrap();
     let spec = side.ends_with(",call").then_some(&call);
+    let runs: u32 = std::env::var("OP_BLOCK_PROFILE_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5_000)
+        .max(1);
     let mut total = Duration::ZERO;
-    for _ in 0..5_000 {
+    for _ in 0..runs {
         total += block(&snap, &env, &txs, spec).0;
     }
     println!(
         "{side}: {:.3} ms a block",
-        total.as_secs_f64() * 1e3 / 5_000.0
+        total.as_secs_f64() * 1e3 / f64::from(runs)
     );
 }

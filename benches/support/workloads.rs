@@ -109,6 +109,7 @@ pub fn setup(name: &'static str, to: Address, iterations: u32, calls: u32) -> Se
         authorities: Vec::new(),
         raw: Bytes::new(),
         deposit: None,
+        rollup: Default::default(),
     };
     Setup {
         name,

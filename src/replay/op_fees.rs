@@ -23,8 +23,8 @@ use revm::state::{Account, EvmState};
 
 use super::{EvmEnv, ReplayError, ReplayTx};
 use crate::chain::op::{
-    l1_cost, operator_fee, L1BlockInfo, L1Cost, OpFork, OpRules, RollupCostData, BASE_FEE_VAULT,
-    L1_BLOCK, L1_FEE_VAULT, OPERATOR_FEE_VAULT,
+    l1_cost, operator_fee, L1BlockInfo, L1Cost, OpFork, OpRules, BASE_FEE_VAULT, L1_BLOCK,
+    L1_FEE_VAULT, OPERATOR_FEE_VAULT,
 };
 use crate::source::ReplayDb;
 
@@ -95,7 +95,7 @@ pub(crate) fn buy(
         return Ok(None);
     }
     let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
-    let l1 = l1_cost(&info, rules, &RollupCostData::of_tx(&tx.raw));
+    let l1 = l1_cost(&info, rules, &tx.rollup.of(&tx.raw));
     let operator_upfront = operator_fee(&info, rules, tx.env.gas_limit);
     let upfront = l1.map_or(U256::ZERO, |c| c.fee) + operator_upfront;
     // The sender as the state holds it, loaded into the cache (the database cannot fail).

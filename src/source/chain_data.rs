@@ -10,6 +10,7 @@ use revm::context::TxEnv;
 use revm::context_interface::either::Either;
 
 use super::error::TxError;
+use crate::chain::op::RollupCostData;
 
 /// The block a transaction runs in, as chain data gives it.
 #[derive(Clone, Debug, Default)]
@@ -88,6 +89,31 @@ pub struct ReplayTx {
     /// An OP-stack deposit (type `0x7e`): no signature, no fee, `mint` credited first; `env`
     /// holds it as revm runs it (a zero-price legacy message, nonce not checked).
     pub deposit: Option<super::deposit::Deposit>,
+    /// What its OP-stack L1 data fee is priced by, worked out once ([`RollupCache`]).
+    pub rollup: RollupCache,
+}
+
+/// What an OP-stack user transaction's L1 data fee is priced by (its encoding's zero and
+/// non-zero bytes and FastLZ size), worked out once for every clone a replay's passes run, as
+/// op-geth caches it on the transaction (`Transaction.rollupCostData`, core/types/transaction.go):
+/// the FastLZ walk is most of what the OP rules add to a replay. Tied to the encoding it was
+/// worked from: another `raw` in its place is worked out anew.
+#[derive(Clone, Debug, Default)]
+pub struct RollupCache(std::sync::Arc<std::sync::OnceLock<(usize, usize, RollupCostData)>>);
+
+impl RollupCache {
+    /// The cost data of `raw` (`RollupCostData::of_tx`).
+    pub fn of(&self, raw: &Bytes) -> RollupCostData {
+        let key = (raw.as_ptr() as usize, raw.len());
+        let (at, len, data) = *self
+            .0
+            .get_or_init(|| (key.0, key.1, RollupCostData::of_tx(raw)));
+        if (at, len) == key {
+            data
+        } else {
+            RollupCostData::of_tx(raw)
+        }
+    }
 }
 
 impl ReplayTx {
@@ -170,6 +196,7 @@ impl ReplayTx {
             authorities,
             raw: raw.into(),
             deposit: None,
+            rollup: RollupCache::default(),
         })
     }
 
@@ -196,6 +223,7 @@ impl ReplayTx {
             authorities: Vec::new(),
             raw,
             deposit: Some(d.deposit),
+            rollup: RollupCache::default(),
         }
     }
 
@@ -224,6 +252,7 @@ impl ReplayTx {
             authorities: Vec::new(),
             raw: Bytes::new(),
             deposit: None,
+            rollup: RollupCache::default(),
         }
     }
 
@@ -233,5 +262,30 @@ impl ReplayTx {
             TxKind::Call(a) => Some(a),
             TxKind::Create => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache answers what `RollupCostData::of_tx` does, for every clone, and works out
+    /// anew for another encoding put in `raw`'s place (a deposit's: none).
+    #[test]
+    fn rollup_cost_data_is_worked_out_once_per_encoding() {
+        let raw =
+            Bytes::from([vec![2u8], vec![0; 40], (1..=200).map(|i| i as u8).collect()].concat());
+        let cache = RollupCache::default();
+        let want = RollupCostData::of_tx(&raw);
+        assert_eq!(want.zeroes, 40);
+        assert_eq!(cache.of(&raw), want);
+        let clone = cache.clone();
+        assert_eq!(clone.of(&raw.clone()), want);
+        assert!(clone.0.get().is_some() && std::sync::Arc::ptr_eq(&clone.0, &cache.0));
+        let other = Bytes::from(vec![0x7e, 1, 2, 3]);
+        assert_eq!(clone.of(&other), RollupCostData::default());
+        let shorter = raw.slice(..100);
+        assert_eq!(cache.of(&shorter), RollupCostData::of_tx(&shorter));
+        assert_ne!(cache.of(&shorter), want);
     }
 }

@@ -92,6 +92,7 @@ impl Run {
             authorities: Vec::new(),
             raw: Bytes::new(),
             deposit: None,
+            rollup: Default::default(),
         };
         let mut db = snap.db();
         trace(&mut db, &env, &tx, &spec, 0).map_err(|e| e.to_string())

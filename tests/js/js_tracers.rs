@@ -81,6 +81,7 @@ fn scenario(script: &str) -> Value {
         authorities: Vec::new(),
         raw: Bytes::new(),
         deposit: None,
+        rollup: Default::default(),
     };
     let spec = TracerSpec::js(script, None, Duration::from_secs(5)).unwrap();
     let mut db = snap.db();

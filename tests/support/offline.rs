@@ -47,6 +47,7 @@ pub fn tx(sender: Address, kind: TxKind) -> ReplayTx {
         authorities: Vec::new(),
         raw: Bytes::new(),
         deposit: None,
+        rollup: Default::default(),
     }
 }
 
