@@ -377,28 +377,33 @@ fn run_pass<T: Ran>(
     let mut out = Vec::new();
     let mut log_offset = plan.log_offset;
     let mut own: Option<EvmEnv> = None;
+    let mut base = std::borrow::Cow::Borrowed(plan.env);
     for (i, tx) in plan.txs.iter().enumerate() {
+        if i == plan.first {
+            if let Some(prepare) = plan.prepare {
+                prepare(db);
+                // What the block's earlier transactions read of the L1Block predeploy may be
+                // overridden now: read again.
+                base.to_mut().op_l1 = Default::default();
+                own = None;
+            }
+        }
         let env = match splices.get(i).and_then(Option::as_ref) {
             Some(s) => {
-                let e = own.get_or_insert_with(|| plan.env.clone());
+                let e = own.get_or_insert_with(|| base.as_ref().clone());
                 e.splice = Some(s.clone());
                 &*e
             }
             None => {
-                if plan.env.splice.is_some() {
-                    let e = own.get_or_insert_with(|| plan.env.clone());
+                if base.splice.is_some() {
+                    let e = own.get_or_insert_with(|| base.as_ref().clone());
                     e.splice = None;
                     &*e
                 } else {
-                    plan.env
+                    base.as_ref()
                 }
             }
         };
-        if i == plan.first {
-            if let Some(prepare) = plan.prepare {
-                prepare(db);
-            }
-        }
         if i >= plan.first && traced {
             let index = plan.index.map(|n| n + i as u64);
             let t = trace(db, env, tx, log_offset, index)?;
@@ -421,5 +426,118 @@ impl From<DriveError> for super::Error {
             }
             .into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::op::{OpFork, OpRules, L1_BLOCK};
+    use crate::source::chain_data::BlockInfo;
+    use crate::source::{AccountData, StateSnapshot};
+    use alloy_primitives::{address, Address, Bytes, U256};
+
+    const SENDER: Address = address!("00000000000000000000000000000000000000f0");
+
+    /// An OP block's state (Ecotone's L1Block slots: base fee, scalars, blob base fee), its
+    /// environment, and two user transactions from one sender.
+    fn op_block() -> (StateSnapshot, EvmEnv, Vec<ReplayTx>) {
+        let mut snap = StateSnapshot::complete();
+        let rich = AccountData {
+            balance: U256::from(10u64).pow(U256::from(18)),
+            ..AccountData::default()
+        };
+        snap.insert_account(SENDER, rich);
+        snap.insert_account(L1_BLOCK, AccountData::default());
+        snap.insert_slot(L1_BLOCK, U256::from(1), U256::from(1_000_000_000u64));
+        let mut scalars = [0u8; 32];
+        scalars[16..20].copy_from_slice(&1368u32.to_be_bytes());
+        scalars[20..24].copy_from_slice(&810_949u32.to_be_bytes());
+        snap.insert_slot(L1_BLOCK, U256::from(3), U256::from_be_bytes(scalars));
+        snap.insert_slot(L1_BLOCK, U256::from(7), U256::from(3));
+        let info = BlockInfo {
+            number: 1,
+            timestamp: 1,
+            gas_limit: 30_000_000,
+            base_fee: Some(7),
+            ..BlockInfo::default()
+        };
+        let mut env = EvmEnv::new(revm::primitives::hardfork::SpecId::CANCUN, 10, &info);
+        env.op = Some(OpRules::up_to(OpFork::Ecotone));
+        let txs = (0..2u64)
+            .map(|nonce| {
+                let to = Some(address!("00000000000000000000000000000000000000aa"));
+                let mut tx = ReplayTx::simulated(SENDER, to, Bytes::new(), U256::ZERO, 50_000, 10);
+                tx.env.nonce = nonce;
+                tx.raw = Bytes::from(vec![nonce as u8 + 1; 120]);
+                tx
+            })
+            .collect();
+        (snap, env, txs)
+    }
+
+    fn l1_fees(snap: &StateSnapshot, plan: &Plan<'_>) -> Vec<U256> {
+        let mut db = snap.db();
+        let trace: TraceFn<'_, ((), super::super::TxOutcome)> =
+            &|db, env, tx, _, _| Ok(((), super::super::apply(db, env, tx)?));
+        let ran = run_pass(&mut db, plan, &[], true, trace).unwrap();
+        ran.iter()
+            .map(|(_, o)| o.op_fee.as_ref().unwrap().l1.unwrap().fee)
+            .collect()
+    }
+
+    /// A block's later user transactions are priced with the L1Block values its first one
+    /// read (op-geth's `NewL1CostFunc` reads them once per block); a `prepare` hook (state
+    /// overrides) before a transaction has them read again, and a state that lacked a slot
+    /// keeps nothing.
+    #[test]
+    fn the_l1_block_is_read_once_per_block_and_again_after_a_prepare_hook() {
+        let (snap, env, txs) = op_block();
+        let plan = |prepare| Plan {
+            env: &env,
+            txs: &txs,
+            first: 0,
+            log_offset: 0,
+            index: Some(0),
+            prepare,
+            frames: Frames::Block(None),
+        };
+        let plain = l1_fees(&snap, &plan(None));
+        assert!(env.op_l1.get().is_some());
+        assert!(plain.iter().all(|f| !f.is_zero()));
+        // The L1 base fee doubled just before the second transaction: read again there.
+        let double = |db: &mut ReplayDb<'_>| {
+            db.insert_account_storage(L1_BLOCK, U256::from(1), U256::from(2_000_000_000u64))
+                .unwrap();
+        };
+        let mut later = plan(Some(&double));
+        later.first = 1;
+        let overridden = l1_fees(&snap, &later);
+        assert_eq!(overridden.len(), 1);
+        assert!(overridden[0] > plain[1], "{overridden:?} {plain:?}");
+        // Without the memo the same: the second transaction alone on the overridden state.
+        let mut fresh = env.clone();
+        fresh.op_l1 = Default::default();
+        let mut db = snap.db();
+        double(&mut db);
+        let raw_priced = crate::chain::op::l1_cost(
+            &crate::chain::op::L1BlockInfo::from_storage(fresh.op.unwrap(), |s| {
+                revm::DatabaseRef::storage_ref(&db, L1_BLOCK, s).unwrap()
+            }),
+            fresh.op.unwrap(),
+            &crate::chain::op::RollupCostData::of_tx(&txs[1].raw),
+        )
+        .unwrap()
+        .fee;
+        assert_eq!(overridden[0], raw_priced);
+        // A state lacking slot 7 (the blob base fee): nothing kept.
+        let mut partial = StateSnapshot::partial();
+        partial.absorb(snap.fork());
+        partial.storage.remove(&(L1_BLOCK, U256::from(7)));
+        let mut env2 = env.clone();
+        env2.op_l1 = Default::default();
+        let mut db = partial.db();
+        let _ = super::super::apply(&mut db, &env2, &txs[0]);
+        assert!(env2.op_l1.get().is_none());
     }
 }

@@ -94,7 +94,16 @@ pub(crate) fn buy(
     if tx.deposit.is_some() || tx.raw.is_empty() {
         return Ok(None);
     }
-    let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
+    let info = match env.op_l1.get() {
+        Some(info) => info.clone(),
+        None => {
+            let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
+            if !db.db.has_misses() {
+                env.op_l1.keep(&info);
+            }
+            info
+        }
+    };
     let l1 = l1_cost(&info, rules, &tx.rollup.of(&tx.raw));
     let operator_upfront = operator_fee(&info, rules, tx.env.gas_limit);
     let upfront = l1.map_or(U256::ZERO, |c| c.fee) + operator_upfront;
@@ -188,7 +197,13 @@ fn credit(
     if amount.is_zero() {
         return;
     }
-    if vaults == Vaults::InCache && !state.contains_key(&address) {
+    // One lookup where the transaction touched the account (its sender, always).
+    if let Some(a) = state.get_mut(&address) {
+        a.mark_touch();
+        a.info.balance = a.info.balance.saturating_add(amount);
+        return;
+    }
+    if vaults == Vaults::InCache {
         if let Some(cached) = db.cache.accounts.get_mut(&address) {
             // `CacheDB::commit` of a touched account that was neither created nor destroyed:
             // its info replaced (only the balance differs), its state `Touched` unless its
