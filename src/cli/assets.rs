@@ -3,11 +3,11 @@
 
 use chaintrace::replay::assets::metadata::{read_metadata, PostState};
 use chaintrace::replay::assets::{asset_changes, AssetChanges, FeeInputs};
-use chaintrace::replay::{EvmEnv, ReplayTx, TraceResult, TracedTx};
+use chaintrace::replay::{CallTraced, EvmEnv, ReplayTx, TraceResult};
 use chaintrace::source::rpc::RpcSource;
 use chaintrace::source::StateSnapshot;
-use chaintrace::trace::call::CallFrame;
-use chaintrace::trace::{TracerKind, TracerSpec};
+use chaintrace::trace::call::CallTracerConfig;
+use chaintrace::trace::TracerSpec;
 use clap::Args;
 
 use super::common::{CliError, TraceArgs};
@@ -37,28 +37,19 @@ impl AssetArgs {
 }
 
 /// The callTracer with logs, which asset changes are read from.
-pub fn assets_spec() -> TracerSpec {
-    TracerSpec::new(
-        TracerKind::Call,
-        Some(&serde_json::json!({"withLog": true})),
-    )
-    .expect("the callTracer takes withLog")
+pub fn assets_config() -> CallTracerConfig {
+    CallTracerConfig {
+        with_log: true,
+        ..CallTracerConfig::default()
+    }
 }
 
-/// Whether `spec` records what asset changes need (every frame, with logs).
-pub fn spec_has_assets(spec: &TracerSpec) -> bool {
-    matches!(spec, TracerSpec::Call(c) if c.with_log && !c.only_top_call)
-}
-
-/// The call tree of a run made to read one (the callTracer of [`assets_spec`], the report's
-/// first run): a result of another tracer is an error, never read as no tree.
-fn call_tree(t: &TracedTx) -> Result<&CallFrame, CliError> {
-    match &t.result {
-        TraceResult::Call(f) => Ok(f),
-        _ => Err(CliError::source(format!(
-            "{}: the callTracer's run holds no call tree",
-            t.hash
-        ))),
+/// The callTracer of `spec` when its run records what asset changes need (every frame, with
+/// logs): they are then read from that run's call tree, with no second run.
+pub fn assets_call(spec: &TracerSpec) -> Option<&CallTracerConfig> {
+    match spec {
+        TracerSpec::Call(c) if c.with_log && !c.only_top_call => Some(c),
+        _ => None,
     }
 }
 
@@ -69,7 +60,7 @@ pub type StateAt<'a> = Option<(&'a RpcSource, &'a str)>;
 /// The asset changes of `traced` (a callTracer run with logs) run as `tx` in `env`, with token
 /// metadata read on `post` (fetching what it lacks from `at`); `passes` counts the round trips.
 pub fn compute(
-    traced: &TracedTx,
+    traced: &CallTraced,
     env: &EvmEnv,
     tx: &ReplayTx,
     post: &revm::database::Cache,
@@ -78,7 +69,7 @@ pub fn compute(
     passes: &mut usize,
 ) -> Result<AssetChanges, CliError> {
     let fee = FeeInputs::new(env, tx, &traced.outcome);
-    let mut changes = asset_changes(call_tree(traced)?, Some(&fee));
+    let mut changes = asset_changes(&traced.root, Some(&fee));
     changes.meta = read_meta(&changes, env, post, pre, at, passes)?;
     Ok(changes)
 }
@@ -122,18 +113,23 @@ pub fn block_assets(
     passes: &mut usize,
 ) -> Result<Vec<AssetChanges>, CliError> {
     let first = txs.len().saturating_sub(r.traces.len());
+    // The block's runs are of the user's tracer, which `block --assets` requires to be the
+    // callTracer with logs (`assets_call`): another result is an error, never no changes.
     let mut all: Vec<_> = r
         .traces
         .iter()
         .zip(&txs[first..])
-        .map(|(t, tx)| {
-            let fee = FeeInputs::new(env, tx, &t.outcome);
-            match &t.result {
-                TraceResult::Call(root) => asset_changes(root, Some(&fee)),
-                _ => AssetChanges::default(),
-            }
+        .map(|(t, tx)| match &t.result {
+            TraceResult::Call(root) => Ok(asset_changes(
+                root,
+                Some(&FeeInputs::new(env, tx, &t.outcome)),
+            )),
+            _ => Err(CliError::source(format!(
+                "{}: the block's run holds no call tree for --assets",
+                t.hash
+            ))),
         })
-        .collect();
+        .collect::<Result<_, CliError>>()?;
     let mut union = AssetChanges::default();
     for a in &all {
         union.tokens.extend(a.tokens.iter().cloned());

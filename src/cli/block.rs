@@ -355,7 +355,7 @@ impl BlockArgs {
         }
         let mut t = self.trace.clone();
         t.json = false;
-        if !super::assets::spec_has_assets(&t.spec(None)?) {
+        if super::assets::assets_call(&t.spec(None)?).is_none() {
             return Err(CliError::input(
                 "--assets reads the call tree with its logs: use the callTracer (the default) \
                  without onlyTopCall or withLog false",

@@ -5,12 +5,13 @@
 use alloy_primitives::{Address, Bytes, U256};
 use chaintrace::replay::call::{prepare_call, CallError, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
+use chaintrace::replay::CallTraced;
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use chaintrace::source::StateSnapshot;
 use clap::Args;
 use serde_json::Value;
 
-use super::assets::{assets_spec, compute, spec_has_assets};
+use super::assets::{assets_call, assets_config, compute};
 use super::block::parse_block_ref;
 use super::call_input::{encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
@@ -166,62 +167,83 @@ impl CallArgs {
             hardfork,
         )
         .map_err(call_error)?;
+        let tree = matches!(spec, chaintrace::trace::TracerSpec::Call(_));
+        let wants_assets = self.assets.assets || (tree && self.trace.json && self.trace.decode);
+        let overrides = state_override.as_ref();
+        let assets_of = |t: &TracedCall<CallTraced>, passes: &mut usize| {
+            compute(
+                &t.traced,
+                &prepared.env,
+                &prepared.tx,
+                &t.post,
+                &t.snapshot,
+                Some((&source, &prepared.state_at)),
+                passes,
+            )
+        };
+        let (run, assets) = match assets_call(&spec).filter(|_| wants_assets) {
+            // The user's own run is the callTracer with logs: the changes are read from it.
+            Some(config) => {
+                let t = prepared
+                    .trace_call_tree(&source, config, overrides, StateSnapshot::partial())
+                    .map_err(call_error)?;
+                let mut passes = t.passes;
+                let assets = assets_of(&t, &mut passes)?;
+                let mut t = t.map(CallTraced::into_traced);
+                t.passes = passes;
+                (t, Some(assets))
+            }
+            None => {
+                let t = prepared
+                    .trace(&source, &spec, overrides, StateSnapshot::partial())
+                    .map_err(call_error)?;
+                if wants_assets {
+                    let again = prepared
+                        .trace_call_tree(&source, &assets_config(), overrides, t.snapshot)
+                        .map_err(call_error)?;
+                    let mut passes = t.passes + again.passes;
+                    let assets = assets_of(&again, &mut passes)?;
+                    let run = TracedCall {
+                        traced: t.traced,
+                        snapshot: again.snapshot,
+                        chain_id: t.chain_id,
+                        passes,
+                        post: again.post,
+                        splice_note: t.splice_note,
+                    };
+                    (run, Some(assets))
+                } else {
+                    (t, None)
+                }
+            }
+        };
         let TracedCall {
             traced,
             mut snapshot,
             chain_id,
             mut passes,
-            mut post,
             splice_note,
-        } = prepared
-            .trace(
-                &source,
-                &spec,
-                state_override.as_ref(),
-                StateSnapshot::partial(),
-            )
-            .map_err(call_error)?;
-        let tree = matches!(spec, chaintrace::trace::TracerSpec::Call(_));
-        let assets = if self.assets.assets || (tree && self.trace.json && self.trace.decode) {
-            let mut extra = None;
-            if !spec_has_assets(&spec) {
-                let again = prepared
-                    .trace(&source, &assets_spec(), state_override.as_ref(), snapshot)
-                    .map_err(call_error)?;
-                snapshot = again.snapshot;
-                passes += again.passes;
-                post = again.post;
-                extra = Some(again.traced);
-            }
-            let run = extra.as_ref().unwrap_or(&traced);
-            Some(compute(
-                run,
-                &prepared.env,
-                &prepared.tx,
-                &post,
-                &snapshot,
-                Some((&source, &prepared.state_at)),
-                &mut passes,
-            )?)
-        } else {
-            None
-        };
+            ..
+        } = run;
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
         print_trace(&traced, &self.trace, &decoder, currency, assets.as_ref())?;
         if let Some(html) = &self.html {
-            let [call_spec, diff, gas] = super::report::specs(&names);
+            let (call_config, diff, gas) = super::report::specs(&names);
+            let c = prepared
+                .trace_call_tree(&source, &call_config, overrides, snapshot)
+                .map_err(call_error)?;
+            passes += c.passes;
             let mut run = |spec: &chaintrace::trace::TracerSpec,
                            snap: StateSnapshot|
              -> Result<TracedCall, CliError> {
                 let t = prepared
-                    .trace(&source, spec, state_override.as_ref(), snap)
+                    .trace(&source, spec, overrides, snap)
                     .map_err(call_error)?;
                 passes += t.passes;
                 Ok(t)
             };
-            let c = run(&call_spec, snapshot)?;
             let d = run(&diff, c.snapshot)?;
             let g = run(&gas, d.snapshot)?;
             snapshot = g.snapshot;

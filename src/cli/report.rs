@@ -12,8 +12,9 @@ use chaintrace::render::html::{write_report, Check, Report, Verdict};
 use chaintrace::replay::assets::check::compare_with_diff;
 use chaintrace::replay::assets::{format_units, AssetChanges};
 use chaintrace::replay::selfcheck::check;
-use chaintrace::replay::{ReplayTx, TraceResult, TracedTx};
+use chaintrace::replay::{CallTraced, ReplayTx, TraceResult, TracedTx};
 use chaintrace::source::StateSnapshot;
+use chaintrace::trace::call::CallTracerConfig;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use serde_json::Value;
 
@@ -23,30 +24,29 @@ use super::names::decoder_for;
 /// The runs a report is made of.
 pub struct Runs {
     /// The callTracer with logs (and source positions when a source map may match).
-    pub call: TracedTx,
+    pub call: CallTraced,
     /// The prestateTracer in diffMode.
     pub diff: TracedTx,
     pub gas: TracedTx,
     pub assets: AssetChanges,
 }
 
-/// The three tracers a report runs: call tree, prestate diff, gas.
-pub fn specs(names: &Names) -> [TracerSpec; 3] {
-    let mut call = super::assets::assets_spec();
-    if let TracerSpec::Call(c) = &mut call {
-        c.source_steps = names.has_sources();
-        if c.source_steps {
-            c.marks = Some(chaintrace::trace::gas_context::MarkSource(
-                names.jump_marks(),
-            ));
-        }
+/// The three tracers a report runs: call tree (the callTracer with logs, and source positions
+/// when a source map may match), prestate diff, gas.
+pub fn specs(names: &Names) -> (CallTracerConfig, TracerSpec, TracerSpec) {
+    let mut call = super::assets::assets_config();
+    call.source_steps = names.has_sources();
+    if call.source_steps {
+        call.marks = Some(chaintrace::trace::gas_context::MarkSource(
+            names.jump_marks(),
+        ));
     }
     let diff = TracerSpec::new(
         TracerKind::Prestate,
         Some(&serde_json::json!({"diffMode": true})),
     )
     .expect("the prestateTracer takes diffMode");
-    [call, diff, TracerSpec::Gas(Default::default())]
+    (call, diff, TracerSpec::Gas(Default::default()))
 }
 
 /// What the report says about a transaction or call besides its traces.
@@ -93,7 +93,7 @@ pub fn command_line() -> String {
 pub fn tx_facts(
     chain_id: u64,
     tx: &ReplayTx,
-    t: &TracedTx,
+    t: &CallTraced,
     currency: &str,
 ) -> Vec<(String, String)> {
     let mut f = vec![
@@ -257,7 +257,8 @@ pub fn write(
     let mut human = args.clone();
     human.json = false;
     human.decode = false;
-    let decoder = decoder_for(names, &human, &runs.call, state);
+    // The decoder reads a tracer's result: the call tree as one.
+    let decoder = decoder_for(names, &human, &runs.call.clone().into_traced(), state);
     let currency = chaintrace::chain::currency(ctx.chain_id);
     let flame = match &runs.gas.result {
         TraceResult::Gas(g) => {
@@ -272,10 +273,7 @@ pub fn write(
         title: ctx.title.clone(),
         facts: ctx.facts.clone(),
         command: command_line(),
-        call: match &runs.call.result {
-            TraceResult::Call(f) => Some(f),
-            _ => None,
-        },
+        call: Some(&runs.call.root),
         decoder: &decoder,
         currency,
         assets: Some(&runs.assets),

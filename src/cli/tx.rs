@@ -4,14 +4,15 @@ use std::io::Write;
 
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::{
-    fixture_env, fixture_snapshot, fixture_tx, trace_fixture_on, ReplayError,
+    fixture_env, fixture_snapshot, fixture_tx, trace_fixture_call_tree, trace_fixture_on,
+    CallTraced, ReplayError,
 };
 use chaintrace::source::fixture::Fixture;
 use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
 
-use super::assets::{assets_spec, compute, spec_has_assets};
+use super::assets::{assets_call, assets_config, compute};
 use super::common::{finish, parse_hash, print_trace, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 use super::state::{
@@ -101,22 +102,30 @@ impl TxArgs {
                 e @ ReplayError::StructLog(_) => CliError::source(e.to_string()),
                 e => CliError::input(format!("{path}: {e}")),
             };
-            let (traced, post) =
-                trace_fixture_on(&fx, &spec, hardfork, &state).map_err(fixture_err)?;
-            let assets = if self.wants_assets(&spec) {
-                let env = fixture_env(&fx, hardfork);
-                let tx = fixture_tx(&fx).map_err(fixture_err)?;
-                let (t, post) = if spec_has_assets(&spec) {
-                    (None, post)
-                } else {
-                    let (t, p) = trace_fixture_on(&fx, &assets_spec(), hardfork, &state)
-                        .map_err(fixture_err)?;
-                    (Some(t), p)
-                };
-                let run = t.as_ref().unwrap_or(&traced);
-                Some(compute(run, &env, &tx, &post, &state, None, &mut 0)?)
-            } else {
-                None
+            let env = fixture_env(&fx, hardfork);
+            let tx = fixture_tx(&fx).map_err(fixture_err)?;
+            let tree = |config: &chaintrace::trace::call::CallTracerConfig| {
+                trace_fixture_call_tree(&fx, config, hardfork, &state).map_err(fixture_err)
+            };
+            let assets_of =
+                |(t, post): &(CallTraced, _)| compute(t, &env, &tx, post, &state, None, &mut 0);
+            let (traced, assets) = match (self.wants_assets(&spec), assets_call(&spec)) {
+                // The user's own run is the callTracer with logs: the changes are read from it.
+                (true, Some(config)) => {
+                    let run = tree(config)?;
+                    let assets = assets_of(&run)?;
+                    (run.0.into_traced(), Some(assets))
+                }
+                (wants, _) => {
+                    let (traced, _) =
+                        trace_fixture_on(&fx, &spec, hardfork, &state).map_err(fixture_err)?;
+                    let config = assets_config();
+                    let assets = match wants {
+                        true => Some(assets_of(&tree(&config)?)?),
+                        false => None,
+                    };
+                    (traced, assets)
+                }
             };
             let currency = chaintrace::chain::currency(fx.schedule.chain_id);
             let decoder = decoder_for(&names, &self.trace, &traced, &state);
@@ -128,16 +137,14 @@ impl TxArgs {
                 self.shown_assets(assets.as_ref()),
             )?;
             if let Some(html) = &self.html {
-                let [call, diff, gas] = super::report::specs(&names);
+                let (call, diff, gas) = super::report::specs(&names);
                 let run = |spec| trace_fixture_on(&fx, spec, hardfork, &state).map_err(fixture_err);
-                let (call_t, post) = run(&call)?;
-                let env = fixture_env(&fx, hardfork);
-                let tx = fixture_tx(&fx).map_err(fixture_err)?;
-                let assets = compute(&call_t, &env, &tx, &post, &state, None, &mut 0)?;
+                let call = tree(&call)?;
+                let assets = assets_of(&call)?;
                 let runs = super::report::Runs {
                     diff: run(&diff)?.0,
                     gas: run(&gas)?.0,
-                    call: call_t,
+                    call: call.0,
                     assets,
                 };
                 let ctx = super::report::Context {
@@ -230,9 +237,9 @@ impl TxArgs {
             }
         }
         if let Some(html) = &self.html {
-            let [call, diff, gas] = super::report::specs(&names);
+            let (call, diff, gas) = super::report::specs(&names);
             let (call_t, assets) =
-                mined_assets(&mut mined, &source, cache.as_ref(), &call, &mut meta_passes)?;
+                mined_tree_assets(&mut mined, &source, cache.as_ref(), &call, &mut meta_passes)?;
             let runs = super::report::Runs {
                 diff: mined.trace(&source, cache.as_ref(), &diff)?,
                 gas: mined.trace(&source, cache.as_ref(), &gas)?,
@@ -307,18 +314,28 @@ pub fn mined_assets(
     ),
     CliError,
 > {
-    let (traced, extra, post) = if spec_has_assets(spec) {
-        let (t, post) = mined.trace_keeping_post(source, cache, spec)?;
-        (t, None, post)
-    } else {
-        let t = mined.trace(source, cache, spec)?;
-        let (a, post) = mined.trace_keeping_post(source, cache, &assets_spec())?;
-        (t, Some(a), post)
-    };
-    let run = extra.as_ref().unwrap_or(&traced);
+    if let Some(config) = assets_call(spec) {
+        let (tree, assets) = mined_tree_assets(mined, source, cache, config, passes)?;
+        return Ok((tree.into_traced(), assets));
+    }
+    let traced = mined.trace(source, cache, spec)?;
+    let (_, assets) = mined_tree_assets(mined, source, cache, &assets_config(), passes)?;
+    Ok((traced, assets))
+}
+
+/// `mined`'s call tree under the callTracer `config` (with logs) and the asset changes read
+/// from it; `passes` counts the metadata round trips.
+pub fn mined_tree_assets(
+    mined: &mut Mined,
+    source: &chaintrace::source::rpc::RpcSource,
+    cache: Option<&chaintrace::source::cache::Cache>,
+    config: &chaintrace::trace::call::CallTracerConfig,
+    passes: &mut usize,
+) -> Result<(CallTraced, chaintrace::replay::assets::AssetChanges), CliError> {
+    let (tree, post) = mined.trace_call_tree_keeping_post(source, cache, config)?;
     let at = mined.state_block().to_string();
     let assets = compute(
-        run,
+        &tree,
         &mined.env,
         &mined.target,
         &post,
@@ -326,7 +343,7 @@ pub fn mined_assets(
         Some((source, &at)),
         passes,
     )?;
-    Ok((traced, assets))
+    Ok((tree, assets))
 }
 
 /// A fixture's contracts travel beside it as `NAME.build-info.json` (solc's standard-JSON input

@@ -8,15 +8,16 @@
 use alloy_primitives::{Address, Bytes, U256};
 use revm::primitives::hardfork::SpecId;
 
-use super::driver::Frames;
+use super::driver::{Frames, Ran, TraceFn};
 use super::env::default_call_gas;
 use super::mined::spec_for;
 use super::overrides::{BlockOverrides, StateOverride};
-use super::remote::replay_with_frames;
+use super::remote::replay_with_frames_by;
 use super::{EvmEnv, ReplayTx, TracedTx};
 use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
 use crate::source::StateSnapshot;
+use crate::trace::call::CallTracerConfig;
 use crate::trace::TracerSpec;
 
 /// The call: geth's `TransactionArgs` subset chaintrace replays.
@@ -32,8 +33,8 @@ pub struct CallRequest {
 }
 
 /// A traced call and what it cost.
-pub struct TracedCall {
-    pub traced: TracedTx,
+pub struct TracedCall<T = TracedTx> {
+    pub traced: T,
     pub snapshot: StateSnapshot,
     pub chain_id: u64,
     /// State round trips spent (batches).
@@ -42,6 +43,20 @@ pub struct TracedCall {
     pub post: revm::database::Cache,
     /// Where a chain's precompile frames came from, or why they are opaque (for stderr).
     pub splice_note: Option<String>,
+}
+
+impl<T> TracedCall<T> {
+    /// The same call with its trace made another (a typed call tree made a tracer's result).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> TracedCall<U> {
+        TracedCall {
+            traced: f(self.traced),
+            snapshot: self.snapshot,
+            chain_id: self.chain_id,
+            passes: self.passes,
+            post: self.post,
+            splice_note: self.splice_note,
+        }
+    }
 }
 
 /// A call ready to trace: its environment, transaction and the state it runs on.
@@ -161,6 +176,39 @@ impl PreparedCall {
         state_override: Option<&StateOverride>,
         snap: StateSnapshot,
     ) -> Result<TracedCall, CallError> {
+        self.trace_by(
+            source,
+            &|db, env, tx, offset, index| super::trace_at(db, env, tx, spec, offset, index),
+            state_override,
+            snap,
+        )
+    }
+
+    /// [`trace`](Self::trace) under the callTracer configured by `config`: the call tree, typed.
+    pub fn trace_call_tree(
+        &self,
+        source: &RpcSource,
+        config: &CallTracerConfig,
+        state_override: Option<&StateOverride>,
+        snap: StateSnapshot,
+    ) -> Result<TracedCall<super::CallTraced>, CallError> {
+        self.trace_by(
+            source,
+            &|db, env, tx, offset, index| {
+                super::trace_call_tree(db, env, tx, config, offset, index)
+            },
+            state_override,
+            snap,
+        )
+    }
+
+    fn trace_by<T: Ran>(
+        &self,
+        source: &RpcSource,
+        trace: TraceFn<'_, T>,
+        state_override: Option<&StateOverride>,
+        snap: StateSnapshot,
+    ) -> Result<TracedCall<T>, CallError> {
         let prepare = |db: &mut crate::source::ReplayDb<'_>| {
             if let Some(o) = state_override {
                 o.apply(db);
@@ -171,13 +219,13 @@ impl PreparedCall {
             .node_request
             .as_ref()
             .filter(|_| state_override.is_none());
-        let replay = replay_with_frames(
+        let replay = replay_with_frames_by(
             source,
             std::slice::from_ref(&self.tx),
             &self.env,
             0,
             &self.state_at,
-            spec,
+            trace,
             &prepare,
             snap,
             Frames::Call(request),

@@ -78,6 +78,12 @@ impl Ran for super::TracedTx {
     }
 }
 
+impl Ran for super::CallTraced {
+    fn log_count(&self) -> usize {
+        self.outcome.logs.len()
+    }
+}
+
 /// What an inspector of its own found, with how the transaction ended (the access pattern).
 impl<A> Ran for (A, super::TxOutcome) {
     fn log_count(&self) -> usize {
@@ -433,6 +439,7 @@ impl From<DriveError> for super::Error {
 mod tests {
     use super::*;
     use crate::chain::op::{OpFork, OpRules, L1_BLOCK};
+    use crate::replay::{apply, TxOutcome};
     use crate::source::chain_data::BlockInfo;
     use crate::source::{AccountData, StateSnapshot};
     use alloy_primitives::{address, Address, Bytes, U256};
@@ -478,8 +485,8 @@ mod tests {
 
     fn l1_fees(snap: &StateSnapshot, plan: &Plan<'_>) -> Vec<U256> {
         let mut db = snap.db();
-        let trace: TraceFn<'_, ((), super::super::TxOutcome)> =
-            &|db, env, tx, _, _| Ok(((), super::super::apply(db, env, tx)?));
+        let trace: TraceFn<'_, ((), TxOutcome)> =
+            &|db, env, tx, _, _| Ok(((), apply(db, env, tx)?));
         let ran = run_pass(&mut db, plan, &[], true, trace).unwrap();
         ran.iter()
             .map(|(_, o)| o.op_fee.as_ref().unwrap().l1.unwrap().fee)
@@ -537,7 +544,7 @@ mod tests {
         let mut env2 = env.clone();
         env2.op_l1 = Default::default();
         let mut db = partial.db();
-        let _ = super::super::apply(&mut db, &env2, &txs[0]);
+        let _ = apply(&mut db, &env2, &txs[0]);
         assert!(env2.op_l1.get().is_none());
     }
 }

@@ -28,12 +28,12 @@ use crate::rpc::RpcError;
 use crate::source::cache::{Cache, Kind};
 use crate::source::error::SourceError;
 use crate::source::prestate_rpc::{
-    first_log_index, first_round, header, merge_json, snapshot_from_prestate, snapshot_to_json,
-    Identity,
+    block_json, first_log_index, first_round, h256, merge_json, snapshot_from_prestate,
+    snapshot_to_json, Identity,
 };
 use crate::source::rpc::RpcSource;
 use crate::source::rpc::{block_info_from_json, tx_from_json, RpcBlock};
-use crate::source::{Misses, ReplayDb, StateSnapshot};
+use crate::source::{ReplayDb, StateSnapshot};
 
 /// Where the pre-state comes from (`--state-source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,10 +79,6 @@ pub fn spec_for(chain_id: u64, info: &BlockInfo, hardfork: Option<SpecId>) -> Sp
             info.ruleset == crate::chain::rules::Ruleset::Chain,
         )
     })
-}
-
-fn h256(v: &Value, key: &str) -> Option<B256> {
-    v.get(key)?.as_str()?.parse().ok()
 }
 
 /// What traces the target: its database, environment, the transaction and the block-wide index
@@ -159,139 +155,6 @@ fn fetch_first(
     Ok((id, tx, receipt, pre))
 }
 
-/// Gets a block (header only, or with full transactions) by hash, through the cache.
-fn block_json(
-    source: &RpcSource,
-    cache: Option<&Cache>,
-    hash: B256,
-    full: bool,
-) -> Result<Value, super::Error> {
-    let (kind, key) = (
-        if full { Kind::Block } else { Kind::Header },
-        format!("{hash:?}"),
-    );
-    if let Some(v) = cache.and_then(|c| c.get(kind, &key)) {
-        return Ok(v);
-    }
-    let v = if full {
-        let v = source
-            .client
-            .call("eth_getBlockByHash", json!([hash, true]))?;
-        if v.is_null() {
-            return Err(SourceError::NotFound {
-                what: format!("block {hash}"),
-            }
-            .into());
-        }
-        crate::source::rpc::expect_field(&v, "block", "hash", &format!("{hash:?}"))?;
-        v
-    } else {
-        header(source, hash)?
-    };
-    if let Some(c) = cache {
-        c.put(kind, &key, &v);
-    }
-    Ok(v)
-}
-
-/// What an OP user transaction's fees read that the node's prestate may lack (op-geth's lists
-/// only what the transaction's opcodes touched, its sender, recipient and coinbase), and the
-/// block whose state holds it exactly: for the first transaction of block `number` (no deposit
-/// before it), the parent's L1Block slots and fee vaults; for a later one, the L1Block
-/// predeploy's slots at the block itself. Only the L1 attributes deposit that opens a block
-/// writes them (L1Block's setters take only the depositor account, which only system deposits
-/// send), so they hold from that deposit to the block's end; the receipt's L1 fee fields check
-/// them ([`crate::replay::selfcheck`]). The vaults' balances at a later transaction are known
-/// only to a replay of the block's earlier ones: they are not asked ([`EvmEnv::op_vaults_unread`]).
-fn op_fee_misses(number: u64, index: usize, snapshot: &StateSnapshot) -> (Misses, u64) {
-    let (accounts, slots) = crate::chain::op::fee_reads_any();
-    let mut m = Misses::default();
-    if index == 0 {
-        let absent = accounts
-            .into_iter()
-            .filter(|a| !snapshot.accounts.contains_key(a));
-        m.accounts.extend(absent);
-    }
-    m.slots.extend(
-        slots
-            .into_iter()
-            .filter(|k| !snapshot.storage.contains_key(k)),
-    );
-    let at = if index == 0 {
-        number.saturating_sub(1)
-    } else {
-        number
-    };
-    (m, at)
-}
-
-/// Block `hash`'s header through the cache, with `fees` ([`op_fee_misses`]: what to read, as of
-/// which block) read into `snapshot`: in the header's own batch when the header is fetched,
-/// else from the cache's state of that block, else fetched on their own.
-fn header_and_fees(
-    source: &RpcSource,
-    cache: Option<&Cache>,
-    hash: B256,
-    fees: Option<(Misses, u64)>,
-    snapshot: &mut StateSnapshot,
-) -> Result<Value, super::Error> {
-    let Some((misses, at)) = fees else {
-        return block_json(source, cache, hash, false);
-    };
-    let tag = format!("{at:#x}");
-    let cached = cache.and_then(|c| c.get(Kind::Header, &format!("{hash:?}")));
-    let (head, fetched) = match cached {
-        Some(h) => (h, None),
-        None => {
-            let (h, mut states) = source.header_with_states(hash, &[(&tag, &misses)])?;
-            if let Some(c) = cache {
-                c.put(Kind::Header, &format!("{hash:?}"), &h);
-            }
-            (h, states.pop())
-        }
-    };
-    let number = head
-        .get("number")
-        .and_then(|v| crate::geth::hex::parse_u64(v).ok());
-    let held_by = if number == Some(at) {
-        Some(hash)
-    } else {
-        h256(&head, "parentHash")
-    };
-    let key = held_by.map(|h| format!("{h:?}"));
-    let mut state = StateSnapshot::partial();
-    if let Some(v) = key.as_ref().and_then(|k| cache?.get(Kind::State, k)) {
-        merge_json(&mut state, &v, true);
-    }
-    match fetched {
-        Some(s) => state.absorb(s),
-        None => {
-            let mut left = Misses::default();
-            let missing = |a: &&alloy_primitives::Address| !state.accounts.contains_key(*a);
-            left.accounts = misses.accounts.iter().filter(missing).copied().collect();
-            let missing = |k: &&(alloy_primitives::Address, alloy_primitives::U256)| {
-                !state.storage.contains_key(*k)
-            };
-            left.slots = misses.slots.iter().filter(missing).copied().collect();
-            source.fill(&mut state, &left, &tag)?;
-        }
-    }
-    for a in &misses.accounts {
-        if let Some(d) = state.accounts.get(a) {
-            snapshot.insert_account(*a, d.clone());
-        }
-    }
-    for k in &misses.slots {
-        if let Some(v) = state.storage.get(k) {
-            snapshot.insert_slot(k.0, k.1, *v);
-        }
-    }
-    if let (Some(c), Some(k)) = (cache, key) {
-        c.put(Kind::State, &k, &snapshot_to_json(&state));
-    }
-    Ok(head)
-}
-
 impl Mined {
     /// Fetches everything needed to replay transaction `hash` (see the module docs).
     pub fn load(
@@ -320,9 +183,9 @@ impl Mined {
                     .get("blockNumber")
                     .and_then(|v| crate::geth::hex::parse_u64(v).ok())
                     .filter(|&n| source.op_likely(id.chain_id, n, evidence))
-                    .map(|n| op_fee_misses(n, index, &snapshot))
+                    .map(|n| super::op_fast::op_fee_misses(n, index, &snapshot))
                     .filter(|(m, _)| !m.is_empty());
-                let head = header_and_fees(source, cache, block_hash, fees, &mut snapshot)?;
+                let head = super::op_fast::header_and_fees(source, cache, block_hash, fees, &mut snapshot)?;
                 let mut info = block_info_from_json(&head)?;
                 info.op_evidence = evidence;
                 let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
@@ -570,6 +433,21 @@ impl Mined {
         let unread = !spec.shows_unlooked_balances();
         self.drive(source, cache, None, unread, &|db, env, tx, offset| {
             super::trace_at(db, env, tx, spec, offset, index)
+        })
+    }
+
+    /// [`trace_keeping_post`](Self::trace_keeping_post) under the callTracer configured by
+    /// `config`: the call tree, typed.
+    pub fn trace_call_tree_keeping_post(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        config: &crate::trace::call::CallTracerConfig,
+    ) -> Result<(super::CallTraced, revm::database::Cache), super::Error> {
+        let index = Some(self.index as u64);
+        // A call tree shows no balance.
+        self.drive(source, cache, None, true, &|db, env, tx, offset| {
+            super::trace_call_tree(db, env, tx, config, offset, index)
         })
     }
 

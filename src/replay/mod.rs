@@ -10,6 +10,7 @@ mod deposit;
 pub mod driver;
 pub mod env;
 pub mod mined;
+mod op_fast;
 pub mod op_fees;
 pub mod op_precompiles;
 pub mod overrides;
@@ -19,8 +20,10 @@ pub mod splice;
 #[cfg(test)]
 mod stream_tests;
 pub mod stretch;
+mod traced;
 
 pub use env::{BlockInfo, EvmEnv, ReplayTx};
+pub use traced::{trace_call_tree, CallTraced};
 
 use alloy_primitives::{Bytes, B256};
 use revm::context::result::{ExecutionResult, Output};
@@ -366,66 +369,14 @@ pub fn trace_steps(
     trace_with(db, env, tx, Tracer::Steps(Box::new(recorder)), tx_index)
 }
 
-#[cfg_attr(not(feature = "js"), allow(unused_variables))]
 fn trace_with(
     db: &mut ReplayDb<'_>,
     env: &EvmEnv,
     tx: &ReplayTx,
-    mut tracer: Tracer,
+    tracer: Tracer,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
-    if cancel::passed() {
-        return Err(ReplayError::Cancelled);
-    }
-    check_chain_rules(env, tx)?;
-    begin(&mut tracer, db, env, tx);
-    let vaults = op_fees::Vaults::of(&tracer);
-    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
-    let mut evm = EvmCtx::new(&mut *db, env.spec)
-        .with_block(env.block.clone())
-        .with_cfg(cfg.into_owned())
-        .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
-    op_precompiles::install(&mut evm.precompiles, env);
-    let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
-    let mut tracer =
-        std::mem::replace(&mut evm.inspector, splice::Beside::empty(Tracer::None)).finish();
-    if cancel::passed() {
-        return Err(ReplayError::Cancelled);
-    }
-    drop(evm);
-    let Some(mut out) = deposit::ran(tx, run)? else {
-        tracer.enter_failed_deposit();
-        let (outcome, state) = deposit::failed(db, env, tx);
-        let ended = Ended {
-            env,
-            tx,
-            outcome: &outcome,
-            state: &state,
-            refunded: 0,
-            floor: 0,
-            tx_index,
-        };
-        let result = finish(tracer, &ended, db)?;
-        db.commit(state);
-        return Ok(TracedTx {
-            hash: tx.hash,
-            result,
-            outcome,
-        });
-    };
-    let outcome = op_fees::after(&mut out, db, env, tx, fee, vaults);
-    let g = out.result.gas();
-    let ended = Ended {
-        env,
-        tx,
-        outcome: &outcome,
-        state: &out.state,
-        refunded: g.final_refunded(),
-        floor: g.floor_gas(),
-        tx_index,
-    };
-    let result = finish(tracer, &ended, db)?;
-    db.commit(out.state);
+    let (result, outcome) = traced::run(db, env, tx, tracer, tx_index)?;
     Ok(TracedTx {
         hash: tx.hash,
         result,
@@ -681,6 +632,20 @@ pub fn trace_fixture_on(
     let tx = fixture_tx(fx)?;
     let mut db = snap.db();
     let t = trace(&mut db, &env, &tx, tracer, fx.log_index_offset)?;
+    Ok((t, db.cache))
+}
+
+/// [`trace_fixture_on`] under the callTracer configured by `config`: the call tree, typed.
+pub fn trace_fixture_call_tree(
+    fx: &crate::source::fixture::Fixture,
+    config: &crate::trace::call::CallTracerConfig,
+    hardfork: Option<revm::primitives::hardfork::SpecId>,
+    snap: &crate::source::StateSnapshot,
+) -> Result<(CallTraced, revm::database::Cache), ReplayError> {
+    let env = fixture_env(fx, hardfork);
+    let tx = fixture_tx(fx)?;
+    let mut db = snap.db();
+    let t = trace_call_tree(&mut db, &env, &tx, config, fx.log_index_offset, None)?;
     Ok((t, db.cache))
 }
 

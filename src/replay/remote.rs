@@ -7,15 +7,16 @@ use crate::source::rpc::{RpcBlock, RpcSource};
 use crate::source::StateSnapshot;
 use crate::trace::TracerSpec;
 
-use super::driver::{Driver, Frames, Plan};
+use super::driver::{Driver, Frames, Plan, Ran, TraceFn};
 use super::splice::{Splice, SpliceLog};
 use super::{trace_at, EvmEnv, TracedTx};
 
 pub use super::driver::MAX_PASSES;
 
-/// The outcome of replaying part of a block.
-pub struct BlockReplay {
-    pub traces: Vec<TracedTx>,
+/// The outcome of replaying part of a block: each traced transaction's `T` (a tracer's result,
+/// or a typed call tree: [`super::CallTraced`]).
+pub struct BlockReplay<T = TracedTx> {
+    pub traces: Vec<T>,
     /// The block's pre-state as fetched (everything the replay touched).
     pub snapshot: StateSnapshot,
     /// State round trips spent (batches).
@@ -28,7 +29,7 @@ pub struct BlockReplay {
     pub post: revm::database::Cache,
 }
 
-impl BlockReplay {
+impl<T> BlockReplay<T> {
     /// The note on stderr for what the block's transactions did with the chain's precompiles.
     pub fn splice_note(&self, env: &EvmEnv) -> Option<String> {
         let rules = env.rules.as_ref()?;
@@ -114,9 +115,36 @@ pub fn replay_with_frames(
     state_at: &str,
     tracer: &TracerSpec,
     prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
-    mut snap: StateSnapshot,
+    snap: StateSnapshot,
     frames: Frames<'_>,
 ) -> Result<BlockReplay, super::Error> {
+    replay_with_frames_by(
+        source,
+        txs,
+        env,
+        first,
+        state_at,
+        &|db, env, tx, offset, index| trace_at(db, env, tx, tracer, offset, index),
+        prepare,
+        snap,
+        frames,
+    )
+}
+
+/// [`replay_with_frames`] with each traced transaction run by `trace` (a typed call tree:
+/// [`super::trace_call_tree`]).
+#[allow(clippy::too_many_arguments)]
+pub fn replay_with_frames_by<T: Ran>(
+    source: &RpcSource,
+    txs: &[super::ReplayTx],
+    env: &EvmEnv,
+    first: usize,
+    state_at: &str,
+    trace: TraceFn<'_, T>,
+    prepare: &dyn Fn(&mut crate::source::ReplayDb<'_>),
+    mut snap: StateSnapshot,
+    frames: Frames<'_>,
+) -> Result<BlockReplay<T>, super::Error> {
     let mut driver = Driver::new(source, state_at);
     driver.prefetch(&mut snap, txs, env)?;
     drive_planned(
@@ -125,7 +153,7 @@ pub fn replay_with_frames(
         txs,
         env,
         first,
-        tracer,
+        trace,
         Some(prepare),
         frames,
     )
@@ -143,20 +171,22 @@ pub fn drive_txs(
     prepare: Option<&dyn Fn(&mut crate::source::ReplayDb<'_>)>,
 ) -> Result<BlockReplay, super::Error> {
     let frames = Frames::Block(env.block_hash);
-    drive_planned(driver, snap, txs, env, first, tracer, prepare, frames)
+    let trace: TraceFn<'_, TracedTx> =
+        &|db, env, tx, offset, index| trace_at(db, env, tx, tracer, offset, index);
+    drive_planned(driver, snap, txs, env, first, trace, prepare, frames)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn drive_planned(
+fn drive_planned<T: Ran>(
     driver: &mut Driver<'_>,
     mut snap: StateSnapshot,
     txs: &[super::ReplayTx],
     env: &EvmEnv,
     first: usize,
-    tracer: &TracerSpec,
+    trace: TraceFn<'_, T>,
     prepare: Option<&dyn Fn(&mut crate::source::ReplayDb<'_>)>,
     frames: Frames<'_>,
-) -> Result<BlockReplay, super::Error> {
+) -> Result<BlockReplay<T>, super::Error> {
     let plan = Plan {
         env,
         txs,
@@ -166,9 +196,7 @@ fn drive_planned(
         prepare,
         frames,
     };
-    let driven = driver.run(&mut snap, &plan, &|db, env, tx, offset, index| {
-        trace_at(db, env, tx, tracer, offset, index)
-    })?;
+    let driven = driver.run(&mut snap, &plan, trace)?;
     Ok(BlockReplay {
         traces: driven.traced,
         snapshot: snap,

@@ -15,6 +15,7 @@
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{json, Map, Value};
 
+use super::cache::{Cache, Kind};
 use super::error::SourceError;
 use super::rpc::RpcSource;
 use super::{AccountData, StateSnapshot};
@@ -240,6 +241,45 @@ pub fn merge_json(snap: &mut StateSnapshot, v: &Value, with_state: bool) {
             snap.insert_slot(a, k, v);
         }
     }
+}
+
+/// The 32-byte hash at `key` of a node's JSON object, if it is one.
+pub fn h256(v: &Value, key: &str) -> Option<B256> {
+    v.get(key)?.as_str()?.parse().ok()
+}
+
+/// Gets a block (header only, or with full transactions) by hash, through the cache.
+pub fn block_json(
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    hash: B256,
+    full: bool,
+) -> Result<Value, SourceError> {
+    let (kind, key) = (
+        if full { Kind::Block } else { Kind::Header },
+        format!("{hash:?}"),
+    );
+    if let Some(v) = cache.and_then(|c| c.get(kind, &key)) {
+        return Ok(v);
+    }
+    let v = if full {
+        let v = source
+            .client
+            .call("eth_getBlockByHash", json!([hash, true]))?;
+        if v.is_null() {
+            return Err(SourceError::NotFound {
+                what: format!("block {hash}"),
+            });
+        }
+        crate::source::rpc::expect_field(&v, "block", "hash", &format!("{hash:?}"))?;
+        v
+    } else {
+        header(source, hash)?
+    };
+    if let Some(c) = cache {
+        c.put(kind, &key, &v);
+    }
+    Ok(v)
 }
 
 #[cfg(test)]
