@@ -539,65 +539,10 @@ fn blocks_and_ranges_carry_the_same_changes() {
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert!(manifest["tracer"].as_str().unwrap().ends_with(" assets"));
-    // The parquet table holds the same rows, column for column.
-    let pq = dir.with_extension("parquet");
-    let _ = std::fs::remove_dir_all(&pq);
-    let r = chaintrace(&[
-        "block",
-        &format!("1..{last}"),
-        "--rpc-url",
-        &url,
-        "--assets",
-        "--out",
-        pq.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let cols = [
-        "tx_hash", "address", "asset", "standard", "token_id", "symbol", "change", "fee",
-    ];
-    let mut from_parquet = Vec::new();
-    for e in walk(&pq) {
-        if !e.ends_with("part.asset_changes.parquet") {
-            continue;
-        }
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-            std::fs::File::open(&e).unwrap(),
-        )
-        .unwrap()
-        .build()
-        .unwrap();
-        for b in reader {
-            let b = b.unwrap();
-            for i in 0..b.num_rows() {
-                let row: Vec<Value> = cols
-                    .iter()
-                    .map(|c| {
-                        let a = b.column_by_name(c).unwrap();
-                        let a = a
-                            .as_any()
-                            .downcast_ref::<arrow_array::StringArray>()
-                            .unwrap();
-                        if arrow_array::Array::is_null(a, i) {
-                            Value::Null
-                        } else {
-                            json!(a.value(i))
-                        }
-                    })
-                    .collect();
-                from_parquet.push(row);
-            }
-        }
-    }
-    let from_ndjson: Vec<Value> = rows
-        .iter()
-        .map(|r| Value::Array(cols.iter().map(|c| r[*c].clone()).collect()))
-        .collect();
-    let from_parquet: Vec<Value> = from_parquet.into_iter().map(Value::Array).collect();
-    assert!(!from_ndjson.is_empty());
-    assert_eq!(from_parquet, from_ndjson);
+    // The parquet table holds the same rows, column for column (a build with parquet).
+    #[cfg(feature = "parquet")]
+    parquet_holds_the_rows(&dir, &url, last, &rows);
     let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&pq);
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -676,4 +621,66 @@ fn fees_follow_each_chains_rule() {
         assert_eq!(by[&to], ("1".to_string(), "0".to_string()));
         assert_eq!(by[&fee.recipient].1, fee.received.to_string());
     }
+}
+
+/// `block --assets --out DIR.parquet` holds `rows` (the NDJSON parts' rows), column for column.
+#[cfg(feature = "parquet")]
+fn parquet_holds_the_rows(dir: &std::path::Path, url: &str, last: u64, rows: &[Value]) {
+    let pq = dir.with_extension("parquet");
+    let _ = std::fs::remove_dir_all(&pq);
+    let r = chaintrace(&[
+        "block",
+        &format!("1..{last}"),
+        "--rpc-url",
+        url,
+        "--assets",
+        "--out",
+        pq.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let cols = [
+        "tx_hash", "address", "asset", "standard", "token_id", "symbol", "change", "fee",
+    ];
+    let mut from_parquet = Vec::new();
+    for e in walk(&pq) {
+        if !e.ends_with("part.asset_changes.parquet") {
+            continue;
+        }
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&e).unwrap(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+        for b in reader {
+            let b = b.unwrap();
+            for i in 0..b.num_rows() {
+                let row: Vec<Value> = cols
+                    .iter()
+                    .map(|c| {
+                        let a = b.column_by_name(c).unwrap();
+                        let a = a
+                            .as_any()
+                            .downcast_ref::<arrow_array::StringArray>()
+                            .unwrap();
+                        if arrow_array::Array::is_null(a, i) {
+                            Value::Null
+                        } else {
+                            json!(a.value(i))
+                        }
+                    })
+                    .collect();
+                from_parquet.push(row);
+            }
+        }
+    }
+    let from_ndjson: Vec<Value> = rows
+        .iter()
+        .map(|r| Value::Array(cols.iter().map(|c| r[*c].clone()).collect()))
+        .collect();
+    let from_parquet: Vec<Value> = from_parquet.into_iter().map(Value::Array).collect();
+    assert!(!from_ndjson.is_empty());
+    assert_eq!(from_parquet, from_ndjson);
+    let _ = std::fs::remove_dir_all(&pq);
 }

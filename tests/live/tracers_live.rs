@@ -210,6 +210,7 @@ fn four_byte_counts_equal_anvils() {
 }
 
 #[test]
+#[cfg(feature = "parquet")]
 fn ranges_carry_new_tracers_and_parquet_has_cryos_traces_table() {
     let s = anvil::scenario();
     let last = s.anvil.block_number();
