@@ -172,17 +172,13 @@ impl JsTracer {
             let s = self.shared.step.borrow();
             (s.op, s.stack_len, s.gas)
         } else {
-            let last = self.frames.last().map(|f| f.last).unwrap_or_default();
-            (last.op, last.stack_len, 0)
+            (self.last.op, self.last.stack_len, 0)
         };
         let end = classify(interp, op, stack_len);
         if self.has_step && !self.skip {
             // geth's cost and error for a step that failed before executing.
             let failure = match &end {
-                OpEnd::Before(_) => {
-                    let last = self.frames.last().map(|f| f.last).unwrap_or_default();
-                    self.pre.failure(interp, ctx, last)
-                }
+                OpEnd::Before(_) => self.pre.failure(interp, ctx, self.last),
                 _ => None,
             };
             {
@@ -260,14 +256,12 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         let op = interp.bytecode.opcode();
         let stack_len = interp.stack.len();
-        if let Some(f) = self.frames.last_mut() {
-            f.last = LastStep {
-                op,
-                stack_len,
-                returned: op == RETURN,
-            };
-            f.last_refund = interp.gas.refunded();
-        }
+        self.last = LastStep {
+            op,
+            stack_len,
+            returned: op == RETURN,
+        };
+        self.last_refund = interp.gas.refunded();
         if op == SELFDESTRUCT && self.has_frames {
             self.stage_selfdestruct(interp, ctx);
         }

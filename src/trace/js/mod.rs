@@ -147,6 +147,8 @@ impl JsSpec {
             shared,
             error,
             frames: Vec::new(),
+            last: LastStep::default(),
+            last_refund: 0,
             frame_id: 0,
             gas_table: gas_table_spec(spec),
             pending_selfdestruct: None,
@@ -160,7 +162,10 @@ impl JsSpec {
 }
 
 struct Frame {
-    last: LastStep,
+    /// The enclosing frame's last step and refund while this one runs (the tracer's own are
+    /// this frame's), given back when it closes.
+    parent_last: LastStep,
+    parent_refund: i64,
     create: bool,
     /// What a CREATE frame's RETURN handed back, kept only before Homestead.
     returned: Option<Bytes>,
@@ -168,7 +173,6 @@ struct Frame {
     error: Option<String>,
     /// Refunds of the enclosing frames, so `getRefund()` is transaction-wide like geth's.
     refund_base: i64,
-    last_refund: i64,
     input: Bytes,
 }
 
@@ -204,6 +208,10 @@ pub struct JsTracer {
     /// opcode (`journal_at`).
     db_in_hooks: bool,
     frames: Vec<Frame>,
+    /// The current frame's last opcode before it ran, and its refund counter then: kept here,
+    /// not in the frame, as the one per-opcode write a script without `step` costs.
+    last: LastStep,
+    last_refund: i64,
     /// Bumped when the current frame changes, so per-frame fields are copied once per frame.
     frame_id: u64,
     gas_table: GasTable,
@@ -309,15 +317,15 @@ impl JsTracer {
         let refund_base = self
             .frames
             .last()
-            .map(|f| f.refund_base + f.last_refund)
+            .map(|f| f.refund_base + self.last_refund)
             .unwrap_or(0);
         self.frames.push(Frame {
-            last: LastStep::default(),
+            parent_last: std::mem::take(&mut self.last),
+            parent_refund: std::mem::take(&mut self.last_refund),
             create,
             returned: None,
             error: None,
             refund_base,
-            last_refund: 0,
             input,
         });
         self.frame_id += 1;
@@ -351,9 +359,11 @@ impl JsTracer {
             return;
         };
         self.frame_id += 1;
+        let last = std::mem::replace(&mut self.last, f.parent_last);
+        self.last_refund = f.parent_refund;
         let mut error = match f.error {
             Some(e) if !result.is_ok_or_revert() => Some(e),
-            _ => geth_error(result, f.last, is_create),
+            _ => geth_error(result, last, is_create),
         };
         // geth's JS tracer keeps the error of a pre-Homestead code deposit out of gas (the
         // frame is not reverted) and the returned code as the output.
