@@ -376,7 +376,12 @@ fn trace_with(
     tracer: Tracer,
     tx_index: Option<u64>,
 ) -> Result<TracedTx, ReplayError> {
-    let (result, outcome) = traced::run(db, env, tx, tracer, tx_index)?;
+    let (result, outcome) = match tracer {
+        // Run as itself, not through the enum: its per-opcode hooks inline into revm's loop.
+        #[cfg(feature = "js")]
+        Tracer::Js(js) => traced::run(db, env, tx, *js, tx_index)?,
+        tracer => traced::run(db, env, tx, tracer, tx_index)?,
+    };
     Ok(TracedTx {
         hash: tx.hash,
         result,
@@ -410,6 +415,26 @@ fn begin(tracer: &mut Tracer, db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx
         }
         _ => {}
     }
+}
+
+/// A JavaScript tracer's result (`result(ctx, db)`) once its transaction ended.
+#[cfg(feature = "js")]
+fn js_result(
+    t: crate::trace::js::JsTracer,
+    e: &Ended,
+    db: &mut ReplayDb<'_>,
+) -> Result<TraceResult, ReplayError> {
+    let result = t
+        .into_result(
+            &e.tx.env,
+            &e.env.block,
+            e.outcome.gas_used,
+            (e.tx.hash, e.env.block_hash, e.tx_index),
+            e.state,
+            &mut *db,
+        )
+        .map_err(|err| ReplayError::Tracer(err.to_string()))?;
+    Ok(TraceResult::Js(result))
 }
 
 /// How a traced transaction ended, for turning its tracer into a result.
@@ -547,17 +572,7 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
             e.floor,
         ))),
         #[cfg(feature = "js")]
-        Tracer::Js(t) => TraceResult::Js(
-            t.into_result(
-                &e.tx.env,
-                &e.env.block,
-                e.outcome.gas_used,
-                (e.tx.hash, e.env.block_hash, e.tx_index),
-                e.state,
-                &mut *db,
-            )
-            .map_err(|err| ReplayError::Tracer(err.to_string()))?,
-        ),
+        Tracer::Js(t) => js_result(*t, e, db)?,
         Tracer::None => unreachable!("spec.build never returns Tracer::None"),
     })
 }

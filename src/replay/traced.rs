@@ -13,7 +13,7 @@ use super::{
 };
 use crate::source::ReplayDb;
 use crate::trace::call::{CallFrame, CallTracer, CallTracerConfig};
-use crate::trace::{Ctx, Tracer};
+use crate::trace::{Alone, Ctx, Tracer};
 
 /// What revm's run of a transaction gave (`None`: a deposit refused before it ran).
 type Run = Option<Result<ResultAndState, EVMError<std::convert::Infallible>>>;
@@ -107,7 +107,8 @@ impl Finishes for CallTracer {
         tx: &ReplayTx,
         refused: bool,
     ) -> (Run, Self) {
-        inspect(db, env, cfg, tx, self, refused)
+        let (run, alone) = inspect(db, env, cfg, tx, Alone(self), refused);
+        (run, alone.0)
     }
 
     fn enter_failed_deposit(&mut self) {
@@ -116,6 +117,40 @@ impl Finishes for CallTracer {
 
     fn finish(self, e: &Ended, _db: &mut ReplayDb<'_>) -> Result<CallFrame, ReplayError> {
         call_frame(self, e)
+    }
+}
+
+#[cfg(feature = "js")]
+impl Finishes for crate::trace::js::JsTracer {
+    type Out = TraceResult;
+
+    fn begin(&mut self, _db: &mut ReplayDb<'_>, env: &EvmEnv, _tx: &ReplayTx) {
+        self.with_precompiles(&op_precompiles::added(env))
+    }
+
+    fn vaults(&self) -> op_fees::Vaults {
+        // `db` reads any account after the run.
+        op_fees::Vaults::InState
+    }
+
+    fn inspect(
+        self,
+        db: &mut ReplayDb<'_>,
+        env: &EvmEnv,
+        cfg: CfgEnv,
+        tx: &ReplayTx,
+        refused: bool,
+    ) -> (Run, Self) {
+        let (run, alone) = inspect(db, env, cfg, tx, Alone(self), refused);
+        (run, alone.0)
+    }
+
+    fn enter_failed_deposit(&mut self) {
+        // op-geth's failed-deposit frame reaches only the tracers that keep call frames.
+    }
+
+    fn finish(self, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResult, ReplayError> {
+        super::js_result(self, e, db)
     }
 }
 

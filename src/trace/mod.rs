@@ -428,6 +428,53 @@ fn runs_no_code(interp: &Interpreter) -> bool {
     interp.bytecode.bytecode_slice().is_empty()
 }
 
+/// One tracer run as itself rather than through [`Tracer`] (its hooks then inline into revm's
+/// loop), with what [`Tracer`] does for every tracer: the padding STOP of empty code skipped
+/// ([`runs_no_code`]). It forwards the hooks [`Tracer`] forwards.
+pub struct Alone<I>(pub I);
+
+impl<DB: Database, I: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for Alone<I> {
+    #[inline(always)]
+    fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        use revm::interpreter::interpreter_types::Jumps;
+        if interp.bytecode.opcode() == revm::bytecode::opcode::STOP && runs_no_code(interp) {
+            return;
+        }
+        self.0.step(interp, ctx)
+    }
+    #[inline(always)]
+    fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        use revm::interpreter::interpreter_types::LoopControl;
+        if interp.bytecode.action().is_some() && runs_no_code(interp) {
+            return;
+        }
+        self.0.step_end(interp, ctx)
+    }
+    fn log(&mut self, ctx: &mut Ctx<DB>, log: Log) {
+        Inspector::<Ctx<DB>>::log(&mut self.0, ctx, log)
+    }
+    fn log_full(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>, log: Log) {
+        self.0.log_full(interp, ctx, log)
+    }
+    fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        self.0.call(ctx, inputs)
+    }
+    fn call_end(&mut self, ctx: &mut Ctx<DB>, inputs: &CallInputs, outcome: &mut CallOutcome) {
+        self.0.call_end(ctx, inputs, outcome)
+    }
+    fn create(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
+        self.0.create(ctx, inputs)
+    }
+    fn create_end(
+        &mut self,
+        ctx: &mut Ctx<DB>,
+        inputs: &CreateInputs,
+        outcome: &mut CreateOutcome,
+    ) {
+        self.0.create_end(ctx, inputs, outcome)
+    }
+}
+
 /// The revm context every tracer inspects: mainnet environment over a database `DB`.
 pub type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 

@@ -114,6 +114,19 @@ fn run_client(client: &str, sub: &str, kind: TracerKind, expected: usize) -> usi
                 continue;
             }
         };
+        // The typed call tree (`--assets`, the HTML report) is the same run, frame for frame.
+        if let (TracerSpec::Call(config), TraceResult::Call(frame)) = (&spec, &traced.result) {
+            let snap = chaintrace::replay::fixture_snapshot(&fx);
+            match chaintrace::replay::trace_fixture_call_tree(&fx, config, None, &snap) {
+                Ok((typed, _)) if to_json_string(&typed.root) == to_json_string(frame) => {}
+                Ok((typed, _)) => failures.push(format!(
+                    "{name}: the typed call tree differs:\n  {}\n  {}",
+                    to_json_string(&typed.root),
+                    to_json_string(frame)
+                )),
+                Err(e) => failures.push(format!("{name}: the typed call tree failed: {e}")),
+            }
+        }
         let expected = fx.result.clone().expect("fixture has a result");
         match &traced.result {
             TraceResult::Call(frame) => {

@@ -248,8 +248,57 @@ impl JsTracer {
     }
 }
 
+impl JsTracer {
+    /// `step`'s rarer work: a SELFDESTRUCT's frame staged, the journal's length for `db`.
+    #[inline(never)]
+    fn step_more<DB: Database>(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>, op: u8) {
+        if op == SELFDESTRUCT && self.has_frames {
+            self.stage_selfdestruct(interp, ctx);
+        }
+        if self.db_in_hooks {
+            self.journal_at = ctx.journaled_state.inner.journal.len();
+        }
+    }
+
+    /// `step_end` of an opcode with more to do than the script's `step`: a pre-Homestead
+    /// CREATE's returned code kept, a halt, return or new frame, a staged SELFDESTRUCT.
+    #[inline(never)]
+    fn step_end_more<DB: Database>(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
+            if let (Some(f), Some(out)) = (self.frames.last_mut(), returned_output(interp)) {
+                if f.create {
+                    f.returned = Some(out.clone());
+                }
+            }
+        }
+        if interp.bytecode.action().is_some() || self.pending_selfdestruct.is_some() {
+            self.step_end_action(interp, ctx);
+            return;
+        }
+        self.step_end_step(interp, ctx);
+    }
+
+    /// The opcode ran and the frame goes on: its cost, then `step`.
+    #[inline(always)]
+    fn step_end_step<DB: Database>(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
+        if self.has_step && !self.skip {
+            if self.step_fields {
+                let mut s = self.shared.step.borrow_mut();
+                s.cost = s.gas.saturating_sub(interp.gas.remaining());
+                if s.error.is_some() {
+                    s.error = None;
+                }
+            }
+            self.with_host(Some(interp), ctx, Hook::Step);
+        }
+    }
+}
+
+/// The per-opcode hooks are split so that what every opcode costs (noting it; in `step_end`
+/// a few flags) inlines into revm's loop, and the rest is called only when there is more to do:
+/// a script without `step` costs a handful of instructions an opcode.
 impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         if !self.live() {
             return;
@@ -262,43 +311,26 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             returned: op == RETURN,
         };
         self.last_refund = interp.gas.refunded();
-        if op == SELFDESTRUCT && self.has_frames {
-            self.stage_selfdestruct(interp, ctx);
-        }
-        if self.db_in_hooks {
-            self.journal_at = ctx.journaled_state.inner.journal.len();
+        if op == SELFDESTRUCT || self.db_in_hooks {
+            self.step_more(interp, ctx, op);
         }
         if self.has_step {
             self.before_step(interp, ctx, op, stack_len);
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         if !self.live() {
             return;
         }
-        if !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD) {
-            if let (Some(f), Some(out)) = (self.frames.last_mut(), returned_output(interp)) {
-                if f.create {
-                    f.returned = Some(out.clone());
-                }
-            }
-        }
-        if interp.bytecode.action().is_some() || self.pending_selfdestruct.is_some() {
-            self.step_end_action(interp, ctx);
-            return;
-        }
-        // The opcode ran and the frame goes on: its cost, then `step`.
-        if self.has_step && !self.skip {
-            if self.step_fields {
-                let mut s = self.shared.step.borrow_mut();
-                s.cost = s.gas.saturating_sub(interp.gas.remaining());
-                if s.error.is_some() {
-                    s.error = None;
-                }
-            }
-            self.with_host(Some(interp), ctx, Hook::Step);
+        if interp.bytecode.action().is_some()
+            || self.pending_selfdestruct.is_some()
+            || !ctx.cfg.spec.is_enabled_in(SpecId::HOMESTEAD)
+        {
+            self.step_end_more(interp, ctx);
+        } else {
+            self.step_end_step(interp, ctx);
         }
     }
 
