@@ -18,8 +18,8 @@ use crate::trace::{Alone, Ctx, Tracer};
 /// What revm's run of a transaction gave (`None`: a deposit refused before it ran).
 type Run = Option<Result<ResultAndState, EVMError<std::convert::Infallible>>>;
 
-/// Runs `tx` in revm under `tracer` (beside the chain's precompile splicer) on `db`, with the
-/// chain's precompiles, and gives the tracer back. Generic over the database's borrow, so that
+/// Runs `tx` in revm under `tracer` (inside [`Alone`], beside the chain's precompile splicer) on
+/// `db`, with the chain's precompiles, and gives the tracer back. Generic over the database's borrow, so that
 /// each tracer type's impl names its own (a bound over every borrow would tie it to `'static`).
 fn inspect<'x, 'a, I>(
     db: &'x mut ReplayDb<'a>,
@@ -35,10 +35,26 @@ where
     let mut evm = EvmCtx::new(db, env.spec)
         .with_block(env.block.clone())
         .with_cfg(cfg)
-        .build_mainnet_with_inspector(splice::Beside::new(env, tracer));
+        .build_mainnet_with_inspector(splice::Beside::new(env, Alone(tracer)));
     op_precompiles::install(&mut evm.precompiles, env);
     let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
-    (run, evm.into_inspector().finish())
+    (run, evm.into_inspector().finish().0)
+}
+
+/// `Finishes::inspect`: [`inspect`] on the tracer, each impl naming its own type (see there).
+macro_rules! inspect_itself {
+    () => {
+        fn inspect(
+            self,
+            db: &mut ReplayDb<'_>,
+            env: &EvmEnv,
+            cfg: CfgEnv,
+            tx: &ReplayTx,
+            refused: bool,
+        ) -> (Run, Self) {
+            inspect(db, env, cfg, tx, self, refused)
+        }
+    };
 }
 
 /// A tracer [`run`] drives: what it reads before the transaction, where the OP fee vaults are
@@ -71,16 +87,7 @@ impl Finishes for Tracer {
         op_fees::Vaults::of(self)
     }
 
-    fn inspect(
-        self,
-        db: &mut ReplayDb<'_>,
-        env: &EvmEnv,
-        cfg: CfgEnv,
-        tx: &ReplayTx,
-        refused: bool,
-    ) -> (Run, Self) {
-        inspect(db, env, cfg, tx, self, refused)
-    }
+    inspect_itself!();
 
     fn enter_failed_deposit(&mut self) {
         Tracer::enter_failed_deposit(self)
@@ -99,17 +106,7 @@ impl Finishes for CallTracer {
         op_fees::Vaults::InCache
     }
 
-    fn inspect(
-        self,
-        db: &mut ReplayDb<'_>,
-        env: &EvmEnv,
-        cfg: CfgEnv,
-        tx: &ReplayTx,
-        refused: bool,
-    ) -> (Run, Self) {
-        let (run, alone) = inspect(db, env, cfg, tx, Alone(self), refused);
-        (run, alone.0)
-    }
+    inspect_itself!();
 
     fn enter_failed_deposit(&mut self) {
         CallTracer::enter_failed_deposit(self)
@@ -133,17 +130,7 @@ impl Finishes for crate::trace::js::JsTracer {
         op_fees::Vaults::InState
     }
 
-    fn inspect(
-        self,
-        db: &mut ReplayDb<'_>,
-        env: &EvmEnv,
-        cfg: CfgEnv,
-        tx: &ReplayTx,
-        refused: bool,
-    ) -> (Run, Self) {
-        let (run, alone) = inspect(db, env, cfg, tx, Alone(self), refused);
-        (run, alone.0)
-    }
+    inspect_itself!();
 
     fn enter_failed_deposit(&mut self) {
         // op-geth's failed-deposit frame reaches only the tracers that keep call frames.

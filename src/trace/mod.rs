@@ -428,9 +428,11 @@ fn runs_no_code(interp: &Interpreter) -> bool {
     interp.bytecode.bytecode_slice().is_empty()
 }
 
-/// One tracer run as itself rather than through [`Tracer`] (its hooks then inline into revm's
-/// loop), with what [`Tracer`] does for every tracer: the padding STOP of empty code skipped
-/// ([`runs_no_code`]). It forwards the hooks [`Tracer`] forwards.
+/// The tracer a replay runs (the [`Tracer`] enum, or one tracer as itself, whose hooks then
+/// inline into revm's loop), with the padding STOP of empty code kept from it
+/// ([`runs_no_code`]): the opcode is read first, the code's length only for a STOP; in
+/// `step_end` only an opcode that set an action can be that STOP. It forwards the hooks the
+/// tracers implement.
 pub struct Alone<I>(pub I);
 
 impl<DB: Database, I: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for Alone<I> {
@@ -500,23 +502,14 @@ macro_rules! dispatch {
 }
 
 impl<DB: Database> Inspector<Ctx<DB>> for Tracer {
+    // Empty code's padding STOP never reaches a tracer: every replay runs its tracer inside
+    // [`Alone`], which skips it.
     #[inline]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        // Empty code runs only its padding STOP: the opcode is read first, the code's length
-        // only for a STOP.
-        use revm::interpreter::interpreter_types::Jumps;
-        if interp.bytecode.opcode() == revm::bytecode::opcode::STOP && runs_no_code(interp) {
-            return;
-        }
         dispatch!(self, t => t.step(interp, ctx), ())
     }
     #[inline]
     fn step_end(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
-        // The padding STOP ends the frame: only an opcode that set an action can be it.
-        use revm::interpreter::interpreter_types::LoopControl;
-        if interp.bytecode.action().is_some() && runs_no_code(interp) {
-            return;
-        }
         dispatch!(self, t => t.step_end(interp, ctx), ())
     }
     fn log(&mut self, ctx: &mut Ctx<DB>, log: Log) {
