@@ -120,7 +120,7 @@ struct Builtins {
 }
 
 impl Builtins {
-    /// Reads them (not `bigInt`, whose getter would run the prelude).
+    /// Reads them (not `bigInt`, whose getter would build it).
     fn read(ctx: &mut Context) -> Self {
         let proto = ctx.intrinsics().constructors().array().prototype();
         let string = ctx.intrinsics().constructors().string().prototype();
@@ -152,8 +152,8 @@ impl Builtins {
         }
     }
 
-    /// Which of `before` are still in place now (`self`); `bigint_ran`: the `bigInt` prelude
-    /// ran, so its methods may have been replaced.
+    /// Which of `before` are still in place now (`self`); `bigint_ran`: `bigInt` was built,
+    /// so its methods may have been replaced.
     fn intact(&self, before: &Builtins, bigint_ran: bool) -> Intact {
         let same = |a: &Option<JsObject>, b: &Option<JsObject>| a.is_some() && a == b;
         let all = |a: &[Option<JsObject>], b: &[Option<JsObject>]| {

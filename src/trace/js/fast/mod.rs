@@ -61,8 +61,8 @@ pub struct Intact {
     pub slice: bool,
     /// What `s.slice(…)`, a `bigInt`'s `toString`/`toJSNumber` and `bigInt(n)` reach:
     /// `String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`, `BigInt`,
-    /// `isFinite` and `Math.trunc`; and the `bigInt` prelude not run yet (so its methods are
-    /// its own).
+    /// `isFinite` and `Math.trunc` (which the JavaScript prelude `bigInt` once was read; kept
+    /// as a condition); and `bigInt` not built yet (so its methods are its own).
     pub methods: bool,
     /// The global `toWord` and `db.getState`.
     pub state_fns: bool,
