@@ -204,13 +204,18 @@ fn non_zero(d: JsBigInt) -> JsResult<JsBigInt> {
     Ok(d)
 }
 
+/// `v < 0n ? -v : v`.
+fn magnitude(v: JsBigInt) -> JsBigInt {
+    if v < JsBigInt::zero() {
+        JsBigInt::neg(&v)
+    } else {
+        v
+    }
+}
+
 /// `bits(v)`: 1 below 2, else four bits a hex digit.
 fn bits(v: &JsBigInt) -> u64 {
-    let a = if *v < JsBigInt::zero() {
-        JsBigInt::neg(v)
-    } else {
-        v.clone()
-    };
+    let a = magnitude(v.clone());
     if a.is_zero() || a.is_one() {
         1
     } else {
@@ -260,11 +265,7 @@ binary!(and, |a, b| JsBigInt::bitand(&a, &b));
 binary!(or, |a, b| JsBigInt::bitor(&a, &b));
 binary!(xor, |a, b| JsBigInt::bitxor(&a, &b));
 unary!(square, |a| JsBigInt::mul(&a, &a));
-unary!(abs, |a| if a < JsBigInt::zero() {
-    JsBigInt::neg(&a)
-} else {
-    a
-});
+unary!(abs, |a| magnitude(a));
 unary!(negate, |a| JsBigInt::neg(&a));
 unary!(next, |a| JsBigInt::add(&a, &JsBigInt::one()));
 unary!(prev, |a| JsBigInt::sub(&a, &JsBigInt::one()));
@@ -362,16 +363,8 @@ fn compare(this: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsVa
 }
 
 fn compare_abs(this: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
-    let v = value(this, ctx)?;
-    let abs = |x: JsBigInt| {
-        if x < JsBigInt::zero() {
-            JsBigInt::neg(&x)
-        } else {
-            x
-        }
-    };
-    let a = abs(v);
-    let w = abs(other(args, 0, ctx)?);
+    let a = magnitude(value(this, ctx)?);
+    let w = magnitude(other(args, 0, ctx)?);
     Ok(order(&a, &w))
 }
 
@@ -471,16 +464,8 @@ fn min(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
     Ok(if va < vb { a } else { b })
 }
 
-fn gcd_of(mut x: JsBigInt, mut y: JsBigInt) -> JsBigInt {
-    let abs = |v: JsBigInt| {
-        if v < JsBigInt::zero() {
-            JsBigInt::neg(&v)
-        } else {
-            v
-        }
-    };
-    x = abs(x);
-    y = abs(y);
+fn gcd_of(x: JsBigInt, y: JsBigInt) -> JsBigInt {
+    let (mut x, mut y) = (magnitude(x), magnitude(y));
     while !y.is_zero() {
         let t = JsBigInt::rem(&x, &y);
         x = y;
@@ -500,14 +485,10 @@ fn lcm(_: &JsValue, args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
         return big(JsBigInt::zero(), ctx);
     }
     let g = gcd_of(a.clone(), b.clone());
-    let abs = |v: JsBigInt| {
-        if v < JsBigInt::zero() {
-            JsBigInt::neg(&v)
-        } else {
-            v
-        }
-    };
-    big(JsBigInt::div(&JsBigInt::mul(&abs(a), &abs(b)), &g), ctx)
+    big(
+        JsBigInt::div(&JsBigInt::mul(&magnitude(a), &magnitude(b)), &g),
+        ctx,
+    )
 }
 
 /// The prototype's methods in the prelude's order of definition (`P.add = P.plus = f` defines
