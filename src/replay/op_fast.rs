@@ -78,8 +78,12 @@ pub(super) fn header_and_fees(
     if let Some(v) = key.as_ref().and_then(|k| cache?.get(Kind::State, k)) {
         merge_json(&mut state, &v, true);
     }
-    match fetched {
-        Some(s) => state.absorb(s),
+    // Whether the node was asked: only then has the cached state anything new to keep.
+    let asked = match fetched {
+        Some(s) => {
+            state.absorb(s);
+            true
+        }
         None => {
             let mut left = Misses::default();
             let missing = |a: &&alloy_primitives::Address| !state.accounts.contains_key(*a);
@@ -89,8 +93,9 @@ pub(super) fn header_and_fees(
             };
             left.slots = misses.slots.iter().filter(missing).copied().collect();
             source.fill(&mut state, &left, &tag)?;
+            !left.is_empty()
         }
-    }
+    };
     for a in &misses.accounts {
         if let Some(d) = state.accounts.get(a) {
             snapshot.insert_account(*a, d.clone());
@@ -101,7 +106,7 @@ pub(super) fn header_and_fees(
             snapshot.insert_slot(k.0, k.1, *v);
         }
     }
-    if let (Some(c), Some(k)) = (cache, key) {
+    if let (Some(c), Some(k), true) = (cache, key, asked) {
         c.put(Kind::State, &k, &snapshot_to_json(&state));
     }
     Ok(head)
