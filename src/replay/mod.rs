@@ -573,7 +573,6 @@ fn finish(tracer: Tracer, e: &Ended, db: &mut ReplayDb<'_>) -> Result<TraceResul
         ))),
         #[cfg(feature = "js")]
         Tracer::Js(t) => js_result(*t, e, db)?,
-        Tracer::None => unreachable!("spec.build never returns Tracer::None"),
     })
 }
 

@@ -397,8 +397,6 @@ pub enum Tracer {
     Js(Box<js::JsTracer>),
     /// Every step's pc and frame, or the machine at one step (`chaintrace debug`).
     Steps(Box<steps::StepRecorder>),
-    /// No tracing: replaying the transactions before the target in its block.
-    None,
 }
 
 impl Tracer {
@@ -496,7 +494,7 @@ macro_rules! dispatch {
             Tracer::Steps($t) => $e,
             #[cfg(feature = "js")]
             Tracer::Js($t) => $e,
-            Tracer::Noop | Tracer::None => $default,
+            Tracer::Noop => $default,
         }
     };
 }

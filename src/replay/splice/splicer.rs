@@ -310,15 +310,6 @@ impl<I> Beside<I> {
         }
     }
 
-    /// `inner` alone.
-    pub fn empty(inner: I) -> Self {
-        Beside {
-            splicer: None,
-            inner,
-            stop: None,
-        }
-    }
-
     /// Hands the splicer's record to its [`Splice`] and returns the inner inspector.
     pub fn finish(self) -> I {
         if let Some(s) = self.splicer {
