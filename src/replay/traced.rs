@@ -30,7 +30,7 @@ fn inspect<'x, 'a, I>(
     refused: bool,
 ) -> (Run, I)
 where
-    I: Inspector<Ctx<&'x mut ReplayDb<'a>>>,
+    I: Inspector<Ctx<&'x mut ReplayDb<'a>>> + crate::trace::plain::Plain,
 {
     let mut evm = EvmCtx::new(db, env.spec)
         .with_block(env.block.clone())

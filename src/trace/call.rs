@@ -466,6 +466,8 @@ impl CallTracer {
     }
 }
 
+impl super::plain::Plain for CallTracer {}
+
 impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         let op = interp.bytecode.opcode();

@@ -17,6 +17,7 @@ pub mod keccak;
 pub mod mux;
 pub mod opcode;
 pub mod parity;
+pub mod plain;
 pub mod precompile_error;
 pub mod prestate;
 pub mod selectors;
@@ -433,6 +434,18 @@ fn runs_no_code(interp: &Interpreter) -> bool {
 /// tracers implement.
 pub struct Alone<I>(pub I);
 
+/// Forwarded. (A plain run of empty code ends with its padding STOP, noted as `LastStep`'s
+/// default, which is what the tracer would hold without it.)
+impl<I: plain::Plain> plain::Plain for Alone<I> {
+    #[inline]
+    fn plain(&self) -> bool {
+        self.0.plain()
+    }
+    fn ran_plain(&mut self, last: errors::LastStep, refund: i64, journal_at: usize) {
+        self.0.ran_plain(last, refund, journal_at)
+    }
+}
+
 impl<DB: Database, I: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for Alone<I> {
     #[inline(always)]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
@@ -498,6 +511,9 @@ macro_rules! dispatch {
         }
     };
 }
+
+/// The enum's tracers all read every opcode (a JavaScript tracer runs as itself).
+impl plain::Plain for Tracer {}
 
 impl<DB: Database> Inspector<Ctx<DB>> for Tracer {
     // Empty code's padding STOP never reaches a tracer: every replay runs its tracer inside

@@ -459,6 +459,23 @@ fn db_reads_reflect_writes_made_earlier_in_the_tx() {
 }
 
 #[test]
+fn fault_reads_db_alike_with_and_without_step() {
+    // SSTORE(1, 42), then JUMP to 0 (no JUMPDEST): `fault` reads the slot through `db`. Without
+    // `step` the frame runs with no per-opcode hook; what `fault` sees must not change.
+    let run = Run::code("602a600155600056");
+    let fault = "fault: function(log, db) { this.r = [log.getError(), log.op.toString(), \
+                 toHex(db.getState(log.contract.getAddress(), toWord('0x01')))]; }, \
+                 result: function() { return this.r; }";
+    let plain = run.run(&format!("{{r: null, {fault}}}")).unwrap();
+    let stepped = run
+        .run(&format!("{{r: null, step: function() {{}}, {fault}}}"))
+        .unwrap();
+    let w42 = format!("0x{}2a", "00".repeat(31));
+    assert_eq!(plain, json!(["invalid jump destination", "JUMP", w42]));
+    assert_eq!(plain, stepped);
+}
+
+#[test]
 fn db_rejects_strings() {
     let e = fails(&Run::default(), "{step: function(log, db) { db.getBalance('0x00000000000000000000000000000000000000aa'); }, fault: function() {}, result: function() { return 1; }}");
     assert!(e.starts_with("Error: invalid buffer type"), "{e}");

@@ -297,6 +297,8 @@ pub struct Beside<I> {
     pub inner: I,
     /// The request's deadline, in a server worker ([`crate::replay::cancel`]).
     stop: Option<crate::replay::cancel::Stop>,
+    /// Runs the frames of a tracer that needs no per-opcode hook ([`crate::trace::plain`]).
+    plain: crate::trace::plain::Runner,
 }
 
 impl<I> Beside<I> {
@@ -307,6 +309,7 @@ impl<I> Beside<I> {
             splicer: s.needed().then_some(s),
             inner,
             stop: crate::replay::cancel::Stop::current(),
+            plain: Default::default(),
         }
     }
 
@@ -321,10 +324,13 @@ impl<I> Beside<I> {
 
 /// Forwards each hook to the splicer (when present) and then to the inner inspector, as revm's
 /// pair of inspectors does: a call or create either answers is answered, the splicer's first.
+/// Without a splicer, a frame of a tracer that needs no per-opcode hook runs plain
+/// ([`crate::trace::plain`]) from its first `step`.
 impl<CTX, I> Inspector<CTX> for Beside<I>
 where
-    CTX: ContextTr<Journal: JournalTr<State = EvmState>>,
-    I: Inspector<CTX>,
+    CTX: ContextTr<Journal: JournalTr<State = EvmState> + revm::inspector::JournalExt>
+        + revm::interpreter::Host,
+    I: Inspector<CTX> + crate::trace::plain::Plain,
 {
     #[inline]
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
@@ -333,8 +339,18 @@ where
                 return;
             }
         }
-        if let Some(s) = &mut self.splicer {
-            s.step(interp, ctx);
+        match &mut self.splicer {
+            Some(s) => s.step(interp, ctx),
+            None if self.inner.plain() => {
+                let spec = revm::context_interface::Cfg::spec(ctx.cfg()).into();
+                let stop = &mut self.stop;
+                let tick = |interp: &mut revm::interpreter::Interpreter| {
+                    stop.as_mut().is_some_and(|s| s.tick(interp))
+                };
+                self.plain.run(interp, ctx, spec, &mut self.inner, tick);
+                return;
+            }
+            None => {}
         }
         self.inner.step(interp, ctx);
     }

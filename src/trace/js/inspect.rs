@@ -294,6 +294,23 @@ impl JsTracer {
     }
 }
 
+/// A script without `step` needs no per-opcode hook: its frames run plain, and only the opcode
+/// that ends a run is noted (with the journal's length, for a `db` read in `fault`), and a
+/// SELFDESTRUCT staged.
+impl crate::trace::plain::Plain for JsTracer {
+    #[inline]
+    fn plain(&self) -> bool {
+        !self.has_step && self.live()
+    }
+    fn ran_plain(&mut self, last: LastStep, refund: i64, journal_at: usize) {
+        self.last = last;
+        self.last_refund = refund;
+        if self.db_in_hooks {
+            self.journal_at = journal_at;
+        }
+    }
+}
+
 /// The per-opcode hooks are split so that what every opcode costs (noting it; in `step_end`
 /// a few flags) inlines into revm's loop, and the rest is called only when there is more to do:
 /// a script without `step` costs a handful of instructions an opcode.
