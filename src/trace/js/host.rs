@@ -68,10 +68,10 @@ fn js_message(e: &JsError, ctx: &mut Context) -> String {
 pub struct Host {
     ctx: Context,
     shared: Rc<Shared>,
-    step: Option<Script>,
-    fault: Script,
-    enter: Option<Script>,
-    exit: Option<Script>,
+    step: Wrapper,
+    fault: Wrapper,
+    enter: Wrapper,
+    exit: Wrapper,
     result: Script,
     /// Plain function calls for scripts that can neither loop nor recurse (see
     /// [`direct_safe`]).
@@ -91,6 +91,41 @@ pub struct Host {
     deadline: Instant,
     /// What the thread held when the tracer was created (the memory limit's base).
     mem_base: i64,
+}
+
+/// The script that calls a hook in boa (`__tracer.step(__log, __db)`), compiled at its first
+/// use: a hook that runs natively or directly never needs it.
+enum Wrapper {
+    /// The script defines no such hook.
+    Absent,
+    Text(&'static str),
+    Compiled(Script),
+}
+
+impl Wrapper {
+    fn of(present: bool, text: &'static str) -> Self {
+        if present {
+            Wrapper::Text(text)
+        } else {
+            Wrapper::Absent
+        }
+    }
+
+    fn is_some(&self) -> bool {
+        !matches!(self, Wrapper::Absent)
+    }
+
+    fn script(&mut self, ctx: &mut Context) -> Result<Option<Script>, JsTracerError> {
+        match self {
+            Wrapper::Absent => Ok(None),
+            Wrapper::Compiled(s) => Ok(Some(s.clone())),
+            Wrapper::Text(t) => {
+                let s = compile(ctx, t)?;
+                *self = Wrapper::Compiled(s.clone());
+                Ok(Some(s))
+            }
+        }
+    }
 }
 
 /// The tracer's functions and their arguments, for direct calls.
@@ -298,16 +333,10 @@ impl Host {
         hidden(&mut ctx, "__tracer", obj.clone())?;
 
         let mut host = Host {
-            step: has_step
-                .then(|| compile(&mut ctx, "__tracer.step(__log, __db)"))
-                .transpose()?,
-            fault: compile(&mut ctx, "__tracer.fault(__log, __db)")?,
-            enter: has_enter
-                .then(|| compile(&mut ctx, "__tracer.enter(__frame)"))
-                .transpose()?,
-            exit: has_exit
-                .then(|| compile(&mut ctx, "__tracer.exit(__frameResult)"))
-                .transpose()?,
+            step: Wrapper::of(has_step, "__tracer.step(__log, __db)"),
+            fault: Wrapper::of(true, "__tracer.fault(__log, __db)"),
+            enter: Wrapper::of(has_enter, "__tracer.enter(__frame)"),
+            exit: Wrapper::of(has_exit, "__tracer.exit(__frameResult)"),
             result: compile(&mut ctx, "__tracer.result(__ctx, __db)")?,
             direct,
             fast: None,
@@ -531,14 +560,14 @@ impl Host {
             };
             return self.finish(out, hook).map(|_| ());
         }
-        let script = match hook {
-            Hook::Step => self.step.clone(),
-            Hook::Fault => Some(self.fault.clone()),
-            Hook::Enter => self.enter.clone(),
-            Hook::Exit => self.exit.clone(),
-            Hook::Setup | Hook::Result => None,
+        let wrapper = match hook {
+            Hook::Step => &mut self.step,
+            Hook::Fault => &mut self.fault,
+            Hook::Enter => &mut self.enter,
+            Hook::Exit => &mut self.exit,
+            Hook::Setup | Hook::Result => return Ok(()),
         };
-        match script {
+        match wrapper.script(&mut self.ctx)? {
             Some(s) => self.run(&s, hook).map(|_| ()),
             None => Ok(()),
         }

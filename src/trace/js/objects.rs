@@ -204,8 +204,12 @@ macro_rules! method {
 pub fn make_log(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<JsObject> {
     let mut o = ObjectInitializer::new(ctx);
     method!(o, "toNumber", 0, sh, |a, _c| Ok(sh.step.borrow().op.into()));
-    // Names are made once: `op.toString()` runs on nearly every step of many scripts.
-    let names: Vec<JsString> = (0..=255u8).map(|op| js_string!(op_name(op))).collect();
+    // Names are made once a thread: `op.toString()` runs on nearly every step of many scripts,
+    // and every tracer has a `log`.
+    thread_local! {
+        static NAMES: Rc<[JsString]> = (0..=255u8).map(|op| js_string!(op_name(op))).collect();
+    }
+    let names = NAMES.with(Rc::clone);
     {
         let sh = sh.clone();
         o.function(

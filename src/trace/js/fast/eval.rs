@@ -30,15 +30,18 @@ fn hex_string(bytes: &[u8]) -> String {
     format!("0x{}", alloy_primitives::hex::encode(bytes))
 }
 
-/// Names of the 256 opcodes, as `log.op.toString()` gives them.
-pub struct Names(pub Vec<V>);
+/// Names of the 256 opcodes, as `log.op.toString()` gives them (interned with a compiled
+/// script's strings, and kept with them: `compile::cache`).
+#[derive(Clone)]
+pub struct Names(pub std::rc::Rc<[V]>);
 
 impl Names {
     pub fn new(strings: &mut Tables) -> Names {
         Names(
             (0..=255u8)
                 .map(|op| V::Str(strings.intern_id(&op_name(op))))
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         )
     }
 }

@@ -95,18 +95,20 @@ impl Guard {
         if !super::enabled() {
             return (None, false);
         }
-        let Some((code, fault_plain, strings)) = super::compile::step_prefix_cached(source) else {
+        let Some((code, fault_plain, strings, names)) = super::compile::step_prefix_cached(source)
+        else {
             return (None, false);
         };
         let guard = code
             .zip(step)
-            .and_then(|(code, step)| Guard::new(code, strings, tracer, step, ctx));
+            .and_then(|(code, step)| Guard::new(code, strings, names, tracer, step, ctx));
         (guard, fault_plain)
     }
 
     fn new(
         code: Rc<Func>,
-        mut strings: Tables,
+        strings: Tables,
+        names: Names,
         tracer: &JsObject,
         step: JsObject,
         ctx: &mut Context,
@@ -118,7 +120,6 @@ impl Guard {
         {
             return None;
         }
-        let names = Names::new(&mut strings);
         let heap = Heap::new(strings, ctx).ok()?;
         Some(Guard {
             locals: vec![V::Undef; code.locals as usize],

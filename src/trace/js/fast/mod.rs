@@ -89,7 +89,7 @@ impl Fast {
         if !enabled() {
             return None;
         }
-        let (code, mut strings) = compile::compile_cached(source)?;
+        let (code, strings, names) = compile::compile_cached(source)?;
         if (code.uses.push && !intact.push)
             || (code.uses.pop && !intact.pop)
             || (code.uses.to_hex && !intact.to_hex)
@@ -99,7 +99,6 @@ impl Fast {
         {
             return None;
         }
-        let names = Names::new(&mut strings);
         let mut heap = Heap::new(strings, ctx).ok()?;
         let tracer = JsValue::from(tracer.clone());
         let V::Obj(this) = heap.import(&tracer, ctx).ok()? else {

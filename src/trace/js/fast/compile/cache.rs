@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::thread::LocalKey;
 
+use super::super::eval::Names;
 use super::super::ir::{Compiled, Func};
 use super::super::value::Tables;
 use super::{compile, step_prefix};
@@ -30,12 +31,13 @@ fn remembered<T: Clone>(
     })
 }
 
-/// The hooks (`None`: outside the subset) and the strings they refer to.
-type Hooks = (Option<Rc<Compiled>>, Tables);
+/// The hooks (`None`: outside the subset) and the strings they refer to, the opcodes' names
+/// among them.
+type Hooks = (Option<Rc<Compiled>>, Tables, Names);
 
 /// `step`'s leading statements inside the subset and whether `fault` is plain (`None`: the
-/// script is not an object literal of hooks), and their strings.
-type Prefix = (Option<(Option<Rc<Func>>, bool)>, Tables);
+/// script is not an object literal of hooks), and their strings, the opcodes' names among them.
+type Prefix = (Option<(Option<Rc<Func>>, bool)>, Tables, Names);
 
 thread_local! {
     static HOOKS: Last<Hooks> = const { RefCell::new(None) };
@@ -43,20 +45,23 @@ thread_local! {
 }
 
 /// [`compile`] of `source` into a fresh string table.
-pub fn compile_cached(source: &str) -> Option<(Rc<Compiled>, Tables)> {
-    let (code, strings) = remembered(&HOOKS, source, || {
+pub fn compile_cached(source: &str) -> Option<(Rc<Compiled>, Tables, Names)> {
+    let (code, strings, names) = remembered(&HOOKS, source, || {
         let mut strings = Tables::default();
-        (compile(source, &mut strings).map(Rc::new), strings)
+        let code = compile(source, &mut strings).map(Rc::new);
+        let names = Names::new(&mut strings);
+        (code, strings, names)
     });
-    code.map(|c| (c, strings))
+    code.map(|c| (c, strings, names))
 }
 
 /// [`step_prefix`] of `source` into a fresh string table.
-pub fn step_prefix_cached(source: &str) -> Option<(Option<Rc<Func>>, bool, Tables)> {
-    let (prefix, strings) = remembered(&PREFIX, source, || {
+pub fn step_prefix_cached(source: &str) -> Option<(Option<Rc<Func>>, bool, Tables, Names)> {
+    let (prefix, strings, names) = remembered(&PREFIX, source, || {
         let mut strings = Tables::default();
         let prefix = step_prefix(source, &mut strings).map(|(f, plain)| (f.map(Rc::new), plain));
-        (prefix, strings)
+        let names = Names::new(&mut strings);
+        (prefix, strings, names)
     });
-    prefix.map(|(f, plain)| (f, plain, strings))
+    prefix.map(|(f, plain)| (f, plain, strings, names))
 }
