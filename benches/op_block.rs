@@ -329,9 +329,9 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
     }
 }
 
-/// `OP_BLOCK_PROFILE=op|eth[,call]`: only that side's `light` block, 5,000 times
-/// (`OP_BLOCK_PROFILE_RUNS`; untraced, or under the callTracer with `,call`), for a profiler to
-/// compare the two sides.
+/// `OP_BLOCK_PROFILE=op|eth[,call][,first]`: only that side's `light` block, 5,000 times
+/// (`OP_BLOCK_PROFILE_RUNS`; untraced, or under the callTracer with `,call`; on fresh copies of
+/// the transactions each run with `,first`), for a profiler to compare the two sides.
 fn profile(side: &str) {
     let (users, senders) = user_txs(false);
     if side == "fastlz" {
@@ -362,7 +362,10 @@ fn profile(side: &str) {
         users
     };
     let call = TracerSpec::new(TracerKind::Call, None).unwrap();
-    let spec = side.ends_with(",call").then_some(&call);
+    let spec = side.contains(",call").then_some(&call);
+    // `,first`: fresh copies each run, as the first-pass rows (their L1 cost data not worked
+    // out yet).
+    let first = side.contains(",first");
     let runs: u32 = std::env::var("OP_BLOCK_PROFILE_RUNS")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -370,7 +373,20 @@ fn profile(side: &str) {
         .max(1);
     let mut total = Duration::ZERO;
     for _ in 0..runs {
-        total += block(&snap, &env, &txs, spec).0;
+        let fresh;
+        let txs = if first {
+            fresh = txs
+                .iter()
+                .map(|t| ReplayTx {
+                    rollup: Default::default(),
+                    ..t.clone()
+                })
+                .collect::<Vec<_>>();
+            &fresh
+        } else {
+            &txs
+        };
+        total += block(&snap, &env, txs, spec).0;
     }
     println!(
         "{side}: {:.3} ms a block",
