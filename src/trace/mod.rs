@@ -441,6 +441,10 @@ impl<I: plain::Plain> plain::Plain for Alone<I> {
     fn plain(&self) -> bool {
         self.0.plain()
     }
+    #[inline]
+    fn plain_step_ends(&self) -> bool {
+        self.0.plain_step_ends()
+    }
     fn ran_plain(&mut self, last: errors::LastStep, refund: i64, journal_at: usize) {
         self.0.ran_plain(last, refund, journal_at)
     }

@@ -9,7 +9,9 @@
 //! frame ends, fails, or calls or creates another): the loop of revm's `run_plain`, noting only
 //! the opcode about to run and the journal's length then. The tracer then hears of that last opcode ([`Plain::ran_plain`]) and
 //! gets its `step_end`, as it would have, and revm's loop, seeing the action, stops. A
-//! SELFDESTRUCT still gets both hooks (its frame is staged before it runs).
+//! SELFDESTRUCT still gets both hooks (its frame is staged before it runs). A tracer whose
+//! `step` reads nothing of the opcode (it counts, say) has its `step_end` called after every
+//! opcode too ([`Plain::plain_step_ends`]), and so its `step`, with none of revm's loop around.
 //!
 //! Nothing else of revm's loop is lost: its log and selfdestruct hooks, which such a tracer does
 //! not implement, are the only other calls it makes.
@@ -33,8 +35,14 @@ use super::errors::LastStep;
 /// most are not.
 pub trait Plain {
     /// Whether the frame about to run may run plain: the tracer reads no opcode but a
-    /// SELFDESTRUCT and the one that ends a run, and needs no log hook.
+    /// SELFDESTRUCT and the one that ends a run (or, with [`Plain::plain_step_ends`], needs only
+    /// to hear that each ran), and needs no log hook.
     fn plain(&self) -> bool {
+        false
+    }
+    /// Whether a plain run calls `step_end` after every opcode too (a `step` that reads nothing
+    /// of the opcode: the tracer's `step_end` calls it).
+    fn plain_step_ends(&self) -> bool {
         false
     }
     /// The opcode a plain run ended with, as `step` would have noted it before it ran (the
@@ -79,6 +87,7 @@ impl Runner {
             _ => &self.gas.insert((spec, Box::new(gas_table_spec(spec)))).1,
         };
         let table = &Table::<H>::INSTRUCTIONS;
+        let step_ends = inner.plain_step_ends();
         loop {
             if tick(interp) {
                 return;
@@ -105,6 +114,12 @@ impl Runner {
                 inner.ran_plain(last, refund, journal_at);
                 inner.step_end(interp, ctx);
                 return;
+            }
+            if step_ends {
+                inner.step_end(interp, ctx);
+                if interp.bytecode.is_end() {
+                    return;
+                }
             }
         }
     }

@@ -201,6 +201,38 @@ fn call_fixtures() -> Vec<PathBuf> {
     v
 }
 
+/// A `step` that reads nothing of the opcode runs with the frames plain (called from
+/// `step_end` alone); one that reads `log.getPC()` through revm's whole loop. On every geth
+/// callTracer fixture (failures, reverts, creates, self-destructs) both count the same steps,
+/// faults and frames.
+#[test]
+fn a_step_reading_nothing_counts_every_step_on_geth_fixtures() {
+    let hooks = |cond: &str| {
+        format!(
+            "{{n: 0, f: 0, e: 0, step: function(log) {{ if ({cond}) {{ this.n++; }} }}, \
+             fault: function() {{ this.f++; }}, enter: function() {{ this.e++; }}, \
+             exit: function() {{ this.e += 10; }}, result: function() {{ return [this.n, this.f, this.e]; }}}}"
+        )
+    };
+    let (plain, full) = (hooks("true"), hooks("log.getPC() >= 0"));
+    let count = |fx: &Fixture, source: &str| {
+        let spec = TracerSpec::js(source, None, Duration::from_secs(5)).unwrap();
+        match trace_fixture(fx, &spec, None).unwrap().result {
+            TraceResult::Js(v) => serde_json::from_str::<Value>(v.get()).unwrap(),
+            _ => unreachable!(),
+        }
+    };
+    let files = call_fixtures();
+    let mut steps = 0;
+    for path in &files {
+        let fx = Fixture::load(path.to_str().unwrap()).unwrap();
+        let (a, b) = (count(&fx, &plain), count(&fx, &full));
+        assert_eq!(a, b, "{}", path.display());
+        steps += a[0].as_u64().unwrap();
+    }
+    assert!(steps > 5_000, "{steps} steps");
+}
+
 #[test]
 fn js_call_tracer_equals_the_native_call_tracer_on_geth_fixtures() {
     let source = tracer("call_tracer.js");

@@ -296,11 +296,17 @@ impl JsTracer {
 
 /// A script without `step` needs no per-opcode hook: its frames run plain, and only the opcode
 /// that ends a run is noted (with the journal's length, for a `db` read in `fault`), and a
-/// SELFDESTRUCT staged.
+/// SELFDESTRUCT staged. So does a `step` run natively that reads nothing of the opcode and no
+/// view (nor can fall back to boa, which might): `step_end` calls it after each opcode, the
+/// last one's error and cost known as usual.
 impl crate::trace::plain::Plain for JsTracer {
     #[inline]
     fn plain(&self) -> bool {
-        !self.has_step && self.live()
+        self.live() && (!self.has_step || !(self.step_fields || self.views || self.db_in_hooks))
+    }
+    #[inline]
+    fn plain_step_ends(&self) -> bool {
+        self.has_step
     }
     fn ran_plain(&mut self, last: LastStep, refund: i64, journal_at: usize) {
         self.last = last;
