@@ -1,17 +1,18 @@
-//! Frames run plain: revm's instructions with no per-opcode hook, for a tracer that needs none
-//! (a JavaScript tracer without `step`, which geth calls only as frames begin and end).
+//! Frames run plain: revm's instructions with no per-opcode hook, for a tracer that needs none (a
+//! JavaScript tracer without `step`, which geth calls only as frames begin and end).
 //!
-//! revm's inspecting loop (`revm_inspector::inspect_instructions`) calls `step` and
-//! `step_end` around every opcode and looks at the journal's length twice. For such a tracer
-//! that is most of a replay's overhead: the hooks note the opcode and return. So the replay's
-//! outer inspector ([`crate::replay::splice::Beside`]) asks the tracer ([`Plain::plain`]) and,
-//! at the first `step` of a frame, runs the frame itself until an opcode sets an action (the
-//! frame ends, fails, or calls or creates another): the loop of revm's `run_plain`, noting only
-//! the opcode about to run and the journal's length then. The tracer then hears of that last opcode ([`Plain::ran_plain`]) and
-//! gets its `step_end`, as it would have, and revm's loop, seeing the action, stops. A
-//! SELFDESTRUCT still gets both hooks (its frame is staged before it runs). A tracer whose
-//! `step` reads nothing of the opcode (it counts, say) has its `step_end` called after every
-//! opcode too ([`Plain::plain_step_ends`]), and so its `step`, with none of revm's loop around.
+//! revm's inspecting loop (`revm_inspector::inspect_instructions`) calls `step` and `step_end`
+//! around every opcode and looks at the journal's length twice. For such a tracer that is most of a
+//! replay's overhead: the hooks note the opcode and return. So the replay's outer inspector
+//! (`Beside`, in the replay's `splice` module) asks the tracer ([`Plain::plain`]) and, at the first
+//! `step` of a frame, runs the frame itself until an opcode sets an action (the frame ends, fails,
+//! or calls or creates another): the loop of revm's `run_plain`, noting only the opcode about to
+//! run and the journal's length then. The tracer then hears of that last opcode
+//! ([`Plain::ran_plain`]) and gets its `step_end`, as it would have, and revm's loop, seeing the
+//! action, stops. A SELFDESTRUCT still gets both hooks (its frame is staged before it runs). A
+//! tracer whose `step` reads nothing of the opcode (it counts, say) has its `step_end` called after
+//! every opcode too ([`Plain::plain_step_ends`]), and so its `step`, with none of revm's loop
+//! around.
 //!
 //! Nothing else of revm's loop is lost: its log and selfdestruct hooks, which such a tracer does
 //! not implement, are the only other calls it makes.

@@ -211,7 +211,8 @@ fn a_step_reading_nothing_counts_every_step_on_geth_fixtures() {
         format!(
             "{{n: 0, f: 0, e: 0, step: function(log) {{ if ({cond}) {{ this.n++; }} }}, \
              fault: function() {{ this.f++; }}, enter: function() {{ this.e++; }}, \
-             exit: function() {{ this.e += 10; }}, result: function() {{ return [this.n, this.f, this.e]; }}}}"
+             exit: function() {{ this.e += 10; }}, \
+             result: function() {{ return [this.n, this.f, this.e]; }}}}"
         )
     };
     let (plain, full) = (hooks("true"), hooks("log.getPC() >= 0"));

@@ -1,13 +1,14 @@
-//! The length of an input once FastLZ-compressed (level 1), as op-geth's `FlzCompressLen`
-//! counts it: Fjord's L1 data fee prices every user transaction of an OP block by the FastLZ
-//! size of its encoding.
+//! The length of an input once FastLZ-compressed (level 1), as op-geth's `FlzCompressLen` counts
+//! it: Fjord's L1 data fee prices every user transaction of an OP block by the FastLZ size of its
+//! encoding.
 //!
-//! op-geth's function is a port of solady's `LibZip.flzCompress` that emits nothing and only
-//! adds up the sizes of the literal runs and matches it would write. This one walks the input
-//! the same way, with the same table of where each 3-byte sequence's bucket was last seen
-//! (8,192 entries, all zero when a compression starts, so an empty entry means position 0),
-//! faster: the table is kept per thread and seldom cleared (see [`Based`]), three bytes are read as one word, and a match is measured 8 bytes
-//! at a time. `tests` checks it against a line-by-line port of op-geth's on many inputs.
+//! op-geth's function is a port of solady's `LibZip.flzCompress` that emits nothing and only adds
+//! up the sizes of the literal runs and matches it would write. This one walks the input the same
+//! way, with the same table of where each 3-byte sequence's bucket was last seen (8,192 entries,
+//! all zero when a compression starts, so an empty entry means position 0), faster: the table is
+//! kept per thread and seldom cleared (see [`Based`]), three bytes are read as one word, and a
+//! match is measured 8 bytes at a time. `tests` checks it against a line-by-line port of op-geth's
+//! on many inputs.
 
 /// Entries of the table: 13-bit buckets of a 3-byte sequence.
 const TABLE: usize = 8192;
