@@ -105,10 +105,11 @@ pub fn flz_compress_len(input: &[u8]) -> u32 {
 fn three(input: &[u8], i: u32) -> u32 {
     let i = i as usize;
     debug_assert!(i + 4 <= input.len());
-    // SAFETY: `compress_len` reads only positions below `len - 4` (see there): the walk's
-    // positions stay below `limit = len - 13`, a match ends by `limit + 9`, the two positions
-    // seen after it are at most `limit + 10`, and a candidate is a position seen earlier. This
-    // is the walk's hottest read, twice a byte; the tests compare every length to op-geth's.
+    // SAFETY: `compress_len` reads only positions at most `len - 6`: the walk's positions stay
+    // below `limit = len - 13`; a match starting at `pos` is measured from `pos + 3` up to
+    // `limit + 9`, so it ends by `limit + 6`, and the two positions seen after it are at most
+    // `limit + 7`; a candidate is a position seen earlier. This is the walk's hottest read,
+    // twice a byte; the tests compare many lengths with op-geth's, `debug_assert` on.
     let word = unsafe { input.as_ptr().add(i).cast::<[u8; 4]>().read_unaligned() };
     u32::from_le_bytes(word) & 0x00ff_ffff
 }
