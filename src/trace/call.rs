@@ -7,7 +7,7 @@
 
 use crate::trace::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
-use revm::bytecode::opcode::{OpCode, JUMP, RETURN, SELFDESTRUCT};
+use revm::bytecode::opcode::{OpCode, JUMP, SELFDESTRUCT};
 use revm::interpreter::{
     interpreter_types::{Jumps, LoopControl},
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, CreateScheme,
@@ -472,11 +472,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for CallTracer {
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         let op = interp.bytecode.opcode();
         if let Some(top) = self.stack.last_mut() {
-            top.last = LastStep {
-                op,
-                stack_len: interp.stack.len(),
-                returned: op == RETURN,
-            };
+            top.last = LastStep::before(op, interp.stack.len());
             if let Some(steps) = top.frame.steps.as_deref_mut() {
                 let pc = interp.bytecode.pc() as u32;
                 steps.record(pc);

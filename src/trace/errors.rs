@@ -34,6 +34,18 @@ pub struct LastStep {
     pub returned: bool,
 }
 
+impl LastStep {
+    /// The opcode `op` about to run on a stack of `stack_len` items, as a tracer's `step` notes it.
+    #[inline(always)]
+    pub fn before(op: u8, stack_len: usize) -> Self {
+        LastStep {
+            op,
+            stack_len,
+            returned: op == revm::bytecode::opcode::RETURN,
+        }
+    }
+}
+
 /// A failed frame's `error` in a callTracer result: a revert, or another failure in geth's
 /// words. geth's JSON carries it as text, which is read here and nowhere else.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 
 use std::marker::PhantomData;
 
-use revm::bytecode::opcode::{RETURN, SELFDESTRUCT};
+use revm::bytecode::opcode::SELFDESTRUCT;
 use revm::context_interface::ContextTr;
 use revm::inspector::JournalExt;
 use revm::interpreter::interpreter::EthInterpreter;
@@ -103,11 +103,7 @@ impl Runner {
                 }
                 continue;
             }
-            let last = LastStep {
-                op,
-                stack_len: interp.stack.len(),
-                returned: op == RETURN,
-            };
+            let last = LastStep::before(op, interp.stack.len());
             let refund = interp.gas.refunded();
             let journal_at = ctx.journal_ref().journal().len();
             exec(interp, table, gas, ctx);

@@ -12,7 +12,7 @@
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::bytecode::opcode::{
-    OpCode, CALLDATACOPY, CODECOPY, EXTCODECOPY, MCOPY, MSTORE, MSTORE8, RETURN, RETURNDATACOPY,
+    OpCode, CALLDATACOPY, CODECOPY, EXTCODECOPY, MCOPY, MSTORE, MSTORE8, RETURNDATACOPY,
     SELFDESTRUCT,
 };
 use revm::interpreter::{
@@ -328,11 +328,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         }
         let op = interp.bytecode.opcode();
         let stack_len = interp.stack.len();
-        self.last = LastStep {
-            op,
-            stack_len,
-            returned: op == RETURN,
-        };
+        self.last = LastStep::before(op, stack_len);
         self.last_refund = interp.gas.refunded();
         if op == SELFDESTRUCT || self.db_in_hooks {
             self.step_more(interp, ctx, op);
