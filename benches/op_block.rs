@@ -262,6 +262,18 @@ fn main() {
     }
 }
 
+/// Fresh copies of the transactions, their L1 cost data not yet worked out (`RollupCache`): a
+/// replay's first pass over them. Later passes, and every run on the same copies here, find it
+/// worked out, as op-geth's cached `RollupCostData`.
+fn fresh(txs: &[ReplayTx]) -> Vec<ReplayTx> {
+    txs.iter()
+        .map(|t| ReplayTx {
+            rollup: Default::default(),
+            ..t.clone()
+        })
+        .collect()
+}
+
 /// Times the OP block (the deposit, then `users`) against the Ethereum block of `users` on
 /// `snap`, untraced and under the callTracer.
 fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
@@ -284,17 +296,6 @@ fn compare(name: &str, snap: &StateSnapshot, users: &[ReplayTx]) {
         users.len(),
         op_gas - eth_gas
     );
-    // Fresh copies of the transactions, their L1 cost data not yet worked out (`RollupCache`):
-    // a replay's first pass over them. Later passes, and every run on the same copies here,
-    // find it worked out, as op-geth's cached `RollupCostData`.
-    let fresh = |txs: &[ReplayTx]| -> Vec<ReplayTx> {
-        txs.iter()
-            .map(|t| ReplayTx {
-                rollup: Default::default(),
-                ..t.clone()
-            })
-            .collect()
-    };
     let rows = [
         ("untraced (apply)", None, false),
         ("untraced, first pass", None, true),
@@ -373,16 +374,10 @@ fn profile(side: &str) {
         .max(1);
     let mut total = Duration::ZERO;
     for _ in 0..runs {
-        let fresh;
+        let copies;
         let txs = if first {
-            fresh = txs
-                .iter()
-                .map(|t| ReplayTx {
-                    rollup: Default::default(),
-                    ..t.clone()
-                })
-                .collect::<Vec<_>>();
-            &fresh
+            copies = fresh(&txs);
+            &copies
         } else {
             &txs
         };
