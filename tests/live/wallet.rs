@@ -1022,8 +1022,26 @@ fn send(a: &anvil::Anvil, policy: &str, req: &str, extra: &[&str], env: &[(&str,
     chaintrace(&args, env)
 }
 
+/// The dev account's nonce once nothing of it is in flight. `wallet send` returns when the node
+/// has taken the transaction, and anvil mines it on its own task a moment later, so "latest"
+/// alone can lag one behind: read until "latest" equals "pending" (anvil keeps a transaction in
+/// its pool until its block is stored, so the two agree only when it is mined or was never sent).
 fn nonce(a: &anvil::Anvil) -> u64 {
-    anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), "latest"])))
+    let count = |tag: &str| {
+        anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), tag])))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (latest, pending) = (count("latest"), count("pending"));
+        if latest == pending {
+            return latest;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dev account's transactions were not mined in 30 s: latest {latest}, pending {pending}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]
