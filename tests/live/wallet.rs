@@ -1027,9 +1027,8 @@ fn send(a: &anvil::Anvil, policy: &str, req: &str, extra: &[&str], env: &[(&str,
 /// alone can lag one behind: read until "latest" equals "pending" (anvil keeps a transaction in
 /// its pool until its block is stored, so the two agree only when it is mined or was never sent).
 fn nonce(a: &anvil::Anvil) -> u64 {
-    let count = |tag: &str| {
-        anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), tag])))
-    };
+    let count =
+        |tag: &str| anvil::parse_u64(&a.rpc("eth_getTransactionCount", json!([a.sender(), tag])));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let (latest, pending) = (count("latest"), count("pending"));

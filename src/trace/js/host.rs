@@ -8,12 +8,12 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use alloy_primitives::{Address, Bytes, B256, U256};
 use boa_engine::object::{JsObject, ObjectInitializer};
 use boa_engine::property::Attribute;
 use boa_engine::{js_string, Context, JsError, JsValue, Script, Source};
 use revm::primitives::hardfork::SpecId;
 
+pub use super::objects::TxContext;
 use super::objects::{make_db, make_frames, make_log, Shared};
 use super::timeout::{over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
 use serde_json::value::RawValue;
@@ -25,26 +25,6 @@ use super::{bigint, buffers, globals};
 use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
 use crate::trace::call::CallKind;
-
-/// What `ctx` holds in `result(ctx, db)`.
-#[derive(Clone, Debug, Default)]
-pub struct TxContext {
-    pub create: bool,
-    pub from: Address,
-    pub to: Address,
-    pub input: Bytes,
-    pub gas: u64,
-    pub gas_price: U256,
-    pub value: U256,
-    pub block: u64,
-    pub coinbase: Address,
-    pub output: Bytes,
-    pub error: Option<String>,
-    pub gas_used: u64,
-    pub tx_hash: Option<B256>,
-    pub block_hash: Option<B256>,
-    pub tx_index: Option<u64>,
-}
 
 /// The message of a JavaScript exception, without boa's position text.
 fn js_message(e: &JsError, ctx: &mut Context) -> String {
@@ -234,8 +214,32 @@ impl Host {
         timeout: Duration,
         shared: Rc<Shared>,
     ) -> Result<Self, JsTracerError> {
-        let deadline = Instant::now() + timeout;
-        let mem_base = crate::alloc::thread_live();
+        let limits = (Instant::now() + timeout, crate::alloc::thread_live());
+        Self::build(source, config, spec, limits, shared, None)
+    }
+
+    /// The boa host of a tracer that ran without boa until now ([`Fast::detached`], which
+    /// holds its state): the literal evaluated in boa, the native state bound to it and
+    /// still to be written back ([`Host::leave_native`]); the clock and memory base its own.
+    pub fn adopt(
+        source: &str,
+        spec: SpecId,
+        limits: (Instant, i64),
+        shared: Rc<Shared>,
+        fast: Fast,
+    ) -> Result<Self, JsTracerError> {
+        Self::build(source, "{}", spec, limits, shared, Some(fast))
+    }
+
+    fn build(
+        source: &str,
+        config: &str,
+        spec: SpecId,
+        (deadline, mem_base): (Instant, i64),
+        shared: Rc<Shared>,
+        detached: Option<Fast>,
+    ) -> Result<Self, JsTracerError> {
+        let timeout = deadline.saturating_duration_since(Instant::now());
         let mut ctx = Context::default();
         let limit = (timeout.as_secs_f64() * LOOP_ITERATIONS_PER_SECOND as f64) as u64;
         ctx.runtime_limits_mut()
@@ -357,7 +361,12 @@ impl Host {
         // After `setup`: the shadow state starts from what it left.
         let intact = Builtins::read(&mut host.ctx).intact(&originals, bigint::installed(&host.ctx));
         // Native code is compiled from the literal's functions: not when `setup` replaced one.
-        if hooks(&mut host.ctx) == literal_hooks {
+        if let Some(mut fast) = detached {
+            // No `setup`, so the hooks are the literal's.
+            fast.bind(&obj, &mut host.ctx)
+                .ok_or_else(|| JsTracerError::Engine("the tracer object changed shape".into()))?;
+            host.fast = Some(fast);
+        } else if hooks(&mut host.ctx) == literal_hooks {
             host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
         let fast_views = host.fast.as_ref().map(Fast::keeps_views);
@@ -522,7 +531,13 @@ impl Host {
         Some(Ok(()))
     }
 
-    /// The native path gave up on `hook`: boa runs this call, and all later ones.
+    /// The native path gave up on `hook` (or a detached tracer's, adopted just now): boa runs
+    /// this call, and all later ones. `None` when boa is to run it.
+    #[cold]
+    pub fn leave_native(&mut self, hook: Hook) -> Option<Result<(), JsTracerError>> {
+        self.deoptimised(hook)
+    }
+
     #[cold]
     fn deoptimised(&mut self, hook: Hook) -> Option<Result<(), JsTracerError>> {
         match self.leave_fast() {

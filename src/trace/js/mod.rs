@@ -26,6 +26,7 @@ pub mod hook;
 pub mod host;
 mod inspect;
 mod json;
+mod lazy;
 pub mod limits;
 pub mod named;
 pub mod objects;
@@ -52,7 +53,8 @@ use super::errors::{
     frontier_deposit_oog, geth_error, returns_gas, LastStep, CODE_STORE_OUT_OF_GAS,
 };
 use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
-use host::{Hook, Host, TxContext};
+use host::{Hook, TxContext};
+use lazy::Host;
 use objects::Shared;
 
 pub use crate::geth::time::parse_go_duration;

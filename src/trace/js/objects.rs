@@ -11,7 +11,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use alloy_primitives::{Address, Bytes, U256};
+use alloy_primitives::{Address, Bytes, B256, U256};
 use boa_engine::object::{JsObject, ObjectInitializer};
 use boa_engine::property::Attribute;
 use boa_engine::{
@@ -99,6 +99,8 @@ pub struct Shared {
     pub reader: Cell<Option<*mut (dyn StateReader + 'static)>>,
     /// An error JavaScript cannot catch (geth interrupts the VM for these).
     pub fatal: RefCell<Option<String>>,
+    /// `result`'s `ctx`, while a natively evaluated `result` runs.
+    pub tx: RefCell<Option<TxContext>>,
 }
 
 impl Shared {
@@ -110,6 +112,7 @@ impl Shared {
             interp: Cell::new(std::ptr::null()),
             reader: Cell::new(None),
             fatal: RefCell::new(None),
+            tx: RefCell::new(None),
         })
     }
 
@@ -427,4 +430,24 @@ pub fn make_frames(sh: &Rc<Shared>, ctx: &mut Context) -> JsResult<(JsObject, Js
 /// A `bigInt` for values the inspector hands over (ctx.value, ctx.gasPrice).
 pub fn big_value(v: U256, ctx: &mut Context) -> JsResult<JsValue> {
     big(v, ctx)
+}
+
+/// What `ctx` holds in `result(ctx, db)`.
+#[derive(Clone, Debug, Default)]
+pub struct TxContext {
+    pub create: bool,
+    pub from: Address,
+    pub to: Address,
+    pub input: Bytes,
+    pub gas: u64,
+    pub gas_price: U256,
+    pub value: U256,
+    pub block: u64,
+    pub coinbase: Address,
+    pub output: Bytes,
+    pub error: Option<String>,
+    pub gas_used: u64,
+    pub tx_hash: Option<B256>,
+    pub block_hash: Option<B256>,
+    pub tx_index: Option<u64>,
 }

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::host::Host;
+use super::lazy::Host;
 
 /// Identifies one spec and its clones. Dropping the last clone drops its spare, if this
 /// thread holds it.

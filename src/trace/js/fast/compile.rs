@@ -34,6 +34,7 @@ use super::value::{Key, Tables, Text, V};
 
 mod cache;
 mod calls;
+mod detached;
 
 pub use cache::{compile_cached, step_prefix_cached};
 
@@ -44,6 +45,8 @@ enum Param {
     Db,
     Frame,
     FrameResult,
+    /// `result`'s `ctx`.
+    Ctx,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -70,12 +73,16 @@ type HookDef<'a> = (
     Option<&'a FunctionBody>,
 );
 
+/// The literal's properties in order: a function (`None`) or the expression of a value.
+/// `None` as a whole when one is not a plain `name: value` or method (a shorthand `{x}`).
+type Props<'a> = Option<Vec<(String, Option<&'a Expression>)>>;
+
 /// Parses `source` (the tracer's object literal) and hands `f` its hooks (`step`, `fault`,
 /// `enter`, `exit`). `None` when which function is which hook is not static: the source is not
 /// an object literal, a key is computed or repeated, a hook is an accessor.
 fn with_hooks<T>(
     source: &str,
-    f: impl FnOnce(&Interner, Vec<HookDef<'_>>, Vec<HookDef<'_>>) -> Option<T>,
+    f: impl FnOnce(&Interner, Vec<HookDef<'_>>, Vec<HookDef<'_>>, Props<'_>) -> Option<T>,
 ) -> Option<T> {
     let text = format!("(\n{source}\n)");
     let mut interner = Interner::default();
@@ -94,7 +101,9 @@ fn with_hooks<T>(
     let mut hooks = Vec::new();
     let mut helpers = Vec::new();
     let mut seen = Vec::new();
+    let mut props = Some(Vec::new());
     for p in obj.properties() {
+        let mut value_of = None;
         let (name, params, body) = match p {
             PropertyDefinition::Property(PropertyName::Literal(id), value) => {
                 let name = resolve(&interner, id.sym())?;
@@ -102,11 +111,15 @@ fn with_hooks<T>(
                     Expression::FunctionExpression(f) => {
                         (name, Some(f.parameters()), Some(f.body()))
                     }
-                    _ => (name, None, None),
+                    v => {
+                        value_of = Some(v);
+                        (name, None, None)
+                    }
                 }
             }
             PropertyDefinition::MethodDefinition(m) => method(m, &interner)?,
             PropertyDefinition::IdentifierReference(id) => {
+                props = None;
                 (resolve(&interner, id.sym())?, None, None)
             }
             // Computed keys, spreads, `__proto__` setters: which hook is which is not static.
@@ -116,13 +129,16 @@ fn with_hooks<T>(
             return None;
         }
         seen.push(name.clone());
+        if let Some(props) = props.as_mut() {
+            props.push((name.clone(), value_of));
+        }
         if hook_params(&name).is_some() {
             hooks.push((name, params, body));
         } else if let (Some(_), Some(_)) = (params, body) {
             helpers.push((name, params, body));
         }
     }
-    f(&interner, hooks, helpers)
+    f(&interner, hooks, helpers, props)
 }
 
 /// What each hook's parameters stand for.
@@ -138,7 +154,7 @@ fn hook_params(name: &str) -> Option<&'static [Param]> {
 /// Compiles the hooks of `source` (the tracer's object literal) if every one the script
 /// defines is inside the subset.
 pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
-    with_hooks(source, |interner, hooks, helpers| {
+    with_hooks(source, |interner, hooks, helpers, props| {
         let mut out = Compiled::default();
         for (name, params, body) in hooks {
             // A hook that is not a function literal (a reference, a number) is not compiled.
@@ -162,6 +178,9 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
             };
             *slot = Some(f);
         }
+        if let Some(props) = props {
+            out.detached = detached::compile(interner, strings, &helpers, &props, &mut out);
+        }
         Some(out)
     })
 }
@@ -170,7 +189,7 @@ pub fn compile(source: &str, strings: &mut Tables) -> Option<Compiled> {
 /// inside the subset (the rest of its body is not looked at), and whether `fault` is inside
 /// it as a whole.
 pub fn step_prefix(source: &str, strings: &mut Tables) -> Option<(Option<Func>, bool)> {
-    with_hooks(source, |interner, hooks, _| {
+    with_hooks(source, |interner, hooks, _, _| {
         let (mut step, mut fault) = (None, false);
         for (name, params, body) in hooks {
             let (Some(formal), Some(body)) = (params, body) else {
@@ -238,6 +257,8 @@ struct Compiler<'i> {
     /// Block scopes, innermost last; the first holds the parameters and `var`s.
     scopes: Vec<Vec<(Sym, Bind)>>,
     locals: u16,
+    /// Compiling `result`, where `concat` is modelled too.
+    in_result: bool,
 }
 
 impl<'i> Compiler<'i> {
@@ -251,6 +272,7 @@ impl<'i> Compiler<'i> {
             uses: Uses::default(),
             scopes: Vec::new(),
             locals: 0,
+            in_result: false,
         }
     }
 
@@ -603,6 +625,9 @@ impl<'i> Compiler<'i> {
                 },
             },
             Expression::PropertyAccess(PropertyAccess::Simple(a)) => {
+                if self.param(a.target()) == Some(Param::Ctx) {
+                    return self.ctx_field(a.field());
+                }
                 if let Some(b) = self.buf_of(a.target()) {
                     return match self.field_name(a.field())?.as_str() {
                         "length" => Some(Expr::BufLen(b)),

@@ -14,21 +14,9 @@ use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
 
 mod ops;
+mod tx;
 
-use ops::arithmetic;
-
-/// A number with no fraction, as `slice` reads its bounds exactly (others are left to boa).
-fn whole(v: V) -> R<f64> {
-    match v.to_num()? {
-        n if n.fract() == 0.0 && n.abs() < 1e15 => Ok(n),
-        _ => Err(Deopt),
-    }
-}
-
-/// What the global `toHex` gives for `bytes`.
-fn hex_string(bytes: &[u8]) -> String {
-    format!("0x{}", alloy_primitives::hex::encode(bytes))
-}
+use ops::{arithmetic, hex_string, whole};
 
 /// Names of the 256 opcodes, as `log.op.toString()` gives them (interned with a compiled
 /// script's strings, and kept with them: `compile::cache`).
@@ -213,6 +201,7 @@ impl Machine<'_> {
             Buf::To => f(self.shared.frame.borrow().to.as_slice()),
             Buf::Input => f(&self.shared.frame.borrow().input),
             Buf::Output => f(&self.shared.frame_result.borrow().output),
+            Buf::Tx(t) => tx::buffer(self.shared, t, f),
         }
     }
 
@@ -263,6 +252,7 @@ impl Machine<'_> {
                 drop(r);
                 self.heap.t.str_value(&Text::from(s))?
             }
+            Getter::TxHex(_) | Getter::Tx(_) => self.tx_getter(g)?,
             Getter::StepError | Getter::Cost if self.before => return Err(Deopt),
             Getter::StepError => {
                 let e = self.shared.step.borrow().error.clone();
@@ -623,6 +613,7 @@ impl Machine<'_> {
                 let id = self.object(o)?;
                 self.heap.delete(id, key)?
             }
+            Expr::Concat(on, args) => self.concat(on, args)?,
             Expr::Deopt => return Err(Deopt),
         })
     }

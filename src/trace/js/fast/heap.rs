@@ -10,6 +10,7 @@
 //! is undone and boa runs it from the start.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use boa_engine::object::builtins::JsArray;
 use boa_engine::object::JsObject;
@@ -20,6 +21,7 @@ use super::value::{Deopt, Key, Tables, Text, R, V};
 
 mod compact;
 mod delete;
+mod detached;
 mod flush;
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
@@ -34,6 +36,9 @@ pub struct Obj {
     pub array: bool,
     /// The boa object this shadows; `None` for an object a hook created.
     pub origin: Option<JsObject>,
+    /// Names are never deleted natively (`origin` is set, or will be: the tracer object of a
+    /// tracer evaluated without boa, [`Heap::bind_root`]).
+    pub boa_made: bool,
     pub dirty: bool,
     /// Index-keyed properties (array elements); `None` is a hole.
     pub elems: Vec<Option<V>>,
@@ -45,6 +50,7 @@ impl Obj {
     fn new(array: bool, origin: Option<JsObject>) -> Self {
         Obj {
             array,
+            boa_made: origin.is_some(),
             origin,
             dirty: false,
             elems: Vec::new(),
@@ -159,10 +165,11 @@ pub struct Heap {
     ids: HashMap<JsObject, u32>,
     /// Keys found on `Object.prototype` / `Array.prototype` (a read of a missing key there
     /// reaches the prototype; a write may hit a setter).
-    object_proto: HashSet<Key>,
-    array_proto: HashSet<Key>,
-    object_proto_obj: JsObject,
-    array_proto_obj: JsObject,
+    object_proto: Rc<HashSet<Key>>,
+    array_proto: Rc<HashSet<Key>>,
+    /// The two prototypes (`None` for a heap made without boa, which imports nothing).
+    object_proto_obj: Option<JsObject>,
+    array_proto_obj: Option<JsObject>,
     undo: Vec<Undo>,
     /// Objects at the start of the running hook; those above were created by it.
     mark: usize,
@@ -206,10 +213,10 @@ impl Heap {
         Ok(Heap {
             objs: Vec::new(),
             ids: HashMap::new(),
-            object_proto: proto_keys(&object_proto_obj, ctx)?,
-            array_proto: proto_keys(&array_proto_obj, ctx)?,
-            object_proto_obj,
-            array_proto_obj,
+            object_proto: Rc::new(proto_keys(&object_proto_obj, ctx)?),
+            array_proto: Rc::new(proto_keys(&array_proto_obj, ctx)?),
+            object_proto_obj: Some(object_proto_obj),
+            array_proto_obj: Some(array_proto_obj),
             undo: Vec::new(),
             mark: 0,
             escaped: false,
@@ -582,11 +589,11 @@ impl Heap {
     ) -> JsResult<Option<(bool, usize, Vec<(Key, JsValue)>)>> {
         let proto = obj.prototype();
         let array = if obj.is_array() {
-            if proto.as_ref() != Some(&self.array_proto_obj) {
+            if proto.is_none() || proto != self.array_proto_obj {
                 return Ok(None);
             }
             true
-        } else if obj.is_ordinary() && proto.as_ref() == Some(&self.object_proto_obj) {
+        } else if obj.is_ordinary() && proto.is_some() && proto == self.object_proto_obj {
             false
         } else {
             return Ok(None);

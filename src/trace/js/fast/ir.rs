@@ -68,6 +68,33 @@ pub enum Getter {
     ToHex,
     InputHex,
     OutputHex,
+    /// `toHex(ctx.to)` and the like, in `result`.
+    TxHex(TxBuf),
+    /// `ctx.type`, `ctx.gas`, … in `result`.
+    Tx(TxField),
+}
+
+/// The plain fields of `result`'s `ctx`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TxField {
+    Type,
+    Gas,
+    GasUsed,
+    Block,
+    /// A string, or undefined when the transaction succeeded.
+    Error,
+    /// A number, or undefined for a simulated call.
+    TxIndex,
+}
+
+/// The buffers of `result`'s `ctx`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TxBuf {
+    From,
+    To,
+    Input,
+    Output,
+    Coinbase,
 }
 
 /// A frame's buffer: `frame.getFrom()`, `getTo()`, `getInput()`, `frameResult.getOutput()`.
@@ -77,6 +104,8 @@ pub enum Buf {
     To,
     Input,
     Output,
+    /// `ctx.from`, `ctx.to`, … in `result`.
+    Tx(TxBuf),
 }
 
 impl Buf {
@@ -87,6 +116,7 @@ impl Buf {
             Buf::To => Getter::ToHex,
             Buf::Input => Getter::InputHex,
             Buf::Output => Getter::OutputHex,
+            Buf::Tx(t) => Getter::TxHex(t),
         }
     }
 }
@@ -160,6 +190,8 @@ pub enum Expr {
     ToWord(Box<Expr>),
     /// `db.getState(address, slot)` of two buffer values: a buffer.
     DbState(Box<Expr>, Box<Expr>),
+    /// `arr.concat(…)` on a plain array (the built-in `concat`), in `result` only.
+    Concat(Box<Expr>, Vec<Expr>),
     /// `delete o.key`.
     Delete(Box<Expr>, Key),
     /// What the subset does not model, where it is reached (a helper that does not compile):
@@ -271,6 +303,18 @@ pub struct Uses {
     pub may_deopt: bool,
 }
 
+/// What a tracer needs to run without boa until something leaves the subset: the object
+/// literal as an expression (constants, object and array literals; each function as a
+/// [`super::value::Held::Literal`]), and `result(ctx, db)`.
+#[derive(Debug)]
+pub struct Detached {
+    /// `return {…}`.
+    pub literal: Vec<Stmt>,
+    pub result: Func,
+    /// The function-valued properties, in literal order (`Held::Literal(n)` is the `n`th).
+    pub functions: Vec<String>,
+}
+
 /// The compiled hooks of a tracer; `None` where the script has no such function.
 #[derive(Debug, Default)]
 pub struct Compiled {
@@ -282,4 +326,7 @@ pub struct Compiled {
     pub fault: Option<Func>,
     pub enter: Option<Func>,
     pub exit: Option<Func>,
+    /// Set when the whole tracer, its literal and `result` included, is inside the subset
+    /// and has no `setup`.
+    pub detached: Option<Detached>,
 }

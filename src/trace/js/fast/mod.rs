@@ -15,12 +15,16 @@
 //! compare both paths).
 
 mod compile;
+mod detached;
+#[cfg(test)]
+mod detached_tests;
 mod eval;
 #[cfg(test)]
 mod frame_tests;
 mod guard;
 mod heap;
 mod ir;
+mod json;
 #[cfg(test)]
 mod loop_tests;
 #[cfg(test)]
@@ -48,6 +52,8 @@ pub struct Fast {
     names: Names,
     /// What each inlined helper's property holds (the literal's function).
     helpers: Vec<V>,
+    /// Made without boa ([`Fast::detached`]).
+    detached: bool,
 }
 
 /// The built-ins native code stands in for, each still the original after `setup`:
@@ -110,7 +116,7 @@ impl Fast {
             let key = value::Key::from_name(heap.t.intern(name));
             let v = heap.get(this as u32, &key).ok()?;
             match v {
-                V::Opaque(i) if heap.t.js(i).as_object().as_ref() == Some(original) => {
+                V::Opaque(i) if matches!(heap.t.js(i), value::Held::Js(f) if f.as_object().as_ref() == Some(original)) => {
                     helpers.push(v)
                 }
                 _ => return None,
@@ -128,6 +134,7 @@ impl Fast {
             locals: vec![V::Undef; locals],
             names,
             helpers,
+            detached: false,
         })
     }
 

@@ -11,10 +11,11 @@ use revm::bytecode::opcode::{
 use revm::primitives::hardfork::SpecId;
 
 use crate::trace::call::CallKind;
-use crate::trace::js::host::{Hook, Host, TxContext};
+use crate::trace::js::host::{Hook, Host as Boa, TxContext};
+use crate::trace::js::lazy::Host;
 use crate::trace::js::objects::Shared;
 
-const STEPS: u64 = 3_000;
+pub(super) const STEPS: u64 = 3_000;
 /// The opcodes the synthetic steps cycle through; 0x0c is unassigned (`log.op` names it as
 /// geth does an undefined opcode).
 const OPS: [u8; 12] = [
@@ -28,16 +29,24 @@ pub(super) fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
 }
 
 pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) {
+    let (out, active, _) = drive_all(src, fast, steps);
+    (out, active)
+}
+
+/// [`drive_n`], and also whether the tracer never needed boa (made without it, `result`
+/// included).
+pub(super) fn drive_all(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool, bool) {
     let shared = Shared::new();
-    let mut host = match Host::new(
-        src,
-        "{\"limit\": 7}",
-        SpecId::PRAGUE,
-        Duration::from_secs(5),
-        shared.clone(),
-    ) {
+    let (config, spec, timeout) = ("{\"limit\": 7}", SpecId::PRAGUE, Duration::from_secs(5));
+    // The reference is boa's host alone, never one adopted from a native tracer.
+    let host = if fast {
+        Host::new(src, config, spec, timeout, shared.clone())
+    } else {
+        Boa::new(src, config, spec, timeout, shared.clone()).map(|b| Host::Boa(Box::new(b)))
+    };
+    let mut host = match host {
         Ok(h) => h,
-        Err(e) => return (Err(e.to_string()), false),
+        Err(e) => return (Err(e.to_string()), false, false),
     };
     if !fast {
         host.disable_fast();
@@ -96,11 +105,32 @@ pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, Stri
         Ok(())
     });
     let active = host.fast_active();
-    let out = out.and_then(|()| host.result(&TxContext::default()));
+    let out = out.and_then(|()| host.result(&tx_context()));
+    let without_boa = matches!(host, Host::Native(_));
     (
         out.map(|v| v.get().to_string()).map_err(|e| e.to_string()),
         active,
+        without_boa,
     )
+}
+
+/// `result`'s `ctx`: a failed call of a mined transaction.
+fn tx_context() -> TxContext {
+    TxContext {
+        from: Address::repeat_byte(0x11),
+        to: Address::repeat_byte(0x22),
+        input: Bytes::from(vec![0xa9, 0x05, 0x9c, 0xbb, 1, 2]),
+        gas: 90_000,
+        gas_price: U256::from(7u8),
+        value: U256::from(1_000_000_007u64),
+        block: 19_000_000,
+        coinbase: Address::repeat_byte(0x33),
+        output: Bytes::from(vec![0x08, 0xc3, 0x79, 0xa0]),
+        error: Some("execution reverted".to_string()),
+        gas_used: 45_678,
+        tx_index: Some(3),
+        ..TxContext::default()
+    }
 }
 
 /// A state that answers every read from the address and the slot.

@@ -73,13 +73,22 @@ pub struct Tables {
     index: rustc_hash::FxHashMap<Text, u64>,
     /// Bytes held by `strs`.
     bytes: usize,
-    opaque: Vec<JsValue>,
+    opaque: Vec<Held>,
     /// The `bigInt` values (stack words, call values) the running hook holds: never stored in
     /// an object, so they are dropped when the hook ends.
     bigs: Vec<U256>,
     /// The byte buffers (`Uint8Array`s: an address, a storage word) the running hook holds,
     /// like `bigs` never stored.
     bufs: Vec<Vec<u8>>,
+}
+
+/// What a [`V::Opaque`] stands for.
+#[derive(Clone, Debug)]
+pub enum Held {
+    Js(JsValue),
+    /// The object literal's function-valued property number `n` (in literal order), before
+    /// boa made the function: a tracer evaluated without boa ([`super::Fast::detached`]).
+    Literal(u16),
 }
 
 /// Strings beyond this many, or this many bytes, are left to boa, whose collector frees the
@@ -125,12 +134,26 @@ impl Tables {
     }
 
     pub fn opaque(&mut self, v: JsValue) -> V {
-        self.opaque.push(v);
+        self.held(Held::Js(v))
+    }
+
+    pub fn held(&mut self, h: Held) -> V {
+        self.opaque.push(h);
         V::Opaque((self.opaque.len() - 1) as u64)
     }
 
-    pub fn js(&self, id: u64) -> &JsValue {
+    pub fn js(&self, id: u64) -> &Held {
         &self.opaque[id as usize]
+    }
+
+    /// Gives each literal function its boa function (once boa evaluated the literal).
+    pub fn bind_literals(&mut self, f: impl Fn(u16) -> Option<JsValue>) -> Option<()> {
+        for h in &mut self.opaque {
+            if let Held::Literal(n) = h {
+                *h = Held::Js(f(*n)?);
+            }
+        }
+        Some(())
     }
 
     /// A new `bigInt` object holding `v`.
@@ -206,7 +229,10 @@ impl Tables {
                 n != 0.0 && !n.is_nan()
             }
             V::Str(s) => !self.text(s).is_empty(),
-            V::Opaque(o) => self.js(o).to_boolean(),
+            V::Opaque(o) => match self.js(o) {
+                Held::Js(v) => v.to_boolean(),
+                Held::Literal(_) => true,
+            },
         }
     }
 
@@ -241,7 +267,10 @@ impl Tables {
             V::True | V::False => "boolean",
             V::Num(_) => "number",
             V::Str(_) => "string",
-            V::Opaque(o) => self.js(o).type_of(),
+            V::Opaque(o) => match self.js(o) {
+                Held::Js(v) => v.type_of(),
+                Held::Literal(_) => "function",
+            },
         }
     }
 
@@ -250,7 +279,11 @@ impl Tables {
         match (a, b) {
             (V::Num(x), V::Num(y)) => f64::from_bits(x) == f64::from_bits(y),
             (V::Str(x), V::Str(y)) => x == y || self.text(x) == self.text(y),
-            (V::Opaque(x), V::Opaque(y)) => self.js(x).strict_equals(self.js(y)),
+            (V::Opaque(x), V::Opaque(y)) => match (self.js(x), self.js(y)) {
+                (Held::Js(a), Held::Js(b)) => a.strict_equals(b),
+                (Held::Literal(a), Held::Literal(b)) => a == b,
+                _ => false,
+            },
             (a, b) => a == b,
         }
     }

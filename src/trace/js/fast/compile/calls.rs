@@ -92,6 +92,10 @@ impl Compiler<'_> {
             let target = self.expr(m.target())?;
             return Some(Expr::Push(Box::new(target), args_ir));
         }
+        if method == "concat" && self.in_result {
+            let target = self.expr(m.target())?;
+            return Some(Expr::Concat(Box::new(target), args_ir));
+        }
         if method == "pop" {
             self.uses.pop = true;
             let target = self.expr(m.target())?;
@@ -166,6 +170,11 @@ impl Compiler<'_> {
                 Bind::Buf(b) => Some(b),
                 _ => None,
             },
+            Expression::PropertyAccess(PropertyAccess::Simple(m))
+                if self.param(m.target()) == Some(Param::Ctx) =>
+            {
+                super::detached::ctx_buffer(&self.field_name(m.field())?)
+            }
             Expression::Call(c) if c.args().is_empty() => {
                 let Expression::PropertyAccess(PropertyAccess::Simple(m)) = strip(c.function())
                 else {

@@ -5,7 +5,7 @@ use alloy_primitives::U256;
 
 use super::super::ir::{Bin, Method};
 use super::super::value::{to_i32, Deopt, Text, R, V};
-use super::{hex_string, whole, Machine, CHECK_EVERY};
+use super::{Machine, CHECK_EVERY};
 use crate::trace::js::buffers;
 use crate::trace::js::fast::ir::Expr;
 use std::time::Instant;
@@ -251,4 +251,17 @@ pub(super) fn arithmetic(op: Bin, x: f64, y: f64) -> Option<f64> {
         Bin::Mod => x % y,
         _ => return None,
     })
+}
+
+/// A number with no fraction, as `slice` reads its bounds exactly (others are left to boa).
+pub(super) fn whole(v: V) -> R<f64> {
+    match v.to_num()? {
+        n if n.fract() == 0.0 && n.abs() < 1e15 => Ok(n),
+        _ => Err(Deopt),
+    }
+}
+
+/// What the global `toHex` gives for `bytes`.
+pub(super) fn hex_string(bytes: &[u8]) -> String {
+    format!("0x{}", alloy_primitives::hex::encode(bytes))
 }

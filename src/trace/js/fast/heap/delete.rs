@@ -11,7 +11,7 @@ impl Heap {
         let Key::Name(name) = key else {
             return Err(Deopt);
         };
-        if o.array || o.origin.is_some() {
+        if o.array || o.boa_made {
             return Err(Deopt);
         }
         if let Some(p) = o.find(name) {

@@ -4,7 +4,7 @@ use boa_engine::object::builtins::JsArray;
 use boa_engine::object::JsObject;
 use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
-use super::super::value::V;
+use super::super::value::{Held, V};
 use super::Heap;
 
 impl Heap {
@@ -55,7 +55,15 @@ impl Heap {
             V::False => JsValue::from(false),
             V::Num(n) => JsValue::from(f64::from_bits(*n)),
             V::Str(s) => JsValue::from(JsString::from(&**self.t.text(*s))),
-            V::Opaque(o) => self.t.js(*o).clone(),
+            V::Opaque(o) => match self.t.js(*o) {
+                Held::Js(v) => v.clone(),
+                // Bound before any flush (`Tables::bind_literals`).
+                Held::Literal(_) => {
+                    return Err(boa_engine::JsNativeError::typ()
+                        .with_message("a literal function was not bound")
+                        .into())
+                }
+            },
             // Never stored (`write` and `create` refuse them).
             V::Big(_) | V::Buf(_) => JsValue::undefined(),
             V::Obj(id) => {

@@ -1,0 +1,160 @@
+//! A tracer evaluated without boa: the object literal made natively, its hooks and `result`
+//! run natively, and boa built only when something leaves the subset (then the literal is
+//! evaluated in boa and the native state written into it, as after a deoptimisation).
+
+use boa_engine::object::JsObject;
+use boa_engine::{Context, JsString};
+
+use super::eval::Machine;
+use super::heap::Heap;
+use super::ir::Func;
+use super::json::stringify;
+use super::value::{Deopt, Held, Key, V};
+use super::{compile, enabled, Fast, Shared};
+
+impl Fast {
+    /// The tracer of `source` made without boa, when the whole script is inside the subset
+    /// (see [`super::ir::Detached`]) and its hooks read no views.
+    pub fn detached(source: &str) -> Option<Fast> {
+        if !enabled() {
+            return None;
+        }
+        let (code, strings, names) = compile::compile_cached(source)?;
+        let d = code.detached.as_ref()?;
+        if code.uses.views || code.uses.may_deopt {
+            return None;
+        }
+        let heap = Heap::detached(strings)?;
+        let locals = [&code.step, &code.fault, &code.enter, &code.exit]
+            .into_iter()
+            .flatten()
+            .chain(std::iter::once(&d.result))
+            .map(|f| f.locals as usize)
+            .max()
+            .unwrap_or(0);
+        let mut fast = Fast {
+            code: code.clone(),
+            heap,
+            this: 0,
+            locals: vec![V::Undef; locals],
+            names,
+            helpers: Vec::new(),
+            detached: true,
+        };
+        let V::Obj(this) = fast.eval(&d.literal, None, None).ok()? else {
+            return None;
+        };
+        fast.this = this as u32;
+        fast.heap.pin(fast.this);
+        for name in &code.helpers {
+            let key = Key::from_name(fast.heap.t.intern(name));
+            let v = fast.heap.get(fast.this, &key).ok()?;
+            match v {
+                V::Opaque(i) if matches!(fast.heap.t.js(i), Held::Literal(n) if d.functions.get(usize::from(*n)) == Some(name)) => {
+                    fast.helpers.push(v)
+                }
+                _ => return None,
+            }
+        }
+        Some(fast)
+    }
+
+    /// Runs `body` with `shared` (`None`: code that reads no argument) and returns what it
+    /// returned; on [`Deopt`] nothing it did remains.
+    fn eval(
+        &mut self,
+        body: &[super::ir::Stmt],
+        shared: Option<&Shared>,
+        limits: Option<(std::time::Instant, i64)>,
+    ) -> Result<V, Deopt> {
+        let none;
+        let shared = match shared {
+            Some(s) => s,
+            None => {
+                none = Shared::new();
+                &*none
+            }
+        };
+        for l in self.locals.iter_mut() {
+            *l = V::Undef;
+        }
+        self.heap.begin();
+        let mut m = Machine {
+            heap: &mut self.heap,
+            locals: &mut self.locals,
+            this: self.this,
+            shared,
+            names: &self.names,
+            before: false,
+            helpers: &self.helpers,
+            ret: V::Undef,
+            iterations: 0,
+            limits,
+            last: std::ptr::null(),
+        };
+        let out = m.run(body).map(|()| m.ret);
+        match out {
+            Ok(v) => Ok(v),
+            Err(d) => {
+                self.heap.rollback();
+                Err(d)
+            }
+        }
+    }
+
+    /// Runs `result` natively (`shared.tx` holds its `ctx`) and writes its value as
+    /// `JSON.stringify` does: `Ok(None)` for `undefined`. On [`Deopt`] nothing it did remains,
+    /// and boa runs it.
+    pub fn result(
+        &mut self,
+        shared: &Shared,
+        limits: (std::time::Instant, i64),
+    ) -> Result<Option<String>, Deopt> {
+        let code = self.code.clone();
+        let f: &Func = &code.detached.as_ref().ok_or(Deopt)?.result;
+        let v = self.eval(&f.body, Some(shared), Some(limits))?;
+        match stringify(&self.heap, v) {
+            Ok(text) => {
+                self.heap.commit();
+                Ok(text)
+            }
+            Err(_) => {
+                self.heap.rollback();
+                Err(Deopt)
+            }
+        }
+    }
+
+    /// Makes `tracer`, boa's evaluation of the same literal, the object the native state is
+    /// written into (at [`Fast::flush`]); its functions stand for the literal's.
+    pub fn bind(&mut self, tracer: &JsObject, ctx: &mut Context) -> Option<()> {
+        let d = self.code.detached.as_ref()?;
+        let mut fns = Vec::with_capacity(d.functions.len());
+        for name in &d.functions {
+            let f = tracer.get(JsString::from(name.as_str()), ctx).ok()?;
+            f.as_callable()?;
+            fns.push(f);
+        }
+        self.heap
+            .t
+            .bind_literals(|n| fns.get(usize::from(n)).cloned())?;
+        self.heap.bind_root(self.this, tracer.clone());
+        Some(())
+    }
+
+    /// Whether the script defines `hook` (of those that run natively).
+    pub fn has(&self, hook: super::Hook) -> bool {
+        match hook {
+            super::Hook::Step => self.code.step.is_some(),
+            super::Hook::Fault => self.code.fault.is_some(),
+            super::Hook::Enter => self.code.enter.is_some(),
+            super::Hook::Exit => self.code.exit.is_some(),
+            super::Hook::Setup | super::Hook::Result => false,
+        }
+    }
+
+    /// Whether this tracer was made without boa (and runs `result` natively).
+    pub fn is_detached(&self) -> bool {
+        self.detached
+    }
+}
