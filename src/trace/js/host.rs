@@ -353,7 +353,8 @@ impl Host {
             deadline,
             mem_base,
         };
-        if has_setup {
+        // A tracer adopted from its native run ran `setup` there.
+        if has_setup && detached.is_none() {
             hidden(&mut host.ctx, "__config", js_string!(config))?;
             let setup = compile(&mut host.ctx, "__tracer.setup(__config)")?;
             host.run(&setup, Hook::Setup)?;

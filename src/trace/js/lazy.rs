@@ -39,7 +39,12 @@ pub struct Native {
     since_clock: u32,
     has_step: bool,
     has_frames: bool,
+    /// What boa's host derives from its native hooks (see [`Boa::needs_views`] and
+    /// [`Boa::fast_needs_interp`]), the same here: boa runs the same functions after a
+    /// deoptimisation.
     reads_step: bool,
+    keeps_views: bool,
+    uses_views: bool,
 }
 
 impl Host {
@@ -51,11 +56,13 @@ impl Host {
         timeout: Duration,
         shared: Rc<Shared>,
     ) -> Result<Self, JsTracerError> {
-        if let Some(fast) = Fast::detached(source) {
+        if let Some(fast) = Fast::detached(source, config) {
             return Ok(Host::Native(Box::new(Native {
                 has_step: fast.has(Hook::Step),
                 has_frames: fast.has(Hook::Enter),
                 reads_step: fast.reads_step(),
+                keeps_views: fast.keeps_views(),
+                uses_views: fast.uses_views(),
                 fast: Some(fast),
                 source: source.into(),
                 spec,
@@ -127,18 +134,17 @@ impl Host {
         }
     }
 
-    /// See [`Boa::needs_views`]: never for a native host (its hooks read no views, and boa
-    /// runs the same functions after a deoptimisation).
+    /// See [`Boa::needs_views`].
     pub fn needs_views(&self) -> bool {
         match self {
-            Host::Native(_) => false,
+            Host::Native(n) => n.keeps_views,
             Host::Boa(b) => b.needs_views(),
         }
     }
 
     pub fn fast_needs_interp(&self) -> bool {
         match self {
-            Host::Native(_) => false,
+            Host::Native(n) => n.uses_views,
             Host::Boa(b) => b.fast_needs_interp(),
         }
     }
@@ -169,7 +175,7 @@ impl Host {
 
     pub fn fault_plain(&self) -> bool {
         match self {
-            Host::Native(_) => true,
+            Host::Native(n) => !n.keeps_views,
             Host::Boa(b) => b.fault_plain(),
         }
     }

@@ -47,6 +47,8 @@ enum Param {
     FrameResult,
     /// `result`'s `ctx`.
     Ctx,
+    /// `setup`'s configuration text.
+    Config,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -259,6 +261,9 @@ struct Compiler<'i> {
     locals: u16,
     /// Compiling `result`, where `concat` is modelled too.
     in_result: bool,
+    /// Compiling `setup`: the local holding the parsed configuration, and whether
+    /// `JSON.parse(config)` was met (once only: each call makes a new object).
+    config: Option<(u16, bool)>,
 }
 
 impl<'i> Compiler<'i> {
@@ -273,6 +278,7 @@ impl<'i> Compiler<'i> {
             scopes: Vec::new(),
             locals: 0,
             in_result: false,
+            config: None,
         }
     }
 

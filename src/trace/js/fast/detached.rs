@@ -12,23 +12,66 @@ use super::json::stringify;
 use super::value::{Deopt, Held, Key, V};
 use super::{compile, enabled, Fast, Shared};
 
+/// How long a natively run `setup` may loop before boa is left to run it (and apply the
+/// tracer's own limit).
+const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Levels of the configuration built natively (deeper ones are left to boa).
+const CONFIG_DEPTH: usize = 64;
+
+/// `JSON.parse` of a configuration the host wrote from a parsed JSON value (so keys are unique
+/// and in the order the text has): objects, arrays, strings, booleans, null, and numbers that
+/// are exact as `f64`; `None` (boa parses it) for a `__proto__` key or what is deeper than
+/// [`CONFIG_DEPTH`].
+fn json_value(heap: &mut Heap, v: &serde_json::Value, depth: usize) -> Option<V> {
+    use serde_json::Value as J;
+    if depth > CONFIG_DEPTH {
+        return None;
+    }
+    Some(match v {
+        J::Null => V::Null,
+        J::Bool(b) => V::bool(*b),
+        J::Number(n) => V::num(n.as_f64()?),
+        J::String(s) => V::Str(heap.t.intern_id(s)),
+        J::Array(items) => {
+            let mut props = Vec::with_capacity(items.len());
+            for (i, x) in items.iter().enumerate() {
+                props.push((
+                    Key::Idx(u32::try_from(i).ok()?),
+                    json_value(heap, x, depth + 1)?,
+                ));
+            }
+            V::Obj(u64::from(heap.create(true, props).ok()?))
+        }
+        J::Object(map) => {
+            let mut props = Vec::with_capacity(map.len());
+            for (k, x) in map {
+                if k == "__proto__" {
+                    return None;
+                }
+                let key = Key::from_name(heap.t.intern(k));
+                props.push((key, json_value(heap, x, depth + 1)?));
+            }
+            V::Obj(u64::from(heap.create(false, props).ok()?))
+        }
+    })
+}
+
 impl Fast {
-    /// The tracer of `source` made without boa, when the whole script is inside the subset
-    /// (see [`super::ir::Detached`]) and its hooks read no views.
-    pub fn detached(source: &str) -> Option<Fast> {
+    /// The tracer of `source` made without boa, `setup` run with `config` (the configuration's
+    /// JSON text), when the whole script is inside the subset (see [`super::ir::Detached`]).
+    pub fn detached(source: &str, config: &str) -> Option<Fast> {
         if !enabled() {
             return None;
         }
         let (code, strings, names) = compile::compile_cached(source)?;
         let d = code.detached.as_ref()?;
-        if code.uses.views || code.uses.may_deopt {
-            return None;
-        }
         let heap = Heap::detached(strings)?;
         let locals = [&code.step, &code.fault, &code.enter, &code.exit]
             .into_iter()
             .flatten()
             .chain(std::iter::once(&d.result))
+            .chain(d.setup.as_ref().map(|(f, _)| f))
             .map(|f| f.locals as usize)
             .max()
             .unwrap_or(0);
@@ -41,7 +84,7 @@ impl Fast {
             helpers: Vec::new(),
             detached: true,
         };
-        let V::Obj(this) = fast.eval(&d.literal, None, None).ok()? else {
+        let V::Obj(this) = fast.eval(&d.literal, None, None, None).ok()? else {
             return None;
         };
         fast.this = this as u32;
@@ -56,6 +99,24 @@ impl Fast {
                 _ => return None,
             }
         }
+        if let Some((setup, slot)) = &d.setup {
+            let parsed = match slot {
+                Some(slot) => Some((*slot, serde_json::from_str(config).ok()?)),
+                None => None,
+            };
+            let limits = (
+                std::time::Instant::now() + SETUP_LIMIT,
+                crate::alloc::thread_live(),
+            );
+            fast.eval(
+                &setup.body,
+                None,
+                Some(limits),
+                parsed.as_ref().map(|(s, v)| (*s, v)),
+            )
+            .ok()?;
+            fast.heap.commit();
+        }
         Some(fast)
     }
 
@@ -66,6 +127,7 @@ impl Fast {
         body: &[super::ir::Stmt],
         shared: Option<&Shared>,
         limits: Option<(std::time::Instant, i64)>,
+        preset: Option<(u16, &serde_json::Value)>,
     ) -> Result<V, Deopt> {
         let none;
         let shared = match shared {
@@ -79,6 +141,16 @@ impl Fast {
             *l = V::Undef;
         }
         self.heap.begin();
+        if let Some((slot, v)) = preset {
+            let v = match json_value(&mut self.heap, v, 0) {
+                Some(v) => v,
+                None => {
+                    self.heap.rollback();
+                    return Err(Deopt);
+                }
+            };
+            *self.locals.get_mut(usize::from(slot)).ok_or(Deopt)? = v;
+        }
         let mut m = Machine {
             heap: &mut self.heap,
             locals: &mut self.locals,
@@ -112,7 +184,7 @@ impl Fast {
     ) -> Result<Option<String>, Deopt> {
         let code = self.code.clone();
         let f: &Func = &code.detached.as_ref().ok_or(Deopt)?.result;
-        let v = self.eval(&f.body, Some(shared), Some(limits))?;
+        let v = self.eval(&f.body, Some(shared), Some(limits), None)?;
         match stringify(&self.heap, v) {
             Ok(text) => {
                 self.heap.commit();

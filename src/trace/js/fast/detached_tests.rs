@@ -3,11 +3,20 @@
 
 use super::tests::{drive_all, lib, STEPS};
 
+const CONFIG: &str = "{\"limit\": 7}";
+
 /// Asserts the native host and boa's agree; returns whether the tracer never needed boa.
 fn agrees(src: &str) -> bool {
-    let (native, _, without_boa) = drive_all(src, true, STEPS);
-    let (boa, _, _) = drive_all(src, false, STEPS);
-    assert_eq!(native, boa, "the native host and boa differ for {src}");
+    agrees_with(src, CONFIG)
+}
+
+fn agrees_with(src: &str, config: &str) -> bool {
+    let (native, _, without_boa) = drive_all(src, true, STEPS, config);
+    let (boa, _, _) = drive_all(src, false, STEPS, config);
+    assert_eq!(
+        native, boa,
+        "the native host and boa differ for {src} with {config}"
+    );
     without_boa
 }
 
@@ -21,6 +30,52 @@ fn library_frame_tracers_need_no_boa() {
     for name in ["call_tree.js", "selector_counts.js"] {
         without_boa(&lib(name));
     }
+    // call_tracer.js is made without boa, `setup` parsing the configuration natively; the
+    // synthetic frames' reverts have a reason to decode, which its helper leaves to boa.
+    let src = lib("call_tracer.js");
+    for config in [
+        CONFIG,
+        "{\"onlyTopCall\": true}",
+        "{\"onlyTopCall\": 0, \"x\": [1, {\"y\": null}]}",
+    ] {
+        assert!(
+            super::Fast::detached(&src, config).is_some() || !super::enabled(),
+            "{config}"
+        );
+        assert!(!agrees_with(&src, config), "{config}");
+    }
+    // Without reverts it never needs boa.
+    let ok = src.replace("if (output.length >= 10)", "if (false)");
+    assert!(agrees(&ok) || !super::enabled());
+}
+
+#[test]
+fn setup_runs_natively_on_the_parsed_configuration() {
+    let src =
+        "{n: 0, setup: function(c) { var o = JSON.parse(c); this.n = o.limit; this.o = o; }, \
+               enter: function(f) { this.n++; }, exit: function(r) {}, fault: function(log) {}, \
+               result: function(ctx) { return [this.n, this.o]; }}";
+    for config in [
+        "{}",
+        CONFIG,
+        "{\"a\": [1, -3, \"s\\u00e9<\", true, null, {}], \"0\": \"zero\", \"b\": {\"c\": {}}}",
+    ] {
+        assert!(agrees_with(src, config) || !super::enabled(), "{config}");
+    }
+    // A fraction parsed natively, written by boa (whose number text it is).
+    assert!(!agrees_with(src, "{\"a\": [2.5, -3e300, 1e-7]}"));
+    // What is left to boa: a second parse, a `__proto__` key, any other global.
+    for setup in [
+        "this.a = JSON.parse(c); this.b = JSON.parse(c); this.b.limit = 1; this.n = this.a.limit;",
+        "this.n = Object.keys(JSON.parse(c)).length;",
+    ] {
+        let src = format!(
+            "{{n: 0, setup: function(c) {{ {setup} }}, enter: function(f) {{ this.n++; }}, exit: function(r) {{}}, \
+             fault: function(log) {{}}, result: function(ctx) {{ return this.n; }}}}"
+        );
+        assert!(!agrees(&src), "{setup}");
+    }
+    assert!(!agrees_with(src, "{\"__proto__\": {\"limit\": 3}}"));
 }
 
 #[test]
@@ -62,9 +117,6 @@ fn what_json_cannot_write_natively_goes_to_boa() {
         );
         assert!(!agrees(&src), "{result}");
     }
-    let setup = "{n: 0, setup: function(c) { this.n = JSON.parse(c).limit; }, enter: function(f) { this.n++; }, \
-                 exit: function(r) {}, fault: function(log) {}, result: function(ctx) { return this.n; }}";
-    assert!(!agrees(setup));
 }
 
 #[test]
@@ -98,12 +150,13 @@ fn literals_with_more_than_constants_are_boa_s() {
         assert!(!agrees(&src), "{literal}");
     }
     // geth's errors still come from boa: no `fault`, `enter` without `exit`.
-    let (r, _, _) = drive_all("{result: function() { return 1; }}", true, 10);
+    let (r, _, _) = drive_all("{result: function() { return 1; }}", true, 10, CONFIG);
     assert!(r.is_err_and(|e| e.contains("fault")));
     let (r, _, _) = drive_all(
         "{enter: function() {}, fault: function() {}, result: function() { return 1; }}",
         true,
         10,
+        CONFIG,
     );
     assert!(r.is_err());
 }

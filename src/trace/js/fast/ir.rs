@@ -85,6 +85,9 @@ pub enum TxField {
     Error,
     /// A number, or undefined for a simulated call.
     TxIndex,
+    /// `bigInt`s.
+    Value,
+    GasPrice,
 }
 
 /// The buffers of `result`'s `ctx`.
@@ -313,6 +316,9 @@ pub struct Detached {
     pub result: Func,
     /// The function-valued properties, in literal order (`Held::Literal(n)` is the `n`th).
     pub functions: Vec<String>,
+    /// `setup(config)`, and the local its one `JSON.parse(config)` reads (the configuration
+    /// parsed before it runs).
+    pub setup: Option<(Func, Option<u16>)>,
 }
 
 /// The compiled hooks of a tracer; `None` where the script has no such function.

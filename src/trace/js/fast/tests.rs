@@ -29,15 +29,20 @@ pub(super) fn drive(src: &str, fast: bool) -> (Result<String, String>, bool) {
 }
 
 pub(super) fn drive_n(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool) {
-    let (out, active, _) = drive_all(src, fast, steps);
+    let (out, active, _) = drive_all(src, fast, steps, "{\"limit\": 7}");
     (out, active)
 }
 
 /// [`drive_n`], and also whether the tracer never needed boa (made without it, `result`
 /// included).
-pub(super) fn drive_all(src: &str, fast: bool, steps: u64) -> (Result<String, String>, bool, bool) {
+pub(super) fn drive_all(
+    src: &str,
+    fast: bool,
+    steps: u64,
+    config: &str,
+) -> (Result<String, String>, bool, bool) {
     let shared = Shared::new();
-    let (config, spec, timeout) = ("{\"limit\": 7}", SpecId::PRAGUE, Duration::from_secs(5));
+    let (spec, timeout) = (SpecId::PRAGUE, Duration::from_secs(5));
     // The reference is boa's host alone, never one adopted from a native tracer.
     let host = if fast {
         Host::new(src, config, spec, timeout, shared.clone())

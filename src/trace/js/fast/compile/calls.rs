@@ -37,6 +37,9 @@ impl Compiler<'_> {
             return None;
         };
         let method = self.field_name(m.field())?;
+        if let Some(e) = self.parse_config(m.target(), &method, args) {
+            return e;
+        }
         if let Some(e) = self.view_call(m.target(), &method, args) {
             return e;
         }
@@ -110,6 +113,32 @@ impl Compiler<'_> {
         self.uses.methods = true;
         let target = self.expr(m.target())?;
         Some(Expr::Method(which, Box::new(target), args_ir))
+    }
+
+    /// `JSON.parse(config)` in `setup` (the global `JSON`, which nothing replaced: no script
+    /// ran before): the configuration parsed before `setup` runs. `Some(None)` for a second
+    /// one, `None` when it is not this call.
+    fn parse_config(
+        &mut self,
+        target: &Expression,
+        method: &str,
+        args: &[Expression],
+    ) -> Option<Option<Expr>> {
+        let (slot, used) = self.config?;
+        let Expression::Identifier(json) = strip(target) else {
+            return None;
+        };
+        if method != "parse" || !self.global(json.sym(), "JSON") {
+            return None;
+        }
+        let [arg] = args else {
+            return Some(None);
+        };
+        if used || self.param(arg) != Some(Param::Config) {
+            return Some(None);
+        }
+        self.config = Some((slot, true));
+        Some(Some(Expr::Local(slot)))
     }
 
     /// `log.stack.peek(i)`, `log.memory.getUint(o)` and `frame.getValue()`: `Some(None)` when

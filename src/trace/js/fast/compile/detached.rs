@@ -34,6 +34,8 @@ impl Compiler<'_> {
             "block" => TxField::Block,
             "error" => TxField::Error,
             "txIndex" => TxField::TxIndex,
+            "value" => TxField::Value,
+            "gasPrice" => TxField::GasPrice,
             _ => return None,
         };
         Some(Expr::Get(Getter::Tx(field), Vec::new()))
@@ -62,10 +64,8 @@ pub(super) fn compile(
     out: &mut Compiled,
 ) -> Option<Detached> {
     let function = |n: &str| props.iter().any(|(p, v)| p == n && v.is_none());
-    // What boa would refuse when it builds the tracer (geth's errors) is left to it, and so is
-    // `setup`, which runs with the configuration.
-    if props.iter().any(|(n, _)| n == "setup")
-        || !function("result")
+    // What boa would refuse when it builds the tracer (geth's errors) is left to it.
+    if !function("result")
         || !function("fault")
         || function("enter") != function("exit")
         || out.enter.is_some() != out.exit.is_some()
@@ -94,6 +94,11 @@ pub(super) fn compile(
         };
         fields.push((key, v));
     }
+    let setup = match props.iter().find(|(n, _)| n == "setup") {
+        None => None,
+        Some((_, Some(_))) => return None,
+        Some((_, None)) => Some(setup(interner, strings, helpers, out)?),
+    };
     let (_, Some(formal), Some(body)) = helpers.iter().find(|(n, _, _)| n == "result")? else {
         return None;
     };
@@ -104,8 +109,9 @@ pub(super) fn compile(
     let result = c.function(formal, body, &[Param::Ctx, Param::Db]);
     out.helpers = c.inlined;
     let mut result = result?;
-    // `result` reads no views or `db`, and holds nothing that hands it to boa for sure.
-    if c.uses.views || c.uses.may_deopt || c.uses.state_fns {
+    // `result` reads no views or `db` (a helper outside the subset hands it to boa where
+    // reached).
+    if c.uses.views || c.uses.state_fns {
         return None;
     }
     // Its last store is not final: writing the value may still hand `result` to boa.
@@ -118,5 +124,37 @@ pub(super) fn compile(
         literal: vec![Stmt::Return(Some(Expr::Object(fields)))],
         result,
         functions,
+        setup,
     })
+}
+
+/// `setup(config)`, whose one `JSON.parse(config)` reads a local holding the parsed
+/// configuration; it reads no views or `db`.
+fn setup(
+    interner: &Interner,
+    strings: &mut Tables,
+    helpers: &[HookDef<'_>],
+    out: &mut Compiled,
+) -> Option<(super::super::ir::Func, Option<u16>)> {
+    let (_, Some(formal), Some(body)) = helpers.iter().find(|(n, _, _)| n == "setup")? else {
+        return None;
+    };
+    let mut c = Compiler::new(interner, strings);
+    c.helpers = helpers;
+    c.inlined = std::mem::take(&mut out.helpers);
+    let slot = c.slot()?;
+    c.config = Some((slot, false));
+    let f = c.function(formal, body, &[Param::Config]);
+    out.helpers = c.inlined;
+    let mut f = f?;
+    if c.uses.views || c.uses.state_fns {
+        return None;
+    }
+    for s in &mut f.body {
+        if let Stmt::Final(e) = s {
+            *s = Stmt::Expr(std::mem::replace(e, Expr::Deopt));
+        }
+    }
+    let used = c.config.is_some_and(|(_, used)| used);
+    Some((f, used.then_some(slot)))
 }

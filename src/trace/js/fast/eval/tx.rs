@@ -55,6 +55,16 @@ impl Machine<'_> {
             TxField::GasUsed => num(t.gas_used),
             TxField::Block => num(t.block),
             TxField::TxIndex => t.tx_index.map_or(V::Undef, num),
+            TxField::Value => {
+                let v = t.value;
+                drop(tx);
+                return Ok(self.heap.t.big(v));
+            }
+            TxField::GasPrice => {
+                let v = t.gas_price;
+                drop(tx);
+                return Ok(self.heap.t.big(v));
+            }
             TxField::Error => {
                 let e = t.error.clone();
                 drop(tx);
