@@ -66,6 +66,12 @@ impl Fast {
         }
         let (code, strings, names) = compile::compile_cached(source)?;
         let d = code.detached.as_ref()?;
+        // A `step` that reads the views (or may hand over to boa, which reads them) runs best
+        // with boa's `Guard` sparing the views for the opcodes it returns early on; that
+        // needs boa's `step` function, so such a script is built in boa from the start.
+        if code.step.is_some() && (code.uses.views || code.uses.may_deopt) {
+            return None;
+        }
         let heap = Heap::detached(strings)?;
         let locals = [&code.step, &code.fault, &code.enter, &code.exit]
             .into_iter()
