@@ -15,7 +15,7 @@ use revm::primitives::hardfork::SpecId;
 
 pub use super::objects::TxContext;
 use super::objects::{make_db, make_frames, make_log, Shared};
-use super::timeout::{over_memory, run_with_deadline, Run, LOOP_ITERATIONS_PER_SECOND};
+use super::timeout::{over_memory, run_with_deadline, tick, Run, LOOP_ITERATIONS_PER_SECOND};
 use serde_json::value::RawValue;
 
 use super::fast::{Fast, Guard, Intact};
@@ -516,20 +516,8 @@ impl Host {
         {
             return self.deoptimised(hook);
         }
-        self.since_clock += 1;
-        if self.since_clock < 1024 {
-            return Some(Ok(()));
-        }
-        self.since_clock = 0;
-        if Instant::now() >= self.deadline {
-            return Some(Err(JsTracerError::in_hook(hook, Failure::Timeout)));
-        }
-        // The native path grows arrays and strings too; every 1024 calls is well before a
-        // push per opcode could matter.
-        if over_memory(self.mem_base) {
-            return Some(Err(JsTracerError::in_hook(hook, Failure::OutOfMemory)));
-        }
-        Some(Ok(()))
+        let limits = (self.deadline, self.mem_base);
+        Some(tick(&mut self.since_clock, limits).map_err(|f| JsTracerError::in_hook(hook, f)))
     }
 
     /// The native path gave up on `hook` (or a detached tracer's, adopted just now): boa runs

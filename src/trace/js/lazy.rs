@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use super::fast::Fast;
 use super::host::{Hook, Host as Boa, TxContext};
 use super::objects::Shared;
-use super::timeout::over_memory;
+use super::timeout::{over_memory, tick};
 use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
 
@@ -203,18 +203,8 @@ impl Host {
                 Err(e) => Some(Err(e)),
             };
         }
-        n.since_clock += 1;
-        if n.since_clock < 1024 {
-            return Some(Ok(()));
-        }
-        n.since_clock = 0;
-        if Instant::now() >= n.deadline {
-            return Some(Err(JsTracerError::in_hook(hook, Failure::Timeout)));
-        }
-        if over_memory(n.mem_base) {
-            return Some(Err(JsTracerError::in_hook(hook, Failure::OutOfMemory)));
-        }
-        Some(Ok(()))
+        let limits = (n.deadline, n.mem_base);
+        Some(tick(&mut n.since_clock, limits).map_err(|f| JsTracerError::in_hook(hook, f)))
     }
 
     /// Calls `step`, `fault`, `enter` or `exit`.

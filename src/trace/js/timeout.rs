@@ -51,6 +51,25 @@ pub enum Run {
 
 /// True when the current thread holds more than [`MEMORY_LIMIT`] beyond `base` (a
 /// [`crate::alloc::thread_live`] reading taken when the tracer was created).
+/// Counts a hook run natively; every 1,024 the deadline (geth's covers the whole trace) and
+/// the memory limit are looked at — the native path grows arrays and strings too, and 1,024
+/// calls are well before a push per opcode could matter.
+#[inline]
+pub fn tick(since_clock: &mut u32, (deadline, base): (Instant, i64)) -> Result<(), super::Failure> {
+    *since_clock += 1;
+    if *since_clock < 1024 {
+        return Ok(());
+    }
+    *since_clock = 0;
+    if Instant::now() >= deadline {
+        return Err(super::Failure::Timeout);
+    }
+    if over_memory(base) {
+        return Err(super::Failure::OutOfMemory);
+    }
+    Ok(())
+}
+
 pub fn over_memory(base: i64) -> bool {
     crate::alloc::thread_live().saturating_sub(base) > MEMORY_LIMIT
 }

@@ -143,33 +143,24 @@ impl Fast {
                 &*none
             }
         };
-        for l in self.locals.iter_mut() {
-            *l = V::Undef;
-        }
         self.heap.begin();
-        if let Some((slot, v)) = preset {
-            let v = match json_value(&mut self.heap, v, 0) {
-                Some(v) => v,
-                None => {
-                    self.heap.rollback();
-                    return Err(Deopt);
-                }
-            };
-            *self.locals.get_mut(usize::from(slot)).ok_or(Deopt)? = v;
-        }
-        let mut m = Machine {
-            heap: &mut self.heap,
-            locals: &mut self.locals,
-            this: self.this,
+        let mut m = Machine::new(
+            &mut self.heap,
+            &mut self.locals,
+            self.this,
             shared,
-            names: &self.names,
-            before: false,
-            helpers: &self.helpers,
-            ret: V::Undef,
-            iterations: 0,
+            &self.names,
+            &self.helpers,
+            false,
             limits,
-            last: std::ptr::null(),
-        };
+        );
+        if let Some((slot, v)) = preset {
+            let Some(v) = json_value(m.heap, v, 0) else {
+                m.heap.rollback();
+                return Err(Deopt);
+            };
+            *m.locals.get_mut(usize::from(slot)).ok_or(Deopt)? = v;
+        }
         let out = m.run(body).map(|()| m.ret);
         match out {
             Ok(v) => Ok(v),

@@ -167,23 +167,17 @@ impl Guard {
                 return false;
             }
         }
-        for l in self.locals.iter_mut() {
-            *l = V::Undef;
-        }
         self.heap.begin();
-        let mut m = Machine {
-            heap: &mut self.heap,
-            locals: &mut self.locals,
-            this: 0,
+        let mut m = Machine::new(
+            &mut self.heap,
+            &mut self.locals,
+            0,
             shared,
-            names: &self.names,
+            &self.names,
+            &[],
             before,
-            helpers: &[],
-            ret: V::Undef,
-            iterations: 0,
-            limits: None,
-            last: std::ptr::null(),
-        };
+            None,
+        );
         let out = decide(&mut m, &self.code.body[..self.len]);
         // Nothing is stored anywhere: strings made while deciding are dropped.
         self.heap.commit();

@@ -210,13 +210,30 @@ impl Heap {
     pub fn new(t: Tables, ctx: &mut Context) -> JsResult<Self> {
         let object_proto_obj = ctx.intrinsics().constructors().object().prototype();
         let array_proto_obj = ctx.intrinsics().constructors().array().prototype();
-        Ok(Heap {
+        let keys = (
+            Rc::new(proto_keys(&object_proto_obj, ctx)?),
+            Rc::new(proto_keys(&array_proto_obj, ctx)?),
+        );
+        Ok(Heap::empty(
+            t,
+            keys,
+            (Some(object_proto_obj), Some(array_proto_obj)),
+        ))
+    }
+
+    /// A heap holding no object yet.
+    fn empty(
+        t: Tables,
+        (object_proto, array_proto): (Rc<HashSet<Key>>, Rc<HashSet<Key>>),
+        (object_proto_obj, array_proto_obj): (Option<JsObject>, Option<JsObject>),
+    ) -> Self {
+        Heap {
             objs: Vec::new(),
             ids: HashMap::new(),
-            object_proto: Rc::new(proto_keys(&object_proto_obj, ctx)?),
-            array_proto: Rc::new(proto_keys(&array_proto_obj, ctx)?),
-            object_proto_obj: Some(object_proto_obj),
-            array_proto_obj: Some(array_proto_obj),
+            object_proto,
+            array_proto,
+            object_proto_obj,
+            array_proto_obj,
             undo: Vec::new(),
             mark: 0,
             escaped: false,
@@ -225,7 +242,7 @@ impl Heap {
             moved: 0,
             moved_at_begin: 0,
             t,
-        })
+        }
     }
 
     #[inline]

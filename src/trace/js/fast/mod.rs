@@ -157,24 +157,17 @@ impl Fast {
         let Some(f) = f else {
             return Ok(());
         };
-        let locals = &mut self.locals[..f.locals as usize];
-        for l in locals.iter_mut() {
-            *l = V::Undef;
-        }
         self.heap.begin();
-        let mut m = Machine {
-            heap: &mut self.heap,
-            locals,
-            this: self.this,
+        let mut m = Machine::new(
+            &mut self.heap,
+            &mut self.locals[..f.locals as usize],
+            self.this,
             shared,
-            names: &self.names,
-            before: false,
-            helpers: &self.helpers,
-            ret: V::Undef,
-            iterations: 0,
-            limits: Some(limits),
-            last: std::ptr::null(),
-        };
+            &self.names,
+            &self.helpers,
+            false,
+            Some(limits),
+        );
         match m.run(&f.body) {
             Ok(()) => {
                 self.heap.commit();

@@ -7,7 +7,7 @@ use boa_engine::ast::expression::access::PropertyAccessField;
 use boa_engine::ast::Expression;
 use boa_engine::interner::Interner;
 
-use super::super::ir::{Buf, Compiled, Detached, Expr, Getter, Stmt, TxBuf, TxField, Un};
+use super::super::ir::{Buf, Compiled, Detached, Expr, Func, Getter, Stmt, TxBuf, TxField, Un};
 use super::super::value::{Held, Key, Tables, V};
 use super::{Compiler, HookDef, Param};
 
@@ -115,17 +115,22 @@ pub(super) fn compile(
         return None;
     }
     // Its last store is not final: writing the value may still hand `result` to boa.
-    for s in &mut result.body {
-        if let Stmt::Final(e) = s {
-            *s = Stmt::Expr(std::mem::replace(e, Expr::Deopt));
-        }
-    }
+    not_final(&mut result);
     Some(Detached {
         literal: vec![Stmt::Return(Some(Expr::Object(fields)))],
         result,
         functions,
         setup,
     })
+}
+
+/// Makes `f`'s last store an ordinary, undo-logged one (see [`Stmt::Final`]).
+fn not_final(f: &mut Func) {
+    for s in &mut f.body {
+        if let Stmt::Final(e) = s {
+            *s = Stmt::Expr(std::mem::replace(e, Expr::Deopt));
+        }
+    }
 }
 
 /// `setup(config)`, whose one `JSON.parse(config)` reads a local holding the parsed
@@ -135,7 +140,7 @@ fn setup(
     strings: &mut Tables,
     helpers: &[HookDef<'_>],
     out: &mut Compiled,
-) -> Option<(super::super::ir::Func, Option<u16>)> {
+) -> Option<(Func, Option<u16>)> {
     let (_, Some(formal), Some(body)) = helpers.iter().find(|(n, _, _)| n == "setup")? else {
         return None;
     };
@@ -150,11 +155,7 @@ fn setup(
     if c.uses.views || c.uses.state_fns {
         return None;
     }
-    for s in &mut f.body {
-        if let Stmt::Final(e) = s {
-            *s = Stmt::Expr(std::mem::replace(e, Expr::Deopt));
-        }
-    }
+    not_final(&mut f);
     let used = c.config.is_some_and(|(_, used)| used);
     Some((f, used.then_some(slot)))
 }

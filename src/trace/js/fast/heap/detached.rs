@@ -1,7 +1,7 @@
 //! A heap made without boa (for a tracer evaluated natively from its literal), its binding
 //! to boa's tracer object once boa is built, and what `concat` and the JSON writer need.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use boa_engine::object::JsObject;
@@ -29,23 +29,8 @@ impl Heap {
                 }
             };
         }
-        let (object_proto, array_proto) = KEYS.with(Clone::clone)?;
-        Some(Heap {
-            objs: Vec::new(),
-            ids: HashMap::new(),
-            object_proto,
-            array_proto,
-            object_proto_obj: None,
-            array_proto_obj: None,
-            undo: Vec::new(),
-            mark: 0,
-            escaped: false,
-            str_mark: 0,
-            unlogged: false,
-            moved: 0,
-            moved_at_begin: 0,
-            t,
-        })
+        let keys = KEYS.with(Clone::clone)?;
+        Some(Heap::empty(t, keys, (None, None)))
     }
 
     /// Makes object `id` (the tracer object of a detached heap) the shadow of `obj`, boa's
