@@ -334,23 +334,23 @@ where
 {
     #[inline]
     fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut CTX) {
+        if self.splicer.is_none() && self.inner.plain() {
+            // The plain run ticks the deadline before every opcode, this one included.
+            let spec = revm::context_interface::Cfg::spec(ctx.cfg()).into();
+            let stop = &mut self.stop;
+            let tick = |interp: &mut revm::interpreter::Interpreter| {
+                stop.as_mut().is_some_and(|s| s.tick(interp))
+            };
+            self.plain.run(interp, ctx, spec, &mut self.inner, tick);
+            return;
+        }
         if let Some(stop) = &mut self.stop {
             if stop.tick(interp) {
                 return;
             }
         }
-        match &mut self.splicer {
-            Some(s) => s.step(interp, ctx),
-            None if self.inner.plain() => {
-                let spec = revm::context_interface::Cfg::spec(ctx.cfg()).into();
-                let stop = &mut self.stop;
-                let tick = |interp: &mut revm::interpreter::Interpreter| {
-                    stop.as_mut().is_some_and(|s| s.tick(interp))
-                };
-                self.plain.run(interp, ctx, spec, &mut self.inner, tick);
-                return;
-            }
-            None => {}
+        if let Some(s) = &mut self.splicer {
+            s.step(interp, ctx);
         }
         self.inner.step(interp, ctx);
     }

@@ -215,6 +215,18 @@ impl Host {
         shared: Rc<Shared>,
     ) -> Result<Self, JsTracerError> {
         let limits = (Instant::now() + timeout, crate::alloc::thread_live());
+        Self::with_limits(source, config, spec, limits, shared)
+    }
+
+    /// [`Host::new`] under a deadline and memory base already set (a native `setup` that gave
+    /// up spent part of the time).
+    pub fn with_limits(
+        source: &str,
+        config: &str,
+        spec: SpecId,
+        limits: (Instant, i64),
+        shared: Rc<Shared>,
+    ) -> Result<Self, JsTracerError> {
         Self::build(source, config, spec, limits, shared, None)
     }
 

@@ -56,7 +56,8 @@ impl Host {
         timeout: Duration,
         shared: Rc<Shared>,
     ) -> Result<Self, JsTracerError> {
-        if let Some(fast) = Fast::detached(source, config) {
+        let (deadline, mem_base) = (Instant::now() + timeout, crate::alloc::thread_live());
+        if let Some(fast) = Fast::detached(source, config, (deadline, mem_base)) {
             return Ok(Host::Native(Box::new(Native {
                 has_step: fast.has(Hook::Step),
                 has_frames: fast.has(Hook::Enter),
@@ -66,14 +67,15 @@ impl Host {
                 fast: Some(fast),
                 source: source.into(),
                 spec,
-                deadline: Instant::now() + timeout,
-                mem_base: crate::alloc::thread_live(),
+                deadline,
+                mem_base,
                 shared,
                 precompiles: Vec::new(),
                 since_clock: 0,
             })));
         }
-        Boa::new(source, config, spec, timeout, shared).map(|b| Host::Boa(Box::new(b)))
+        Boa::with_limits(source, config, spec, (deadline, mem_base), shared)
+            .map(|b| Host::Boa(Box::new(b)))
     }
 
     /// Boa's host, built now if it was not (see [`Boa::adopt`]); its native state still to be

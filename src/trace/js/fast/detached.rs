@@ -12,10 +12,6 @@ use super::json::stringify;
 use super::value::{Deopt, Held, Key, V};
 use super::{compile, enabled, Fast, Shared};
 
-/// How long a natively run `setup` may loop before boa is left to run it (and apply the
-/// tracer's own limit).
-const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Levels of the configuration built natively (deeper ones are left to boa).
 const CONFIG_DEPTH: usize = 64;
 
@@ -60,7 +56,9 @@ fn json_value(heap: &mut Heap, v: &serde_json::Value, depth: usize) -> Option<V>
 impl Fast {
     /// The tracer of `source` made without boa, `setup` run with `config` (the configuration's
     /// JSON text), when the whole script is inside the subset (see [`super::ir::Detached`]).
-    pub fn detached(source: &str, config: &str) -> Option<Fast> {
+    /// `limits`: the tracer's deadline and memory base, which a looping `setup` is held to
+    /// (past them boa runs it, under the same deadline, and reports what it reports).
+    pub fn detached(source: &str, config: &str, limits: (std::time::Instant, i64)) -> Option<Fast> {
         if !enabled() {
             return None;
         }
@@ -110,10 +108,6 @@ impl Fast {
                 Some(slot) => Some((*slot, serde_json::from_str(config).ok()?)),
                 None => None,
             };
-            let limits = (
-                std::time::Instant::now() + SETUP_LIMIT,
-                crate::alloc::thread_live(),
-            );
             fast.eval(
                 &setup.body,
                 None,

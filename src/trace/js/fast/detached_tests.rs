@@ -3,6 +3,13 @@
 
 use super::tests::{drive_all, lib, STEPS};
 
+fn limits() -> (std::time::Instant, i64) {
+    (
+        std::time::Instant::now() + std::time::Duration::from_secs(5),
+        crate::alloc::thread_live(),
+    )
+}
+
 const CONFIG: &str = "{\"limit\": 7}";
 
 /// Asserts the native host and boa's agree; returns whether the tracer never needed boa.
@@ -39,7 +46,7 @@ fn library_frame_tracers_need_no_boa() {
         "{\"onlyTopCall\": 0, \"x\": [1, {\"y\": null}]}",
     ] {
         assert!(
-            super::Fast::detached(&src, config).is_some() || !super::enabled(),
+            super::Fast::detached(&src, config, limits()).is_some() || !super::enabled(),
             "{config}"
         );
         assert!(!agrees_with(&src, config), "{config}");
