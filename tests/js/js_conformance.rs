@@ -883,3 +883,53 @@ fn sstore_in_a_static_frame_is_refused_by_its_gas_function() {
         ])
     );
 }
+
+/// geth reads `result`, `fault`, `step`, `enter` and `exit` once, before `setup`, and calls
+/// those from then on (`eth/tracers/js/goja.go`, `newJsTracer`): other functions assigned to
+/// those names, in `setup` or in a hook, change nothing of what runs — whether the hooks run
+/// natively, as direct calls, or budgeted in boa (a loop and `Math` keep them there).
+#[test]
+fn hooks_are_the_functions_the_tracer_held_before_setup() {
+    // Ten opcodes and one call (to an account without code: no steps of its own).
+    let run = Run::code("600060006000600060006000355af100");
+    let replaced_result = |body: &str| {
+        format!(
+            "{{setup: function() {{ this.result = function() {{ return 'replaced'; }}; }}, \
+             fault: function() {{}}, result: function() {{ {body} }}}}"
+        )
+    };
+    for body in [
+        "return 'original';",
+        "var s = ''; for (var i = 0; i < 2; i++) { s += 'o'; } return s + Math.max(1, 2);",
+    ] {
+        let want = if body.contains("for") {
+            "oo2"
+        } else {
+            "original"
+        };
+        assert_eq!(
+            run.run(&replaced_result(body)).unwrap(),
+            json!(want),
+            "{body}"
+        );
+    }
+    for (step, enter) in [
+        ("this.n++;", "this.e++; this.enter = this.other;"),
+        (
+            "for (var i = 0; i < 1; i++) { this.n += Math.max(1, 0); }",
+            "for (var i = 0; i < 1; i++) { this.e += Math.max(1, 0); } this.enter = this.other;",
+        ),
+    ] {
+        let script = format!(
+            "{{n: 0, m: 0, e: 0, other: function(f) {{ this.m++; }}, \
+             setup: function() {{ this.step = function() {{ this.n += 100; }}; }}, \
+             step: function(log) {{ {step} }}, enter: function(f) {{ {enter} }}, exit: function(r) {{}}, \
+             fault: function() {{}}, result: function() {{ return [this.n, this.m, this.e, typeof this.step]; }}}}"
+        );
+        assert_eq!(
+            run.run(&script).unwrap(),
+            json!([10, 0, 1, "function"]),
+            "{step}"
+        );
+    }
+}

@@ -195,7 +195,11 @@ fn engine(e: JsError) -> JsTracerError {
     JsTracerError::Engine(e.to_string())
 }
 
-fn hidden(ctx: &mut Context, name: &str, v: impl Into<JsValue>) -> Result<(), JsTracerError> {
+pub(super) fn hidden(
+    ctx: &mut Context,
+    name: &str,
+    v: impl Into<JsValue>,
+) -> Result<(), JsTracerError> {
     ctx.register_global_property(
         js_string!(name),
         v,
@@ -347,13 +351,15 @@ impl Host {
             None
         };
         hidden(&mut ctx, "__tracer", obj.clone())?;
+        // What geth calls from now on: the functions the object holds before `setup`.
+        let calls = super::pinned::pin(&obj, &mut ctx)?;
 
         let mut host = Host {
-            step: Wrapper::of(has_step, "__tracer.step(__log, __db)"),
-            fault: Wrapper::of(true, "__tracer.fault(__log, __db)"),
-            enter: Wrapper::of(has_enter, "__tracer.enter(__frame)"),
-            exit: Wrapper::of(has_exit, "__tracer.exit(__frameResult)"),
-            result: compile(&mut ctx, "__tracer.result(__ctx, __db)")?,
+            step: Wrapper::of(has_step, calls.step),
+            fault: Wrapper::of(true, calls.fault),
+            enter: Wrapper::of(has_enter, calls.enter),
+            exit: Wrapper::of(has_exit, calls.exit),
+            result: compile(&mut ctx, calls.result)?,
             direct,
             fast: None,
             guard: None,
@@ -373,13 +379,14 @@ impl Host {
         }
         // After `setup`: the shadow state starts from what it left.
         let intact = Builtins::read(&mut host.ctx).intact(&originals, bigint::installed(&host.ctx));
-        // Native code is compiled from the literal's functions: not when `setup` replaced one.
+        // Native code is compiled from the literal's functions, which are what runs when the
+        // hooks are pinned (and by name only while `setup` replaced none).
         if let Some(mut fast) = detached {
             // No `setup`, so the hooks are the literal's.
             fast.bind(&obj, &mut host.ctx)
                 .ok_or_else(|| JsTracerError::Engine("the tracer object changed shape".into()))?;
             host.fast = Some(fast);
-        } else if hooks(&mut host.ctx) == literal_hooks {
+        } else if calls.pinned || hooks(&mut host.ctx) == literal_hooks {
             host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
         let fast_views = host.fast.as_ref().map(Fast::keeps_views);
@@ -389,10 +396,14 @@ impl Host {
             // Native hooks that read the views: the early returns of `step` still spare the
             // views (and the call) for the opcodes they skip.
             if views && step_fn.is_some() {
-                host.guard = Guard::build(source, &obj, step_fn, &mut host.ctx).0;
+                host.guard = Guard::build(source, &obj, step_fn, &mut host.ctx)
+                    .0
+                    .map(|g| g.pinned(calls.pinned));
             }
         } else if step_fn.is_some() {
-            (host.guard, host.fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
+            let (guard, fault_plain) = Guard::build(source, &obj, step_fn, &mut host.ctx);
+            host.guard = guard.map(|g| g.pinned(calls.pinned));
+            host.fault_plain = fault_plain;
         }
         // Without `step` there is no guard to build, and parsing the script again only to learn
         // whether `fault` is plain costs more than noting the journal's length per opcode.

@@ -30,6 +30,7 @@ mod lazy;
 pub mod limits;
 pub mod named;
 pub mod objects;
+mod pinned;
 pub mod source;
 mod spare;
 pub mod timeout;

@@ -49,8 +49,6 @@ pub enum Run {
     OutOfMemory,
 }
 
-/// True when the current thread holds more than [`MEMORY_LIMIT`] beyond `base` (a
-/// [`crate::alloc::thread_live`] reading taken when the tracer was created).
 /// Counts a hook run natively; every 1,024 the deadline (geth's covers the whole trace) and
 /// the memory limit are looked at — the native path grows arrays and strings too, and 1,024
 /// calls are well before a push per opcode could matter.
@@ -70,6 +68,8 @@ pub fn tick(since_clock: &mut u32, (deadline, base): (Instant, i64)) -> Result<(
     Ok(())
 }
 
+/// True when the current thread holds more than [`MEMORY_LIMIT`] beyond `base` (a
+/// [`crate::alloc::thread_live`] reading taken when the tracer was created).
 pub fn over_memory(base: i64) -> bool {
     crate::alloc::thread_live().saturating_sub(base) > MEMORY_LIMIT
 }

@@ -15,9 +15,11 @@
 //! decided then needs none of its views kept. What is left undecided is asked again after the
 //! opcode, with everything known.
 //!
-//! The function the guard was compiled from must still be the tracer's `step`: a script may
-//! replace it (in `setup`, in another hook). That is checked before the guard is used again
-//! after any JavaScript ran, and a replaced `step` turns the guard off for good.
+//! When the host calls the hooks by name (see `trace/js/pinned.rs`), the function the guard was
+//! compiled from must still be the tracer's `step`: a script may replace it (in `setup`, in
+//! another hook). That is checked before the guard is used again after any JavaScript ran, and
+//! a replaced `step` turns the guard off for good. When the host calls the function the tracer
+//! held before `setup`, as geth does, nothing needs checking.
 
 use std::rc::Rc;
 
@@ -43,8 +45,10 @@ pub struct Guard {
     /// The `step` function the guard was compiled from, and the tracer object holding it.
     step: JsObject,
     tracer: JsObject,
-    /// Whether `tracer.step` was checked since JavaScript last ran.
+    /// Whether `tracer.step` was checked since JavaScript last ran (always, when the host
+    /// calls the `step` read before `setup`: [`Guard::pinned`]).
     checked: bool,
+    pinned: bool,
     /// `step` was replaced: the guard no longer applies.
     off: bool,
 }
@@ -130,13 +134,22 @@ impl Guard {
             step,
             tracer: tracer.clone(),
             checked: false,
+            pinned: false,
             off: false,
         })
     }
 
     /// JavaScript ran (a hook, `result`): `step` may have been replaced since.
     pub fn js_ran(&mut self) {
-        self.checked = false;
+        self.checked = self.pinned;
+    }
+
+    /// The host calls the `step` the guard was compiled from whatever the tracer's `step`
+    /// property holds later (`pinned`): no check is needed.
+    pub fn pinned(mut self, pinned: bool) -> Self {
+        self.pinned = pinned;
+        self.checked = pinned;
+        self
     }
 
     /// Whether `step` would return at once for the current opcode. `before`: asked before the
