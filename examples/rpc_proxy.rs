@@ -207,9 +207,33 @@ fn serve(mut stream: TcpStream, cfg: &Config, counters: &Counters) -> std::io::R
     if counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
         counters.rounds.fetch_add(1, Ordering::SeqCst);
     }
-    let result = forward_or_fault(&mut stream, &body, cfg, counters);
-    counters.in_flight.fetch_sub(1, Ordering::SeqCst);
-    result
+    let flight = Flight(counters, std::cell::Cell::new(false));
+    forward_or_fault(&mut stream, &body, cfg, counters, &flight)
+}
+
+/// One request in flight: it lands before its answer is written (a client that sends its next
+/// request on reading the answer then starts a new round trip, whatever the proxy's thread
+/// does next), or when it ends without one.
+struct Flight<'a>(&'a Counters, std::cell::Cell<bool>);
+
+impl Flight<'_> {
+    fn land(&self) {
+        if !self.1.replace(true) {
+            self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// [`respond`], after landing.
+    fn respond(&self, stream: &mut TcpStream, status: u16, body: &str) -> std::io::Result<()> {
+        self.land();
+        respond(stream, status, body)
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        self.land();
+    }
 }
 
 fn forward_or_fault(
@@ -217,6 +241,7 @@ fn forward_or_fault(
     body: &str,
     cfg: &Config,
     counters: &Counters,
+    flight: &Flight,
 ) -> std::io::Result<()> {
     let body = body.to_string();
     let n = counters.seen.fetch_add(1, Ordering::SeqCst);
@@ -262,11 +287,11 @@ fn forward_or_fault(
             return Ok(());
         }
         "drop20" if n % 5 == 1 => return Ok(()),
-        "429-first" if n == 0 => return respond(stream, 429, "rate limited"),
+        "429-first" if n == 0 => return flight.respond(stream, 429, "rate limited"),
         "no-batch" if parsed.is_array() => {
             let e = json!({"jsonrpc": "2.0", "id": null,
                 "error": {"code": -32600, "message": "batch requests are not supported"}});
-            return respond(stream, 200, &e.to_string());
+            return flight.respond(stream, 200, &e.to_string());
         }
         "rpc-error" => {
             let errs: Vec<Value> = items
@@ -278,7 +303,7 @@ fn forward_or_fault(
             } else {
                 errs[0].clone()
             };
-            return respond(stream, 200, &out.to_string());
+            return flight.respond(stream, 200, &out.to_string());
         }
         _ => {}
     }
@@ -358,7 +383,7 @@ fn forward_or_fault(
         true => text,
         false => drop_prestate(&text, &items, &cfg.drop_prestate),
     };
-    respond(stream, 200, &text)
+    flight.respond(stream, 200, &text)
 }
 
 /// `--drop-prestate`: the accounts leave the answers to `prestateTracer` calls.

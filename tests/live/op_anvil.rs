@@ -827,7 +827,10 @@ fn anvil_node_info_gives_the_op_mode() {
 fn the_l1_fee_costs_no_extra_round_trip() {
     let (a, _, transfer) = lone_user_txs(&["--network", "optimism"]);
     let block = anvil::parse_u64(&a.receipt(transfer.parse().unwrap())["blockNumber"]).to_string();
-    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    // Round trips are periods with a request in flight: with anvil answering in microseconds,
+    // two requests sent together may or may not overlap at the proxy. A delay makes requests
+    // sent together overlap, so the count is the client's sequencing, not the machine's load.
+    let p = crate::proxy::Proxy::start(a.url(), &["--delay-ms", "25"]);
     let mut rows = Vec::new();
     let runs: [(&str, Vec<&str>); 3] = [
         (
@@ -914,6 +917,8 @@ fn a_later_transaction_of_an_op_block_stays_on_the_fast_path() {
         "--drop-prestate",
         "0x420000000000000000000000000000000000001b",
     ]);
+    // A delay, so that requests sent together overlap (see the_l1_fee_costs_no_extra_round_trip).
+    drop.extend(["--delay-ms", "25"]);
     let p = crate::proxy::Proxy::start(a.url(), &drop);
     let run = |source: &str, args: &[&str]| {
         p.reset();
