@@ -933,3 +933,12 @@ fn hooks_are_the_functions_the_tracer_held_before_setup() {
         );
     }
 }
+
+/// geth reads each hook once when it makes the tracer: a getter runs once, and what it
+/// returned is what is called.
+#[test]
+fn each_hook_is_read_once() {
+    let getter = "{n: 0, get result() { this.n++; var self = this; return function() { return [self.n, this === self]; }; }, \
+                  get fault() { this.n += 10; return function() {}; }}";
+    assert_eq!(ok(getter), json!([11, true]));
+}

@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 
 use super::fast::{Fast, Guard, Intact};
 pub use super::hook::Hook;
+use super::pinned::hidden;
 use super::source::direct_safe;
 use super::{bigint, buffers, globals};
 use super::{Failure, JsTracerError};
@@ -195,19 +196,6 @@ fn engine(e: JsError) -> JsTracerError {
     JsTracerError::Engine(e.to_string())
 }
 
-pub(super) fn hidden(
-    ctx: &mut Context,
-    name: &str,
-    v: impl Into<JsValue>,
-) -> Result<(), JsTracerError> {
-    ctx.register_global_property(
-        js_string!(name),
-        v,
-        Attribute::WRITABLE | Attribute::NON_ENUMERABLE | Attribute::CONFIGURABLE,
-    )
-    .map_err(engine)
-}
-
 impl Host {
     /// Builds the context, evaluates the tracer object, checks its functions and runs `setup`
     /// with `config` (the tracerConfig JSON text).
@@ -289,23 +277,20 @@ impl Host {
         let Some(obj) = tracer.as_object() else {
             return Err(JsTracerError::NotAnObject);
         };
-        let has = |ctx: &mut Context, name: &str| -> bool {
-            obj.get(js_string!(name), ctx)
-                .ok()
-                .is_some_and(|v| v.as_callable().is_some())
-        };
-        for required in ["result", "fault"] {
-            if !has(&mut ctx, required) {
-                return Err(JsTracerError::Missing(required));
-            }
+        // Each function read once, in geth's order (a getter runs once, as there).
+        let read = super::pinned::Read::of(&obj, &mut ctx);
+        if read.result.is_none() {
+            return Err(JsTracerError::Missing("result"));
         }
-        let (has_enter, has_exit) = (has(&mut ctx, "enter"), has(&mut ctx, "exit"));
+        if read.fault.is_none() {
+            return Err(JsTracerError::Missing("fault"));
+        }
+        let (has_enter, has_exit) = (read.enter.is_some(), read.exit.is_some());
         if has_enter != has_exit {
             return Err(JsTracerError::UnpairedEnterExit);
         }
-        let has_step = has(&mut ctx, "step");
-        let has_setup = has(&mut ctx, "setup");
-        // The hooks as the literal made them, before `setup` could replace one.
+        let (has_step, has_setup) = (read.step.is_some(), read.setup.is_some());
+        // The hooks as the tracer held them before `setup`, and (called by name) after it.
         let hooks = |ctx: &mut Context| -> Vec<Option<JsObject>> {
             ["step", "fault", "enter", "exit"]
                 .iter()
@@ -316,7 +301,7 @@ impl Host {
                 })
                 .collect()
         };
-        let literal_hooks = hooks(&mut ctx);
+        let literal_hooks = [&read.step, &read.fault, &read.enter, &read.exit].map(Clone::clone);
         // Every function the literal made (data properties: no getter runs), for the native
         // path's inlined helpers.
         let mut literal = Vec::new();
@@ -332,17 +317,12 @@ impl Host {
         }
         let step_fn = literal_hooks[0].clone();
         let direct = if direct_safe(source) {
-            let f = |ctx: &mut Context, name: &str| {
-                obj.get(js_string!(name), ctx)
-                    .ok()
-                    .and_then(|v| v.as_callable())
-            };
             Some(Direct {
                 this: obj.clone().into(),
-                step: f(&mut ctx, "step"),
-                fault: f(&mut ctx, "fault").ok_or(JsTracerError::FaultVanished)?,
-                enter: f(&mut ctx, "enter"),
-                exit: f(&mut ctx, "exit"),
+                step: read.step.clone(),
+                fault: read.fault.clone().ok_or(JsTracerError::FaultVanished)?,
+                enter: read.enter.clone(),
+                exit: read.exit.clone(),
                 log_db: [log.into(), db.into()],
                 frame: [frame.into()],
                 frame_result: [frame_result.into()],
@@ -352,7 +332,7 @@ impl Host {
         };
         hidden(&mut ctx, "__tracer", obj.clone())?;
         // What geth calls from now on: the functions the object holds before `setup`.
-        let calls = super::pinned::pin(&obj, &mut ctx)?;
+        let calls = super::pinned::pin(&obj, &read, &mut ctx)?;
 
         let mut host = Host {
             step: Wrapper::of(has_step, calls.step),
@@ -374,7 +354,7 @@ impl Host {
         // A tracer adopted from its native run ran `setup` there.
         if has_setup && detached.is_none() {
             hidden(&mut host.ctx, "__config", js_string!(config))?;
-            let setup = compile(&mut host.ctx, "__tracer.setup(__config)")?;
+            let setup = compile(&mut host.ctx, calls.setup)?;
             host.run(&setup, Hook::Setup)?;
         }
         // After `setup`: the shadow state starts from what it left.

@@ -14,10 +14,9 @@
 //! `Object.prototype`), the hooks are called by name, as before.
 
 use boa_engine::object::JsObject;
-use boa_engine::property::PropertyDescriptor;
-use boa_engine::{js_string, Context, JsString, JsSymbol};
+use boa_engine::property::{Attribute, PropertyDescriptor};
+use boa_engine::{js_string, Context, JsString, JsSymbol, JsValue};
 
-use super::host::hidden;
 use super::JsTracerError;
 
 /// The scripts that call the hooks.
@@ -27,6 +26,7 @@ pub struct Calls {
     pub enter: &'static str,
     pub exit: &'static str,
     pub result: &'static str,
+    pub setup: &'static str,
     /// Whether they call the functions read when the tracer was made (not by name).
     pub pinned: bool,
 }
@@ -37,6 +37,7 @@ const PINNED: Calls = Calls {
     enter: "__tracer[__hook_enter](__frame)",
     exit: "__tracer[__hook_exit](__frameResult)",
     result: "__tracer[__hook_result](__ctx, __db)",
+    setup: "__tracer[__hook_setup](__config)",
     pinned: true,
 };
 
@@ -46,20 +47,58 @@ const BY_NAME: Calls = Calls {
     enter: "__tracer.enter(__frame)",
     exit: "__tracer.exit(__frameResult)",
     result: "__tracer.result(__ctx, __db)",
+    setup: "__tracer.setup(__config)",
     pinned: false,
 };
 
-/// Keeps the hook functions `tracer` holds now (call before `setup`) for the scripts that call
-/// them; `tracer` must already be checked (see `Host::build`).
-pub fn pin(tracer: &JsObject, ctx: &mut Context) -> Result<&'static Calls, JsTracerError> {
+/// The tracer's functions as geth reads them when it makes the tracer: each once, in its
+/// order — `result`, `fault`, `step`, `enter`, `exit`, then `setup` — so a getter runs once.
+pub struct Read {
+    pub result: Option<JsObject>,
+    pub fault: Option<JsObject>,
+    pub step: Option<JsObject>,
+    pub enter: Option<JsObject>,
+    pub exit: Option<JsObject>,
+    pub setup: Option<JsObject>,
+}
+
+impl Read {
+    pub fn of(tracer: &JsObject, ctx: &mut Context) -> Read {
+        let mut get = |name: &str| {
+            tracer
+                .get(JsString::from(name), ctx)
+                .ok()
+                .and_then(|v| v.as_callable())
+        };
+        Read {
+            result: get("result"),
+            fault: get("fault"),
+            step: get("step"),
+            enter: get("enter"),
+            exit: get("exit"),
+            setup: get("setup"),
+        }
+    }
+}
+
+/// Keeps the functions `read` from `tracer` (before `setup`) for the scripts that call them.
+pub fn pin(
+    tracer: &JsObject,
+    read: &Read,
+    ctx: &mut Context,
+) -> Result<&'static Calls, JsTracerError> {
     let proto = ctx.intrinsics().constructors().object().prototype();
-    for name in ["step", "fault", "enter", "exit", "result"] {
-        let f = tracer
-            .get(JsString::from(name), ctx)
-            .ok()
-            .and_then(|v| v.as_callable());
+    let hooks = [
+        ("step", &read.step),
+        ("fault", &read.fault),
+        ("enter", &read.enter),
+        ("exit", &read.exit),
+        ("result", &read.result),
+        ("setup", &read.setup),
+    ];
+    for (name, f) in hooks {
         // An absent hook is never called.
-        let Some(f) = f else {
+        let Some(f) = f.clone() else {
             continue;
         };
         let Some(symbol) = JsSymbol::new(Some(js_string!("chaintrace hook"))) else {
@@ -86,4 +125,15 @@ pub fn pin(tracer: &JsObject, ctx: &mut Context) -> Result<&'static Calls, JsTra
         hidden(ctx, &format!("__hook_{name}"), symbol)?;
     }
     Ok(&PINNED)
+}
+
+/// Registers the global `name` the host's scripts use (not enumerable: a script's `for…in` over
+/// the global object does not see it).
+pub fn hidden(ctx: &mut Context, name: &str, v: impl Into<JsValue>) -> Result<(), JsTracerError> {
+    ctx.register_global_property(
+        JsString::from(name),
+        v,
+        Attribute::WRITABLE | Attribute::NON_ENUMERABLE | Attribute::CONFIGURABLE,
+    )
+    .map_err(|e| JsTracerError::Engine(e.to_string()))
 }
