@@ -13,6 +13,7 @@ use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::trace::errors::op_name;
 use crate::trace::js::objects::Shared;
 
+mod machine;
 mod ops;
 mod tx;
 
@@ -65,40 +66,6 @@ enum Flow {
     Return,
     Break,
     Continue,
-}
-
-impl<'a> Machine<'a> {
-    /// A machine over `heap` with `locals` (all undefined) for a hook of the tracer object
-    /// `this`.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub fn new(
-        heap: &'a mut Heap,
-        locals: &'a mut [V],
-        this: u32,
-        shared: &'a Shared,
-        names: &'a Names,
-        helpers: &'a [V],
-        before: bool,
-        limits: Option<(Instant, i64)>,
-    ) -> Self {
-        for l in locals.iter_mut() {
-            *l = V::Undef;
-        }
-        Machine {
-            heap,
-            locals,
-            this,
-            shared,
-            names,
-            before,
-            helpers,
-            ret: V::Undef,
-            iterations: 0,
-            limits,
-            last: std::ptr::null(),
-        }
-    }
 }
 
 impl Machine<'_> {
