@@ -109,6 +109,19 @@ fn ctx_fields_concat_and_json_forms_match_boa() {
 }
 
 #[test]
+fn integers_past_2_53_are_written_as_javascript_writes_them() {
+    // As values, as text, as keys: the fewest digits that read back, then zeros.
+    let src = "{n: 0, enter: function(f) { this.n++; }, exit: function(r) {}, fault: function(log) {}, \
+               result: function(ctx) { var x = 1152921504606846976, o = {}; o[x] = 1; o[-x * 4] = 2; \
+               return [x, x + '', -x, 9007199254740993, 123456789012345680000, 1e20 + 1, o]; }}";
+    without_boa(src);
+    // From 1e21 on the text has an exponent, which boa writes.
+    assert!(!agrees(
+        &src.replace("1e20 + 1, o]", "1e20 + 1, o, x * 1000]")
+    ));
+}
+
+#[test]
 fn what_json_cannot_write_natively_goes_to_boa() {
     for result in [
         // A fraction's text, a cycle (boa's TypeError), an own `toJSON`, a bigInt, `setup`.

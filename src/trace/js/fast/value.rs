@@ -432,6 +432,10 @@ fn canonical_index(s: &str) -> Option<u32> {
 
 /// JavaScript's `Number::toString` for the values whose text is plain: integers below 1e21 and
 /// the specials. Fractions and large numbers (exponent notation) are left to boa.
+///
+/// Past 2^53 an integer's text is not its exact value: JavaScript writes the fewest digits that
+/// read back as the same number, then zeros (`2 ** 60` is `"1152921504606847000"`), which is
+/// what Rust's `Display` for `f64` writes too.
 pub fn num_to_string(n: f64) -> Option<String> {
     if n.is_nan() {
         return Some("NaN".into());
@@ -442,7 +446,7 @@ pub fn num_to_string(n: f64) -> Option<String> {
     if n == 0.0 {
         return Some("0".into());
     }
-    (n.fract() == 0.0 && n.abs() < 1e21).then(|| format!("{}", n as i128))
+    (n.fract() == 0.0 && n.abs() < 1e21).then(|| format!("{n}"))
 }
 
 /// `ToInt32`.
@@ -473,6 +477,22 @@ mod tests {
         assert_eq!(Key::from_num(-1.0), Some(Key::Name(Text::from("-1"))));
         assert_eq!(Key::from_num(1.5), None);
         assert_eq!(num_to_string(1e20).unwrap(), "100000000000000000000");
+        // The fewest digits that read back, as JavaScript writes them (boa agrees: see
+        // detached_tests).
+        assert_eq!(num_to_string(2f64.powi(60)).unwrap(), "1152921504606847000");
+        assert_eq!(
+            num_to_string(-(2f64.powi(60))).unwrap(),
+            "-1152921504606847000"
+        );
+        assert_eq!(
+            num_to_string(123_456_789_012_345_680_000.0).unwrap(),
+            "123456789012345680000"
+        );
+        assert_eq!(
+            num_to_string(9_007_199_254_740_993.0).unwrap(),
+            "9007199254740992"
+        );
+        assert_eq!(num_to_string(-42.0).unwrap(), "-42");
         assert_eq!(num_to_string(1e21), None);
         assert_eq!(num_to_string(-0.0).unwrap(), "0");
         assert_eq!(to_i32(4_294_967_297.0), 1);
