@@ -25,9 +25,6 @@ pub enum JsTracerError {
     /// Only one of `enter` and `exit` is defined.
     #[error("trace object must expose either both or none of enter() and exit()")]
     UnpairedEnterExit,
-    /// `fault` was a function when checked and no longer one when read again (a getter).
-    #[error("fault() vanished")]
-    FaultVanished,
     /// boa refused to set up the tracer's globals or arguments; its message.
     #[error("{0}")]
     Engine(String),

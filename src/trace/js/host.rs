@@ -25,7 +25,6 @@ use super::source::direct_safe;
 use super::{bigint, buffers, globals};
 use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
-use crate::trace::call::CallKind;
 
 /// The message of a JavaScript exception, without boa's position text.
 fn js_message(e: &JsError, ctx: &mut Context) -> String {
@@ -282,26 +281,33 @@ impl Host {
         if read.result.is_none() {
             return Err(JsTracerError::Missing("result"));
         }
-        if read.fault.is_none() {
+        let Some(fault) = read.fault.clone() else {
             return Err(JsTracerError::Missing("fault"));
-        }
+        };
         let (has_enter, has_exit) = (read.enter.is_some(), read.exit.is_some());
         if has_enter != has_exit {
             return Err(JsTracerError::UnpairedEnterExit);
         }
         let (has_step, has_setup) = (read.step.is_some(), read.setup.is_some());
-        // The hooks as the tracer held them before `setup`, and (called by name) after it.
-        let hooks = |ctx: &mut Context| -> Vec<Option<JsObject>> {
-            ["step", "fault", "enter", "exit"]
-                .iter()
-                .map(|h| {
-                    obj.get(js_string!(*h), ctx)
-                        .ok()
-                        .and_then(|v| v.as_callable())
-                })
-                .collect()
+        // Called by name, the hooks after `setup` are those it left: the native code, compiled
+        // from the ones read before it, applies only if they are the same.
+        let unchanged = |ctx: &mut Context| {
+            [
+                ("step", &read.step),
+                ("fault", &read.fault),
+                ("enter", &read.enter),
+                ("exit", &read.exit),
+            ]
+            .map(|(name, before)| {
+                // Each one read (a getter runs) before any is compared.
+                obj.get(js_string!(name), ctx)
+                    .ok()
+                    .and_then(|v| v.as_callable())
+                    == *before
+            })
+            .iter()
+            .all(|same| *same)
         };
-        let literal_hooks = [&read.step, &read.fault, &read.enter, &read.exit].map(Clone::clone);
         // Every function the literal made (data properties: no getter runs), for the native
         // path's inlined helpers.
         let mut literal = Vec::new();
@@ -315,12 +321,12 @@ impl Host {
                 literal.push((name, f));
             }
         }
-        let step_fn = literal_hooks[0].clone();
+        let step_fn = read.step.clone();
         let direct = if direct_safe(source) {
             Some(Direct {
                 this: obj.clone().into(),
                 step: read.step.clone(),
-                fault: read.fault.clone().ok_or(JsTracerError::FaultVanished)?,
+                fault,
                 enter: read.enter.clone(),
                 exit: read.exit.clone(),
                 log_db: [log.into(), db.into()],
@@ -366,7 +372,7 @@ impl Host {
             fast.bind(&obj, &mut host.ctx)
                 .ok_or_else(|| JsTracerError::Engine("the tracer object changed shape".into()))?;
             host.fast = Some(fast);
-        } else if calls.pinned || hooks(&mut host.ctx) == literal_hooks {
+        } else if calls.pinned || unchanged(&mut host.ctx) {
             host.fast = Fast::new(source, &obj, intact, &literal, &mut host.ctx);
         }
         let fast_views = host.fast.as_ref().map(Fast::keeps_views);
@@ -600,13 +606,7 @@ impl Host {
         let a = Attribute::all();
         let getter = Attribute::ENUMERABLE | Attribute::CONFIGURABLE;
         let mut o = ObjectInitializer::new(c);
-        // geth's `ctx.type`: CREATE for a deployment (CREATE2 never starts a transaction).
-        let kind = if t.create {
-            CallKind::Create
-        } else {
-            CallKind::Call
-        };
-        o.property(js_string!("type"), js_string!(kind.as_str()), a)
+        o.property(js_string!("type"), js_string!(t.kind().as_str()), a)
             .property(js_string!("from"), from, a)
             .property(js_string!("to"), to, a)
             .property(js_string!("input"), input, a)
@@ -670,10 +670,16 @@ impl Host {
                 v.as_string().map(|s| s.to_std_string_escaped())
             }
         };
-        let text = match text {
-            Some(s) => escape_html(&s),
-            None => "null".to_string(),
-        };
-        RawValue::from_string(text).map_err(JsTracerError::NotJson)
+        result_json(text)
     }
+}
+
+/// The answer of `result`, from `JSON.stringify`'s text of its value (`None`: `undefined`):
+/// `null` for nothing, Go's HTML escaping applied as geth's encoder applies it.
+pub fn result_json(text: Option<String>) -> Result<Box<RawValue>, JsTracerError> {
+    let text = match text {
+        Some(s) => escape_html(&s),
+        None => "null".to_string(),
+    };
+    RawValue::from_string(text).map_err(JsTracerError::NotJson)
 }

@@ -15,11 +15,10 @@ use revm::primitives::hardfork::SpecId;
 use serde_json::value::RawValue;
 
 use super::fast::Fast;
-use super::host::{Hook, Host as Boa, TxContext};
+use super::host::{result_json, Hook, Host as Boa, TxContext};
 use super::objects::Shared;
 use super::timeout::{over_memory, tick};
 use super::{Failure, JsTracerError};
-use crate::geth::json::escape_html;
 
 /// One tracer's host: native until boa is needed.
 pub enum Host {
@@ -37,14 +36,16 @@ pub struct Native {
     shared: Rc<Shared>,
     precompiles: Vec<Address>,
     since_clock: u32,
-    has_step: bool,
-    has_frames: bool,
-    /// What boa's host derives from its native hooks (see [`Boa::needs_views`] and
-    /// [`Boa::fast_needs_interp`]), the same here: boa runs the same functions after a
-    /// deoptimisation.
-    reads_step: bool,
-    keeps_views: bool,
-    uses_views: bool,
+}
+
+impl Native {
+    /// `f` of the native tracer (false once boa has taken it, which only a failed adoption
+    /// leaves behind). The flags below are what boa's host derives from its native hooks
+    /// (see [`Boa::needs_views`] and [`Boa::fast_needs_interp`]), the same here: boa runs
+    /// the same functions after a deoptimisation.
+    fn fast_is(&self, f: impl FnOnce(&Fast) -> bool) -> bool {
+        self.fast.as_ref().is_some_and(f)
+    }
 }
 
 impl Host {
@@ -59,11 +60,6 @@ impl Host {
         let (deadline, mem_base) = (Instant::now() + timeout, crate::alloc::thread_live());
         if let Some(fast) = Fast::detached(source, config, (deadline, mem_base)) {
             return Ok(Host::Native(Box::new(Native {
-                has_step: fast.has(Hook::Step),
-                has_frames: fast.has(Hook::Enter),
-                reads_step: fast.reads_step(),
-                keeps_views: fast.keeps_views(),
-                uses_views: fast.uses_views(),
                 fast: Some(fast),
                 source: source.into(),
                 spec,
@@ -124,14 +120,14 @@ impl Host {
 
     pub fn has_step(&self) -> bool {
         match self {
-            Host::Native(n) => n.has_step,
+            Host::Native(n) => n.fast_is(|f| f.has(Hook::Step)),
             Host::Boa(b) => b.has_step(),
         }
     }
 
     pub fn has_frames(&self) -> bool {
         match self {
-            Host::Native(n) => n.has_frames,
+            Host::Native(n) => n.fast_is(|f| f.has(Hook::Enter)),
             Host::Boa(b) => b.has_frames(),
         }
     }
@@ -139,21 +135,21 @@ impl Host {
     /// See [`Boa::needs_views`].
     pub fn needs_views(&self) -> bool {
         match self {
-            Host::Native(n) => n.keeps_views,
+            Host::Native(n) => n.fast_is(Fast::keeps_views),
             Host::Boa(b) => b.needs_views(),
         }
     }
 
     pub fn fast_needs_interp(&self) -> bool {
         match self {
-            Host::Native(n) => n.uses_views,
+            Host::Native(n) => n.fast_is(Fast::uses_views),
             Host::Boa(b) => b.fast_needs_interp(),
         }
     }
 
     pub fn needs_step_fields(&self) -> bool {
         match self {
-            Host::Native(n) => n.reads_step,
+            Host::Native(n) => n.fast_is(Fast::reads_step),
             Host::Boa(b) => b.needs_step_fields(),
         }
     }
@@ -177,7 +173,7 @@ impl Host {
 
     pub fn fault_plain(&self) -> bool {
         match self {
-            Host::Native(n) => !n.keeps_views,
+            Host::Native(n) => !n.fast_is(Fast::keeps_views),
             Host::Boa(b) => b.fault_plain(),
         }
     }
@@ -230,8 +226,7 @@ impl Host {
                     if over_memory(n.mem_base) {
                         return Err(JsTracerError::in_hook(Hook::Result, Failure::OutOfMemory));
                     }
-                    let text = text.map_or_else(|| "null".to_string(), |s| escape_html(&s));
-                    return RawValue::from_string(text).map_err(JsTracerError::NotJson);
+                    return result_json(text);
                 }
             }
         }

@@ -451,3 +451,14 @@ pub struct TxContext {
     pub block_hash: Option<B256>,
     pub tx_index: Option<u64>,
 }
+
+impl TxContext {
+    /// geth's `ctx.type`: CREATE for a deployment (CREATE2 never starts a transaction).
+    pub fn kind(&self) -> CallKind {
+        if self.create {
+            CallKind::Create
+        } else {
+            CallKind::Call
+        }
+    }
+}

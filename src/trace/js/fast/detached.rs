@@ -70,39 +70,25 @@ impl Fast {
         if code.step.is_some() && (code.uses.views || code.uses.may_deopt) {
             return None;
         }
-        let heap = Heap::detached(strings)?;
-        let locals = [&code.step, &code.fault, &code.enter, &code.exit]
-            .into_iter()
-            .flatten()
-            .chain(std::iter::once(&d.result))
-            .chain(d.setup.as_ref().map(|(f, _)| f))
-            .map(|f| f.locals as usize)
-            .max()
-            .unwrap_or(0);
         let mut fast = Fast {
+            locals: vec![V::Undef; code.locals()],
             code: code.clone(),
-            heap,
+            heap: Heap::detached(strings)?,
             this: 0,
-            locals: vec![V::Undef; locals],
             names,
             helpers: Vec::new(),
-            detached: true,
         };
         let V::Obj(this) = fast.eval(&d.literal, None, None, None).ok()? else {
             return None;
         };
         fast.this = this as u32;
         fast.heap.pin(fast.this);
-        for name in &code.helpers {
-            let key = Key::from_name(fast.heap.t.intern(name));
-            let v = fast.heap.get(fast.this, &key).ok()?;
-            match v {
-                V::Opaque(i) if matches!(fast.heap.t.js(i), Held::Literal(n) if d.functions.get(usize::from(*n)) == Some(name)) => {
-                    fast.helpers.push(v)
-                }
-                _ => return None,
-            }
-        }
+        fast.helpers = super::helpers(
+            &code,
+            &mut fast.heap,
+            fast.this,
+            |name, held| matches!(held, Held::Literal(n) if d.functions.get(usize::from(*n)).is_some_and(|f| f == name)),
+        )?;
         if let Some((setup, slot)) = &d.setup {
             let parsed = match slot {
                 Some(slot) => Some((*slot, serde_json::from_str(config).ok()?)),
@@ -207,17 +193,6 @@ impl Fast {
 
     /// Whether the script defines `hook` (of those that run natively).
     pub fn has(&self, hook: super::Hook) -> bool {
-        match hook {
-            super::Hook::Step => self.code.step.is_some(),
-            super::Hook::Fault => self.code.fault.is_some(),
-            super::Hook::Enter => self.code.enter.is_some(),
-            super::Hook::Exit => self.code.exit.is_some(),
-            super::Hook::Setup | super::Hook::Result => false,
-        }
-    }
-
-    /// Whether this tracer was made without boa (and runs `result` natively).
-    pub fn is_detached(&self) -> bool {
-        self.detached
+        self.code.hook(hook).is_some()
     }
 }

@@ -3,6 +3,7 @@
 //! return plain values as leaves.
 
 use super::value::{Key, V};
+use crate::trace::js::hook::Hook;
 
 /// Binary operators evaluated on values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -335,4 +336,34 @@ pub struct Compiled {
     /// Set when the whole tracer, its literal and `result` included, is inside the subset
     /// and has no `setup`.
     pub detached: Option<Detached>,
+}
+
+impl Compiled {
+    /// The compiled function of `hook`, if the script has one (`setup` and `result` run
+    /// natively only for a detached tracer: [`Detached`]).
+    #[inline]
+    pub fn hook(&self, hook: Hook) -> Option<&Func> {
+        match hook {
+            Hook::Step => self.step.as_ref(),
+            Hook::Fault => self.fault.as_ref(),
+            Hook::Enter => self.enter.as_ref(),
+            Hook::Exit => self.exit.as_ref(),
+            Hook::Setup | Hook::Result => None,
+        }
+    }
+
+    /// The most locals any compiled function needs.
+    pub fn locals(&self) -> usize {
+        let detached = self
+            .detached
+            .iter()
+            .flat_map(|d| std::iter::once(&d.result).chain(d.setup.as_ref().map(|(f, _)| f)));
+        [&self.step, &self.fault, &self.enter, &self.exit]
+            .into_iter()
+            .flatten()
+            .chain(detached)
+            .map(|f| f.locals as usize)
+            .max()
+            .unwrap_or(0)
+    }
 }

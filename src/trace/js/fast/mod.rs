@@ -39,7 +39,7 @@ use super::objects::Shared;
 use eval::{Machine, Names};
 pub use guard::Guard;
 use heap::Heap;
-use ir::{Compiled, Func};
+use ir::Compiled;
 pub use value::Deopt;
 use value::V;
 
@@ -52,8 +52,25 @@ pub struct Fast {
     names: Names,
     /// What each inlined helper's property holds (the literal's function).
     helpers: Vec<V>,
-    /// Made without boa ([`Fast::detached`]).
-    detached: bool,
+}
+
+/// What each helper `code` inlines holds on the tracer object `this` — which must be the
+/// literal's function of that name (`literal(name, value)`) — in `code.helpers`' order.
+fn helpers(
+    code: &Compiled,
+    heap: &mut Heap,
+    this: u32,
+    literal: impl Fn(&str, &value::Held) -> bool,
+) -> Option<Vec<V>> {
+    let mut out = Vec::with_capacity(code.helpers.len());
+    for name in &code.helpers {
+        let key = value::Key::from_name(heap.t.intern(name));
+        match heap.get(this, &key).ok()? {
+            v @ V::Opaque(i) if literal(name, heap.t.js(i)) => out.push(v),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The built-ins native code stands in for, each still the original after `setup`:
@@ -110,31 +127,17 @@ impl Fast {
         let V::Obj(this) = heap.import(&tracer, ctx).ok()? else {
             return None;
         };
-        let mut helpers = Vec::with_capacity(code.helpers.len());
-        for name in &code.helpers {
-            let (_, original) = literal.iter().find(|(n, _)| n == name)?;
-            let key = value::Key::from_name(heap.t.intern(name));
-            let v = heap.get(this as u32, &key).ok()?;
-            match v {
-                V::Opaque(i) if matches!(heap.t.js(i), value::Held::Js(f) if f.as_object().as_ref() == Some(original)) => {
-                    helpers.push(v)
-                }
-                _ => return None,
-            }
-        }
-        let locals = [&code.step, &code.fault, &code.enter, &code.exit]
-            .iter()
-            .filter_map(|f| f.as_ref().map(|f| f.locals as usize))
-            .max()
-            .unwrap_or(0);
+        let helpers = helpers(&code, &mut heap, this as u32, |name, held| {
+            let original = literal.iter().find(|(n, _)| n == name).map(|(_, f)| f);
+            matches!(held, value::Held::Js(f) if f.as_object().as_ref() == original && original.is_some())
+        })?;
         Some(Fast {
+            locals: vec![V::Undef; code.locals()],
             code,
             heap,
             this: this as u32,
-            locals: vec![V::Undef; locals],
             names,
             helpers,
-            detached: false,
         })
     }
 
@@ -147,14 +150,7 @@ impl Fast {
         shared: &Shared,
         limits: (std::time::Instant, i64),
     ) -> Result<(), Deopt> {
-        let f: Option<&Func> = match hook {
-            Hook::Step => self.code.step.as_ref(),
-            Hook::Fault => self.code.fault.as_ref(),
-            Hook::Enter => self.code.enter.as_ref(),
-            Hook::Exit => self.code.exit.as_ref(),
-            Hook::Setup | Hook::Result => None,
-        };
-        let Some(f) = f else {
+        let Some(f) = self.code.hook(hook) else {
             return Ok(());
         };
         self.heap.begin();

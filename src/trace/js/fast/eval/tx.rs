@@ -3,7 +3,6 @@
 use super::super::ir::{Expr, Getter, TxBuf, TxField};
 use super::super::value::{Deopt, Key, Text, R, V};
 use super::Machine;
-use crate::trace::call::CallKind;
 use crate::trace::js::objects::Shared;
 
 /// `f` of one of `ctx`'s buffers (empty outside `result`, which never reads one then).
@@ -42,39 +41,19 @@ impl Machine<'_> {
         let tx = self.shared.tx.borrow();
         let t = tx.as_ref().ok_or(Deopt)?;
         let num = |n: u64| V::num(n as f64);
-        let v = match f {
-            TxField::Type => {
-                let kind = if t.create {
-                    CallKind::Create
-                } else {
-                    CallKind::Call
-                };
-                return Ok(V::Str(self.heap.t.intern_id(kind.as_str())));
-            }
+        Ok(match f {
+            TxField::Type => V::Str(self.heap.t.intern_id(t.kind().as_str())),
             TxField::Gas => num(t.gas),
             TxField::GasUsed => num(t.gas_used),
             TxField::Block => num(t.block),
             TxField::TxIndex => t.tx_index.map_or(V::Undef, num),
-            TxField::Value => {
-                let v = t.value;
-                drop(tx);
-                return Ok(self.heap.t.big(v));
-            }
-            TxField::GasPrice => {
-                let v = t.gas_price;
-                drop(tx);
-                return Ok(self.heap.t.big(v));
-            }
-            TxField::Error => {
-                let e = t.error.clone();
-                drop(tx);
-                return match e {
-                    Some(e) => self.heap.t.str_value(&e.as_str().into()),
-                    None => Ok(V::Undef),
-                };
-            }
-        };
-        Ok(v)
+            TxField::Value => self.heap.t.big(t.value),
+            TxField::GasPrice => self.heap.t.big(t.gas_price),
+            TxField::Error => match &t.error {
+                Some(e) => self.heap.t.str_value(&e.as_str().into())?,
+                None => V::Undef,
+            },
+        })
     }
 
     /// `on.concat(…vals)` with the built-in `concat`, for a plain array `on`: a new array of
