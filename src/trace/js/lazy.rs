@@ -58,7 +58,7 @@ impl Host {
         shared: Rc<Shared>,
     ) -> Result<Self, JsTracerError> {
         let (deadline, mem_base) = (Instant::now() + timeout, crate::alloc::thread_live());
-        if let Some(fast) = Fast::detached(source, config, (deadline, mem_base)) {
+        if let Some(fast) = Fast::detached(source, config, &shared, (deadline, mem_base)) {
             return Ok(Host::Native(Box::new(Native {
                 fast: Some(fast),
                 source: source.into(),

@@ -58,7 +58,12 @@ impl Fast {
     /// JSON text), when the whole script is inside the subset (see [`super::ir::Detached`]).
     /// `limits`: the tracer's deadline and memory base, which a looping `setup` is held to
     /// (past them boa runs it, under the same deadline, and reports what it reports).
-    pub fn detached(source: &str, config: &str, limits: (std::time::Instant, i64)) -> Option<Fast> {
+    pub fn detached(
+        source: &str,
+        config: &str,
+        shared: &Shared,
+        limits: (std::time::Instant, i64),
+    ) -> Option<Fast> {
         if !enabled() {
             return None;
         }
@@ -78,7 +83,7 @@ impl Fast {
             names,
             helpers: Vec::new(),
         };
-        let V::Obj(this) = fast.eval(&d.literal, None, None, None).ok()? else {
+        let V::Obj(this) = fast.eval(&d.literal, shared, None, None).ok()? else {
             return None;
         };
         fast.this = this as u32;
@@ -96,7 +101,7 @@ impl Fast {
             };
             fast.eval(
                 &setup.body,
-                None,
+                shared,
                 Some(limits),
                 parsed.as_ref().map(|(s, v)| (*s, v)),
             )
@@ -106,23 +111,14 @@ impl Fast {
         Some(fast)
     }
 
-    /// Runs `body` with `shared` (`None`: code that reads no argument) and returns what it
-    /// returned; on [`Deopt`] nothing it did remains.
+    /// Runs `body` and returns what it returned; on [`Deopt`] nothing it did remains.
     fn eval(
         &mut self,
         body: &[super::ir::Stmt],
-        shared: Option<&Shared>,
+        shared: &Shared,
         limits: Option<(std::time::Instant, i64)>,
         preset: Option<(u16, &serde_json::Value)>,
     ) -> Result<V, Deopt> {
-        let none;
-        let shared = match shared {
-            Some(s) => s,
-            None => {
-                none = Shared::new();
-                &*none
-            }
-        };
         self.heap.begin();
         let mut m = Machine::new(
             &mut self.heap,
@@ -161,7 +157,7 @@ impl Fast {
     ) -> Result<Option<String>, Deopt> {
         let code = self.code.clone();
         let f: &Func = &code.detached.as_ref().ok_or(Deopt)?.result;
-        let v = self.eval(&f.body, Some(shared), Some(limits), None)?;
+        let v = self.eval(&f.body, shared, Some(limits), None)?;
         match stringify(&self.heap, v) {
             Ok(text) => {
                 self.heap.commit();

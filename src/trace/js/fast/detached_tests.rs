@@ -46,7 +46,14 @@ fn library_frame_tracers_need_no_boa() {
         "{\"onlyTopCall\": 0, \"x\": [1, {\"y\": null}]}",
     ] {
         assert!(
-            super::Fast::detached(&src, config, limits()).is_some() || !super::enabled(),
+            super::Fast::detached(
+                &src,
+                config,
+                &crate::trace::js::objects::Shared::new(),
+                limits()
+            )
+            .is_some()
+                || !super::enabled(),
             "{config}"
         );
         assert!(!agrees_with(&src, config), "{config}");
