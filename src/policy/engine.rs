@@ -212,15 +212,82 @@ impl fmt::Display for Operand {
 }
 
 /// A rule as its author writes it (the wallet provider's format): serde reads the shape and
-/// the enumerated fields; [`parse_rule`] then types each condition's value by its field.
+/// the enumerated fields; [`parse_rule`] then types each condition's value by its field. Its
+/// members were checked against [`RULE_MEMBERS`] first, so an unknown one never reaches serde.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RuleDoc {
+    /// The provider's own id of a stored rule (read back from it): not evaluated.
+    #[serde(default, rename = "id")]
+    _id: Option<Value>,
     name: Option<String>,
     action: Action,
     /// One of [`Method::ALL`], read by name (so that a wrong one is named in the message).
     method: String,
-    #[serde(default)]
-    conditions: Option<Vec<ConditionDoc>>,
+    /// Required: a rule without the array would match every request of its method.
+    conditions: Vec<ConditionDoc>,
+}
+
+/// The members a policy object may have: the provider's create body (`version`, `name`,
+/// `chain_type`, `rules`, `owner`, `owner_id`) and what it adds when a policy is read back
+/// (`id`, `created_at`); `chainType` as its SDKs spell it. Any other is refused: a misspelled
+/// member silently ignored could make the policy more permissive than its author meant.
+const POLICY_MEMBERS: [&str; 9] = [
+    "version",
+    "name",
+    "chain_type",
+    "chainType",
+    "rules",
+    "owner",
+    "owner_id",
+    "id",
+    "created_at",
+];
+
+/// The members a rule may have (`id` as the provider gives a stored rule back).
+const RULE_MEMBERS: [&str; 5] = ["id", "name", "method", "conditions", "action"];
+
+/// The members a condition may have (`fieldSource` as the SDKs spell it; `abi` for
+/// `ethereum_calldata`).
+const CONDITION_MEMBERS: [&str; 6] = [
+    "field_source",
+    "fieldSource",
+    "field",
+    "operator",
+    "value",
+    "abi",
+];
+
+/// Refuses the first member of `obj` not in `known`, naming its path (`at.member`) and the known
+/// name it is closest to, if one is within two edits.
+fn known_members(
+    at: &str,
+    obj: &serde_json::Map<String, Value>,
+    known: &[&str],
+) -> Result<(), PolicyError> {
+    let Some(unknown) = obj.keys().find(|k| !known.contains(&k.as_str())) else {
+        return Ok(());
+    };
+    let path = if at.is_empty() {
+        unknown.clone()
+    } else {
+        format!("{at}.{unknown}")
+    };
+    let closest = known
+        .iter()
+        .map(|k| {
+            (
+                strsim::damerau_levenshtein(&unknown.to_lowercase(), &k.to_lowercase()),
+                k,
+            )
+        })
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d);
+    let reason = match closest {
+        Some((_, k)) => format!("unknown member; did you mean {k}?"),
+        None => format!("unknown member; the members here are {}", known.join(", ")),
+    };
+    Err(invalid(&path, reason))
 }
 
 #[derive(Deserialize)]
@@ -231,6 +298,7 @@ enum FieldSource {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ConditionDoc {
     #[serde(alias = "fieldSource")]
     field_source: FieldSource,
@@ -245,6 +313,9 @@ impl Policy {
     /// Parses a policy document: an object with `rules` (and optionally `name`), or a bare
     /// array of rules.
     pub fn from_json(v: &Value) -> Result<Policy, PolicyError> {
+        if let Value::Object(o) = v {
+            known_members("", o, &POLICY_MEMBERS)?;
+        }
         let (name, rules) = match v {
             Value::Array(rules) => (None, rules),
             Value::Object(o) => match o.get("rules") {
@@ -505,8 +576,33 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
         .map(String::from)
         .unwrap_or_else(|| format!("rule #{}", index + 1));
     let at = format!("rule {name:?}");
-    if !v.is_object() {
+    let Some(obj) = v.as_object() else {
         return Err(invalid(&at, "a rule must be an object"));
+    };
+    // Members first, by path: a misspelled one must refuse the policy, never loosen the rule.
+    let path = format!("rules[{index}]");
+    known_members(&path, obj, &RULE_MEMBERS)?;
+    match obj.get("conditions") {
+        Some(Value::Array(conditions)) => {
+            for (i, c) in conditions.iter().enumerate() {
+                if let Value::Object(c) = c {
+                    known_members(&format!("{path}.conditions[{i}]"), c, &CONDITION_MEMBERS)?;
+                }
+            }
+        }
+        None | Some(Value::Null) => {
+            return Err(invalid(
+                &format!("{path}.conditions"),
+                "missing: a rule needs a `conditions` array; write \"conditions\": [] for a \
+                 rule that matches every request of its method",
+            ))
+        }
+        Some(other) => {
+            return Err(invalid(
+                &format!("{path}.conditions"),
+                format!("must be an array of conditions, got {}", shown(Some(other))),
+            ))
+        }
     }
     // The path names the member (`conditions[0].operator: unknown variant …`).
     let doc: RuleDoc = serde_path_to_error::deserialize(v).map_err(|e| {
@@ -525,7 +621,6 @@ fn parse_rule(index: usize, v: &Value) -> Result<Rule, PolicyError> {
     };
     let conditions = doc
         .conditions
-        .unwrap_or_default()
         .iter()
         .enumerate()
         .map(|(i, c)| parse_condition(&format!("{at} condition #{}", i + 1), c))

@@ -192,6 +192,9 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
             }
         }
     }
+    if let Err(e @ TxFieldsError::DataAndInput) = tx_fields(body) {
+        issue("params.transaction.input", e.to_string());
+    }
     issues
 }
 
@@ -302,6 +305,13 @@ pub enum TxFieldsError {
     Value(Value),
     #[error("`data` {0} is not 0x hex")]
     Data(Value),
+    /// Both `data` and `input`, different: which one the provider signs is not the policy's to
+    /// guess, and judging one while the provider gets both could let the other through.
+    #[error(
+        "params.transaction has both `data` and `input`, and they differ: send one of them \
+         (the policy would judge one while the provider receives both)"
+    )]
+    DataAndInput,
 }
 
 /// The fields policies read, parsed leniently (hex or decimal strings, small JSON numbers) so a
@@ -322,12 +332,25 @@ pub fn tx_fields(body: &Value) -> Result<TxFields, TxFieldsError> {
         None | Some(Value::Null) => U256::ZERO,
         Some(v) => quantity(v).ok_or_else(|| TxFieldsError::Value(v.clone()))?,
     };
-    let data = match tx.get("data").or_else(|| tx.get("input")) {
-        None | Some(Value::Null) => Default::default(),
-        Some(v) => v
-            .as_str()
-            .and_then(|s| crate::geth::hex::parse_hex(s).ok())
-            .ok_or_else(|| TxFieldsError::Data(v.clone()))?,
+    let bytes = |v: &Value| -> Result<alloy_primitives::Bytes, TxFieldsError> {
+        match v {
+            Value::Null => Ok(Default::default()),
+            v => v
+                .as_str()
+                .and_then(|s| crate::geth::hex::parse_hex(s).ok())
+                .ok_or_else(|| TxFieldsError::Data(v.clone())),
+        }
+    };
+    let data = match (tx.get("data"), tx.get("input")) {
+        (None, None) => Default::default(),
+        (Some(v), None) | (None, Some(v)) => bytes(v)?,
+        (Some(d), Some(i)) => {
+            let data = bytes(d)?;
+            if data != bytes(i)? {
+                return Err(TxFieldsError::DataAndInput);
+            }
+            data
+        }
     };
     Ok(TxFields { to, value, data })
 }

@@ -203,3 +203,138 @@ fn a_transfer_batch_with_an_overflowing_offset_moves_nothing() {
     data.extend([0u8; 64]);
     assert!(token_moves(&frame_with_log(topics, data, None)).is_empty());
 }
+
+/// The verdict of `policy` (text) on `body`: `None` when the policy or the request is refused.
+fn policy_verdict(policy: &Value, body: &Value) -> Option<bool> {
+    use chaintrace::policy::request::{method_of, tx_fields};
+    let policy = chaintrace::policy::Policy::from_json(policy).ok()?;
+    let fields = tx_fields(body).ok()?;
+    Some(policy.evaluate(method_of(body)?, &fields).allowed)
+}
+
+/// Every member name of `v` (objects inside arrays too), as the path of keys and indices to
+/// the object that holds it, and the name.
+fn member_names(v: &Value, at: &mut Vec<Value>, out: &mut Vec<(Vec<Value>, String)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, child) in o {
+                out.push((at.clone(), k.clone()));
+                at.push(Value::String(k.clone()));
+                member_names(child, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                at.push(Value::from(i));
+                member_names(child, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Each one-character change of `name`: a character deleted, replaced by another letter, its
+/// case swapped, or a letter inserted, at every position.
+fn one_character_changes(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = Vec::new();
+    for i in 0..=chars.len() {
+        let mut inserted = chars.clone();
+        inserted.insert(i, 's');
+        out.push(inserted.iter().collect());
+        if i == chars.len() {
+            break;
+        }
+        let mut deleted = chars.clone();
+        deleted.remove(i);
+        out.push(deleted.iter().collect());
+        let mut replaced = chars.clone();
+        replaced[i] = if chars[i] == 'e' { 'a' } else { 'e' };
+        out.push(replaced.iter().collect());
+        let mut cased = chars.clone();
+        cased[i] = if chars[i].is_ascii_lowercase() {
+            chars[i].to_ascii_uppercase()
+        } else {
+            chars[i].to_ascii_lowercase()
+        };
+        out.push(cased.iter().collect());
+    }
+    out.retain(|n| n != name);
+    out
+}
+
+/// A policy with a misspelled member never allows what the policy as written denies: every
+/// member name of every bundled policy (rules, conditions, ABIs), changed by one character in
+/// every way, gives a refusal or the same verdict on every bundled request and on token
+/// transfers (to the treasury and elsewhere, small and large) — never a more permissive one.
+#[test]
+fn a_misspelled_policy_member_never_allows_more() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/policy");
+    let read =
+        |path: std::path::PathBuf| chaintrace::policy::read_json(path.to_str().unwrap()).unwrap();
+    let files = |sub: &str| {
+        let mut paths: Vec<_> = std::fs::read_dir(format!("{dir}/{sub}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        paths
+    };
+    let transfer = |to: &str, amount: u64| {
+        serde_json::json!({"method": "eth_sendTransaction", "caip2": "eip155:1329",
+            "params": {"transaction": {"to": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+            "data": format!("0xa9059cbb{:0>64}{amount:064x}", to.trim_start_matches("0x"))}}})
+    };
+    let mut requests: Vec<Value> = files("requests").into_iter().map(read).collect();
+    for to in [
+        "70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        "90F79bf6EB2c4F870365E785982E1f101E93b906",
+    ] {
+        for amount in [1, 1_000_000, 1_000_001] {
+            requests.push(transfer(to, amount));
+        }
+    }
+    let (mut mutants, mut refused) = (0, 0);
+    for path in files("policies") {
+        let policy = read(path.clone());
+        let verdicts: Vec<_> = requests
+            .iter()
+            .map(|r| policy_verdict(&policy, r))
+            .collect();
+        let mut names = Vec::new();
+        member_names(&policy, &mut Vec::new(), &mut names);
+        for (at, name) in names {
+            for changed in one_character_changes(&name) {
+                let mut mutant = policy.clone();
+                let mut holder = &mut mutant;
+                for step in &at {
+                    holder = match step {
+                        Value::String(k) => &mut holder[k.as_str()],
+                        i => &mut holder[i.as_u64().unwrap() as usize],
+                    };
+                }
+                let o = holder.as_object_mut().unwrap();
+                if o.contains_key(&changed) {
+                    continue;
+                }
+                let value = o.remove(&name).unwrap();
+                o.insert(changed.clone(), value);
+                mutants += 1;
+                for (request, before) in requests.iter().zip(&verdicts) {
+                    let after = policy_verdict(&mutant, request);
+                    refused += usize::from(after.is_none());
+                    assert!(
+                        after.is_none() || after == *before,
+                        "{}: {name:?} at {at:?} written {changed:?} turns {before:?} into \
+                         {after:?} for {request}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(mutants > 1000, "only {mutants} mutants");
+    eprintln!("{mutants} one-character mutants, {refused} refusals");
+}
