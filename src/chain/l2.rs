@@ -2,7 +2,9 @@
 //! node's `web3_clientVersion` where the client names itself (Arbitrum's nitro, which also
 //! serves Orbit chains under ids of their own; zkSync's node), so that a replay under
 //! Ethereum's rules — which would trace them wrong — is refused before it runs, naming what
-//! differs. OP-stack chains are replayed (`op/`).
+//! differs. OP-stack chains are replayed (`op/`), but not the chains built from the OP stack
+//! whose execution departs from op-geth's (Blast, Mantle, Metis, Celo): under OP rules they
+//! would be traced wrong just the same.
 
 /// A family of chains chaintrace does not replay, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +30,19 @@ const POLYGON_ZKEVM: &str = "a zkEVM with its own gas for some opcodes and preco
     (several precompiles unsupported), SELFDESTRUCT replaced by SENDALL, and BLOCKHASH/NUMBER \
     of its batches";
 
+const BLAST: &str = "an OP-stack chain whose balances rebase: ETH and WETH earn native yield \
+    (an account's balance changes with no transaction of its own, by the yield mode it set in \
+    the Blast predeploy 0x4300000000000000000000000000000000000002) and contracts claim the gas \
+    fees they generate, rules op-geth does not run";
+const MANTLE: &str = "an OP-stack chain whose native token is MNT: gas is paid in MNT, ETH is \
+    an ERC-20 (BVM_ETH) that deposits mint beside MNT, and the L1 data fee is scaled by a \
+    token ratio, so op-geth's rules would charge and mint the wrong amounts";
+const METIS: &str = "a chain built from the OP stack with METIS as its gas token, a sequencer \
+    pool and fee and deposit rules of its own, which op-geth does not run";
+const CELO: &str = "an OP-stack chain whose native token CELO is also an ERC-20 (a transfer \
+    precompile at 0xfd moves native balances) and whose transactions may pay gas in ERC-20 fee \
+    currencies (CIP-64, type 0x7b) under a base-fee floor, which op-geth does not run";
+
 /// The chain with id `chain_id`, if it is one chaintrace knows it does not replay.
 pub fn by_chain_id(chain_id: u64) -> Option<OtherL2> {
     let (name, differs) = match chain_id {
@@ -42,6 +57,15 @@ pub fn by_chain_id(chain_id: u64) -> Option<OtherL2> {
         59_141 => ("Linea Sepolia", LINEA),
         1101 => ("Polygon zkEVM", POLYGON_ZKEVM),
         2442 => ("Polygon zkEVM Cardona", POLYGON_ZKEVM),
+        81_457 => ("Blast", BLAST),
+        168_587_773 => ("Blast Sepolia", BLAST),
+        5000 => ("Mantle", MANTLE),
+        5003 => ("Mantle Sepolia", MANTLE),
+        1088 => ("Metis Andromeda", METIS),
+        59_902 => ("Metis Sepolia", METIS),
+        42_220 => ("Celo", CELO),
+        44_787 => ("Celo Alfajores", CELO),
+        11_142_220 => ("Celo Sepolia", CELO),
         _ => return None,
     };
     Some(OtherL2 { name, differs })
@@ -72,6 +96,7 @@ mod tests {
     fn other_l2s_are_known_by_id_and_client() {
         for id in [
             42_161, 42_170, 421_614, 324, 300, 534_352, 534_351, 59_144, 59_141, 1101, 2442,
+            81_457, 5000, 1088, 42_220,
         ] {
             assert!(by_chain_id(id).is_some(), "{id}");
         }

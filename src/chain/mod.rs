@@ -313,16 +313,21 @@ pub struct HeaderFork {
     pub earliest: SpecId,
     /// The field (or fact) that decided.
     pub evidence: &'static str,
+    /// The OP forks the same fields fit, for an OP chain without a schedule; `None` when they
+    /// fit none.
+    pub op: Option<op::OpHeaderFork>,
 }
 
 impl HeaderFork {
     /// Reads a header object as `eth_getBlockBy*` returns it.
     pub fn from_header(h: &Value) -> HeaderFork {
         let has = |k: &str| h.get(k).is_some_and(|v| !v.is_null());
+        let op = op::OpHeaderFork::from_header(h);
         let fork = |spec, earliest, evidence| HeaderFork {
             spec,
             earliest,
             evidence,
+            op,
         };
         // Only blob fields, without parentBeaconBlockRoot, do not make Cancun: anvil prints
         // `blobGasUsed`/`excessBlobGas` on the blocks of every fork.

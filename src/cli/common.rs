@@ -122,7 +122,9 @@ impl From<SourceError> for CliError {
     fn from(e: SourceError) -> Self {
         match e {
             // The user's file, not the node, is wrong.
-            SourceError::WrongChainConfig { .. } => CliError::input(e.to_string()),
+            SourceError::WrongChainConfig { .. } | SourceError::OpForkUnknown { .. } => {
+                CliError::input(e.to_string())
+            }
             e => CliError::source(e.to_string()),
         }
     }
@@ -204,9 +206,12 @@ pub struct RpcArgs {
     /// and the SSTORE set-cost parameter. Two GETs per block.
     #[arg(long, value_name = "URL")]
     pub consensus_rpc: Option<String>,
-    /// Chains 1329/1328: which rules the node runs. By default its web3_clientVersion decides:
-    /// the chain's own node runs the chain's rules; anvil, Hardhat and other Ethereum clients
-    /// started with the chain's id (local forks) run Ethereum's.
+    /// Which rules the node runs. By default the node decides: for chains 1329/1328 its
+    /// web3_clientVersion (the chain's own node runs the chain's rules; anvil, Hardhat and other
+    /// Ethereum clients started with the chain's id run Ethereum's); for the OP stack a
+    /// Superchain preset's chain id, the chain data (deposits, L1-fee receipts) or anvil's OP
+    /// mode. Also replays a chain chaintrace refuses (Arbitrum, the zk rollups, Blast, Mantle,
+    /// Metis, Celo) under the rules given, with a warning.
     #[arg(long, value_enum, value_name = "RULES")]
     pub chain_rules: Option<ChainRulesArg>,
     /// A custom OP-stack chain: its op-geth genesis or chain config (an `optimism` member, the
@@ -224,7 +229,10 @@ pub enum ChainRulesArg {
     /// The chain's own rules (fee collector, unburned base fee, precompiles, SSTORE cost).
     Chain,
     /// The OP stack's rules (deposits, L1 data fee, operator fee, fee vaults), whatever the
-    /// chain id; OP Mainnet, Base and their Sepolia chains get them by their chain id.
+    /// chain id. The Superchain presets (OP Mainnet, Base, OP Sepolia, Base Sepolia, Unichain,
+    /// Ink, Soneium, World Chain, Zora, Mode) get them by their chain id, with their fork
+    /// schedules; another chain takes its forks from --chain-config, else from block headers
+    /// that decide them, else is refused.
     Optimism,
 }
 

@@ -32,9 +32,10 @@ fn regolith(env: &EvmEnv) -> bool {
 }
 
 /// The configuration revm runs `tx` under: a deposit's nonce is not checked, its zero gas
-/// price is allowed under any base fee, and from Karst (Osaka's EIP-7825) its gas limit is not
-/// capped — op-revm validates no deposit's environment (`handler.rs` `validate_env`: "they
-/// are pre-verified on L1").
+/// price is allowed under any base fee, its sender may hold code (op-geth's `preCheck` returns
+/// before EIP-3607's check: "no need to check if EOA (L1 already verified it for us)"), and
+/// from Karst (Osaka's EIP-7825) its gas limit is not capped — op-revm validates no deposit's
+/// environment (`handler.rs` `validate_env`: "they are pre-verified on L1").
 pub(crate) fn cfg<'e>(env: &'e EvmEnv, tx: &ReplayTx) -> Cow<'e, CfgEnv> {
     if tx.deposit.is_none() {
         return Cow::Borrowed(&env.cfg);
@@ -42,6 +43,7 @@ pub(crate) fn cfg<'e>(env: &'e EvmEnv, tx: &ReplayTx) -> Cow<'e, CfgEnv> {
     let mut cfg = env.cfg.clone();
     cfg.disable_nonce_check = true;
     cfg.disable_base_fee = true;
+    cfg.disable_eip3607 = true;
     cfg.tx_gas_limit_cap = Some(u64::MAX);
     Cow::Owned(cfg)
 }

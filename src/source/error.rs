@@ -31,7 +31,7 @@ pub enum SourceError {
     /// A chain whose execution chaintrace does not replay (`chain/l2.rs`).
     #[error(
         "chain {chain_id} is {name}, whose rules chaintrace does not replay ({why}): {differs}. \
-         Replayed under Ethereum's rules it would be traced wrong. Use --remote for the node's \
+         Replayed under Ethereum's (or the OP stack's) rules it would be traced wrong. Use --remote for the node's \
          own trace, or --chain-rules ethereum to replay it under Ethereum's rules anyway"
     )]
     Unreplayed {
@@ -39,6 +39,31 @@ pub enum SourceError {
         name: String,
         why: String,
         differs: String,
+    },
+    /// An OP-stack chain without a preset or `--chain-config` whose block header does not
+    /// decide the fork: replaying it under a guessed fork could be wrong without a sign.
+    #[error(
+        "chain {chain_id} runs the OP stack ({why}), but chaintrace has no fork schedule for it \
+         and the header of block {number} {fits}: pass --chain-config with the chain's \
+         op-geth genesis config or op-node rollup.json"
+    )]
+    OpForkUnknown {
+        chain_id: u64,
+        number: u64,
+        why: String,
+        fits: String,
+    },
+    /// A block's parent is no longer the block its number names on a node that cannot be
+    /// asked for state by block hash: its state there would be another branch's.
+    #[error(
+        "the node does not take a block by hash (EIP-1898), and block {number} on it is now \
+         {there}, not {expected}, the parent of the block replayed (a reorg): its state there \
+         is another branch's, so the replay was not run"
+    )]
+    Reorged {
+        number: u64,
+        expected: alloy_primitives::B256,
+        there: String,
     },
     /// `--chain-config` describes another chain than the node serves.
     #[error(

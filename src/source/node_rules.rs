@@ -221,6 +221,13 @@ impl RpcSource {
         if let (Some(v), None, Ruleset::Optimism) = (dev, custom, ruleset) {
             self.dev_op_fork(v, preset.is_some(), info);
         }
+        let header_decides = ruleset == Ruleset::Optimism
+            && custom.is_none()
+            && preset.is_none()
+            && info.op_dev_fork.is_none();
+        if header_decides {
+            info.op_dev_fork = Some(op_fork_from_header(chain_id, info, &why)?);
+        }
         let has_rules = crate::chain::rules::rules_at(chain_id, info.number).is_some();
         let op = info.op_rules(chain_id);
         if has_rules {
@@ -244,6 +251,15 @@ impl RpcSource {
             let forks = match (&preset, info.op_dev_fork) {
                 _ if custom.is_some() => {
                     format!("the schedule of --chain-config, {at} at this block")
+                }
+                (_, Some(f)) if header_decides => {
+                    let evidence = info.header_fork.and_then(|h| h.op).map(|o| o.evidence);
+                    format!(
+                        "every OP fork through {} (no schedule for this chain: its block \
+                         header's {} decides it)",
+                        f.name(),
+                        evidence.unwrap_or("fields")
+                    )
                 }
                 (_, Some(f)) => format!("every OP fork through {}", f.name()),
                 (Some(c), None) => format!("{}'s schedule, {at} at this block", c.name),
@@ -320,6 +336,34 @@ impl RpcSource {
             self.notes.lock().unwrap_or_else(|p| p.into_inner()).push(n);
         }
     }
+}
+
+/// The OP fork of block `info` of an OP chain with no schedule (no preset, no
+/// `--chain-config`), where its header's own fields decide it ([`OpHeaderFork`]); otherwise
+/// the replay is refused, naming `--chain-config`, rather than run under a guessed fork.
+///
+/// [`OpHeaderFork`]: crate::chain::op::OpHeaderFork
+fn op_fork_from_header(chain_id: u64, info: &BlockInfo, why: &str) -> Result<OpFork, SourceError> {
+    let op = info.header_fork.map(|h| h.op);
+    if let Some(fork) = op.flatten().and_then(|o| o.decided()) {
+        return Ok(fork);
+    }
+    let fits = match op {
+        None => "was not read".to_string(),
+        Some(None) => "has fields no OP fork writes together".to_string(),
+        Some(Some(o)) => format!(
+            "({}) fits {} to {}, whose rules differ",
+            o.evidence,
+            o.earliest.name(),
+            o.latest.name()
+        ),
+    };
+    Err(SourceError::OpForkUnknown {
+        chain_id,
+        number: info.number,
+        why: why.to_string(),
+        fits,
+    })
 }
 
 #[cfg(test)]

@@ -199,3 +199,26 @@ fn a_deposit_over_osakas_gas_cap_runs_under_karst() {
     let from = FROM.to_string().to_lowercase();
     assert_eq!(d["post"][&from], json!({"balance": "0x258", "nonce": 6}));
 }
+
+/// op-geth's `preCheck` returns before the sender-is-an-EOA check for a deposit ("no need to
+/// check if EOA (L1 already verified it for us)"): a deposit from an account with code (an L1
+/// contract's aliased address that holds code on L2) runs and moves its value, where a user
+/// transaction from it is refused (EIP-3607).
+#[test]
+fn a_deposit_from_an_account_with_code_runs() {
+    let mut snap = world(0, "00");
+    snap.insert_account(FROM, account(0, 5, "6000"));
+    let tx = deposit(Some(1000), 400, false);
+    let env = env(Some(OpFork::Isthmus));
+    let mut db = snap.db();
+    let out = apply(&mut db, &env, &tx).unwrap();
+    assert!(out.success, "{out:?}");
+    assert_eq!(out.gas_used, 21_000);
+    let d = diff(&snap, &env, &tx);
+    let (from, target) = (
+        FROM.to_string().to_lowercase(),
+        TARGET.to_string().to_lowercase(),
+    );
+    assert_eq!(d["post"][&from], json!({"balance": "0x258", "nonce": 6}));
+    assert_eq!(d["post"][&target], json!({"balance": "0x190"}));
+}

@@ -135,8 +135,10 @@ pub fn known(chain_id: u64) -> Option<OpChain> {
 
 /// The OP-stack forks in force for block (`number`, `timestamp`) of chain `chain_id` under
 /// `ruleset`: a custom chain's schedule (`custom`, from `--chain-config`) or a known OP chain's,
-/// under its own rules or `--chain-rules optimism`; with `--chain-rules optimism` on a chain
-/// chaintrace has no schedule for, every fork through Jovian active; `None` under Ethereum's
+/// under its own rules or `--chain-rules optimism`; on a chain chaintrace has no schedule for,
+/// every fork through Jovian active — only before a header is read (`op_likely`'s prefetch
+/// guess): a block's replay takes the fork its header decides or is refused
+/// (`source/node_rules.rs`); `None` under Ethereum's
 /// rules, for other chains, and before Bedrock (the legacy OVM chain, whose rules these are
 /// not).
 pub fn op_rules(

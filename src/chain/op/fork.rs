@@ -211,6 +211,87 @@ impl OpSchedule {
     }
 }
 
+/// What an OP block header's own fields say of its fork, for a chain with neither a preset nor
+/// `--chain-config`: the range of forks the fields fit, and the fields that decided.
+///
+/// The fields (op-geth's headers; the specs' `exec-engine` pages): `withdrawalsRoot` from
+/// Canyon, `parentBeaconBlockRoot` and the blob fields from Ecotone, `extraData` of 9 bytes
+/// with version 0 (EIP-1559 denominator and elasticity) from Holocene, `requestsHash` from
+/// Isthmus, `extraData` of 17 bytes with version 1 (and the minimum base fee) from Jovian.
+/// Nothing tells Bedrock from Regolith, Ecotone from Fjord and Granite, or Jovian from Karst:
+/// their rules differ (deposit gas; the L1 fee and precompile bounds; Osaka's EIPs), so such a
+/// block's fork is not decided. Canyon and Delta run the same execution rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpHeaderFork {
+    pub earliest: OpFork,
+    pub latest: OpFork,
+    /// The fields that decided, for messages.
+    pub evidence: &'static str,
+}
+
+impl OpHeaderFork {
+    /// Reads a header as `eth_getBlockBy*` returns it; `None` when its fields fit no OP fork
+    /// (`requestsHash` without Holocene's `extraData`, Jovian's `extraData` without it).
+    pub fn from_header(h: &serde_json::Value) -> Option<OpHeaderFork> {
+        let has = |k: &str| h.get(k).is_some_and(|v| !v.is_null());
+        let extra = h
+            .get("extraData")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|s| crate::geth::hex::parse_hex(s).ok())
+            .unwrap_or_default();
+        let holocene = extra.len() == 9 && extra[0] == 0;
+        let jovian = extra.len() == 17 && extra[0] == 1;
+        let fits = |earliest, latest, evidence| {
+            Some(OpHeaderFork {
+                earliest,
+                latest,
+                evidence,
+            })
+        };
+        use OpFork::*;
+        match (has("requestsHash"), has("parentBeaconBlockRoot")) {
+            (true, _) if jovian => fits(
+                Jovian,
+                Karst,
+                "requestsHash and Jovian's extraData (version 1, 17 bytes)",
+            ),
+            (true, _) if holocene => fits(
+                Isthmus,
+                Isthmus,
+                "requestsHash and Holocene's extraData (version 0, 9 bytes)",
+            ),
+            (true, _) => None,
+            (false, _) if jovian => None,
+            (false, true) if holocene => fits(
+                Holocene,
+                Holocene,
+                "Holocene's extraData (version 0, 9 bytes) without requestsHash",
+            ),
+            (false, true) => fits(
+                Ecotone,
+                Granite,
+                "parentBeaconBlockRoot without Holocene's extraData",
+            ),
+            (false, false) if has("withdrawalsRoot") => fits(
+                Canyon,
+                Delta,
+                "withdrawalsRoot without parentBeaconBlockRoot",
+            ),
+            (false, false) => fits(Bedrock, Regolith, "no withdrawalsRoot"),
+        }
+    }
+
+    /// The fork to replay under when the fields decide it: one fork, or forks whose execution
+    /// rules are the same (Canyon and Delta).
+    pub fn decided(&self) -> Option<OpFork> {
+        match (self.earliest, self.latest) {
+            (a, b) if a == b => Some(a),
+            (OpFork::Canyon, OpFork::Delta) => Some(OpFork::Delta),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +375,48 @@ mod tests {
         let r = s.rules_at(0);
         assert!(r.is(OpFork::Ecotone) && !r.is(OpFork::Regolith));
         assert_eq!(s.fork_at(0), OpFork::Ecotone);
+    }
+
+    #[test]
+    fn op_header_fields_decide_a_fork_only_where_they_tell_it() {
+        use serde_json::json;
+        let holocene = "0x000000003200000006";
+        let jovian = "0x01000000320000000600000000000f4240";
+        let fork = |h: serde_json::Value| {
+            OpHeaderFork::from_header(&h).map(|f| (f.earliest, f.latest, f.decided()))
+        };
+        let root = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
+        assert_eq!(
+            fork(json!({"extraData": "0x"})),
+            Some((OpFork::Bedrock, OpFork::Regolith, None))
+        );
+        assert_eq!(
+            fork(json!({"extraData": "0x", "withdrawalsRoot": root})),
+            Some((OpFork::Canyon, OpFork::Delta, Some(OpFork::Delta)))
+        );
+        let ecotone = json!({"extraData": "0x", "withdrawalsRoot": root, "parentBeaconBlockRoot": root, "blobGasUsed": "0x0"});
+        assert_eq!(
+            fork(ecotone.clone()),
+            Some((OpFork::Ecotone, OpFork::Granite, None))
+        );
+        let mut h = ecotone.clone();
+        h["extraData"] = json!(holocene);
+        assert_eq!(
+            fork(h.clone()),
+            Some((OpFork::Holocene, OpFork::Holocene, Some(OpFork::Holocene)))
+        );
+        h["requestsHash"] = json!(root);
+        assert_eq!(
+            fork(h.clone()),
+            Some((OpFork::Isthmus, OpFork::Isthmus, Some(OpFork::Isthmus)))
+        );
+        h["extraData"] = json!(jovian);
+        assert_eq!(fork(h.clone()), Some((OpFork::Jovian, OpFork::Karst, None)));
+        // Fields no OP fork writes together.
+        h["extraData"] = json!("0x");
+        assert_eq!(fork(h), None);
+        let mut h = ecotone;
+        h["extraData"] = json!(jovian);
+        assert_eq!(fork(h), None);
     }
 }

@@ -19,7 +19,7 @@ use alloy_primitives::{address, Address};
 
 pub use chains::{known, op_rules, OpChain};
 pub use config::{OpChainConfig, OpConfigError};
-pub use fork::{OpFork, OpRules, OpSchedule};
+pub use fork::{OpFork, OpHeaderFork, OpRules, OpSchedule};
 pub use l1_fee::{
     da_footprint_gas, flz_compress_len, l1_cost, l1_data_fee, l1_gas_used, operator_fee,
     operator_fee_refund, total_rollup_cost, L1BlockInfo, L1Cost, L1CostFunction, L1InfoError,
