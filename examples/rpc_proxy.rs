@@ -8,15 +8,18 @@
 //! ```
 //!
 //! It prints `listening http://127.0.0.1:PORT` on its first stdout line. `GET /stats` answers
-//! `{"requests": N, "calls": M, "roundTrips": R, "stateRequests": S}` (HTTP requests, JSON-RPC
-//! calls, periods with a request in flight, i.e. latencies paid in sequence, and requests that read
-//! account state: state passes) and
+//! `{"requests": N, "calls": M, "roundTrips": R, "stateRequests": S, "stateByHash": H,
+//! "stateByNumber": B}` (HTTP requests, JSON-RPC calls, periods with a request in flight, i.e.
+//! latencies paid in sequence, requests that read account state: state passes, and state-reading
+//! calls whose block is named by an EIP-1898 object or by a number or tag) and
 //! `GET /reset` zeroes them. Faults: `429-first` (the first request of every kind gets HTTP 429),
 //! `drop20` (every fifth request is dropped without an answer), `truncate` (answers are cut in
 //! half), `wrong-ids` (batch answers carry unknown ids), `rpc-error` (every call is answered with
 //! a JSON-RPC error object), `hang` (requests are read and never answered), `no-batch` (batch
 //! requests are refused, as by some public endpoints), `wrong-hash` (the `hash`/`transactionHash` of
-//! every result object has its last digit changed: another block or transaction). `--deny debug_`
+//! every result object has its last digit changed: another block or transaction), `no-block-hash`
+//! (state reads naming their block by an EIP-1898 object are refused with "invalid argument", as
+//! by a node that predates EIP-1898). `--deny debug_`
 //! answers methods with that prefix "method not found", like a node without the debug API;
 //! `--hang-on PREFIX` never answers a request that holds such a call.
 //! `--hide-tx HASH` leaves a transaction out of block listings, as a node of chain 1329/1328
@@ -48,7 +51,8 @@ struct Args {
     /// Delay added before forwarding each HTTP request, in milliseconds.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     delay_ms: u64,
-    /// Misbehaviour: 429-first, drop20, truncate, wrong-ids, rpc-error, hang, no-batch, wrong-hash.
+    /// Misbehaviour: 429-first, drop20, truncate, wrong-ids, rpc-error, hang, no-batch, wrong-hash,
+    /// no-block-hash.
     #[arg(long, default_value = "")]
     fault: String,
     /// Answer methods starting with this prefix "method not found".
@@ -98,6 +102,9 @@ struct Counters {
     seen: AtomicU64,
     /// Requests that read account state (`eth_getBalance` … `eth_getStorageAt`): state passes.
     state_requests: AtomicU64,
+    /// State-reading calls whose block parameter is an object (EIP-1898), or not.
+    state_by_hash: AtomicU64,
+    state_by_number: AtomicU64,
     /// Requests being served right now.
     in_flight: AtomicU64,
     /// Round trips: periods with at least one request in flight. Requests a client sends
@@ -194,7 +201,9 @@ fn serve(mut stream: TcpStream, cfg: &Config, counters: &Counters) -> std::io::R
         let v = json!({"requests": counters.requests.load(Ordering::SeqCst),
             "calls": counters.calls.load(Ordering::SeqCst),
             "roundTrips": counters.rounds.load(Ordering::SeqCst),
-            "stateRequests": counters.state_requests.load(Ordering::SeqCst)});
+            "stateRequests": counters.state_requests.load(Ordering::SeqCst),
+            "stateByHash": counters.state_by_hash.load(Ordering::SeqCst),
+            "stateByNumber": counters.state_by_number.load(Ordering::SeqCst)});
         return respond(&mut stream, 200, &v.to_string());
     }
     if target.starts_with("/reset") {
@@ -202,6 +211,8 @@ fn serve(mut stream: TcpStream, cfg: &Config, counters: &Counters) -> std::io::R
         counters.calls.store(0, Ordering::SeqCst);
         counters.rounds.store(0, Ordering::SeqCst);
         counters.state_requests.store(0, Ordering::SeqCst);
+        counters.state_by_hash.store(0, Ordering::SeqCst);
+        counters.state_by_number.store(0, Ordering::SeqCst);
         return respond(&mut stream, 200, "{}");
     }
     if counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -254,7 +265,7 @@ fn forward_or_fault(
     counters
         .calls
         .fetch_add(items.len() as u64, Ordering::SeqCst);
-    let reads_state = items.iter().any(|r| {
+    let reads_state = |r: &Value| {
         matches!(
             r.get("method").and_then(Value::as_str),
             Some(
@@ -265,9 +276,24 @@ fn forward_or_fault(
                     | "eth_getProof"
             )
         )
-    });
-    if reads_state {
+    };
+    // The block parameter is the last one of every state read.
+    let by_hash = |r: &Value| {
+        reads_state(r)
+            && r["params"]
+                .as_array()
+                .and_then(|p| p.last())
+                .is_some_and(Value::is_object)
+    };
+    if items.iter().any(reads_state) {
         counters.state_requests.fetch_add(1, Ordering::SeqCst);
+    }
+    for r in items.iter().filter(|r| reads_state(r)) {
+        let counter = match by_hash(r) {
+            true => &counters.state_by_hash,
+            false => &counters.state_by_number,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
     }
     std::thread::sleep(cfg.delay);
     let slow = cfg.hang_on.as_deref().is_some_and(|p| {
@@ -307,19 +333,31 @@ fn forward_or_fault(
         }
         _ => {}
     }
-    let denied = |r: &Value| {
-        cfg.deny.as_deref().is_some_and(|p| {
+    let refusal = |r: &Value| {
+        let denied = cfg.deny.as_deref().is_some_and(|p| {
             r.get("method")
                 .and_then(Value::as_str)
                 .is_some_and(|m| m.starts_with(p))
-        })
+        });
+        if denied {
+            Some(error_for(r, -32601, "Method not found"))
+        } else if cfg.fault == "no-block-hash" && by_hash(r) {
+            // What a node that reads the block parameter as a number or tag string says.
+            Some(error_for(
+                r,
+                -32602,
+                "invalid argument 1: json: cannot unmarshal object into Go value of type string",
+            ))
+        } else {
+            None
+        }
     };
-    let text = if items.iter().any(denied) {
-        // Answer denied calls here and forward the rest one by one, keeping batch order.
+    let text = if items.iter().any(|r| refusal(r).is_some()) {
+        // Answer refused calls here and forward the rest one by one, keeping batch order.
         let mut answers = Vec::new();
         for r in &items {
-            answers.push(if denied(r) {
-                error_for(r, -32601, "Method not found")
+            answers.push(if let Some(e) = refusal(r) {
+                e
             } else {
                 serde_json::from_str(&forward(&cfg.upstream, &r.to_string())?)
                     .unwrap_or(Value::Null)

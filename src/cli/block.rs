@@ -205,7 +205,7 @@ impl BlockArgs {
         let (patched, overrides) = match (&patch, replay.as_mut()) {
             (Some(p), Some(r)) => {
                 p.announce();
-                let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+                let parent = source.parent_at(&block.info);
                 // The artifacts' immutables from the code on chain before the block.
                 let overrides = p.with_immutables(&|a| {
                     super::whatif::code_on_chain(&r.snapshot, &source, &parent, a)
@@ -246,7 +246,7 @@ impl BlockArgs {
         let snapshot = patched_view.as_ref().unwrap_or(snapshot);
         let assets = match (&replay, self.assets.assets) {
             (Some(r), true) => {
-                let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+                let parent = source.parent_at(&block.info);
                 super::assets::block_assets(
                     r,
                     &env,

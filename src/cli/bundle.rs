@@ -111,7 +111,7 @@ impl CaptureArgs {
         // applied through the replay driver, so that what they did in a chain's own precompiles
         // is the node's (spliced), as in the replay itself; their logs counted for the target's
         // log index.
-        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+        let parent = source.parent_at(&block.info);
         let prior = replay_txs_from(
             &source,
             &block.txs[..index],

@@ -121,7 +121,7 @@ impl DebugArgs {
                 let overrides = match &patch {
                     Some(p) => {
                         p.announce();
-                        let parent = format!("{:#x}", mined.info.number.saturating_sub(1));
+                        let parent = mined.state_block().to_string();
                         Some(p.with_immutables(&|a| {
                             super::whatif::code_on_chain(&mined.snapshot, &source, &parent, a)
                         })?)

@@ -258,7 +258,7 @@ fn replay_one(
     }
     done.passes = r.passes;
     if assets {
-        let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+        let parent = source.parent_at(&block.info);
         done.assets = super::assets::block_assets(
             &r,
             env,

@@ -395,7 +395,7 @@ impl TxArgs {
         );
         // The artifacts' immutables from the code on chain: the original run's state holds it
         // where the transaction touched the account, else it is read at the parent block.
-        let parent = format!("{:#x}", mined.info.number.saturating_sub(1));
+        let parent = mined.state_block().to_string();
         let overrides = patch.with_immutables(&|a| {
             super::whatif::code_on_chain(&mined.snapshot, ctx.source, &parent, a)
         })?;

@@ -201,7 +201,7 @@ impl Mined {
                     log_offset: first_log_index(&receipt).unwrap_or(0),
                     tx_json,
                     receipt,
-                    parent: format!("{:#x}", info.number.saturating_sub(1)),
+                    parent: source.parent_at(&info),
                     info,
                     env,
                     prefix: Vec::new(),
@@ -267,7 +267,7 @@ impl Mined {
             chain_id,
             tx_json,
             receipt,
-            parent: format!("{:#x}", info.number.saturating_sub(1)),
+            parent: source.parent_at(&info),
             info,
             env,
             prefix: txs,
@@ -483,8 +483,8 @@ impl Mined {
         Ok(pre)
     }
 
-    /// The block whose state the snapshot holds (a number tag): the parent of the
-    /// transaction's block.
+    /// The block whose state the snapshot holds: the parent of the transaction's block, by hash
+    /// where the header gave it ([`RpcSource::parent_at`]).
     pub fn state_block(&self) -> &str {
         &self.parent
     }

@@ -614,6 +614,7 @@ pub fn fixture_env(
         mix_hash: c.mix_hash,
         excess_blob_gas: c.excess_blob_gas,
         hash: None,
+        parent_hash: None,
         consensus: None,
         ruleset: fx.ruleset,
         header_fork: None,

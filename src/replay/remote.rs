@@ -57,7 +57,7 @@ pub fn replay_block(
     last: usize,
     tracer: &TracerSpec,
 ) -> Result<BlockReplay, super::Error> {
-    let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+    let parent = source.parent_at(&block.info);
     replay_txs(source, &block.txs[..=last], env, first, &parent, tracer)
 }
 

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::{address, Address};
+use alloy_primitives::{address, Address, B256};
 
 use super::driver::Driver;
 use super::remote::BlockReplay;
@@ -45,8 +45,9 @@ pub struct Stretch<'a> {
     state: StateSnapshot,
     /// What each block obviously touches, fetched at its parent ahead of it.
     ahead: BTreeMap<u64, StateSnapshot>,
-    /// The block the carried state stands after (`None`: nothing carried yet).
-    after: Option<u64>,
+    /// The block the carried state stands after, its number and hash (`None`: nothing carried
+    /// yet).
+    after: Option<(u64, Option<B256>)>,
     /// Round trips spent on state.
     pub passes: usize,
 }
@@ -77,8 +78,8 @@ impl<'a> Stretch<'a> {
             let n = b.info.number;
             let continues = self.carry
                 && match prev {
-                    Some(p) => p.info.number + 1 == n && p.uncles == 0,
-                    None => self.after == Some(n.wrapping_sub(1)),
+                    Some(p) => follows(Some((p.info.number, p.info.hash)), b) && p.uncles == 0,
+                    None => follows(self.after, b),
                 };
             if !continues {
                 known = Misses::default();
@@ -104,7 +105,7 @@ impl<'a> Stretch<'a> {
             known.accounts.append(&mut m.accounts);
             known.slots.append(&mut m.slots);
             if !fresh.is_empty() {
-                wanted.push((n, parent_tag(n), fresh));
+                wanted.push((n, self.source.parent_at(&b.info), fresh));
             }
         }
         if wanted.is_empty() {
@@ -123,7 +124,7 @@ impl<'a> Stretch<'a> {
     /// less what changes between blocks.
     pub fn skip_empty(&mut self, block: &RpcBlock) {
         let n = block.info.number;
-        if !self.carry || self.after != Some(n.wrapping_sub(1)) {
+        if !self.carry || !follows(self.after, block) {
             self.after = None;
             return;
         }
@@ -141,7 +142,7 @@ impl<'a> Stretch<'a> {
         tracer: &TracerSpec,
     ) -> Result<BlockReplay, super::Error> {
         let n = block.info.number;
-        let continues = self.carry && self.after == Some(n.wrapping_sub(1));
+        let continues = self.carry && follows(self.after, block);
         let mut snap = if continues {
             std::mem::replace(&mut self.state, StateSnapshot::partial())
         } else {
@@ -151,7 +152,7 @@ impl<'a> Stretch<'a> {
         if let Some(ahead) = self.ahead.remove(&n) {
             snap.absorb(ahead);
         }
-        let parent = parent_tag(n);
+        let parent = self.source.parent_at(&block.info);
         let mut driver = Driver::new(self.source, &parent);
         driver.prefetch(&mut snap, &block.txs, env)?;
         let r = super::remote::drive_txs(&mut driver, snap, &block.txs, env, 0, tracer, None)?;
@@ -180,7 +181,7 @@ impl<'a> Stretch<'a> {
             return;
         }
         self.state.forget(&changed_after(block));
-        self.after = Some(block.info.number);
+        self.after = Some((block.info.number, block.info.hash));
     }
 }
 
@@ -196,6 +197,18 @@ fn changed_after(block: &RpcBlock) -> Vec<Address> {
     changed
 }
 
-fn parent_tag(n: u64) -> String {
-    format!("{:#x}", n.saturating_sub(1))
+/// Whether `block` follows the block `after` (number, hash) on one chain: the next number,
+/// and its parent hash that block's where both are known (a reorg between two reads of a range
+/// breaks the link, and the carried state with it).
+fn follows(after: Option<(u64, Option<B256>)>, block: &RpcBlock) -> bool {
+    match after {
+        Some((n, hash)) => {
+            n.wrapping_add(1) == block.info.number
+                && match (hash, block.info.parent_hash) {
+                    (Some(h), Some(p)) => h == p,
+                    _ => true,
+                }
+        }
+        None => false,
+    }
 }

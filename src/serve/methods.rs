@@ -473,7 +473,7 @@ pub(super) fn replay_block(
     if block.txs.is_empty() {
         return Ok(done(Vec::new()));
     }
-    let parent = format!("{:#x}", block.info.number.saturating_sub(1));
+    let parent = source.parent_at(&block.info);
     // The pre-state of this block (its parent's state), known by the block's hash.
     let key = format!("state:{chain_id}:{:?}", block.info.hash.unwrap_or_default());
     let _guard = ctx

@@ -25,6 +25,9 @@ pub struct BlockInfo {
     pub mix_hash: B256,
     pub excess_blob_gas: Option<u64>,
     pub hash: Option<B256>,
+    /// `parentHash` of the header: the block whose state a replay of this one starts from,
+    /// named by hash (EIP-1898) so that a reorg cannot swap it for another.
+    pub parent_hash: Option<B256>,
     /// What the consensus layer says of the block (chains 1329/1328, `--consensus-rpc`).
     pub consensus: Option<ConsensusFacts>,
     /// Whether the chain's own rules apply (chains 1329/1328 served by the chain's node) or

@@ -55,6 +55,12 @@ pub struct RpcSource {
     pub(super) node_fork: std::sync::OnceLock<Option<String>>,
     /// Set once the node answered that it has no `eth_getBlockReceipts`.
     no_block_receipts: std::sync::atomic::AtomicBool,
+    /// Set once the node refused a block named by hash (EIP-1898) in a state read: from then
+    /// on a parent's state is read at its number, once that number is checked to still name it.
+    no_block_hashes: std::sync::atomic::AtomicBool,
+    /// The parents named by hash ([`RpcSource::parent_at`]) and their numbers, with whether the
+    /// number was checked to name that block on the node (for [`Self::no_block_hashes`]).
+    parents: std::sync::Mutex<std::collections::HashMap<B256, (u64, bool)>>,
     /// Notes for stderr (which rules, which fork), each once.
     pub(super) notes: std::sync::Mutex<Vec<String>>,
     /// Notes already handed out, so that a long run says each once.
@@ -174,6 +180,7 @@ pub fn block_info_from_json(b: &Value) -> Result<BlockInfo, SourceError> {
         excess_blob_gas: b.get("excessBlobGas").and_then(|v| parse_u64(v).ok()),
         consensus: None,
         hash: h256("hash"),
+        parent_hash: h256("parentHash"),
         ruleset: Default::default(),
         header_fork: Some(crate::chain::HeaderFork::from_header(b)),
         op_evidence: b
@@ -196,6 +203,8 @@ impl RpcSource {
             client_version: std::sync::OnceLock::new(),
             node_fork: std::sync::OnceLock::new(),
             no_block_receipts: Default::default(),
+            no_block_hashes: Default::default(),
+            parents: Default::default(),
             notes: Default::default(),
             said: Default::default(),
             doubts: Default::default(),
@@ -515,11 +524,10 @@ impl RpcSource {
         misses: &Misses,
         at: &str,
     ) -> Result<(), SourceError> {
-        let calls = state_calls(misses, at);
-        if calls.is_empty() {
+        if state_calls(misses, &json!(at)).is_empty() {
             return Ok(());
         }
-        let mut res = self.client.batch(&calls)?.into_iter();
+        let (_, mut res) = self.state_batch(Vec::new(), &[(at, misses)])?;
         read_state(snap, misses, &mut res)
     }
 
@@ -528,9 +536,7 @@ impl RpcSource {
         &self,
         asks: &[(&str, &Misses)],
     ) -> Result<Vec<StateSnapshot>, SourceError> {
-        let calls: Vec<(String, Value)> =
-            asks.iter().flat_map(|(at, m)| state_calls(m, at)).collect();
-        let mut res = self.client.batch(&calls)?.into_iter();
+        let (_, mut res) = self.state_batch(Vec::new(), asks)?;
         asks.iter()
             .map(|(_, m)| {
                 let mut snap = StateSnapshot::partial();
@@ -539,6 +545,122 @@ impl RpcSource {
             })
             .collect()
     }
+
+    /// The tag block `info`'s parent state is read at: the parent's hash, which state reads
+    /// send as EIP-1898's `{"blockHash": …}`, so that a block is replayed on its own parent
+    /// even where the parent's number now names another block (a reorg, a block traced by the
+    /// hash of a branch that lost); the number where the header gave no parent hash.
+    pub fn parent_at(&self, info: &BlockInfo) -> String {
+        let parent = info.parent_hash.filter(|_| info.number > 0);
+        self.at_block(parent, info.number.saturating_sub(1))
+    }
+
+    fn at_block(&self, hash: Option<B256>, number: u64) -> String {
+        match hash {
+            Some(h) => {
+                let mut known = self.parents.lock().unwrap_or_else(|p| p.into_inner());
+                known.entry(h).or_insert((number, false));
+                format!("{h:?}")
+            }
+            None => format!("{number:#x}"),
+        }
+    }
+
+    /// The block parameter of a state read at `at`: a block hash as EIP-1898's object, a
+    /// number or tag as it is. A node that refused hashes gets the number of a parent named by
+    /// [`Self::parent_at`], once checked to still name that block.
+    fn block_param(&self, at: &str) -> Result<Value, SourceError> {
+        let Some(hash) = (at.len() == 66).then(|| at.parse::<B256>().ok()).flatten() else {
+            return Ok(json!(at));
+        };
+        if !self
+            .no_block_hashes
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Ok(json!({ "blockHash": at }));
+        }
+        let known = self
+            .parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&hash)
+            .copied();
+        let Some((number, checked)) = known else {
+            return Err(SourceError::BadData {
+                what: "state".into(),
+                reason: format!(
+                    "the node does not take a block by hash (EIP-1898) and block {hash} has no \
+                     known number"
+                ),
+            });
+        };
+        if !checked {
+            let block = self.client.call(
+                "eth_getBlockByNumber",
+                json!([format!("{number:#x}"), false]),
+            )?;
+            let there = block.get("hash").and_then(Value::as_str).unwrap_or("none");
+            if there.parse::<B256>().ok() != Some(hash) {
+                return Err(SourceError::Reorged {
+                    number,
+                    expected: hash,
+                    there: there.to_string(),
+                });
+            }
+            self.parents
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(hash, (number, true));
+        }
+        Ok(json!(format!("{number:#x}")))
+    }
+
+    /// `prefix` and the state reads of `asks` in one batch: the prefix's answers, then an
+    /// iterator over the reads' answers in [`state_calls`]' order. When a read at a block hash
+    /// is refused with "invalid params" (a node without EIP-1898), the reads are asked again at
+    /// the parents' numbers ([`Self::block_param`]), and so from then on.
+    fn state_batch(
+        &self,
+        prefix: Vec<(String, Value)>,
+        asks: &[(&str, &Misses)],
+    ) -> Result<(Vec<Answer>, std::vec::IntoIter<Answer>), SourceError> {
+        loop {
+            let mut calls = prefix.clone();
+            let mut by_hash = false;
+            for (at, m) in asks {
+                let param = self.block_param(at)?;
+                by_hash |= param.is_object();
+                calls.extend(state_calls(m, &param));
+            }
+            let mut answers = self.client.batch(&calls)?;
+            let reads = answers.split_off(prefix.len().min(answers.len()));
+            let refused = reads.iter().any(|r| match r {
+                Err(RpcError::Node { code, message, .. }) => refuses_block_hash(*code, message),
+                _ => false,
+            });
+            if by_hash && refused {
+                self.no_block_hashes
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                self.note(
+                    "the node refused a block named by hash (EIP-1898): parent states read at \
+                     their numbers, each checked to still name the block's parent"
+                        .to_string(),
+                );
+                continue;
+            }
+            return Ok((answers, reads.into_iter()));
+        }
+    }
+}
+
+/// One call's answer in a batch.
+type Answer = Result<Value, RpcError>;
+
+/// Whether a node's error to a state read at `{"blockHash": …}` says it does not take that
+/// parameter form (EIP-1898), rather than that it lacks the block or its state.
+fn refuses_block_hash(code: i64, message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    code == -32602 && !m.contains("not found") && !m.contains("missing") && !m.contains("pruned")
 }
 
 impl RpcSource {
@@ -549,10 +671,9 @@ impl RpcSource {
         hash: B256,
         asks: &[(&str, &Misses)],
     ) -> Result<(Value, Vec<StateSnapshot>), SourceError> {
-        let mut calls = vec![("eth_getBlockByHash".to_string(), json!([hash, false]))];
-        calls.extend(asks.iter().flat_map(|(at, m)| state_calls(m, at)));
-        let mut res = self.client.batch(&calls)?.into_iter();
-        let head = res.next().unwrap_or(Ok(Value::Null))?;
+        let head_call = vec![("eth_getBlockByHash".to_string(), json!([hash, false]))];
+        let (head, mut res) = self.state_batch(head_call, asks)?;
+        let head = head.into_iter().next().unwrap_or(Ok(Value::Null))?;
         if head.is_null() {
             return Err(SourceError::NotFound {
                 what: format!("block {hash}"),
@@ -571,8 +692,8 @@ impl RpcSource {
     }
 }
 
-/// The calls that read `misses` as of block `at`.
-fn state_calls(misses: &Misses, at: &str) -> Vec<(String, Value)> {
+/// The calls that read `misses` as of block `at` (a JSON-RPC block parameter).
+fn state_calls(misses: &Misses, at: &Value) -> Vec<(String, Value)> {
     let mut calls = Vec::new();
     for a in &misses.accounts {
         calls.push(("eth_getBalance".to_string(), json!([a, at])));

@@ -510,3 +510,65 @@ fn block_range_streams_ndjson_in_order() {
         bad.stderr
     );
 }
+
+/// A block is replayed on its own parent: every state read of `tx` (RPC path) and `block`
+/// names the parent by its hash (EIP-1898's `{"blockHash": …}`), never by a number, which a
+/// reorg could make another block's. A node that refuses the object form ("invalid argument",
+/// as one that predates EIP-1898) gets the number, once its block there is checked to be the
+/// parent: the same trace, and a note saying so.
+#[test]
+fn block_replays_read_their_parent_by_hash() {
+    let s = anvil::scenario();
+    let tx = s.txs.last().expect("a scenario transaction");
+    let hash = format!("{:?}", tx.hash);
+    let receipt = s.anvil.rpc("eth_getTransactionReceipt", json!([hash]));
+    let block = receipt["blockNumber"].as_str().unwrap().to_string();
+    let want = if tx.expect_success { 0 } else { 3 };
+    let runs = |url: &str| {
+        let tx_run = chaintrace(&[
+            "tx",
+            &hash,
+            "--rpc-url",
+            url,
+            "--json",
+            "--no-cache",
+            "--state-source",
+            "rpc",
+        ]);
+        let block_run = chaintrace(&["block", &block, "--rpc-url", url, "--json"]);
+        (tx_run, block_run)
+    };
+    let by_hash = Proxy::start(&s.url, &[]);
+    let (t, b) = runs(&by_hash.url);
+    assert_eq!(t.code, want, "{}", t.stderr);
+    assert_eq!(b.code, want, "{}", b.stderr);
+    let stats = by_hash.stats();
+    assert_eq!(stats["stateByNumber"], 0, "{stats}");
+    assert!(stats["stateByHash"].as_u64().unwrap() > 0, "{stats}");
+
+    let old_node = Proxy::start(&s.url, &["--fault", "no-block-hash"]);
+    let (t2, b2) = runs(&old_node.url);
+    assert_eq!(
+        (t2.code, b2.code),
+        (want, want),
+        "{}\n{}",
+        t2.stderr,
+        b2.stderr
+    );
+    assert_eq!(t2.stdout, t.stdout);
+    assert_eq!(b2.stdout, b.stdout);
+    for r in [&t2, &b2] {
+        assert!(
+            r.stderr.contains("the node refused a block named by hash (EIP-1898): parent states read at their numbers"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert!(
+        t2.stderr.contains("self-check: replay matches the receipt"),
+        "{}",
+        t2.stderr
+    );
+    assert!(b2.stderr.contains("match their receipts"), "{}", b2.stderr);
+    assert!(old_node.stats()["stateByNumber"].as_u64().unwrap() > 0);
+}
