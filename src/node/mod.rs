@@ -36,7 +36,9 @@ pub fn backup_before_sync(home: &str) -> String {
     format!(
         "stop the node and back up {home}/config/priv_validator_key.json, \
          {home}/data/priv_validator_state.json and {home}/config/genesis.json, and keep them \
-         through the state sync (check they are still there, unchanged, before restarting)"
+         through the state sync (the reset sets priv_validator_state.json back to height 0: put \
+         the backed-up one back, and check all three are there, unchanged, before restarting, or \
+         a validator may sign twice and be slashed)"
     )
 }
 

@@ -83,23 +83,39 @@ fn has_line(line: &str, text: &str) -> bool {
     })
 }
 
-/// Looks for the three start-up lines a node with the split writes.
+/// Looks for the three start-up lines a node with the split writes. A line is compared with
+/// this home by the labels that name it (`backend=`, `dir=`) where it carries them; one that
+/// should carry them and does not cannot be matched to this home and is said not judged, and
+/// the line that names nothing of a home (the optimization line) counts only when the two that
+/// do were this home's. A log that shows the split on (`separateDBs=true`) against a home
+/// whose config has it off is of another configuration.
 pub fn confirm_log(log: &str, r: &mut SplitReport) {
+    // (pattern, code, labels shown, labels that name the home)
     let lines = [
-        ("<engine> SS is enabled", "log-ss-enabled", &["backend"][..]),
+        (
+            "<engine> SS is enabled",
+            "log-ss-enabled",
+            &["backend"][..],
+            &["backend"][..],
+        ),
         (
             "<engine> EVM StateStore optimization is enabled",
             "log-evm-ss-optimization",
             &["separateDBs"][..],
+            &[][..],
         ),
         (
             "EVM state store enabled",
             "log-evm-ss-enabled",
             &["dir", "separateDBs"][..],
+            &["dir"][..],
         ),
     ];
     let mut confirmed = 0;
-    for (pattern, code, fields) in lines {
+    // Lines that name the home and were found to be this home's.
+    let mut homes_matched = 0;
+    let mut unnamed_confirmations = Vec::new();
+    for (pattern, code, fields, naming) in lines {
         let text = pattern.replace("<engine> ", "");
         let text = text.as_str();
         // The last start of the node is the one that counts.
@@ -114,12 +130,30 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                 // A line confirms this home only if its labels are this home's: a log of
                 // another node or another configuration confirms nothing here.
                 let other = differs_from_home(line, r);
+                let unlabelled =
+                    !naming.is_empty() && naming.iter().all(|f| field(line, f).is_none());
+                let split_on = separate.as_deref() == Some("true");
                 if let Some(why) = &other {
                     r.push(
                         Severity::Blocker,
                         code,
                         format!("log: {text:?} {why}: the log is of another node or another configuration, so it confirms nothing about this home"),
                         Some("check the start-up log of the node that runs on this home, with this config/app.toml"),
+                    );
+                } else if !r.split_enabled && split_on {
+                    r.push(
+                        Severity::Blocker,
+                        code,
+                        format!("log: {text:?} says separateDBs=true, but this home's app.toml has evm-ss-split = false: the log is of another configuration (or of a start before the split was turned off), so it confirms nothing about this home"),
+                        Some("check the start-up log of the node's last start with this config/app.toml"),
+                    );
+                } else if unlabelled {
+                    let labels: Vec<String> = naming.iter().map(|f| format!("{f}=")).collect();
+                    r.push(
+                        Severity::Warning,
+                        code,
+                        format!("log: {text:?} carries no {} label, so it cannot be matched to this home: not judged", labels.join(" or ")),
+                        Some("check the start-up log of the node that runs on this home (a log that carries the labels, e.g. with the node's default log format)"),
                     );
                 } else if r.split_enabled && separate.as_deref() == Some("false") {
                     r.push(
@@ -128,6 +162,15 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                         format!("log: {text:?} says separateDBs=false although evm-ss-split = true: the running binary did not apply the split"),
                         Some("upgrade chaind to 6.5 or later and restart"),
                     );
+                } else if naming.is_empty() {
+                    // Judged once the lines that name the home have been.
+                    unnamed_confirmations.push(r.findings.len());
+                    r.push(
+                        Severity::Info,
+                        code,
+                        format!("log confirms {text:?} ({})", facts.join(", ")),
+                        None,
+                    );
                 } else {
                     r.push(
                         Severity::Info,
@@ -135,8 +178,10 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                         format!("log confirms {text:?} ({})", facts.join(", ")),
                         None,
                     );
+                    homes_matched += 1;
                 }
-                if other.is_none() && separate.as_deref() != Some("false") {
+                let judged = other.is_none() && !unlabelled && (r.split_enabled || !split_on);
+                if judged && separate.as_deref() != Some("false") {
                     confirmed += 1;
                 }
             }
@@ -146,6 +191,21 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                 format!("log has no {text:?} line"),
                 Some("restart the node with the new settings and check its start-up log"),
             ),
+        }
+    }
+    // A line that names no home confirms it only beside lines of the same log that do.
+    if homes_matched < 2 {
+        for i in unnamed_confirmations {
+            let f = &mut r.findings[i];
+            f.severity = Severity::Warning;
+            f.message = format!(
+                "{}: but the line names no home, and the lines that do were not found to be this \
+                 home's, so it is not judged",
+                f.message.replacen("log confirms", "log: says", 1)
+            );
+            f.fix = Some("check the start-up log of the node that runs on this home".into());
+            r.warnings += 1;
+            confirmed -= 1;
         }
     }
     // A start with the split that went on to commit blocks has passed all three checks.

@@ -780,6 +780,70 @@ fn split_check_log_of_another_home_confirms_nothing() {
     assert_eq!(statuses(&v), ["pass", "pass", "unknown"]);
 }
 
+/// A start-up line is compared with the home only by the labels it carries: the node's lines
+/// without `backend=`/`dir=` (a log shipper that keeps only the message) cannot be matched to
+/// this home, so they are said not judged and the start-up checks are not passed on them; the
+/// optimization line, which names no home, counts only beside lines that do.
+#[test]
+fn split_check_does_not_judge_log_lines_without_labels() {
+    let log = startup_log_of("split-startup.log", "ready");
+    let bare: String = log
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| !w.starts_with("backend=") && !w.starts_with("dir="))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = scratch("ready-bare.log", &bare);
+    let (code, v) = split("ready", &["--log", &path]);
+    assert_eq!(statuses(&v), ["pass", "pass", "unknown"], "{v:#}");
+    assert_eq!(code, 0, "warnings only: {v:#}");
+    let warnings = codes_of(&v, "warning");
+    for c in [
+        "log-ss-enabled",
+        "log-evm-ss-optimization",
+        "log-evm-ss-enabled",
+    ] {
+        assert!(warnings.contains(&c.to_string()), "{c}: {v:#}");
+    }
+    let text = v.to_string();
+    assert!(
+        text.contains("log: \\\"SS is enabled\\\" carries no backend= label, so it cannot be matched to this home: not judged"),
+        "{text}"
+    );
+    assert!(
+        text.contains("log: \\\"EVM state store enabled\\\" carries no dir= label"),
+        "{text}"
+    );
+    assert!(!text.contains("log confirms"), "{text}");
+}
+
+/// A log of a start with the split on (`separateDBs=true`) against a home whose app.toml has it
+/// off confirms nothing about that home: it is another configuration's, or an older start's.
+#[test]
+fn split_check_split_on_log_against_a_split_off_home_is_a_blocker() {
+    let log = startup_log_of("split-startup.log", "reverted");
+    let path = scratch("reverted-split-on.log", &log);
+    let (code, v) = split("reverted", &["--log", &path]);
+    assert_eq!(code, 5, "{v:#}");
+    let blockers = codes_of(&v, "blocker");
+    for c in ["log-evm-ss-optimization", "log-evm-ss-enabled"] {
+        assert!(blockers.contains(&c.to_string()), "{c}: {v:#}");
+    }
+    let text = v.to_string();
+    assert!(
+        text.contains("says separateDBs=true, but this home's app.toml has evm-ss-split = false"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("log confirms \\\"EVM state store enabled\\\""),
+        "{text}"
+    );
+}
+
 /// Copies the node home `home` of tests/data/node/homes into scratch space, with `config`
 /// as its config/config.toml.
 fn home_with_config(home: &str, name: &str, config: &str) -> String {
