@@ -184,7 +184,6 @@ impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Provider")
             .field("api", &redact_url(&self.api))
-            .field("app_id", &self.app_id)
             .finish_non_exhaustive()
     }
 }
