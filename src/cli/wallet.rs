@@ -30,7 +30,10 @@ pub enum WalletCommand {
     Create(CreateArgs),
     /// Pre-flight an /rpc request, then have the provider carry out its method
     /// (POST {wallet_api_url}/v1/wallets/{id}/rpc, signed with AUTHORIZATION_PRIVATE_KEY) and
-    /// print its answer: the hash, the signed transaction or the signature.
+    /// print its answer: the hash, the signed transaction or the signature. A transaction
+    /// without a sender (no --from, no `from`) is simulated as the wallet's address, from
+    /// `wallet create`'s record or GET {wallet_api_url}/v1/wallets/{id}, asked only once the
+    /// body and the policy allow the request. stderr lists every request sent to the provider.
     Rpc(ProviderRpcArgs),
     /// Pre-flight a request, then carry out its method with PRIVATE_KEY: eth_sendTransaction
     /// signs and broadcasts (eth_sendRawTransaction), eth_signTransaction signs and prints the
@@ -290,9 +293,15 @@ impl ProviderRpcArgs {
             );
             return Ok(a);
         }
-        let a = provider
-            .wallet_address(&self.wallet)
-            .map_err(|e| provider_error(e, redactor))?;
+        let a = provider.wallet_address(&self.wallet).map_err(|e| {
+            let mut e = provider_error(e, redactor);
+            e.message = format!(
+                "the request has no `from` and wallet {}'s address is unknown (pass --from \
+                 WALLET_ADDRESS): {}; the request was not sent",
+                self.wallet, e.message
+            );
+            e
+        })?;
         note!(
             "sender {a}: wallet {}'s address, from the provider (the request has no `from`)",
             self.wallet

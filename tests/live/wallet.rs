@@ -648,6 +648,27 @@ fn the_documented_body_without_from_is_judged_before_any_provider_request() {
     );
     assert_no_secrets(&r, &[APP_SECRET, &key_text]);
 
+    // A wallet the provider does not know: its answer to the GET, exit 2, and no /rpc request.
+    let before = mock.seen().len();
+    let args = rpc_args(&any, &req, &[]);
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if a == "w1" { "w2" } else { a.as_str() })
+        .collect();
+    let r = chaintrace(&args, &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "provider request: GET /v1/wallets/w2 → HTTP 404\nerror: the request has no `from` \
+         and wallet w2's address is unknown (pass --from WALLET_ADDRESS): the wallet provider \
+         refused the request: HTTP 404: not found; the request was not sent\n"
+    );
+    assert_eq!(
+        paths(&mock.seen()[before..]),
+        [("GET".to_string(), "/v1/wallets/w2".to_string())]
+    );
+
     // --from: no GET, the one /rpc request.
     let before = mock.seen().len();
     let r = rpc(&any, &req, &["--from", &dev]);
