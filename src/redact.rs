@@ -104,6 +104,16 @@ impl Redactor {
         }
     }
 
+    /// Learns every secret `other` knows.
+    pub fn merge(&mut self, other: &Redactor) {
+        for s in &other.secrets {
+            if !self.secrets.contains(s) {
+                self.secrets.push(s.clone());
+            }
+        }
+        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
     /// `text` with every known secret replaced by [`TOKEN`] (longest first, so overlapping
     /// secrets hide fully).
     pub fn scrub(&self, text: &str) -> String {
@@ -115,6 +125,42 @@ impl Redactor {
         }
         out
     }
+}
+
+/// Hex digits a quoted value may show in one run: an address's 40. A private key is 64, and
+/// anything longer than an address is shown by its length only, so no message quotes key
+/// material (decimal digits count too: they are hex digits).
+pub const QUOTED_HEX_RUN: usize = 40;
+
+/// `text` with every run of more than [`QUOTED_HEX_RUN`] hex digits replaced by
+/// `<N hex digits>` (an `0x` before it stays). For messages that quote input: a request's
+/// fields, a flag's value, a provider's error text.
+pub fn elide_hex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() > QUOTED_HEX_RUN {
+            out.push_str(&format!("<{} hex digits>", run.len()));
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// `s` quoted as Rust's `{:?}` writes it, with long hex runs elided ([`elide_hex`]).
+pub fn quoted(s: &str) -> String {
+    elide_hex(&format!("{s:?}"))
 }
 
 #[cfg(test)]
@@ -137,6 +183,16 @@ mod tests {
             r.scrub("a s3cr3t-value b QWxhZGRpbjpvcGVu c MIGHAgEAkey /root"),
             "a *** b *** c *** /root"
         );
+    }
+
+    #[test]
+    fn long_hex_runs_are_shown_by_their_length() {
+        let key = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+        assert_eq!(
+            elide_hex(&format!("to 0x{key} and 0x{}", &key[..40])),
+            format!("to 0x<64 hex digits> and 0x{}", &key[..40])
+        );
+        assert_eq!(quoted(&format!("0x{key}z")), "\"0x<64 hex digits>z\"");
     }
 
     #[test]

@@ -63,8 +63,13 @@ pub struct NameArgs {
     pub lookup_signatures: bool,
     /// Where --lookup-signatures asks: an openchain-compatible signature database
     /// (`/signature-database/v1/lookup`) instead of Sourcify's, e.g. a self-hosted one. Does not
-    /// opt in by itself.
-    #[arg(long, value_name = "URL", env = "CHAINTRACE_SIGNATURE_DB_URL")]
+    /// opt in by itself. (Its value, which may carry an access key, is never shown here.)
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "CHAINTRACE_SIGNATURE_DB_URL",
+        hide_env_values = true
+    )]
     pub signature_db_url: Option<String>,
     /// The solc a source map that does not fit its code is rebuilt with (solc 0.6/0.7 reports a
     /// wrong map for a contract another one of the same build creates with `new`). Without it,

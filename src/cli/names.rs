@@ -42,7 +42,7 @@ pub fn load_names_from(abi: &[String], names: &super::common::NameArgs) -> Resul
         .map_err(|e| CliError::input(e.to_string()))
 }
 
-fn cache_dir() -> Option<PathBuf> {
+pub(super) fn cache_dir() -> Option<PathBuf> {
     // The same reading as clap's FalseyValueParser gives `--no-cache`.
     let off = std::env::var("CHAINTRACE_NO_CACHE").is_ok_and(|v| {
         !matches!(

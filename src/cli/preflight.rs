@@ -70,17 +70,18 @@ pub struct Checked {
 
 /// Who will sign the request, which decides where its sender comes from when neither `--from`
 /// nor `params.transaction.from` gives it.
-#[derive(Clone, Copy, Debug)]
-pub enum Signer {
+#[derive(Clone, Copy)]
+pub enum Signer<'a> {
     /// `preflight`: nobody; a missing sender is an error.
     Nobody,
     /// `wallet send`: the local key, whose address is the sender.
     LocalKey(Address),
     /// `wallet rpc`: the provider. Nothing is asked of it before the verdict: without a sender
-    /// the body and the policy are still judged (neither reads the sender), and a request they
-    /// allow is refused, naming `--from`, since it cannot be simulated. Every `/rpc` request
-    /// needs `caip2`: a message without one gets `--chain`'s.
-    Provider,
+    /// the body and the policy are still judged (neither reads the sender), and only for a
+    /// request they allow is the wallet's address found, by this function (which may ask the
+    /// provider), before the simulation. Every `/rpc` request needs `caip2`: a message without
+    /// one gets `--chain`'s.
+    Provider(&'a dyn Fn() -> Result<Address, CliError>),
 }
 
 impl PreflightArgs {
@@ -168,7 +169,8 @@ impl PreflightArgs {
         let flag = match &self.from {
             Some(f) => Some(f.trim().parse::<Address>().map_err(|_| {
                 CliError::input(format!(
-                    "malformed --from {f:?}: expected a 20-byte 0x address"
+                    "malformed --from {}: expected a 20-byte 0x address",
+                    chaintrace::redact::quoted(f)
                 ))
             })?),
             None => None,
@@ -181,7 +183,7 @@ impl PreflightArgs {
             (Some(f), _, _) => Ok(Some(f)),
             (None, Some(b), _) => Ok(Some(b)),
             (None, None, Signer::LocalKey(a)) => Ok(Some(a)),
-            (None, None, Signer::Provider) => Ok(None),
+            (None, None, Signer::Provider(_)) => Ok(None),
             (None, None, Signer::Nobody) => Err(CliError::input(
                 "no sender: params.transaction has no `from`; pass --from WALLET_ADDRESS",
             )),
@@ -199,7 +201,7 @@ impl PreflightArgs {
         let method = method_of(&body).unwrap_or("").to_string();
         // A message is signed, not executed: no sender, no node, no simulation.
         let message = signs_message(&method);
-        let provider = matches!(signer, Signer::Provider);
+        let provider = matches!(signer, Signer::Provider(_));
         if message && provider && body.get("caip2").is_none() {
             // The provider requires caip2 on every /rpc request; a message's chain can only
             // come from --chain (a policy names a chain type, not a chain).
@@ -274,15 +276,16 @@ impl PreflightArgs {
             },
         };
         // Signed by the provider with no sender known: what the body and the policy refuse is
-        // refused here, unsent; what they allow cannot be simulated, so it is refused too, and
-        // the wallet's address is never asked of the provider before a verdict.
-        if !message && from.is_none() && issues.is_empty() && evaluation.allowed {
-            return Err(CliError::input(
-                "no sender: the request has no `from`, so it cannot be simulated; pass --from \
-                 WALLET_ADDRESS (the address `wallet create` printed) — nothing was sent to the \
-                 provider",
-            ));
-        }
+        // judged without one (and nothing is asked of the provider); only a request they allow
+        // has the wallet's address found, for the simulation.
+        let from = match (from, signer) {
+            (None, Signer::Provider(find))
+                if !message && issues.is_empty() && evaluation.allowed =>
+            {
+                Some(find()?)
+            }
+            (from, _) => from,
+        };
         let on_chain = source.as_ref().zip(chain_id).zip(from);
         let simulation = match (tx, on_chain) {
             // A message (personal_sign) is signed, not executed.

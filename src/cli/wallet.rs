@@ -17,7 +17,7 @@ use chaintrace::wallet::answer::{
     check_signed_transaction, message_signer, read_answer, AnswerError, RpcAnswer,
 };
 use chaintrace::wallet::local::{sign, sign_message, LocalKey};
-use chaintrace::wallet::{api_base, check_wallet_id, Provider, WalletError};
+use chaintrace::wallet::{api_base, check_wallet_id, known, Provider, WalletError};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -30,7 +30,10 @@ pub enum WalletCommand {
     Create(CreateArgs),
     /// Pre-flight an /rpc request, then have the provider carry out its method
     /// (POST {wallet_api_url}/v1/wallets/{id}/rpc, signed with AUTHORIZATION_PRIVATE_KEY) and
-    /// print its answer: the hash, the signed transaction or the signature.
+    /// print its answer: the hash, the signed transaction or the signature. A transaction
+    /// without a sender (no --from, no `from`) is simulated as the wallet's address, from
+    /// `wallet create`'s record or GET {wallet_api_url}/v1/wallets/{id}, asked only once the
+    /// body and the policy allow the request. stderr lists every request sent to the provider.
     Rpc(ProviderRpcArgs),
     /// Pre-flight a request, then carry out its method with PRIVATE_KEY: eth_sendTransaction
     /// signs and broadcasts (eth_sendRawTransaction), eth_signTransaction signs and prints the
@@ -42,8 +45,14 @@ pub enum WalletCommand {
 /// /rpc, AUTHORIZATION_PRIVATE_KEY (or WALLET_AUTHORIZATION_KEY).
 #[derive(Args, Debug, Clone)]
 pub struct ProviderArgs {
-    /// The provider's API base ({wallet_api_url}); required, there is no default.
-    #[arg(long, value_name = "URL", env = "WALLET_API_URL")]
+    /// The provider's API base ({wallet_api_url}); required, there is no default. No user
+    /// info (USER:PASSWORD@): the credentials are APP_ID and APP_SECRET.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "WALLET_API_URL",
+        hide_env_values = true
+    )]
     pub wallet_api_url: Option<String>,
     /// Accept a plain http:// provider address on a host other than loopback. Every request
     /// carries APP_ID:APP_SECRET (Basic auth), which then crosses the network in clear text.
@@ -88,9 +97,10 @@ pub struct CreateArgs {
 pub struct ProviderRpcArgs {
     #[command(flatten)]
     pub provider: ProviderArgs,
-    /// The provider's wallet id (the `id` that `wallet create` printed). The provider is not
-    /// asked for its address: a transaction needs --from WALLET_ADDRESS (or
-    /// params.transaction.from) as the simulation's sender, else nothing is sent.
+    /// The provider's wallet id (the `id` that `wallet create` printed). A transaction's
+    /// simulation runs as --from (or params.transaction.from); without either, once the body
+    /// and the policy allow the request, as the address `wallet create` recorded for the id,
+    /// else the one the provider gives (GET {wallet_api_url}/v1/wallets/{id}).
     #[arg(long, value_name = "ID")]
     pub wallet: String,
     #[command(flatten)]
@@ -119,6 +129,17 @@ impl WalletCommand {
     }
 }
 
+/// Lists on stderr every request sent to the provider (method and path, nothing secret).
+fn list_requests(provider: &Provider) {
+    let sent = provider.sent();
+    if sent.is_empty() {
+        eprintln!("provider requests: none");
+    }
+    for line in sent {
+        eprintln!("provider request: {line}");
+    }
+}
+
 fn provider_error(e: WalletError, redactor: &Redactor) -> CliError {
     let code = match e {
         WalletError::Credentials(_) | WalletError::ClearText { .. } => exit::BAD_INPUT,
@@ -133,12 +154,33 @@ fn provider_error(e: WalletError, redactor: &Redactor) -> CliError {
 impl CreateArgs {
     fn run(&self) -> Result<u8, CliError> {
         let provider = self.provider.provider()?;
+        let result = self.create(&provider);
+        list_requests(&provider);
+        result
+    }
+
+    fn create(&self, provider: &Provider) -> Result<u8, CliError> {
         let mut redactor = Redactor::default();
         redactor.add_env(std::env::vars());
-        redactor.add(provider.secret());
+        redactor.merge(provider.credentials());
         let wallet = provider
             .create_wallet(&self.policy_ids, &self.authorization_key_ids)
             .map_err(|e| provider_error(e, &redactor))?;
+        // Remembered, so that `wallet rpc` needs neither --from nor a request for the address.
+        let id = wallet.get("id").and_then(|v| v.as_str());
+        let address = wallet
+            .get("address")
+            .and_then(|v| v.as_str())
+            .filter(|a| a.len() == 42)
+            .and_then(|a| a.parse::<Address>().ok());
+        if let (Some(id), Some(address), Some(dir)) = (id, address, super::names::cache_dir()) {
+            if let Err(e) = known::record(&dir, &provider.api, id, address) {
+                eprintln!(
+                    "warning: cannot record wallet {id}'s address under {}: {e}",
+                    dir.display()
+                );
+            }
+        }
         let mut out = std::io::stdout().lock();
         if self.json {
             writeln!(out, "{}", redactor.scrub(&wallet.to_string()))?;
@@ -203,8 +245,8 @@ fn method(checked: &Checked) -> &str {
 fn known_method(checked: &Checked, command: &str) -> Result<Method, CliError> {
     Method::parse(method(checked)).ok_or_else(|| {
         CliError::input(format!(
-            "the request's method {:?} is not one {command} carries out",
-            method(checked)
+            "the request's method {} is not one {command} carries out",
+            chaintrace::redact::quoted(method(checked))
         ))
     })
 }
@@ -230,15 +272,57 @@ impl ProviderRpcArgs {
         // Everything that can be checked without sending is checked first: the provider's
         // address, the credentials and the wallet id.
         let provider = self.provider.provider()?;
+        let result = self.send(&provider);
+        list_requests(&provider);
+        result
+    }
+
+    /// The wallet's address once the body and the policy allow the request: recorded by
+    /// `wallet create`, else asked of the provider (one credentialed GET).
+    fn wallet_address(
+        &self,
+        provider: &Provider,
+        redactor: &Redactor,
+    ) -> Result<Address, CliError> {
+        if let Some(a) = super::names::cache_dir()
+            .and_then(|dir| known::recorded(&dir, &provider.api, &self.wallet))
+        {
+            note!(
+                "sender {a}: wallet {}'s address, as `wallet create` recorded it",
+                self.wallet
+            );
+            return Ok(a);
+        }
+        let a = provider.wallet_address(&self.wallet).map_err(|e| {
+            let mut e = provider_error(e, redactor);
+            e.message = format!(
+                "the request has no `from` and wallet {}'s address is unknown (pass --from \
+                 WALLET_ADDRESS): {}; the request was not sent",
+                self.wallet, e.message
+            );
+            e
+        })?;
+        note!(
+            "sender {a}: wallet {}'s address, from the provider (the request has no `from`)",
+            self.wallet
+        );
+        Ok(a)
+    }
+
+    fn send(&self, provider: &Provider) -> Result<u8, CliError> {
         let mut redactor = Redactor::default();
         redactor.add_env(std::env::vars());
-        redactor.add(provider.secret());
+        redactor.merge(provider.credentials());
         provider
             .require_authorization_key()
             .and_then(|_| check_wallet_id(&self.wallet))
             .map_err(|e| provider_error(e, &redactor))?;
-        // Nothing reaches the provider before the verdict allows sending.
-        let checked = self.preflight.check_with(&mut redactor, Signer::Provider)?;
+        // Nothing reaches the provider before the body and the policy allow the request.
+        let for_address = redactor.clone();
+        let find = || self.wallet_address(provider, &for_address);
+        let checked = self
+            .preflight
+            .check_with(&mut redactor, Signer::Provider(&find))?;
         if let Err(code) = gate(
             &self.preflight,
             &checked.verdict,
@@ -304,7 +388,7 @@ impl LocalSendArgs {
             if f.trim().parse::<Address>().ok() != Some(key.address()) {
                 return Err(CliError::input(format!(
                     "--from is {} but PRIVATE_KEY is the key of {signer}: refusing to sign",
-                    f.trim()
+                    chaintrace::redact::elide_hex(f.trim())
                 )));
             }
         }

@@ -7,6 +7,7 @@
 //! any secret-named field (app secret, authorization private key, signatures) are only ever
 //! used to learn which strings must never be printed.
 
+use crate::redact::{elide_hex, quoted};
 pub use crate::redact::{is_secret_name, Redactor};
 use alloy_primitives::{Address, U256};
 use serde::Serialize;
@@ -127,11 +128,17 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
         Some(Value::String(c)) => match (parse_caip2(c), chain_id) {
             (None, _) => issue(
                 "caip2",
-                format!("{c:?} is not a CAIP-2 EVM chain id such as \"eip155:1329\""),
+                format!(
+                    "{} is not a CAIP-2 EVM chain id such as \"eip155:1329\"",
+                    quoted(c)
+                ),
             ),
             (Some(id), Some(want)) if id != want => issue(
                 "caip2",
-                format!("{c:?} names chain {id}, but the node is chain {want} (eip155:{want})"),
+                format!(
+                    "{} names chain {id}, but the node is chain {want} (eip155:{want})",
+                    quoted(c)
+                ),
             ),
             _ => {}
         },
@@ -142,7 +149,10 @@ pub fn validate(body: &Value, chain_id: Option<u64>) -> Vec<RequestIssue> {
     }
     if let Some(ct) = body.get("chain_type") {
         if ct.as_str() != Some("ethereum") {
-            issue("chain_type", format!("must be \"ethereum\", got {ct}"));
+            issue(
+                "chain_type",
+                format!("must be \"ethereum\", got {}", elide_hex(&ct.to_string())),
+            );
         }
     }
     for path in secret_paths(body, "") {
@@ -218,7 +228,8 @@ pub fn warnings(body: &Value) -> Vec<RequestIssue> {
 }
 
 fn shown(v: Option<&Value>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+    v.map(|v| elide_hex(&v.to_string()))
+        .unwrap_or_else(|| "nothing".into())
 }
 
 /// Why a transaction field is not an acceptable hex string, if it is not.
@@ -243,27 +254,35 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
                  0x hex string{hint}"
             ));
         }
-        other => return Some(format!("must be a 0x hex string, got {other}")),
+        other => {
+            return Some(format!(
+                "must be a 0x hex string, got {}",
+                elide_hex(&other.to_string())
+            ))
+        }
     };
     let Some(hex) = s.strip_prefix("0x") else {
         let decimal = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         return Some(if decimal {
-            format!("{s:?} is a decimal string; send a 0x hex string")
+            format!("{} is a decimal string; send a 0x hex string", quoted(s))
         } else {
-            format!("{s:?} is not a 0x hex string")
+            format!("{} is not a 0x hex string", quoted(s))
         });
     };
     if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Some(format!("{s:?} is not a 0x hex string"));
+        return Some(format!("{} is not a 0x hex string", quoted(s)));
     }
     if ADDRESS_FIELDS.contains(&key) && hex.len() != 40 {
-        return Some(format!("{s:?} is not a 20-byte address"));
+        return Some(format!("{} is not a 20-byte address", quoted(s)));
     }
     if BYTES_FIELDS.contains(&key) && hex.len() % 2 != 0 {
-        return Some(format!("{s:?} has an odd number of hex digits"));
+        return Some(format!("{} has an odd number of hex digits", quoted(s)));
     }
     if !ADDRESS_FIELDS.contains(&key) && !BYTES_FIELDS.contains(&key) && hex.is_empty() {
-        return Some(format!("{s:?} is an empty quantity; zero is \"0x0\""));
+        return Some(format!(
+            "{} is an empty quantity; zero is \"0x0\"",
+            quoted(s)
+        ));
     }
     if !ADDRESS_FIELDS.contains(&key) && !BYTES_FIELDS.contains(&key) {
         // An EVM quantity has at most 256 bits; gas, nonce and chain id at most 64.
@@ -283,9 +302,9 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
             16
         };
         if digits > max {
-            let shown: String = s.chars().take(24).collect();
             return Some(format!(
-                "{shown}… has {} bits, more than the {} a transaction can carry",
+                "{} has {} bits, more than the {} a transaction can carry",
+                quoted(s),
                 digits * 4,
                 max * 4
             ));
@@ -299,11 +318,11 @@ fn field_problem(key: &str, v: &Value) -> Option<String> {
 pub enum TxFieldsError {
     #[error("the body has no params.transaction object")]
     NoTransaction,
-    #[error("`to` {0} is not an address")]
+    #[error("`to` {} is not an address", elide_hex(&.0.to_string()))]
     To(Value),
-    #[error("`value` {0} is not a wei amount")]
+    #[error("`value` {} is not a wei amount", elide_hex(&.0.to_string()))]
     Value(Value),
-    #[error("`data` {0} is not 0x hex")]
+    #[error("`data` {} is not 0x hex", elide_hex(&.0.to_string()))]
     Data(Value),
     /// Both `data` and `input`, different: which one the provider signs is not the policy's to
     /// guess, and judging one while the provider gets both could let the other through.
@@ -439,6 +458,27 @@ mod tests {
             issues[2].problem
         );
         assert!(!issues[2].problem.contains("would be signed as"));
+    }
+
+    /// A private key put in a transaction field is never quoted, not even in part.
+    #[test]
+    fn issues_never_quote_key_material() {
+        let key = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+        let body = json!({"method": "eth_sendTransaction", "caip2": "eip155:1329",
+            "params": {"transaction": {"nonce": format!("0x{key}"), "to": format!("0x{key}"),
+                       "data": format!("0x{key}0"), "gas": format!("{key}")}}});
+        let issues = validate(&body, Some(1329));
+        let text: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "params.transaction.data \"0x<65 hex digits>\" has an odd number of hex digits",
+                "params.transaction.gas \"<64 hex digits>\" is not a 0x hex string",
+                "params.transaction.nonce \"0x<64 hex digits>\" has 256 bits, more than the 64 a \
+                 transaction can carry",
+                "params.transaction.to \"0x<64 hex digits>\" is not a 20-byte address",
+            ]
+        );
     }
 
     #[test]

@@ -111,11 +111,71 @@ pub fn client() -> reqwest::Client {
         .clone()
 }
 
+/// The client for requests that carry a wallet provider's Basic credentials: the same stack as
+/// [`client`], but
+/// - no redirect is followed: a 3xx comes back as the answer (with its `Location`), so a
+///   signed body never goes to a host the user did not name, nor off loopback in clear text;
+/// - no proxy from `HTTP_PROXY`/`http_proxy` or `ALL_PROXY`/`all_proxy`, which would see the
+///   credentials of a plain http request (or, for `ALL_PROXY`, could be a clear-text proxy
+///   for any request). Only `HTTPS_PROXY`/`https_proxy` is used, for https addresses alone
+///   (and not for hosts `NO_PROXY` names): reqwest tunnels those with CONNECT, so the proxy
+///   sees the host name, never a header.
+pub fn credentialed_client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let mut builder = reqwest::Client::builder()
+                .user_agent(USER_AGENT)
+                .connect_timeout(Duration::from_secs(30))
+                .pool_idle_timeout(Duration::from_secs(30))
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy();
+            let https_proxy = ["HTTPS_PROXY", "https_proxy"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()));
+            if let Some(p) = https_proxy.and_then(|p| reqwest::Proxy::https(p.trim()).ok()) {
+                builder = builder.proxy(p.no_proxy(reqwest::NoProxy::from_env()));
+            }
+            builder.build().unwrap_or_else(|_| {
+                reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .no_proxy()
+                    .build()
+                    .expect("a client without proxies builds")
+            })
+        })
+        .clone()
+}
+
+/// An answer as [`send_keeping_location`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    /// The `Location` header, if any (what a 3xx names).
+    pub location: Option<String>,
+    pub text: String,
+}
+
 /// One request: send `req` (its timeout set by the caller), read the body up to `limit` bytes
 /// as UTF-8. The status is returned whatever it is.
 pub async fn send(req: reqwest::RequestBuilder, limit: u64) -> Result<(u16, String), Failure> {
+    send_keeping_location(req, limit)
+        .await
+        .map(|a| (a.status, a.text))
+}
+
+/// [`send`], keeping the answer's `Location` header.
+pub async fn send_keeping_location(
+    req: reqwest::RequestBuilder,
+    limit: u64,
+) -> Result<Answer, Failure> {
     let mut resp = req.send().await.map_err(|e| classify(&e, false))?;
     let status = resp.status().as_u16();
+    let location = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     if resp.content_length().is_some_and(|n| n > limit) {
         return Err(Failure::TooLarge);
     }
@@ -127,7 +187,11 @@ pub async fn send(req: reqwest::RequestBuilder, limit: u64) -> Result<(u16, Stri
         body.extend_from_slice(&chunk);
     }
     String::from_utf8(body)
-        .map(|text| (status, text))
+        .map(|text| Answer {
+            status,
+            location,
+            text,
+        })
         .map_err(|_| Failure::Protocol("the body is not UTF-8 text".into()))
 }
 

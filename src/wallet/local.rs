@@ -15,6 +15,7 @@ use alloy_signer_local::PrivateKeySigner;
 use serde_json::{json, Map, Value};
 
 use crate::policy::request::{address, quantity};
+use crate::redact::elide_hex;
 use crate::rpc::{RpcClient, RpcError};
 
 /// Why a transaction or message was not signed locally. No message quotes the key.
@@ -26,23 +27,23 @@ pub enum SignError {
     KeyInvalid,
     #[error("signing failed: {0}")]
     Signing(#[from] alloy_signer::Error),
-    #[error("`from` {0} is not an address")]
+    #[error("`from` {} is not an address", elide_hex(&.0.to_string()))]
     From(Value),
     /// The request names another sender than the key's.
     #[error("`from` is {given} but PRIVATE_KEY is the key of {key}: refusing to sign")]
     OtherSender { given: Address, key: Address },
-    #[error("`to` {0} is not an address")]
+    #[error("`to` {} is not an address", elide_hex(&.0.to_string()))]
     To(Value),
-    #[error("`data` {0} is not hex")]
+    #[error("`data` {} is not hex", elide_hex(&.0.to_string()))]
     Data(Value),
     /// A request field that is not a quantity (named as the request's first spelling).
-    #[error("`{field}` {value} is not a quantity")]
+    #[error("`{field}` {} is not a quantity", elide_hex(&.value.to_string()))]
     NotQuantity { field: &'static str, value: Value },
     /// A nonce or gas amount past 64 bits.
-    #[error("{what} {value} does not fit in 64 bits")]
+    #[error("{what} {} does not fit in 64 bits", elide_hex(&.value.to_string()))]
     TooLarge { what: &'static str, value: U256 },
     /// A fee past 128 bits.
-    #[error("{what} {value} is too large")]
+    #[error("{what} {} is too large", elide_hex(&.value.to_string()))]
     FeeTooLarge { what: &'static str, value: U256 },
     /// The batch asking the node for what the request leaves out failed.
     #[error(transparent)]

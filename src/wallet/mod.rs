@@ -12,18 +12,22 @@
 //! [`authorization_signature`], so another scheme is a one-function change.
 
 pub mod answer;
+pub mod known;
 pub mod local;
 
+use std::sync::Mutex;
 use std::time::Duration;
 
+use alloy_primitives::Address;
 use base64::Engine as _;
 use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
 use serde_json::{json, Value};
 
 use crate::policy::jcs::canonicalize;
+use crate::redact::{elide_hex, quoted, Redactor};
 use crate::rpc::redact_url;
-use crate::rpc::transport::{block_on, client, send, Failure};
+use crate::rpc::transport::{block_on, credentialed_client, send_keeping_location, Failure};
 
 /// Largest provider answer accepted.
 const BODY_LIMIT: u64 = 8 << 20;
@@ -46,9 +50,19 @@ pub enum WalletError {
         "the wallet provider refused the request: HTTP {status}: {message} — create the wallet \
          first (`chaintrace wallet create`) and pass its id (walletId) as --wallet; an \
          authorization key id must be the id the provider gave when the key's public key was \
-         registered, not the key id the dashboard shows"
+         registered, not the key id the dashboard shows; or retry `chaintrace wallet create` \
+         without --authorization-key-id (a wallet no authorization key may sign for)"
     )]
     AuthorizationKeyIds { status: u16, message: String },
+    /// The provider answered with a redirect. It is never followed: the request carries the
+    /// app's credentials (and an /rpc body signed for this address), which must not go to a
+    /// host the user did not name.
+    #[error(
+        "the wallet provider answered HTTP {status}, a redirect to {location}: not followed, \
+         nothing was sent there (the request carries APP_ID:APP_SECRET); if the provider has \
+         moved, pass its new address as --wallet-api-url"
+    )]
+    Redirected { status: u16, location: String },
     /// A plain `http://` provider address off loopback: the Basic credentials would cross the
     /// network in clear text.
     #[error(
@@ -100,6 +114,15 @@ pub fn api_base(flag: Option<&str>, allow_clear_text: bool) -> Result<String, Wa
             redact_url(url)
         )));
     }
+    // User info would become a second Authorization header beside APP_ID:APP_SECRET's.
+    if reqwest::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some()) {
+        return Err(WalletError::Credentials(format!(
+            "--wallet-api-url {} carries user info (USER:PASSWORD@): the provider's credentials \
+             are APP_ID and APP_SECRET in the environment; remove it from the address (nothing \
+             was sent)",
+            redact_url(url)
+        )));
+    }
     if !allow_clear_text && !encrypted_or_local(url) {
         return Err(WalletError::ClearText {
             url: redact_url(url),
@@ -136,7 +159,8 @@ pub fn check_wallet_id(wallet: &str) -> Result<(), WalletError> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
         return Err(WalletError::Credentials(format!(
-            "--wallet {wallet:?} is not a wallet id (letters, digits, - and _)"
+            "--wallet {} is not a wallet id (letters, digits, - and _)",
+            quoted(wallet)
         )));
     }
     Ok(())
@@ -150,13 +174,16 @@ pub struct Provider {
     app_secret: String,
     auth_key: Option<SigningKey>,
     pub timeout: Duration,
+    /// Every credential in every form a provider could echo it in.
+    credentials: Redactor,
+    /// The requests sent, in order: `METHOD /path → outcome`.
+    sent: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Provider")
             .field("api", &redact_url(&self.api))
-            .field("app_id", &self.app_id)
             .finish_non_exhaustive()
     }
 }
@@ -192,24 +219,84 @@ impl Provider {
                 None => found = Some((name, v)),
             }
         }
+        let mut credentials = Redactor::default();
+        credentials.add(&app_secret);
+        credentials.add_exact(&app_secret);
+        let pair = format!("{app_id}:{app_secret}");
+        for engine in [
+            &base64::engine::general_purpose::STANDARD,
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
+            credentials.add_exact(&engine.encode(&pair));
+        }
+        credentials.add_exact(&pair);
         let auth_key = found
             .map(|(name, k)| {
+                // The key's text, its lines (PEM) and the part after `wallet-auth:`.
+                credentials.add(&k);
                 parse_authorization_key(&k)
                     .map_err(|e| WalletError::Credentials(format!("{name}: {e}")))
             })
             .transpose()?;
+        if let Some(k) = &auth_key {
+            use p256::pkcs8::EncodePrivateKey;
+            if let Ok(der) = k.to_pkcs8_der() {
+                credentials
+                    .add_exact(&base64::engine::general_purpose::STANDARD.encode(der.as_bytes()));
+            }
+        }
         Ok(Provider {
             api: api.trim().trim_end_matches('/').to_string(),
             app_id,
             app_secret,
             auth_key,
             timeout,
+            credentials,
+            sent: Mutex::new(Vec::new()),
         })
     }
 
     /// The app secret, so callers can scrub it from anything they print.
     pub fn secret(&self) -> &str {
         &self.app_secret
+    }
+
+    /// Every credential in the forms a provider could echo it in (the secret, `APP_ID:APP_SECRET`
+    /// and its base64, the authorization key's text), for callers to scrub what they print.
+    pub fn credentials(&self) -> &Redactor {
+        &self.credentials
+    }
+
+    /// The requests sent so far, in order, as `METHOD /path → outcome` (paths under the API
+    /// base; no header, body or secret).
+    pub fn sent(&self) -> Vec<String> {
+        self.sent.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The wallet's address: `GET {api}/v1/wallets/{wallet}`, its `address` member. Credentialed,
+    /// so asked only once a request may go out.
+    pub fn wallet_address(&self, wallet: &str) -> Result<Address, WalletError> {
+        check_wallet_id(wallet)?;
+        let path = format!("/v1/wallets/{wallet}");
+        let (status, text) = self.request(&path, None, None)?;
+        let v = self.json_answer(status, &text)?;
+        if let Some(id) = v.get("id").filter(|id| id.as_str() != Some(wallet)) {
+            return Err(WalletError::BadAnswer(format!(
+                "GET {path} answered for wallet {}, not {wallet}",
+                elide_hex(&id.to_string())
+            )));
+        }
+        v.get("address")
+            .and_then(Value::as_str)
+            .and_then(|a| a.parse::<Address>().ok().filter(|_| a.len() == 42))
+            .ok_or_else(|| {
+                WalletError::BadAnswer(format!(
+                    "GET {path} has no `address` that is a 20-byte 0x address: {}",
+                    elide_hex(&text.chars().take(300).collect::<String>())
+                ))
+            })
     }
 
     /// `POST {api}/v1/wallets` for an Ethereum wallet, under `policy_ids` and with
@@ -219,7 +306,6 @@ impl Provider {
         policy_ids: &[String],
         authorization_key_ids: &[String],
     ) -> Result<Value, WalletError> {
-        let url = format!("{}/v1/wallets", self.api);
         let mut body = json!({"chain_type": "ethereum"});
         if !policy_ids.is_empty() {
             body["policy_ids"] = json!(policy_ids);
@@ -227,7 +313,7 @@ impl Provider {
         if !authorization_key_ids.is_empty() {
             body["authorization_key_ids"] = json!(authorization_key_ids);
         }
-        let (status, text) = self.request(&url, Some(&body), None)?;
+        let (status, text) = self.request("/v1/wallets", Some(&body), None)?;
         self.json_answer(status, &text)
     }
 
@@ -248,9 +334,10 @@ impl Provider {
     pub fn rpc(&self, wallet: &str, body: &Value) -> Result<(u16, Value), WalletError> {
         let key = self.require_authorization_key()?;
         check_wallet_id(wallet)?;
-        let url = format!("{}/v1/wallets/{wallet}/rpc", self.api);
+        let path = format!("/v1/wallets/{wallet}/rpc");
+        let url = format!("{}{path}", self.api);
         let signature = authorization_signature(key, &url, body, &self.app_id);
-        let (status, text) = self.request(&url, Some(body), Some(&signature))?;
+        let (status, text) = self.request(&path, Some(body), Some(&signature))?;
         if (200..300).contains(&status) {
             if let Ok(v) = serde_json::from_str::<Value>(&text) {
                 return Ok((status, v));
@@ -264,14 +351,27 @@ impl Provider {
         self.json_answer(status, &text).map(|v| (status, v))
     }
 
-    /// One request (POST with `body`, else GET), the app's credentials in its headers. The
-    /// answer's text has the app secret scrubbed.
+    /// One request to `{api}{path}` (POST with `body`, else GET), the app's credentials in its
+    /// headers, on the client that follows no redirect and uses no clear-text proxy. The
+    /// answer's text has every credential (and the request's signature) scrubbed; a 3xx is
+    /// [`WalletError::Redirected`]. The request is logged in [`sent`](Self::sent).
     fn request(
         &self,
-        url: &str,
+        path: &str,
         body: Option<&Value>,
         signature: Option<&str>,
     ) -> Result<(u16, String), WalletError> {
+        let url = &format!("{}{path}", self.api);
+        let verb = if body.is_some() { "POST" } else { "GET" };
+        let log = |outcome: String| {
+            if let Ok(mut sent) = self.sent.lock() {
+                sent.push(format!("{verb} {path} → {outcome}"));
+            }
+        };
+        let mut scrub = self.credentials.clone();
+        if let Some(s) = signature {
+            scrub.add_exact(s);
+        }
         let basic = base64::engine::general_purpose::STANDARD
             .encode(format!("{}:{}", self.app_id, self.app_secret));
         let authorization = format!("Basic {basic}");
@@ -282,9 +382,10 @@ impl Provider {
         if let Some(s) = signature {
             headers.push(("wallet-authorization-signature", s));
         }
+        let client = credentialed_client();
         let mut req = match body {
-            Some(b) => client().post(url).body(canonicalize(b)),
-            None => client().get(url),
+            Some(b) => client.post(url).body(canonicalize(b)),
+            None => client.get(url),
         }
         .timeout(self.timeout)
         .header("content-type", "application/json")
@@ -292,12 +393,24 @@ impl Provider {
         for (k, v) in headers {
             req = req.header(k, v);
         }
-        let (status, text) =
-            block_on(send(req, BODY_LIMIT)).map_err(|f: Failure| WalletError::Unreachable {
+        let answer = block_on(send_keeping_location(req, BODY_LIMIT)).map_err(|f: Failure| {
+            log(format!("no answer ({})", f.reason()));
+            WalletError::Unreachable {
                 url: redact_url(url),
-                reason: f.reason(),
-            })?;
-        Ok((status, text.replace(&self.app_secret, "***")))
+                reason: scrub.scrub(&f.reason()),
+            }
+        })?;
+        let status = answer.status;
+        if (300..400).contains(&status) {
+            log(format!("HTTP {status}, a redirect, not followed"));
+            let location = answer
+                .location
+                .map(|l| elide_hex(&scrub.scrub(&redact_url(&l))))
+                .unwrap_or_else(|| "nowhere (no Location header)".into());
+            return Err(WalletError::Redirected { status, location });
+        }
+        log(format!("HTTP {status}"));
+        Ok((status, scrub.scrub(&answer.text)))
     }
 
     /// The JSON of an answer; a non-2xx status is [`WalletError::Refused`] with its message.
@@ -314,6 +427,8 @@ impl Provider {
                     })
                 })
                 .unwrap_or_else(|| text.chars().take(300).collect());
+            // A provider's error text may echo the request: no key material from it.
+            let message = elide_hex(&message);
             if status == 400 && message.contains("Invalid authorization key IDs") {
                 return Err(WalletError::AuthorizationKeyIds { status, message });
             }

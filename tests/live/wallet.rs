@@ -159,8 +159,7 @@ impl Mock {
             let (status, answer) = if problems.iter().any(|p| p == "basic auth") {
                 (401, json!({"error": "Invalid app ID or app secret"}))
             } else if r.method == "GET" && path == "/v1/wallets/w1" {
-                // chaintrace no longer asks this (the seed's API has no such call); answered
-                // as a provider would so that a regression shows in `seen`, not as an error.
+                // Asked only once the body and the policy allow a request without `from`.
                 (
                     200,
                     json!({"id": "w1", "address": wallet_address, "chain_type": "ethereum",
@@ -415,7 +414,8 @@ fn provider_requests_carry_what_the_documentation_asks() {
             "HTTP 400: Invalid authorization key IDs — create the wallet first (`chaintrace \
              wallet create`) and pass its id (walletId) as --wallet; an authorization key id \
              must be the id the provider gave when the key's public key was registered, not the \
-             key id the dashboard shows"
+             key id the dashboard shows; or retry `chaintrace wallet create` without \
+             --authorization-key-id (a wallet no authorization key may sign for)"
         ),
         "{}",
         r.stderr
@@ -519,14 +519,13 @@ fn provider_requests_carry_what_the_documentation_asks() {
 }
 
 /// The documentation's own /rpc body — `{method, caip2, params: {transaction: {to, value,
-/// chain_id}}}`, no `from` — goes out as written, simulated as `--from`. Without `--from`
-/// nothing reaches the provider, whatever the verdict: a request the body check or the policy
-/// refuses is refused unsent (exit 7, 6), and one they allow cannot be simulated, so it is
-/// refused (exit 1) naming --from, and the provider is never asked for the wallet's address
-/// (the seed's API has no such endpoint; asking would send APP_ID:APP_SECRET before any
-/// verdict).
+/// chain_id}}}`, no `from` — goes out as written. The body and the policy are judged first,
+/// offline: a request they refuse is refused unsent (exit 7, 6), with zero requests at the
+/// provider. One they allow is simulated as the wallet: `--from`; else the address `wallet
+/// create` recorded for the id; else the provider's answer to one credentialed GET. stderr
+/// lists every request sent to the provider.
 #[test]
-fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
+fn the_documented_body_without_from_is_judged_before_any_provider_request() {
     let (key, key_text) = auth_key();
     let mock = Mock::start(VerifyingKey::from(&key));
     let env = [
@@ -546,8 +545,8 @@ fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
     let wrong_chain = write_json("doc-body-chain1.json", &doc_body("eip155:1"));
     let any = policy("allow-any-send");
     let deny = policy("deny-only");
-    let rpc = |policy: &str, req: &str, extra: &[&str]| {
-        let args = [
+    let rpc_args = |policy: &str, req: &str, extra: &[&str]| -> Vec<String> {
+        [
             &[
                 "wallet",
                 "rpc",
@@ -562,28 +561,30 @@ fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
             ][..],
             extra,
         ]
-        .concat();
-        chaintrace(&args, &env)
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     };
-    // Allowed, but no sender to simulate with: refused, naming the flag.
-    let r = rpc(&any, &req, &[]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("no sender: the request has no `from`, so it cannot be simulated; pass --from WALLET_ADDRESS"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("nothing was sent to the provider"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(r.stdout, "");
-    // Denied by the policy, and invalid: their verdicts, unsent.
+    let rpc = |policy: &str, req: &str, extra: &[&str]| {
+        let args = rpc_args(policy, req, extra);
+        chaintrace(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env)
+    };
+    let paths = |seen: &[Seen]| -> Vec<(String, String)> {
+        seen.iter()
+            .map(|s| (s.method.clone(), s.path.clone()))
+            .collect()
+    };
+    // Denied by the policy, and invalid: their verdicts, and nothing reaches the provider.
     let r = rpc(&deny, &req, &[]);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert!(
         r.stderr.contains("not sent: the policy denies the request"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.ends_with("provider requests: none\n"),
         "{}",
         r.stderr
     );
@@ -594,6 +595,11 @@ fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
         "{}",
         r.stderr
     );
+    assert!(
+        r.stderr.ends_with("provider requests: none\n"),
+        "{}",
+        r.stderr
+    );
     assert_no_secrets(&r, &[APP_SECRET, &key_text]);
     let seen = mock.seen();
     assert!(
@@ -601,23 +607,357 @@ fn the_documented_body_without_from_sends_nothing_before_the_verdict() {
         "the provider was asked before a verdict: {seen:?}"
     );
 
-    // --from: simulated as the wallet, then the one /rpc request, the body as written.
+    // Allowed, no sender: the wallet's address from one GET, then the simulation, then the
+    // one /rpc request, the body as written.
     let dev = format!("{}", dev_signer().address());
-    let r = rpc(&any, &req, &["--from", &dev]);
+    let r = rpc(&any, &req, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, format!("{TX_HASH}\n"));
     let seen = mock.seen();
-    let paths: Vec<(&str, &str)> = seen
-        .iter()
-        .map(|s| (s.method.as_str(), s.path.as_str()))
-        .collect();
-    assert_eq!(paths, [("POST", "/v1/wallets/w1/rpc")]);
-    assert!(seen[0].problems.is_empty(), "{seen:?}");
     assert_eq!(
-        seen[0].body,
+        paths(&seen),
+        [
+            ("GET".to_string(), "/v1/wallets/w1".to_string()),
+            ("POST".to_string(), "/v1/wallets/w1/rpc".to_string())
+        ]
+    );
+    assert!(seen.iter().all(|s| s.problems.is_empty()), "{seen:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "sender {dev}: wallet w1's address, from the provider (the request has no `from`)"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.ends_with(
+            "provider request: GET /v1/wallets/w1 → HTTP 200\n\
+             provider request: POST /v1/wallets/w1/rpc → HTTP 200\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    // The sender is found after the verdict's body and policy checks, before the simulation,
+    // whose lines name it.
+    let get_line = r.stderr.find("sender ").unwrap();
+    let verdict_line = r.stderr.find("verdict").unwrap();
+    assert!(get_line < verdict_line, "{}", r.stderr);
+    assert_eq!(
+        seen[1].body,
         r#"{"caip2":"eip155:31337","method":"eth_sendTransaction","params":{"transaction":{"chain_id":31337,"to":"0xE3070d3e4309afA3bC9a6b057685743CF42da77C","value":"0x2386F26FC10000"}}}"#
     );
     assert_no_secrets(&r, &[APP_SECRET, &key_text]);
+
+    // A wallet the provider does not know: its answer to the GET, exit 2, and no /rpc request.
+    let before = mock.seen().len();
+    let args = rpc_args(&any, &req, &[]);
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if a == "w1" { "w2" } else { a.as_str() })
+        .collect();
+    let r = chaintrace(&args, &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "provider request: GET /v1/wallets/w2 → HTTP 404\nerror: the request has no `from` \
+         and wallet w2's address is unknown (pass --from WALLET_ADDRESS): the wallet provider \
+         refused the request: HTTP 404: not found; the request was not sent\n"
+    );
+    assert_eq!(
+        paths(&mock.seen()[before..]),
+        [("GET".to_string(), "/v1/wallets/w2".to_string())]
+    );
+
+    // --from: no GET, the one /rpc request.
+    let before = mock.seen().len();
+    let r = rpc(&any, &req, &["--from", &dev]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, format!("{TX_HASH}\n"));
+    assert_eq!(
+        paths(&mock.seen()[before..]),
+        [("POST".to_string(), "/v1/wallets/w1/rpc".to_string())]
+    );
+
+    // `wallet create` records the wallet's address (the mock's w1 is 0x1111…, funded here so
+    // that the simulation succeeds); `wallet rpc` then needs no GET.
+    let cache =
+        std::env::temp_dir().join(format!("chaintrace-wallet-cache-{}", std::process::id()));
+    let cache = cache.display().to_string();
+    let recorded = "0x1111111111111111111111111111111111111111";
+    chaintrace::rpc::transport::post_json(
+        &a.url,
+        &[],
+        json!({"jsonrpc": "2.0", "id": 1, "method": "anvil_setBalance",
+            "params": [recorded, "0xde0b6b3a7640000"]})
+        .to_string(),
+        Duration::from_secs(10),
+        1 << 20,
+    )
+    .unwrap();
+    let with_cache = |args: &[&str]| {
+        run::cmd(args)
+            .envs(&env)
+            .env("CHAINTRACE_CACHE_DIR", &cache)
+            .run()
+    };
+    let r = with_cache(&["wallet", "create"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr, "provider request: POST /v1/wallets → HTTP 200\n");
+    let before = mock.seen().len();
+    let args = rpc_args(&any, &req, &[]);
+    let r = with_cache(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "sender 0x1111111111111111111111111111111111111111: wallet w1's address, as \
+             `wallet create` recorded it"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        paths(&mock.seen()[before..]),
+        [("POST".to_string(), "/v1/wallets/w1/rpc".to_string())]
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// A loopback server that counts the requests it gets and answers 502: a proxy or a host the
+/// provider client must never reach.
+fn never_reached() -> (String, Arc<Mutex<Vec<String>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let log = got.clone();
+    let url = http::serve(move |r: &http::Request| {
+        log.lock()
+            .unwrap()
+            .push(format!("{} {} {:?}", r.method, r.path, r.headers));
+        http::Reply::Answer(502, json!({"error": "never reached"}).to_string())
+    });
+    (url, got)
+}
+
+/// A provider that redirects is not followed: exit 2 naming the redirect's target (redacted),
+/// and the target never gets the credentials or the signed body.
+#[test]
+fn provider_redirects_are_not_followed() {
+    let (_, key_text) = auth_key();
+    let (elsewhere, got) = never_reached();
+    let target = format!(
+        "{}/v1/wallets?token=tok-5e5e5e5e5e",
+        elsewhere.replace("http://", "http://user:pw-7a7a7a7a@")
+    );
+    let shown = format!("{elsewhere}/v1/wallets?token=***");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let redirecting = http::serve(move |r: &http::Request| {
+        log.lock().unwrap().push(format!("{} {}", r.method, r.path));
+        http::Reply::Redirect(307, target.clone())
+    });
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", redirecting.as_str()),
+    ];
+    let r = chaintrace(&["wallet", "create"], &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "provider request: POST /v1/wallets → HTTP 307, a redirect, not followed\n\
+             error: the wallet provider answered HTTP 307, a redirect to {shown}: not followed, \
+             nothing was sent there (the request carries APP_ID:APP_SECRET); if the provider \
+             has moved, pass its new address as --wallet-api-url\n"
+        )
+    );
+    // A signed /rpc request (a message: no node needed) is not re-sent either.
+    let req = write_json(
+        "redirect-ps.json",
+        &json!({"method": "personal_sign", "caip2": "eip155:1329", "params": {"message": "hi"}}),
+    );
+    let msg_policy = allow("redirect-policy.json", &["personal_sign"]);
+    let r = chaintrace(
+        &[
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &msg_policy,
+            "--request",
+            &req,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("a redirect to {shown}: not followed")),
+        "{}",
+        r.stderr
+    );
+    assert_no_secrets(
+        &r,
+        &[APP_SECRET, &key_text, "pw-7a7a7a7a", "tok-5e5e5e5e5e"],
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["POST /v1/wallets", "POST /v1/wallets/w1/rpc"]
+    );
+    assert_eq!(*got.lock().unwrap(), Vec::<String>::new());
+}
+
+/// A provider's error text that echoes the request's headers (Basic credentials, the
+/// authorization signature) or the key is printed with every credential hidden, in any form.
+#[test]
+fn provider_answers_echoing_credentials_are_scrubbed() {
+    let (_, key_text) = auth_key();
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{APP_ID}:{APP_SECRET}"));
+    let basic_url =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{APP_ID}:{APP_SECRET}"));
+    let echoed_key = key_text.clone();
+    let signature = Arc::new(Mutex::new(String::new()));
+    let sig_seen = signature.clone();
+    let url = http::serve(move |r: &http::Request| {
+        let sig = r
+            .header("wallet-authorization-signature")
+            .unwrap_or_default()
+            .to_string();
+        *sig_seen.lock().unwrap() = sig.clone();
+        let auth = r.header("authorization").unwrap_or_default();
+        let b64 = auth.trim_start_matches("Basic ");
+        let decoded = String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&decoded);
+        let message = format!(
+            "rejected authorization: {auth} ({url_safe}, {decoded}); signature {sig}; \
+             did you mean key {echoed_key}?"
+        );
+        http::Reply::Answer(401, json!({ "error": message }).to_string())
+    });
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", url.as_str()),
+    ];
+    let r = chaintrace(&["wallet", "create"], &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "error: the wallet provider refused the request: HTTP 401: rejected authorization: \
+             Basic *** (***, ***); signature ; did you mean key ***?"
+        ),
+        "{}",
+        r.stderr
+    );
+    let req = write_json(
+        "echo-ps.json",
+        &json!({"method": "personal_sign", "caip2": "eip155:1329", "params": {"message": "hi"}}),
+    );
+    let msg_policy = allow("echo-policy.json", &["personal_sign"]);
+    let r = chaintrace(
+        &[
+            "wallet",
+            "rpc",
+            "--wallet",
+            "w1",
+            "--policy",
+            &msg_policy,
+            "--request",
+            &req,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let sig = signature.lock().unwrap().clone();
+    assert!(sig.len() > 40, "{sig}");
+    assert!(
+        r.stderr
+            .contains("Basic *** (***, ***); signature ***; did you mean key ***?"),
+        "{}",
+        r.stderr
+    );
+    let key_b64 = key_text.trim_start_matches("wallet-auth:");
+    assert_no_secrets(
+        &r,
+        &[
+            APP_SECRET,
+            &basic,
+            &basic_url,
+            &sig,
+            key_b64,
+            &format!("{APP_ID}:"),
+        ],
+    );
+}
+
+/// `HTTP_PROXY`/`ALL_PROXY` would see the Basic credentials of a plain http request: the
+/// provider client ignores them (and an `HTTPS_PROXY`, for an http address).
+#[test]
+fn provider_requests_ignore_clear_text_proxies() {
+    let (key, key_text) = auth_key();
+    let mock = Mock::start(VerifyingKey::from(&key));
+    let (proxy, got) = never_reached();
+    let r = run::cmd(&["wallet", "create"])
+        .no_cache()
+        .envs(&[
+            ("APP_ID", APP_ID),
+            ("APP_SECRET", APP_SECRET),
+            ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+            ("WALLET_API_URL", mock.url.as_str()),
+            ("HTTP_PROXY", proxy.as_str()),
+            ("http_proxy", proxy.as_str()),
+            ("ALL_PROXY", proxy.as_str()),
+            ("all_proxy", proxy.as_str()),
+            ("HTTPS_PROXY", proxy.as_str()),
+        ])
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("wallet w1\n"), "{}", r.stdout);
+    assert_eq!(*got.lock().unwrap(), Vec::<String>::new());
+    assert_eq!(mock.seen().len(), 1);
+}
+
+/// User info in the provider's address would be a second set of credentials: refused before
+/// anything is sent, without echoing it; and `--help` never shows WALLET_API_URL's value.
+#[test]
+fn provider_addresses_with_user_info_are_refused_and_never_shown() {
+    let (key, key_text) = auth_key();
+    let mock = Mock::start(VerifyingKey::from(&key));
+    let with_userinfo = mock.url.replace("http://", "http://admin:pa55-9c9c9c@");
+    let env = [
+        ("APP_ID", APP_ID),
+        ("APP_SECRET", APP_SECRET),
+        ("AUTHORIZATION_PRIVATE_KEY", key_text.as_str()),
+        ("WALLET_API_URL", with_userinfo.as_str()),
+    ];
+    let r = chaintrace(&["wallet", "create"], &env);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: --wallet-api-url {} carries user info (USER:PASSWORD@): the provider's \
+             credentials are APP_ID and APP_SECRET in the environment; remove it from the \
+             address (nothing was sent)\n",
+            mock.url
+        )
+    );
+    assert_no_secrets(&r, &["pa55-9c9c9c", "admin"]);
+    assert!(mock.seen().is_empty(), "{:?}", mock.seen());
+    for sub in ["create", "rpc"] {
+        let r = chaintrace(&["wallet", sub, "--help"], &env);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("[env: WALLET_API_URL]"), "{}", r.stdout);
+        assert_no_secrets(&r, &["pa55-9c9c9c", "admin", APP_SECRET]);
+    }
 }
 
 /// A plain http:// provider off loopback would carry APP_ID:APP_SECRET in clear text: refused

@@ -372,3 +372,76 @@ fn every_bad_input_ends_in_its_exit_code_and_a_message() {
     assert!(cases.len() >= 120, "the corpus has {} cases", cases.len());
     eprintln!("{} bad inputs: each its exit code and message", cases.len());
 }
+
+/// A private key pasted into a request field or a flag is never quoted in a message: a run of
+/// hex digits longer than an address is shown by its length (`0x<64 hex digits>`), so not even
+/// part of the key (the 22 digits an over-wide quantity once showed) is printed.
+#[test]
+fn no_message_quotes_key_material() {
+    let key = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+    let dir = std::env::temp_dir().join(format!("chaintrace-key-msg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, v: Value| {
+        let p = dir.join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p.display().to_string()
+    };
+    let allow = write(
+        "p.json",
+        json!({"rules": [
+            {"name": "s", "method": "eth_sendTransaction", "conditions": [], "action": "ALLOW"},
+            {"name": "m", "method": "personal_sign", "conditions": [], "action": "ALLOW"}]}),
+    );
+    let tx = |field: &str, v: String| {
+        json!({"method": "eth_sendTransaction", "caip2": "eip155:1329",
+            "params": {"transaction": {field: v}}})
+    };
+    let message = write(
+        "m.json",
+        json!({"method": "personal_sign", "params": {"message": "hi"}}),
+    );
+    let mut runs = Vec::new();
+    for (i, (field, v)) in [
+        ("to", format!("0x{key}")),
+        ("value", format!("0x{key}{key}")),
+        ("data", format!("0x{key}zz")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let req = write(&format!("r{i}.json"), tx(field, v));
+        runs.push((
+            1,
+            format!("`{field}` \"0x<"),
+            run::cmd(&["policy", "check", "--policy", &allow, "--request", &req]).run(),
+        ));
+    }
+    let from = format!("0x{key}");
+    runs.push((
+        1,
+        "malformed --from \"0x<64 hex digits>\"".into(),
+        run::cmd(&[
+            "preflight",
+            "--policy",
+            &allow,
+            "--request",
+            &message,
+            "--from",
+            &from,
+        ])
+        .run(),
+    ));
+    std::fs::remove_dir_all(&dir).ok();
+    for (code, says, r) in runs {
+        assert_eq!(r.code, code, "{}", r.stderr);
+        assert!(r.stderr.contains(&says), "{says}: {}", r.stderr);
+        for start in 0..key.len() - 16 {
+            let piece = &key[start..start + 16];
+            assert!(
+                !r.stderr.contains(piece) && !r.stdout.contains(piece),
+                "key material {piece}: {}",
+                r.stderr
+            );
+        }
+    }
+}

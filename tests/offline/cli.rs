@@ -650,3 +650,26 @@ fn gas_by_line_charges_only_lines_that_ran() {
     }
     assert!(checked >= 8, "{}", r.stdout);
 }
+
+/// `--help` shows which variable a flag reads, never the value of one that may carry a secret
+/// (a provider's or a signature database's URL with user info or a key).
+#[test]
+fn help_never_shows_secret_carrying_env_values() {
+    for (args, var) in [
+        (&["tx", "--help"][..], "CHAINTRACE_SIGNATURE_DB_URL"),
+        (&["wallet", "create", "--help"][..], "WALLET_API_URL"),
+        (&["wallet", "rpc", "--help"][..], "WALLET_API_URL"),
+    ] {
+        let r = run::cmd(args)
+            .env(
+                var,
+                "https://user:sekrit-4d4d4d@host.example/v2/key0123456789abcdef",
+            )
+            .run();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(&format!("[env: {var}]")), "{}", r.stdout);
+        for s in ["sekrit", "user:", "key0123456789abcdef"] {
+            assert!(!r.stdout.contains(s), "{args:?} shows {s}: {}", r.stdout);
+        }
+    }
+}

@@ -34,6 +34,8 @@ pub enum Reply {
     Answer(u16, String),
     /// Read the request and never answer (a hung node).
     Hang,
+    /// A redirect: status (3xx) and its `Location`.
+    Redirect(u16, String),
 }
 
 /// Serves on 127.0.0.1 (any free port) until the test process ends; returns `http://IP:PORT`.
@@ -88,6 +90,12 @@ fn answer(mut stream: TcpStream, handler: &dyn Fn(&Request) -> Reply) {
     };
     match handler(&request) {
         Reply::Hang => std::thread::sleep(Duration::from_secs(30)),
+        Reply::Redirect(status, location) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
         Reply::Answer(status, text) => {
             let _ = write!(
                 stream,
