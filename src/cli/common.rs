@@ -651,8 +651,14 @@ pub fn finish(
             Some((n, _)) => format!(" and the node's post-state of {n} account(s)"),
             None => String::new(),
         };
+        // On the OP stack, which L1-fee fields of the receipt were compared.
+        let op = match &report.op_fields {
+            None => String::new(),
+            Some(f) if f.is_empty() => "; the receipt has no L1-fee fields to compare".into(),
+            Some(f) => format!("; L1 fee fields {}", f.join(", ")),
+        };
         note!(
-            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs){post}",
+            "self-check: replay matches the receipt (status {}, gasUsed {}, {} logs{op}){post}",
             if outcome.success { "success" } else { "failed" },
             outcome.gas_used,
             outcome.logs.len()

@@ -50,6 +50,9 @@ fn receipt_logs(receipt: &Value) -> Option<Vec<(Address, Vec<B256>, Bytes)>> {
 pub struct SelfCheck {
     pub divergences: Vec<Divergence>,
     pub unchecked: Vec<String>,
+    /// On the OP stack, the receipt's L1-fee fields that were compared (`None` elsewhere): the
+    /// self-check line names them, or says the receipt had none.
+    pub op_fields: Option<Vec<&'static str>>,
 }
 
 impl SelfCheck {
@@ -168,7 +171,7 @@ fn check_op_fields(fee: &crate::replay::op_fees::OpFee, receipt: &Value, c: &mut
         gas_used: U256::ZERO,
     });
     let i = &fee.info;
-    let fields: [(&str, U256); 8] = [
+    let fields: [(&'static str, U256); 8] = [
         ("l1Fee", l1.fee),
         ("l1GasUsed", l1.gas_used),
         ("l1GasPrice", i.l1_base_fee),
@@ -178,6 +181,7 @@ fn check_op_fields(fee: &crate::replay::op_fees::OpFee, receipt: &Value, c: &mut
         ("operatorFeeScalar", U256::from(i.operator_fee_scalar)),
         ("operatorFeeConstant", U256::from(i.operator_fee_constant)),
     ];
+    let compared = c.op_fields.insert(Vec::new());
     for (field, replay) in fields {
         let Some(v) = receipt.get(field).filter(|v| !v.is_null()) else {
             continue;
@@ -188,7 +192,7 @@ fn check_op_fields(fee: &crate::replay::op_fees::OpFee, receipt: &Value, c: &mut
                 replay: replay.to_string(),
                 receipt: got.to_string(),
             }),
-            Ok(_) => {}
+            Ok(_) => compared.push(field),
             Err(_) => c
                 .unchecked
                 .push(format!("{field} unreadable: {}", quote(v))),
@@ -250,7 +254,22 @@ mod tests {
     fn op_receipt_fields_are_checked() {
         let outcome = ecotone_outcome();
         // 960,900 = 0xea984
-        assert!(check(&outcome, &receipt("0xea984")).matches());
+        let c = check(&outcome, &receipt("0xea984"));
+        assert!(c.matches());
+        // What the self-check line names: the fields the receipt had, in op-geth's order.
+        assert_eq!(
+            c.op_fields,
+            Some(vec![
+                "l1Fee",
+                "l1GasUsed",
+                "l1GasPrice",
+                "l1BaseFeeScalar",
+                "l1BlobBaseFee",
+                "l1BlobBaseFeeScalar"
+            ])
+        );
+        let plain = serde_json::json!({"status": "0x1", "gasUsed": "0x5208", "logs": []});
+        assert_eq!(check(&outcome, &plain).op_fields, Some(vec![]));
         let c = check(&outcome, &receipt("0xea985"));
         assert_eq!(
             c.divergences,

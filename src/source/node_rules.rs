@@ -325,8 +325,7 @@ impl RpcSource {
             "{v} is a dev node: its OP mode (anvil --network optimism) names its fork {named} \
              but charges Isthmus's fees whatever fork it names (Isthmus's operator fee, gasUsed \
              × scalar / 10⁶ + constant: not Jovian's × 100, and charged before Isthmus too), so \
-             the OP forks through Isthmus applied; its receipts have no L1-fee fields for the \
-             self-check to compare"
+             the OP forks through Isthmus applied"
         ));
     }
 
