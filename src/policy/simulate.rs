@@ -77,20 +77,21 @@ pub fn simulate(
             .ok_or_else(|| bad("data", v))?,
         None => Bytes::new(),
     };
-    let mut block = source.block("latest")?;
-    let spec = source.prepare_block(chain_id, &mut block.info, None)?;
+    // The block resolved once, header only (a simulated call needs no transactions).
+    let (_, mut info) = source.call_block("latest")?;
+    let spec = source.prepare_block(chain_id, &mut info, None)?;
     let gas = match field(&["gas_limit", "gasLimit", "gas"]) {
         Some(v) => quantity(v)
             .and_then(|g| u64::try_from(g).ok())
             .ok_or_else(|| bad("gas_limit", v))?,
         // No limit given: the provider estimates one, which can never exceed the block's gas
         // limit nor, from Osaka on, the per-transaction cap of EIP-7825.
-        None => default_call_gas(spec, block.info.gas_limit),
+        None => default_call_gas(spec, info.gas_limit),
     };
-    let env = EvmEnv::new(spec, chain_id, &block.info).for_call(0);
+    let env = EvmEnv::new(spec, chain_id, &info).for_call(0);
     let replay_tx = ReplayTx::simulated(from, to, data, value, gas, 0);
     let tracer = TracerSpec::new(TracerKind::Call, None).expect("callTracer takes no config");
-    let state_at = format!("{:#x}", block.info.number);
+    let state_at = format!("{:#x}", info.number);
     // A chain's precompile frames come from the node's trace of the same call.
     let request = crate::replay::call::node_call_request(&replay_tx, &state_at);
     let replay = match crate::replay::remote::replay_with_frames(
@@ -107,7 +108,7 @@ pub fn simulate(
         Ok(r) => r,
         Err(crate::replay::Error::Replay(ReplayError::Invalid { msg, .. })) => {
             return Ok(Simulation {
-                block: block.info.number,
+                block: info.number,
                 would_revert: true,
                 revert_reason: Some(format!("invalid transaction: {msg}")),
                 gas_used: 0,
@@ -133,7 +134,7 @@ pub fn simulate(
             .or_else(|| Some("execution reverted without data".into()))
     };
     Ok(Simulation {
-        block: block.info.number,
+        block: info.number,
         would_revert: !o.success,
         revert_reason,
         gas_used: o.gas_used,

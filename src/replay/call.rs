@@ -102,7 +102,7 @@ pub fn trace_call(
 }
 
 /// The environment and transaction of `call` on block `block_ref`, with the block override
-/// applied (one request for the chain id and one for the block).
+/// applied (one round trip: the chain id and the block's header in one batch).
 pub fn prepare_call(
     source: &RpcSource,
     call: &CallRequest,
@@ -110,9 +110,9 @@ pub fn prepare_call(
     block_override: Option<&BlockOverrides>,
     hardfork: Option<SpecId>,
 ) -> Result<PreparedCall, CallError> {
-    let chain_id = source.chain_id()?;
-    let block = source.block(block_ref)?;
-    let mut info = block.info.clone();
+    let (chain_id, mut info) = source.call_block(block_ref)?;
+    // The state is the block's own, whatever number a block override gives the call.
+    let state_at = format!("{:#x}", info.number);
     source.prepare_block(chain_id, &mut info, hardfork)?;
     if let Some(b) = block_override {
         b.apply_info(&mut info)
@@ -135,7 +135,6 @@ pub fn prepare_call(
         gas,
         call.gas_price,
     );
-    let state_at = format!("{:#x}", block.info.number);
     // The node's own trace of the same call, for a chain's precompile frames: asked only of a
     // call without overrides (its answer is of the same call on the same state).
     let node_request = block_override
