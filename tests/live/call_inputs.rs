@@ -209,3 +209,33 @@ fn bad_call_inputs_are_clear_errors() {
         assert!(r.stdout.is_empty());
     }
 }
+
+/// A call resolves its block once, header only: the chain id, the node's identity, the block's
+/// header (`eth_getBlockByNumber` with `false`: no transactions) and its first transaction (what
+/// it shows of the OP stack) ride in the first batch; then the state passes — one request
+/// before them, where asking the chain id and the block apart made two.
+#[test]
+fn a_call_resolves_its_block_once_header_only() {
+    let s = anvil::scenario();
+    let proxy = crate::proxy::Proxy::start(&s.url, &[]);
+    let sink = format!("{:?}", s.addr("Sink"));
+    let run = chaintrace(&[
+        "call",
+        "--to",
+        &sink,
+        "--value",
+        "1",
+        "--rpc-url",
+        &proxy.url,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stats = proxy.stats();
+    // One request before the state passes: the block is not asked again.
+    assert_eq!(
+        stats["requests"].as_u64().unwrap(),
+        stats["stateRequests"].as_u64().unwrap() + 1,
+        "{stats} {}",
+        run.stderr
+    );
+}
