@@ -1,11 +1,12 @@
 //! A replay's deadline, so that `serve` bounds the work of a request and not only its waiting.
 //!
 //! A server worker runs its request inside [`within`]; every replay on that thread then checks
-//! the deadline — between transactions and passes, and in a traced pass every
-//! [`Stop::EVERY`] steps (as the JavaScript budget does) — and, once it has passed, halts each
-//! frame at its next step, so that the transaction unwinds at once and the replay ends with
+//! the deadline — between transactions and passes, and in every pass, traced or not, every
+//! [`Stop::EVERY`] steps (as the JavaScript budget does; an untraced pass runs under
+//! [`Untraced`] for it) — and, once it has passed, halts each frame at its next step, so that
+//! the transaction unwinds at once and the replay ends with
 //! [`crate::replay::ReplayError::Cancelled`]. Outside [`within`] (the command line) nothing is
-//! checked.
+//! checked, and an untraced pass runs with no inspector at all.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -47,7 +48,26 @@ pub fn passed() -> bool {
     late
 }
 
-/// The per-step check of a traced pass.
+/// Whether this thread's replays have a deadline (a server worker's): an untraced pass then
+/// runs under [`Untraced`], so that it stops at the deadline too.
+pub fn bounded() -> bool {
+    DEADLINE.with(Cell::get).is_some()
+}
+
+/// The inspector of an untraced pass with a deadline: it records nothing, so its frames run
+/// plain ([`crate::trace::plain`]), the deadline ticked before every opcode by
+/// [`crate::replay::splice::Beside`].
+pub struct Untraced;
+
+impl<CTX> revm::Inspector<CTX> for Untraced {}
+
+impl crate::trace::plain::Plain for Untraced {
+    fn plain(&self) -> bool {
+        true
+    }
+}
+
+/// The per-step check of a pass.
 pub struct Stop {
     deadline: Instant,
     countdown: u32,

@@ -209,14 +209,19 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
     let splicer = splice::Splicer::new(env);
     let run = if refused {
         None
-    } else if splicer.active() {
+    } else if splicer.active() || cancel::bounded() {
+        // The chain's precompiles spliced, or a server request's deadline ticked: an untraced
+        // pass stops at it as a traced one does.
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
             .with_cfg(cfg.into_owned())
-            .build_mainnet_with_inspector(splicer);
+            .build_mainnet_with_inspector(splice::Beside::untraced(splicer, cancel::Untraced));
         op_precompiles::install(&mut evm.precompiles, env);
         let out = evm.inspect_tx(tx.env.clone());
-        std::mem::take(&mut evm.inspector).finish();
+        evm.into_inspector().finish();
+        if cancel::passed() {
+            return Err(ReplayError::Cancelled);
+        }
         Some(out)
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
