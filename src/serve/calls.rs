@@ -379,6 +379,7 @@ async fn traced(
             chain_rules: worker.cfg.chain_rules,
             op_config: worker.cfg.op_config.as_ref(),
             deadline: deadline.into_std(),
+            gas_cap: worker.cfg.rpc_gas_cap,
         };
         // The replay itself stops at the deadline too, freeing this worker.
         let out = crate::replay::cancel::within(ctx.deadline, || match parity {

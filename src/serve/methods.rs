@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::memo::Memo;
 use crate::render::json::{write_json, write_trace};
 use crate::replay::access::trace_access;
-use crate::replay::call::{trace_call, CallError, CallRequest};
+use crate::replay::call::{prepare_call, CallError, CallRequest};
 use crate::replay::mined::{Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
@@ -23,6 +23,7 @@ use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
 use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
+use crate::source::StateSnapshot;
 use crate::trace::{TracerKind, TracerSpec};
 
 /// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
@@ -114,6 +115,8 @@ pub struct Ctx<'a> {
     pub op_config: Option<&'a crate::chain::op::OpChainConfig>,
     /// The call's deadline: no upstream request of this call runs past it.
     pub deadline: Instant,
+    /// geth's RPC gas cap for simulated calls (0: none).
+    pub gas_cap: u64,
 }
 
 /// One answered call: the result's JSON text or an error, and what it cost.
@@ -238,7 +241,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts
         "debug_traceBlockByNumber" | "debug_traceBlockByHash" => {
             trace_block(ctx, source, method, params, &opts, outcome)
         }
-        "debug_traceCall" => trace_call_method(ctx, source, params, &opts),
+        "debug_traceCall" => trace_call_method(ctx, source, params, &opts, outcome),
         "debug_traceStateAccess" => state_access(ctx, source, params, outcome),
         other => Err(Fault::new(
             -32601,
@@ -522,8 +525,8 @@ pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
     }
 }
 
-/// geth's `TransactionArgs` (the fields a replayed call uses).
-pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
+/// geth's `TransactionArgs` (the fields a replayed call uses), under the RPC gas cap `gas_cap`.
+pub(super) fn call_param(v: Option<&Value>, gas_cap: u64) -> Result<CallRequest, Fault> {
     let v = v
         .and_then(Value::as_object)
         .ok_or_else(|| Fault::params("invalid argument 0: the call must be an object"))?;
@@ -571,6 +574,7 @@ pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
         value: qty("value")?.unwrap_or_default(),
         gas,
         gas_price: u128::try_from(gas_price).map_err(|_| bad("gasPrice", "too large".into()))?,
+        gas_cap,
     })
 }
 
@@ -579,8 +583,9 @@ fn trace_call_method(
     source: &RpcSource,
     params: &Value,
     opts: &TraceOpts,
+    outcome: &mut Outcome,
 ) -> Result<String, Fault> {
-    let call = call_param(params.get(0))?;
+    let call = call_param(params.get(0), ctx.gas_cap)?;
     let block_ref = match params.get(1) {
         None | Some(Value::Null) => "latest".to_string(),
         Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 1)?),
@@ -606,19 +611,16 @@ fn trace_call_method(
         .map(BlockOverrides::from_json)
         .transpose()
         .map_err(|e| Fault::params(format!("invalid argument 2: blockOverrides: {e}")))?;
-    let traced = trace_call(
-        source,
-        &call,
-        &block_ref,
-        state.as_ref(),
-        block.as_ref(),
-        &opts.spec,
-        None,
-    )
-    .map_err(|e| match e {
+    let call_error = |e| match e {
         CallError::BlockOverride(m) => Fault::params(format!("invalid argument 2: {m}")),
         CallError::Source(e) => e.into(),
-    })?;
+    };
+    let prepared =
+        prepare_call(source, &call, &block_ref, block.as_ref(), None).map_err(call_error)?;
+    outcome.notes.extend(prepared.cap_note());
+    let traced = prepared
+        .trace(source, &opts.spec, state.as_ref(), StateSnapshot::partial())
+        .map_err(call_error)?;
     traced_json(ctx, &traced.traced)
 }
 
@@ -681,11 +683,14 @@ mod tests {
             "latest"
         );
         assert!(block_number_param(Some(&json!(10))).is_err());
-        let c = call_param(Some(
-            &json!({"from": "0x0000000000000000000000000000000000000001",
+        let c = call_param(
+            Some(
+                &json!({"from": "0x0000000000000000000000000000000000000001",
             "to": "0x0000000000000000000000000000000000000002", "input": "0x01",
             "value": "0x10", "gas": "0x5208"}),
-        ))
+            ),
+            0,
+        )
         .unwrap();
         assert_eq!(c.gas, Some(21000));
         assert_eq!(c.value, U256::from(16));

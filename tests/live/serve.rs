@@ -1367,3 +1367,106 @@ fn a_struct_log_is_bounded_while_it_is_made() {
     assert_eq!(b[0]["result"]["type"], "CALL", "{b}");
     assert_eq!(b[1]["error"]["code"], -32003, "{b}");
 }
+
+/// The loop of issue 43 (JUMPDEST PUSH1 0 JUMP), put at an address by a state override.
+const LOOP: &str = "0x00000000000000000000000000000000000100b1";
+
+fn loop_call(gas: &str, block_gas_limit: &str) -> Value {
+    code_call("0x5b600056", gas, block_gas_limit)
+}
+
+/// `debug_traceCall` (callTracer) of `code` at [`LOOP`] with `gas` under a block of gas limit
+/// `block_gas_limit`.
+fn code_call(code: &str, gas: &str, block_gas_limit: &str) -> Value {
+    json!([{"to": LOOP, "gas": gas}, "latest",
+        {"tracer": "callTracer", "stateOverrides": {LOOP: {"code": code}},
+         "blockOverrides": {"gasLimit": block_gas_limit}}])
+}
+
+/// Simulated calls get geth's RPC gas cap (issue 43): `--rpc-gas-cap`, 50,000,000 unless
+/// told; a larger `gas` is lowered to it with a warning in the request log, a call without
+/// one gets no more, also when `blockOverrides.gasLimit` raises the block's limit; `trace_call`
+/// too. Before, `gas` 2^63−1 under such a block override ran with all of it.
+#[test]
+fn simulated_calls_get_geths_rpc_gas_cap() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let huge = "0x7fffffffffffffff";
+    let serve = Serve::start(node.url(), &[]);
+    let top = |params: Value| -> Value { answer_value(&serve.result("debug_traceCall", params)) };
+    // The loop runs out of the capped gas: all of 50,000,000 used.
+    let t = top(loop_call(huge, huge));
+    assert_eq!(t["gas"], "0x2faf080", "{t}");
+    assert_eq!(t["gasUsed"], "0x2faf080", "{t}");
+    assert_eq!(t["error"], "out of gas", "{t}");
+    let log = serve.log_when(|l| l.contains("capping"));
+    assert!(
+        log.contains(
+            "caller gas above allowance, capping: requested 9223372036854775807, cap 50000000"
+        ),
+        "{log}"
+    );
+    // No gas (or 0): the block's (overridden) limit, no more than the cap.
+    let stop = |gas: &str| code_call("0x00", gas, huge);
+    let mut no_gas = stop(huge);
+    no_gas[0].as_object_mut().unwrap().remove("gas");
+    assert_eq!(top(no_gas.clone())["gas"], "0x2faf080");
+    assert_eq!(top(stop("0x0"))["gas"], "0x2faf080");
+    // Under the cap, as asked.
+    assert_eq!(top(stop("0x10000"))["gas"], "0x10000");
+    let mut small_block = no_gas.clone();
+    small_block[2]["blockOverrides"]["gasLimit"] = json!("0x20000");
+    assert_eq!(top(small_block)["gas"], "0x20000");
+    drop(serve);
+    // A cap of the operator's.
+    let serve = Serve::start(node.url(), &["--rpc-gas-cap", "1000000"]);
+    let t = answer_value(&serve.result("debug_traceCall", code_call("0x00", huge, huge)));
+    assert_eq!(t["gas"], "0xf4240", "{t}");
+    // Parity's trace_call: the same cap (its top action's gas is what is left after the
+    // intrinsic 21,000), under the block's own gas limit.
+    let p = answer_value(&serve.result(
+        "trace_call",
+        json!([{"to": "0x00000000000000000000000000000000000000aa", "gas": huge}, ["trace"], "latest"]),
+    ));
+    assert_eq!(p["trace"][0]["action"]["gas"], "0xef038", "{p}");
+}
+
+/// Every pass, traced or not, stops at the request's deadline (issue 43): the endless loop of
+/// `debug_traceCall` with gas 2^63−1 under `blockOverrides.gasLimit` 2^63−1 (on a Cancun
+/// node, and no gas cap) gets the timeout error, and with one worker the next trivial call is
+/// served. Before, the speculative untraced pass never looked at the deadline: the worker kept
+/// burning a core and the next call timed out too.
+#[test]
+fn an_untraced_pass_stops_at_the_deadline() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let serve = Serve::start(
+        node.url(),
+        &[
+            "--workers",
+            "1",
+            "--request-timeout",
+            "2",
+            "--rpc-gas-cap",
+            "0",
+        ],
+    );
+    let huge = "0x7fffffffffffffff";
+    let start = Instant::now();
+    let a = serve.post(&call(json!(1), "debug_traceCall", loop_call(huge, huge)));
+    let a_took = start.elapsed();
+    assert_eq!(answer_value(&a), timed_out(json!(1)), "{a}");
+    assert!(a_took < Duration::from_secs(2) + MARGIN, "{a_took:?}");
+    // The worker is free: a trivial call right after is served within its own deadline.
+    let b = serve.post(&call(
+        json!(2),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x5208"}, "latest", {"tracer": "callTracer"}]),
+    ));
+    let b_took = start.elapsed() - a_took;
+    let b = answer_value(&b);
+    assert_eq!(
+        b["result"]["type"], "CALL",
+        "the next call was not served: {b}"
+    );
+    eprintln!("the loop timed out after {a_took:?}; the next call answered {b_took:?} later");
+    assert!(b_took < Duration::from_secs(2), "{b_took:?}");
+}
