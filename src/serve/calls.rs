@@ -305,17 +305,15 @@ async fn traced(
     };
     // Parity's methods take trace types where geth's take a trace config.
     let parity = super::parity::METHODS.contains(&method);
-    let opts = match parity {
-        true => methods::TraceOpts {
-            spec: crate::trace::TracerSpec::Parity,
-            timeout: None,
-        },
-        false => match methods::trace_opts(params.get(opts_index)) {
-            Ok(o) => o,
+    // Only the config's `timeout` now; its tracer is made on the worker, under the deadline.
+    let timeout = match parity {
+        true => None,
+        false => match methods::trace_timeout(params.get(opts_index)) {
+            Ok(t) => t,
             Err(f) => return (Err(f), None),
         },
     };
-    let deadline = match opts.timeout {
+    let deadline = match timeout {
         Some(t) => deadline.min(Deadline::now() + t),
         None => deadline,
     };
@@ -386,7 +384,13 @@ async fn traced(
             true => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
             }),
-            false => methods::dispatch(&ctx, &method_owned, &params, opts),
+            // Making the tracer (a JavaScript one's engine, a muxTracer's children) is part of
+            // the call's work: it counts against the deadline.
+            false => match methods::trace_opts(params.get(opts_index)) {
+                Ok(_) if crate::replay::cancel::passed() => methods::Outcome::failed(timed_out()),
+                Ok(opts) => methods::dispatch(&ctx, &method_owned, &params, opts),
+                Err(f) => methods::Outcome::failed(f),
+            },
         });
         worker
             .metrics

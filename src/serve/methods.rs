@@ -133,6 +133,20 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
+impl Outcome {
+    /// A call that failed before it asked anything of the node.
+    pub fn failed(fault: Fault) -> Outcome {
+        Outcome {
+            result: Err(fault),
+            upstream_requests: 0,
+            cache_hit: false,
+            divergence: None,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// The trace options of geth's `TraceConfig` / `TraceCallConfig`.
 pub struct TraceOpts {
     pub spec: TracerSpec,
@@ -143,26 +157,13 @@ pub struct TraceOpts {
 /// Parses geth's trace config: `tracer` (a name or JavaScript source; absent: the struct
 /// logger, configured by the top-level `disableStorage`, `disableStack`, `enableMemory`,
 /// `enableReturnData`, `limit`), `tracerConfig`, `timeout`.
+///
+/// The tracer is made here (a JavaScript one's script engine too): `serve` calls it on the
+/// worker, under the request's deadline; [`trace_timeout`] reads the `timeout` alone first.
 pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
+    let timeout = trace_timeout(opts)?;
     let empty = json!({});
-    let opts = match opts {
-        None | Some(Value::Null) => &empty,
-        Some(v @ Value::Object(_)) => v,
-        Some(_) => {
-            return Err(Fault::params(
-                "invalid argument 1: the trace config must be an object",
-            ))
-        }
-    };
-    let timeout = match opts.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(parse_duration(s)?),
-        Some(_) => {
-            return Err(Fault::params(
-                "invalid argument 1: timeout must be a string",
-            ))
-        }
-    };
+    let opts = opts.filter(|o| !o.is_null()).unwrap_or(&empty);
     let config = opts.get("tracerConfig").filter(|c| !c.is_null());
     let tracer = match opts.get("tracer") {
         None | Some(Value::Null) => "",
@@ -199,6 +200,27 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
         }
     };
     Ok(TraceOpts { spec, timeout })
+}
+
+/// geth's `timeout` of a trace config (checked to be an object), and nothing else of it: what
+/// bounds the request before its tracer is made.
+pub fn trace_timeout(opts: Option<&Value>) -> Result<Option<Duration>, Fault> {
+    let opts = match opts {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Err(Fault::params(
+                "invalid argument 1: the trace config must be an object",
+            ))
+        }
+    };
+    match opts.get("timeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(parse_duration(s)?)),
+        Some(_) => Err(Fault::params(
+            "invalid argument 1: timeout must be a string",
+        )),
+    }
 }
 
 /// geth's `timeout`: a Go duration, with or without the JavaScript engine built in.
@@ -259,16 +281,7 @@ pub fn answer(
 ) -> Outcome {
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
-        Err(e) => {
-            return Outcome {
-                result: Err(Fault::server(e.to_string())),
-                upstream_requests: 0,
-                cache_hit: false,
-                divergence: None,
-                warnings: Vec::new(),
-                notes: Vec::new(),
-            }
-        }
+        Err(e) => return Outcome::failed(Fault::server(e.to_string())),
     };
     let mut source = RpcSource::new(client.clone());
     source.ruleset_override = ctx.chain_rules;
