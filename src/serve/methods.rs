@@ -408,10 +408,9 @@ pub(super) fn trace_block(
     // A block asked for before: its hash first (the header alone, one small request), then
     // the answer kept for that hash under these options, if any. A block asked for the first
     // time costs no more than before.
-    let options = params.get(1).map_or_else(String::new, Value::to_string);
     let key = |chain_id: u64, hash: B256| {
         let client = source.client_version_text().unwrap_or_default();
-        format!("answer:{chain_id}:{client}:{hash:?}:{options}")
+        super::memo::AnswerKey::new(chain_id, &client, hash, params.get(1))
     };
     let mut by_hash = None;
     if ctx.memo.seen(&block_ref) {
