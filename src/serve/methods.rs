@@ -294,15 +294,17 @@ pub fn answer(
         warnings: Vec::new(),
         notes: Vec::new(),
     };
-    let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
-    outcome.result = run(&source, &mut outcome);
+    // This call's own cache hits and warnings, never a concurrent call's.
+    let (result, tally) = match ctx.cache {
+        Some(c) => c.tally(|| run(&source, &mut outcome)),
+        None => (run(&source, &mut outcome), Default::default()),
+    };
+    outcome.result = result;
     outcome.upstream_requests = client.stats().requests;
     // Which chain rules and which fork were taken, where that was not plain.
     outcome.notes.extend(source.take_notes());
-    if ctx.cache.map(|c| c.hits()).unwrap_or(0) > hits_before {
-        outcome.cache_hit = true;
-    }
-    outcome.warnings = ctx.cache.map(|c| c.take_warnings()).unwrap_or_default();
+    outcome.cache_hit |= tally.hits > 0;
+    outcome.warnings = tally.warnings();
     outcome
 }
 
@@ -679,6 +681,70 @@ mod tests {
         .unwrap();
         assert!(e.message.contains("withLog"), "{e:?}");
         assert!(trace_opts(Some(&json!([1]))).is_err());
+    }
+
+    /// A call's cache hits and warnings are its own (issue 43): a concurrent call that reads
+    /// the cache — a hit and a damaged entry — while this one runs gives this one neither.
+    /// Before, each call compared the process's hit count before and after, and drained the
+    /// process's warnings: the quiet call reported the other's hit and took its warning.
+    #[test]
+    fn cache_hits_and_warnings_belong_to_their_call() {
+        use crate::source::cache::{Cache, Kind};
+        let dir = std::env::temp_dir().join(format!("chaintrace-answer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = Cache::new(&dir);
+        cache.select_chain(1, B256::repeat_byte(1));
+        cache.put(Kind::Tx, "good", &json!(1));
+        cache.put(Kind::Tx, "bad", &json!(2));
+        let bad = dir
+            .join("1")
+            .join("0101010101010101")
+            .join("tx")
+            .join("bad.json");
+        std::fs::write(&bad, b"0000\n2").unwrap();
+        let memo = Memo::new(10);
+        let ctx = Ctx {
+            upstream: "http://127.0.0.1:9",
+            rpc_timeout: Duration::from_secs(1),
+            cache: Some(&cache),
+            memo: &memo,
+            mode: StateMode::Auto,
+            max_response: 1 << 20,
+            chain_rules: None,
+            op_config: None,
+            deadline: Instant::now() + Duration::from_secs(60),
+            gas_cap: 0,
+        };
+        let (started, read) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let (busy, quiet) = std::thread::scope(|s| {
+            let busy = s.spawn(|| {
+                answer(&ctx, |_, _| {
+                    started.wait();
+                    assert!(cache.get(Kind::Tx, "good").is_some());
+                    assert!(cache.get(Kind::Tx, "bad").is_none());
+                    read.wait();
+                    Ok("busy".into())
+                })
+            });
+            let quiet = s.spawn(|| {
+                answer(&ctx, |_, _| {
+                    started.wait();
+                    read.wait();
+                    Ok("quiet".into())
+                })
+            });
+            (busy.join().unwrap(), quiet.join().unwrap())
+        });
+        assert!(!quiet.cache_hit, "the quiet call reported the other's hit");
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        assert!(busy.cache_hit);
+        assert_eq!(busy.warnings.len(), 1, "{:?}", busy.warnings);
+        assert!(
+            busy.warnings[0].contains("checksum mismatch"),
+            "{:?}",
+            busy.warnings
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
