@@ -1470,3 +1470,46 @@ fn an_untraced_pass_stops_at_the_deadline() {
     eprintln!("the loop timed out after {a_took:?}; the next call answered {b_took:?} later");
     assert!(b_took < Duration::from_secs(2), "{b_took:?}");
 }
+
+fn vm_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The kept-answer cache keeps no client junk (issue 43): 30 block traces whose options carry
+/// 4 MiB of an unknown member each are one kept answer, each a cache hit, and the server's
+/// memory stays where it was. Before, the raw options were the key: each request kept its
+/// 4 MiB (28 MB to 173 MB resident in a debug build).
+#[test]
+fn junk_trace_options_are_not_kept() {
+    let node = anvil::Anvil::start();
+    let (tx, _) = node.send_and_wait(json!({"to": node.sender(), "value": "0x1"}));
+    let block = node.receipt(tx)["blockNumber"].clone();
+    let serve = Serve::start(node.url(), &[]);
+    let first = serve.result(
+        "debug_traceBlockByNumber",
+        json!([block, {"tracer": "callTracer"}]),
+    );
+    let before = vm_rss_kib(serve.child.id());
+    for i in 0..30 {
+        let junk = format!("{i:02}").repeat(2 << 20);
+        let got = serve.result(
+            "debug_traceBlockByNumber",
+            json!([block, {"junk": junk, "tracer": "callTracer", "timeout": "10s"}]),
+        );
+        assert_eq!(got, first);
+    }
+    let after = vm_rss_kib(serve.child.id());
+    let log = serve.log_when(|l| l.matches("\"cacheHit\":true").count() >= 30);
+    assert_eq!(log.matches("\"cacheHit\":true").count(), 30, "{log}");
+    eprintln!(
+        "resident {} MiB before the 30 requests, {} MiB after",
+        before >> 10,
+        after >> 10
+    );
+    assert!(after < before + (64 << 10), "{before} KiB -> {after} KiB");
+}
