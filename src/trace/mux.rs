@@ -74,7 +74,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for MuxTracer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{TracerSpec, MAX_MUX_CHILDREN};
+    use crate::trace::{TracerSpec, MAX_MUX_CHILDREN};
     use serde_json::{json, Map, Value};
 
     fn named(config: &Value) -> Result<TracerSpec, String> {
