@@ -57,6 +57,10 @@ pub enum ReplayError {
     /// stopped.
     #[error("the replay was stopped at its deadline")]
     Cancelled,
+    /// What the replay held — its tracer's record above all — passed the byte budget of the
+    /// request it serves ([`cancel::within`]), and it was stopped.
+    #[error("the replay was stopped at its byte budget")]
+    OverBudget,
     /// Written through, the traced run read state the dry run before it did not: the output is
     /// left unfinished.
     #[error("the traced run of {tx} read state the run that gave its head keys did not; the struct log written to {to} is unfinished and must not be used")]
@@ -202,7 +206,7 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
     if cancel::passed() {
-        return Err(ReplayError::Cancelled);
+        return Err(cancel::stopped());
     }
     check_chain_rules(env, tx)?;
     let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
@@ -220,7 +224,7 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         let out = evm.inspect_tx(tx.env.clone());
         evm.into_inspector().finish();
         if cancel::passed() {
-            return Err(ReplayError::Cancelled);
+            return Err(cancel::stopped());
         }
         Some(out)
     } else {

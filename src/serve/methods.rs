@@ -95,9 +95,12 @@ impl From<crate::replay::Error> for Fault {
     fn from(e: crate::replay::Error) -> Fault {
         match e {
             crate::replay::Error::Source(e) => e.into(),
-            crate::replay::Error::Replay(crate::replay::ReplayError::StructLog(
-                crate::trace::opcode::StructLogError::TooLarge { .. },
-            )) => too_large(),
+            crate::replay::Error::Replay(
+                crate::replay::ReplayError::StructLog(
+                    crate::trace::opcode::StructLogError::TooLarge { .. },
+                )
+                | crate::replay::ReplayError::OverBudget,
+            ) => too_large(),
             crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
         }
     }

@@ -14,6 +14,9 @@
 //!   once from the moment the body is read: queueing, replay and forwarded calls all end by
 //!   it, with geth's "request timed out" (-32002); the upstream requests of a call stop at it
 //!   too, and so does every pass of its replay, speculative or traced, freeing the worker;
+//! * what a call's replay holds (its tracer's record above all) counts against what the
+//!   response may still take (at least 32 MiB) as it grows: past it, -32003 "response too
+//!   large" at once, never an out-of-memory;
 //! * simulated calls run with at most geth's RPC gas cap (`--rpc-gas-cap`, 50,000,000), what
 //!   a block override says notwithstanding; a muxTracer runs at most 64 tracers;
 //! * request body, batch and response size limits; a batch's answers are counted against

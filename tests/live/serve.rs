@@ -1513,3 +1513,38 @@ fn junk_trace_options_are_not_kept() {
     );
     assert!(after < before + (64 << 10), "{before} KiB -> {after} KiB");
 }
+
+/// What a tracer records counts against the request's byte budget as it is recorded (issue
+/// 43): a 200k-gas call whose code CALLs with a 64 KiB input in a loop, under the callTracer
+/// with `--max-response` 64 MiB, is answered -32003 "response too large" as the recorded
+/// inputs pass the budget, the server staying under 150 MB at its peak. Before, every input
+/// was recorded first (over 150 MB of frames and text) and the answer refused only as it was
+/// written: 22 MB to 167 MB peak in a debug build.
+#[test]
+fn a_tracers_record_counts_against_the_byte_budget() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let serve = Serve::start(node.url(), &["--max-response", "67108864"]);
+    let code = "0x60006200ffff535b60006000620100006000600061dead5af150600756";
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x30d40"}, "latest",
+            {"tracer": "callTracer", "stateOverrides": {LOOP: {"code": code}}}]),
+    ));
+    let peak = vm_hwm_kib(serve.child.id());
+    assert_eq!(
+        answer_value(&a),
+        error_answer(json!(1), -32003, "response too large"),
+        "{}",
+        &a[..a.len().min(300)]
+    );
+    eprintln!("refused; the server's peak was {} MiB", peak >> 10);
+    assert!(peak < 150 << 10, "{peak} KiB");
+    // The next call is served as usual.
+    let b = answer_value(&serve.post(&call(
+        json!(2),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x5208"}, "latest", {"tracer": "callTracer"}]),
+    )));
+    assert_eq!(b["result"]["type"], "CALL", "{b}");
+}
