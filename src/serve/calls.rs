@@ -398,9 +398,14 @@ async fn traced(
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
             }),
             // Making the tracer (a JavaScript one's engine, a muxTracer's children) is part of
-            // the call's work: it counts against the deadline.
+            // the call's work: it counts against the deadline and the byte budget.
             false => match methods::trace_opts(params.get(opts_index)) {
-                Ok(_) if crate::replay::cancel::passed() => methods::Outcome::failed(timed_out()),
+                Ok(_) if crate::replay::cancel::passed() => {
+                    methods::Outcome::failed(match crate::replay::cancel::stopped() {
+                        crate::replay::ReplayError::OverBudget => methods::too_large(),
+                        _ => timed_out(),
+                    })
+                }
                 Ok(opts) => methods::dispatch(&ctx, &method_owned, &params, opts),
                 Err(f) => methods::Outcome::failed(f),
             },
