@@ -1548,3 +1548,32 @@ fn a_tracers_record_counts_against_the_byte_budget() {
     )));
     assert_eq!(b["result"]["type"], "CALL", "{b}");
 }
+
+/// A muxTracer runs at most 64 tracers (issue 43: 2,000 JavaScript children cost 2.5 s and
+/// 265 MB on one call): 65 are refused with a JSON-RPC error naming the limit, before the node
+/// is asked anything (a mock node that knows only its chain id).
+#[test]
+fn a_mux_of_more_than_64_tracers_is_refused() {
+    let serve = Serve::start(&chain_id_node(), &[]);
+    let children: serde_json::Map<String, Value> = (0..65)
+        .map(|i| {
+            let source =
+                format!("{{result: function() {{ return {i}; }}, fault: function() {{}}}}");
+            (source, json!({}))
+        })
+        .collect();
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceCall",
+        json!([{"to": LOOP}, "latest", {"tracer": "muxTracer", "tracerConfig": children}]),
+    ));
+    assert_eq!(
+        answer_value(&a),
+        error_answer(
+            json!(1),
+            -32000,
+            "invalid tracerConfig for muxTracer: at most 64 tracers may run under muxTracer \
+             (nested ones included), got 65"
+        )
+    );
+}
