@@ -158,6 +158,7 @@ impl CallArgs {
             value,
             gas,
             gas_price,
+            gas_cap: 0,
         };
         let prepared = prepare_call(
             &source,

@@ -48,6 +48,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30,
           value_parser = clap::value_parser!(u64).range(1024..=1 << 34))]
     pub max_response: u64,
+    /// geth's RPC gas cap for simulated calls (debug_traceCall, trace_call, trace_callMany):
+    /// a larger `gas` is lowered to it (with a warning in the request log), a call without
+    /// one gets no more, whatever blockOverrides.gasLimit says; 0: no cap.
+    #[arg(long, value_name = "GAS", default_value_t = chaintrace::serve::DEFAULT_RPC_GAS_CAP)]
+    pub rpc_gas_cap: u64,
     /// Most calls in one batch request.
     #[arg(long, value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
@@ -103,6 +108,7 @@ impl ServeArgs {
             max_body: self.max_body as usize,
             max_response: self.max_response as usize,
             max_batch: self.max_batch as usize,
+            rpc_gas_cap: self.rpc_gas_cap,
             auth_token: self.auth_token.clone(),
             insecure: self.insecure,
             cache: self.state.cache(),

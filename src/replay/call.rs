@@ -30,6 +30,30 @@ pub struct CallRequest {
     /// `None`: geth's default for a call on this block (the block gas limit, capped).
     pub gas: Option<u64>,
     pub gas_price: u128,
+    /// geth's RPC gas cap (`serve --rpc-gas-cap`, geth's `--rpc.gascap`): a larger `gas` is
+    /// lowered to it, and a call without one gets no more; 0: no cap (the command line's).
+    pub gas_cap: u64,
+}
+
+impl CallRequest {
+    /// The gas the call runs with on a block of fork `spec` and gas limit `block_gas_limit`
+    /// (after any block override), and the gas it asked for when the cap lowered it.
+    ///
+    /// geth's `TransactionArgs.CallDefaults` with its `globalGasCap`: a `gas` above the cap is
+    /// the cap (geth logs "Caller gas above allowance, capping"); without one (or with 0, as
+    /// clients send for "unset"), the block's gas limit (EIP-7825's cap from Osaka on), no more
+    /// than the cap — a `blockOverrides.gasLimit` raises the default only up to it.
+    pub fn gas_for(&self, spec: SpecId, block_gas_limit: u64) -> (u64, Option<u64>) {
+        let cap = match self.gas_cap {
+            0 => u64::MAX,
+            c => c,
+        };
+        match self.gas.filter(|g| *g > 0) {
+            Some(g) if g > cap => (cap, Some(g)),
+            Some(g) => (g, None),
+            None => (default_call_gas(spec, block_gas_limit).min(cap), None),
+        }
+    }
 }
 
 /// A traced call and what it cost.
@@ -69,6 +93,20 @@ pub struct PreparedCall {
     /// `[call, block]` of the node's `debug_traceCall` for the same call, asked when the call
     /// reaches a chain's own precompile (`None` with a block override: not asked).
     pub node_request: Option<serde_json::Value>,
+    /// The gas the call asked for when the RPC gas cap lowered it ([`CallRequest::gas_for`]).
+    pub capped_from: Option<u64>,
+}
+
+impl PreparedCall {
+    /// geth's warning when the RPC gas cap lowered the call's gas, for the server's log.
+    pub fn cap_note(&self) -> Option<String> {
+        self.capped_from.map(|asked| {
+            format!(
+                "caller gas above allowance, capping: requested {asked}, cap {}",
+                self.tx.env.gas_limit
+            )
+        })
+    }
 }
 
 /// Why a call could not be traced.
@@ -119,9 +157,7 @@ pub fn prepare_call(
             .map_err(|e| CallError::BlockOverride(e.to_string()))?;
     }
     let spec_id = spec_for(chain_id, &info, hardfork);
-    let gas = call
-        .gas
-        .unwrap_or_else(|| default_call_gas(spec_id, info.gas_limit));
+    let (gas, capped_from) = call.gas_for(spec_id, info.gas_limit);
     let mut env = EvmEnv::new(spec_id, chain_id, &info).for_call(call.gas_price);
     if let Some(b) = block_override {
         b.apply_env(&mut env.block)
@@ -146,6 +182,7 @@ pub fn prepare_call(
         tx,
         state_at,
         node_request,
+        capped_from,
     })
 }
 

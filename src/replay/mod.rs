@@ -57,6 +57,10 @@ pub enum ReplayError {
     /// stopped.
     #[error("the replay was stopped at its deadline")]
     Cancelled,
+    /// What the replay held — its tracer's record above all — passed the byte budget of the
+    /// request it serves ([`cancel::within`]), and it was stopped.
+    #[error("the replay was stopped at its byte budget")]
+    OverBudget,
     /// Written through, the traced run read state the dry run before it did not: the output is
     /// left unfinished.
     #[error("the traced run of {tx} read state the run that gave its head keys did not; the struct log written to {to} is unfinished and must not be used")]
@@ -202,21 +206,26 @@ fn invalid(tx: &ReplayTx, e: impl std::fmt::Display) -> ReplayError {
 /// Runs a transaction without tracing and commits its state changes (a block's earlier txs).
 pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOutcome, ReplayError> {
     if cancel::passed() {
-        return Err(ReplayError::Cancelled);
+        return Err(cancel::stopped());
     }
     check_chain_rules(env, tx)?;
     let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let splicer = splice::Splicer::new(env);
     let run = if refused {
         None
-    } else if splicer.active() {
+    } else if splicer.active() || cancel::bounded() {
+        // The chain's precompiles spliced, or a server request's deadline ticked: an untraced
+        // pass stops at it as a traced one does.
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
             .with_cfg(cfg.into_owned())
-            .build_mainnet_with_inspector(splicer);
+            .build_mainnet_with_inspector(splice::Beside::untraced(splicer, cancel::Untraced));
         op_precompiles::install(&mut evm.precompiles, env);
         let out = evm.inspect_tx(tx.env.clone());
-        std::mem::take(&mut evm.inspector).finish();
+        evm.into_inspector().finish();
+        if cancel::passed() {
+            return Err(cancel::stopped());
+        }
         Some(out)
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)

@@ -152,7 +152,7 @@ pub(crate) fn run<T: Finishes>(
     tx_index: Option<u64>,
 ) -> Result<(T::Out, TxOutcome), ReplayError> {
     if cancel::passed() {
-        return Err(ReplayError::Cancelled);
+        return Err(cancel::stopped());
     }
     check_chain_rules(env, tx)?;
     tracer.begin(db, env, tx);
@@ -160,7 +160,7 @@ pub(crate) fn run<T: Finishes>(
     let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
     let (run, mut tracer) = tracer.inspect(db, env, cfg.into_owned(), tx, refused);
     if cancel::passed() {
-        return Err(ReplayError::Cancelled);
+        return Err(cancel::stopped());
     }
     let Some(mut out) = deposit::ran(tx, run)? else {
         tracer.enter_failed_deposit();

@@ -25,6 +25,10 @@ const TOO_LARGE: &str = "response too large";
 const CRASHED_CODE: i64 = -32603;
 const CRASHED: &str = "method handler crashed";
 
+/// The least byte budget a traced call's work gets, however little of the response is left
+/// (a batch's later calls): the state it reads and the EVM's memory, not only its answer.
+const WORK_BYTES: usize = 32 << 20;
+
 /// One call's answer: its JSON text, and the bytes geth counts against a batch's response
 /// limit (the `result` or `error` member, as `len(resp.Result) + len(resp.Error)`).
 struct Answer {
@@ -48,13 +52,17 @@ impl Answer {
         }
     }
 
-    fn result(id: &Value, result: &str) -> Answer {
+    /// The envelope is written around `result` in its own buffer (grown in place where the
+    /// allocator can), not into a copy: a large trace is not held twice.
+    fn result(id: &Value, mut result: String) -> Answer {
+        let payload = result.len();
+        let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id_text(id));
+        result.reserve_exact(head.len() + 1);
+        result.insert_str(0, &head);
+        result.push('}');
         Answer {
-            text: format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{result}}}",
-                id_text(id)
-            ),
-            payload: result.len(),
+            text: result,
+            payload,
         }
     }
 
@@ -264,7 +272,7 @@ async fn answer(
     }
     log_line(&line);
     match result {
-        Ok(text) => Answer::result(&id, &text),
+        Ok(text) => Answer::result(&id, text),
         Err(f) => Answer::error(&id, f.code, &f.message),
     }
 }
@@ -305,17 +313,15 @@ async fn traced(
     };
     // Parity's methods take trace types where geth's take a trace config.
     let parity = super::parity::METHODS.contains(&method);
-    let opts = match parity {
-        true => methods::TraceOpts {
-            spec: crate::trace::TracerSpec::Parity,
-            timeout: None,
-        },
-        false => match methods::trace_opts(params.get(opts_index)) {
-            Ok(o) => o,
+    // Only the config's `timeout` now; its tracer is made on the worker, under the deadline.
+    let timeout = match parity {
+        true => None,
+        false => match methods::trace_timeout(params.get(opts_index)) {
+            Ok(t) => t,
             Err(f) => return (Err(f), None),
         },
     };
-    let deadline = match opts.timeout {
+    let deadline = match timeout {
         Some(t) => deadline.min(Deadline::now() + t),
         None => deadline,
     };
@@ -379,13 +385,30 @@ async fn traced(
             chain_rules: worker.cfg.chain_rules,
             op_config: worker.cfg.op_config.as_ref(),
             deadline: deadline.into_std(),
+            gas_cap: worker.cfg.rpc_gas_cap,
         };
         // The replay itself stops at the deadline too, freeing this worker.
-        let out = crate::replay::cancel::within(ctx.deadline, || match parity {
+        // And at what the response may still take, in bytes held (never less than
+        // WORK_BYTES, the room any replay may use to work): a tracer's record (call inputs,
+        // memory, JavaScript values) ends the call with "response too large" as it grows past
+        // it, not the process with an out-of-memory.
+        let work = max_response.max(WORK_BYTES);
+        let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match parity {
             true => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
             }),
-            false => methods::dispatch(&ctx, &method_owned, &params, opts),
+            // Making the tracer (a JavaScript one's engine, a muxTracer's children) is part of
+            // the call's work: it counts against the deadline and the byte budget.
+            false => match methods::trace_opts(params.get(opts_index)) {
+                Ok(_) if crate::replay::cancel::passed() => {
+                    methods::Outcome::failed(match crate::replay::cancel::stopped() {
+                        crate::replay::ReplayError::OverBudget => methods::too_large(),
+                        _ => timed_out(),
+                    })
+                }
+                Ok(opts) => methods::dispatch(&ctx, &method_owned, &params, opts),
+                Err(f) => methods::Outcome::failed(f),
+            },
         });
         worker
             .metrics

@@ -5,11 +5,17 @@
 //!
 //! A block's trace is a function of the block (its hash), the node's rules (chain id and client)
 //! and the trace options: kept once its replay matched every receipt, it is the answer to the
-//! same question again, without a replay.
+//! same question again, without a replay. It is kept under a digest of those ([`AnswerKey`]:
+//! the options normalised to what changes an answer, so a client's unknown option fields are
+//! never kept), and its key, text and notes all count in the byte bound; the least recently
+//! used answer goes first, in constant time.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
+
+use alloy_primitives::{keccak256, B256};
+use serde_json::Value;
 
 use crate::source::StateSnapshot;
 
@@ -29,10 +35,100 @@ pub struct Answer {
     pub notes: Vec<String>,
 }
 
+/// Bytes a kept answer holds beyond its text and notes: its key, the cache's links and
+/// counts, each note's string header.
+const ANSWER_OVERHEAD: usize = 128;
+
+impl Answer {
+    /// What keeping it costs, its key included.
+    fn bytes(&self) -> usize {
+        ANSWER_OVERHEAD
+            + self.text.len()
+            + self
+                .notes
+                .iter()
+                .map(|n| n.len() + std::mem::size_of::<String>())
+                .sum::<usize>()
+    }
+}
+
+/// The trace config members that change a trace (those `methods::trace_opts` reads but
+/// `timeout`, which only bounds the work).
+const ANSWER_OPTIONS: &[&str] = &[
+    "tracer",
+    "tracerConfig",
+    "enableMemory",
+    "disableStack",
+    "disableStorage",
+    "enableReturnData",
+    "limit",
+];
+
+/// The key of a block trace's answer: a digest of the chain id, the node's client, the block's
+/// hash and the trace options normalised (only [`ANSWER_OPTIONS`], `null` ones left out, object
+/// members in sorted order), so two requests that ask the same are one entry and nothing a
+/// client adds is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AnswerKey(B256);
+
+impl AnswerKey {
+    pub fn new(chain_id: u64, client: &str, block: B256, options: Option<&Value>) -> AnswerKey {
+        let mut text = format!("{chain_id}\n{client}\n{block:?}\n");
+        if let Some(Value::Object(o)) = options {
+            for name in ANSWER_OPTIONS {
+                if let Some(v) = o.get(*name).filter(|v| !v.is_null()) {
+                    text.push_str(name);
+                    text.push('=');
+                    canonical(v, &mut text);
+                    text.push('\n');
+                }
+            }
+        }
+        AnswerKey(keccak256(text.as_bytes()))
+    }
+}
+
+/// `v` as JSON text with every object's members in sorted order.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(o) => {
+            let mut members: Vec<_> = o.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Kept answers, least recently used first out, bounded by what they hold.
+struct Answers {
+    lru: lru::LruCache<AnswerKey, Arc<Answer>>,
+    bytes: usize,
+}
+
 pub struct Memo {
     states: Mutex<VecDeque<(String, StateSnapshot)>>,
     max_entries: usize,
-    answers: Mutex<VecDeque<(String, Arc<Answer>)>>,
+    answers: Mutex<Answers>,
     max_answer_bytes: usize,
     seen: Mutex<HashSet<String>>,
     busy: Mutex<HashSet<String>>,
@@ -58,7 +154,10 @@ impl Memo {
         Memo {
             states: Mutex::new(VecDeque::new()),
             max_entries,
-            answers: Mutex::new(VecDeque::new()),
+            answers: Mutex::new(Answers {
+                lru: lru::LruCache::unbounded(),
+                bytes: 0,
+            }),
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             seen: Mutex::new(HashSet::new()),
             busy: Mutex::new(HashSet::new()),
@@ -115,33 +214,35 @@ impl Memo {
         states.truncate(keep);
     }
 
-    /// The answer kept under `key`, moved to the front.
-    pub fn answer(&self, key: &str) -> Option<Arc<Answer>> {
+    /// The answer kept under `key`, now the most recently used.
+    pub fn answer(&self, key: &AnswerKey) -> Option<Arc<Answer>> {
         let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
-        let i = answers.iter().position(|(k, _)| k == key)?;
-        let entry = answers.remove(i)?;
-        let a = entry.1.clone();
-        answers.push_front(entry);
-        Some(a)
+        answers.lru.get(key).cloned()
     }
 
-    /// Keeps `answer` under `key`, evicting the least recently used beyond the byte bound.
-    pub fn put_answer(&self, key: String, answer: Answer) {
-        if answer.text.len() > self.max_answer_bytes {
+    /// Keeps `answer` under `key`, evicting the least recently used beyond the byte bound (an
+    /// answer larger than the bound is not kept).
+    pub fn put_answer(&self, key: AnswerKey, answer: Answer) {
+        let size = answer.bytes();
+        if size > self.max_answer_bytes {
             return;
         }
         let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
-        answers.retain(|(k, _)| *k != key);
-        answers.push_front((key, Arc::new(answer)));
-        let mut total = 0;
-        let keep = answers
-            .iter()
-            .take_while(|(_, a)| {
-                total += a.text.len();
-                total <= self.max_answer_bytes
-            })
-            .count();
-        answers.truncate(keep);
+        if let Some(old) = answers.lru.put(key, Arc::new(answer)) {
+            answers.bytes -= old.bytes();
+        }
+        answers.bytes += size;
+        while answers.bytes > self.max_answer_bytes {
+            match answers.lru.pop_lru() {
+                Some((_, a)) => answers.bytes -= a.bytes(),
+                None => break,
+            }
+        }
+    }
+
+    /// Bytes the kept answers hold (keys and notes included).
+    pub fn answer_bytes(&self) -> usize {
+        self.answers.lock().unwrap_or_else(|p| p.into_inner()).bytes
     }
 
     /// Whether `block_ref` was asked for before; it is remembered from now on.
@@ -197,25 +298,85 @@ mod tests {
         assert!(m.get("huge").is_none());
     }
 
+    fn key(name: &str) -> AnswerKey {
+        AnswerKey::new(
+            1,
+            "client",
+            B256::ZERO,
+            Some(&serde_json::json!({"tracer": name})),
+        )
+    }
+
     #[test]
     fn answers_are_kept_within_their_byte_bound() {
         let mut m = Memo::new(5);
-        m.max_answer_bytes = 10;
         let answer = |n: usize| Answer {
             text: "x".repeat(n),
             notes: vec!["note".into()],
         };
-        m.put_answer("a".into(), answer(4));
-        m.put_answer("b".into(), answer(4));
-        assert_eq!(m.answer("a").map(|a| a.text.len()), Some(4));
-        m.put_answer("c".into(), answer(4));
+        // Room for two answers of 4 bytes with their key, note and links, not three.
+        let one = answer(4).bytes();
+        assert_eq!(one, ANSWER_OVERHEAD + 4 + 4 + std::mem::size_of::<String>());
+        m.max_answer_bytes = 2 * one + one / 2;
+        m.put_answer(key("a"), answer(4));
+        m.put_answer(key("b"), answer(4));
+        assert_eq!(m.answer(&key("a")).map(|a| a.text.len()), Some(4));
+        assert_eq!(m.answer_bytes(), 2 * one);
+        m.put_answer(key("c"), answer(4));
         // a was used after b: b goes.
-        assert!(m.answer("b").is_none());
-        assert_eq!(m.answer("a").unwrap().notes, vec!["note".to_string()]);
-        m.put_answer("huge".into(), answer(11));
-        assert!(m.answer("huge").is_none());
+        assert!(m.answer(&key("b")).is_none());
+        assert_eq!(m.answer(&key("a")).unwrap().notes, vec!["note".to_string()]);
+        assert_eq!(m.answer_bytes(), 2 * one);
+        // The same key again replaces, and counts once.
+        m.put_answer(key("a"), answer(4));
+        assert_eq!(m.answer_bytes(), 2 * one);
+        // Notes count: an answer of short text but long notes is not kept.
+        let noted = Answer {
+            text: String::new(),
+            notes: vec!["n".repeat(3 * one)],
+        };
+        m.put_answer(key("noted"), noted);
+        assert!(m.answer(&key("noted")).is_none());
+        m.put_answer(key("huge"), answer(3 * one));
+        assert!(m.answer(&key("huge")).is_none());
         assert!(!m.seen("0x1"));
         assert!(m.seen("0x1"));
+    }
+
+    /// The key is a digest of what changes an answer: options in another order, `null`
+    /// members, `timeout` and members no trace reads are the same key (issue 43: the client's
+    /// raw options were the key, 4 MiB of junk kept per answer).
+    #[test]
+    fn an_answer_key_is_a_digest_of_the_normalised_options() {
+        use serde_json::json;
+        let k = |o: Value| AnswerKey::new(1, "anvil", B256::ZERO, Some(&o));
+        let base = k(
+            json!({"tracer": "callTracer", "tracerConfig": {"onlyTopCall": true, "withLog": false}}),
+        );
+        assert_eq!(
+            base,
+            k(
+                json!({"junk": "j".repeat(1 << 20), "timeout": "5s", "enableMemory": null,
+                "tracerConfig": {"withLog": false, "onlyTopCall": true}, "tracer": "callTracer"})
+            )
+        );
+        assert_ne!(
+            base,
+            k(json!({"tracer": "callTracer", "tracerConfig": {"onlyTopCall": true}}))
+        );
+        assert_ne!(
+            base,
+            AnswerKey::new(
+                2,
+                "anvil",
+                B256::ZERO,
+                Some(&json!({"tracer": "callTracer",
+            "tracerConfig": {"onlyTopCall": true, "withLog": false}}))
+            )
+        );
+        assert_eq!(k(json!({})), AnswerKey::new(1, "anvil", B256::ZERO, None));
+        assert_ne!(k(json!({})), k(json!({"enableMemory": true})));
+        assert_eq!(std::mem::size_of::<AnswerKey>(), 32);
     }
 
     fn later() -> Instant {

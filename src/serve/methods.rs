@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::memo::Memo;
 use crate::render::json::{write_json, write_trace};
 use crate::replay::access::trace_access;
-use crate::replay::call::{trace_call, CallError, CallRequest};
+use crate::replay::call::{prepare_call, CallError, CallRequest};
 use crate::replay::mined::{Mined, StateMode};
 use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
@@ -23,6 +23,7 @@ use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
 use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
+use crate::source::StateSnapshot;
 use crate::trace::{TracerKind, TracerSpec};
 
 /// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
@@ -94,9 +95,12 @@ impl From<crate::replay::Error> for Fault {
     fn from(e: crate::replay::Error) -> Fault {
         match e {
             crate::replay::Error::Source(e) => e.into(),
-            crate::replay::Error::Replay(crate::replay::ReplayError::StructLog(
-                crate::trace::opcode::StructLogError::TooLarge { .. },
-            )) => too_large(),
+            crate::replay::Error::Replay(
+                crate::replay::ReplayError::StructLog(
+                    crate::trace::opcode::StructLogError::TooLarge { .. },
+                )
+                | crate::replay::ReplayError::OverBudget,
+            ) => too_large(),
             crate::replay::Error::Replay(e) => Fault::server(e.to_string()),
         }
     }
@@ -114,6 +118,8 @@ pub struct Ctx<'a> {
     pub op_config: Option<&'a crate::chain::op::OpChainConfig>,
     /// The call's deadline: no upstream request of this call runs past it.
     pub deadline: Instant,
+    /// geth's RPC gas cap for simulated calls (0: none).
+    pub gas_cap: u64,
 }
 
 /// One answered call: the result's JSON text or an error, and what it cost.
@@ -130,6 +136,20 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
+impl Outcome {
+    /// A call that failed before it asked anything of the node.
+    pub fn failed(fault: Fault) -> Outcome {
+        Outcome {
+            result: Err(fault),
+            upstream_requests: 0,
+            cache_hit: false,
+            divergence: None,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// The trace options of geth's `TraceConfig` / `TraceCallConfig`.
 pub struct TraceOpts {
     pub spec: TracerSpec,
@@ -140,26 +160,13 @@ pub struct TraceOpts {
 /// Parses geth's trace config: `tracer` (a name or JavaScript source; absent: the struct
 /// logger, configured by the top-level `disableStorage`, `disableStack`, `enableMemory`,
 /// `enableReturnData`, `limit`), `tracerConfig`, `timeout`.
+///
+/// The tracer is made here (a JavaScript one's script engine too): `serve` calls it on the
+/// worker, under the request's deadline; [`trace_timeout`] reads the `timeout` alone first.
 pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
+    let timeout = trace_timeout(opts)?;
     let empty = json!({});
-    let opts = match opts {
-        None | Some(Value::Null) => &empty,
-        Some(v @ Value::Object(_)) => v,
-        Some(_) => {
-            return Err(Fault::params(
-                "invalid argument 1: the trace config must be an object",
-            ))
-        }
-    };
-    let timeout = match opts.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(parse_duration(s)?),
-        Some(_) => {
-            return Err(Fault::params(
-                "invalid argument 1: timeout must be a string",
-            ))
-        }
-    };
+    let opts = opts.filter(|o| !o.is_null()).unwrap_or(&empty);
     let config = opts.get("tracerConfig").filter(|c| !c.is_null());
     let tracer = match opts.get("tracer") {
         None | Some(Value::Null) => "",
@@ -196,6 +203,27 @@ pub fn trace_opts(opts: Option<&Value>) -> Result<TraceOpts, Fault> {
         }
     };
     Ok(TraceOpts { spec, timeout })
+}
+
+/// geth's `timeout` of a trace config (checked to be an object), and nothing else of it: what
+/// bounds the request before its tracer is made.
+pub fn trace_timeout(opts: Option<&Value>) -> Result<Option<Duration>, Fault> {
+    let opts = match opts {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Err(Fault::params(
+                "invalid argument 1: the trace config must be an object",
+            ))
+        }
+    };
+    match opts.get("timeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(parse_duration(s)?)),
+        Some(_) => Err(Fault::params(
+            "invalid argument 1: timeout must be a string",
+        )),
+    }
 }
 
 /// geth's `timeout`: a Go duration, with or without the JavaScript engine built in.
@@ -238,7 +266,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts
         "debug_traceBlockByNumber" | "debug_traceBlockByHash" => {
             trace_block(ctx, source, method, params, &opts, outcome)
         }
-        "debug_traceCall" => trace_call_method(ctx, source, params, &opts),
+        "debug_traceCall" => trace_call_method(ctx, source, params, &opts, outcome),
         "debug_traceStateAccess" => state_access(ctx, source, params, outcome),
         other => Err(Fault::new(
             -32601,
@@ -256,16 +284,7 @@ pub fn answer(
 ) -> Outcome {
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
-        Err(e) => {
-            return Outcome {
-                result: Err(Fault::server(e.to_string())),
-                upstream_requests: 0,
-                cache_hit: false,
-                divergence: None,
-                warnings: Vec::new(),
-                notes: Vec::new(),
-            }
-        }
+        Err(e) => return Outcome::failed(Fault::server(e.to_string())),
     };
     let mut source = RpcSource::new(client.clone());
     source.ruleset_override = ctx.chain_rules;
@@ -278,15 +297,17 @@ pub fn answer(
         warnings: Vec::new(),
         notes: Vec::new(),
     };
-    let hits_before = ctx.cache.map(|c| c.hits()).unwrap_or(0);
-    outcome.result = run(&source, &mut outcome);
+    // This call's own cache hits and warnings, never a concurrent call's.
+    let (result, tally) = match ctx.cache {
+        Some(c) => c.tally(|| run(&source, &mut outcome)),
+        None => (run(&source, &mut outcome), Default::default()),
+    };
+    outcome.result = result;
     outcome.upstream_requests = client.stats().requests;
     // Which chain rules and which fork were taken, where that was not plain.
     outcome.notes.extend(source.take_notes());
-    if ctx.cache.map(|c| c.hits()).unwrap_or(0) > hits_before {
-        outcome.cache_hit = true;
-    }
-    outcome.warnings = ctx.cache.map(|c| c.take_warnings()).unwrap_or_default();
+    outcome.cache_hit |= tally.hits > 0;
+    outcome.warnings = tally.warnings();
     outcome
 }
 
@@ -392,10 +413,9 @@ pub(super) fn trace_block(
     // A block asked for before: its hash first (the header alone, one small request), then
     // the answer kept for that hash under these options, if any. A block asked for the first
     // time costs no more than before.
-    let options = params.get(1).map_or_else(String::new, Value::to_string);
     let key = |chain_id: u64, hash: B256| {
         let client = source.client_version_text().unwrap_or_default();
-        format!("answer:{chain_id}:{client}:{hash:?}:{options}")
+        super::memo::AnswerKey::new(chain_id, &client, hash, params.get(1))
     };
     let mut by_hash = None;
     if ctx.memo.seen(&block_ref) {
@@ -522,8 +542,8 @@ pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
     }
 }
 
-/// geth's `TransactionArgs` (the fields a replayed call uses).
-pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
+/// geth's `TransactionArgs` (the fields a replayed call uses), under the RPC gas cap `gas_cap`.
+pub(super) fn call_param(v: Option<&Value>, gas_cap: u64) -> Result<CallRequest, Fault> {
     let v = v
         .and_then(Value::as_object)
         .ok_or_else(|| Fault::params("invalid argument 0: the call must be an object"))?;
@@ -571,6 +591,7 @@ pub(super) fn call_param(v: Option<&Value>) -> Result<CallRequest, Fault> {
         value: qty("value")?.unwrap_or_default(),
         gas,
         gas_price: u128::try_from(gas_price).map_err(|_| bad("gasPrice", "too large".into()))?,
+        gas_cap,
     })
 }
 
@@ -579,8 +600,9 @@ fn trace_call_method(
     source: &RpcSource,
     params: &Value,
     opts: &TraceOpts,
+    outcome: &mut Outcome,
 ) -> Result<String, Fault> {
-    let call = call_param(params.get(0))?;
+    let call = call_param(params.get(0), ctx.gas_cap)?;
     let block_ref = match params.get(1) {
         None | Some(Value::Null) => "latest".to_string(),
         Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 1)?),
@@ -606,19 +628,16 @@ fn trace_call_method(
         .map(BlockOverrides::from_json)
         .transpose()
         .map_err(|e| Fault::params(format!("invalid argument 2: blockOverrides: {e}")))?;
-    let traced = trace_call(
-        source,
-        &call,
-        &block_ref,
-        state.as_ref(),
-        block.as_ref(),
-        &opts.spec,
-        None,
-    )
-    .map_err(|e| match e {
+    let call_error = |e| match e {
         CallError::BlockOverride(m) => Fault::params(format!("invalid argument 2: {m}")),
         CallError::Source(e) => e.into(),
-    })?;
+    };
+    let prepared =
+        prepare_call(source, &call, &block_ref, block.as_ref(), None).map_err(call_error)?;
+    outcome.notes.extend(prepared.cap_note());
+    let traced = prepared
+        .trace(source, &opts.spec, state.as_ref(), StateSnapshot::partial())
+        .map_err(call_error)?;
     traced_json(ctx, &traced.traced)
 }
 
@@ -667,6 +686,70 @@ mod tests {
         assert!(trace_opts(Some(&json!([1]))).is_err());
     }
 
+    /// A call's cache hits and warnings are its own (issue 43): a concurrent call that reads
+    /// the cache — a hit and a damaged entry — while this one runs gives this one neither.
+    /// Before, each call compared the process's hit count before and after, and drained the
+    /// process's warnings: the quiet call reported the other's hit and took its warning.
+    #[test]
+    fn cache_hits_and_warnings_belong_to_their_call() {
+        use crate::source::cache::{Cache, Kind};
+        let dir = std::env::temp_dir().join(format!("chaintrace-answer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = Cache::new(&dir);
+        cache.select_chain(1, B256::repeat_byte(1));
+        cache.put(Kind::Tx, "good", &json!(1));
+        cache.put(Kind::Tx, "bad", &json!(2));
+        let bad = dir
+            .join("1")
+            .join("0101010101010101")
+            .join("tx")
+            .join("bad.json");
+        std::fs::write(&bad, b"0000\n2").unwrap();
+        let memo = Memo::new(10);
+        let ctx = Ctx {
+            upstream: "http://127.0.0.1:9",
+            rpc_timeout: Duration::from_secs(1),
+            cache: Some(&cache),
+            memo: &memo,
+            mode: StateMode::Auto,
+            max_response: 1 << 20,
+            chain_rules: None,
+            op_config: None,
+            deadline: Instant::now() + Duration::from_secs(60),
+            gas_cap: 0,
+        };
+        let (started, read) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let (busy, quiet) = std::thread::scope(|s| {
+            let busy = s.spawn(|| {
+                answer(&ctx, |_, _| {
+                    started.wait();
+                    assert!(cache.get(Kind::Tx, "good").is_some());
+                    assert!(cache.get(Kind::Tx, "bad").is_none());
+                    read.wait();
+                    Ok("busy".into())
+                })
+            });
+            let quiet = s.spawn(|| {
+                answer(&ctx, |_, _| {
+                    started.wait();
+                    read.wait();
+                    Ok("quiet".into())
+                })
+            });
+            (busy.join().unwrap(), quiet.join().unwrap())
+        });
+        assert!(!quiet.cache_hit, "the quiet call reported the other's hit");
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        assert!(busy.cache_hit);
+        assert_eq!(busy.warnings.len(), 1, "{:?}", busy.warnings);
+        assert!(
+            busy.warnings[0].contains("checksum mismatch"),
+            "{:?}",
+            busy.warnings
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn params_are_checked_like_geth() {
         let e = hash_param(&json!(["0x12"]), 0).unwrap_err();
@@ -681,11 +764,14 @@ mod tests {
             "latest"
         );
         assert!(block_number_param(Some(&json!(10))).is_err());
-        let c = call_param(Some(
-            &json!({"from": "0x0000000000000000000000000000000000000001",
+        let c = call_param(
+            Some(
+                &json!({"from": "0x0000000000000000000000000000000000000001",
             "to": "0x0000000000000000000000000000000000000002", "input": "0x01",
             "value": "0x10", "gas": "0x5208"}),
-        ))
+            ),
+            0,
+        )
         .unwrap();
         assert_eq!(c.gas, Some(21000));
         assert_eq!(c.value, U256::from(16));

@@ -13,7 +13,12 @@
 //! * one deadline per request (`--request-timeout`; a batch shares one, as in geth), applied
 //!   once from the moment the body is read: queueing, replay and forwarded calls all end by
 //!   it, with geth's "request timed out" (-32002); the upstream requests of a call stop at it
-//!   too;
+//!   too, and so does every pass of its replay, speculative or traced, freeing the worker;
+//! * what a call's replay holds (its tracer's record above all) counts against what the
+//!   response may still take (at least 32 MiB) as it grows: past it, -32003 "response too
+//!   large" at once, never an out-of-memory;
+//! * simulated calls run with at most geth's RPC gas cap (`--rpc-gas-cap`, 50,000,000), what
+//!   a block override says notwithstanding; a muxTracer runs at most 64 tracers;
 //! * request body, batch and response size limits; a batch's answers are counted against
 //!   `--max-response` in order as they are produced (a bounded window runs ahead), and past
 //!   the limit the rest are answered with geth's "response too large" (-32003), exactly as
@@ -63,6 +68,9 @@ use metrics::Metrics;
 /// JSON-RPC code of a call refused because the work queue is full (EIP-1474 "limit exceeded").
 pub const BUSY_CODE: i64 = -32005;
 
+/// geth's default `--rpc.gascap`: the most gas a simulated call runs with.
+pub const DEFAULT_RPC_GAS_CAP: u64 = 50_000_000;
+
 /// Everything `serve` is configured with.
 pub struct ServeConfig {
     /// The upstream node (may carry credentials; never printed unredacted).
@@ -82,6 +90,8 @@ pub struct ServeConfig {
     pub max_body: usize,
     pub max_response: usize,
     pub max_batch: usize,
+    /// geth's RPC gas cap for simulated calls (0: none).
+    pub rpc_gas_cap: u64,
     pub auth_token: Option<String>,
     pub insecure: bool,
     pub cache: Option<Cache>,

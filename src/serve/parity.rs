@@ -244,10 +244,10 @@ pub fn dispatch(
             to_text(&out)
         }
         "trace_call" => {
-            let call = call_param(params.get(0))?;
+            let call = call_param(params.get(0), ctx.gas_cap)?;
             let types = trace_types(params, 1)?;
             let at = block_ref(params.get(2))?;
-            let traced = calls(source, &[call], &at, &types.spec())?;
+            let traced = calls(source, &[call], &at, &types.spec(), outcome)?;
             to_text(&results(&traced[0], types)?)
         }
         "trace_callMany" => {
@@ -258,12 +258,12 @@ pub fn dispatch(
             let mut wanted = Vec::new();
             for item in list {
                 let pair = json!([item.get(0), item.get(1)]);
-                reqs.push(call_param(pair.get(0))?);
+                reqs.push(call_param(pair.get(0), ctx.gas_cap)?);
                 wanted.push(trace_types(&pair, 1)?);
             }
             let at = block_ref(params.get(1))?;
             let spec = wanted.iter().fold(Types::default(), |a, w| a.or(*w)).spec();
-            let traced = calls(source, &reqs, &at, &spec)?;
+            let traced = calls(source, &reqs, &at, &spec, outcome)?;
             let out: Vec<TraceResults> = traced
                 .iter()
                 .zip(wanted)
@@ -293,15 +293,16 @@ fn calls(
     reqs: &[crate::replay::call::CallRequest],
     at: &str,
     spec: &TracerSpec,
+    outcome: &mut Outcome,
 ) -> Result<Vec<TracedTx>, Fault> {
     let mut prepared = Vec::new();
     for r in reqs {
-        prepared.push(
-            prepare_call(source, r, at, None, None).map_err(|e| match e {
-                CallError::BlockOverride(m) => Fault::params(m),
-                CallError::Source(e) => e.into(),
-            })?,
-        );
+        let p = prepare_call(source, r, at, None, None).map_err(|e| match e {
+            CallError::BlockOverride(m) => Fault::params(m),
+            CallError::Source(e) => e.into(),
+        })?;
+        outcome.notes.extend(p.cap_note());
+        prepared.push(p);
     }
     let Some(first) = prepared.first() else {
         return Ok(Vec::new());

@@ -15,7 +15,11 @@
 //! * **Checksummed.** Each file is `keccak256(body)` in hex, a newline, then the JSON body. A
 //!   truncated or corrupt entry fails the check, is deleted, reported as a warning and treated as
 //!   a miss, so the data is fetched again.
+//! * **Counted per caller.** Hits and warnings are counted for the process ([`Cache::hits`],
+//!   [`Cache::take_warnings`]) or, inside [`Cache::tally`], for that thread's work alone: a
+//!   `serve` request reports its own, never a concurrent one's.
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -82,6 +86,30 @@ pub struct Cache {
 /// long-running `serve` whose disk is full must not grow a list without bound).
 pub const MAX_WARNINGS: usize = 32;
 
+/// What one piece of work did with a cache ([`Cache::tally`]): entries read, and its warnings.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub hits: u64,
+    warnings: Vec<String>,
+    dropped: u64,
+}
+
+impl Tally {
+    /// Its warnings: at most [`MAX_WARNINGS`], then one line counting those not kept.
+    pub fn warnings(mut self) -> Vec<String> {
+        if self.dropped > 0 {
+            self.warnings
+                .push(format!("{} more cache warnings not kept", self.dropped));
+        }
+        self.warnings
+    }
+}
+
+thread_local! {
+    /// The tally this thread counts into, and the cache it is of (by address).
+    static TALLY: RefCell<Option<(usize, Tally)>> = const { RefCell::new(None) };
+}
+
 /// The mutex's value even if a thread panicked while holding it: every value kept here is
 /// whole between two statements, so one panicking call does not fail every later one.
 fn hold<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -112,6 +140,40 @@ impl Cache {
         *hold(&self.chain_dir) = Some(dir);
     }
 
+    /// Runs `f` with what it makes this cache do on this thread counted apart, in the returned
+    /// [`Tally`]: its hits (still added to [`Cache::hits`] too) and its warnings (only there,
+    /// never in [`Cache::take_warnings`]'s list).
+    pub fn tally<T>(&self, f: impl FnOnce() -> T) -> (T, Tally) {
+        struct Restore(Option<Option<(usize, Tally)>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                if let Some(prev) = self.0.take() {
+                    TALLY.with(|t| t.replace(prev));
+                }
+            }
+        }
+        let me = self as *const Cache as usize;
+        let mut restore = Restore(Some(
+            TALLY.with(|t| t.replace(Some((me, Tally::default())))),
+        ));
+        let out = f();
+        let prev = restore.0.take().unwrap_or_default();
+        let tally = TALLY.with(|t| t.replace(prev));
+        (out, tally.map(|(_, t)| t).unwrap_or_default())
+    }
+
+    /// Runs `g` on this thread's tally of this cache, if one is open.
+    fn in_tally(&self, g: impl FnOnce(&mut Tally)) -> bool {
+        let me = self as *const Cache as usize;
+        TALLY.with(|t| match &mut *t.borrow_mut() {
+            Some((of, tally)) if *of == me => {
+                g(tally);
+                true
+            }
+            _ => false,
+        })
+    }
+
     /// Entries read successfully so far.
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
@@ -129,6 +191,17 @@ impl Cache {
     }
 
     fn warn(&self, text: String) {
+        let mut text = Some(text);
+        let tallied = self.in_tally(|t| {
+            if t.warnings.len() < MAX_WARNINGS {
+                t.warnings.extend(text.take());
+            } else {
+                t.dropped += 1;
+            }
+        });
+        let Some(text) = text.filter(|_| !tallied) else {
+            return;
+        };
         let mut warnings = hold(&self.warnings);
         if warnings.len() < MAX_WARNINGS {
             warnings.push(text);
@@ -153,6 +226,7 @@ impl Cache {
         match decode(&bytes) {
             Ok(v) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
+                self.in_tally(|t| t.hits += 1);
                 Some(v)
             }
             Err(why) => {
@@ -268,6 +342,47 @@ mod tests {
         c.put(Kind::Tx, "a", &v);
         c.select_chain(31337, B256::repeat_byte(8));
         assert_eq!(c.get(Kind::Tx, "a"), None);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Inside a tally, a thread's hits and warnings are its own: another thread's, at the same
+    /// time, are neither in it nor taken by it.
+    #[test]
+    fn a_tally_counts_one_threads_work() {
+        let dir = tmpdir("tally");
+        let c = Cache::new(&dir);
+        c.select_chain(1, B256::repeat_byte(1));
+        c.put(Kind::Tx, "good", &json!(1));
+        c.put(Kind::Tx, "bad", &json!(2));
+        let bad = c.path(Kind::Tx, "bad").unwrap();
+        fs::write(&bad, b"0000\n2").unwrap();
+        let hit = std::sync::Barrier::new(2);
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| {
+                c.tally(|| {
+                    assert_eq!(c.get(Kind::Tx, "good"), Some(json!(1)));
+                    assert_eq!(c.get(Kind::Tx, "bad"), None);
+                    hit.wait();
+                })
+                .1
+            });
+            let b = s.spawn(|| c.tally(|| hit.wait()).1);
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!((a.hits, b.hits), (1, 0));
+        let w = a.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("checksum mismatch"), "{w:?}");
+        assert!(b.warnings().is_empty());
+        assert!(c.take_warnings().is_empty(), "nothing left for the process");
+        assert_eq!(c.hits(), 1);
+        // Outside a tally, the process's list as before; a tally does not leak out of a panic.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c.tally(|| panic!("a call crashed"))
+        }));
+        assert!(caught.is_err());
+        c.warn("after".into());
+        assert_eq!(c.take_warnings(), vec!["after".to_string()]);
         let _ = fs::remove_dir_all(&dir);
     }
 

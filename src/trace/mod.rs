@@ -61,6 +61,10 @@ pub enum TraceError {
     Js(js::JsTracerError),
 }
 
+/// The most tracers one muxTracer runs, nested muxTracers' children included (each child is a
+/// tracer built and run at every hook; a JavaScript one is a script engine of its own).
+pub const MAX_MUX_CHILDREN: usize = 64;
+
 /// The tracers chaintrace knows, by geth name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TracerKind {
@@ -308,7 +312,17 @@ impl TracerSpec {
             Some(Value::Object(m)) => m,
             Some(v) => return Err(bad(format!("expected an object of tracer names, got {v}"))),
         };
+        let too_many = |n: usize| {
+            bad(format!(
+                "at most {MAX_MUX_CHILDREN} tracers may run under muxTracer (nested ones \
+                 included), got {n}"
+            ))
+        };
+        if children.len() > MAX_MUX_CHILDREN {
+            return Err(too_many(children.len()));
+        }
         let mut out = Vec::with_capacity(children.len());
+        let mut count = 0;
         for (name, cfg) in children {
             let child = match TracerKind::from_name(name) {
                 Ok(TracerKind::StructLog) => {
@@ -318,10 +332,24 @@ impl TracerSpec {
                 }
                 _ => Self::named(name, Some(cfg), timeout)?,
             };
+            // Counted as they are made: a nested mux's children too, before any more is built.
+            count += child.tracers();
+            if count > MAX_MUX_CHILDREN {
+                return Err(too_many(count));
+            }
             out.push((name.clone(), child));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(TracerSpec::Mux(out))
+    }
+
+    /// How many tracers this runs: a muxTracer's children (nested ones counted down to their
+    /// own), 1 for any other.
+    pub fn tracers(&self) -> usize {
+        match self {
+            TracerSpec::Mux(children) => children.iter().map(|(_, c)| c.tracers()).sum(),
+            _ => 1,
+        }
     }
 
     pub fn kind(&self) -> TracerKind {

@@ -71,3 +71,60 @@ impl<DB: Database> Inspector<Ctx<DB>> for MuxTracer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::{TracerSpec, MAX_MUX_CHILDREN};
+    use serde_json::{json, Map, Value};
+
+    fn named(config: &Value) -> Result<TracerSpec, String> {
+        TracerSpec::named("muxTracer", Some(config), std::time::Duration::from_secs(5))
+            .map_err(|e| e.to_string())
+    }
+
+    /// `n` distinct JavaScript children (each its own source text).
+    #[cfg(feature = "js")]
+    fn scripts(n: usize) -> Map<String, Value> {
+        (0..n)
+            .map(|i| {
+                let source =
+                    format!("{{result: function() {{ return {i}; }}, fault: function() {{}}}}");
+                (source, json!({}))
+            })
+            .collect()
+    }
+
+    /// At most 64 tracers under one muxTracer, nested ones counted (issue 43: 2,000 JavaScript
+    /// children cost 2.5 s and 265 MB on one call); the error names the limit.
+    #[cfg(feature = "js")]
+    #[test]
+    fn a_mux_runs_at_most_64_tracers() {
+        assert_eq!(MAX_MUX_CHILDREN, 64);
+        let ok = named(&Value::Object(scripts(64))).unwrap();
+        assert_eq!(ok.tracers(), 64);
+        let refused = named(&Value::Object(scripts(2000))).unwrap_err();
+        assert_eq!(
+            refused,
+            "invalid tracerConfig for muxTracer: at most 64 tracers may run under muxTracer \
+             (nested ones included), got 2000"
+        );
+        // Nested: 40 inside, 30 beside them.
+        let mut outer = scripts(30);
+        outer.insert("muxTracer".into(), Value::Object(scripts(40)));
+        let refused = named(&Value::Object(outer)).unwrap_err();
+        // Counted as made: 65 once the nested 40 came first, 70 once they came last.
+        let at = |n: usize| {
+            format!(
+                "invalid tracerConfig for muxTracer: at most 64 tracers may run under muxTracer \
+                 (nested ones included), got {n}"
+            )
+        };
+        assert!(refused == at(65) || refused == at(70), "{refused}");
+        let mut fits = scripts(20);
+        fits.insert(
+            "muxTracer".into(),
+            json!({"callTracer": {}, "4byteTracer": {}}),
+        );
+        assert_eq!(named(&Value::Object(fits)).unwrap().tracers(), 22);
+    }
+}

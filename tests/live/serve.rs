@@ -1367,3 +1367,213 @@ fn a_struct_log_is_bounded_while_it_is_made() {
     assert_eq!(b[0]["result"]["type"], "CALL", "{b}");
     assert_eq!(b[1]["error"]["code"], -32003, "{b}");
 }
+
+/// The loop of issue 43 (JUMPDEST PUSH1 0 JUMP), put at an address by a state override.
+const LOOP: &str = "0x00000000000000000000000000000000000100b1";
+
+fn loop_call(gas: &str, block_gas_limit: &str) -> Value {
+    code_call("0x5b600056", gas, block_gas_limit)
+}
+
+/// `debug_traceCall` (callTracer) of `code` at [`LOOP`] with `gas` under a block of gas limit
+/// `block_gas_limit`.
+fn code_call(code: &str, gas: &str, block_gas_limit: &str) -> Value {
+    json!([{"to": LOOP, "gas": gas}, "latest",
+        {"tracer": "callTracer", "stateOverrides": {LOOP: {"code": code}},
+         "blockOverrides": {"gasLimit": block_gas_limit}}])
+}
+
+/// Simulated calls get geth's RPC gas cap (issue 43): `--rpc-gas-cap`, 50,000,000 unless
+/// told; a larger `gas` is lowered to it with a warning in the request log, a call without
+/// one gets no more, also when `blockOverrides.gasLimit` raises the block's limit; `trace_call`
+/// too. Before, `gas` 2^63−1 under such a block override ran with all of it.
+#[test]
+fn simulated_calls_get_geths_rpc_gas_cap() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let huge = "0x7fffffffffffffff";
+    let serve = Serve::start(node.url(), &[]);
+    let top = |params: Value| -> Value { answer_value(&serve.result("debug_traceCall", params)) };
+    // The loop runs out of the capped gas: all of 50,000,000 used.
+    let t = top(loop_call(huge, huge));
+    assert_eq!(t["gas"], "0x2faf080", "{t}");
+    assert_eq!(t["gasUsed"], "0x2faf080", "{t}");
+    assert_eq!(t["error"], "out of gas", "{t}");
+    let log = serve.log_when(|l| l.contains("capping"));
+    assert!(
+        log.contains(
+            "caller gas above allowance, capping: requested 9223372036854775807, cap 50000000"
+        ),
+        "{log}"
+    );
+    // No gas (or 0): the block's (overridden) limit, no more than the cap.
+    let stop = |gas: &str| code_call("0x00", gas, huge);
+    let mut no_gas = stop(huge);
+    no_gas[0].as_object_mut().unwrap().remove("gas");
+    assert_eq!(top(no_gas.clone())["gas"], "0x2faf080");
+    assert_eq!(top(stop("0x0"))["gas"], "0x2faf080");
+    // Under the cap, as asked.
+    assert_eq!(top(stop("0x10000"))["gas"], "0x10000");
+    let mut small_block = no_gas.clone();
+    small_block[2]["blockOverrides"]["gasLimit"] = json!("0x20000");
+    assert_eq!(top(small_block)["gas"], "0x20000");
+    drop(serve);
+    // A cap of the operator's.
+    let serve = Serve::start(node.url(), &["--rpc-gas-cap", "1000000"]);
+    let t = answer_value(&serve.result("debug_traceCall", code_call("0x00", huge, huge)));
+    assert_eq!(t["gas"], "0xf4240", "{t}");
+    // Parity's trace_call: the same cap (its top action's gas is what is left after the
+    // intrinsic 21,000), under the block's own gas limit.
+    let p = answer_value(&serve.result(
+        "trace_call",
+        json!([{"to": "0x00000000000000000000000000000000000000aa", "gas": huge}, ["trace"], "latest"]),
+    ));
+    assert_eq!(p["trace"][0]["action"]["gas"], "0xef038", "{p}");
+}
+
+/// Every pass, traced or not, stops at the request's deadline (issue 43): the endless loop of
+/// `debug_traceCall` with gas 2^63−1 under `blockOverrides.gasLimit` 2^63−1 (on a Cancun
+/// node, and no gas cap) gets the timeout error, and with one worker the next trivial call is
+/// served. Before, the speculative untraced pass never looked at the deadline: the worker kept
+/// burning a core and the next call timed out too.
+#[test]
+fn an_untraced_pass_stops_at_the_deadline() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let serve = Serve::start(
+        node.url(),
+        &[
+            "--workers",
+            "1",
+            "--request-timeout",
+            "2",
+            "--rpc-gas-cap",
+            "0",
+        ],
+    );
+    let huge = "0x7fffffffffffffff";
+    let start = Instant::now();
+    let a = serve.post(&call(json!(1), "debug_traceCall", loop_call(huge, huge)));
+    let a_took = start.elapsed();
+    assert_eq!(answer_value(&a), timed_out(json!(1)), "{a}");
+    assert!(a_took < Duration::from_secs(2) + MARGIN, "{a_took:?}");
+    // The worker is free: a trivial call right after is served within its own deadline.
+    let b = serve.post(&call(
+        json!(2),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x5208"}, "latest", {"tracer": "callTracer"}]),
+    ));
+    let b_took = start.elapsed() - a_took;
+    let b = answer_value(&b);
+    assert_eq!(
+        b["result"]["type"], "CALL",
+        "the next call was not served: {b}"
+    );
+    eprintln!("the loop timed out after {a_took:?}; the next call answered {b_took:?} later");
+    assert!(b_took < Duration::from_secs(2), "{b_took:?}");
+}
+
+fn vm_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The kept-answer cache keeps no client junk (issue 43): 30 block traces whose options carry
+/// 4 MiB of an unknown member each are one kept answer, each a cache hit, and the server's
+/// memory stays where it was. Before, the raw options were the key: each request kept its
+/// 4 MiB (28 MB to 173 MB resident in a debug build).
+#[test]
+fn junk_trace_options_are_not_kept() {
+    let node = anvil::Anvil::start();
+    let (tx, _) = node.send_and_wait(json!({"to": node.sender(), "value": "0x1"}));
+    let block = node.receipt(tx)["blockNumber"].clone();
+    let serve = Serve::start(node.url(), &[]);
+    let first = serve.result(
+        "debug_traceBlockByNumber",
+        json!([block, {"tracer": "callTracer"}]),
+    );
+    let before = vm_rss_kib(serve.child.id());
+    for i in 0..30 {
+        let junk = format!("{i:02}").repeat(2 << 20);
+        let got = serve.result(
+            "debug_traceBlockByNumber",
+            json!([block, {"junk": junk, "tracer": "callTracer", "timeout": "10s"}]),
+        );
+        assert_eq!(got, first);
+    }
+    let after = vm_rss_kib(serve.child.id());
+    let log = serve.log_when(|l| l.matches("\"cacheHit\":true").count() >= 30);
+    assert_eq!(log.matches("\"cacheHit\":true").count(), 30, "{log}");
+    eprintln!(
+        "resident {} MiB before the 30 requests, {} MiB after",
+        before >> 10,
+        after >> 10
+    );
+    assert!(after < before + (64 << 10), "{before} KiB -> {after} KiB");
+}
+
+/// What a tracer records counts against the request's byte budget as it is recorded (issue
+/// 43): a 200k-gas call whose code CALLs with a 64 KiB input in a loop, under the callTracer
+/// with `--max-response` 64 MiB, is answered -32003 "response too large" as the recorded
+/// inputs pass the budget, the server staying under 150 MB at its peak. Before, every input
+/// was recorded first (over 150 MB of frames and text) and the answer refused only as it was
+/// written: 22 MB to 167 MB peak in a debug build.
+#[test]
+fn a_tracers_record_counts_against_the_byte_budget() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let serve = Serve::start(node.url(), &["--max-response", "67108864"]);
+    let code = "0x60006200ffff535b60006000620100006000600061dead5af150600756";
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x30d40"}, "latest",
+            {"tracer": "callTracer", "stateOverrides": {LOOP: {"code": code}}}]),
+    ));
+    let peak = vm_hwm_kib(serve.child.id());
+    assert_eq!(
+        answer_value(&a),
+        error_answer(json!(1), -32003, "response too large"),
+        "{}",
+        &a[..a.len().min(300)]
+    );
+    eprintln!("refused; the server's peak was {} MiB", peak >> 10);
+    assert!(peak < 150 << 10, "{peak} KiB");
+    // The next call is served as usual.
+    let b = answer_value(&serve.post(&call(
+        json!(2),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x5208"}, "latest", {"tracer": "callTracer"}]),
+    )));
+    assert_eq!(b["result"]["type"], "CALL", "{b}");
+}
+
+/// A muxTracer runs at most 64 tracers (issue 43: 2,000 JavaScript children cost 2.5 s and
+/// 265 MB on one call): 65 are refused with a JSON-RPC error naming the limit, before the node
+/// is asked anything (a mock node that knows only its chain id).
+#[test]
+fn a_mux_of_more_than_64_tracers_is_refused() {
+    let serve = Serve::start(&chain_id_node(), &[]);
+    let children: serde_json::Map<String, Value> = (0..65)
+        .map(|i| {
+            let source =
+                format!("{{result: function() {{ return {i}; }}, fault: function() {{}}}}");
+            (source, json!({}))
+        })
+        .collect();
+    let a = serve.post(&call(
+        json!(1),
+        "debug_traceCall",
+        json!([{"to": LOOP}, "latest", {"tracer": "muxTracer", "tracerConfig": children}]),
+    ));
+    assert_eq!(
+        answer_value(&a),
+        error_answer(
+            json!(1),
+            -32000,
+            "invalid tracerConfig for muxTracer: at most 64 tracers may run under muxTracer \
+             (nested ones included), got 65"
+        )
+    );
+}

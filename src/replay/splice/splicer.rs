@@ -313,6 +313,17 @@ impl<I> Beside<I> {
         }
     }
 
+    /// `inner` beside `splicer` where the chain has precompiles of its own ([`Splicer::active`]),
+    /// as an untraced pass runs it (`replay::apply`).
+    pub fn untraced(splicer: Splicer, inner: I) -> Self {
+        Beside {
+            splicer: splicer.active().then_some(splicer),
+            inner,
+            stop: crate::replay::cancel::Stop::current(),
+            plain: Default::default(),
+        }
+    }
+
     /// Hands the splicer's record to its [`Splice`] and returns the inner inspector.
     pub fn finish(self) -> I {
         if let Some(s) = self.splicer {
