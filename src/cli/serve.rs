@@ -68,10 +68,16 @@ pub struct ServeArgs {
     /// Allow listening on a non-loopback address without a token.
     #[arg(long)]
     pub insecure: bool,
-    /// Chains 1329/1328: which rules the upstream node runs (default: its web3_clientVersion
-    /// decides, as for `tx`).
+    /// Which rules the upstream node runs, as for `tx`: by default the node decides (chains
+    /// 1329/1328 by its web3_clientVersion; the OP stack by a Superchain preset's chain id, the
+    /// chain data or anvil's OP mode); also replays a chain chaintrace refuses, with a warning.
     #[arg(long, value_enum, value_name = "RULES")]
     pub chain_rules: Option<super::common::ChainRulesArg>,
+    /// Answer a replay that disagrees with its receipt (status, gasUsed, logs, L1-fee fields)
+    /// with its trace anyway; by default such a call gets a JSON-RPC error naming the
+    /// divergence, since its trace is not the chain's.
+    #[arg(long)]
+    pub allow_divergent: bool,
     /// A custom OP-stack chain the upstream serves: its op-geth genesis or chain config, or
     /// op-node rollup.json (as for `tx`).
     #[arg(long, value_name = "FILE")]
@@ -109,6 +115,7 @@ impl ServeArgs {
             max_response: self.max_response as usize,
             max_batch: self.max_batch as usize,
             rpc_gas_cap: self.rpc_gas_cap,
+            allow_divergent: self.allow_divergent,
             auth_token: self.auth_token.clone(),
             insecure: self.insecure,
             cache: self.state.cache(),

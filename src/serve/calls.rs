@@ -24,6 +24,8 @@ const TOO_LARGE_CODE: i64 = -32003;
 const TOO_LARGE: &str = "response too large";
 const CRASHED_CODE: i64 = -32603;
 const CRASHED: &str = "method handler crashed";
+/// A replay that failed its self-check (geth's generic server error).
+const DIVERGED_CODE: i64 = -32000;
 
 /// The least byte budget a traced call's work gets, however little of the response is left
 /// (a batch's later calls): the state it reads and the EVM's memory, not only its answer.
@@ -431,6 +433,20 @@ async fn traced(
             let result = match out.result {
                 // The upstream gave up at the deadline: the deadline's error.
                 Err(_) if Deadline::now() >= deadline => Err(timed_out()),
+                // A replay that disagrees with the chain's receipt is not the chain's trace.
+                Ok(_) if log.divergence.is_some() && !shared.cfg.allow_divergent => {
+                    let d = log.divergence.as_deref().unwrap_or_default();
+                    Err(scrub(
+                        shared,
+                        Fault::new(
+                            DIVERGED_CODE,
+                            format!(
+                                "the replay differs from the chain's receipt ({d}), so its trace \
+                                 is not the chain's; serve --allow-divergent answers it anyway"
+                            ),
+                        ),
+                    ))
+                }
                 r => r.map_err(|f| scrub(shared, f)),
             };
             (result, Some(log))

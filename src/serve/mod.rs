@@ -92,6 +92,9 @@ pub struct ServeConfig {
     pub max_batch: usize,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub rpc_gas_cap: u64,
+    /// Answer a replay that failed its self-check with its trace (`--allow-divergent`);
+    /// otherwise with an error naming the divergence.
+    pub allow_divergent: bool,
     pub auth_token: Option<String>,
     pub insecure: bool,
     pub cache: Option<Cache>,

@@ -1577,3 +1577,50 @@ fn a_mux_of_more_than_64_tracers_is_refused() {
         )
     );
 }
+
+/// A replay that fails its self-check is not the chain's trace: `serve` answers it with a
+/// JSON-RPC error naming the divergence, and with the trace only under `--allow-divergent`.
+/// The divergence is real: the proxy leaves the block's first transaction (a write the second
+/// reads) out of the listing, as chain 1329's node leaves out Cosmos transactions, so the
+/// second replayed from the block's start (state from the RPC path) uses other gas.
+#[test]
+fn a_divergent_replay_is_an_error_unless_allowed() {
+    let a = anvil::Anvil::start();
+    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
+    let c = "0x000000000000000000000000000000000000c0de";
+    a.rpc(
+        "anvil_setCode",
+        json!([c, "0x36600b57600054600155005b600560005500"]),
+    );
+    let other = a.accounts()[1];
+    let hashes = a.send_in_one_block(vec![
+        json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}),
+        json!({"to": c, "gas": "0x20000"}),
+    ]);
+    let hidden = format!("{:?}", hashes[0]);
+    let p = proxy::Proxy::start(a.url(), &["--hide-tx", &hidden]);
+    let body = call(json!(1), "debug_traceTransaction", json!([hashes[1], {}]));
+    let strict = Serve::start(&p.url, &["--state-source", "rpc"]);
+    let (status, text) = strict.post_with(&body, &[]);
+    assert_eq!(status, 200);
+    let v = answer_value(&text);
+    assert_eq!(v["error"]["code"], json!(-32000), "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(&format!(
+            "the replay differs from the chain's receipt ({:?}: gasUsed: replay",
+            hashes[1]
+        )) && message.ends_with(
+            "so its trace is not the chain's; serve --allow-divergent answers it anyway"
+        ),
+        "{message}"
+    );
+    assert!(v.get("result").is_none(), "{v}");
+    let allowed = Serve::start(&p.url, &["--state-source", "rpc", "--allow-divergent"]);
+    let v = answer_value(&allowed.post_with(&body, &[]).1);
+    // The struct logger's trace of the replay, with the replay's gas (not the receipt's).
+    assert!(v["result"]["structLogs"].is_array(), "{v}");
+    assert_eq!(v["result"]["gas"], json!(25321), "{v}");
+    let log = allowed.log_when(|l| l.contains("selfCheck"));
+    assert!(log.contains("\"selfCheck\":\"FAILED: "), "{log}");
+}
