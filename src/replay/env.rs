@@ -150,6 +150,9 @@ impl EvmEnv {
     /// gas price is allowed under any base fee.
     pub fn for_call(mut self, gas_price: u128) -> Self {
         self.cfg.disable_nonce_check = true;
+        // geth runs a call in a gas pool of its own (`core.GasPool` of MaxUint64 in `doCall`):
+        // a gas above the block's limit is no error there (the RPC gas cap bounds it instead).
+        self.cfg.disable_block_gas_limit = true;
         if gas_price == 0 {
             self.cfg.disable_base_fee = true;
         }

@@ -239,3 +239,30 @@ fn a_call_resolves_its_block_once_header_only() {
         run.stderr
     );
 }
+
+/// A call's gas may exceed the block's gas limit, as in geth (`doCall` gives a call a gas pool of
+/// its own; the RPC gas cap, not the block, bounds it): 12M gas in a block of 10M runs (below
+/// Osaka's per-transaction cap of 2^24).
+#[test]
+fn a_call_may_use_more_gas_than_its_block_holds() {
+    let s = anvil::scenario();
+    let sink = format!("{:?}", s.addr("Sink"));
+    let run = chaintrace(&[
+        "call",
+        "--to",
+        &sink,
+        "--value",
+        "1",
+        "--gas",
+        "12000000",
+        "--block-override",
+        r#"{"gasLimit":"0x989680"}"#,
+        "--rpc-url",
+        &s.url,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["gas"], json!("0xb71b00"), "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+}
