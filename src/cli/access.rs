@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use alloy_primitives::{Address, U256};
-use chaintrace::names::layout::candidate_keys;
 use chaintrace::names::Names;
 
 use chaintrace::render::json::write_json;
-use chaintrace::replay::access::{trace_access, Access};
+use chaintrace::replay::access::{trace_access_keyed, Access, Preimages};
 use chaintrace::replay::mined::Mined;
 use clap::Args;
 use comfy_table::ContentArrangement;
@@ -100,11 +99,13 @@ pub fn render_table(
 }
 
 impl AccessArgs {
-    /// Slot names from the storage layouts of matching artifacts (`--abi`, the project).
+    /// Slot names from the storage layouts of matching artifacts (`--abi`, the project), keys
+    /// exact from the run's KECCAK256 `preimages`.
     fn slot_names(
         &self,
         rows: &[Access],
         mined: &Mined,
+        preimages: &Preimages,
     ) -> Result<HashMap<(Address, U256), String>, CliError> {
         let cwd = std::env::current_dir().ok();
         let discover = if self.no_project {
@@ -116,26 +117,10 @@ impl AccessArgs {
             Names::load(&self.abi, &[], discover).map_err(|e| CliError::input(e.to_string()))?;
         let slots: Vec<(Address, U256)> = rows
             .iter()
+            .filter(|r| !r.transient)
             .filter_map(|r| r.slot.map(|s| (r.address, s)))
             .collect();
-        let mut accounts: Vec<Address> = rows.iter().map(|r| r.address).collect();
-        let field = |k: &str| {
-            mined
-                .tx_json
-                .get(k)
-                .and_then(|v| v.as_str())
-                .and_then(|s| s.parse::<Address>().ok())
-        };
-        accounts.extend(field("from"));
-        accounts.extend(field("to"));
-        let input = mined
-            .tx_json
-            .get("input")
-            .and_then(|v| v.as_str())
-            .and_then(|s| alloy_primitives::hex::decode(s).ok())
-            .unwrap_or_default();
-        let keys = candidate_keys(accounts, &input);
-        Ok(names.slot_names(&mined.snapshot, &slots, &keys))
+        Ok(names.slot_names(&mined.snapshot, &slots, preimages))
     }
 
     pub fn run(&self) -> Result<u8, CliError> {
@@ -161,15 +146,17 @@ impl AccessArgs {
         }
         let cache = self.state.cache();
         let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-        let (rows, outcome) = mined.run(&source, cache.as_ref(), |db, env, tx, _| {
-            trace_access(db, env, tx)
-        })?;
+        let ((rows, preimages), outcome) =
+            mined.run(&source, cache.as_ref(), |db, env, tx, _| {
+                trace_access_keyed(db, env, tx)
+                    .map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
+            })?;
         let mut out = std::io::BufWriter::new(stdout.lock());
         if self.json {
             write_json(&mut out, &rows)?;
             writeln!(out)?;
         } else {
-            let names = self.slot_names(&rows, &mined)?;
+            let names = self.slot_names(&rows, &mined, &preimages)?;
             render_table(&rows, &names, &mut out)?;
         }
         out.flush()?;

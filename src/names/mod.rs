@@ -300,28 +300,29 @@ impl Names {
     }
 
     /// Names of storage slots for the access table: for each contract whose code matches an
-    /// artifact with a `storageLayout`, the named slots among `slots`, mapping keys guessed from
-    /// `keys` (see [`layout`]).
+    /// artifact with a `storageLayout`, the slots among `slots` its layout names, mapping keys
+    /// and array indices exact from the run's KECCAK256 `preimages` (see [`layout`]).
     pub fn slot_names(
         &self,
         state: &StateSnapshot,
         slots: &[(Address, alloy_primitives::U256)],
-        keys: &[alloy_primitives::B256],
+        preimages: &crate::replay::access::Preimages,
     ) -> std::collections::HashMap<(Address, alloy_primitives::U256), String> {
         let mut out = std::collections::HashMap::new();
-        let mut per_contract: BTreeMap<Address, std::collections::HashMap<_, _>> = BTreeMap::new();
+        let mut layouts: BTreeMap<Address, Option<&serde_json::Value>> = BTreeMap::new();
         for (addr, slot) in slots {
-            let names = per_contract.entry(*addr).or_insert_with(|| {
+            let layout = *layouts.entry(*addr).or_insert_with(|| {
                 code_of(state, addr)
                     .and_then(|c| self.artifact_for_code(&c))
                     .and_then(|a| a.storage_layout.as_ref())
-                    .map(|l| layout::slot_names(l, keys))
-                    .unwrap_or_default()
             });
-            let name = names
-                .get(slot)
-                .cloned()
-                .or_else(|| layout::array_element(names, *slot));
+            // A contract with a layout whose slot its derivation does not name is marked raw:
+            // its key was not hashed in this run, and none is guessed.
+            let name = layout.map(|l| {
+                layout::exact_name(l, *slot, preimages).unwrap_or_else(|| {
+                    "(raw: not named by its layout from this run's hashes)".into()
+                })
+            });
             if let Some(n) = name {
                 out.insert((*addr, *slot), n);
             }

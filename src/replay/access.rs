@@ -10,13 +10,14 @@
 use crate::trace::Ctx;
 use std::collections::{BTreeMap, BTreeSet};
 
-use alloy_primitives::{Address, U256};
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use revm::bytecode::opcode::{
-    BALANCE, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, SELFBALANCE, SELFDESTRUCT, SLOAD, SSTORE,
-    TLOAD, TSTORE,
+    BALANCE, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, KECCAK256, SELFBALANCE, SELFDESTRUCT, SLOAD,
+    SSTORE, TLOAD, TSTORE,
 };
 use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::interpreter_types::Jumps;
+use revm::interpreter::interpreter_types::MemoryTr;
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
 use revm::{Database, DatabaseCommit, InspectEvm, Inspector, MainBuilder};
 use serde::Serialize;
@@ -78,6 +79,78 @@ pub struct AccessTracer {
     items: BTreeMap<(Address, Target), Item>,
     frames: Vec<usize>,
     next_frame: usize,
+    /// KECCAK256 inputs of 32 to [`MAX_PREIMAGE`] bytes, by hash: where a mapping entry's or a
+    /// dynamic array's slot came from (a key and the base slot, or the base slot alone).
+    preimages: BTreeMap<B256, Bytes>,
+}
+
+/// The longest KECCAK256 input kept as a slot's preimage: a mapping key of up to 4 KiB (a
+/// `string` or `bytes` key) and the base slot.
+const MAX_PREIMAGE: u64 = 4096 + 32;
+
+/// How far past a keccak256 output a slot may lie and still be read as derived from it: a
+/// struct's member in a mapping's value, an element of a dynamic array (or a long string's
+/// data word).
+pub const MAX_SLOT_OFFSET: u64 = 1 << 32;
+
+/// KECCAK256 preimages seen by a run, by hash.
+pub type Preimages = BTreeMap<B256, Bytes>;
+
+/// One derivation on the way from a variable's slot to a storage slot: `off` slots past
+/// `keccak256(key . base)` (a mapping entry: `key` is the key as hashed) or past
+/// `keccak256(base)` (`key` is `None`: a dynamic array's elements or a long `bytes`/`string`'s
+/// data).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotStep {
+    pub key: Option<Bytes>,
+    pub off: U256,
+}
+
+/// How `slot` was derived from the preimages a run hashed: the slot it starts from (a
+/// variable's, or a member's of a struct there) and each derivation after it, outermost first.
+/// A slot whose preimage the run did not see starts and ends at itself: nothing is guessed.
+pub fn slot_path(slot: U256, preimages: &Preimages) -> (U256, Vec<SlotStep>) {
+    let mut steps = Vec::new();
+    let mut at = slot;
+    // Each step goes to a smaller base in practice; the bound keeps a cycle of hashes finite.
+    for _ in 0..16 {
+        let Some((hash, pre)) = derived_from(at, preimages) else {
+            break;
+        };
+        let (key, base) = pre.split_at(pre.len() - 32);
+        steps.push(SlotStep {
+            key: (!key.is_empty()).then(|| Bytes::copy_from_slice(key)),
+            off: at - hash,
+        });
+        at = U256::from_be_slice(base);
+    }
+    steps.reverse();
+    (at, steps)
+}
+
+/// The preimage whose hash `slot` lies at or closest after, within [`MAX_SLOT_OFFSET`].
+fn derived_from(slot: U256, preimages: &Preimages) -> Option<(U256, &Bytes)> {
+    let at = B256::from(slot.to_be_bytes::<32>());
+    let (hash, pre) = preimages.range(..=at).next_back()?;
+    let hash = U256::from_be_bytes(hash.0);
+    (slot - hash < U256::from(MAX_SLOT_OFFSET)).then_some((hash, pre))
+}
+
+/// Keeps the preimages on the derivation of some slot in `slots` ([`slot_path`]): what
+/// explains the slots a run touched, and nothing it hashed for other reasons.
+pub fn keep_explaining(preimages: &mut Preimages, slots: impl IntoIterator<Item = U256>) {
+    let mut used = BTreeSet::new();
+    for slot in slots {
+        let mut at = slot;
+        for _ in 0..16 {
+            let Some((hash, pre)) = derived_from(at, preimages) else {
+                break;
+            };
+            used.insert(B256::from(hash.to_be_bytes::<32>()));
+            at = U256::from_be_slice(&pre[pre.len() - 32..]);
+        }
+    }
+    preimages.retain(|h, _| used.contains(h));
 }
 
 fn word_to_address(w: &U256) -> Address {
@@ -117,6 +190,19 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         };
         let me = interp.input.target_address;
         let code = interp.input.bytecode_address.unwrap_or(me);
+        if op == KECCAK256 {
+            let size = stack.len().checked_sub(2).map(|i| stack[i]);
+            if size.is_some_and(|n| n >= U256::from(32) && n <= U256::from(MAX_PREIMAGE)) {
+                let len = interp.memory.size();
+                let memory = interp.memory.slice(0..len);
+                let offset = top.saturating_to::<u64>().min(i64::MAX as u64) as i64;
+                let size = size.unwrap_or_default().to::<u64>() as i64;
+                if let Some(pre) = crate::trace::keccak::memory_copy_padded(&memory, offset, size) {
+                    self.preimages.insert(keccak256(&pre), pre.into());
+                }
+            }
+            return;
+        }
         match op {
             SLOAD => self.note(me, Target::Slot(top), false, code),
             SSTORE => self.note(me, Target::Slot(top), true, code),
@@ -184,6 +270,16 @@ pub fn trace_access(
     env: &EvmEnv,
     tx: &ReplayTx,
 ) -> Result<(Vec<Access>, TxOutcome), ReplayError> {
+    trace_access_keyed(db, env, tx).map(|(rows, _, outcome)| (rows, outcome))
+}
+
+/// [`trace_access`], with the KECCAK256 preimages that explain its storage slots
+/// ([`keep_explaining`]): the exact mapping keys and array indices that name them.
+pub fn trace_access_keyed(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+) -> Result<(Vec<Access>, Preimages, TxOutcome), ReplayError> {
     let mut tracer = AccessTracer::default();
     // The sender always pays (nonce, fee) and the recipient is always looked up.
     tracer.note(tx.sender, Target::Account, true, tx.sender);
@@ -272,5 +368,10 @@ pub fn trace_access(
         rows.push(row);
     }
     db.commit(state);
-    Ok((rows, outcome))
+    let mut preimages = tracer.preimages;
+    keep_explaining(
+        &mut preimages,
+        rows.iter().filter(|r| !r.transient).filter_map(|r| r.slot),
+    );
+    Ok((rows, preimages, outcome))
 }

@@ -47,7 +47,7 @@ impl KeccakPreimageTracer {
 
 /// geth's `GetMemoryCopyPadded` (eth/tracers/internal/util.go) with its int64 arithmetic:
 /// `None` where geth returns an error (and the preimage is skipped).
-pub(super) fn memory_copy_padded(m: &[u8], offset: i64, size: i64) -> Option<Vec<u8>> {
+pub(crate) fn memory_copy_padded(m: &[u8], offset: i64, size: i64) -> Option<Vec<u8>> {
     if offset < 0 || size < 0 {
         return None;
     }
