@@ -432,6 +432,18 @@ impl Model {
         }
     }
 
+    /// Whether any step of the transaction stops at breakpoint `b` alone.
+    pub fn reaches(&mut self, b: &Breakpoint) -> bool {
+        let others = std::mem::replace(&mut self.breakpoints, vec![b.clone()]);
+        let mut hit = false;
+        self.breakpoint_hits(|_| {
+            hit = true;
+            false
+        });
+        self.breakpoints = others;
+        hit
+    }
+
     /// The next step (after `i`) at a breakpoint, or the previous one.
     pub fn breakpoint(&self, i: usize, forward: bool) -> Option<usize> {
         let mut found = None;

@@ -255,3 +255,48 @@ fn code_the_optimizer_shares_is_not_a_line_of_its_own() {
     s.model.breakpoints = vec![Breakpoint::parse(&format!("Helpers.sol:{require}")).unwrap()];
     assert_eq!(s.model.breakpoint(0, true), None);
 }
+
+/// Esc in the help overlay closes it and leaves the debugger open (issue 46: it quit).
+#[test]
+fn esc_closes_the_help_overlay_without_quitting() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = session();
+    let mut app = super::ui::App::new();
+    let press = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    app.key(&mut s, press(KeyCode::Char('?')));
+    assert!(app.help);
+    app.key(&mut s, press(KeyCode::Esc));
+    assert!(!app.help && !app.quit);
+    app.key(&mut s, press(KeyCode::Esc));
+    assert!(app.quit);
+}
+
+/// A breakpoint nothing in the transaction reaches is said so when it is set (issue 46: it was
+/// accepted silently); one that is reached is set plainly.
+#[test]
+fn a_breakpoint_nothing_reaches_is_said_so() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = session();
+    let mut app = super::ui::App::new();
+    let mut type_in = |app: &mut super::ui::App, text: &str| {
+        app.key(
+            &mut s,
+            KeyEvent::new(KeyCode::Char('B'), KeyModifiers::NONE),
+        );
+        for c in text.chars() {
+            app.key(&mut s, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        app.key(&mut s, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        app.message.clone()
+    };
+    assert_eq!(
+        type_in(&mut app, "noSuchFunction"),
+        "breakpoint noSuchFunction() set, but no step of this transaction reaches it: check the \
+         function name or FILE:LINE"
+    );
+    let line = line("Helpers.sol", "revert Custom(code, msg.sender");
+    assert_eq!(
+        type_in(&mut app, &format!("Helpers.sol:{line}")),
+        format!("breakpoint Helpers.sol:{line} set")
+    );
+}

@@ -94,8 +94,10 @@ impl App {
         let m = &s.model;
         let i = self.step;
         self.message.clear();
-        self.help = false;
+        let helping = std::mem::take(&mut self.help);
         self.step = match key.code {
+            // Esc closes the help overlay; only q (or Esc with nothing open) quits.
+            KeyCode::Esc if helping => i,
             KeyCode::Char('q') | KeyCode::Esc => {
                 self.quit = true;
                 i
@@ -146,13 +148,19 @@ impl App {
     }
 
     fn toggle(&mut self, s: &mut Session, b: Breakpoint) {
-        let bps = &mut s.model.breakpoints;
-        if let Some(k) = bps.iter().position(|x| *x == b) {
-            bps.remove(k);
+        if let Some(k) = s.model.breakpoints.iter().position(|x| *x == b) {
+            s.model.breakpoints.remove(k);
             self.message = format!("breakpoint {b} removed");
-        } else {
+        } else if s.model.reaches(&b) {
             self.message = format!("breakpoint {b} set");
-            bps.push(b);
+            s.model.breakpoints.push(b);
+        } else {
+            // Kept (the user may mean it), but never silently: nothing here reaches it.
+            self.message = format!(
+                "breakpoint {b} set, but no step of this transaction reaches it: check the \
+                 function name or FILE:LINE"
+            );
+            s.model.breakpoints.push(b);
         }
     }
 
