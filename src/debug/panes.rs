@@ -253,8 +253,24 @@ pub fn return_data(s: &Session, v: &StepView) -> Vec<Line<'static>> {
         v.return_data.len(),
         hex::encode(&v.return_data[..v.return_data.len().min(96)])
     ))];
-    if let Some(r) = s.decoder.describe_revert(&v.return_data) {
-        out.push(Line::from(format!("as revert data: {r}")));
+    // Read as revert data only when the call that left it reverted: a successful call's
+    // output (a returned 0, say) is no error.
+    let frames = &s.model.log.frames;
+    let here = v.open.last().map(|o| o.frame);
+    let last_call = frames
+        .iter()
+        .filter(|f| f.parent.is_some() && f.parent == here && f.end_step <= v.step)
+        .max_by_key(|f| f.end_step);
+    match last_call {
+        Some(f) if f.result.is_ok() => out.push(Line::styled(
+            "returned by the last call (it succeeded)",
+            dim(),
+        )),
+        _ => {
+            if let Some(r) = s.decoder.describe_revert(&v.return_data) {
+                out.push(Line::from(format!("as revert data: {r}")));
+            }
+        }
     }
     out
 }

@@ -300,3 +300,67 @@ fn a_breakpoint_nothing_reaches_is_said_so() {
         format!("breakpoint Helpers.sol:{line} set")
     );
 }
+
+/// A successful call's output is not read as revert data (issue 46: a returned 0 showed as
+/// `custom error 0x00000000`): A calls B, which returns 32 zero bytes; at A's next step the
+/// return data pane says it came back from a call that succeeded.
+#[test]
+fn a_successful_calls_output_is_no_revert() {
+    use crate::source::{AccountData, StateSnapshot};
+    use alloy_primitives::{address, Bytes, U256};
+    let (from, a, b) = (
+        address!("00000000000000000000000000000000000000f0"),
+        address!("00000000000000000000000000000000000000aa"),
+        address!("00000000000000000000000000000000000000bb"),
+    );
+    let mut snapshot = StateSnapshot::complete();
+    let account = |code: &str| AccountData {
+        balance: U256::from(10u64.pow(18)),
+        nonce: 1,
+        code: alloy_primitives::hex::decode(code).unwrap().into(),
+    };
+    snapshot.insert_account(from, account(""));
+    // CALL(gas, B, 0, 0, 0, 0, 32), POP, STOP.
+    snapshot.insert_account(
+        a,
+        account(&format!(
+            "602060006000600060007300{}5af15000",
+            "0".repeat(36) + "bb"
+        )),
+    );
+    // RETURN(0, 32): a uint256 0.
+    snapshot.insert_account(b, account("60206000f3"));
+    let fx = Fixture::load(&format!("{ROOT}/fixtures/reverted-nested.json")).unwrap();
+    let target = Target {
+        env: fixture_env(&fx, None).for_call(0),
+        tx: crate::source::chain_data::ReplayTx::simulated(
+            from,
+            Some(a),
+            Bytes::new(),
+            U256::ZERO,
+            100_000,
+            0,
+        ),
+        snapshot,
+        pre: Default::default(),
+        index: None,
+    };
+    let names = Names::load(&[], &[], None).unwrap();
+    let s = Session::open(target, &names, names.decoder(), "call".into()).unwrap();
+    let pop = (0..s.model.len())
+        .find(|&i| s.model.log.op(i) == revm::bytecode::opcode::POP)
+        .unwrap();
+    let v = s.view(pop).unwrap();
+    assert_eq!(v.return_data.len(), 32);
+    let text: Vec<String> = panes::return_data(&s, &v)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(
+        text,
+        [
+            format!("32 bytes: 0x{}", "00".repeat(32)),
+            "returned by the last call (it succeeded)".to_string()
+        ]
+    );
+}
