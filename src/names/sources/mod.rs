@@ -157,6 +157,40 @@ impl CodeMap {
         Some((file, file.function_at(e.start as usize)?))
     }
 
+    /// The fallback or receive function of this contract (or its bases) whose code holds
+    /// offset `at` of `file`, directly or in a modifier its declaration invokes (the one
+    /// function of the contract nearest in the lineage that does; none when two do).
+    fn entry_point_at<'a>(
+        &'a self,
+        file: &'a Arc<SourceFile>,
+        at: usize,
+    ) -> Option<(&'a Arc<SourceFile>, &'a FnSpan)> {
+        let g = file.function_at(at)?;
+        let lineage = self.lineage();
+        let rank = |f: &FnSpan| lineage.iter().position(|c| *c == f.contract);
+        let entry = |f: &FnSpan| !f.modifier && matches!(f.name.as_str(), "fallback" | "receive");
+        if !g.modifier {
+            return (entry(g) && rank(g).is_some()).then_some((file, g));
+        }
+        let mut invoking: Vec<(usize, (&Arc<SourceFile>, &FnSpan))> = self
+            .unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .filter(|(_, f)| entry(f))
+            .filter(|(ffile, f)| {
+                ctor::header(ffile, f).is_some_and(|h| ctor::invoked_in(h, &g.name).is_some())
+            })
+            .filter_map(|(ffile, f)| Some((rank(f)?, (ffile, f))))
+            .collect();
+        invoking.sort_by_key(|(r, _)| *r);
+        match invoking[..] {
+            [(_, one)] => Some(one),
+            [(a, one), (b, _), ..] if a < b => Some(one),
+            _ => None,
+        }
+    }
+
     /// The file a level ran in, when it was edited since the build.
     fn changed_file_of(&self, level: &Level) -> Option<&Arc<SourceFile>> {
         let by_entry = level
@@ -487,7 +521,17 @@ impl CodeMap {
                 out.extend(self.constructor_entries(span_of(k, level)));
                 continue;
             }
-            let Some((file, f)) = self.function_of(level) else {
+            // The dispatcher runs a fallback or receive function inline (no JUMP enters it):
+            // its level is that function when its point lies there, or in a modifier it invokes.
+            let entry_point = || {
+                let (sfile, e) = span_of(k, level)?;
+                self.entry_point_at(sfile, e.start as usize)
+            };
+            let found = match level.entered {
+                None => entry_point(),
+                Some(_) => self.function_of(level),
+            };
+            let Some((file, f)) = found else {
                 // In a file edited since the build the function is not known either: the
                 // entry says where, and why nothing more is shown (once for a run of them).
                 if let Some(file) = self.changed_file_of(level) {
