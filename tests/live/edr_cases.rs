@@ -229,6 +229,53 @@ fn edr_proxy_fallback_frame() {
     );
 }
 
+/// Value sent to a public state variable's getter, which is not payable: the failure is the
+/// getter's, at the variable's declaration (EDR's FUNCTION_NOT_PAYABLE_ERROR).
+fn funds_to_getter(case: &str, signature: &str) {
+    let f = run_case(case);
+    let [e] = &f.expected[..] else {
+        panic!("{case}: one entry expected")
+    };
+    assert_eq!(e["type"], "FUNCTION_NOT_PAYABLE_ERROR");
+    let value = e["value"].as_u64().unwrap();
+    // The declaration, from its type: `uint[] public a;`.
+    let text = std::fs::read_to_string(case_dir(case).join("c.sol")).unwrap();
+    let decl = at(
+        case,
+        text.lines()
+            .find(|l| l.contains(" public a;"))
+            .unwrap()
+            .trim(),
+    );
+    let first = f.tree.lines().next().unwrap();
+    assert!(
+        first.contains(&format!(
+            "✗ execution reverted (`{signature}` is not payable but was sent {value} wei)"
+        )) && first.ends_with(&format!(" at {decl}")),
+        "{case}:\n{}",
+        f.tree
+    );
+    assert_stack(case, &f, &[format!("at C.a ({decl})")]);
+}
+
+#[test]
+fn edr_funds_to_public_array_getter() {
+    funds_to_getter("funds-to-public-array-access", "a(uint256)");
+}
+
+#[test]
+fn edr_funds_to_public_mapping_getter() {
+    funds_to_getter("funds-to-public-mapping-access", "a(uint256)");
+}
+
+#[test]
+fn edr_funds_to_public_nested_mapping_getter() {
+    funds_to_getter(
+        "funds-to-public-multiple-mapping-access",
+        "a(uint256,uint8,int256)",
+    );
+}
+
 /// A receive function's modifier calls a private function that reverts: the receive function
 /// (at its declaration, where it invokes the modifier), the modifier at its call, the private
 /// function at its `require`.
