@@ -24,6 +24,11 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The build with the optimizer off (EDR's default) and the build under EDR's viaIR
+/// configuration (Yul optimizer steps `u`).
+const LEGACY: &str = "solc-output.json";
+const VIA_IR: &str = "solc-output-viair.json";
+
 /// `file:line:column` of the first occurrence of `needle` in the case's `c.sol`.
 fn at(case: &str, needle: &str) -> String {
     let text = std::fs::read_to_string(case_dir(case).join("c.sol")).unwrap();
@@ -42,6 +47,7 @@ struct Failed {
     expected: Vec<Value>,
     /// The addresses of the contracts the case deployed, in order.
     deployed: Vec<Address>,
+    build: String,
 }
 
 /// One ABI word of a `test.json` parameter (the cases use small integers and booleans).
@@ -56,11 +62,12 @@ fn word(v: &Value) -> [u8; 32] {
 
 /// Runs the case's transactions on a fresh anvil as EDR's `test.json` lists them: deployments
 /// (`file`, `contract`), then calls (`to`: the index of a deployment; `function` and `params`
-/// or raw `data`; `value`). The one transaction with a `stackTrace` must fail; it is traced.
-fn run_case(case: &str) -> Failed {
+/// or raw `data`; `value`). The one transaction with a `stackTrace` must fail; it is traced
+/// with `build` (one of the case's outputs) as `--abi`.
+fn run_case(case: &str, build: &str) -> Failed {
     let dir = case_dir(case);
     let test = read_json(&dir.join("test.json"));
-    let out = read_json(&dir.join("solc-output.json"));
+    let out = read_json(&dir.join(build));
     let anvil = Anvil::start();
     let mut deployed: Vec<(Address, String)> = Vec::new();
     let mut failed = None;
@@ -112,7 +119,7 @@ fn run_case(case: &str) -> Failed {
         };
         assert_eq!(r["status"], "0x0", "{case}: expected a failure, got {r}");
         let hash = format!("{h:?}");
-        let output = dir.join("solc-output.json");
+        let output = dir.join(build);
         let run = run::cmd(&[
             "tx",
             &hash,
@@ -135,6 +142,7 @@ fn run_case(case: &str) -> Failed {
         tree,
         expected,
         deployed: deployed.into_iter().map(|(a, _)| a).collect(),
+        build: build.to_string(),
     }
 }
 
@@ -193,19 +201,21 @@ fn assert_stack(case: &str, f: &Failed, lines: &[String]) {
     assert_eq!(
         frames,
         edr_frames(&f.expected),
-        "{case}: not EDR's frames:\n{}",
+        "{case} ({}): not EDR's frames:\n{}",
+        f.build,
         f.tree
     );
-    assert_eq!(got, lines, "{case}:\n{}", f.tree);
+    assert_eq!(got, lines, "{case} ({}):\n{}", f.build, f.tree);
 }
 
 /// A proxy's fallback creates its implementation and delegates to it from an internal
 /// function's assembly: the fallback is a frame at its call of `forward`, though no JUMP marks
-/// an entry into it (the dispatcher runs it inline).
+/// an entry into it (the dispatcher runs it inline). Legacy build only: under viaIR chaintrace
+/// places `forward` at its declaration (line 17), not at the `delegatecall` (EDR's line 19).
 #[test]
 fn edr_proxy_fallback_frame() {
     let case = "proxy";
-    let f = run_case(case);
+    let f = run_case(case, LEGACY);
     assert_eq!(f.expected.last().unwrap()["message"], "D failed");
     assert!(
         f.tree.contains("reverted: Error(\"D failed\") at "),
@@ -232,7 +242,13 @@ fn edr_proxy_fallback_frame() {
 /// Value sent to a public state variable's getter, which is not payable: the failure is the
 /// getter's, at the variable's declaration (EDR's FUNCTION_NOT_PAYABLE_ERROR).
 fn funds_to_getter(case: &str, signature: &str) {
-    let f = run_case(case);
+    for build in [LEGACY, VIA_IR] {
+        funds_to_getter_in(case, signature, build);
+    }
+}
+
+fn funds_to_getter_in(case: &str, signature: &str, build: &str) {
+    let f = run_case(case, build);
     let [e] = &f.expected[..] else {
         panic!("{case}: one entry expected")
     };
@@ -278,11 +294,19 @@ fn edr_funds_to_public_nested_mapping_getter() {
 
 /// A receive function's modifier calls a private function that reverts: the receive function
 /// (at its declaration, where it invokes the modifier), the modifier at its call, the private
-/// function at its `require`.
+/// function at its `require` — with the optimizer off and under viaIR, where the modifier is a
+/// function of its own whose JUMP into the private function the map spans as the whole
+/// modifier.
 #[test]
 fn edr_modifier_calling_a_private_function() {
     let case = "modifier-private-method";
-    let f = run_case(case);
+    for build in [LEGACY, VIA_IR] {
+        modifier_calling_a_private_function(case, build);
+    }
+}
+
+fn modifier_calling_a_private_function(case: &str, build: &str) {
+    let f = run_case(case, build);
     assert!(
         f.tree.contains("reverted: Error(\"I'm reverted\") at "),
         "{}",

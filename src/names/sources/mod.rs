@@ -413,6 +413,15 @@ impl CodeMap {
         self.span_in(file, start, len)
     }
 
+    /// Whether span `e` of `file` is the whole of the function `level` runs.
+    fn whole_function(&self, level: &Level, file: &Arc<SourceFile>, e: SrcEntry) -> bool {
+        self.function_of(level).is_some_and(|(ffile, f)| {
+            Arc::ptr_eq(file, ffile)
+                && e.start as usize == f.start
+                && e.len as usize == f.end - f.start
+        })
+    }
+
     /// The declaration of `level`'s function, as a span: where a level is placed when the map
     /// gives a line of another function and the text cannot decide between two calls.
     fn declaration_span(&self, level: &Level) -> Option<(&Arc<SourceFile>, SrcEntry)> {
@@ -488,6 +497,11 @@ impl CodeMap {
                 .collect();
             let found = self.innermost(level, &before);
             match found {
+                // The whole function as the span (viaIR gives a modifier's JUMP into the next
+                // function so): the one call its text makes to the next says more.
+                Some((file, e)) if self.whole_function(level, file, e) => {
+                    self.call_in_body(level, &levels[k + 1]).or(found)
+                }
                 Some((file, e)) if !self.fits(level, file, e) => {
                     if let Some(one) = self.call_in_body(level, &levels[k + 1]) {
                         return Some(one);
@@ -553,7 +567,9 @@ impl CodeMap {
             // A modifier's code runs inlined in the function: it is its own line, and the
             // function is at its signature (where the modifier is invoked).
             let modifier = span.and_then(|(mfile, e)| {
-                let m = mfile.function_at(e.start as usize).filter(|m| m.modifier)?;
+                let m = mfile
+                    .function_at(e.start as usize)
+                    .filter(|m| m.modifier && !(Arc::ptr_eq(mfile, file) && m.start == f.start))?;
                 Some((m, mfile.locate(e.start as usize, e.len as usize)?))
             });
             let location = match &modifier {
