@@ -9,6 +9,10 @@
 #       Vault.sol with OpenZeppelin Contracts 5.4.0 (npm), legacy codegen: a realistic project
 #   tests/contracts/oz/solc-output-viair.json  the same with viaIR
 #   tests/contracts/oz/solc-output-fixed.json  VaultFixed.sol: that vault fixed, built alone
+#   tests/contracts/edr/<case>/solc-output.json
+#       cases of EDR's (Hardhat's) Solidity stack-trace suite, each c.sol built alone with the
+#       optimizer off, EDR's default (tests/live/edr_cases.rs; provenance in the README there)
+#   tests/contracts/edr/<case>/solc-output-viair.json  the same under EDR's viaIR configuration
 #   tests/contracts/uniswap-v3-core/solc-output.json
 #       Uniswap v3 core at its v1.0.0 tag (the files the tests deploy), built as Uniswap builds
 #       it (hardhat.config.ts: solc 0.7.6, optimizer 800 runs, bytecodeHash none, Hardhat's
@@ -68,10 +72,15 @@ const input = {
   language: "Solidity",
   sources,
   settings: {
-    optimizer: { enabled: true, runs: Number(runs) },
+    // "off": the optimizer disabled, as EDR's stack-trace suite compiles by default; viaIR
+    // "edr": viaIR with the Yul optimizer's steps cut to "u", EDR's viaIR configuration.
+    optimizer: runs === "off" ? { enabled: false } : {
+      enabled: true, runs: Number(runs),
+      ...(viaIR === "edr" ? { details: { yulDetails: { optimizerSteps: "u" } } } : {}),
+    },
     evmVersion,
     // "none": a compiler older than the viaIR setting (0.7.6 refuses the key).
-    ...(viaIR === "none" ? {} : { viaIR: viaIR === "true" }),
+    ...(viaIR === "none" ? {} : { viaIR: viaIR === "true" || viaIR === "edr" }),
     ...(bytecodeHash === "default" ? {} : { metadata: { bytecodeHash } }),
     outputSelection: {
       "*": {
@@ -170,6 +179,12 @@ build_in "$OZ_DIR" solc-output-viair.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIM
 # The vault as fixed after a failed deposit, built alone: the what-if tests' artifact.
 build_in "$OZ_DIR" solc-output-fixed.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default VaultFixed.sol
+
+for dir in "$ROOT"/tests/contracts/edr/*/; do
+    build_in "${dir%/}" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" off false default c.sol
+    build_in "${dir%/}" solc-output-viair.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
+        edr default c.sol
+done
 
 UNI_DIR="$ROOT/tests/contracts/uniswap-v3-core"
 build_in "$UNI_DIR" solc-output.json 0.7.6 istanbul 800 none none \

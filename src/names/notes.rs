@@ -10,7 +10,7 @@ use alloy_primitives::Bytes;
 use super::sources::{self, CodeMap};
 use super::{code_of, gas_source, infer, proxy, Names};
 use crate::render::decoder::Decoder;
-use crate::render::source::{Location, SourceNotes};
+use crate::render::source::{Location, SourceNotes, StackEntry};
 use crate::render::tree::failure_path;
 use crate::replay::TraceResult;
 use crate::source::StateSnapshot;
@@ -67,8 +67,12 @@ impl Names {
             let code = code_for(f)?;
             let artifact = self.artifact_for_code(&code);
             if let Some((why, function)) = artifact.and_then(|a| infer::infer(f, &a.abi)) {
+                // A function's declaration, or a public state variable's: its getter.
                 let at = function.and_then(|name| {
-                    let (contract, at) = map?.function_location(&name)?;
+                    let map = map?;
+                    let (contract, at) = map
+                        .function_location(&name)
+                        .or_else(|| map.public_variable_location(&name))?;
                     Some((contract, name, at))
                 });
                 return Some((why, at));
@@ -152,19 +156,44 @@ impl Names {
                     }
                 }
             }
-            notes.stack = by_frame.into_iter().flat_map(|(_, e)| e).collect();
             // A failure the dispatcher decided (the function chosen is not payable) is at that
-            // function's declaration: the innermost entry of the stack is that function.
-            if let (Some((contract, function)), Some(at), Some(first)) = (
-                at_fn.get(&origin),
-                notes.frames.get(&origin),
-                notes.stack.first_mut(),
-            ) {
+            // function's declaration: the innermost entry of the stack is that function — added
+            // when the map gave the frame none (a public variable's getter is code the compiler
+            // generated).
+            let mut by_frame = by_frame;
+            if let (Some((contract, function)), Some(at)) =
+                (at_fn.get(&origin), notes.frames.get(&origin))
+            {
+                if by_frame.first().is_none_or(|(p, _)| *p != origin) {
+                    by_frame.insert(0, (origin.clone(), Vec::new()));
+                }
+                let entries = &mut by_frame[0].1;
+                if entries.is_empty() {
+                    // The outermost entry of a frame below the top says how it was entered.
+                    let reached_by = frame_at(root, &origin)
+                        .filter(|_| !origin.is_empty())
+                        .map(|f| f.kind);
+                    entries.push(StackEntry {
+                        contract: String::new(),
+                        function: String::new(),
+                        location: at.clone(),
+                        reached_by,
+                        args: Vec::new(),
+                        undecided: Vec::new(),
+                    });
+                }
+                let first = &mut entries[0];
                 first.contract = contract.clone();
                 first.function = function.clone();
                 first.location = at.clone();
             }
+            notes.stack = by_frame.into_iter().flat_map(|(_, e)| e).collect();
         }
         notes
     }
+}
+
+/// The frame at `path` (child indices from `root`).
+fn frame_at<'a>(root: &'a CallFrame, path: &[usize]) -> Option<&'a CallFrame> {
+    path.iter().try_fold(root, |f, &i| f.calls.get(i))
 }

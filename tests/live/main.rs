@@ -24,6 +24,7 @@ mod chain_live;
 mod columnar;
 mod ctor_sources;
 mod dask_example;
+mod edr_cases;
 mod faults;
 mod gas_source_live;
 mod html_report;

@@ -172,11 +172,27 @@ impl CodeMap {
     /// Whether a contract of this map's lineage declares a public state variable `name`
     /// holding an array (`uint256[] public items;`, `mapping(address => uint[]) public m;`).
     pub fn public_array(&self, name: &str) -> bool {
+        self.public_variable(name)
+            .is_some_and(|(_, file, start, len)| {
+                file.text()
+                    .and_then(|t| t.get(start..start + len))
+                    .is_some_and(|decl| decl.contains('['))
+            })
+    }
+
+    /// The public state variable `name` a contract of this map's lineage declares (its getter
+    /// is the function of that name): the contract declaring it, and its declaration with the
+    /// file, from the type to the name (`mapping(uint => uint) public a`, as solc spans it).
+    pub fn public_variable_location(&self, name: &str) -> Option<(String, Location)> {
+        let (contract, file, start, len) = self.public_variable(name)?;
+        Some((contract, file.locate(start, len)?))
+    }
+
+    /// [`Self::public_variable_location`]'s declaration: contract, file, start and length.
+    fn public_variable(&self, name: &str) -> Option<(String, &Arc<SourceFile>, usize, usize)> {
         let lineage = self.lineage();
-        self.unit.files.values().any(|file| {
-            let Some(text) = file.text() else {
-                return false;
-            };
+        self.unit.files.values().find_map(|file| {
+            let text = file.text()?;
             let mut from = 0;
             while let Some(i) = text[from..].find(name) {
                 let at = from + i;
@@ -194,19 +210,27 @@ impl CodeMap {
                 let line_start = text[..at].rfind(['\n', ';', '{', '}']).map_or(0, |k| k + 1);
                 let decl = &text[line_start..at];
                 let words: Vec<&str> = decl.split_whitespace().collect();
-                let contract_ok = file
-                    .functions()
-                    .iter()
-                    .all(|f| !(f.start <= at && at < f.end))
-                    && lineage.iter().any(|c| {
-                        self.contract_header_text(c)
-                            .is_some_and(|(f, (start, _))| Arc::ptr_eq(f, file) && start < at)
-                    });
-                if words.contains(&"public") && decl.contains('[') && contract_ok {
-                    return true;
+                if !words.contains(&"public")
+                    || file.functions().iter().any(|f| f.start <= at && at < f.end)
+                {
+                    continue;
                 }
+                // The contract whose body holds it: the last of the lineage declared before it.
+                let Some(contract) = lineage
+                    .iter()
+                    .filter_map(|c| {
+                        let (f, (start, _)) = self.contract_header_text(c)?;
+                        (Arc::ptr_eq(f, file) && start < at).then_some((start, c))
+                    })
+                    .max()
+                    .map(|(_, c)| c.clone())
+                else {
+                    continue;
+                };
+                let start = line_start + (decl.len() - decl.trim_start().len());
+                return Some((contract, file, start, from - start));
             }
-            false
+            None
         })
     }
 

@@ -157,6 +157,40 @@ impl CodeMap {
         Some((file, file.function_at(e.start as usize)?))
     }
 
+    /// The fallback or receive function of this contract (or its bases) whose code holds
+    /// offset `at` of `file`, directly or in a modifier its declaration invokes (the one
+    /// function of the contract nearest in the lineage that does; none when two do).
+    fn entry_point_at<'a>(
+        &'a self,
+        file: &'a Arc<SourceFile>,
+        at: usize,
+    ) -> Option<(&'a Arc<SourceFile>, &'a FnSpan)> {
+        let g = file.function_at(at)?;
+        let lineage = self.lineage();
+        let rank = |f: &FnSpan| lineage.iter().position(|c| *c == f.contract);
+        let entry = |f: &FnSpan| !f.modifier && matches!(f.name.as_str(), "fallback" | "receive");
+        if !g.modifier {
+            return (entry(g) && rank(g).is_some()).then_some((file, g));
+        }
+        let mut invoking: Vec<(usize, (&Arc<SourceFile>, &FnSpan))> = self
+            .unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .filter(|(_, f)| entry(f))
+            .filter(|(ffile, f)| {
+                ctor::header(ffile, f).is_some_and(|h| ctor::invoked_in(h, &g.name).is_some())
+            })
+            .filter_map(|(ffile, f)| Some((rank(f)?, (ffile, f))))
+            .collect();
+        invoking.sort_by_key(|(r, _)| *r);
+        match invoking[..] {
+            [(_, one)] => Some(one),
+            [(a, one), (b, _), ..] if a < b => Some(one),
+            _ => None,
+        }
+    }
+
     /// The file a level ran in, when it was edited since the build.
     fn changed_file_of(&self, level: &Level) -> Option<&Arc<SourceFile>> {
         let by_entry = level
@@ -379,6 +413,15 @@ impl CodeMap {
         self.span_in(file, start, len)
     }
 
+    /// Whether span `e` of `file` is the whole of the function `level` runs.
+    fn whole_function(&self, level: &Level, file: &Arc<SourceFile>, e: SrcEntry) -> bool {
+        self.function_of(level).is_some_and(|(ffile, f)| {
+            Arc::ptr_eq(file, ffile)
+                && e.start as usize == f.start
+                && e.len as usize == f.end - f.start
+        })
+    }
+
     /// The declaration of `level`'s function, as a span: where a level is placed when the map
     /// gives a line of another function and the text cannot decide between two calls.
     fn declaration_span(&self, level: &Level) -> Option<(&Arc<SourceFile>, SrcEntry)> {
@@ -454,6 +497,11 @@ impl CodeMap {
                 .collect();
             let found = self.innermost(level, &before);
             match found {
+                // The whole function as the span (viaIR gives a modifier's JUMP into the next
+                // function so): the one call its text makes to the next says more.
+                Some((file, e)) if self.whole_function(level, file, e) => {
+                    self.call_in_body(level, &levels[k + 1]).or(found)
+                }
                 Some((file, e)) if !self.fits(level, file, e) => {
                     if let Some(one) = self.call_in_body(level, &levels[k + 1]) {
                         return Some(one);
@@ -487,7 +535,17 @@ impl CodeMap {
                 out.extend(self.constructor_entries(span_of(k, level)));
                 continue;
             }
-            let Some((file, f)) = self.function_of(level) else {
+            // The dispatcher runs a fallback or receive function inline (no JUMP enters it):
+            // its level is that function when its point lies there, or in a modifier it invokes.
+            let entry_point = || {
+                let (sfile, e) = span_of(k, level)?;
+                self.entry_point_at(sfile, e.start as usize)
+            };
+            let found = match level.entered {
+                None => entry_point(),
+                Some(_) => self.function_of(level),
+            };
+            let Some((file, f)) = found else {
                 // In a file edited since the build the function is not known either: the
                 // entry says where, and why nothing more is shown (once for a run of them).
                 if let Some(file) = self.changed_file_of(level) {
@@ -509,7 +567,9 @@ impl CodeMap {
             // A modifier's code runs inlined in the function: it is its own line, and the
             // function is at its signature (where the modifier is invoked).
             let modifier = span.and_then(|(mfile, e)| {
-                let m = mfile.function_at(e.start as usize).filter(|m| m.modifier)?;
+                let m = mfile
+                    .function_at(e.start as usize)
+                    .filter(|m| m.modifier && !(Arc::ptr_eq(mfile, file) && m.start == f.start))?;
                 Some((m, mfile.locate(e.start as usize, e.len as usize)?))
             });
             let location = match &modifier {
