@@ -40,15 +40,16 @@ impl CallRequest {
     /// (after any block override), and the gas it asked for when the cap lowered it.
     ///
     /// geth's `TransactionArgs.CallDefaults` with its `globalGasCap`: a `gas` above the cap is
-    /// the cap (geth logs "Caller gas above allowance, capping"); without one (or with 0, as
-    /// clients send for "unset"), the block's gas limit (EIP-7825's cap from Osaka on), no more
-    /// than the cap — a `blockOverrides.gasLimit` raises the default only up to it.
+    /// the cap (geth logs "Caller gas above allowance, capping"); a `gas` of 0 is 0, as geth
+    /// takes any `gas` given (the call then fails its intrinsic gas); without one, the block's
+    /// gas limit (EIP-7825's cap from Osaka on), no more than the cap — a
+    /// `blockOverrides.gasLimit` raises the default only up to it.
     pub fn gas_for(&self, spec: SpecId, block_gas_limit: u64) -> (u64, Option<u64>) {
         let cap = match self.gas_cap {
             0 => u64::MAX,
             c => c,
         };
-        match self.gas.filter(|g| *g > 0) {
+        match self.gas {
             Some(g) if g > cap => (cap, Some(g)),
             Some(g) => (g, None),
             None => (default_call_gas(spec, block_gas_limit).min(cap), None),

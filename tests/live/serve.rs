@@ -1405,12 +1405,14 @@ fn simulated_calls_get_geths_rpc_gas_cap() {
         ),
         "{log}"
     );
-    // No gas (or 0): the block's (overridden) limit, no more than the cap.
+    // No gas: the block's (overridden) limit, no more than the cap.
     let stop = |gas: &str| code_call("0x00", gas, huge);
     let mut no_gas = stop(huge);
     no_gas[0].as_object_mut().unwrap().remove("gas");
     assert_eq!(top(no_gas.clone())["gas"], "0x2faf080");
-    assert_eq!(top(stop("0x0"))["gas"], "0x2faf080");
+    // A gas of 0 is 0, as geth's CallDefaults takes any gas given: the call is invalid.
+    let zero = answer_value(&serve.post(&call(json!(7), "debug_traceCall", stop("0x0"))));
+    assert!(zero["error"]["message"].is_string(), "{zero}");
     // Under the cap, as asked.
     assert_eq!(top(stop("0x10000"))["gas"], "0x10000");
     let mut small_block = no_gas.clone();
