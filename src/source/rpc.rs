@@ -306,39 +306,15 @@ impl RpcSource {
     /// header only. Its first transaction rides along for what it shows of the OP stack (a
     /// deposit), taken only when it is that block's.
     pub fn call_block(&self, block_ref: &str) -> Result<(u64, BlockInfo), SourceError> {
-        let by_hash = block_ref.len() == 66;
-        let (header, first) = match by_hash {
-            true => (
-                "eth_getBlockByHash",
-                "eth_getTransactionByBlockHashAndIndex",
-            ),
-            false => (
-                "eth_getBlockByNumber",
-                "eth_getTransactionByBlockNumberAndIndex",
-            ),
+        let first = match block_ref.len() == 66 {
+            true => "eth_getTransactionByBlockHashAndIndex",
+            false => "eth_getTransactionByBlockNumberAndIndex",
         };
-        let mut calls = vec![("eth_chainId".to_string(), json!([]))];
-        calls.extend(client_requests());
-        calls.push((header.to_string(), json!([block_ref, false])));
-        calls.push((first.to_string(), json!([block_ref, "0x0"])));
-        let mut res = self.client.batch(&calls)?.into_iter();
-        let id = res.next().unwrap_or(Ok(Value::Null))?;
-        self.note_client(res.by_ref().take(2));
-        let chain_id = parse_u64(&id).map_err(|e| bad("chain id", e))?;
-        let v = res.next().unwrap_or(Ok(Value::Null))?;
-        if v.is_null() {
-            return Err(SourceError::NotFound {
-                what: format!("block {block_ref}"),
-            });
-        }
-        if by_hash {
-            expect_field(&v, "block", "hash", block_ref)?;
-        } else if block_ref.starts_with("0x") {
-            expect_field(&v, "block", "number", block_ref)?;
-        }
+        let extra = (first.to_string(), json!([block_ref, "0x0"]));
+        let (chain_id, v, first) = self.block_batch(block_ref, false, Some(extra))?;
         let mut info = block_info_from_json(&v)?;
         // A node that has no such method, or a block without transactions, shows nothing.
-        let first = res.next().and_then(Result::ok).unwrap_or(Value::Null);
+        let first = first.and_then(Result::ok).unwrap_or(Value::Null);
         let same_block =
             first.get("blockHash").and_then(Value::as_str) == v.get("hash").and_then(Value::as_str);
         if same_block && super::deposit::is_deposit_json(&first) {
