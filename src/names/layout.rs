@@ -60,38 +60,42 @@ pub fn exact_name(layout: &Value, slot: U256, preimages: &Preimages) -> Option<S
     let l = Layout { types };
     let (root, steps) = slot_path(slot, preimages);
     let vars = layout.get("storage").and_then(Value::as_array)?;
-    let mut names = Vec::new();
-    for v in vars {
-        let (Some(start), Some(label), Some(ty)) = (
-            slot_of(v),
-            v.get("label").and_then(Value::as_str),
-            v.get("type").and_then(Value::as_str),
-        ) else {
-            continue;
-        };
-        let Some(rel) = root.checked_sub(start) else {
-            continue;
-        };
-        if rel >= U256::from(l.slots(ty)) {
-            continue;
-        }
-        if let Some(n) = l.walk(ty, rel, &steps, label.to_string()) {
-            names.push(n);
-        }
-    }
-    (!names.is_empty()).then(|| names.join(", "))
+    l.members(vars, root, &steps, |var| var.to_string())
 }
 
 impl Layout<'_> {
     /// How many slots a value of type `id` takes in place (`numberOfBytes` rounded up).
     fn slots(&self, id: &str) -> u64 {
-        let bytes = self
-            .ty(id)
-            .and_then(|t| t.get("numberOfBytes"))
-            .and_then(Value::as_str)
-            .and_then(|b| b.parse::<u64>().ok())
-            .unwrap_or(32);
-        bytes.div_ceil(32).max(1)
+        self.bytes(id).div_ceil(32).max(1)
+    }
+
+    /// The names, joined by `, `, of the slot `rel` slots into a list of variables or struct
+    /// members (`{label, slot, type}`, each named by `name`), then down `steps`: the storage's
+    /// variables at slot 0, or a struct's members.
+    fn members(
+        &self,
+        list: &[Value],
+        rel: U256,
+        steps: &[SlotStep],
+        name: impl Fn(&str) -> String,
+    ) -> Option<String> {
+        let mut names = Vec::new();
+        for m in list {
+            let (Some(off), Some(ty), Some(label)) = (
+                slot_of(m),
+                m.get("type").and_then(Value::as_str),
+                m.get("label").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let Some(r) = rel.checked_sub(off) else {
+                continue;
+            };
+            if r < U256::from(self.slots(ty)) {
+                names.extend(self.walk(ty, r, steps, name(label)));
+            }
+        }
+        (!names.is_empty()).then(|| names.join(", "))
     }
 
     fn bytes(&self, id: &str) -> u64 {
@@ -140,23 +144,7 @@ impl Layout<'_> {
             },
             _ => {
                 if let Some(members) = t.get("members").and_then(Value::as_array) {
-                    let mut names = Vec::new();
-                    for m in members {
-                        let (Some(off), Some(mty), Some(ml)) = (
-                            slot_of(m),
-                            m.get("type").and_then(Value::as_str),
-                            m.get("label").and_then(Value::as_str),
-                        ) else {
-                            continue;
-                        };
-                        let Some(r) = rel.checked_sub(off) else {
-                            continue;
-                        };
-                        if r < U256::from(self.slots(mty)) {
-                            names.extend(self.walk(mty, r, steps, format!("{label}.{ml}")));
-                        }
-                    }
-                    return (!names.is_empty()).then(|| names.join(", "));
+                    return self.members(members, rel, steps, |m| format!("{label}.{m}"));
                 }
                 if let Some(base) = t.get("base").and_then(Value::as_str) {
                     // A static array, in place.

@@ -162,23 +162,18 @@ pub fn confirm_log(log: &str, r: &mut SplitReport) {
                         format!("log: {text:?} says separateDBs=false although evm-ss-split = true: the running binary did not apply the split"),
                         Some("upgrade chaind to 6.5 or later and restart"),
                     );
-                } else if naming.is_empty() {
-                    // Judged once the lines that name the home have been.
-                    unnamed_confirmations.push(r.findings.len());
-                    r.push(
-                        Severity::Info,
-                        code,
-                        format!("log confirms {text:?} ({})", facts.join(", ")),
-                        None,
-                    );
                 } else {
+                    // A line that names no home is judged once the lines that do have been.
+                    match naming.is_empty() {
+                        true => unnamed_confirmations.push(r.findings.len()),
+                        false => homes_matched += 1,
+                    }
                     r.push(
                         Severity::Info,
                         code,
                         format!("log confirms {text:?} ({})", facts.join(", ")),
                         None,
                     );
-                    homes_matched += 1;
                 }
                 let judged = other.is_none() && !unlabelled && (r.split_enabled || !split_on);
                 if judged && separate.as_deref() != Some("false") {

@@ -110,46 +110,54 @@ pub struct SlotStep {
 /// variable's, or a member's of a struct there) and each derivation after it, outermost first.
 /// A slot whose preimage the run did not see starts and ends at itself: nothing is guessed.
 pub fn slot_path(slot: U256, preimages: &Preimages) -> (U256, Vec<SlotStep>) {
-    let mut steps = Vec::new();
     let mut at = slot;
-    // Each step goes to a smaller base in practice; the bound keeps a cycle of hashes finite.
-    for _ in 0..16 {
-        let Some((hash, pre)) = derived_from(at, preimages) else {
-            break;
-        };
-        let (key, base) = pre.split_at(pre.len() - 32);
-        steps.push(SlotStep {
-            key: (!key.is_empty()).then(|| Bytes::copy_from_slice(key)),
-            off: at - hash,
-        });
-        at = U256::from_be_slice(base);
-    }
+    let mut steps: Vec<SlotStep> = derivation(slot, preimages)
+        .map(|(hash, pre, from)| {
+            let (key, base) = pre.split_at(pre.len() - 32);
+            at = U256::from_be_slice(base);
+            SlotStep {
+                key: (!key.is_empty()).then(|| Bytes::copy_from_slice(key)),
+                off: from - hash,
+            }
+        })
+        .collect();
     steps.reverse();
     (at, steps)
 }
 
-/// The preimage whose hash `slot` lies at or closest after, within [`MAX_SLOT_OFFSET`].
-fn derived_from(slot: U256, preimages: &Preimages) -> Option<(U256, &Bytes)> {
-    let at = B256::from(slot.to_be_bytes::<32>());
-    let (hash, pre) = preimages.range(..=at).next_back()?;
-    let hash = U256::from_be_bytes(hash.0);
-    (slot - hash < U256::from(MAX_SLOT_OFFSET)).then_some((hash, pre))
+/// Each derivation of `slot`, innermost first: the hash it lies at or past, the preimage of
+/// that hash (a key and the base slot, or the base alone), and the slot derived. Each step goes
+/// to a smaller base in practice; the bound keeps a cycle of hashes finite.
+fn derivation(
+    slot: U256,
+    preimages: &Preimages,
+) -> impl Iterator<Item = (U256, &Bytes, U256)> + '_ {
+    let mut at = Some(slot);
+    std::iter::from_fn(move || {
+        let from = at.take()?;
+        let key = B256::from(from.to_be_bytes::<32>());
+        let (hash, pre) = preimages.range(..=key).next_back()?;
+        let hash = U256::from_be_bytes(hash.0);
+        if from - hash >= U256::from(MAX_SLOT_OFFSET) {
+            return None;
+        }
+        at = Some(U256::from_be_slice(&pre[pre.len() - 32..]));
+        Some((hash, pre, from))
+    })
+    .take(16)
 }
 
 /// Keeps the preimages on the derivation of some slot in `slots` ([`slot_path`]): what
 /// explains the slots a run touched, and nothing it hashed for other reasons.
 pub fn keep_explaining(preimages: &mut Preimages, slots: impl IntoIterator<Item = U256>) {
-    let mut used = BTreeSet::new();
-    for slot in slots {
-        let mut at = slot;
-        for _ in 0..16 {
-            let Some((hash, pre)) = derived_from(at, preimages) else {
-                break;
-            };
-            used.insert(B256::from(hash.to_be_bytes::<32>()));
-            at = U256::from_be_slice(&pre[pre.len() - 32..]);
-        }
-    }
+    let used: BTreeSet<B256> = slots
+        .into_iter()
+        .flat_map(|slot| {
+            derivation(slot, preimages)
+                .map(|(hash, _, _)| B256::from(hash.to_be_bytes::<32>()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     preimages.retain(|h, _| used.contains(h));
 }
 
