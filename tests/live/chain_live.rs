@@ -217,19 +217,7 @@ fn the_tree_marks_frames_taken_from_the_node() {
 #[test]
 fn a_hidden_state_change_is_right_on_the_fast_path_and_reported_on_the_rpc_path() {
     let a = anvil::Anvil::start_with_args(&["--chain-id", "1329", "--hardfork", "prague"]);
-    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
-    let c = "0x000000000000000000000000000000000000c0de";
-    a.rpc(
-        "anvil_setCode",
-        json!([c, "0x36600b57600054600155005b600560005500"]),
-    );
-    // The hidden write comes from another sender: a Cosmos transaction does not use the EVM
-    // sender's nonce.
-    let other = a.accounts()[1];
-    let hashes = a.send_in_one_block(vec![
-        json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}),
-        json!({"to": c, "gas": "0x20000"}),
-    ]);
+    let hashes = a.write_then_read();
     let (hidden, target) = (format!("{:?}", hashes[0]), format!("{:?}", hashes[1]));
     assert_eq!(a.receipt(hashes[1])["transactionIndex"], json!("0x1"));
     let p = Proxy::start(a.url(), &["--hide-tx", &hidden]);

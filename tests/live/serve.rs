@@ -1588,17 +1588,7 @@ fn a_mux_of_more_than_64_tracers_is_refused() {
 #[test]
 fn a_divergent_replay_is_an_error_unless_allowed() {
     let a = anvil::Anvil::start();
-    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
-    let c = "0x000000000000000000000000000000000000c0de";
-    a.rpc(
-        "anvil_setCode",
-        json!([c, "0x36600b57600054600155005b600560005500"]),
-    );
-    let other = a.accounts()[1];
-    let hashes = a.send_in_one_block(vec![
-        json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}),
-        json!({"to": c, "gas": "0x20000"}),
-    ]);
+    let hashes = a.write_then_read();
     let hidden = format!("{:?}", hashes[0]);
     let p = proxy::Proxy::start(a.url(), &["--hide-tx", &hidden]);
     let body = call(json!(1), "debug_traceTransaction", json!([hashes[1], {}]));

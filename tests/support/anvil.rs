@@ -284,6 +284,27 @@ impl Anvil {
         self.rpc("evm_mine", json!([]));
     }
 
+    /// A write and a read of it in one block: a contract at 0x…c0de stores 5 in slot 0 when
+    /// called with calldata, and copies slot 0 to slot 1 without. Another sender than the
+    /// default one makes the write (as a Cosmos transaction on chain 1329 does not use the EVM
+    /// sender's nonce), the default sender the read. Returns [write, read], the read second in
+    /// the block: a proxy that hides the write makes the read's replay from the block's start
+    /// diverge from its receipt.
+    pub fn write_then_read(&self) -> [B256; 2] {
+        // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
+        let c = "0x000000000000000000000000000000000000c0de";
+        self.rpc(
+            "anvil_setCode",
+            json!([c, "0x36600b57600054600155005b600560005500"]),
+        );
+        let other = self.accounts()[1];
+        let hashes = self.send_in_one_block(vec![
+            json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}),
+            json!({"to": c, "gas": "0x20000"}),
+        ]);
+        [hashes[0], hashes[1]]
+    }
+
     /// Sends all `txs` with automine off, mines ONE block, turns automine back
     /// on, and checks they all landed in that block. Returns the hashes in
     /// send order (the in-block order is anvil's: by fee, then nonce).
