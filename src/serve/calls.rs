@@ -15,8 +15,9 @@ use serde_json::{json, Value};
 use tokio::time::{timeout_at, Instant as Deadline};
 
 use super::conn::read_body;
-use super::methods::{self, timed_out, Ctx, Fault, TIMEOUT, TIMEOUT_CODE, TRACED};
+use super::methods::{self, timed_out, Ctx, Fault, Reply, TIMEOUT, TIMEOUT_CODE, TRACED};
 use super::metrics::Metrics;
+use super::stream::{Chunks, Streaming};
 use super::{authorize, log_line, Shared, BUSY_CODE};
 
 /// geth's error codes and messages (go-ethereum rpc/errors.go; the timeout's in `methods`).
@@ -32,10 +33,13 @@ const DIVERGED_CODE: i64 = -32000;
 const WORK_BYTES: usize = 32 << 20;
 
 /// One call's answer: its JSON text, and the bytes geth counts against a batch's response
-/// limit (the `result` or `error` member, as `len(resp.Result) + len(resp.Error)`).
+/// limit (the `result` or `error` member, as `len(resp.Result) + len(resp.Error)`). A single
+/// call's large result is not in `text`: `text` is then the envelope up to `result`, and
+/// `rest` the result's bytes as the worker writes them (then `}`).
 struct Answer {
     text: String,
     payload: usize,
+    rest: Option<Chunks>,
 }
 
 impl Answer {
@@ -51,6 +55,7 @@ impl Answer {
                 id_text(id)
             ),
             payload: error.len(),
+            rest: None,
         }
     }
 
@@ -65,6 +70,17 @@ impl Answer {
         Answer {
             text: result,
             payload,
+            rest: None,
+        }
+    }
+
+    /// A result sent as the worker writes it: the envelope's head now, the result's `len`
+    /// bytes from `chunks`, then its `}`.
+    fn streamed(id: &Value, len: usize, chunks: Chunks) -> Answer {
+        Answer {
+            text: format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id_text(id)),
+            payload: len,
+            rest: Some(chunks),
         }
     }
 
@@ -81,7 +97,23 @@ impl Answer {
             Ok(e) => e.result.map_or(0, |r| r.get().len()) + e.error.map_or(0, |r| r.get().len()),
             Err(_) => text.len(),
         };
-        Answer { text, payload }
+        Answer {
+            text,
+            payload,
+            rest: None,
+        }
+    }
+
+    /// The HTTP response of a single call.
+    fn respond(self) -> Response {
+        match self.rest {
+            None => json_response(self.text),
+            Some(chunks) => (
+                [(header::CONTENT_TYPE, "application/json")],
+                Body::new(Streaming::new(self.text, self.payload, chunks, "}")),
+            )
+                .into_response(),
+        }
     }
 }
 
@@ -117,11 +149,11 @@ pub(super) async fn rpc(
         one => {
             let id = one.get("id").cloned().unwrap_or(Value::Null);
             let budget = Arc::new(AtomicUsize::new(shared.cfg.max_response));
-            let call = tokio::spawn(answer(shared, one, deadline, budget));
-            json_response(match call.await {
-                Ok(a) => a.text,
-                Err(_) => crashed(&id).text,
-            })
+            let call = tokio::spawn(answer(shared, one, deadline, budget, true));
+            match call.await {
+                Ok(a) => a.respond(),
+                Err(_) => json_response(crashed(&id).text),
+            }
         }
     }
 }
@@ -174,7 +206,13 @@ async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> St
     while next < n {
         while spawned < n && spawned < next + window && Deadline::now() < deadline {
             let item = pending.next().unwrap_or(Value::Null);
-            let handle = set.spawn(answer(shared.clone(), item, deadline, budget.clone()));
+            let handle = set.spawn(answer(
+                shared.clone(),
+                item,
+                deadline,
+                budget.clone(),
+                false,
+            ));
             tasks.insert(handle.id(), spawned);
             spawned += 1;
         }
@@ -223,12 +261,14 @@ async fn batch(shared: Arc<Shared>, items: Vec<Value>, deadline: Deadline) -> St
     out
 }
 
-/// Answers one request object by `deadline`, producing at most what `budget` leaves.
+/// Answers one request object by `deadline`, producing at most what `budget` leaves; a large
+/// result is sent as it is written where it may `stream` (a single call, not a batch's).
 async fn answer(
     shared: Arc<Shared>,
     req: Value,
     deadline: Deadline,
     budget: Arc<AtomicUsize>,
+    stream: bool,
 ) -> Answer {
     let started = Instant::now();
     let id = req.get("id").cloned().unwrap_or(Value::Null);
@@ -245,7 +285,7 @@ async fn answer(
     if !TRACED.contains(&method.as_str()) {
         return forward(&shared, req, &method, started, deadline).await;
     }
-    let (result, log) = traced(&shared, &method, params, deadline, &budget).await;
+    let (result, log) = traced(&shared, &method, params, deadline, &budget, stream).await;
     let outcome = match &result {
         Ok(_) => "ok",
         Err(f) if f.code == BUSY_CODE => "busy",
@@ -274,9 +314,27 @@ async fn answer(
     }
     log_line(&line);
     match result {
-        Ok(text) => Answer::result(&id, text),
+        Ok(Sent::Text(text)) => Answer::result(&id, text),
+        Ok(Sent::Chunks(len, chunks)) => Answer::streamed(&id, len, chunks),
         Err(f) => Answer::error(&id, f.code, &f.message),
     }
+}
+
+/// A traced call's result as the async side gets it: text, or its length and the bytes as the
+/// worker writes them.
+enum Sent {
+    Text(String),
+    Chunks(usize, Chunks),
+}
+
+/// What the worker hands back once the replay is done (before a streamed result is written).
+struct Done {
+    result: Result<Sent, Fault>,
+    upstream_requests: u64,
+    cache_hit: bool,
+    divergence: Option<String>,
+    warnings: Vec<String>,
+    notes: Vec<String>,
 }
 
 /// What a traced call's log line reports besides its outcome.
@@ -307,7 +365,8 @@ async fn traced(
     params: Value,
     deadline: Deadline,
     budget: &AtomicUsize,
-) -> (Result<String, Fault>, Option<TraceLog>) {
+    stream: bool,
+) -> (Result<Sent, Fault>, Option<TraceLog>) {
     let max_response = budget.load(Ordering::Relaxed);
     let opts_index = match method {
         "debug_traceCall" => 2,
@@ -370,7 +429,9 @@ async fn traced(
         }
     }
     shared.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
-    let job = tokio::task::spawn_blocking(move || {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Done>();
+    // A worker that panics drops `done_tx`: the call is answered as crashed.
+    drop(tokio::task::spawn_blocking(move || {
         // The worker is held until the replay really ends, even if the caller stopped waiting
         // (its upstream requests end by the deadline).
         let _running = Running {
@@ -388,6 +449,7 @@ async fn traced(
             op_config: worker.cfg.op_config.as_ref(),
             deadline: deadline.into_std(),
             gas_cap: worker.cfg.rpc_gas_cap,
+            stream,
         };
         // The replay itself stops at the deadline too, freeing this worker.
         // And at what the response may still take, in bytes held (never less than
@@ -398,6 +460,7 @@ async fn traced(
         let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match parity {
             true => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
+                    .map(Reply::Text)
             }),
             // Making the tracer (a JavaScript one's engine, a muxTracer's children) is part of
             // the call's work: it counts against the deadline and the byte budget.
@@ -419,9 +482,29 @@ async fn traced(
         if out.cache_hit {
             worker.metrics.cache_hits.fetch_add(1, Ordering::Relaxed);
         }
-        out
-    });
-    match timeout_at(deadline, job).await {
+        // A large result is handed over as chunks and written here, on the worker, which is
+        // held until it is sent (or the client is gone or stops reading).
+        let (result, writer) = match out.result {
+            Ok(Reply::Text(t)) => (Ok(Sent::Text(t)), None),
+            Ok(Reply::Stream(s)) => {
+                let (chunks, writer) = super::stream::channel(worker.cfg.request_timeout);
+                (Ok(Sent::Chunks(s.len, chunks)), Some((s, writer)))
+            }
+            Err(f) => (Err(f), None),
+        };
+        let _ = done_tx.send(Done {
+            result,
+            upstream_requests: out.upstream_requests,
+            cache_hit: out.cache_hit,
+            divergence: out.divergence,
+            warnings: out.warnings,
+            notes: out.notes,
+        });
+        if let Some((s, writer)) = writer {
+            writer.send(s);
+        }
+    }));
+    match timeout_at(deadline, done_rx).await {
         Ok(Ok(out)) => {
             let log = TraceLog {
                 upstream_requests: out.upstream_requests,
@@ -433,7 +516,8 @@ async fn traced(
             let result = match out.result {
                 // The upstream gave up at the deadline: the deadline's error.
                 Err(_) if Deadline::now() >= deadline => Err(timed_out()),
-                // A replay that disagrees with the chain's receipt is not the chain's trace.
+                // A replay that disagrees with the chain's receipt is not the chain's trace (a
+                // result being written stops as its chunks are dropped).
                 Ok(_) if log.divergence.is_some() && !shared.cfg.allow_divergent => {
                     let d = log.divergence.as_deref().unwrap_or_default();
                     Err(scrub(
@@ -451,6 +535,7 @@ async fn traced(
             };
             (result, Some(log))
         }
+        // The worker panicked before handing its result over.
         Ok(Err(_)) => (Err(Fault::new(CRASHED_CODE, CRASHED)), None),
         Err(_) => (Err(timed_out()), None),
     }

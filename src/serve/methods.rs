@@ -120,11 +120,59 @@ pub struct Ctx<'a> {
     pub deadline: Instant,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub gas_cap: u64,
+    /// Whether a large result may be written as it is sent ([`Reply::Stream`]): a single
+    /// call's, not a batch's (whose answers are counted against its limit as texts).
+    pub stream: bool,
+}
+
+/// A result of at least this many bytes is not made into one text when the call may stream:
+/// it is measured first (against `--max-response`), then written to the client as it is sent,
+/// so the server holds the trace once, not the trace and its text. Smaller results are texts:
+/// cheaper, and a block's answer can be kept (see [`super::memo`]).
+pub const STREAM_FROM: usize = 16 << 20;
+
+/// A traced call's result.
+pub enum Reply {
+    /// The result's JSON text.
+    Text(String),
+    /// A result too large to hold as text, written when it is sent.
+    Stream(Streamed),
+}
+
+/// What writes a result to its output.
+type WriteResult = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + Send>;
+
+/// A result measured but not written yet: its length, and what writes it.
+pub struct Streamed {
+    /// The result's length in bytes, known before any of it is sent.
+    pub len: usize,
+    write: WriteResult,
+}
+
+impl Streamed {
+    /// Writes the result (exactly `len` bytes) to `out`.
+    pub fn write_to(self, out: &mut dyn Write) -> std::io::Result<()> {
+        (self.write)(out)
+    }
+}
+
+impl Reply {
+    /// The result as text (a streamed one written into memory).
+    pub fn into_text(self) -> Result<String, Fault> {
+        match self {
+            Reply::Text(t) => Ok(t),
+            Reply::Stream(s) => {
+                let mut buf = Vec::with_capacity(s.len);
+                s.write_to(&mut buf).map_err(|_| too_large())?;
+                String::from_utf8(buf).map_err(|_| Fault::server("trace is not UTF-8"))
+            }
+        }
+    }
 }
 
 /// One answered call: the result's JSON text or an error, and what it cost.
 pub struct Outcome {
-    pub result: Result<String, Fault>,
+    pub result: Result<Reply, Fault>,
     pub upstream_requests: u64,
     pub cache_hit: bool,
     /// A replay that disagrees with its receipt (the trace is still returned).
@@ -280,7 +328,7 @@ pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts
 /// cache hit and warnings).
 pub fn answer(
     ctx: &Ctx<'_>,
-    run: impl FnOnce(&RpcSource, &mut Outcome) -> Result<String, Fault>,
+    run: impl FnOnce(&RpcSource, &mut Outcome) -> Result<Reply, Fault>,
 ) -> Outcome {
     let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
         Ok(c) => c.ending_by(ctx.deadline),
@@ -357,13 +405,58 @@ fn finish(out: Capped) -> Result<String, Fault> {
     String::from_utf8(out.buf).map_err(|_| Fault::server("trace is not UTF-8"))
 }
 
-fn traced_json(ctx: &Ctx<'_>, t: &TracedTx) -> Result<String, Fault> {
+fn traced_json(ctx: &Ctx<'_>, t: TracedTx) -> Result<Reply, Fault> {
+    reply(ctx, move |out| write_trace(&mut &mut *out, &t.result))
+}
+
+/// Counts what is written, up to `max` bytes.
+struct Counted {
+    len: usize,
+    max: usize,
+}
+
+impl Write for Counted {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.len += data.len();
+        if self.len > self.max {
+            return Err(std::io::Error::other("response too large"));
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The result `write` produces, never more than `--max-response` (else -32003): its text
+/// when that is shorter than [`STREAM_FROM`] or the call cannot stream, else its length,
+/// measured by writing it once to nothing, and `write` to send it later.
+fn reply<F>(ctx: &Ctx<'_>, write: F) -> Result<Reply, Fault>
+where
+    F: Fn(&mut dyn Write) -> std::io::Result<()> + Send + 'static,
+{
+    let first = match ctx.stream {
+        true => ctx.max_response.min(STREAM_FROM),
+        false => ctx.max_response,
+    };
     let mut out = Capped {
         buf: Vec::new(),
+        max: first,
+    };
+    match write(&mut out) {
+        Ok(()) => return finish(out).map(Reply::Text),
+        Err(_) if first == ctx.max_response => return Err(too_large()),
+        Err(_) => drop(out),
+    }
+    let mut count = Counted {
+        len: 0,
         max: ctx.max_response,
     };
-    write_trace(&mut out, &t.result).map_err(|_| too_large())?;
-    finish(out)
+    write(&mut count).map_err(|_| too_large())?;
+    Ok(Reply::Stream(Streamed {
+        len: count.len,
+        write: Box::new(write),
+    }))
 }
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
@@ -385,7 +478,7 @@ fn trace_transaction(
     params: &Value,
     opts: &TraceOpts,
     outcome: &mut Outcome,
-) -> Result<String, Fault> {
+) -> Result<Reply, Fault> {
     let hash = hash_param(params, 0)?;
     let _guard = ctx
         .memo
@@ -394,7 +487,7 @@ fn trace_transaction(
     let mut mined = Mined::load(source, ctx.cache, hash, ctx.mode, None)?;
     let traced = mined.trace(source, ctx.cache, &opts.spec)?;
     self_check(traced.hash, &traced.outcome, &mined.receipt, outcome);
-    traced_json(ctx, &traced)
+    traced_json(ctx, traced)
 }
 
 pub(super) fn trace_block(
@@ -404,7 +497,7 @@ pub(super) fn trace_block(
     params: &Value,
     opts: &TraceOpts,
     outcome: &mut Outcome,
-) -> Result<String, Fault> {
+) -> Result<Reply, Fault> {
     let block_ref = if method == "debug_traceBlockByHash" {
         format!("{:?}", hash_param(params, 0)?)
     } else {
@@ -426,7 +519,7 @@ pub(super) fn trace_block(
             }
             outcome.cache_hit = true;
             outcome.notes.extend(a.notes.iter().cloned());
-            return Ok(a.text.clone());
+            return Ok(Reply::Text(a.text.clone()));
         }
         by_hash = Some(format!("{hash:?}"));
     }
@@ -437,32 +530,32 @@ pub(super) fn trace_block(
         &opts.spec,
         outcome,
     )?;
-    let mut out = Capped {
-        buf: Vec::new(),
-        max: ctx.max_response,
-    };
-    out.write_all(b"[").map_err(|_| too_large())?;
-    for (i, t) in block.traces.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",").map_err(|_| too_large())?;
+    let (chain_id, hash) = (block.chain_id, block.hash);
+    let traces = block.traces;
+    let reply = reply(ctx, move |out| {
+        out.write_all(b"[")?;
+        for (i, t) in traces.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)?;
+            write_trace(&mut &mut *out, &t.result)?;
+            out.write_all(b"}")?;
         }
-        write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash).map_err(|_| too_large())?;
-        write_trace(&mut out, &t.result).map_err(|_| too_large())?;
-        out.write_all(b"}").map_err(|_| too_large())?;
-    }
-    out.write_all(b"]").map_err(|_| too_large())?;
-    let text = finish(out)?;
-    // Kept only when every transaction matched its receipt.
-    if let (Some(hash), None) = (block.hash, &outcome.divergence) {
+        out.write_all(b"]")
+    })?;
+    // Kept only when every transaction matched its receipt (and the answer is a text: one
+    // written as it is sent is larger than the cache would keep long).
+    if let (Reply::Text(text), Some(hash), None) = (&reply, hash, &outcome.divergence) {
         let notes = source.take_notes();
         outcome.notes.extend(notes.iter().cloned());
         let answer = super::memo::Answer {
             text: text.clone(),
             notes,
         };
-        ctx.memo.put_answer(key(block.chain_id, hash), answer);
+        ctx.memo.put_answer(key(chain_id, hash), answer);
     }
-    Ok(text)
+    Ok(reply)
 }
 
 /// A block replayed: its transactions' traces, its chain and hash.
@@ -601,7 +694,7 @@ fn trace_call_method(
     params: &Value,
     opts: &TraceOpts,
     outcome: &mut Outcome,
-) -> Result<String, Fault> {
+) -> Result<Reply, Fault> {
     let call = call_param(params.get(0), ctx.gas_cap)?;
     let block_ref = match params.get(1) {
         None | Some(Value::Null) => "latest".to_string(),
@@ -638,7 +731,7 @@ fn trace_call_method(
     let traced = prepared
         .trace(source, &opts.spec, state.as_ref(), StateSnapshot::partial())
         .map_err(call_error)?;
-    traced_json(ctx, &traced.traced)
+    traced_json(ctx, traced.traced)
 }
 
 fn state_access(
@@ -646,7 +739,7 @@ fn state_access(
     source: &RpcSource,
     params: &Value,
     outcome: &mut Outcome,
-) -> Result<String, Fault> {
+) -> Result<Reply, Fault> {
     let hash = hash_param(params, 0)?;
     let _guard = ctx
         .memo
@@ -662,7 +755,7 @@ fn state_access(
         max: ctx.max_response,
     };
     write_json(&mut out, &rows).map_err(|_| too_large())?;
-    finish(out)
+    finish(out).map(Reply::Text)
 }
 
 #[cfg(test)]
@@ -717,6 +810,7 @@ mod tests {
             op_config: None,
             deadline: Instant::now() + Duration::from_secs(60),
             gas_cap: 0,
+            stream: false,
         };
         let (started, read) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
         let (busy, quiet) = std::thread::scope(|s| {
@@ -726,14 +820,14 @@ mod tests {
                     assert!(cache.get(Kind::Tx, "good").is_some());
                     assert!(cache.get(Kind::Tx, "bad").is_none());
                     read.wait();
-                    Ok("busy".into())
+                    Ok(Reply::Text("busy".into()))
                 })
             });
             let quiet = s.spawn(|| {
                 answer(&ctx, |_, _| {
                     started.wait();
                     read.wait();
-                    Ok("quiet".into())
+                    Ok(Reply::Text("quiet".into()))
                 })
             });
             (busy.join().unwrap(), quiet.join().unwrap())

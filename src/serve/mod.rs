@@ -38,6 +38,7 @@
 
 mod calls;
 mod conn;
+mod stream;
 
 use calls::rpc;
 use conn::serve_connections;

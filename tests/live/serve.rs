@@ -1551,6 +1551,117 @@ fn a_tracers_record_counts_against_the_byte_budget() {
     assert_eq!(b["result"]["type"], "CALL", "{b}");
 }
 
+/// The same call under the default settings is answered in full (158 MB of inputs of
+/// 64 KiB as hex), with the server under 150 MB at its peak (issue 43): a large result is
+/// measured, then written to the socket as it is sent, never held as one text beside the
+/// trace (before: 256 MB). The response carries its exact `Content-Length`.
+#[test]
+fn a_large_answer_is_sent_as_it_is_written() {
+    let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
+    let serve = Serve::start(node.url(), &[]);
+    let code = "0x60006200ffff535b60006000620100006000600061dead5af150600756";
+    let body = call(
+        json!(1),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x30d40"}, "latest",
+            {"tracer": "callTracer", "stateOverrides": {LOOP: {"code": code}}}]),
+    );
+    let (status, a) = serve.post_with(&body, &[]);
+    let peak = vm_hwm_kib(serve.child.id());
+    assert_eq!(status, 200);
+    eprintln!(
+        "answered {} MB; the server's peak was {} MiB",
+        a.len() / 1_000_000,
+        peak >> 10
+    );
+    assert!(a.len() > 150_000_000, "{}", &a[..a.len().min(300)]);
+    let v = answer_value(&a);
+    let calls = v["result"]["calls"].as_array().expect("calls");
+    assert!(calls.len() > 1_000, "{}", calls.len());
+    assert!(calls
+        .iter()
+        .all(|c| c["input"].as_str().map(str::len) == Some(2 + 2 * 65_536)));
+    assert_eq!(v["result"]["error"], json!("out of gas"), "{}", &a[..300]);
+    assert!(peak < 150 << 10, "{peak} KiB");
+    // A small answer is text as before, and the server still serves.
+    let b = answer_value(&serve.post(&call(
+        json!(2),
+        "debug_traceCall",
+        json!([{"to": LOOP, "gas": "0x5208"}, "latest", {"tracer": "callTracer"}]),
+    )));
+    assert_eq!(b["result"]["type"], "CALL", "{b}");
+}
+
+/// A real reorg (anvil's `anvil_reorg`, issue 43): block N is traced twice (the second from
+/// the kept answer), then replaced by a block with another transaction. By number, `serve`
+/// answers the new block's trace, as anvil's own debug API does, never the kept answer of the
+/// reorged-out hash; by the old hash, it answers an error, as the node knows no such block.
+#[test]
+fn a_reorged_block_is_never_answered_from_the_old_chain() {
+    let node = anvil::Anvil::start();
+    let c = "0x000000000000000000000000000000000000c0de";
+    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
+    node.rpc(
+        "anvil_setCode",
+        json!([c, "0x36600b57600054600155005b600560005500"]),
+    );
+    let other = node.accounts()[1];
+    let (old_tx, _) =
+        node.send_and_wait(json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}));
+    let receipt = node.receipt(old_tx);
+    let (number, old_hash) = (receipt["blockNumber"].clone(), receipt["blockHash"].clone());
+    let serve = Serve::start(node.url(), &[]);
+    let opts = json!({"tracer": "callTracer"});
+    let before = serve.result("debug_traceBlockByNumber", json!([number, opts]));
+    assert_eq!(
+        serve.result("debug_traceBlockByNumber", json!([number, opts])),
+        before
+    );
+    // anvil's top frame `gas` is what is left after the intrinsic gas; geth's (and ours) is
+    // the transaction's gas limit. Everything else is the same.
+    let same = |ours: &str, theirs: Value| {
+        let top_gas_out = |mut v: Value| {
+            for item in v.as_array_mut().expect("a block's traces") {
+                item["result"].as_object_mut().map(|r| r.remove("gas"));
+            }
+            v
+        };
+        let ours: Value = serde_json::from_str(ours).unwrap();
+        assert_eq!(top_gas_out(ours), top_gas_out(theirs));
+    };
+    same(
+        &before,
+        node.rpc("debug_traceBlockByNumber", json!([number, opts])),
+    );
+    node.rpc(
+        "anvil_reorg",
+        json!([1, [[{"from": other, "to": c, "gas": "0x20000"}, 0]]]),
+    );
+    let new_hash = node.rpc("eth_getBlockByNumber", json!([number, false]))["hash"].clone();
+    assert_ne!(new_hash, old_hash);
+    let after = serve.result("debug_traceBlockByNumber", json!([number, opts]));
+    assert_ne!(after, before);
+    same(
+        &after,
+        node.rpc("debug_traceBlockByNumber", json!([number, opts])),
+    );
+    let gone = answer_value(&serve.post(&call(
+        json!(9),
+        "debug_traceBlockByHash",
+        json!([old_hash, opts]),
+    )));
+    assert!(gone.get("result").is_none(), "{gone}");
+    assert!(gone["error"]["message"].is_string(), "{gone}");
+    let log = serve.log_when(|l| l.matches("debug_traceBlockBy").count() >= 4);
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("debug_traceBlockBy"))
+        .collect();
+    assert_eq!(lines.len(), 4, "{log}");
+    assert!(lines[1].contains("\"cacheHit\":true"), "{log}");
+    assert!(lines[2].contains("\"cacheHit\":false"), "{log}");
+}
+
 /// A muxTracer runs at most 64 tracers (issue 43: 2,000 JavaScript children cost 2.5 s and
 /// 265 MB on one call): 65 are refused with a JSON-RPC error naming the limit, before the node
 /// is asked anything (a mock node that knows only its chain id).
