@@ -159,6 +159,7 @@ impl CallArgs {
             gas,
             gas_price,
             gas_cap: 0,
+            geth_default: false,
         };
         let prepared = prepare_call(
             &source,

@@ -49,8 +49,9 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1024..=1 << 34))]
     pub max_response: u64,
     /// geth's RPC gas cap for simulated calls (debug_traceCall, trace_call, trace_callMany):
-    /// a larger `gas` is lowered to it (with a warning in the request log), a call without
-    /// one gets no more, whatever blockOverrides.gasLimit says; 0: no cap.
+    /// a larger `gas` is lowered to it (with a warning in the request log); a debug_traceCall
+    /// without one gets the cap itself, as geth's (a trace_call the block's limit, no more
+    /// than the cap, as reth's); 0: no cap.
     #[arg(long, value_name = "GAS", default_value_t = chaintrace::serve::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
     /// Most calls in one batch request.

@@ -27,12 +27,15 @@ pub struct CallRequest {
     pub to: Option<Address>,
     pub data: Bytes,
     pub value: U256,
-    /// `None`: geth's default for a call on this block (the block gas limit, capped).
+    /// `None`: the default ([`CallRequest::gas_for`]).
     pub gas: Option<u64>,
     pub gas_price: u128,
     /// geth's RPC gas cap (`serve --rpc-gas-cap`, geth's `--rpc.gascap`): a larger `gas` is
     /// lowered to it, and a call without one gets no more; 0: no cap (the command line's).
     pub gas_cap: u64,
+    /// A call without `gas` gets geth's `debug_traceCall` default, the RPC gas cap itself
+    /// (`MaxUint64 / 2` without one), whatever the block's limit; else the block's limit.
+    pub geth_default: bool,
 }
 
 impl CallRequest {
@@ -43,7 +46,10 @@ impl CallRequest {
     /// the cap (geth logs "Caller gas above allowance, capping"); a `gas` of 0 is 0, as geth
     /// takes any `gas` given (the call then fails its intrinsic gas); without one, the block's
     /// gas limit (EIP-7825's cap from Osaka on), no more than the cap — a
-    /// `blockOverrides.gasLimit` raises the default only up to it.
+    /// `blockOverrides.gasLimit` raises the default only up to it. Under
+    /// [`CallRequest::geth_default`], geth's own default instead: the cap, or `MaxUint64 / 2`
+    /// with none (`CallDefaults` never looks at the block's limit, and a call skips
+    /// EIP-7825's check).
     pub fn gas_for(&self, spec: SpecId, block_gas_limit: u64) -> (u64, Option<u64>) {
         let cap = match self.gas_cap {
             0 => u64::MAX,
@@ -52,6 +58,7 @@ impl CallRequest {
         match self.gas {
             Some(g) if g > cap => (cap, Some(g)),
             Some(g) => (g, None),
+            None if self.geth_default => (cap.min(u64::MAX / 2), None),
             None => (default_call_gas(spec, block_gas_limit).min(cap), None),
         }
     }
@@ -160,6 +167,9 @@ pub fn prepare_call(
     let spec_id = spec_for(chain_id, &info, hardfork);
     let (gas, capped_from) = call.gas_for(spec_id, info.gas_limit);
     let mut env = EvmEnv::new(spec_id, chain_id, &info).for_call(call.gas_price);
+    // geth runs a simulated call with its transaction checks skipped (`ToMessage(…,
+    // skipChecks)`): EIP-7825's per-transaction gas cap among them.
+    env.cfg.tx_gas_limit_cap = Some(u64::MAX);
     if let Some(b) = block_override {
         b.apply_env(&mut env.block)
             .map_err(|e| CallError::BlockOverride(e.to_string()))?;

@@ -685,6 +685,7 @@ pub(super) fn call_param(v: Option<&Value>, gas_cap: u64) -> Result<CallRequest,
         gas,
         gas_price: u128::try_from(gas_price).map_err(|_| bad("gasPrice", "too large".into()))?,
         gas_cap,
+        geth_default: false,
     })
 }
 
@@ -695,7 +696,12 @@ fn trace_call_method(
     opts: &TraceOpts,
     outcome: &mut Outcome,
 ) -> Result<Reply, Fault> {
-    let call = call_param(params.get(0), ctx.gas_cap)?;
+    // geth's default gas for a call without one: the RPC gas cap (reth's `trace_call`, in
+    // `parity.rs`, takes the block's limit, no more than the cap).
+    let call = CallRequest {
+        geth_default: true,
+        ..call_param(params.get(0), ctx.gas_cap)?
+    };
     let block_ref = match params.get(1) {
         None | Some(Value::Null) => "latest".to_string(),
         Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 1)?),

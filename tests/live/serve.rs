@@ -224,7 +224,7 @@ fn trace_call_with_overrides_matches_chaintrace_call() {
     let block = json!({"number": "0x99", "time": "0x12345678"});
     let got = serve.result(
         "debug_traceCall",
-        json!([{"from": sender, "to": logger, "value": "0x1"}, "latest",
+        json!([{"from": sender, "to": logger, "value": "0x1", "gas": "0x1c9c380"}, "latest",
             {"tracer": "callTracer", "stateOverrides": state, "blockOverrides": block}]),
     );
     let out = run::cmd(&[])
@@ -242,7 +242,9 @@ fn trace_call_with_overrides_matches_chaintrace_call() {
             "--to",
             &format!("{logger:?}"),
         ])
-        .args(["--value", "1wei"])
+        // The same gas: without one, `call` takes the block's limit where geth's
+        // debug_traceCall takes its RPC gas cap.
+        .args(["--value", "1wei", "--gas", "30000000"])
         .args(["--state-override", &state.to_string()])
         .args(["--block-override", &block.to_string()])
         .env_remove("ETH_RPC_URL")
@@ -1384,9 +1386,10 @@ fn code_call(code: &str, gas: &str, block_gas_limit: &str) -> Value {
 }
 
 /// Simulated calls get geth's RPC gas cap (issue 43): `--rpc-gas-cap`, 50,000,000 unless
-/// told; a larger `gas` is lowered to it with a warning in the request log, a call without
-/// one gets no more, also when `blockOverrides.gasLimit` raises the block's limit; `trace_call`
-/// too. Before, `gas` 2^63−1 under such a block override ran with all of it.
+/// told; a larger `gas` is lowered to it with a warning in the request log, and a call without
+/// one gets the cap itself, as geth's `CallDefaults` gives it (not the block's limit, and on
+/// Osaka not EIP-7825's cap, which geth skips for calls); `trace_call` the block's limit, no
+/// more than the cap, as reth does. Before, `gas` 2^63−1 under such a block override ran with all of it.
 #[test]
 fn simulated_calls_get_geths_rpc_gas_cap() {
     let node = anvil::Anvil::start_with_args(&["--hardfork", "cancun"]);
@@ -1405,7 +1408,7 @@ fn simulated_calls_get_geths_rpc_gas_cap() {
         ),
         "{log}"
     );
-    // No gas: the block's (overridden) limit, no more than the cap.
+    // No gas: geth's `CallDefaults`, the cap itself, whatever the block's limit.
     let stop = |gas: &str| code_call("0x00", gas, huge);
     let mut no_gas = stop(huge);
     no_gas[0].as_object_mut().unwrap().remove("gas");
@@ -1417,7 +1420,20 @@ fn simulated_calls_get_geths_rpc_gas_cap() {
     assert_eq!(top(stop("0x10000"))["gas"], "0x10000");
     let mut small_block = no_gas.clone();
     small_block[2]["blockOverrides"]["gasLimit"] = json!("0x20000");
-    assert_eq!(top(small_block)["gas"], "0x20000");
+    assert_eq!(top(small_block)["gas"], "0x2faf080");
+    drop(serve);
+    // On Osaka too: a simulated call skips EIP-7825's per-transaction cap, as geth's
+    // `ToMessage(…, skipChecks)` does (before: 2^24, the cap a sent transaction has).
+    let osaka = anvil::Anvil::start_with_args(&["--hardfork", "osaka"]);
+    let serve = Serve::start(osaka.url(), &[]);
+    let mut plain = json!([{"to": "0x00000000000000000000000000000000000000aa"}, "latest",
+        {"tracer": "callTracer"}]);
+    let t = answer_value(&serve.result("debug_traceCall", plain.clone()));
+    assert_eq!(t["gas"], "0x2faf080", "{t}");
+    assert!(t.get("error").is_none(), "{t}");
+    plain[0]["gas"] = json!("0x2000000");
+    let t = answer_value(&serve.result("debug_traceCall", plain));
+    assert_eq!(t["gas"], "0x2000000", "{t}");
     drop(serve);
     // A cap of the operator's.
     let serve = Serve::start(node.url(), &["--rpc-gas-cap", "1000000"]);
