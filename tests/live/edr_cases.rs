@@ -194,28 +194,46 @@ fn edr_frames(expected: &[Value]) -> Vec<(String, String, String, u64)> {
         .collect()
 }
 
-/// The case's Solidity stack equals EDR's frames, and is `lines` exactly.
+/// The case's Solidity stack equals EDR's frames, and is `lines` exactly. Under viaIR the
+/// lines of call-stack entries are not compared with EDR's (its own runner compares none of
+/// those entries there); `lines` still fixes them.
 fn assert_stack(case: &str, f: &Failed, lines: &[String]) {
     let got = stack(&f.tree);
-    let frames: Vec<_> = got.iter().map(|l| frame_of(l)).collect();
+    let mut frames: Vec<_> = got.iter().map(|l| frame_of(l)).collect();
+    let mut want = edr_frames(&f.expected);
+    if f.build == VIA_IR {
+        let kinds = f.expected.iter().rev().map(|e| e["type"].as_str());
+        for ((got, want), kind) in frames.iter_mut().zip(want.iter_mut()).zip(kinds) {
+            if kind == Some("CALLSTACK_ENTRY") {
+                (got.3, want.3) = (0, 0);
+            }
+        }
+    }
     assert_eq!(
-        frames,
-        edr_frames(&f.expected),
+        frames, want,
         "{case} ({}): not EDR's frames:\n{}",
-        f.build,
-        f.tree
+        f.build, f.tree
     );
     assert_eq!(got, lines, "{case} ({}):\n{}", f.build, f.tree);
 }
 
 /// A proxy's fallback creates its implementation and delegates to it from an internal
 /// function's assembly: the fallback is a frame at its call of `forward`, though no JUMP marks
-/// an entry into it (the dispatcher runs it inline). Legacy build only: under viaIR chaintrace
-/// places `forward` at its declaration (line 17), not at the `delegatecall` (EDR's line 19).
+/// an entry into it (the dispatcher runs it inline). Under viaIR, solc's source map gives the
+/// DELEGATECALL (and every instruction of the block) the whole `assembly { … }` block, line
+/// 17, not the `delegatecall` line (19): `forward` is shown there, as the map says. EDR's own
+/// runner compares no call-stack entry and no line under viaIR (hardhat-tests'
+/// `compareStackTraces`: "if IR is enabled, we ignore callstack entries").
 #[test]
 fn edr_proxy_fallback_frame() {
+    for build in [LEGACY, VIA_IR] {
+        proxy_fallback_frame(build);
+    }
+}
+
+fn proxy_fallback_frame(build: &str) {
     let case = "proxy";
-    let f = run_case(case, LEGACY);
+    let f = run_case(case, build);
     assert_eq!(f.expected.last().unwrap()["message"], "D failed");
     assert!(
         f.tree.contains("reverted: Error(\"D failed\") at "),
@@ -230,11 +248,19 @@ fn edr_proxy_fallback_frame() {
         &[
             format!("at D.r ({})", at(case, "revert(\"D failed\")")),
             format!("at D.fail ({}), reached by DELEGATECALL", at(case, "r();")),
-            format!(
-                "at C.forward(implementation: {d}) ({})",
-                at(case, "delegatecall(gas()")
-            ),
-            format!("at C.fallback ({})", at(case, "forward(address(d))")),
+            match build {
+                // The argument's value is not shown where its stack place is not exact.
+                VIA_IR => format!("at C.forward(implementation) ({})", at(case, "assembly {")),
+                _ => format!(
+                    "at C.forward(implementation: {d}) ({})",
+                    at(case, "delegatecall(gas()")
+                ),
+            },
+            match build {
+                // The JUMP into `forward` is mapped to its argument.
+                VIA_IR => format!("at C.fallback ({})", at(case, "address(d))")),
+                _ => format!("at C.fallback ({})", at(case, "forward(address(d))")),
+            },
         ],
     );
 }
