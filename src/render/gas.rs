@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::decoder::Decoder;
 use super::style::{num, TableStyle};
 use crate::replay::assets::format_units;
-use crate::replay::op_fees::OpCost;
+use crate::replay::tx_rules::OpCost;
 use crate::trace::errors::op_name;
 use crate::trace::gas::{GasFrame, GasReport};
 

@@ -298,25 +298,20 @@ pub fn trace_access_keyed(
     // The sender as it was before the chain's rules act on it (a deposit's mint, an OP user
     // transaction's L1 and operator fees), which `before` commits.
     let sender_before = read_account(&mut *db, tx.sender);
-    let super::op_fees::Before { cfg, fee, refused } = super::op_fees::before(db, env, tx)?;
+    let rules = super::tx_rules::TxRules::before(db, env, tx)?;
     let mut evm = EvmCtx::new(&mut *db, env.spec)
         .with_block(env.block.clone())
-        .with_cfg(cfg.into_owned())
+        .with_cfg(rules.cfg())
         .build_mainnet_with_inspector((splicer, tracer));
     super::op_precompiles::install(&mut evm.precompiles, env);
-    let run = (!refused).then(|| evm.inspect_tx(tx.env.clone()));
+    let run = (!rules.refused).then(|| evm.inspect_tx(tx.env.clone()));
     let (splicer, tracer) = std::mem::take(&mut evm.inspector);
     drop(evm);
     splicer.finish();
-    // The same deposit and OP-fee rules as `apply` and `trace` (op_fees.rs, deposit.rs).
-    let (outcome, state) = match super::deposit::ran(tx, run)? {
-        Some(mut out) => {
-            let outcome =
-                super::op_fees::after(&mut out, db, env, tx, fee, super::op_fees::Vaults::InState);
-            (outcome, out.state)
-        }
-        None => super::deposit::failed(db, env, tx),
-    };
+    // The same chain rules as `apply` and `trace` (tx_rules.rs).
+    let (state, outcome) = rules
+        .after(run, db, tx, super::tx_rules::Vaults::InState)?
+        .into_state();
     let mut rows = Vec::with_capacity(tracer.items.len());
     for ((addr, target), item) in tracer.items {
         let post = state.get(&addr);

@@ -383,30 +383,26 @@ fn run_pass<T: Ran>(
     let mut out = Vec::new();
     let mut log_offset = plan.log_offset;
     let mut own: Option<EvmEnv> = None;
-    let mut base = std::borrow::Cow::Borrowed(plan.env);
+    let base = plan.env;
     for (i, tx) in plan.txs.iter().enumerate() {
         if i == plan.first {
             if let Some(prepare) = plan.prepare {
                 prepare(db);
-                // What the block's earlier transactions read of the L1Block predeploy may be
-                // overridden now: read again.
-                base.to_mut().op_l1 = Default::default();
-                own = None;
             }
         }
         let env = match splices.get(i).and_then(Option::as_ref) {
             Some(s) => {
-                let e = own.get_or_insert_with(|| base.as_ref().clone());
+                let e = own.get_or_insert_with(|| base.clone());
                 e.splice = Some(s.clone());
                 &*e
             }
             None => {
                 if base.splice.is_some() {
-                    let e = own.get_or_insert_with(|| base.as_ref().clone());
+                    let e = own.get_or_insert_with(|| base.clone());
                     e.splice = None;
                     &*e
                 } else {
-                    base.as_ref()
+                    base
                 }
             }
         };
@@ -493,12 +489,12 @@ mod tests {
             .collect()
     }
 
-    /// A block's later user transactions are priced with the L1Block values its first one
-    /// read (op-geth's `NewL1CostFunc` reads them once per block); a `prepare` hook (state
-    /// overrides) before a transaction has them read again, and a state that lacked a slot
-    /// keeps nothing.
+    /// Every user transaction is priced from the L1Block values the replay's state holds
+    /// before it: after the block's deposits they are op-geth's once-per-block values (only the
+    /// L1 attributes deposit writes them), and after a `prepare` hook (state overrides), the
+    /// overridden ones.
     #[test]
-    fn the_l1_block_is_read_once_per_block_and_again_after_a_prepare_hook() {
+    fn user_transactions_are_priced_from_the_l1_block_the_state_holds() {
         let (snap, env, txs) = op_block();
         let plan = |prepare| Plan {
             env: &env,
@@ -510,7 +506,6 @@ mod tests {
             frames: Frames::Block(None),
         };
         let plain = l1_fees(&snap, &plan(None));
-        assert!(env.op_l1.get().is_some());
         assert!(plain.iter().all(|f| !f.is_zero()));
         // The L1 base fee doubled just before the second transaction: read again there.
         let double = |db: &mut ReplayDb<'_>| {
@@ -522,9 +517,8 @@ mod tests {
         let overridden = l1_fees(&snap, &later);
         assert_eq!(overridden.len(), 1);
         assert!(overridden[0] > plain[1], "{overridden:?} {plain:?}");
-        // Without the memo the same: the second transaction alone on the overridden state.
-        let mut fresh = env.clone();
-        fresh.op_l1 = Default::default();
+        // The second transaction alone on the overridden state: the same.
+        let fresh = env.clone();
         let mut db = snap.db();
         double(&mut db);
         let raw_priced = crate::chain::op::l1_cost(
@@ -537,14 +531,5 @@ mod tests {
         .unwrap()
         .fee;
         assert_eq!(overridden[0], raw_priced);
-        // A state lacking slot 7 (the blob base fee): nothing kept.
-        let mut partial = StateSnapshot::partial();
-        partial.absorb(snap.fork());
-        partial.storage.remove(&(L1_BLOCK, U256::from(7)));
-        let mut env2 = env.clone();
-        env2.op_l1 = Default::default();
-        let mut db = partial.db();
-        let _ = apply(&mut db, &env2, &txs[0]);
-        assert!(env2.op_l1.get().is_none());
     }
 }

@@ -31,35 +31,11 @@ pub struct EvmEnv {
     /// data fee); `None` elsewhere.
     pub op: Option<crate::chain::op::OpRules>,
     /// The OP fee vaults' balances are known to no one in this replay and nothing reads them
-    /// after it: a vault the pre-state lacks is not credited (`op_fees::settle`). Set by the
+    /// after it: a vault the pre-state lacks is not credited (`tx_rules::settle`). Set by the
     /// fast path for a later transaction of its block (`replay/mined.rs`), whose node prestate
     /// leaves the vaults out, when the tracer shows no account the transaction did not look
     /// up ([`crate::trace::TracerSpec::shows_unlooked_balances`]).
-    pub op_vaults_unread: bool,
-    /// The L1Block predeploy's fee parameters as the block's first user transaction read them.
-    pub op_l1: L1Memo,
-}
-
-/// The L1Block predeploy's fee parameters as a block's first user transaction read them, for
-/// its later ones: op-geth's `NewL1CostFunc` (core/types/rollup_cost.go) reads them once per
-/// block, after the block's deposits ran (only the L1 attributes deposit writes them). Kept
-/// only when the replay's state held every slot read (a slot it lacked is a miss that a later
-/// pass reads), so every clone of the block's environment, in any pass, shares what it keeps;
-/// the replay driver gives the transactions after a `prepare` hook (state overrides) a fresh
-/// one.
-#[derive(Clone, Debug, Default)]
-pub struct L1Memo(std::sync::Arc<std::sync::OnceLock<crate::chain::op::L1BlockInfo>>);
-
-impl L1Memo {
-    /// What was kept, if anything.
-    pub fn get(&self) -> Option<&crate::chain::op::L1BlockInfo> {
-        self.0.get()
-    }
-
-    /// Keeps `info` unless something already is.
-    pub fn keep(&self, info: &crate::chain::op::L1BlockInfo) {
-        let _ = self.0.get_or_init(|| info.clone());
-    }
+    pub skip_unknown_vaults: bool,
 }
 
 impl EvmEnv {
@@ -126,8 +102,7 @@ impl EvmEnv {
             miner: info.coinbase,
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
             op: info.op_rules(chain_id),
-            op_vaults_unread: false,
-            op_l1: L1Memo::default(),
+            skip_unknown_vaults: false,
         }
     }
 }

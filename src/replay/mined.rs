@@ -183,9 +183,9 @@ impl Mined {
                     .get("blockNumber")
                     .and_then(|v| crate::geth::hex::parse_u64(v).ok())
                     .filter(|&n| source.op_likely(id.chain_id, n, evidence))
-                    .map(|n| super::op_fast::op_fee_misses(n, index, &snapshot))
+                    .map(|n| crate::source::op_fee_reads::op_fee_misses(n, index, &snapshot))
                     .filter(|(m, _)| !m.is_empty());
-                let head = super::op_fast::header_and_fees(source, cache, block_hash, fees, &mut snapshot)?;
+                let head = crate::source::op_fee_reads::header_and_fees(source, cache, block_hash, fees, &mut snapshot)?;
                 let mut info = block_info_from_json(&head)?;
                 info.op_evidence = evidence;
                 let spec = source.prepare_block(id.chain_id, &mut info, hardfork)?;
@@ -342,11 +342,11 @@ impl Mined {
     /// The environment of a pass (the node's frames are set per transaction by the driver):
     /// with `unread` (nothing the caller reads shows an account the transaction did not look
     /// up), the OP fee vaults the fast path cannot know at a later transaction of its block
-    /// are left uncredited ([`EvmEnv::op_vaults_unread`]) rather than read.
+    /// are left uncredited ([`EvmEnv::skip_unknown_vaults`]) rather than read.
     fn pass_env(&self, unread: bool) -> EvmEnv {
         let mut env = self.env.clone();
         env.splice = None;
-        env.op_vaults_unread = unread && self.fast && self.index > 0 && env.op.is_some();
+        env.skip_unknown_vaults = unread && self.fast && self.index > 0 && env.op.is_some();
         env
     }
 

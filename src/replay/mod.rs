@@ -6,12 +6,9 @@ pub mod access;
 pub mod assets;
 pub mod call;
 pub mod cancel;
-mod deposit;
 pub mod driver;
 pub mod env;
 pub mod mined;
-mod op_fast;
-pub mod op_fees;
 pub mod op_precompiles;
 pub mod overrides;
 pub mod remote;
@@ -21,6 +18,7 @@ pub mod splice;
 mod stream_tests;
 pub mod stretch;
 mod traced;
+pub mod tx_rules;
 
 pub use env::{BlockInfo, EvmEnv, ReplayTx};
 pub use traced::{trace_call_tree, CallTraced};
@@ -99,7 +97,7 @@ pub struct TxOutcome {
     /// revm's halt reason for a transaction that failed without REVERT.
     pub halt: Option<String>,
     /// What an OP-stack user transaction paid beyond its gas, and its L1 parameters.
-    pub op_fee: Option<op_fees::OpFee>,
+    pub op_fee: Option<tx_rules::OpFee>,
     /// An OP-stack deposit: its `from` and what it carried (mint, source hash), for people.
     pub deposit: Option<(alloy_primitives::Address, crate::source::deposit::Deposit)>,
 }
@@ -209,16 +207,16 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
         return Err(cancel::stopped());
     }
     check_chain_rules(env, tx)?;
-    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
+    let rules = tx_rules::TxRules::before(db, env, tx)?;
     let splicer = splice::Splicer::new(env);
-    let run = if refused {
+    let run = if rules.refused {
         None
     } else if splicer.active() || cancel::bounded() {
         // The chain's precompiles spliced, or a server request's deadline ticked: an untraced
         // pass stops at it as a traced one does.
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(cfg.into_owned())
+            .with_cfg(rules.cfg())
             .build_mainnet_with_inspector(splice::Beside::untraced(splicer, cancel::Untraced));
         op_precompiles::install(&mut evm.precompiles, env);
         let out = evm.inspect_tx(tx.env.clone());
@@ -230,18 +228,15 @@ pub fn apply(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Result<TxOut
     } else {
         let mut evm = EvmCtx::new(&mut *db, env.spec)
             .with_block(env.block.clone())
-            .with_cfg(cfg.into_owned())
+            .with_cfg(rules.cfg())
             .build_mainnet();
         op_precompiles::install(&mut evm.precompiles, env);
         Some(evm.transact(tx.env.clone()))
     };
-    let Some(mut out) = deposit::ran(tx, run)? else {
-        let (outcome, state) = deposit::failed(db, env, tx);
-        db.commit(state);
-        return Ok(outcome);
-    };
-    let outcome = op_fees::after(&mut out, db, env, tx, fee, op_fees::Vaults::InCache);
-    db.commit(out.state);
+    let (state, outcome) = rules
+        .after(run, db, tx, tx_rules::Vaults::InCache)?
+        .into_state();
+    db.commit(state);
     Ok(outcome)
 }
 

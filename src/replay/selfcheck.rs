@@ -164,7 +164,7 @@ pub fn check(outcome: &TxOutcome, receipt: &Value) -> SelfCheck {
 /// An OP-stack receipt's fee fields (op-geth's `receipt.go` / `deriveOPStackFields`), each
 /// compared with what the replay charged and read from the L1Block predeploy, where the
 /// receipt has it: a node that predates a field does not print it.
-fn check_op_fields(fee: &crate::replay::op_fees::OpFee, receipt: &Value, c: &mut SelfCheck) {
+fn check_op_fields(fee: &crate::replay::tx_rules::OpFee, receipt: &Value, c: &mut SelfCheck) {
     use alloy_primitives::U256;
     let l1 = fee.l1.unwrap_or(crate::chain::op::L1Cost {
         fee: U256::ZERO,
@@ -231,7 +231,7 @@ mod tests {
             logs: Vec::new(),
             output: Bytes::new(),
             halt: None,
-            op_fee: Some(crate::replay::op_fees::OpFee {
+            op_fee: Some(crate::replay::tx_rules::OpFee {
                 rules,
                 info,
                 l1,

@@ -8,8 +8,8 @@ use revm::context::CfgEnv;
 use revm::{DatabaseCommit, InspectEvm, Inspector, MainBuilder};
 
 use super::{
-    call_frame, cancel, check_chain_rules, deposit, op_fees, op_precompiles, splice, Ended, EvmCtx,
-    EvmEnv, ReplayError, ReplayTx, TraceResult, TracedTx, TxOutcome,
+    call_frame, cancel, check_chain_rules, op_precompiles, splice, tx_rules, Ended, EvmCtx, EvmEnv,
+    ReplayError, ReplayTx, TraceResult, TracedTx, TxOutcome,
 };
 use crate::source::ReplayDb;
 use crate::trace::call::{CallFrame, CallTracer, CallTracerConfig};
@@ -71,7 +71,7 @@ pub(crate) trait Finishes: Sized {
         refused: bool,
     ) -> (Run, Self);
     fn begin(&mut self, _db: &mut ReplayDb<'_>, _env: &EvmEnv, _tx: &ReplayTx) {}
-    fn vaults(&self) -> op_fees::Vaults;
+    fn vaults(&self) -> tx_rules::Vaults;
     fn enter_failed_deposit(&mut self);
     fn finish(self, e: &Ended, db: &mut ReplayDb<'_>) -> Result<Self::Out, ReplayError>;
 }
@@ -83,8 +83,8 @@ impl Finishes for Tracer {
         super::begin(self, db, env, tx)
     }
 
-    fn vaults(&self) -> op_fees::Vaults {
-        op_fees::Vaults::of(self)
+    fn vaults(&self) -> tx_rules::Vaults {
+        tx_rules::Vaults::of(self)
     }
 
     inspect_itself!();
@@ -101,9 +101,9 @@ impl Finishes for Tracer {
 impl Finishes for CallTracer {
     type Out = CallFrame;
 
-    fn vaults(&self) -> op_fees::Vaults {
+    fn vaults(&self) -> tx_rules::Vaults {
         // Its result reads neither the state nor the database.
-        op_fees::Vaults::InCache
+        tx_rules::Vaults::InCache
     }
 
     inspect_itself!();
@@ -125,9 +125,9 @@ impl Finishes for crate::trace::js::JsTracer {
         self.with_precompiles(&op_precompiles::added(env))
     }
 
-    fn vaults(&self) -> op_fees::Vaults {
+    fn vaults(&self) -> tx_rules::Vaults {
         // `db` reads any account after the run.
-        op_fees::Vaults::InState
+        tx_rules::Vaults::InState
     }
 
     inspect_itself!();
@@ -157,40 +157,32 @@ pub(crate) fn run<T: Finishes>(
     check_chain_rules(env, tx)?;
     tracer.begin(db, env, tx);
     let vaults = tracer.vaults();
-    let op_fees::Before { cfg, fee, refused } = op_fees::before(db, env, tx)?;
-    let (run, mut tracer) = tracer.inspect(db, env, cfg.into_owned(), tx, refused);
+    let rules = tx_rules::TxRules::before(db, env, tx)?;
+    let (run, mut tracer) = tracer.inspect(db, env, rules.cfg(), tx, rules.refused);
     if cancel::passed() {
         return Err(cancel::stopped());
     }
-    let Some(mut out) = deposit::ran(tx, run)? else {
-        tracer.enter_failed_deposit();
-        let (outcome, state) = deposit::failed(db, env, tx);
-        let ended = Ended {
-            env,
-            tx,
-            outcome: &outcome,
-            state: &state,
-            refunded: 0,
-            floor: 0,
-            tx_index,
-        };
-        let result = tracer.finish(&ended, db)?;
-        db.commit(state);
-        return Ok((result, outcome));
+    let (state, outcome, refunded, floor) = match rules.after(run, db, tx, vaults)? {
+        tx_rules::Settled::FailedDeposit(state, outcome) => {
+            tracer.enter_failed_deposit();
+            (state, outcome, 0, 0)
+        }
+        tx_rules::Settled::Ran(out, outcome) => {
+            let g = out.result.gas();
+            (out.state, outcome, g.final_refunded(), g.floor_gas())
+        }
     };
-    let outcome = op_fees::after(&mut out, db, env, tx, fee, vaults);
-    let g = out.result.gas();
     let ended = Ended {
         env,
         tx,
         outcome: &outcome,
-        state: &out.state,
-        refunded: g.final_refunded(),
-        floor: g.floor_gas(),
+        state: &state,
+        refunded,
+        floor,
         tx_index,
     };
     let result = tracer.finish(&ended, db)?;
-    db.commit(out.state);
+    db.commit(state);
     Ok((result, outcome))
 }
 

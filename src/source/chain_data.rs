@@ -205,7 +205,7 @@ impl ReplayTx {
 
     /// A deposit as revm runs it: a legacy-typed message at gas price 0 (no fee bought, none
     /// paid, nothing to the coinbase) from `from`; the replay adds the rest (mint, nonce, gas
-    /// used: `replay/deposit.rs`).
+    /// used: `replay/tx_rules.rs`).
     pub fn from_deposit(d: super::deposit::DepositTx) -> Self {
         let raw = d.encode();
         ReplayTx {

@@ -19,8 +19,7 @@ pub fn is_deposit_json(v: &Value) -> bool {
         .is_some_and(|t| t.eq_ignore_ascii_case("0x7e"))
 }
 
-/// The EIP-2718 type byte of a deposit transaction.
-pub const DEPOSIT_TX_TYPE: u8 = 0x7e;
+pub use crate::chain::op::DEPOSIT_TX_TYPE;
 
 /// What a deposit carries beyond an ordinary message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

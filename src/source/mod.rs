@@ -13,6 +13,7 @@ pub mod deposit;
 pub mod error;
 pub mod fixture;
 pub mod node_rules;
+pub mod op_fee_reads;
 pub mod prestate_rpc;
 pub mod rpc;
 

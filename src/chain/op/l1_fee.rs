@@ -177,8 +177,8 @@ impl RollupCostData {
     }
 }
 
-/// The EIP-2718 type byte of a deposit transaction.
-const DEPOSIT_TX_TYPE: u8 = 0x7e;
+/// The EIP-2718 type byte of a deposit transaction (`source/deposit.rs` decodes them).
+pub const DEPOSIT_TX_TYPE: u8 = 0x7e;
 
 /// A transaction's L1 data fee and the L1 gas its receipt reports (`l1Fee`, `l1GasUsed`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

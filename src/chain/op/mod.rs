@@ -23,7 +23,7 @@ pub use fork::{OpFork, OpHeaderFork, OpRules, OpSchedule};
 pub use l1_fee::{
     da_footprint_gas, flz_compress_len, l1_cost, l1_data_fee, l1_gas_used, operator_fee,
     operator_fee_refund, total_rollup_cost, L1BlockInfo, L1Cost, L1CostFunction, L1InfoError,
-    RollupCostData,
+    RollupCostData, DEPOSIT_TX_TYPE,
 };
 
 /// The L1Block predeploy: the L1 origin's fee parameters, written by each block's L1
@@ -44,7 +44,7 @@ pub const L1_FEE_VAULT: Address = address!("420000000000000000000000000000000000
 /// Receives the operator fee of the gas used, from Isthmus (`OptimismOperatorFeeRecipient`).
 pub const OPERATOR_FEE_VAULT: Address = address!("420000000000000000000000000000000000001b");
 
-/// What a user transaction's OP fees read under `rules` (`replay/op_fees.rs`): the L1Block
+/// What a user transaction's OP fees read under `rules` (`replay/tx_rules.rs`): the L1Block
 /// predeploy (its slots as [`L1BlockInfo::from_storage`] reads them with every value zero: the
 /// most it reads) and the vaults it credits. Fetched with what a replay obviously touches.
 pub fn fee_reads(rules: OpRules) -> (Vec<Address>, Vec<(Address, alloy_primitives::U256)>) {

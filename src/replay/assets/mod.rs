@@ -9,7 +9,7 @@
 //!   and what was burned. On an OP-stack chain the sender also pays the L1 data fee and the
 //!   operator fee, and nothing is burned: the base fee goes to the BaseFeeVault, the L1 data
 //!   fee to the L1FeeVault, the operator fee to the OperatorFeeVault, the tip to the coinbase
-//!   ([`super::op_fees::OpCost`]). A deposit's mint is a native inflow to its `from`.
+//!   ([`super::tx_rules::OpCost`]). A deposit's mint is a native inflow to its `from`.
 //! * **Tokens**, from the logs the callTracer kept (geth drops the logs of failed frames):
 //!   ERC-20 and ERC-721 `Transfer`, ERC-1155 `TransferSingle`/`TransferBatch`, and WETH's
 //!   `Deposit`/`Withdrawal` where the frame moved the native amount they stand for
@@ -31,7 +31,7 @@ use revm::context_interface::{Block, Transaction};
 use revm::primitives::hardfork::SpecId;
 use serde::Serialize;
 
-use super::op_fees::OpCost;
+use super::tx_rules::OpCost;
 use super::{EvmEnv, ReplayTx, TxOutcome};
 use crate::chain::op::{BASE_FEE_VAULT, L1_FEE_VAULT, OPERATOR_FEE_VAULT};
 use crate::trace::call::{CallFrame, CallKind};

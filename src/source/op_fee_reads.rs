@@ -1,13 +1,14 @@
-//! The fast path's reads for an OP-stack user transaction (`mined.rs`): what its fees read
-//! that the node's prestate lacks, asked in the header's batch, kept in the cache.
+//! The fast path's reads for an OP-stack user transaction (`replay/mined.rs`): what its fees
+//! read that the node's prestate lacks, asked in the header's batch, kept in the cache.
 
 use alloy_primitives::B256;
 use serde_json::Value;
 
-use crate::source::cache::{Cache, Kind};
-use crate::source::prestate_rpc::{block_json, h256, merge_json, snapshot_to_json};
-use crate::source::rpc::RpcSource;
-use crate::source::{Misses, StateSnapshot};
+use super::cache::{Cache, Kind};
+use super::error::SourceError;
+use super::prestate_rpc::{block_json, h256, merge_json, snapshot_to_json};
+use super::rpc::RpcSource;
+use super::{Misses, StateSnapshot};
 
 /// What an OP user transaction's fees read that the node's prestate may lack (op-geth's lists
 /// only what the transaction's opcodes touched, its sender, recipient and coinbase), and the
@@ -16,9 +17,9 @@ use crate::source::{Misses, StateSnapshot};
 /// predeploy's slots at the block itself. Only the L1 attributes deposit that opens a block
 /// writes them (L1Block's setters take only the depositor account, which only system deposits
 /// send), so they hold from that deposit to the block's end; the receipt's L1 fee fields check
-/// them ([`crate::replay::selfcheck`]). The vaults' balances at a later transaction are known
-/// only to a replay of the block's earlier ones: they are not asked ([`EvmEnv::op_vaults_unread`]).
-pub(super) fn op_fee_misses(number: u64, index: usize, snapshot: &StateSnapshot) -> (Misses, u64) {
+/// them (`replay::selfcheck`). The vaults' balances at a later transaction are known
+/// only to a replay of the block's earlier ones: they are not asked (`EvmEnv::skip_unknown_vaults`).
+pub fn op_fee_misses(number: u64, index: usize, snapshot: &StateSnapshot) -> (Misses, u64) {
     let (accounts, slots) = crate::chain::op::fee_reads_any();
     let mut m = Misses::default();
     if index == 0 {
@@ -43,15 +44,15 @@ pub(super) fn op_fee_misses(number: u64, index: usize, snapshot: &StateSnapshot)
 /// Block `hash`'s header through the cache, with `fees` ([`op_fee_misses`]: what to read, as of
 /// which block) read into `snapshot`: in the header's own batch when the header is fetched,
 /// else from the cache's state of that block, else fetched on their own.
-pub(super) fn header_and_fees(
+pub fn header_and_fees(
     source: &RpcSource,
     cache: Option<&Cache>,
     hash: B256,
     fees: Option<(Misses, u64)>,
     snapshot: &mut StateSnapshot,
-) -> Result<Value, super::Error> {
+) -> Result<Value, SourceError> {
     let Some((misses, at)) = fees else {
-        return Ok(block_json(source, cache, hash, false)?);
+        return block_json(source, cache, hash, false);
     };
     let tag = format!("{at:#x}");
     let cached = cache.and_then(|c| c.get(Kind::Header, &format!("{hash:?}")));

@@ -1,3 +1,33 @@
+//! A transaction's chain rules around revm's mainnet run: one object, [`TxRules`], with one
+//! hook per phase (DESIGN rule 17) — [`TxRules::before`] (a deposit's mint and environment;
+//! an OP user transaction's L1 data fee and operator fee bought with its gas), revm's run, and
+//! [`TxRules::after`] (a deposit refused or failed, a deposit's gas used, the OP fees settled
+//! into the vaults, then the chain's own settlement: chains 1329/1328's unburned base fee and
+//! the splice's post-state, `super::settle`). `apply`, `trace` and the access inspector call
+//! the two hooks and nothing else of these rules.
+//!
+//! ## Deposits
+//!
+//! OP-stack deposit transactions in the replay, as op-geth's `core/state_transition.go` runs
+//! them (`TransitionDb`, `preCheck`, `innerTransitionDb`):
+//!
+//! - `mint` is credited to `from` before anything else and is kept whatever follows (op-geth
+//!   mints before its snapshot): here it is committed to the database before revm runs;
+//! - no gas is bought and no fee paid, the coinbase gets nothing: revm runs the deposit as a
+//!   legacy message at gas price 0 with the base-fee check off (`ReplayTx::from_deposit`);
+//! - the nonce is not checked, but a call bumps it (revm does, with its nonce check off);
+//! - gas used: before Regolith the whole gas limit (a system transaction: 0); from Regolith
+//!   what the run used, refunds applied (at price 0 no wei moves);
+//! - a deposit that cannot run (too little gas for its intrinsic cost, value beyond the
+//!   balance, a system transaction from Regolith on) still counts: every change after the mint
+//!   undone, the nonce bumped, the whole gas limit used (a pre-Regolith system transaction:
+//!   0), and op-geth's tracers see one STOP frame (`failed deposit transaction`).
+//!
+//! Which fork applies comes from `EvmEnv::op`; none (a chain that is not an OP stack, such as
+//! op-geth's own tracer fixtures, whose configs declare no OP stack) is before Regolith.
+//!
+//! ## Fees
+//!
 //! What a user transaction pays on an OP-stack chain beyond Ethereum's gas, as op-geth's
 //! `core/state_transition.go` charges it, around revm's mainnet run:
 //!
@@ -17,16 +47,104 @@
 //! Deposits pay none of it, and neither do simulated calls (op-geth's `eth_call` skips the
 //! L1 cost: `SkipNonceChecks`), which have no encoding.
 
+use std::borrow::Cow;
+
 use alloy_primitives::{Address, U256};
+use revm::context::result::{EVMError, InvalidTransaction, ResultAndState};
+use revm::context::CfgEnv;
 use revm::database::AccountState;
 use revm::state::{Account, EvmState};
+use revm::DatabaseCommit;
 
-use super::{EvmEnv, ReplayError, ReplayTx};
+use super::{EvmEnv, ReplayError, ReplayTx, TxOutcome};
 use crate::chain::op::{
     l1_cost, operator_fee, L1BlockInfo, L1Cost, OpFork, OpRules, BASE_FEE_VAULT, L1_BLOCK,
     L1_FEE_VAULT, OPERATOR_FEE_VAULT,
 };
 use crate::source::ReplayDb;
+
+// Deposits (op-geth's `TransitionDb` for a deposit).
+
+fn regolith(env: &EvmEnv) -> bool {
+    env.op.unwrap_or(OpRules::none()).is(OpFork::Regolith)
+}
+
+/// The configuration revm runs `tx` under: a deposit's nonce is not checked, its zero gas
+/// price is allowed under any base fee, its sender may hold code (op-geth's `preCheck` returns
+/// before EIP-3607's check: "no need to check if EOA (L1 already verified it for us)"), and
+/// from Karst (Osaka's EIP-7825) its gas limit is not capped — op-revm validates no deposit's
+/// environment (`handler.rs` `validate_env`: "they are pre-verified on L1").
+fn cfg<'e>(env: &'e EvmEnv, tx: &ReplayTx) -> Cow<'e, CfgEnv> {
+    if tx.deposit.is_none() {
+        return Cow::Borrowed(&env.cfg);
+    }
+    let mut cfg = env.cfg.clone();
+    cfg.disable_nonce_check = true;
+    cfg.disable_base_fee = true;
+    cfg.disable_eip3607 = true;
+    cfg.tx_gas_limit_cap = Some(u64::MAX);
+    Cow::Owned(cfg)
+}
+
+/// Before a deposit runs: its mint credited to `from` and committed, so that neither a
+/// failure nor a revert takes it back. Nothing for any other transaction.
+fn mint(db: &mut ReplayDb<'_>, tx: &ReplayTx) {
+    let Some(mint) = tx.deposit.and_then(|d| d.mint) else {
+        return;
+    };
+    let mut a = touched(db, tx.sender);
+    a.info.balance = a.info.balance.saturating_add(mint);
+    db.commit(std::iter::once((tx.sender, a)).collect());
+}
+
+/// From Regolith a system transaction is refused before it runs
+/// (`ErrSystemTxNotSupported`), which makes it a failed deposit.
+fn refused_before_run(env: &EvmEnv, tx: &ReplayTx) -> bool {
+    tx.deposit.is_some_and(|d| d.is_system_tx) && regolith(env)
+}
+
+/// Whether revm's refusal of `tx` makes it a failed deposit rather than an error: any reason a
+/// transaction is invalid but the block's gas limit (op-geth's `ErrGasLimitReached`, which
+/// fails the block).
+fn fails<E>(tx: &ReplayTx, e: &EVMError<E>) -> bool {
+    tx.deposit.is_some()
+        && matches!(e, EVMError::Transaction(t)
+            if !matches!(t, InvalidTransaction::CallerGasLimitMoreThanBlock))
+}
+
+/// The gas a deposit's receipt reports, from what revm counted (`ran`, refunds applied).
+fn gas_used(env: &EvmEnv, tx: &ReplayTx, ran: u64) -> u64 {
+    match tx.deposit {
+        None => ran,
+        Some(_) if regolith(env) => ran,
+        Some(d) if d.is_system_tx => 0,
+        Some(_) => tx.env.gas_limit,
+    }
+}
+
+/// A deposit that failed before it ran: how it ended and its state change (after the mint,
+/// already committed: the nonce of `from` bumped), not yet committed.
+fn failed(db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx) -> Settled {
+    let mut a = touched(db, tx.sender);
+    a.info.nonce = a.info.nonce.saturating_add(1);
+    let system_before_regolith = tx.deposit.is_some_and(|d| d.is_system_tx) && !regolith(env);
+    let outcome = TxOutcome {
+        success: false,
+        gas_used: if system_before_regolith {
+            0
+        } else {
+            tx.env.gas_limit
+        },
+        logs: Vec::new(),
+        output: Default::default(),
+        halt: Some("failed deposit".to_string()),
+        op_fee: None,
+        deposit: tx.deposit.map(|d| (tx.sender, d)),
+    };
+    Settled::FailedDeposit(std::iter::once((tx.sender, a)).collect(), outcome)
+}
+
+// Fees (op-geth's `buyGas` and the vaults' credits).
 
 /// What a user transaction was charged beyond its gas, and the parameters it was priced with
 /// (the receipt's OP fields).
@@ -70,6 +188,7 @@ impl OpCost {
     }
 }
 
+/// The account `address` as the database holds it now, touched, for a state change.
 fn touched(db: &mut ReplayDb<'_>, address: Address) -> Account {
     let info = revm::Database::basic(db, address)
         .ok()
@@ -94,16 +213,11 @@ pub(crate) fn buy(
     if tx.deposit.is_some() || tx.raw.is_empty() {
         return Ok(None);
     }
-    let info = match env.op_l1.get() {
-        Some(info) => info.clone(),
-        None => {
-            let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
-            if !db.db.has_misses() {
-                env.op_l1.keep(&info);
-            }
-            info
-        }
-    };
+    // Read from the state before every user transaction, not kept for the block: only the L1
+    // attributes deposit that opens a block writes these slots, so after it they are
+    // op-geth's once-per-block values (`NewL1CostFunc`), and the state itself says when a
+    // hook (state overrides) changed them.
+    let info = L1BlockInfo::from_storage(rules, l1_block_slots(db));
     let l1 = l1_cost(&info, rules, &tx.rollup.of(&tx.raw));
     let operator_upfront = operator_fee(&info, rules, tx.env.gas_limit);
     let upfront = l1.map_or(U256::ZERO, |c| c.fee) + operator_upfront;
@@ -258,9 +372,9 @@ pub(crate) fn settle(
         (L1_FEE_VAULT, cost.l1),
         (OPERATOR_FEE_VAULT, cost.operator),
     ] {
-        // Nothing will read a balance no one knows (`EvmEnv::op_vaults_unread`): leaving it
+        // Nothing will read a balance no one knows (`EvmEnv::skip_unknown_vaults`): leaving it
         // uncredited keeps the replay from reading it.
-        let unknown = env.op_vaults_unread
+        let unknown = env.skip_unknown_vaults
             && !state.contains_key(&vault)
             && !db.cache.accounts.contains_key(&vault)
             && !db.db.accounts.contains_key(&vault);
@@ -271,58 +385,98 @@ pub(crate) fn settle(
     cost
 }
 
-/// What revm needs besides the state to run `tx`, once the chain's rules have acted before it:
-/// a deposit's mint committed, an OP user transaction's fees taken ([`buy`]).
-pub(crate) struct Before<'e> {
-    pub cfg: std::borrow::Cow<'e, revm::context::CfgEnv>,
-    pub fee: Option<OpFee>,
-    /// A deposit refused before it runs (a failed deposit).
+/// A transaction's chain rules, between its two hooks: what revm runs it under, and what was
+/// bought before it ran.
+pub(crate) struct TxRules<'e> {
+    env: &'e EvmEnv,
+    cfg: Cow<'e, CfgEnv>,
+    fee: Option<OpFee>,
+    /// A deposit refused before it runs (a failed deposit): revm is not to run it.
     pub refused: bool,
 }
 
-pub(crate) fn before<'e>(
-    db: &mut ReplayDb<'_>,
-    env: &'e EvmEnv,
-    tx: &ReplayTx,
-) -> Result<Before<'e>, ReplayError> {
-    super::deposit::mint(db, tx);
-    Ok(Before {
-        cfg: super::deposit::cfg(env, tx),
-        fee: buy(db, env, tx)?,
-        refused: super::deposit::refused_before_run(env, tx),
-    })
+/// How a transaction ended once its chain's rules acted after it, its state not yet
+/// committed.
+pub(crate) enum Settled {
+    /// revm ran it: its result, and the state with the fees settled.
+    Ran(ResultAndState, TxOutcome),
+    /// A deposit that failed before it ran: the sender's nonce bumped, all else undone (op-geth's
+    /// tracers see one STOP frame).
+    FailedDeposit(EvmState, TxOutcome),
 }
 
-/// How `tx` ended once the chain's rules have acted after it: a deposit's gas used, the OP
-/// fees settled ([`settle`]), then the chain's own fee rules and the splice's post-state
-/// (`super::settle`), all in `out`'s state, not yet committed (with [`Vaults::InCache`], the vaults
-/// the transaction did not touch credited in `db`'s cache instead).
-pub(crate) fn after(
-    out: &mut revm::context::result::ResultAndState,
-    db: &mut ReplayDb<'_>,
-    env: &EvmEnv,
-    tx: &ReplayTx,
-    mut fee: Option<OpFee>,
-    vaults: Vaults,
-) -> super::TxOutcome {
-    let (result, state) = (&out.result, &mut out.state);
-    let mut outcome = super::TxOutcome::from_result(result);
-    outcome.gas_used = super::deposit::gas_used(env, tx, outcome.gas_used);
-    if let Some(f) = &mut fee {
-        // A spliced run compares the whole state with the node's post-state (`super::settle`).
-        let vaults = if env.splice.is_some() {
-            Vaults::InState
-        } else {
-            vaults
-        };
-        f.cost = settle(state, db, env, tx, f, outcome.gas_used, vaults);
+impl Settled {
+    /// The state to commit, and how the transaction ended.
+    pub(crate) fn into_state(self) -> (EvmState, TxOutcome) {
+        match self {
+            Settled::Ran(out, o) => (out.state, o),
+            Settled::FailedDeposit(state, o) => (state, o),
+        }
     }
-    super::settle(state, db, env, tx, outcome.gas_used);
-    outcome.op_fee = fee;
-    outcome.deposit = tx.deposit.map(|d| (tx.sender, d));
-    outcome
 }
 
+impl<'e> TxRules<'e> {
+    /// Before `tx` runs: a deposit's mint credited and committed, so that neither a failure
+    /// nor a revert takes it back; an OP user transaction's fees taken from its sender
+    /// ([`buy`]); the configuration revm runs it under.
+    pub(crate) fn before(
+        db: &mut ReplayDb<'_>,
+        env: &'e EvmEnv,
+        tx: &ReplayTx,
+    ) -> Result<TxRules<'e>, ReplayError> {
+        mint(db, tx);
+        Ok(TxRules {
+            env,
+            cfg: cfg(env, tx),
+            fee: buy(db, env, tx)?,
+            refused: refused_before_run(env, tx),
+        })
+    }
+
+    /// The configuration revm runs the transaction under.
+    pub(crate) fn cfg(&self) -> CfgEnv {
+        self.cfg.as_ref().clone()
+    }
+
+    /// After revm's `run` of `tx` (`None`: not run, [`TxRules::refused`]): a deposit that
+    /// failed (refused before it ran, or invalid to revm), else its gas used, the OP fees
+    /// settled ([`settle`]), then the chain's own settlement (`super::settle`), all in the
+    /// state, not yet committed (with [`Vaults::InCache`], the vaults the transaction did not
+    /// touch credited in `db`'s cache instead). An invalid transaction that is not a deposit
+    /// ends the replay.
+    pub(crate) fn after<E: std::fmt::Display>(
+        self,
+        run: Option<Result<ResultAndState, EVMError<E>>>,
+        db: &mut ReplayDb<'_>,
+        tx: &ReplayTx,
+        vaults: Vaults,
+    ) -> Result<Settled, ReplayError> {
+        let env = self.env;
+        let mut out = match run {
+            None => return Ok(failed(db, env, tx)),
+            Some(Ok(out)) => out,
+            Some(Err(e)) if fails(tx, &e) => return Ok(failed(db, env, tx)),
+            Some(Err(e)) => return Err(super::invalid(tx, e)),
+        };
+        let (result, state) = (&out.result, &mut out.state);
+        let mut outcome = TxOutcome::from_result(result);
+        outcome.gas_used = gas_used(env, tx, outcome.gas_used);
+        let mut fee = self.fee;
+        if let Some(f) = &mut fee {
+            // A spliced run compares the whole state with the node's post-state (`super::settle`).
+            let vaults = if env.splice.is_some() {
+                Vaults::InState
+            } else {
+                vaults
+            };
+            f.cost = settle(state, db, env, tx, f, outcome.gas_used, vaults);
+        }
+        super::settle(state, db, env, tx, outcome.gas_used);
+        outcome.op_fee = fee;
+        outcome.deposit = tx.deposit.map(|d| (tx.sender, d));
+        Ok(Settled::Ran(out, outcome))
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
