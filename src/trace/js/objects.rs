@@ -23,8 +23,8 @@ use revm::interpreter::Interpreter;
 
 use super::bigint;
 use super::buffers::{bytes_to_address, from_buf, int, to_buf};
+use crate::geth::opcode::op_name;
 use crate::trace::call::CallKind;
-use crate::trace::errors::op_name;
 use crate::trace::state::StateReader;
 
 /// geth refuses to zero-pad a memory slice by more than this (`memoryPadLimit`).

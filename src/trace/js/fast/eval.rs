@@ -10,7 +10,7 @@ use revm::bytecode::opcode::OpCode;
 use super::heap::{Heap, Pos};
 use super::ir::{Base, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
-use crate::trace::errors::op_name;
+use crate::geth::opcode::op_name;
 use crate::trace::js::objects::Shared;
 
 mod machine;
