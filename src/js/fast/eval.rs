@@ -11,7 +11,7 @@ use super::heap::{Heap, Pos};
 use super::ir::{Base, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::geth::opcode::op_name;
-use crate::trace::js::objects::Shared;
+use crate::js::objects::Shared;
 
 mod machine;
 mod ops;

@@ -1,4 +1,4 @@
-//! The tracer's time limit: Go duration parsing and the budgeted evaluation that enforces it.
+//! The tracer's time limit: the budgeted evaluation that enforces it.
 //!
 //! boa 0.22 has no way to interrupt a running script from another thread. What it has is
 //! `Script::evaluate_async_with_budget`: the VM yields to its executor every `budget` "clock
@@ -14,12 +14,9 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context as TaskContext, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use boa_engine::{Context, JsResult, JsValue, Script};
-
-/// geth's default tracer timeout.
-pub const DEFAULT_TIMEOUT: Duration = crate::trace::DEFAULT_JS_TIMEOUT;
 
 /// VM "clock cycles" between two yields: a few instructions, so a loop that doubles a string
 /// every iteration is seen before it asks for more than twice the memory limit (yielding is

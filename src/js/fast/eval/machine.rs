@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::super::heap::Heap;
 use super::super::value::V;
 use super::{Machine, Names};
-use crate::trace::js::objects::Shared;
+use crate::js::objects::Shared;
 
 impl<'a> Machine<'a> {
     /// A machine over `heap` with `locals` (all undefined) for a hook of the tracer object
