@@ -414,7 +414,7 @@ impl Machine<'_> {
                 let place = self.place(t)?;
                 let v = self.eval(rhs)?;
                 // Unlogged only for a primitive with no string: the undo log also tells which
-                // of the hook's strings an older object now holds (`heap::compact`).
+                // of the hook's strings an older object now holds (`Heap::compact_strings`).
                 self.heap.unlogged = std::ptr::eq(e, self.last)
                     && matches!(v, V::Num(_) | V::True | V::False | V::Undef | V::Null);
                 let stored = self.store(&place, v);
