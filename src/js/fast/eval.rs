@@ -13,7 +13,6 @@ use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
 use crate::geth::opcode::op_name;
 use crate::js::objects::Shared;
 
-mod machine;
 mod ops;
 mod tx;
 
@@ -56,6 +55,40 @@ pub struct Machine<'a> {
     pub limits: Option<(Instant, i64)>,
     /// The expression of the running hook's [`Stmt::Final`], once it runs.
     pub last: *const Expr,
+}
+
+impl<'a> Machine<'a> {
+    /// A machine over `heap` with `locals` (all undefined) for a hook of the tracer object
+    /// `this`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(
+        heap: &'a mut Heap,
+        locals: &'a mut [V],
+        this: u32,
+        shared: &'a Shared,
+        names: &'a Names,
+        helpers: &'a [V],
+        before: bool,
+        limits: Option<(Instant, i64)>,
+    ) -> Self {
+        for l in locals.iter_mut() {
+            *l = V::Undef;
+        }
+        Machine {
+            heap,
+            locals,
+            this,
+            shared,
+            names,
+            before,
+            helpers,
+            ret: V::Undef,
+            iterations: 0,
+            limits,
+            last: std::ptr::null(),
+        }
+    }
 }
 
 /// Loop iterations between two looks at the clock and the memory.
