@@ -5,7 +5,7 @@
 //! (`s = s + s`) or filling an array asks for gigabytes in a few steps, and a failed allocation
 //! aborts the whole process. With this count, the JS host measures what one tracer call
 //! allocates while it runs (the VM yields every few microseconds) and ends the trace with an
-//! error past a limit, long before the machine runs out (`trace/js/timeout.rs`).
+//! error past a limit, long before the machine runs out (`js/timeout.rs`).
 //!
 //! The count is a plain thread-local integer (no atomics, no locks), so it costs one add per
 //! allocation; memory freed by another thread than the one that allocated it makes the two

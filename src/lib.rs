@@ -4,14 +4,17 @@
 //! tests/offline/architecture.rs):
 //!
 //! [`alloc`], [`geth`], [`redact`] → [`rpc`] → [`chain`] → [`source`] (where state and
-//! transactions come from) → [`trace`] (tracers shaped like geth's) → [`replay`] (revm
-//! environment and execution) → [`render`] (trees, JSON, tables) → [`names`], [`policy`],
-//! [`wallet`], [`node`], [`serve`] → [`debug`] (the step debugger) → the binary's `cli`.
+//! transactions come from) → `js` (the JavaScript host, feature `js`) → [`trace`] (tracers
+//! shaped like geth's) → [`replay`] (revm environment and execution) → [`render`] (trees, JSON,
+//! tables) → [`names`], [`policy`], [`wallet`], [`node`], [`serve`] → [`debug`] (the step
+//! debugger) → the binary's `cli`.
 
 pub mod alloc;
 pub mod chain;
 pub mod debug;
 pub mod geth;
+#[cfg(feature = "js")]
+pub mod js;
 pub mod names;
 pub mod node;
 pub mod policy;

@@ -18,7 +18,7 @@
   fault: function (log, db) {},
   result: function (ctx, db) {
     // forEach, not a loop statement: a script without loop statements is called on the fast
-    // path (see loop_free in src/trace/js/source.rs); forEach skips opcodes never run.
+    // path (see loop_free in src/js/source.rs); forEach skips opcodes never run.
     var out = {};
     this.byNum.forEach(function (e) { out[e.name] = { count: e.count, gas: e.gas }; });
     return out;

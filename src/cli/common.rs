@@ -432,7 +432,7 @@ impl TraceArgs {
 /// from the file when it names a `.js` file; `None` for a tracer name.
 pub fn js_source(tracer: &str) -> Result<Option<String>, CliError> {
     #[cfg(feature = "js")]
-    if let Some(s) = chaintrace::trace::js::named::source(tracer) {
+    if let Some(s) = chaintrace::js::named::source(tracer) {
         return Ok(Some(s.to_string()));
     }
     let t = tracer.trim_start();

@@ -23,10 +23,10 @@ use alloy_primitives::{hex, Address, B256};
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
+use crate::geth::opcode::op_name;
 use crate::render::table::Table;
 use crate::replay::{TraceResult, TracedTx};
 use crate::trace::call::CallFrame;
-use crate::trace::errors::op_name;
 use crate::trace::prestate::{AccountState, PrestateResult};
 use crate::trace::TracerSpec;
 

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use alloy_primitives::hex;
 
+use crate::geth::opcode::op_name;
 use crate::trace::erc7562::Erc7562Frame;
-use crate::trace::errors::op_name;
 
 /// Writes the summary of `frame` and its sub-calls.
 pub fn render_erc7562<W: Write>(frame: &Erc7562Frame, out: &mut W) -> io::Result<()> {

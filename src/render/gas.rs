@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 
 use super::decoder::Decoder;
 use super::style::{num, TableStyle};
+use crate::geth::opcode::op_name;
 use crate::replay::assets::format_units;
 use crate::replay::tx_rules::OpCost;
-use crate::trace::errors::op_name;
 use crate::trace::gas::{GasFrame, GasReport};
 
 /// One row of the opcode table: name, executions (None for residual rows), gas.

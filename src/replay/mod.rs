@@ -424,7 +424,7 @@ fn begin(tracer: &mut Tracer, db: &mut ReplayDb<'_>, env: &EvmEnv, tx: &ReplayTx
 /// A JavaScript tracer's result (`result(ctx, db)`) once its transaction ended.
 #[cfg(feature = "js")]
 fn js_result(
-    t: crate::trace::js::JsTracer,
+    t: crate::trace::javascript::JsTracer,
     e: &Ended,
     db: &mut ReplayDb<'_>,
 ) -> Result<TraceResult, ReplayError> {

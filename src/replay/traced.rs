@@ -118,7 +118,7 @@ impl Finishes for CallTracer {
 }
 
 #[cfg(feature = "js")]
-impl Finishes for crate::trace::js::JsTracer {
+impl Finishes for crate::trace::javascript::JsTracer {
     type Out = TraceResult;
 
     fn begin(&mut self, _db: &mut ReplayDb<'_>, env: &EvmEnv, _tx: &ReplayTx) {

@@ -286,8 +286,8 @@ fn js_spec(
     config: Option<&Value>,
     timeout: Option<Duration>,
 ) -> Result<TracerSpec, Fault> {
-    let timeout = timeout.unwrap_or(crate::trace::js::DEFAULT_TIMEOUT);
-    let source = crate::trace::js::named::source(source).unwrap_or(source);
+    let timeout = timeout.unwrap_or(crate::trace::DEFAULT_JS_TIMEOUT);
+    let source = crate::js::named::source(source).unwrap_or(source);
     TracerSpec::js(source, config, timeout).map_err(|e| Fault::server(e.to_string()))
 }
 

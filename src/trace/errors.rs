@@ -1,4 +1,4 @@
-//! geth's names for opcodes and its error strings for failed frames.
+//! geth's error strings for failed frames.
 //!
 //! revm reports failures as [`InstructionResult`] values; geth prints Go error strings. A trace
 //! that says `OutOfGas` where geth says `out of gas` is a trace that differs from geth, so every
@@ -10,14 +10,7 @@ use revm::interpreter::interpreter_types::LoopControl;
 use revm::interpreter::{InstructionResult, Interpreter, InterpreterAction};
 use revm::primitives::hardfork::SpecId;
 
-/// The opcode's name as geth prints it (`KECCAK256`, `DIFFICULTY`, `opcode 0xc not defined`).
-pub fn op_name(op: u8) -> String {
-    match OpCode::new(op) {
-        Some(code) => code.as_str().to_string(),
-        // Go's %#x: no zero padding.
-        None => format!("opcode {op:#x} not defined"),
-    }
-}
+use crate::geth::opcode::op_name;
 
 /// Number of stack items an opcode needs (geth's `minStack`), for underflow messages.
 pub fn stack_inputs(op: u8) -> usize {
@@ -238,14 +231,6 @@ pub fn frontier_deposit_oog(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn op_names_follow_geth() {
-        assert_eq!(op_name(0x20), "KECCAK256");
-        assert_eq!(op_name(0x44), "DIFFICULTY");
-        assert_eq!(op_name(0xfe), "INVALID");
-        assert_eq!(op_name(0x0c), "opcode 0xc not defined");
-    }
 
     #[test]
     fn stack_underflow_text_names_height_and_need() {

@@ -12,7 +12,7 @@ pub mod gas;
 pub mod gas_context;
 pub mod hexser;
 #[cfg(feature = "js")]
-pub mod js;
+pub mod javascript;
 pub mod keccak;
 pub mod mux;
 pub mod opcode;
@@ -58,7 +58,7 @@ pub enum TraceError {
     /// A JavaScript tracer that cannot run (syntax error, missing function, setup failed).
     #[cfg(feature = "js")]
     #[error("invalid JavaScript tracer: {0}")]
-    Js(js::JsTracerError),
+    Js(crate::js::JsTracerError),
 }
 
 /// The most tracers one muxTracer runs, nested muxTracers' children included (each child is a
@@ -162,7 +162,7 @@ pub enum TracerSpec {
     /// Gas accounting for `chaintrace gas` (not a geth tracer; not selectable by name).
     Gas(gas::GasConfig),
     #[cfg(feature = "js")]
-    Js(js::JsSpec),
+    Js(crate::js::JsSpec),
 }
 
 impl TracerSpec {
@@ -187,7 +187,7 @@ impl TracerSpec {
         config: Option<&Value>,
         timeout: std::time::Duration,
     ) -> Result<Self, TraceError> {
-        js::JsSpec::new(source, config, timeout)
+        crate::js::JsSpec::new(source, config, timeout)
             .map(TracerSpec::Js)
             .map_err(TraceError::Js)
     }
@@ -284,7 +284,7 @@ impl TracerSpec {
         config: Option<&Value>,
         timeout: std::time::Duration,
     ) -> Option<Result<Self, TraceError>> {
-        let source = match js::named::source(name) {
+        let source = match crate::js::named::source(name) {
             Some(s) => s,
             None if name.trim_start().starts_with('{') => name,
             None => return None,
@@ -402,7 +402,7 @@ impl TracerSpec {
                 Tracer::Erc7562(Box::new(Erc7562Tracer::new(c, log_index_offset)))
             }
             #[cfg(feature = "js")]
-            TracerSpec::Js(j) => Tracer::Js(Box::new(j.build(spec))),
+            TracerSpec::Js(j) => Tracer::Js(Box::new(javascript::JsTracer::new(j, spec))),
         }
     }
 }
@@ -423,7 +423,7 @@ pub enum Tracer {
     Gas(Box<gas::GasProfiler>),
     Erc7562(Box<Erc7562Tracer>),
     #[cfg(feature = "js")]
-    Js(Box<js::JsTracer>),
+    Js(Box<javascript::JsTracer>),
     /// Every step's pc and frame, or the machine at one step (`chaintrace debug`).
     Steps(Box<steps::StepRecorder>),
 }

@@ -3,7 +3,7 @@
 use super::super::ir::{Expr, Getter, TxBuf, TxField};
 use super::super::value::{Deopt, Key, Text, R, V};
 use super::Machine;
-use crate::trace::js::objects::Shared;
+use crate::js::objects::Shared;
 
 /// `f` of one of `ctx`'s buffers (empty outside `result`, which never reads one then).
 pub(super) fn buffer<T>(shared: &Shared, b: TxBuf, f: impl FnOnce(&[u8]) -> T) -> T {

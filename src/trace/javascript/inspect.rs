@@ -1,12 +1,12 @@
 //! [`JsTracer`] as a revm inspector: what each hook records and when the tracer's functions
-//! are called (the order is geth's; see the module docs of `js`).
+//! are called (the order is geth's; see the module docs of `javascript`).
 //!
 //! The per-opcode path is kept to what the script needs. Every `step` notes the opcode, its
 //! pc, gas, depth and refund. The views (`log.stack`, `log.memory`, `log.contract`: the stack
 //! items and memory bytes the opcode will consume or overwrite), the journal's length (for a
 //! `db` read in `step` or `fault`) and the inputs for pricing a failed step are kept only when
 //! the script can read them: not when its hooks run natively, and not for an opcode whose
-//! `step` is known to return at once (`fast::guard`). In `step_end` an opcode that ran
+//! `step` is known to return at once (`js/fast/guard.rs`). In `step_end` an opcode that ran
 //! normally costs a subtraction and the hook; halts, returns and new frames take the long
 //! way.
 
@@ -23,8 +23,8 @@ use revm::interpreter::{
 use revm::primitives::hardfork::SpecId;
 use revm::{Database, Inspector};
 
-use super::host::Hook;
-use super::{objects, JsTracer};
+use super::JsTracer;
+use crate::js::{FrameData, FrameResultData, Hook};
 use crate::trace::call::CallKind;
 use crate::trace::errors::{fails_before_execution, geth_error, returned_output, LastStep};
 use crate::trace::precompile_error::failed_precompile_frame;
@@ -233,8 +233,8 @@ impl JsTracer {
             if done {
                 self.enter(
                     ctx,
-                    objects::FrameData {
-                        kind: CallKind::Selfdestruct,
+                    FrameData {
+                        kind: OpCode::SELFDESTRUCT,
                         from,
                         to,
                         input: Bytes::new(),
@@ -242,7 +242,7 @@ impl JsTracer {
                         value: Some(value),
                     },
                 );
-                self.exit(ctx, objects::FrameResultData::default());
+                self.exit(ctx, FrameResultData::default());
             }
         }
     }
@@ -375,8 +375,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
             let value = (inputs.scheme != CallScheme::StaticCall).then(|| inputs.value.get());
             self.enter(
                 ctx,
-                objects::FrameData {
-                    kind: CallKind::of_call(inputs.scheme),
+                FrameData {
+                    kind: CallKind::of_call(inputs.scheme).opcode(),
                     from,
                     to,
                     input: input.clone(),
@@ -421,8 +421,8 @@ impl<DB: Database> Inspector<Ctx<DB>> for JsTracer {
         } else {
             self.enter(
                 ctx,
-                objects::FrameData {
-                    kind: CallKind::of_create(inputs.scheme()),
+                FrameData {
+                    kind: CallKind::of_create(inputs.scheme()).opcode(),
                     from: inputs.caller(),
                     to,
                     input: inputs.init_code().clone(),

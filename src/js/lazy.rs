@@ -14,11 +14,11 @@ use alloy_primitives::Address;
 use revm::primitives::hardfork::SpecId;
 use serde_json::value::RawValue;
 
+use super::error::{Failure, JsTracerError};
 use super::fast::Fast;
 use super::host::{result_json, Hook, Host as Boa, TxContext};
 use super::objects::Shared;
 use super::timeout::{over_memory, tick};
-use super::{Failure, JsTracerError};
 
 /// One tracer's host: native until boa is needed.
 pub enum Host {

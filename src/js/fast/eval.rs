@@ -10,10 +10,9 @@ use revm::bytecode::opcode::OpCode;
 use super::heap::{Heap, Pos};
 use super::ir::{Base, Buf, Expr, Getter, Logic, Stmt, Target, Un};
 use super::value::{to_i32, Deopt, Key, Tables, Text, R, V};
-use crate::trace::errors::op_name;
-use crate::trace::js::objects::Shared;
+use crate::geth::opcode::op_name;
+use crate::js::objects::Shared;
 
-mod machine;
 mod ops;
 mod tx;
 
@@ -56,6 +55,40 @@ pub struct Machine<'a> {
     pub limits: Option<(Instant, i64)>,
     /// The expression of the running hook's [`Stmt::Final`], once it runs.
     pub last: *const Expr,
+}
+
+impl<'a> Machine<'a> {
+    /// A machine over `heap` with `locals` (all undefined) for a hook of the tracer object
+    /// `this`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(
+        heap: &'a mut Heap,
+        locals: &'a mut [V],
+        this: u32,
+        shared: &'a Shared,
+        names: &'a Names,
+        helpers: &'a [V],
+        before: bool,
+        limits: Option<(Instant, i64)>,
+    ) -> Self {
+        for l in locals.iter_mut() {
+            *l = V::Undef;
+        }
+        Machine {
+            heap,
+            locals,
+            this,
+            shared,
+            names,
+            before,
+            helpers,
+            ret: V::Undef,
+            iterations: 0,
+            limits,
+            last: std::ptr::null(),
+        }
+    }
 }
 
 /// Loop iterations between two looks at the clock and the memory.
@@ -414,7 +447,7 @@ impl Machine<'_> {
                 let place = self.place(t)?;
                 let v = self.eval(rhs)?;
                 // Unlogged only for a primitive with no string: the undo log also tells which
-                // of the hook's strings an older object now holds (`heap::compact`).
+                // of the hook's strings an older object now holds (`Heap::compact_strings`).
                 self.heap.unlogged = std::ptr::eq(e, self.last)
                     && matches!(v, V::Num(_) | V::True | V::False | V::Undef | V::Null);
                 let stored = self.store(&place, v);

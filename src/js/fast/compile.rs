@@ -932,7 +932,7 @@ fn var_names(s: &Statement, out: &mut Vec<Sym>) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::compile;
-    use crate::trace::js::fast::value::Tables;
+    use crate::js::fast::value::Tables;
 
     fn lib(name: &str) -> String {
         std::fs::read_to_string(format!("{}/tracers/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

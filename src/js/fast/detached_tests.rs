@@ -46,13 +46,8 @@ fn library_frame_tracers_need_no_boa() {
         "{\"onlyTopCall\": 0, \"x\": [1, {\"y\": null}]}",
     ] {
         assert!(
-            super::Fast::detached(
-                &src,
-                config,
-                &crate::trace::js::objects::Shared::new(),
-                limits()
-            )
-            .is_some()
+            super::Fast::detached(&src, config, &crate::js::objects::Shared::new(), limits())
+                .is_some()
                 || !super::enabled(),
             "{config}"
         );

@@ -1,13 +1,23 @@
 //! The shadow heap: native copies of the tracer object and the plain objects and arrays
 //! reachable from it, which compiled hooks read and write instead of boa's objects.
 //!
-//! Imported once after `setup`; written back into the same boa objects (so other references to
-//! them see the result) before boa runs any tracer code again: at `result`, or when a hook
-//! deoptimises. Property order is JavaScript's: indices ascending, then names in insertion
-//! order; names of objects boa made are only ever added or replaced, never deleted (a `delete` is
-//! modelled only on objects a hook made, which are written back whole), so writing back in
-//! shadow order reproduces boa's order. Every write in a hook is logged, so a hook that deoptimises halfway
-//! is undone and boa runs it from the start.
+//! Imported once after `setup` (or, for a tracer evaluated natively from its literal, made
+//! without boa: [`Heap::detached`]); written back into the same boa objects (so other
+//! references to them see the result) before boa runs any tracer code again: at `result`, or
+//! when a hook deoptimises ([`Heap::flush`]). Property order is JavaScript's: indices
+//! ascending, then names in insertion order; names of objects boa made are only ever added or
+//! replaced, never deleted (a `delete` is modelled only on objects a hook made, which are
+//! written back whole), so writing back in shadow order reproduces boa's order. Every write in
+//! a hook is logged, so a hook that deoptimises halfway is undone and boa runs it from the
+//! start.
+//!
+//! Strings are numbered in [`Tables`] and a hook's new ones are dropped at its end when it
+//! stored none of them. A hook that stores one keeps them all, intermediate ones included:
+//! `while (h.length < 64) { h = "0" + h; }` leaves some sixty strings behind for the one it
+//! stores, per step. So past [`MIN_STRINGS`] the strings a hook built are kept only where
+//! something refers to them: an object the hook made, or a property or element it wrote in an
+//! older object (its undo log says which). They are renumbered in order and the references
+//! rewritten ([`Heap::compact_strings`]).
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -15,14 +25,9 @@ use std::rc::Rc;
 use boa_engine::object::builtins::JsArray;
 use boa_engine::object::JsObject;
 use boa_engine::property::PropertyKey;
-use boa_engine::{Context, JsResult, JsValue};
+use boa_engine::{js_string, Context, JsResult, JsString, JsValue};
 
-use super::value::{Deopt, Key, Tables, Text, R, V};
-
-mod compact;
-mod delete;
-mod detached;
-mod flush;
+use super::value::{Deopt, Held, Key, Tables, Text, R, V};
 
 /// Indices above this are left to boa (a sparse write would allocate the gap).
 const DENSE_MAX: usize = 1 << 16;
@@ -30,6 +35,8 @@ const DENSE_MAX: usize = 1 << 16;
 const HEAP_MAX: usize = 1 << 20;
 /// Objects with more names than this get a hash index.
 const LINEAR_MAX: usize = 16;
+/// Below this many new strings a hook's are kept as they are.
+const MIN_STRINGS: usize = 32;
 
 #[derive(Debug)]
 pub struct Obj {
@@ -186,6 +193,9 @@ pub struct Heap {
     pub t: Tables,
 }
 
+/// The keys of `Object.prototype` and of `Array.prototype` (with its chain).
+type ProtoKeys = (Rc<HashSet<Key>>, Rc<HashSet<Key>>);
+
 fn proto_keys(proto: &JsObject, ctx: &mut Context) -> JsResult<HashSet<Key>> {
     let mut out = HashSet::new();
     let mut cur = Some(proto.clone());
@@ -219,6 +229,25 @@ impl Heap {
             keys,
             (Some(object_proto_obj), Some(array_proto_obj)),
         ))
+    }
+
+    /// A heap for a tracer evaluated without boa: the prototypes' keys are those of a fresh
+    /// context's `Object.prototype` and `Array.prototype` (no script ran to change them), read
+    /// once per thread.
+    pub fn detached(t: Tables) -> Option<Self> {
+        thread_local! {
+            static KEYS: Option<ProtoKeys> = {
+                let mut ctx = Context::default();
+                let o = ctx.intrinsics().constructors().object().prototype();
+                let a = ctx.intrinsics().constructors().array().prototype();
+                match (proto_keys(&o, &mut ctx), proto_keys(&a, &mut ctx)) {
+                    (Ok(o), Ok(a)) => Some((Rc::new(o), Rc::new(a))),
+                    _ => None,
+                }
+            };
+        }
+        let keys = KEYS.with(Clone::clone)?;
+        Some(Heap::empty(t, keys, (None, None)))
     }
 
     /// A heap holding no object yet.
@@ -293,6 +322,33 @@ impl Heap {
     #[inline]
     pub fn get(&self, id: u32, key: &Key) -> R<V> {
         self.read(id, key, self.locate(id, key))
+    }
+
+    /// Makes object `id` (the tracer object of a detached heap) the shadow of `obj`, boa's
+    /// evaluation of the same literal: every property is written into it at the next flush.
+    pub fn bind_root(&mut self, id: u32, obj: JsObject) {
+        let o = &mut self.objs[id as usize];
+        o.origin = Some(obj.clone());
+        o.dirty = true;
+        self.ids.insert(obj, id);
+    }
+
+    /// Marks object `id` as one whose names are never deleted natively (see [`Obj::boa_made`]).
+    pub fn pin(&mut self, id: u32) {
+        self.objs[id as usize].boa_made = true;
+    }
+
+    /// Grows array `id`, just created, to `len` elements (trailing holes count in its length).
+    pub fn set_len(&mut self, id: u32, len: usize) {
+        let o = &mut self.objs[id as usize];
+        if o.elems.len() < len {
+            o.elems.resize(len, None);
+        }
+    }
+
+    /// Object `id`, for reading.
+    pub fn obj(&self, id: u32) -> &Obj {
+        &self.objs[id as usize]
     }
 
     /// Assigns `key` of object `id`; `pos` is what [`Heap::locate`] said for it.
@@ -381,6 +437,32 @@ impl Heap {
         o.dirty = true;
         self.undo.push(Undo::Popped(id, v));
         Ok(v)
+    }
+
+    /// `delete o.name` on a plain object a hook created (its boa object, made when the state
+    /// is written back, gets the names left in their order); anything else is left to boa.
+    pub fn delete(&mut self, id: u32, key: &Key) -> R<V> {
+        let o = &mut self.objs[id as usize];
+        let Key::Name(name) = key else {
+            return Err(Deopt);
+        };
+        if o.array || o.boa_made {
+            return Err(Deopt);
+        }
+        if let Some(p) = o.find(name) {
+            let (n, v) = o.named.remove(p);
+            o.reindex();
+            o.dirty = true;
+            self.undo.push(Undo::Deleted(id, p, n, v));
+            self.moved += 1;
+        }
+        Ok(V::True)
+    }
+
+    /// Bumped by every `delete`: positions found before one may have moved.
+    #[inline]
+    pub fn moved(&self) -> u64 {
+        self.moved
     }
 
     /// Stores the number `new` at an own property, whatever it held.
@@ -501,12 +583,87 @@ impl Heap {
             if self.t.strs_len() > self.str_mark {
                 self.t.truncate(self.str_mark);
             }
-        } else if self.t.strs_len() - self.str_mark > compact::MIN_STRINGS
+        } else if self.t.strs_len() - self.str_mark > MIN_STRINGS
             && self.moved == self.moved_at_begin
         {
             self.compact_strings();
         }
         self.undo.clear();
+    }
+
+    /// Calls `f` on every value the running hook may have stored that can refer to a string it
+    /// built: the values of the objects it made, and what it wrote into older ones.
+    fn hook_values(&mut self, mut f: impl FnMut(&mut V)) {
+        let mark = self.mark;
+        for o in &mut self.objs[mark..] {
+            for v in o.elems.iter_mut().flatten() {
+                f(v);
+            }
+            for (_, v) in &mut o.named {
+                f(v);
+            }
+        }
+        let mut appended: HashMap<u32, usize> = HashMap::new();
+        for u in &self.undo {
+            match *u {
+                Undo::Elem(id, i, _) if (id as usize) < mark => {
+                    if let Some(Some(v)) = self.objs[id as usize].elems.get_mut(i) {
+                        f(v);
+                    }
+                }
+                Undo::Named(id, p, _) if (id as usize) < mark => {
+                    if let Some((_, v)) = self.objs[id as usize].named.get_mut(p) {
+                        f(v);
+                    }
+                }
+                Undo::Appended(id) if (id as usize) < mark => {
+                    *appended.entry(id).or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+        // Names are only appended while no `delete` runs (the caller checks): a hook's
+        // appends to an object are its last names.
+        for (id, k) in appended {
+            let named = &mut self.objs[id as usize].named;
+            let from = named.len().saturating_sub(k);
+            for (_, v) in &mut named[from..] {
+                f(v);
+            }
+        }
+    }
+
+    /// Drops the strings the running hook built that nothing refers to.
+    fn compact_strings(&mut self) {
+        let base = self.str_mark;
+        let n = self.t.strs_len() - base;
+        let mut live = vec![false; n];
+        self.hook_values(|v| {
+            if let V::Str(s) = *v {
+                if let Some(k) = (s as usize).checked_sub(base) {
+                    live[k] = true;
+                }
+            }
+        });
+        let mut map = vec![0u64; n];
+        let mut next = base as u64;
+        for (k, l) in live.iter().enumerate() {
+            if *l {
+                map[k] = next;
+                next += 1;
+            }
+        }
+        if next as usize == base + n {
+            return;
+        }
+        self.hook_values(|v| {
+            if let V::Str(s) = v {
+                if let Some(k) = (*s as usize).checked_sub(base) {
+                    *s = map[k];
+                }
+            }
+        });
+        self.t.keep(base, &live);
     }
 
     /// Undoes the writes of a hook that deoptimised.
@@ -657,5 +814,87 @@ impl Heap {
             props.push((k, d.expect_value().clone()));
         }
         Ok(Some((array, len, props)))
+    }
+
+    /// Writes every changed shadow object back into boa, creating boa objects for new ones.
+    pub fn flush(&mut self, ctx: &mut Context) -> JsResult<()> {
+        let mut pending: Vec<u32> = (0..self.objs.len() as u32)
+            .filter(|&i| self.objs[i as usize].dirty && self.objs[i as usize].origin.is_some())
+            .collect();
+        while let Some(id) = pending.pop() {
+            let o = &mut self.objs[id as usize];
+            if !o.dirty {
+                continue;
+            }
+            o.dirty = false;
+            let target = o.origin.clone().expect("flushed objects have a boa object");
+            let elems: Vec<(u32, V)> = o
+                .elems
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
+                .collect();
+            let named = o.named.clone();
+            let len = o.array.then_some(o.elems.len());
+            for (i, v) in elems {
+                let jv = self.export(&v, &mut pending, ctx)?;
+                target.set(i, jv, true, ctx)?;
+            }
+            // A `pop` shortened it (otherwise its length is what its elements just set).
+            if let Some(len) = len {
+                let now = target.get(js_string!("length"), ctx)?.to_length(ctx)?;
+                if (len as u64) < now {
+                    target.set(js_string!("length"), len, true, ctx)?;
+                }
+            }
+            for (n, v) in named {
+                let jv = self.export(&v, &mut pending, ctx)?;
+                target.set(JsString::from(&*n), jv, true, ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn export(&mut self, v: &V, pending: &mut Vec<u32>, ctx: &mut Context) -> JsResult<JsValue> {
+        Ok(match v {
+            V::Undef => JsValue::undefined(),
+            V::Null => JsValue::null(),
+            V::True => JsValue::from(true),
+            V::False => JsValue::from(false),
+            V::Num(n) => JsValue::from(f64::from_bits(*n)),
+            V::Str(s) => JsValue::from(JsString::from(&**self.t.text(*s))),
+            V::Opaque(o) => match self.t.js(*o) {
+                Held::Js(v) => v.clone(),
+                // Bound before any flush (`Tables::bind_literals`).
+                Held::Literal(_) => {
+                    return Err(boa_engine::JsNativeError::typ()
+                        .with_message("a literal function was not bound")
+                        .into())
+                }
+            },
+            // Never stored (`write` and `create` refuse them).
+            V::Big(_) | V::Buf(_) => JsValue::undefined(),
+            V::Obj(id) => {
+                let id = *id as u32;
+                let o = &mut self.objs[id as usize];
+                if let Some(js) = &o.origin {
+                    return Ok(js.clone().into());
+                }
+                let js: JsObject = if o.array {
+                    JsArray::new(ctx)?.into()
+                } else {
+                    JsObject::with_object_proto(ctx.intrinsics())
+                };
+                o.origin = Some(js.clone());
+                o.dirty = true;
+                if o.array {
+                    // Trailing holes count in an array's length.
+                    js.set(js_string!("length"), o.elems.len(), true, ctx)?;
+                }
+                self.ids.insert(js.clone(), id);
+                pending.push(id);
+                js.into()
+            }
+        })
     }
 }

@@ -17,7 +17,7 @@ use boa_engine::object::JsObject;
 use boa_engine::property::{Attribute, PropertyDescriptor};
 use boa_engine::{js_string, Context, JsString, JsSymbol, JsValue};
 
-use super::JsTracerError;
+use super::error::JsTracerError;
 
 /// The scripts that call the hooks.
 pub struct Calls {

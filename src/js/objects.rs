@@ -23,9 +23,7 @@ use revm::interpreter::Interpreter;
 
 use super::bigint;
 use super::buffers::{bytes_to_address, from_buf, int, to_buf};
-use crate::trace::call::CallKind;
-use crate::trace::errors::op_name;
-use crate::trace::state::StateReader;
+use crate::geth::opcode::op_name;
 
 /// geth refuses to zero-pad a memory slice by more than this (`memoryPadLimit`).
 pub const MEMORY_PAD_LIMIT: i64 = 1024 * 1024;
@@ -59,7 +57,7 @@ pub struct StepData {
 /// A sub-call as `enter` sees it.
 pub struct FrameData {
     /// What `getType()` names: the opcode that made the frame.
-    pub kind: CallKind,
+    pub kind: OpCode,
     pub from: Address,
     pub to: Address,
     pub input: Bytes,
@@ -70,7 +68,7 @@ pub struct FrameData {
 impl Default for FrameData {
     fn default() -> Self {
         FrameData {
-            kind: CallKind::Call,
+            kind: OpCode::CALL,
             from: Address::ZERO,
             to: Address::ZERO,
             input: Bytes::new(),
@@ -88,6 +86,17 @@ pub struct FrameResultData {
     pub error: Option<String>,
 }
 
+/// What `db` can ask: the state the tracer points it at for one call ([`call_with`]).
+///
+/// [`call_with`]: super::call_with
+pub trait Db {
+    fn balance(&mut self, a: Address) -> U256;
+    fn nonce(&mut self, a: Address) -> u64;
+    fn code(&mut self, a: Address) -> Bytes;
+    fn storage(&mut self, a: Address, slot: U256) -> U256;
+    fn exists(&mut self, a: Address) -> bool;
+}
+
 /// What the host objects read; written by the inspector before each tracer call.
 pub struct Shared {
     pub step: RefCell<StepData>,
@@ -96,7 +105,7 @@ pub struct Shared {
     /// The interpreter of the current step; null outside `step`/`fault`.
     pub interp: Cell<*const Interpreter>,
     /// State access for `db`; null outside a tracer call.
-    pub reader: Cell<Option<*mut (dyn StateReader + 'static)>>,
+    pub reader: Cell<Option<*mut (dyn Db + 'static)>>,
     /// An error JavaScript cannot catch (geth interrupts the VM for these).
     pub fatal: RefCell<Option<String>>,
     /// `result`'s `ctx`, while a natively evaluated `result` runs.
@@ -123,7 +132,7 @@ impl Shared {
         unsafe { self.interp.get().as_ref() }
     }
 
-    pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&mut dyn StateReader) -> T) -> Option<T> {
+    pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&mut dyn Db) -> T) -> Option<T> {
         // SAFETY: as for `interp`: valid only during the tracer call that set it.
         self.reader.get().map(|p| f(unsafe { &mut *p }))
     }
@@ -454,11 +463,11 @@ pub struct TxContext {
 
 impl TxContext {
     /// geth's `ctx.type`: CREATE for a deployment (CREATE2 never starts a transaction).
-    pub fn kind(&self) -> CallKind {
+    pub fn kind(&self) -> OpCode {
         if self.create {
-            CallKind::Create
+            OpCode::CREATE
         } else {
-            CallKind::Call
+            OpCode::CALL
         }
     }
 }

@@ -79,13 +79,10 @@ pub fn take(key: &Key) -> Option<Host> {
 mod tests {
     use std::time::Duration;
 
-    use revm::context::{BlockEnv, TxEnv};
-    use revm::database_interface::EmptyDB;
     use revm::primitives::hardfork::SpecId;
-    use revm::state::EvmState;
 
     use super::*;
-    use crate::trace::js::JsSpec;
+    use crate::js::{JsSpec, TxContext};
 
     fn spec(source: &str, timeout: Duration) -> JsSpec {
         JsSpec::new(source, None, timeout).unwrap()
@@ -131,16 +128,9 @@ mod tests {
                     result: function() { var s = 0; for (var i = 0; i < 20000; i++) { s += i; } return s }}";
         let s = spec(busy, Duration::from_millis(300));
         std::thread::sleep(Duration::from_millis(400));
-        let tracer = s.build(SpecId::OSAKA);
+        let mut host = s.host(SpecId::OSAKA).unwrap();
         assert!(!held());
-        let r = tracer.into_result(
-            &TxEnv::default(),
-            &BlockEnv::default(),
-            0,
-            Default::default(),
-            &EvmState::default(),
-            &mut EmptyDB::default(),
-        );
+        let r = host.result(&TxContext::default());
         let text = r.map(|v| v.get().to_string()).map_err(|e| e.to_string());
         assert_eq!(text, Ok("199990000".to_string()));
     }

@@ -1,11 +1,9 @@
-//! JavaScript tracers with geth's semantics, hosted in boa.
-//!
-//! [`JsSpec`] is the script, its `tracerConfig` and its time limit; building it validates the
-//! script once so a bad one fails before any replay. [`JsTracer`] is the revm inspector for
-//! one transaction. Hook order follows geth's interpreter:
+//! A JavaScript tracer (geth's JS tracer API) as a revm inspector: what it records of the run
+//! and when it hands the JavaScript host (`crate::js`) a hook to call. Hook order follows
+//! geth's interpreter:
 //!
 //! - `step(log, db)` for every opcode, delivered in revm's `step_end` because only then is the
-//!   opcode's cost known; `log` shows the state *before* the opcode (see `objects.rs`). An
+//!   opcode's cost known; `log` shows the state *before* the opcode (see `js/objects.rs`). An
 //!   opcode that fails before executing (stack, out of gas) gets `step` with `getError()` set;
 //!   one that fails while executing (REVERT, bad jump, invalid opcode, write protection) gets
 //!   `step` and then `fault`.
@@ -17,29 +15,11 @@
 //! Without a `step` function the per-opcode work is two stores (for error texts and
 //! SELFDESTRUCT frames).
 
-pub mod bigint;
-pub mod buffers;
-mod error;
-mod fast;
-pub mod globals;
-pub mod hook;
-pub mod host;
 mod inspect;
-mod json;
-mod lazy;
-pub mod limits;
-pub mod named;
-pub mod objects;
-mod pinned;
-pub mod source;
-mod spare;
-pub mod timeout;
 
-use crate::trace::Ctx;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::context::{BlockEnv, TxEnv};
@@ -48,119 +28,33 @@ use revm::interpreter::{GasTable, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
 use revm::state::EvmState;
 use revm::Database;
-use serde_json::Value;
 
 use super::errors::{
     frontier_deposit_oog, geth_error, returns_gas, LastStep, CODE_STORE_OUT_OF_GAS,
 };
-use crate::trace::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
-use host::{Hook, TxContext};
-use lazy::Host;
-use objects::Shared;
+use super::state::{BeforeOpcode, PreOp, StateReader, StateView, Undo};
+use super::Ctx;
+use crate::js::{
+    call_with, FrameData, FrameResultData, Hook, Host, JsSpec, JsTracerError, Shared, TxContext,
+};
 
-pub use crate::geth::time::parse_go_duration;
-pub use error::{Failure, JsTracerError};
-pub use timeout::DEFAULT_TIMEOUT;
-
-/// A JavaScript tracer: its source, the `tracerConfig` handed to `setup`, its time limit.
-#[derive(Clone, Debug)]
-pub struct JsSpec {
-    source: Arc<str>,
-    config: String,
-    timeout: Duration,
-    /// Set once any tracer built from this spec timed out, so a re-run of the same replay
-    /// (the next prefetch pass) fails at once instead of waiting out the limit again.
-    timed_out: Arc<AtomicBool>,
-    /// The key of the host that validated the script, kept for the first build (`spare.rs`).
-    spare: Arc<spare::Key>,
-}
-
-impl JsSpec {
-    /// Checks the script (syntax, `result`/`fault`, `enter`/`exit` pairing, `setup`).
-    pub fn new(
-        source: &str,
-        config: Option<&Value>,
-        timeout: Duration,
-    ) -> Result<Self, JsTracerError> {
-        let depth = source::source_nesting(source);
-        if depth > source::MAX_SOURCE_NESTING {
-            return Err(JsTracerError::TooDeep {
-                depth,
-                max: source::MAX_SOURCE_NESTING,
-            });
-        }
-        let config = match config {
-            None | Some(Value::Null) => "{}".to_string(),
-            Some(v) => v.to_string(),
-        };
-        let host = Host::new(source, &config, SpecId::OSAKA, timeout, Shared::new())?;
-        let key = spare::Key::new();
-        spare::put(&key, host);
-        Ok(JsSpec {
-            source: source.into(),
-            config,
-            timeout,
-            timed_out: Arc::new(AtomicBool::new(false)),
-            spare: key,
-        })
+/// `db` reads the state the tracer points it at: the journal's accounts over the database, with
+/// the current opcode's changes undone in `step` and `fault`.
+impl<R: StateReader + ?Sized> crate::js::Db for R {
+    fn balance(&mut self, a: Address) -> U256 {
+        StateReader::balance(self, a)
     }
-
-    pub fn timeout(&self) -> Duration {
-        self.timeout
+    fn nonce(&mut self, a: Address) -> u64 {
+        StateReader::nonce(self, a)
     }
-
-    /// A fresh tracer for one transaction under fork `spec`: the first one on the thread
-    /// that validated the script gets the validating host, later ones build their own.
-    pub fn build(&self, spec: SpecId) -> JsTracer {
-        let spare =
-            spare::take(&self.spare).and_then(|mut h| h.rearm(spec, self.timeout).then_some(h));
-        let (host, error) = if self.timed_out.load(Ordering::Relaxed) {
-            let e = JsTracerError::in_hook(Hook::Setup, Failure::Timeout);
-            (None, Some(e))
-        } else if let Some(h) = spare {
-            (Some(h), None)
-        } else {
-            match Host::new(
-                &self.source,
-                &self.config,
-                spec,
-                self.timeout,
-                Shared::new(),
-            ) {
-                Ok(h) => (Some(h), None),
-                Err(e) => (None, Some(e)),
-            }
-        };
-        let shared = host
-            .as_ref()
-            .map_or_else(Shared::new, |h| h.shared().clone());
-        let has_step = host.as_ref().is_some_and(Host::has_step);
-        let views = host.as_ref().is_none_or(Host::needs_views);
-        let step_fields = host.as_ref().is_none_or(Host::needs_step_fields);
-        let fault_plain = host.as_ref().is_some_and(Host::fault_plain);
-        JsTracer {
-            has_step,
-            step_fields,
-            has_frames: host.as_ref().is_some_and(Host::has_frames),
-            views,
-            skip: false,
-            fault_plain,
-            db_in_hooks: views && (has_step || !fault_plain),
-            host,
-            shared,
-            error,
-            frames: Vec::new(),
-            last: LastStep::default(),
-            last_refund: 0,
-            frame_id: 0,
-            gas_table: gas_table_spec(spec),
-            pending_selfdestruct: None,
-            journal_at: 0,
-            undo: Undo::default(),
-            pre: PreOp::default(),
-            top: Top::default(),
-            timed_out: self.timed_out.clone(),
-        }
+    fn code(&mut self, a: Address) -> Bytes {
+        StateReader::code(self, a)
+    }
+    fn storage(&mut self, a: Address, slot: U256) -> U256 {
+        StateReader::storage(self, a, slot)
+    }
+    fn exists(&mut self, a: Address) -> bool {
+        StateReader::exists(self, a)
     }
 }
 
@@ -202,7 +96,7 @@ pub struct JsTracer {
     /// none of them, even after a deoptimisation hands the same functions to boa.
     views: bool,
     /// `step`'s leading statements returned for the current opcode before it ran (decided from
-    /// what is known then: see `fast::guard`), so neither its views nor its call are needed.
+    /// what is known then: see `js/fast/guard.rs`), so neither its views nor its call are needed.
     skip: bool,
     /// `fault` reads none of the views (it compiled to native code), so a skipped step needs
     /// none even when the opcode faults.
@@ -230,6 +124,45 @@ pub struct JsTracer {
 }
 
 impl JsTracer {
+    /// A fresh tracer for one transaction under fork `spec`, on the host [`JsSpec::host`]
+    /// gives (or, when it gives none, the error every hook then ends with).
+    pub fn new(js: &JsSpec, spec: SpecId) -> Self {
+        let (host, error) = match js.host(spec) {
+            Ok(h) => (Some(h), None),
+            Err(e) => (None, Some(e)),
+        };
+        let shared = host
+            .as_ref()
+            .map_or_else(Shared::new, |h| h.shared().clone());
+        let has_step = host.as_ref().is_some_and(Host::has_step);
+        let views = host.as_ref().is_none_or(Host::needs_views);
+        let step_fields = host.as_ref().is_none_or(Host::needs_step_fields);
+        let fault_plain = host.as_ref().is_some_and(Host::fault_plain);
+        JsTracer {
+            has_step,
+            step_fields,
+            has_frames: host.as_ref().is_some_and(Host::has_frames),
+            views,
+            skip: false,
+            fault_plain,
+            db_in_hooks: views && (has_step || !fault_plain),
+            host,
+            shared,
+            error,
+            frames: Vec::new(),
+            last: LastStep::default(),
+            last_refund: 0,
+            frame_id: 0,
+            gas_table: gas_table_spec(spec),
+            pending_selfdestruct: None,
+            journal_at: 0,
+            undo: Undo::default(),
+            pre: PreOp::default(),
+            top: Top::default(),
+            timed_out: js.timeout_flag(),
+        }
+    }
+
     /// Precompiles the chain adds to the fork's (an OP block's `p256Verify`): `isPrecompiled`
     /// counts them too.
     pub fn with_precompiles(&mut self, addrs: &[alloy_primitives::Address]) {
@@ -334,14 +267,14 @@ impl JsTracer {
         self.frame_id += 1;
     }
 
-    fn enter<DB: Database>(&mut self, ctx: &mut Ctx<DB>, f: objects::FrameData) {
+    fn enter<DB: Database>(&mut self, ctx: &mut Ctx<DB>, f: FrameData) {
         if self.has_frames && self.live() {
             *self.shared.frame.borrow_mut() = f;
             self.with_host(None, ctx, Hook::Enter);
         }
     }
 
-    fn exit<DB: Database>(&mut self, ctx: &mut Ctx<DB>, r: objects::FrameResultData) {
+    fn exit<DB: Database>(&mut self, ctx: &mut Ctx<DB>, r: FrameResultData) {
         if self.has_frames && self.live() {
             *self.shared.frame_result.borrow_mut() = r;
             self.with_host(None, ctx, Hook::Exit);
@@ -387,7 +320,7 @@ impl JsTracer {
         };
         self.exit(
             ctx,
-            objects::FrameResultData {
+            FrameResultData {
                 gas_used,
                 output: output.clone(),
                 error,
@@ -442,25 +375,4 @@ impl JsTracer {
         }
         r
     }
-}
-
-/// Points the shared view at `interp` and `reader` for the duration of `f`.
-pub(crate) fn call_with<'a, T>(
-    shared: &Shared,
-    interp: Option<&Interpreter>,
-    reader: &mut (dyn StateReader + 'a),
-    f: impl FnOnce(&Shared) -> T,
-) -> T {
-    let ptr: *mut (dyn StateReader + 'a) = reader;
-    // SAFETY: the lifetime is erased only to store the pointer in `shared`; it is cleared below
-    // before `reader` goes out of scope, and nothing else uses `reader` while `f` runs.
-    let ptr: *mut (dyn StateReader + 'static) = unsafe { std::mem::transmute(ptr) };
-    shared.reader.set(Some(ptr));
-    shared
-        .interp
-        .set(interp.map_or(std::ptr::null(), |i| i as *const Interpreter));
-    let out = f(shared);
-    shared.interp.set(std::ptr::null());
-    shared.reader.set(None);
-    out
 }

@@ -15,7 +15,7 @@
 //! decided then needs none of its views kept. What is left undecided is asked again after the
 //! opcode, with everything known.
 //!
-//! When the host calls the hooks by name (see `trace/js/pinned.rs`), the function the guard was
+//! When the host calls the hooks by name (see `js/pinned.rs`), the function the guard was
 //! compiled from must still be the tracer's `step`: a script may replace it (in `setup`, in
 //! another hook). That is checked before the guard is used again after any JavaScript ran, and
 //! a replaced `step` turns the guard off for good. When the host calls the function the tracer
@@ -31,7 +31,7 @@ use super::eval::{Machine, Names};
 use super::heap::Heap;
 use super::ir::{Expr, Func, Stmt};
 use super::value::{Tables, V};
-use crate::trace::js::objects::Shared;
+use crate::js::objects::Shared;
 
 /// The natively decided early returns of one tracer's `step`.
 pub struct Guard {

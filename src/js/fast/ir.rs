@@ -3,7 +3,7 @@
 //! return plain values as leaves.
 
 use super::value::{Key, V};
-use crate::trace::js::hook::Hook;
+use crate::js::hook::Hook;
 
 /// Binary operators evaluated on values.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,7 +12,7 @@
 use super::heap::Heap;
 use super::value::{num_to_string, Held, V};
 use crate::geth::json::write_js_string;
-use crate::trace::js::limits::MAX_RESULT_DEPTH;
+use crate::js::limits::MAX_RESULT_DEPTH;
 
 /// The value needs boa.
 pub struct GiveUp;

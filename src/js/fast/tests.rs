@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, U256};
 use revm::bytecode::opcode::{
-    ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
+    OpCode, ADD, CALL, DUP1, JUMP, JUMPDEST, MSTORE, PUSH1, REVERT, SLOAD, SSTORE, SWAP2,
 };
 use revm::primitives::hardfork::SpecId;
 
-use crate::trace::call::CallKind;
-use crate::trace::js::host::{Hook, Host as Boa, TxContext};
-use crate::trace::js::lazy::Host;
-use crate::trace::js::objects::Shared;
+use crate::js::host::{Hook, Host as Boa, TxContext};
+use crate::js::lazy::Host;
+use crate::js::objects::Shared;
 
 pub(super) const STEPS: u64 = 3_000;
 /// The opcodes the synthetic steps cycle through; 0x0c is unassigned (`log.op` names it as
@@ -61,7 +60,7 @@ pub(super) fn drive_all(
         host.disable_fast();
     }
     let mut reader = Synthetic;
-    let out = crate::trace::js::call_with(&shared.clone(), None, &mut reader, |_| {
+    let out = crate::js::call_with(&shared.clone(), None, &mut reader, |_| {
         for i in 0..steps {
             {
                 let mut s = shared.step.borrow_mut();
@@ -93,8 +92,7 @@ pub(super) fn drive_all(
             if host.has_frames() && i % 250 == 0 {
                 {
                     let mut f = shared.frame.borrow_mut();
-                    f.kind =
-                        [CallKind::Call, CallKind::Staticcall, CallKind::Create][(i % 3) as usize];
+                    f.kind = [OpCode::CALL, OpCode::STATICCALL, OpCode::CREATE][(i % 3) as usize];
                     f.gas = 50_000 + i;
                     f.from = Address::with_last_byte((i % 256) as u8);
                     f.to = Address::repeat_byte((i * 7 % 256) as u8);
@@ -145,7 +143,7 @@ fn tx_context() -> TxContext {
 /// A state that answers every read from the address and the slot.
 struct Synthetic;
 
-impl crate::trace::state::StateReader for Synthetic {
+impl crate::js::objects::Db for Synthetic {
     fn balance(&mut self, a: Address) -> U256 {
         U256::from(a.0[19]) * U256::from(1_000_000u64)
     }

@@ -18,12 +18,12 @@ use super::objects::{make_db, make_frames, make_log, Shared};
 use super::timeout::{over_memory, run_with_deadline, tick, Run, LOOP_ITERATIONS_PER_SECOND};
 use serde_json::value::RawValue;
 
+use super::error::{Failure, JsTracerError};
 use super::fast::{Fast, Guard, Intact};
 pub use super::hook::Hook;
 use super::pinned::hidden;
 use super::source::direct_safe;
 use super::{bigint, buffers, globals};
-use super::{Failure, JsTracerError};
 use crate::geth::json::escape_html;
 
 /// The message of a JavaScript exception, without boa's position text.

@@ -1,4 +1,4 @@
-//! The tracer's time limit: Go duration parsing and the budgeted evaluation that enforces it.
+//! The tracer's time limit: the budgeted evaluation that enforces it.
 //!
 //! boa 0.22 has no way to interrupt a running script from another thread. What it has is
 //! `Script::evaluate_async_with_budget`: the VM yields to its executor every `budget` "clock
@@ -14,12 +14,11 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context as TaskContext, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use boa_engine::{Context, JsResult, JsValue, Script};
 
-/// geth's default tracer timeout.
-pub const DEFAULT_TIMEOUT: Duration = crate::trace::DEFAULT_JS_TIMEOUT;
+use super::error::Failure;
 
 /// VM "clock cycles" between two yields: a few instructions, so a loop that doubles a string
 /// every iteration is seen before it asks for more than twice the memory limit (yielding is
@@ -38,10 +37,6 @@ pub const LOOP_ITERATIONS_PER_SECOND: u64 = 20_000_000;
 /// operation allocates (a doubled string) before the trace ends.
 pub const MEMORY_LIMIT: i64 = 1 << 30;
 
-/// The error of a tracer past [`MEMORY_LIMIT`].
-pub const OUT_OF_MEMORY: &str =
-    "out of memory: the tracer holds more than 1 GiB (strings or arrays growing without bound?)";
-
 /// The outcome of one budgeted evaluation.
 pub enum Run {
     Done(JsResult<JsValue>),
@@ -53,17 +48,17 @@ pub enum Run {
 /// the memory limit are looked at — the native path grows arrays and strings too, and 1,024
 /// calls are well before a push per opcode could matter.
 #[inline]
-pub fn tick(since_clock: &mut u32, (deadline, base): (Instant, i64)) -> Result<(), super::Failure> {
+pub fn tick(since_clock: &mut u32, (deadline, base): (Instant, i64)) -> Result<(), Failure> {
     *since_clock += 1;
     if *since_clock < 1024 {
         return Ok(());
     }
     *since_clock = 0;
     if Instant::now() >= deadline {
-        return Err(super::Failure::Timeout);
+        return Err(Failure::Timeout);
     }
     if over_memory(base) {
-        return Err(super::Failure::OutOfMemory);
+        return Err(Failure::OutOfMemory);
     }
     Ok(())
 }

@@ -2,7 +2,6 @@
 //! failure inside a tracer function is geth's (`… in server-side tracer function 'step'`).
 
 use super::hook::Hook;
-use super::timeout::OUT_OF_MEMORY;
 
 /// A JavaScript tracer that could not be built, or that failed while tracing.
 #[derive(Debug, thiserror::Error)]
@@ -45,8 +44,10 @@ pub enum Failure {
     /// Past the tracer's time limit (or boa's loop-iteration backstop).
     #[error("execution timeout")]
     Timeout,
-    /// Past the tracer's memory limit (see `timeout::MEMORY_LIMIT`).
-    #[error("{OUT_OF_MEMORY}")]
+    /// Past the tracer's memory limit (`timeout::MEMORY_LIMIT`, 1 GiB).
+    #[error(
+        "out of memory: the tracer holds more than 1 GiB (strings or arrays growing without bound?)"
+    )]
     OutOfMemory,
     /// An exception the script threw or let through; its message.
     #[error("{0}")]

@@ -6,8 +6,8 @@ use alloy_primitives::U256;
 use super::super::ir::{Bin, Method};
 use super::super::value::{to_i32, Deopt, Text, R, V};
 use super::{Machine, CHECK_EVERY};
-use crate::trace::js::buffers;
-use crate::trace::js::fast::ir::Expr;
+use crate::js::buffers;
+use crate::js::fast::ir::Expr;
 use std::time::Instant;
 
 /// The largest integer a `bigInt` hands to `toJSNumber` exactly.
@@ -113,7 +113,7 @@ impl Machine<'_> {
         self.iterations = self.iterations.wrapping_add(1);
         if self.iterations.is_multiple_of(CHECK_EVERY) {
             let (deadline, base) = self.limits.ok_or(Deopt)?;
-            if Instant::now() >= deadline || crate::trace::js::timeout::over_memory(base) {
+            if Instant::now() >= deadline || crate::js::timeout::over_memory(base) {
                 return Err(Deopt);
             }
         }
