@@ -229,7 +229,14 @@ impl CallArgs {
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
-        print_trace(&traced, &self.trace, &decoder, currency, assets.as_ref())?;
+        print_trace(
+            &traced,
+            &self.trace,
+            &decoder,
+            currency,
+            assets.as_ref(),
+            None,
+        )?;
         if let Some(html) = &self.html {
             let (call_config, diff, gas) = super::report::specs(&names);
             let c = prepared

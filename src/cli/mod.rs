@@ -39,6 +39,7 @@ pub mod range;
 pub mod report;
 pub mod serve;
 pub mod state;
+pub mod state_changes;
 pub mod tx;
 pub mod wallet;
 pub mod whatif;

@@ -571,6 +571,20 @@ fn plain(text: String) -> Shown {
 pub type Enums<'a> = &'a dyn Fn(&str) -> Option<Vec<String>>;
 
 impl StorageLayout {
+    /// `var`'s own bytes of the slot holding `word` (`offset`, the type's `numberOfBytes`), as
+    /// an integer; the whole word for a value that fills its slot.
+    pub fn bits(&self, var: &Var, word: U256) -> U256 {
+        let bytes = self.bytes(&var.ty);
+        let whole = var.part != Part::Value
+            || bytes >= U256::from(32)
+            || self.types.get(&var.ty).map(|t| t.encoding) != Some(Encoding::Inplace);
+        if whole {
+            return word;
+        }
+        let bits = bytes.to::<usize>() * 8;
+        (word >> (var.offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1))
+    }
+
     /// `var`'s value in the slot holding `word`, read from its own bytes (`offset`, the type's
     /// `numberOfBytes`) and shown by its type. An enum is named by its member where `enums`
     /// knows it, else shown as `Vault.Kind(2)`; a type this does not read (a user-defined value
@@ -589,11 +603,7 @@ impl StorageLayout {
         }
         let n = t.bytes.min(U256::from(32)).to::<usize>();
         let bits = n * 8;
-        let v = if bits >= 256 {
-            word
-        } else {
-            (word >> (var.offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1))
-        };
+        let v = self.bits(var, word);
         let label = t.label.as_str();
         let width = |prefix: &str| {
             label
