@@ -1,0 +1,328 @@
+//! What a transaction changed, by variable: an OpenZeppelin ERC20 (`tests/contracts/oz/
+//! State.sol`, OpenZeppelin Contracts 5.4.0 from npm built by solc-js 0.8.30 with
+//! `storageLayout` selected) deployed on anvil, a `transfer`, an `approve` and a
+//! `transferFrom`; and a contract with one packed slot, an enum, a string, a mapping by string
+//! to a packed struct and a dynamic array. `tx --json --decode` gives `stateChanges`, each
+//! variable checked against what `cast storage` reads at the transaction's block and the one
+//! before, and against the token's getters through `cast call`.
+
+use crate::anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil};
+use crate::run;
+use alloy_primitives::{keccak256, Address, U256};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+const OUT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/contracts/oz/solc-output-state.json"
+);
+
+fn cast(args: &[&str]) -> String {
+    let cast = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
+    let out = std::process::Command::new(cast)
+        .args(args)
+        .env("FOUNDRY_DISABLE_NIGHTLY_WARNING", "1")
+        .output()
+        .expect("run cast");
+    assert!(
+        out.status.success(),
+        "cast {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn creation(name: &str) -> String {
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    out["contracts"]["State.sol"][name]["evm"]["bytecode"]["object"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `tx HASH --json --decode` with the build's artifacts; its `stateChanges`.
+fn state_changes(anvil: &Anvil, hash: &str) -> Value {
+    let r = run::cmd(&[
+        "tx",
+        hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["stateChanges"].clone()
+}
+
+/// The block of a mined transaction.
+fn block_of(anvil: &Anvil, hash: &str) -> u64 {
+    let r = anvil.rpc("eth_getTransactionReceipt", json!([hash]));
+    u64::from_str_radix(
+        r["blockNumber"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap()
+}
+
+/// A mapping entry's slot by solc's rule: keccak256(key . slot).
+fn entry(key: &[u8], slot: U256) -> U256 {
+    let mut pre = key.to_vec();
+    pre.extend_from_slice(&slot.to_be_bytes::<32>());
+    U256::from_be_bytes(keccak256(pre).0)
+}
+
+fn slot_hex(s: U256) -> String {
+    format!("{s:#066x}")
+}
+
+fn e18(n: u128) -> U256 {
+    U256::from(n) * U256::from(10u64).pow(U256::from(18))
+}
+
+/// One named change as `stateChanges` lists it.
+fn change(
+    token: Address,
+    variable: &str,
+    keys: &[Address],
+    slot: U256,
+    before: U256,
+    after: U256,
+) -> Value {
+    let key_path: Vec<String> = keys.iter().map(|k| k.to_checksum(None)).collect();
+    let name = format!(
+        "{variable}{}",
+        key_path
+            .iter()
+            .map(|k| format!("[{k}]"))
+            .collect::<String>()
+    );
+    json!({
+        "address": token.to_checksum(None),
+        "contract": "Token",
+        "variable": variable,
+        "keyPath": key_path,
+        "type": "uint256",
+        "slot": slot_hex(slot),
+        "offset": 0,
+        "before": before.to_string(),
+        "after": after.to_string(),
+        "name": name,
+    })
+}
+
+/// Every named variable's before and after equal the slot's words `cast storage` reads at
+/// the block before and at the transaction's block.
+fn same_as_cast_storage(anvil: &Anvil, changes: &Value, block: u64) {
+    for c in changes.as_array().unwrap() {
+        let at = |b: u64| {
+            let w = cast(&[
+                "storage",
+                c["address"].as_str().unwrap(),
+                c["slot"].as_str().unwrap(),
+                "--block",
+                &b.to_string(),
+                "--rpc-url",
+                anvil.url(),
+            ]);
+            U256::from_str_radix(w.trim_start_matches("0x"), 16)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(c["before"].as_str().unwrap(), at(block - 1), "{c}");
+        assert_eq!(c["after"].as_str().unwrap(), at(block), "{c}");
+    }
+}
+
+/// Every named variable's after equals its getter's answer at the transaction's block.
+fn same_as_getters(anvil: &Anvil, changes: &Value, block: u64) {
+    for c in changes.as_array().unwrap() {
+        let keys: Vec<&str> = c["keyPath"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let sig = match c["variable"].as_str().unwrap() {
+            "_balances" => "balanceOf(address)(uint256)",
+            "_allowances" => "allowance(address,address)(uint256)",
+            "_totalSupply" => "totalSupply()(uint256)",
+            other => panic!("no getter for {other}"),
+        };
+        let block = block.to_string();
+        let mut args = vec!["call", c["address"].as_str().unwrap(), sig];
+        args.extend(keys);
+        args.extend(["--block", &block, "--rpc-url", anvil.url()]);
+        let got = cast(&args);
+        // cast prints a large amount with its short form after it: `9800… [9.8e21]`.
+        let exact = got.split_whitespace().next().unwrap();
+        assert_eq!(c["after"].as_str().unwrap(), exact, "{c}");
+    }
+}
+
+#[test]
+fn an_erc20_transfer_approve_and_transfer_from_named_by_variable() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let (me, spender, to) = (accounts[0], accounts[1], accounts[2]);
+    let supply = e18(10_000);
+    let token = anvil.deploy(&with_ctor_args(&creation("Token"), &[supply.to_be_bytes()]));
+    let send = |from: Address, data: Vec<u8>| {
+        let (h, r) = anvil.send_and_wait(json!({"from": from, "to": token, "data": hex0x(&data)}));
+        assert_eq!(r["status"], "0x1", "{r}");
+        format!("{h:?}")
+    };
+    let word = |a: Address| w_addr(a).to_vec();
+    let transfer = send(
+        me,
+        calldata(
+            "transfer(address,uint256)",
+            &[w_addr(spender), e18(200).to_be_bytes()],
+        ),
+    );
+    let approve = send(
+        me,
+        calldata(
+            "approve(address,uint256)",
+            &[w_addr(spender), e18(500).to_be_bytes()],
+        ),
+    );
+    let transfer_from = send(
+        spender,
+        calldata(
+            "transferFrom(address,address,uint256)",
+            &[w_addr(me), w_addr(to), w_u(300 * 10u128.pow(18))],
+        ),
+    );
+    let balance = |a: Address| entry(&word(a), U256::ZERO);
+    let allowance = entry(&word(spender), entry(&word(me), U256::from(1)));
+
+    // A transfer: the sender's balance written first (OpenZeppelin's `_update`), then the
+    // recipient's.
+    let got = state_changes(&anvil, &transfer);
+    assert_eq!(
+        got,
+        json!([
+            change(token, "_balances", &[me], balance(me), supply, e18(9_800)),
+            change(
+                token,
+                "_balances",
+                &[spender],
+                balance(spender),
+                U256::ZERO,
+                e18(200)
+            ),
+        ])
+    );
+    let block = block_of(&anvil, &transfer);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    let got = state_changes(&anvil, &approve);
+    assert_eq!(
+        got,
+        json!([change(
+            token,
+            "_allowances",
+            &[me, spender],
+            allowance,
+            U256::ZERO,
+            e18(500)
+        )])
+    );
+    let block = block_of(&anvil, &approve);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    // transferFrom: the allowance spent first (`_spendAllowance`), then the balances.
+    let got = state_changes(&anvil, &transfer_from);
+    assert_eq!(
+        got,
+        json!([
+            change(
+                token,
+                "_allowances",
+                &[me, spender],
+                allowance,
+                e18(500),
+                e18(200)
+            ),
+            change(
+                token,
+                "_balances",
+                &[me],
+                balance(me),
+                e18(9_800),
+                e18(9_500)
+            ),
+            change(token, "_balances", &[to], balance(to), U256::ZERO, e18(300)),
+        ])
+    );
+    let block = block_of(&anvil, &transfer_from);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    // The human view: a "state changes" section after the tree, per contract.
+    let r = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let section = r
+        .stdout
+        .split("state changes\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let (me, spender, to) = (
+        me.to_checksum(None),
+        spender.to_checksum(None),
+        to.to_checksum(None),
+    );
+    assert_eq!(
+        section.split("\nexplorer").next().unwrap().trim_end(),
+        format!(
+            "  {} (Token)\n    \
+             Token._allowances[{me}][{spender}]: 500000000000000000000 [5e20] → 200000000000000000000 [2e20]\n    \
+             Token._balances[{me}]: 9800000000000000000000 [9.8e21] → 9500000000000000000000 [9.5e21]\n    \
+             Token._balances[{to}]: 0 → 300000000000000000000 [3e20]",
+            token.to_checksum(None)
+        )
+    );
+    // Without --decode the JSON is geth's alone.
+    let plain = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert!(!plain.stdout.contains("stateChanges"), "{}", plain.stdout);
+    let unnamed = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--no-project",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(plain.stdout, unnamed.stdout);
+}
