@@ -14,11 +14,11 @@
 
 use std::collections::HashMap;
 
-use alloy_primitives::{hex, Address, B256, I256, U256};
+use alloy_primitives::{hex, keccak256, Address, B256, I256, U256};
 use serde_json::Value;
 
 use crate::render::values::short_amount;
-use crate::replay::access::{slot_path, Preimages, SlotStep};
+use crate::replay::access::{slot_path, Preimages, SlotStep, MAX_SLOT_OFFSET};
 
 /// How solc stores a type (`encoding` of a `storageLayout` type).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +60,11 @@ struct Type {
 pub struct StorageLayout {
     storage: Vec<Member>,
     types: HashMap<String, Type>,
+    /// `keccak256(p)` and `p` for each fixed slot `p` of a dynamic array or `bytes`/`string`
+    /// (a variable's, or a member's of a struct held in place): where their data starts is
+    /// the layout's own fact, which an optimizer that folds the hash leaves the run no
+    /// preimage for.
+    fixed_data: Vec<(U256, U256)>,
 }
 
 /// Why a `storageLayout` was refused.
@@ -145,8 +150,18 @@ impl StorageLayout {
             }
             _ => return Err(bad("no `types` object")),
         }
-        let layout = StorageLayout { storage, types };
+        let mut layout = StorageLayout {
+            storage,
+            types,
+            fixed_data: Vec::new(),
+        };
         layout.check()?;
+        let mut fixed = Vec::new();
+        layout.fixed(&layout.storage, U256::ZERO, &mut fixed, 0);
+        layout.fixed_data = fixed
+            .into_iter()
+            .map(|p| (U256::from_be_bytes(keccak256(p.to_be_bytes::<32>()).0), p))
+            .collect();
         Ok(layout)
     }
 
@@ -201,6 +216,23 @@ impl StorageLayout {
             }
         }
         Ok(())
+    }
+
+    /// The fixed slots (`base` + each member's) of the dynamic arrays and `bytes`/`string`
+    /// among `list`, through structs held in place.
+    fn fixed(&self, list: &[Member], base: U256, out: &mut Vec<U256>, depth: u32) {
+        for m in list {
+            let (Some(t), Some(at)) = (self.types.get(&m.ty), base.checked_add(m.slot)) else {
+                continue;
+            };
+            match (t.encoding, &t.members) {
+                (Encoding::DynamicArray | Encoding::Bytes, _) => out.push(at),
+                (Encoding::Inplace, Some(ms)) if depth < MAX_DEPTH => {
+                    self.fixed(ms, at, out, depth + 1)
+                }
+                _ => {}
+            }
+        }
     }
 
     /// solc's label of type `id` (`uint256`, `mapping(address => uint256)`, `enum Vault.Kind`).
@@ -310,7 +342,23 @@ impl StorageLayout {
     /// slot. Empty where the derivation does not fit the layout, or the run did not hash the
     /// slot's key: such a slot is shown raw, never named by a guess.
     pub fn vars_at(&self, slot: U256, preimages: &Preimages) -> Vec<Var> {
-        let (root, steps) = slot_path(slot, preimages);
+        let (mut root, mut steps) = slot_path(slot, preimages);
+        // A derivation the run hashed may start in the data of a dynamic value at a fixed
+        // slot, whose hash the compiler folded.
+        let data = self.fixed_data.iter().find(|(h, _)| {
+            root.checked_sub(*h)
+                .is_some_and(|off| off < U256::from(MAX_SLOT_OFFSET))
+        });
+        if let Some((h, p)) = data {
+            steps.insert(
+                0,
+                SlotStep {
+                    key: None,
+                    off: root - *h,
+                },
+            );
+            root = *p;
+        }
         let mut out = Vec::new();
         self.members(&self.storage, root, &steps, None, &mut out, 0);
         out
@@ -752,6 +800,7 @@ mod tests {
             name_key.clone(),
         ]);
         let name = |slot: U256| exact_name(&layout, slot, &pre);
+        let name_with = |pre: &Preimages, slot: U256| exact_name(&layout, slot, pre);
         assert_eq!(name(U256::ZERO).as_deref(), Some("totalSupply"));
         assert_eq!(
             name(at(&bal_a)),
@@ -778,6 +827,12 @@ mod tests {
             Some(format!("{pos}.fees"))
         );
         assert_eq!(name(at(&name_key)).as_deref(), Some("names[\"alice\"]"));
+        // An array at a fixed slot: where its data starts is the layout's own fact, hashed by
+        // the run or not (an optimizer folds `keccak256(3)`).
+        assert_eq!(
+            name_with(&Preimages::new(), at(&owners) + U256::from(2)).as_deref(),
+            Some("owners[2]")
+        );
         // A key the run never hashed: the slot stays raw, whatever keys would fit.
         let bal_b = [bw, word(U256::from(1))].concat();
         assert_eq!(name(at(&bal_b)), None);
