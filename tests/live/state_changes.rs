@@ -326,3 +326,218 @@ fn an_erc20_transfer_approve_and_transfer_from_named_by_variable() {
     .run();
     assert_eq!(plain.stdout, unnamed.stdout);
 }
+
+/// A malformed `storageLayout` (a type it names is missing): one note, every slot raw with
+/// its words, the run otherwise as without it.
+#[test]
+fn a_malformed_layout_gives_one_note_and_raw_slots() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let token = anvil.deploy(&with_ctor_args(
+        &creation("Token"),
+        &[e18(10).to_be_bytes()],
+    ));
+    let data = calldata("transfer(address,uint256)", &[w_addr(accounts[1]), w_u(7)]);
+    let (h, _) = anvil.send_and_wait(json!({"to": token, "data": hex0x(&data)}));
+    let mut out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    out["contracts"]["State.sol"]["Token"]["storageLayout"]["types"]
+        .as_object_mut()
+        .unwrap()
+        .remove("t_uint256");
+    let dir = std::env::temp_dir().join(format!("chaintrace-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("solc-output.json");
+    std::fs::write(&bad, out.to_string()).unwrap();
+    let hash = format!("{h:?}");
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        bad.to_str().unwrap(),
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .matches("storageLayout of Token is malformed")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["stateChanges"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{v}");
+    let me = accounts[0];
+    let slot = entry(&w_addr(me), U256::ZERO);
+    assert_eq!(
+        changes[0],
+        json!({
+            "address": token.to_checksum(None), "contract": "Token", "variable": null,
+            "keyPath": [], "type": null, "slot": slot_hex(slot), "offset": null,
+            "before": format!("{:#066x}", e18(10)), "after": format!("{:#066x}", e18(10) - U256::from(7)),
+            "raw": "the storageLayout of Token is malformed",
+        })
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every kind of value read from its own bytes: a packed slot split into its variables, an enum
+/// by member name (from the build's AST), a signed integer, a bytes4, a string in place, a
+/// mapping by string to a packed struct, a dynamic array's length and packed element.
+#[test]
+fn values_are_decoded_by_type_from_their_own_bytes() {
+    let anvil = Anvil::start();
+    let me = anvil.sender();
+    let registry = anvil.deploy(&creation("Registry"));
+    let data = cast(&[
+        "calldata",
+        "update(uint8,int24,bytes4,string,string,uint128,int64)",
+        "1",
+        "-60",
+        "0xdeadbeef",
+        "Registry of things",
+        "alice",
+        "1000",
+        "-5",
+    ]);
+    let (h, r) = anvil.send_and_wait(json!({"to": registry, "data": data}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let got = state_changes(&anvil, &hash);
+    let entry_slot = entry(b"alice", U256::from(2));
+    let marks = U256::from_be_bytes(keccak256(U256::from(3).to_be_bytes::<32>()).0);
+    let me_s = me.to_checksum(None);
+    let c = |slot: U256,
+             variable: &str,
+             keys: &[&str],
+             ty: &str,
+             offset: u64,
+             before: &str,
+             after: &str,
+             name: &str| {
+        json!({
+            "address": registry.to_checksum(None), "contract": "Registry", "variable": variable,
+            "keyPath": keys, "type": ty, "slot": slot_hex(slot), "offset": offset,
+            "before": before, "after": after, "name": name,
+        })
+    };
+    let zero = Address::ZERO.to_checksum(None);
+    let mut length = c(
+        U256::from(3),
+        "marks",
+        &[],
+        "uint8[]",
+        0,
+        "0",
+        "1",
+        "marks.length",
+    );
+    length["part"] = json!("length");
+    assert_eq!(
+        got,
+        json!([
+            c(
+                U256::ZERO,
+                "owner",
+                &[],
+                "address",
+                0,
+                &zero,
+                &me_s,
+                "owner"
+            ),
+            c(
+                U256::ZERO,
+                "status",
+                &[],
+                "enum Registry.Status",
+                20,
+                "Status.Unset",
+                "Status.Active",
+                "status"
+            ),
+            c(U256::ZERO, "open", &[], "bool", 21, "false", "true", "open"),
+            c(U256::ZERO, "tick", &[], "int24", 22, "0", "-60", "tick"),
+            c(
+                U256::ZERO,
+                "tag",
+                &[],
+                "bytes4",
+                25,
+                "0x00000000",
+                "0xdeadbeef",
+                "tag"
+            ),
+            c(
+                U256::from(1),
+                "title",
+                &[],
+                "string",
+                0,
+                "\"\"",
+                "\"Registry of things\"",
+                "title"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "amount"],
+                "uint128",
+                0,
+                "0",
+                "1000",
+                "entries[\"alice\"].amount"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "delta"],
+                "int64",
+                16,
+                "0",
+                "-5",
+                "entries[\"alice\"].delta"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "live"],
+                "bool",
+                24,
+                "false",
+                "true",
+                "entries[\"alice\"].live"
+            ),
+            length,
+            c(marks, "marks", &["0"], "uint8", 0, "0", "232", "marks[0]"),
+        ])
+    );
+    // The getters agree at the transaction's block.
+    let block = block_of(&anvil, &hash).to_string();
+    let call = |sig: &str, args: &[&str]| {
+        let reg = registry.to_checksum(None);
+        let mut a = vec!["call", reg.as_str(), sig];
+        a.extend(args);
+        a.extend(["--block", &block, "--rpc-url", anvil.url()]);
+        cast(&a)
+    };
+    assert_eq!(call("owner()(address)", &[]), me_s);
+    assert_eq!(call("status()(uint8)", &[]), "1");
+    assert_eq!(call("tick()(int24)", &[]), "-60");
+    assert_eq!(call("tag()(bytes4)", &[]), "0xdeadbeef");
+    assert_eq!(call("title()(string)", &[]), "\"Registry of things\"");
+    assert_eq!(
+        call("entries(string)(uint128,int64,bool)", &["alice"])
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["1000", "-5", "true"]
+    );
+    assert_eq!(call("marks(uint256)(uint8)", &["0"]), "232");
+}
