@@ -300,6 +300,53 @@ fn an_erc20_transfer_approve_and_transfer_from_named_by_variable() {
             token.to_checksum(None)
         )
     );
+    // `call`: the same transfer simulated on the latest state names the same variables.
+    let data = hex0x(&calldata(
+        "transfer(address,uint256)",
+        &[w_addr(accounts[2]), e18(1).to_be_bytes()],
+    ));
+    let from = accounts[0].to_checksum(None);
+    let r = run::cmd(&[
+        "call",
+        "--from",
+        &from,
+        "--to",
+        &token.to_checksum(None),
+        "--data",
+        &data,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["stateChanges"],
+        json!([
+            change(
+                token,
+                "_balances",
+                &[accounts[0]],
+                balance(accounts[0]),
+                e18(9_500),
+                e18(9_499)
+            ),
+            change(
+                token,
+                "_balances",
+                &[accounts[2]],
+                balance(accounts[2]),
+                e18(300),
+                e18(301)
+            ),
+        ])
+    );
     // Without --decode the JSON is geth's alone.
     let plain = run::cmd(&[
         "tx",
