@@ -544,7 +544,7 @@ pub fn print_trace(
         }
     } else if args.json && args.decode {
         let json = assets.map(|a| AssetJson::new(a, currency));
-        let state = state.map(super::state_changes::to_json);
+        let state = state.map(super::state_view::to_json);
         write_decoded(&mut out, &t.result, decoder, json.as_ref(), state.as_ref())?;
         writeln!(out)?;
     } else if args.json {
@@ -587,7 +587,7 @@ pub fn print_trace(
     }
     if let (Some(s), false) = (state, args.json) {
         writeln!(out)?;
-        super::state_changes::render(s, &mut out)?;
+        super::state_view::render(s, &mut out)?;
     }
     out.flush()?;
     Ok(())
