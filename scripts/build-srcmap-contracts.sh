@@ -9,6 +9,9 @@
 #       Vault.sol with OpenZeppelin Contracts 5.4.0 (npm), legacy codegen: a realistic project
 #   tests/contracts/oz/solc-output-viair.json  the same with viaIR
 #   tests/contracts/oz/solc-output-fixed.json  VaultFixed.sol: that vault fixed, built alone
+#   tests/contracts/oz/solc-output-state.json
+#       State.sol (an OpenZeppelin ERC20, and storage of every kind) with solc's `storageLayout`:
+#       the state-changes tests (tests/live/state_changes.rs)
 #   tests/contracts/edr/<case>/solc-output.json
 #       cases of EDR's (Hardhat's) Solidity stack-trace suite, each c.sol built alone with the
 #       optimizer off, EDR's default (tests/live/edr_cases.rs; provenance in the README there)
@@ -90,6 +93,7 @@ const input = {
           "evm.bytecode.object", "evm.bytecode.sourceMap", "evm.bytecode.linkReferences",
           "evm.deployedBytecode.object", "evm.deployedBytecode.sourceMap",
           "evm.deployedBytecode.linkReferences", "evm.deployedBytecode.immutableReferences",
+          ...(process.env.STORAGE_LAYOUT === "1" ? ["storageLayout"] : []),
         ],
       },
     },
@@ -179,6 +183,9 @@ build_in "$OZ_DIR" solc-output-viair.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIM
 # The vault as fixed after a failed deposit, built alone: the what-if tests' artifact.
 build_in "$OZ_DIR" solc-output-fixed.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default VaultFixed.sol
+# Storage read by variable: the build's own storageLayout selected.
+STORAGE_LAYOUT=1 build_in "$OZ_DIR" solc-output-state.json "$SOLC_VERSION" "$EVM_VERSION" \
+    "$OPTIMIZER_RUNS" false default State.sol
 
 for dir in "$ROOT"/tests/contracts/edr/*/; do
     build_in "${dir%/}" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" off false default c.sol

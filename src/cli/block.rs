@@ -299,7 +299,7 @@ impl BlockArgs {
                 if let Some(p) = &patch {
                     p.name(&mut decoder);
                 }
-                print_trace(t, &self.trace, &decoder, currency, assets.get(i))?;
+                print_trace(t, &self.trace, &decoder, currency, assets.get(i), None)?;
             }
         }
         if let Some(n) = replay.as_ref().and_then(|r| r.splice_note(&env)) {

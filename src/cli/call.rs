@@ -230,7 +230,31 @@ impl CallArgs {
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
-        print_trace(&traced, &self.trace, &decoder, currency, assets.as_ref())?;
+        // What the call changed, by variable: one more local run on the state already read.
+        let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
+            true => {
+                let t = prepared
+                    .access(&source, overrides, std::mem::take(&mut snapshot))
+                    .map_err(call_error)?;
+                passes += t.passes;
+                let ((rows, preimages), _) = t.traced;
+                let changes = names.state_changes(&t.snapshot, &rows, &preimages);
+                for n in &changes.notes {
+                    note!("note: {n}");
+                }
+                snapshot = t.snapshot;
+                Some(changes)
+            }
+            false => None,
+        };
+        print_trace(
+            &traced,
+            &self.trace,
+            &decoder,
+            currency,
+            assets.as_ref(),
+            state.as_ref(),
+        )?;
         if let Some(html) = &self.html {
             let (call_config, diff, gas) = super::report::specs(&names);
             let c = prepared

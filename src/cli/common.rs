@@ -500,6 +500,7 @@ pub fn print_trace(
     decoder: &Decoder,
     currency: &str,
     assets: Option<&AssetChanges>,
+    state: Option<&chaintrace::names::state::StateChanges>,
 ) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -543,7 +544,8 @@ pub fn print_trace(
         }
     } else if args.json && args.decode {
         let json = assets.map(|a| AssetJson::new(a, currency));
-        write_decoded(&mut out, &t.result, decoder, json.as_ref())?;
+        let state = state.map(super::state_view::to_json);
+        write_decoded(&mut out, &t.result, decoder, json.as_ref(), state.as_ref())?;
         writeln!(out)?;
     } else if args.json {
         match &t.result {
@@ -582,6 +584,10 @@ pub fn print_trace(
     if let (Some(a), false) = (assets, args.json) {
         writeln!(out)?;
         render_asset_changes(a, decoder, currency, table_style(args.all), &mut out)?;
+    }
+    if let (Some(s), false) = (state, args.json) {
+        writeln!(out)?;
+        super::state_view::render(s, &mut out)?;
     }
     out.flush()?;
     Ok(())

@@ -39,6 +39,8 @@ pub mod range;
 pub mod report;
 pub mod serve;
 pub mod state;
+pub mod state_changes;
+pub mod state_view;
 pub mod tx;
 pub mod wallet;
 pub mod whatif;

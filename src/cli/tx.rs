@@ -135,6 +135,7 @@ impl TxArgs {
                 &decoder,
                 currency,
                 self.shown_assets(assets.as_ref()),
+                None,
             )?;
             if let Some(html) = &self.html {
                 let (call, diff, gas) = super::report::specs(&names);
@@ -220,12 +221,22 @@ impl TxArgs {
         }
         let currency = chaintrace::chain::currency(mined.chain_id);
         let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
+        let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
+            true => Some(super::state_changes::of_mined(
+                &mut mined,
+                &source,
+                cache.as_ref(),
+                &names,
+            )?),
+            false => None,
+        };
         print_trace(
             &traced,
             &self.trace,
             &decoder,
             currency,
             self.shown_assets(assets.as_ref()),
+            state.as_ref(),
         )?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(
@@ -406,7 +417,7 @@ impl TxArgs {
         super::names::prefetch_signatures(names, &self.trace, &[&original, &patched], &view);
         let mut decoder = decoder_for(names, &self.trace, &patched, &view);
         patch.name(&mut decoder);
-        print_trace(&patched, &self.trace, &decoder, currency, None)?;
+        print_trace(&patched, &self.trace, &decoder, currency, None, None)?;
         // The original's reason with its own contracts' names (the code that ran then).
         let original_decoder = if self.trace.json && !self.trace.decode {
             names.decoder()

@@ -1,205 +1,737 @@
-//! Storage slot names from a Foundry/solc `storageLayout`: `totalSupply`, `balanceOf[0x…]`,
-//! `allowance[0x…][0x…]`, `owners.length`, `owners[3]`, `config.fee`.
+//! Storage variables from a Foundry/solc `storageLayout`: which variable a slot holds
+//! (`totalSupply`, `balanceOf[0x…]`, `allowance[0x…][0x…]`, `owners.length`, `owners[3]`,
+//! `config.fee`, every variable packed into it) and their values decoded by type.
 //!
 //! A mapping's slot is `keccak256(key . base)` and a dynamic array's data starts at
 //! `keccak256(base)`: neither can be inverted, but the run computed each of them itself, so
 //! the KECCAK256 preimages it hashed give every key and base exactly
 //! (`replay::access::slot_path`). A slot whose preimage the run did not see is left unnamed:
 //! no key is guessed.
+//!
+//! The layout is read once into a checked model ([`StorageLayout::parse`]): a layout that does
+//! not hold together (a missing type, an offset past its slot, an unknown encoding) is refused
+//! as a whole, and its contract's slots are shown raw.
 
-use alloy_primitives::{Address, B256, U256};
+use std::collections::HashMap;
+
+use alloy_primitives::{hex, keccak256, Address, B256, I256, U256};
 use serde_json::Value;
 
-use crate::replay::access::{slot_path, Preimages, SlotStep};
+use crate::render::values::short_amount;
+use crate::replay::access::{slot_path, Preimages, SlotStep, MAX_SLOT_OFFSET};
 
-struct Layout<'a> {
-    types: &'a serde_json::Map<String, Value>,
+/// How solc stores a type (`encoding` of a `storageLayout` type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoding {
+    Inplace,
+    Mapping,
+    DynamicArray,
+    Bytes,
 }
 
-fn slot_of(v: &Value) -> Option<U256> {
-    let s = v.get("slot")?.as_str()?;
-    U256::from_str_radix(s, 10).ok()
+/// A storage variable, or a struct's member: its name, slot (relative to its struct's),
+/// byte offset in that slot and type id.
+#[derive(Clone, Debug)]
+struct Member {
+    label: String,
+    slot: U256,
+    offset: u64,
+    ty: String,
 }
 
-impl Layout<'_> {
-    fn ty(&self, id: &str) -> Option<&Value> {
-        self.types.get(id)
-    }
+/// One entry of `types`.
+#[derive(Clone, Debug)]
+struct Type {
+    label: String,
+    encoding: Encoding,
+    bytes: U256,
+    /// A mapping's key and value types.
+    key: Option<String>,
+    value: Option<String>,
+    /// An array's element type.
+    base: Option<String>,
+    /// A struct's members.
+    members: Option<Vec<Member>>,
+}
 
-    fn encoding(&self, id: &str) -> &str {
-        self.ty(id)
-            .and_then(|t| t.get("encoding"))
-            .and_then(Value::as_str)
-            .unwrap_or("inplace")
-    }
+/// solc's `storageLayout` of one contract, checked: every type a variable, member, key, value
+/// or element names exists, and every value narrower than a slot fits in it at its offset.
+#[derive(Clone, Debug)]
+pub struct StorageLayout {
+    storage: Vec<Member>,
+    types: HashMap<String, Type>,
+    /// `keccak256(p)` and `p` for each fixed slot `p` of a dynamic array or `bytes`/`string`
+    /// (a variable's, or a member's of a struct held in place): where their data starts is
+    /// the layout's own fact, which an optimizer that folds the hash leaves the run no
+    /// preimage for.
+    fixed_data: Vec<(U256, U256)>,
+}
 
-    fn show_key(&self, key_type: &str, word: &B256) -> String {
-        let label = self
-            .ty(key_type)
-            .and_then(|t| t.get("label"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if label == "address" || label.starts_with("contract ") {
-            Address::from_word(*word).to_checksum(None)
-        } else if label.starts_with("uint") {
-            U256::from_be_bytes(word.0).to_string()
-        } else {
-            word.to_string()
+/// Why a `storageLayout` was refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Malformed(String);
+
+/// Struct and static-array nesting walked at most: a layout whose types hold themselves in
+/// place would otherwise never end.
+const MAX_DEPTH: u32 = 64;
+
+fn bad(what: impl Into<String>) -> Malformed {
+    Malformed(what.into())
+}
+
+fn text<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a str, Malformed> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("{at}: no `{key}` string")))
+}
+
+fn decimal(s: &str, at: &str) -> Result<U256, Malformed> {
+    U256::from_str_radix(s, 10).map_err(|_| bad(format!("{at}: {s:?} is not a number")))
+}
+
+fn member(v: &Value, at: &str) -> Result<Member, Malformed> {
+    let label = text(v, "label", at)?;
+    let at = format!("{at} {label}");
+    let offset = v
+        .get("offset")
+        .and_then(Value::as_u64)
+        .filter(|o| *o < 32)
+        .ok_or_else(|| bad(format!("{at}: no `offset` below 32")))?;
+    Ok(Member {
+        label: label.to_string(),
+        slot: decimal(text(v, "slot", &at)?, &at)?,
+        offset,
+        ty: text(v, "type", &at)?.to_string(),
+    })
+}
+
+fn members(v: &Value, at: &str) -> Result<Vec<Member>, Malformed> {
+    v.as_array()
+        .ok_or_else(|| bad(format!("{at}: not a list")))?
+        .iter()
+        .map(|m| member(m, at))
+        .collect()
+}
+
+impl StorageLayout {
+    /// Reads and checks solc's `storageLayout` (`{"storage": [...], "types": {...}}`).
+    pub fn parse(v: &Value) -> Result<StorageLayout, Malformed> {
+        let storage = members(
+            v.get("storage").ok_or_else(|| bad("no `storage`"))?,
+            "storage",
+        )?;
+        let mut types = HashMap::new();
+        // solc writes `"types": null` for a contract without storage.
+        match v.get("types") {
+            Some(Value::Null) | None if storage.is_empty() => {}
+            Some(Value::Object(o)) => {
+                for (id, t) in o {
+                    let at = format!("type {id}");
+                    let encoding = match text(t, "encoding", &at)? {
+                        "inplace" => Encoding::Inplace,
+                        "mapping" => Encoding::Mapping,
+                        "dynamic_array" => Encoding::DynamicArray,
+                        "bytes" => Encoding::Bytes,
+                        other => return Err(bad(format!("{at}: unknown encoding {other:?}"))),
+                    };
+                    let field = |k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
+                    let ty = Type {
+                        label: text(t, "label", &at)?.to_string(),
+                        encoding,
+                        bytes: decimal(text(t, "numberOfBytes", &at)?, &at)?,
+                        key: field("key"),
+                        value: field("value"),
+                        base: field("base"),
+                        members: t.get("members").map(|m| members(m, &at)).transpose()?,
+                    };
+                    types.insert(id.clone(), ty);
+                }
+            }
+            _ => return Err(bad("no `types` object")),
         }
+        let mut layout = StorageLayout {
+            storage,
+            types,
+            fixed_data: Vec::new(),
+        };
+        layout.check()?;
+        let mut fixed = Vec::new();
+        layout.fixed(&layout.storage, U256::ZERO, &mut fixed, 0);
+        layout.fixed_data = fixed
+            .into_iter()
+            .map(|p| (U256::from_be_bytes(keccak256(p.to_be_bytes::<32>()).0), p))
+            .collect();
+        Ok(layout)
+    }
+
+    fn check(&self) -> Result<(), Malformed> {
+        let exists = |id: &str, at: &str| {
+            self.types
+                .contains_key(id)
+                .then_some(())
+                .ok_or_else(|| bad(format!("{at}: type {id} is not in `types`")))
+        };
+        let fits = |m: &Member, at: &str| -> Result<(), Malformed> {
+            exists(&m.ty, at)?;
+            let bytes = self.types[&m.ty].bytes;
+            if (bytes < U256::from(32) && U256::from(m.offset) + bytes > U256::from(32))
+                || (bytes >= U256::from(32) && m.offset != 0)
+            {
+                return Err(bad(format!(
+                    "{at} {}: {bytes} bytes at offset {} do not fit a slot",
+                    m.label, m.offset
+                )));
+            }
+            Ok(())
+        };
+        for m in &self.storage {
+            fits(m, "storage")?;
+        }
+        for (id, t) in &self.types {
+            let at = format!("type {id}");
+            match t.encoding {
+                Encoding::Mapping => {
+                    for k in [&t.key, &t.value] {
+                        exists(
+                            k.as_deref()
+                                .ok_or_else(|| bad(format!("{at}: no key/value")))?,
+                            &at,
+                        )?;
+                    }
+                }
+                Encoding::DynamicArray => exists(
+                    t.base
+                        .as_deref()
+                        .ok_or_else(|| bad(format!("{at}: no base")))?,
+                    &at,
+                )?,
+                _ => {}
+            }
+            if let (Encoding::Inplace, Some(base)) = (t.encoding, &t.base) {
+                exists(base, &at)?;
+            }
+            for m in t.members.iter().flatten() {
+                fits(m, &at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The fixed slots (`base` + each member's) of the dynamic arrays and `bytes`/`string`
+    /// among `list`, through structs held in place.
+    fn fixed(&self, list: &[Member], base: U256, out: &mut Vec<U256>, depth: u32) {
+        for m in list {
+            let (Some(t), Some(at)) = (self.types.get(&m.ty), base.checked_add(m.slot)) else {
+                continue;
+            };
+            match (t.encoding, &t.members) {
+                (Encoding::DynamicArray | Encoding::Bytes, _) => out.push(at),
+                (Encoding::Inplace, Some(ms)) if depth < MAX_DEPTH => {
+                    self.fixed(ms, at, out, depth + 1)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// solc's label of type `id` (`uint256`, `mapping(address => uint256)`, `enum Vault.Kind`).
+    pub fn label(&self, id: &str) -> &str {
+        self.types.get(id).map_or("", |t| t.label.as_str())
+    }
+
+    fn bytes(&self, id: &str) -> U256 {
+        self.types.get(id).map_or(U256::from(32), |t| t.bytes)
+    }
+
+    /// How many slots a value of type `id` takes in place (`numberOfBytes` rounded up).
+    fn slots(&self, id: &str) -> U256 {
+        self.bytes(id).div_ceil(U256::from(32)).max(U256::from(1))
+    }
+}
+
+/// One step from a storage variable down to what a slot holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    /// A mapping key, shown by its type (a checksummed address, an integer, a quoted string).
+    Key(String),
+    /// An array index.
+    Index(U256),
+    /// A struct member.
+    Member(String),
+}
+
+/// Which part of its value a slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The value itself (for `bytes`/`string`, the short form or the long form's length).
+    Value,
+    /// A dynamic array's length.
+    Length,
+    /// Word `n` of a long `bytes`/`string`'s data, which spans slots from `keccak256(slot)`.
+    Data(U256),
+}
+
+/// A variable (or one part of one) a slot holds, at `offset` bytes from the slot's low end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Var {
+    /// The storage variable's name.
+    pub variable: String,
+    /// Keys, indices and members from the variable down.
+    pub path: Vec<PathStep>,
+    /// The value's type id (`types` key).
+    pub ty: String,
+    pub offset: u64,
+    pub part: Part,
+}
+
+impl Var {
+    fn then(&self, step: PathStep) -> Var {
+        let mut v = self.clone();
+        v.path.push(step);
+        v
+    }
+
+    fn at(&self, ty: &str, offset: u64, part: Part) -> Var {
+        Var {
+            ty: ty.to_string(),
+            offset,
+            part,
+            ..self.clone()
+        }
+    }
+
+    /// The path as text: `[0x…]`, `[3]`, `.fee`, joined.
+    fn path_text(path: &[PathStep]) -> String {
+        path.iter()
+            .map(|s| match s {
+                PathStep::Key(k) => format!("[{k}]"),
+                PathStep::Index(i) => format!("[{i}]"),
+                PathStep::Member(m) => format!(".{m}"),
+            })
+            .collect()
+    }
+
+    /// `_allowances[0x…][0x…]`, `owners.length`, `name (data, word 2)`.
+    pub fn name(&self) -> String {
+        let mut s = format!("{}{}", self.variable, Var::path_text(&self.path));
+        match self.part {
+            Part::Value => {}
+            Part::Length => s.push_str(".length"),
+            Part::Data(n) => s.push_str(&format!(" (data, word {n})")),
+        }
+        s
+    }
+
+    /// The path's steps as strings: keys as shown, indices in decimal, member names.
+    pub fn key_path(&self) -> Vec<String> {
+        self.path
+            .iter()
+            .map(|s| match s {
+                PathStep::Key(k) => k.clone(),
+                PathStep::Index(i) => i.to_string(),
+                PathStep::Member(m) => m.clone(),
+            })
+            .collect()
+    }
+}
+
+impl StorageLayout {
+    /// The variables storage `slot` holds, from the derivation the run's KECCAK256 preimages
+    /// give it ([`slot_path`]), in layout order; several where variables are packed into the
+    /// slot. Empty where the derivation does not fit the layout, or the run did not hash the
+    /// slot's key: such a slot is shown raw, never named by a guess.
+    pub fn vars_at(&self, slot: U256, preimages: &Preimages) -> Vec<Var> {
+        let (mut root, mut steps) = slot_path(slot, preimages);
+        // A derivation the run hashed may start in the data of a dynamic value at a fixed
+        // slot, whose hash the compiler folded.
+        let data = self.fixed_data.iter().find(|(h, _)| {
+            root.checked_sub(*h)
+                .is_some_and(|off| off < U256::from(MAX_SLOT_OFFSET))
+        });
+        if let Some((h, p)) = data {
+            steps.insert(
+                0,
+                SlotStep {
+                    key: None,
+                    off: root - *h,
+                },
+            );
+            root = *p;
+        }
+        let mut out = Vec::new();
+        self.members(&self.storage, root, &steps, None, &mut out, 0);
+        out
+    }
+
+    /// The variables of a list of variables or struct members (`within`: the struct's) at the
+    /// slot `rel` slots into it, then down `steps`.
+    fn members(
+        &self,
+        list: &[Member],
+        rel: U256,
+        steps: &[SlotStep],
+        within: Option<&Var>,
+        out: &mut Vec<Var>,
+        depth: u32,
+    ) {
+        for m in list {
+            let Some(r) = rel.checked_sub(m.slot) else {
+                continue;
+            };
+            if r >= self.slots(&m.ty) {
+                continue;
+            }
+            let at = match within {
+                Some(v) => v.then(PathStep::Member(m.label.clone())),
+                None => Var {
+                    variable: m.label.clone(),
+                    path: Vec::new(),
+                    ty: m.ty.clone(),
+                    offset: 0,
+                    part: Part::Value,
+                },
+            };
+            self.walk(
+                &m.ty,
+                r,
+                steps,
+                at.at(&m.ty, m.offset, Part::Value),
+                out,
+                depth,
+            );
+        }
+    }
+
+    /// The variables of the slot `rel` slots into a value of type `id` (`at`), then down
+    /// `steps`.
+    fn walk(
+        &self,
+        id: &str,
+        rel: U256,
+        steps: &[SlotStep],
+        at: Var,
+        out: &mut Vec<Var>,
+        depth: u32,
+    ) {
+        let Some(t) = self.types.get(id).filter(|_| depth < MAX_DEPTH) else {
+            return;
+        };
+        match t.encoding {
+            Encoding::Mapping => {
+                let Some((step, rest)) = steps.split_first() else {
+                    return;
+                };
+                let (Some(key), Some(key_ty), Some(value)) = (&step.key, &t.key, &t.value) else {
+                    return;
+                };
+                if !rel.is_zero() {
+                    return;
+                }
+                if let Some(shown) = self.show_key(key_ty, key) {
+                    let at = at.then(PathStep::Key(shown)).at(value, 0, Part::Value);
+                    self.walk(value, step.off, rest, at, out, depth + 1);
+                }
+            }
+            Encoding::DynamicArray => {
+                if !rel.is_zero() {
+                    return;
+                }
+                let Some((step, rest)) = steps.split_first() else {
+                    out.push(at.at(id, 0, Part::Length));
+                    return;
+                };
+                if let (None, Some(base)) = (&step.key, &t.base) {
+                    self.element(base, None, step.off, rest, &at, out, depth);
+                }
+            }
+            Encoding::Bytes => match steps {
+                [] if rel.is_zero() => out.push(at),
+                [step] if step.key.is_none() && rel.is_zero() => {
+                    let offset = at.offset;
+                    out.push(at.at(id, offset, Part::Data(step.off)))
+                }
+                _ => {}
+            },
+            Encoding::Inplace => {
+                if let Some(members) = &t.members {
+                    self.members(members, rel, steps, Some(&at), out, depth + 1);
+                } else if let Some(base) = &t.base {
+                    // A static array, in place: its length is in its label, `T[n]`.
+                    let len = t
+                        .label
+                        .rsplit_once('[')
+                        .and_then(|(_, n)| n.strip_suffix(']'))
+                        .and_then(|n| U256::from_str_radix(n, 10).ok());
+                    self.element(base, len, rel, steps, &at, out, depth);
+                } else if rel.is_zero() && steps.is_empty() {
+                    out.push(at);
+                }
+            }
+        }
+    }
+
+    /// The elements of an array of `base` elements (at most `len`, when known) `off` slots into
+    /// its data: one element, or every element packed into the slot.
+    #[allow(clippy::too_many_arguments)]
+    fn element(
+        &self,
+        base: &str,
+        len: Option<U256>,
+        off: U256,
+        steps: &[SlotStep],
+        at: &Var,
+        out: &mut Vec<Var>,
+        depth: u32,
+    ) {
+        let bytes = self.bytes(base);
+        let within = |i: U256| len.is_none_or(|n| i < n);
+        if bytes >= U256::from(32) {
+            let span = self.slots(base);
+            let (i, r) = (off / span, off % span);
+            if within(i) {
+                let at = at.then(PathStep::Index(i)).at(base, 0, Part::Value);
+                self.walk(base, r, steps, at, out, depth + 1);
+            }
+            return;
+        }
+        if !steps.is_empty() || bytes.is_zero() {
+            return;
+        }
+        let size = bytes.to::<u64>();
+        let per = 32 / size;
+        let Some(first) = off.checked_mul(U256::from(per)) else {
+            return;
+        };
+        for k in 0..per {
+            let i = first + U256::from(k);
+            if within(i) {
+                out.push(at.then(PathStep::Index(i)).at(base, k * size, Part::Value));
+            }
+        }
+    }
+
+    /// A mapping key as hashed, shown by its type: a checksummed address, an integer, a bool,
+    /// a string, or hex.
+    fn show_key(&self, key_type: &str, key: &[u8]) -> Option<String> {
+        let t = self.types.get(key_type)?;
+        let label = t.label.as_str();
+        if t.encoding == Encoding::Bytes {
+            return Some(match std::str::from_utf8(key) {
+                Ok(s) if label == "string" => format!("{s:?}"),
+                _ => format!("0x{}", hex::encode(key)),
+            });
+        }
+        let word: [u8; 32] = key.try_into().ok()?;
+        let word = U256::from_be_bytes(word);
+        Some(if label == "bool" {
+            (!word.is_zero()).to_string()
+        } else if is_address(label) {
+            address(word).to_checksum(None)
+        } else if label.starts_with("uint") {
+            word.to_string()
+        } else if label.starts_with("int") {
+            I256::from_raw(word).to_string()
+        } else {
+            B256::from(word).to_string()
+        })
     }
 }
 
 /// The name of storage `slot` of a contract with `layout` (solc's `storageLayout`), from the
 /// derivation the run's KECCAK256 preimages give it ([`slot_path`]): `_balances[0x…]`,
 /// `_allowances[0x…][0x…]`, `positions[0x…].liquidity`, `owners[3]`, `config.fee`, the names
-/// of the variables packed into one slot joined by `, `. `None` where the derivation does not
-/// fit the layout, or the run did not hash the slot's key: such a slot is shown raw, never
-/// named by a guess.
+/// of the variables packed into one slot joined by `, ` (an array's packed elements as one
+/// range, `flags[0…31]`). `None` where the layout is malformed, the derivation does not fit
+/// it, or the run did not hash the slot's key: such a slot is shown raw, never named by a
+/// guess.
 pub fn exact_name(layout: &Value, slot: U256, preimages: &Preimages) -> Option<String> {
-    let types = layout.get("types").and_then(Value::as_object)?;
-    let l = Layout { types };
-    let (root, steps) = slot_path(slot, preimages);
-    let vars = layout.get("storage").and_then(Value::as_array)?;
-    l.members(vars, root, &steps, |var| var.to_string())
+    let vars = StorageLayout::parse(layout).ok()?.vars_at(slot, preimages);
+    let mut names: Vec<String> = Vec::new();
+    let mut run: Option<(String, U256, U256)> = None;
+    let close = |run: (String, U256, U256), names: &mut Vec<String>| {
+        let (prefix, first, last) = run;
+        names.push(match first == last {
+            true => format!("{prefix}[{first}]"),
+            false => format!("{prefix}[{first}…{last}]"),
+        });
+    };
+    for v in vars {
+        let (Some(PathStep::Index(i)), Part::Value) = (v.path.last(), v.part) else {
+            if let Some(r) = run.take() {
+                close(r, &mut names);
+            }
+            names.push(v.name());
+            continue;
+        };
+        let prefix = format!(
+            "{}{}",
+            v.variable,
+            Var::path_text(&v.path[..v.path.len() - 1])
+        );
+        match &mut run {
+            Some((p, _, last)) if *p == prefix && *last + U256::from(1) == *i => *last = *i,
+            _ => {
+                if let Some(r) = run.replace((prefix, *i, *i)) {
+                    close(r, &mut names);
+                }
+            }
+        }
+    }
+    if let Some(r) = run {
+        close(r, &mut names);
+    }
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
-impl Layout<'_> {
-    /// How many slots a value of type `id` takes in place (`numberOfBytes` rounded up).
-    fn slots(&self, id: &str) -> u64 {
-        self.bytes(id).div_ceil(32).max(1)
-    }
+fn is_address(label: &str) -> bool {
+    label == "address" || label == "address payable" || label.starts_with("contract ")
+}
 
-    /// The names, joined by `, `, of the slot `rel` slots into a list of variables or struct
-    /// members (`{label, slot, type}`, each named by `name`), then down `steps`: the storage's
-    /// variables at slot 0, or a struct's members.
-    fn members(
-        &self,
-        list: &[Value],
-        rel: U256,
-        steps: &[SlotStep],
-        name: impl Fn(&str) -> String,
-    ) -> Option<String> {
-        let mut names = Vec::new();
-        for m in list {
-            let (Some(off), Some(ty), Some(label)) = (
-                slot_of(m),
-                m.get("type").and_then(Value::as_str),
-                m.get("label").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            let Some(r) = rel.checked_sub(off) else {
-                continue;
-            };
-            if r < U256::from(self.slots(ty)) {
-                names.extend(self.walk(ty, r, steps, name(label)));
-            }
-        }
-        (!names.is_empty()).then(|| names.join(", "))
-    }
+fn address(word: U256) -> Address {
+    Address::from_word(B256::from(word.to_be_bytes::<32>()))
+}
 
-    fn bytes(&self, id: &str) -> u64 {
-        self.ty(id)
-            .and_then(|t| t.get("numberOfBytes"))
-            .and_then(Value::as_str)
-            .and_then(|b| b.parse::<u64>().ok())
-            .unwrap_or(32)
-    }
+/// A stored value as people read it: `text` exact (a decimal integer, a checksummed address,
+/// `true`, `Kind.Active`, `0x…` bytes, a quoted string), and for a large integer its short
+/// form (`9.8e21`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shown {
+    pub text: String,
+    pub short: Option<String>,
+}
 
-    /// The name of the slot `rel` slots into a value of type `id` named `label`, then down
-    /// `steps`.
-    fn walk(&self, id: &str, rel: U256, steps: &[SlotStep], label: String) -> Option<String> {
-        let t = self.ty(id)?;
-        match self.encoding(id) {
-            "mapping" => {
-                let (step, rest) = steps.split_first()?;
-                let key = step.key.as_ref()?;
-                if !rel.is_zero() {
-                    return None;
-                }
-                let key_type = t.get("key").and_then(Value::as_str)?;
-                let value = t.get("value").and_then(Value::as_str)?;
-                let shown = self.show_key_bytes(key_type, key)?;
-                self.walk(value, step.off, rest, format!("{label}[{shown}]"))
-            }
-            "dynamic_array" => {
-                if !rel.is_zero() {
-                    return None;
-                }
-                let Some((step, rest)) = steps.split_first() else {
-                    return Some(format!("{label}.length"));
-                };
-                if step.key.is_some() {
-                    return None;
-                }
-                let base = t.get("base").and_then(Value::as_str)?;
-                self.element(base, step.off, rest, &label)
-            }
-            "bytes" => match steps.split_first() {
-                None if rel.is_zero() => Some(label),
-                Some((step, [])) if step.key.is_none() && rel.is_zero() => {
-                    Some(format!("{label} (data, word {})", step.off))
-                }
-                _ => None,
-            },
-            _ => {
-                if let Some(members) = t.get("members").and_then(Value::as_array) {
-                    return self.members(members, rel, steps, |m| format!("{label}.{m}"));
-                }
-                if let Some(base) = t.get("base").and_then(Value::as_str) {
-                    // A static array, in place.
-                    return self.element(base, rel, steps, &label);
-                }
-                (rel.is_zero() && steps.is_empty()).then_some(label)
-            }
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)?;
+        match &self.short {
+            Some(s) => write!(f, " [{s}]"),
+            None => Ok(()),
         }
     }
+}
 
-    /// The element of an array of `base` elements `off` slots into its data: `label[i]`, or
-    /// `label[i…j]` for the elements packed into one slot.
-    fn element(&self, base: &str, off: U256, steps: &[SlotStep], label: &str) -> Option<String> {
-        let bytes = self.bytes(base);
-        if bytes >= 32 {
-            let span = U256::from(self.slots(base));
-            let (i, r) = (off / span, off % span);
-            return self.walk(base, r, steps, format!("{label}[{i}]"));
+fn plain(text: String) -> Shown {
+    Shown { text, short: None }
+}
+
+/// Enum member names by the enum's canonical name (`Vault.Kind`), from the sources' ASTs.
+pub type Enums<'a> = &'a dyn Fn(&str) -> Option<Vec<String>>;
+
+impl StorageLayout {
+    /// `var`'s own bytes of the slot holding `word` (`offset`, the type's `numberOfBytes`), as
+    /// an integer; the whole word for a value that fills its slot.
+    pub fn bits(&self, var: &Var, word: U256) -> U256 {
+        let bytes = self.bytes(&var.ty);
+        let whole = var.part != Part::Value
+            || bytes >= U256::from(32)
+            || self.types.get(&var.ty).map(|t| t.encoding) != Some(Encoding::Inplace);
+        if whole {
+            return word;
         }
-        if !steps.is_empty() {
-            return None;
-        }
-        let per = U256::from(32 / bytes.max(1));
-        let first = off * per;
-        Some(match per == U256::from(1) {
-            true => format!("{label}[{first}]"),
-            false => format!("{label}[{first}…{}]", first + per - U256::from(1)),
-        })
+        let bits = bytes.to::<usize>() * 8;
+        (word >> (var.offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1))
     }
 
-    /// A mapping key as hashed, shown by its type: a checksummed address, an integer, a bool,
-    /// a string, or hex.
-    fn show_key_bytes(&self, key_type: &str, key: &[u8]) -> Option<String> {
-        let label = self
-            .ty(key_type)
-            .and_then(|t| t.get("label"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let encoding = self.encoding(key_type);
-        if encoding == "bytes" {
-            return Some(match std::str::from_utf8(key) {
-                Ok(s) if label == "string" => format!("{s:?}"),
-                _ => format!("0x{}", alloy_primitives::hex::encode(key)),
+    /// `var`'s value in the slot holding `word`, read from its own bytes (`offset`, the type's
+    /// `numberOfBytes`) and shown by its type. An enum is named by its member where `enums`
+    /// knows it, else shown as `Vault.Kind(2)`; a type this does not read (a user-defined value
+    /// type, a function) as the hex of its bytes.
+    pub fn show(&self, var: &Var, word: U256, enums: Enums<'_>) -> Shown {
+        let Some(t) = self.types.get(&var.ty) else {
+            return plain(format!("{word:#x}"));
+        };
+        match var.part {
+            Part::Length => return integer(word, false, 256),
+            Part::Data(_) => return plain(B256::from(word).to_string()),
+            Part::Value => {}
+        }
+        if t.encoding == Encoding::Bytes {
+            return short_bytes(word, t.label == "string");
+        }
+        let n = t.bytes.min(U256::from(32)).to::<usize>();
+        let bits = n * 8;
+        let v = self.bits(var, word);
+        let label = t.label.as_str();
+        let width = |prefix: &str| {
+            label
+                .strip_prefix(prefix)
+                .and_then(|w| w.parse::<usize>().ok())
+                .filter(|_| label.len() > prefix.len())
+        };
+        if label == "bool" {
+            plain((!v.is_zero()).to_string())
+        } else if is_address(label) {
+            plain(address(v).to_checksum(None))
+        } else if label == "uint" || width("uint").is_some() {
+            integer(v, false, bits)
+        } else if label == "int" || width("int").is_some() {
+            integer(v, true, bits)
+        } else if width("bytes").is_some() {
+            plain(format!(
+                "0x{}",
+                hex::encode(&v.to_be_bytes::<32>()[32 - n..])
+            ))
+        } else if let Some(e) = label.strip_prefix("enum ") {
+            let short = e.rsplit('.').next().unwrap_or(e);
+            let member = enums(e).and_then(|ms| {
+                let i = usize::try_from(v).ok()?;
+                ms.get(i).cloned()
             });
-        }
-        let word: [u8; 32] = key.try_into().ok()?;
-        let word = B256::from(word);
-        Some(if label == "bool" {
-            (!word.is_zero()).to_string()
-        } else if label.starts_with("int") {
-            alloy_primitives::I256::from_raw(U256::from_be_bytes(word.0)).to_string()
+            plain(match member {
+                Some(m) => format!("{short}.{m}"),
+                None => format!("{e}({v})"),
+            })
         } else {
-            self.show_key(key_type, &word)
-        })
+            plain(format!(
+                "0x{}",
+                hex::encode(&v.to_be_bytes::<32>()[32 - n..])
+            ))
+        }
     }
+}
+
+/// An integer of `bits` bits (`signed`: two's complement), exact, with its short form.
+fn integer(v: U256, signed: bool, bits: usize) -> Shown {
+    if signed && bits > 0 && v.bit(bits - 1) {
+        let raw = if bits >= 256 {
+            v
+        } else {
+            v | (U256::MAX << bits)
+        };
+        let i = I256::from_raw(raw);
+        return Shown {
+            text: i.to_string(),
+            short: short_amount(i.unsigned_abs(), "-"),
+        };
+    }
+    Shown {
+        text: v.to_string(),
+        short: short_amount(v, ""),
+    }
+}
+
+/// A `bytes`/`string` slot: in place when short (data in the high bytes, `length * 2` in the
+/// lowest), else `length * 2 + 1`, the data spanning the slots from `keccak256(slot)`.
+fn short_bytes(word: U256, string: bool) -> Shown {
+    let low = word.as_limbs()[0];
+    if low & 1 == 1 {
+        let len = (word - U256::from(1)) >> 1;
+        return plain(format!(
+            "(long: {len} bytes, in the slots from keccak256(slot))"
+        ));
+    }
+    let len = (low & 0xff) as usize / 2;
+    let bytes = word.to_be_bytes::<32>();
+    // In place, the bytes past the length are zero; anything else is not this encoding.
+    if len > 31 || bytes[len..31].iter().any(|b| *b != 0) {
+        return plain(B256::from(word).to_string());
+    }
+    let data = &bytes[..len];
+    plain(match std::str::from_utf8(data) {
+        Ok(s) if string => format!("{s:?}"),
+        _ => format!("0x{}", hex::encode(data)),
+    })
 }
 
 #[cfg(test)]
@@ -268,6 +800,7 @@ mod tests {
             name_key.clone(),
         ]);
         let name = |slot: U256| exact_name(&layout, slot, &pre);
+        let name_with = |pre: &Preimages, slot: U256| exact_name(&layout, slot, pre);
         assert_eq!(name(U256::ZERO).as_deref(), Some("totalSupply"));
         assert_eq!(
             name(at(&bal_a)),
@@ -294,10 +827,143 @@ mod tests {
             Some(format!("{pos}.fees"))
         );
         assert_eq!(name(at(&name_key)).as_deref(), Some("names[\"alice\"]"));
+        // An array at a fixed slot: where its data starts is the layout's own fact, hashed by
+        // the run or not (an optimizer folds `keccak256(3)`).
+        assert_eq!(
+            name_with(&Preimages::new(), at(&owners) + U256::from(2)).as_deref(),
+            Some("owners[2]")
+        );
         // A key the run never hashed: the slot stays raw, whatever keys would fit.
         let bal_b = [bw, word(U256::from(1))].concat();
         assert_eq!(name(at(&bal_b)), None);
         // A slot past every variable.
         assert_eq!(name(U256::from(9)), None);
+    }
+
+    fn packed_layout() -> Value {
+        json!({"storage": [
+            {"label": "owner", "slot": "0", "offset": 0, "type": "t_address"},
+            {"label": "paused", "slot": "0", "offset": 20, "type": "t_bool"},
+            {"label": "kind", "slot": "0", "offset": 21, "type": "t_enum(Kind)1"},
+            {"label": "mode", "slot": "0", "offset": 22, "type": "t_enum(Mode)2"},
+            {"label": "tick", "slot": "0", "offset": 23, "type": "t_int24"},
+            {"label": "tag", "slot": "0", "offset": 26, "type": "t_bytes4"},
+            {"label": "name", "slot": "1", "offset": 0, "type": "t_string_storage"},
+            {"label": "flags", "slot": "2", "offset": 0, "type": "t_array(t_uint8)3_storage"},
+            {"label": "big", "slot": "3", "offset": 0, "type": "t_uint256"}],
+            "types": {
+              "t_address": {"encoding": "inplace", "label": "address", "numberOfBytes": "20"},
+              "t_bool": {"encoding": "inplace", "label": "bool", "numberOfBytes": "1"},
+              "t_enum(Kind)1": {"encoding": "inplace", "label": "enum Vault.Kind", "numberOfBytes": "1"},
+              "t_enum(Mode)2": {"encoding": "inplace", "label": "enum Vault.Mode", "numberOfBytes": "1"},
+              "t_int24": {"encoding": "inplace", "label": "int24", "numberOfBytes": "3"},
+              "t_bytes4": {"encoding": "inplace", "label": "bytes4", "numberOfBytes": "4"},
+              "t_uint8": {"encoding": "inplace", "label": "uint8", "numberOfBytes": "1"},
+              "t_uint256": {"encoding": "inplace", "label": "uint256", "numberOfBytes": "32"},
+              "t_string_storage": {"encoding": "bytes", "label": "string", "numberOfBytes": "32"},
+              "t_array(t_uint8)3_storage": {"encoding": "inplace", "label": "uint8[3]", "base": "t_uint8", "numberOfBytes": "32"}}})
+    }
+
+    /// One packed slot read variable by variable, each from its own bytes and by its type.
+    #[test]
+    fn a_packed_slot_is_split_into_its_variables_each_shown_by_type() {
+        let l = StorageLayout::parse(&packed_layout()).unwrap();
+        let pre = Preimages::new();
+        let vars = l.vars_at(U256::ZERO, &pre);
+        let names: Vec<String> = vars.iter().map(Var::name).collect();
+        assert_eq!(names, ["owner", "paused", "kind", "mode", "tick", "tag"]);
+        let owner = Address::repeat_byte(0x5f);
+        // tag 0xdeadbeef, tick -60, mode 1 (no names known), kind 2, paused.
+        let mut word = U256::from_be_slice(owner.as_slice());
+        word |= U256::from(1) << 160;
+        word |= U256::from(2) << 168;
+        word |= U256::from(1) << 176;
+        word |= U256::from(0x1000000u32 - 60) << 184;
+        word |= U256::from(0xdeadbeefu32) << 208;
+        let enums = |e: &str| (e == "Vault.Kind").then(|| vec!["A".into(), "B".into(), "C".into()]);
+        let shown: Vec<String> = vars
+            .iter()
+            .map(|v| l.show(v, word, &enums).to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                owner.to_checksum(None),
+                "true".into(),
+                "Kind.C".into(),
+                "Vault.Mode(1)".into(),
+                "-60".into(),
+                "0xdeadbeef".into(),
+            ]
+        );
+        // Integers exact, with cast's short form beside large ones.
+        let big = l.vars_at(U256::from(3), &pre);
+        let v = U256::from(9_800u64) * U256::from(10u64).pow(U256::from(18));
+        assert_eq!(
+            l.show(&big[0], v, &enums).to_string(),
+            "9800000000000000000000 [9.8e21]"
+        );
+        // A static array's packed elements, no more than its length.
+        let flags = l.vars_at(U256::from(2), &pre);
+        let names: Vec<String> = flags.iter().map(Var::name).collect();
+        assert_eq!(names, ["flags[0]", "flags[1]", "flags[2]"]);
+        let w = U256::from(0x030201u32);
+        let shown: Vec<String> = flags
+            .iter()
+            .map(|v| l.show(v, w, &enums).to_string())
+            .collect();
+        assert_eq!(shown, ["1", "2", "3"]);
+        assert_eq!(
+            exact_name(&packed_layout(), U256::from(2), &pre).as_deref(),
+            Some("flags[0…2]")
+        );
+    }
+
+    /// Strings in place (`length * 2` in the lowest byte) and long ones (`length * 2 + 1`,
+    /// the data from `keccak256(slot)`), each data word named.
+    #[test]
+    fn strings_short_in_place_and_long_across_slots() {
+        let l = StorageLayout::parse(&packed_layout()).unwrap();
+        let name = &l.vars_at(U256::from(1), &Preimages::new())[0];
+        let mut short = [0u8; 32];
+        short[..5].copy_from_slice(b"Token");
+        short[31] = 10;
+        let none = |_: &str| None;
+        assert_eq!(
+            l.show(name, U256::from_be_bytes(short), &none).text,
+            "\"Token\""
+        );
+        assert_eq!(l.show(name, U256::ZERO, &none).text, "\"\"");
+        assert_eq!(
+            l.show(name, U256::from(2 * 40 + 1), &none).text,
+            "(long: 40 bytes, in the slots from keccak256(slot))"
+        );
+        let data = U256::from_be_bytes(keccak256(word(U256::from(1))).0) + U256::from(1);
+        let pre = hashed(&[word(U256::from(1))]);
+        let second = l.vars_at(data, &pre);
+        assert_eq!(second[0].name(), "name (data, word 1)");
+    }
+
+    /// A layout that does not hold together is refused whole, never half read.
+    #[test]
+    fn malformed_layouts_are_refused_not_guessed() {
+        let mut missing = packed_layout();
+        missing["types"].as_object_mut().unwrap().remove("t_bool");
+        assert!(StorageLayout::parse(&missing).is_err());
+        let mut overflow = packed_layout();
+        overflow["storage"][5]["offset"] = json!(30);
+        assert!(StorageLayout::parse(&overflow).is_err());
+        assert!(StorageLayout::parse(&json!({"storage": "x"})).is_err());
+        assert!(StorageLayout::parse(&json!([1, 2])).is_err());
+        assert!(exact_name(&missing, U256::ZERO, &Preimages::new()).is_none());
+        // A struct holding itself in place ends.
+        let looped = json!({"storage": [{"label": "s", "slot": "0", "offset": 0, "type": "t_s"}],
+            "types": {"t_s": {"encoding": "inplace", "label": "struct S", "numberOfBytes": "32",
+                "members": [{"label": "s", "slot": "0", "offset": 0, "type": "t_s"}]}}});
+        let l = StorageLayout::parse(&looped).unwrap();
+        assert!(l.vars_at(U256::ZERO, &Preimages::new()).is_empty());
+        // No storage at all: solc's `"types": null`.
+        let empty = StorageLayout::parse(&json!({"storage": [], "types": null})).unwrap();
+        assert!(empty.vars_at(U256::ZERO, &Preimages::new()).is_empty());
     }
 }

@@ -22,6 +22,7 @@ mod notes;
 pub mod proxy;
 pub mod signature_db;
 pub mod sources;
+pub mod state;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,8 @@
 //! When source maps matched, a failed frame also has `"at": {"file", "line", "column"}` and the
 //! object ends with `"stack": [{"contract", "function", "file", "line", "column"}, …]`, the
 //! Solidity stack trace of the top frame's failure, innermost first. With asset changes
-//! computed, `"assetChanges"` comes last ([`super::assets::AssetJson`]).
+//! computed, `"assetChanges"` follows ([`super::assets::AssetJson`]), and with storage changes
+//! worked out, `"stateChanges"` comes last (the CLI's, by variable).
 
 use std::io::{self, Write};
 
@@ -86,6 +87,7 @@ pub fn write_decoded<W: Write>(
     result: &TraceResult,
     d: &Decoder,
     assets: Option<&AssetJson>,
+    state_changes: Option<&serde_json::Value>,
 ) -> io::Result<()> {
     let TraceResult::Call(root) = result else {
         return write_trace(out, result);
@@ -103,6 +105,10 @@ pub fn write_decoded<W: Write>(
     if let Some(a) = assets {
         out.write_all(b",\"assetChanges\":")?;
         write_json(out, a)?;
+    }
+    if let Some(s) = state_changes {
+        out.write_all(b",\"stateChanges\":")?;
+        write_json(out, s)?;
     }
     out.write_all(b"}")
 }

@@ -156,3 +156,24 @@ pub fn format_call<'a>(
         .collect();
     format!("{name}({})", args.join(", "))
 }
+
+/// The short form of a large amount, `sign` before it: `1e20`, `9.8e21`, `-1.2345e9` (the
+/// first five significant digits), as cast prints them beside the exact value; `None` below a
+/// million, where the exact value is short enough.
+pub fn short_amount(magnitude: U256, sign: &str) -> Option<String> {
+    if magnitude < U256::from(1_000_000u32) {
+        return None;
+    }
+    let digits = magnitude.to_string();
+    let exp = digits.len() - 1;
+    let mantissa = digits.trim_end_matches('0');
+    Some(if mantissa.len() <= 1 {
+        format!("{sign}{mantissa}e{exp}")
+    } else {
+        format!(
+            "{sign}{}.{}e{exp}",
+            &mantissa[..1],
+            &mantissa[1..mantissa.len().min(5)]
+        )
+    })
+}

@@ -56,12 +56,17 @@ pub struct Access {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nonce_after: Option<u64>,
     pub touched_by: Vec<Toucher>,
+    /// Where the item's first write falls among the run's writes (0 = first), for showing
+    /// changes in the order the transaction made them; not part of the JSON.
+    #[serde(skip)]
+    pub write_order: Option<usize>,
 }
 
 #[derive(Default)]
 struct Item {
     read: bool,
     written: bool,
+    first_write: Option<usize>,
     by: BTreeSet<Toucher>,
 }
 
@@ -79,6 +84,8 @@ pub struct AccessTracer {
     items: BTreeMap<(Address, Target), Item>,
     frames: Vec<usize>,
     next_frame: usize,
+    /// Writes noted so far.
+    writes: usize,
     /// KECCAK256 inputs of 32 to [`MAX_PREIMAGE`] bytes, by hash: where a mapping entry's or a
     /// dynamic array's slot came from (a key and the base slot, or the base slot alone).
     preimages: BTreeMap<B256, Bytes>,
@@ -171,6 +178,10 @@ impl AccessTracer {
         let item = self.items.entry((addr, target)).or_default();
         item.read |= !write;
         item.written |= write;
+        if write && item.first_write.is_none() {
+            item.first_write = Some(self.writes);
+            self.writes += 1;
+        }
         item.by.insert(Toucher { frame, contract });
     }
 
@@ -327,6 +338,7 @@ pub fn trace_access_keyed(
                 nonce_before: None,
                 nonce_after: None,
                 touched_by: item.by.into_iter().collect(),
+                write_order: item.first_write,
             },
             Target::Slot(k) => {
                 let before = db.storage(addr, k).unwrap_or_default();
@@ -344,6 +356,7 @@ pub fn trace_access_keyed(
                     nonce_before: None,
                     nonce_after: None,
                     touched_by: item.by.into_iter().collect(),
+                    write_order: item.first_write,
                 }
             }
             Target::Account => {
@@ -365,6 +378,7 @@ pub fn trace_access_keyed(
                     nonce_before: Some(nonce),
                     nonce_after: Some(nonce_after),
                     touched_by: item.by.into_iter().collect(),
+                    write_order: item.first_write,
                 }
             }
         };

@@ -249,6 +249,33 @@ impl PreparedCall {
         )
     }
 
+    /// The call's access pattern and the KECCAK256 preimages that name its slots
+    /// ([`super::access::trace_access_keyed`]), from `snap` (an earlier trace's state: no
+    /// round trip when it holds all the call reads).
+    #[allow(clippy::type_complexity)]
+    pub fn access(
+        &self,
+        source: &RpcSource,
+        state_override: Option<&StateOverride>,
+        snap: StateSnapshot,
+    ) -> Result<
+        TracedCall<(
+            (Vec<super::access::Access>, super::access::Preimages),
+            super::TxOutcome,
+        )>,
+        CallError,
+    > {
+        self.trace_by(
+            source,
+            &|db, env, tx, _, _| {
+                super::access::trace_access_keyed(db, env, tx)
+                    .map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
+            },
+            state_override,
+            snap,
+        )
+    }
+
     fn trace_by<T: Ran>(
         &self,
         source: &RpcSource,

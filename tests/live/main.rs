@@ -40,6 +40,7 @@ mod range;
 mod remote;
 mod serve;
 mod sources_live;
+mod state_changes;
 mod struct_log_stream;
 mod support_smoke;
 mod tracers_live;

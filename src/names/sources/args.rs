@@ -5,7 +5,7 @@ use alloy_dyn_abi::{DynSolType, DynSolValue};
 use alloy_primitives::{Address, B256, I256, U256};
 
 use super::spans::abi_type;
-use crate::render::values::Shown;
+use crate::render::values::{short_amount, Shown};
 
 /// Stack slots a parameter of solc type `ty` takes: one; `None` where the layout is not known
 /// for certain — a dynamic calldata value (offset and length: solc 0.7's dispatcher leaves
@@ -70,22 +70,10 @@ fn low(word: U256, bits: usize) -> U256 {
 /// `100000000000000000000 [1e20]`: a large amount with its short form beside it (its `sign`
 /// before), as cast prints them.
 fn with_short(text: String, magnitude: U256, sign: &str) -> String {
-    if magnitude < U256::from(1_000_000u32) {
-        return text;
+    match short_amount(magnitude, sign) {
+        Some(short) => format!("{text} [{short}]"),
+        None => text,
     }
-    let digits = magnitude.to_string();
-    let exp = digits.len() - 1;
-    let mantissa = digits.trim_end_matches('0');
-    let short = if mantissa.len() <= 1 {
-        format!("{mantissa}e{exp}")
-    } else {
-        format!(
-            "{}.{}e{exp}",
-            &mantissa[..1],
-            &mantissa[1..mantissa.len().min(5)]
-        )
-    };
-    format!("{text} [{sign}{short}]")
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::spans::{ast_functions, scan_functions, FnSpan};
+use super::spans::{ast_enums, ast_functions, scan_functions, FnSpan};
 use crate::render::source::Location;
 
 /// Each source's keccak256 at build time, by the path the compiler named it (solc metadata
@@ -72,6 +72,9 @@ pub struct SourceFile {
     /// From the AST, when the build had one; else scanned from the text.
     ast_functions: Option<Vec<FnSpan>>,
     functions: OnceLock<Vec<FnSpan>>,
+    /// The enums the file defines (`canonicalName`, member names in order), from its AST;
+    /// empty without one: a stored enum is then shown by its number.
+    pub enums: Vec<(String, Vec<String>)>,
     /// Byte offsets where each line starts, built on first need.
     line_starts: OnceLock<Vec<usize>>,
 }
@@ -88,6 +91,7 @@ impl SourceFile {
                 out
             }),
             functions: OnceLock::new(),
+            enums: ast.map(ast_enums).unwrap_or_default(),
             line_starts: OnceLock::new(),
         }
     }

@@ -29,6 +29,39 @@ impl FnSpan {
     }
 }
 
+/// The enums an AST defines: each `EnumDefinition`'s `canonicalName` (`Vault.Kind`) and its
+/// members' names in declaration order (member `i` is stored as `i`).
+pub(super) fn ast_enums(node: &Value) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::Object(o) => {
+                if o.get("nodeType").and_then(Value::as_str) == Some("EnumDefinition") {
+                    let name = o.get("canonicalName").and_then(Value::as_str);
+                    let members: Option<Vec<String>> = o
+                        .get("members")
+                        .and_then(Value::as_array)
+                        .map(|ms| {
+                            ms.iter()
+                                .map(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
+                                .collect()
+                        })
+                        .and_then(|ms: Vec<Option<String>>| ms.into_iter().collect());
+                    if let (Some(name), Some(members)) = (name, members) {
+                        out.push((name.to_string(), members));
+                    }
+                    continue;
+                }
+                stack.extend(o.values().filter(|v| v.is_array() || v.is_object()));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Functions and modifiers of an AST (solc's compact JSON), with their contract.
 pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>) {
     match node {

@@ -1,0 +1,590 @@
+//! What a transaction changed, by variable: an OpenZeppelin ERC20 (`tests/contracts/oz/
+//! State.sol`, OpenZeppelin Contracts 5.4.0 from npm built by solc-js 0.8.30 with
+//! `storageLayout` selected) deployed on anvil, a `transfer`, an `approve` and a
+//! `transferFrom`; and a contract with one packed slot, an enum, a string, a mapping by string
+//! to a packed struct and a dynamic array. `tx --json --decode` gives `stateChanges`, each
+//! variable checked against what `cast storage` reads at the transaction's block and the one
+//! before, and against the token's getters through `cast call`.
+
+use crate::anvil::{calldata, hex0x, w_addr, w_u, with_ctor_args, Anvil};
+use crate::run;
+use alloy_primitives::{keccak256, Address, U256};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+const OUT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/contracts/oz/solc-output-state.json"
+);
+
+fn cast(args: &[&str]) -> String {
+    let cast = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
+    let out = std::process::Command::new(cast)
+        .args(args)
+        .env("FOUNDRY_DISABLE_NIGHTLY_WARNING", "1")
+        .output()
+        .expect("run cast");
+    assert!(
+        out.status.success(),
+        "cast {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn creation(name: &str) -> String {
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    out["contracts"]["State.sol"][name]["evm"]["bytecode"]["object"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `tx HASH --json --decode` with the build's artifacts; its `stateChanges`.
+fn state_changes(anvil: &Anvil, hash: &str) -> Value {
+    let r = run::cmd(&[
+        "tx",
+        hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["stateChanges"].clone()
+}
+
+/// The block of a mined transaction.
+fn block_of(anvil: &Anvil, hash: &str) -> u64 {
+    let r = anvil.rpc("eth_getTransactionReceipt", json!([hash]));
+    u64::from_str_radix(
+        r["blockNumber"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap()
+}
+
+/// A mapping entry's slot by solc's rule: keccak256(key . slot).
+fn entry(key: &[u8], slot: U256) -> U256 {
+    let mut pre = key.to_vec();
+    pre.extend_from_slice(&slot.to_be_bytes::<32>());
+    U256::from_be_bytes(keccak256(pre).0)
+}
+
+fn slot_hex(s: U256) -> String {
+    format!("{s:#066x}")
+}
+
+fn e18(n: u128) -> U256 {
+    U256::from(n) * U256::from(10u64).pow(U256::from(18))
+}
+
+/// One named change as `stateChanges` lists it.
+fn change(
+    token: Address,
+    variable: &str,
+    keys: &[Address],
+    slot: U256,
+    before: U256,
+    after: U256,
+) -> Value {
+    let key_path: Vec<String> = keys.iter().map(|k| k.to_checksum(None)).collect();
+    let name = format!(
+        "{variable}{}",
+        key_path
+            .iter()
+            .map(|k| format!("[{k}]"))
+            .collect::<String>()
+    );
+    json!({
+        "address": token.to_checksum(None),
+        "contract": "Token",
+        "variable": variable,
+        "keyPath": key_path,
+        "type": "uint256",
+        "slot": slot_hex(slot),
+        "offset": 0,
+        "before": before.to_string(),
+        "after": after.to_string(),
+        "name": name,
+    })
+}
+
+/// Every named variable's before and after equal the slot's words `cast storage` reads at
+/// the block before and at the transaction's block.
+fn same_as_cast_storage(anvil: &Anvil, changes: &Value, block: u64) {
+    for c in changes.as_array().unwrap() {
+        let at = |b: u64| {
+            let w = cast(&[
+                "storage",
+                c["address"].as_str().unwrap(),
+                c["slot"].as_str().unwrap(),
+                "--block",
+                &b.to_string(),
+                "--rpc-url",
+                anvil.url(),
+            ]);
+            U256::from_str_radix(w.trim_start_matches("0x"), 16)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(c["before"].as_str().unwrap(), at(block - 1), "{c}");
+        assert_eq!(c["after"].as_str().unwrap(), at(block), "{c}");
+    }
+}
+
+/// Every named variable's after equals its getter's answer at the transaction's block.
+fn same_as_getters(anvil: &Anvil, changes: &Value, block: u64) {
+    for c in changes.as_array().unwrap() {
+        let keys: Vec<&str> = c["keyPath"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let sig = match c["variable"].as_str().unwrap() {
+            "_balances" => "balanceOf(address)(uint256)",
+            "_allowances" => "allowance(address,address)(uint256)",
+            "_totalSupply" => "totalSupply()(uint256)",
+            other => panic!("no getter for {other}"),
+        };
+        let block = block.to_string();
+        let mut args = vec!["call", c["address"].as_str().unwrap(), sig];
+        args.extend(keys);
+        args.extend(["--block", &block, "--rpc-url", anvil.url()]);
+        let got = cast(&args);
+        // cast prints a large amount with its short form after it: `9800… [9.8e21]`.
+        let exact = got.split_whitespace().next().unwrap();
+        assert_eq!(c["after"].as_str().unwrap(), exact, "{c}");
+    }
+}
+
+#[test]
+fn an_erc20_transfer_approve_and_transfer_from_named_by_variable() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let (me, spender, to) = (accounts[0], accounts[1], accounts[2]);
+    let supply = e18(10_000);
+    let token = anvil.deploy(&with_ctor_args(&creation("Token"), &[supply.to_be_bytes()]));
+    let send = |from: Address, data: Vec<u8>| {
+        let (h, r) = anvil.send_and_wait(json!({"from": from, "to": token, "data": hex0x(&data)}));
+        assert_eq!(r["status"], "0x1", "{r}");
+        format!("{h:?}")
+    };
+    let word = |a: Address| w_addr(a).to_vec();
+    let transfer = send(
+        me,
+        calldata(
+            "transfer(address,uint256)",
+            &[w_addr(spender), e18(200).to_be_bytes()],
+        ),
+    );
+    let approve = send(
+        me,
+        calldata(
+            "approve(address,uint256)",
+            &[w_addr(spender), e18(500).to_be_bytes()],
+        ),
+    );
+    let transfer_from = send(
+        spender,
+        calldata(
+            "transferFrom(address,address,uint256)",
+            &[w_addr(me), w_addr(to), w_u(300 * 10u128.pow(18))],
+        ),
+    );
+    let balance = |a: Address| entry(&word(a), U256::ZERO);
+    let allowance = entry(&word(spender), entry(&word(me), U256::from(1)));
+
+    // A transfer: the sender's balance written first (OpenZeppelin's `_update`), then the
+    // recipient's.
+    let got = state_changes(&anvil, &transfer);
+    assert_eq!(
+        got,
+        json!([
+            change(token, "_balances", &[me], balance(me), supply, e18(9_800)),
+            change(
+                token,
+                "_balances",
+                &[spender],
+                balance(spender),
+                U256::ZERO,
+                e18(200)
+            ),
+        ])
+    );
+    let block = block_of(&anvil, &transfer);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    let got = state_changes(&anvil, &approve);
+    assert_eq!(
+        got,
+        json!([change(
+            token,
+            "_allowances",
+            &[me, spender],
+            allowance,
+            U256::ZERO,
+            e18(500)
+        )])
+    );
+    let block = block_of(&anvil, &approve);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    // transferFrom: the allowance spent first (`_spendAllowance`), then the balances.
+    let got = state_changes(&anvil, &transfer_from);
+    assert_eq!(
+        got,
+        json!([
+            change(
+                token,
+                "_allowances",
+                &[me, spender],
+                allowance,
+                e18(500),
+                e18(200)
+            ),
+            change(
+                token,
+                "_balances",
+                &[me],
+                balance(me),
+                e18(9_800),
+                e18(9_500)
+            ),
+            change(token, "_balances", &[to], balance(to), U256::ZERO, e18(300)),
+        ])
+    );
+    let block = block_of(&anvil, &transfer_from);
+    same_as_cast_storage(&anvil, &got, block);
+    same_as_getters(&anvil, &got, block);
+
+    // The human view: a "state changes" section after the tree, per contract.
+    let r = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let section = r
+        .stdout
+        .split("state changes\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let (me, spender, to) = (
+        me.to_checksum(None),
+        spender.to_checksum(None),
+        to.to_checksum(None),
+    );
+    assert_eq!(
+        section.split("\nexplorer").next().unwrap().trim_end(),
+        format!(
+            "  {} (Token)\n    \
+             Token._allowances[{me}][{spender}]: 500000000000000000000 [5e20] → 200000000000000000000 [2e20]\n    \
+             Token._balances[{me}]: 9800000000000000000000 [9.8e21] → 9500000000000000000000 [9.5e21]\n    \
+             Token._balances[{to}]: 0 → 300000000000000000000 [3e20]",
+            token.to_checksum(None)
+        )
+    );
+    // `call`: the same transfer simulated on the latest state names the same variables.
+    let data = hex0x(&calldata(
+        "transfer(address,uint256)",
+        &[w_addr(accounts[2]), e18(1).to_be_bytes()],
+    ));
+    let from = accounts[0].to_checksum(None);
+    let r = run::cmd(&[
+        "call",
+        "--from",
+        &from,
+        "--to",
+        &token.to_checksum(None),
+        "--data",
+        &data,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["stateChanges"],
+        json!([
+            change(
+                token,
+                "_balances",
+                &[accounts[0]],
+                balance(accounts[0]),
+                e18(9_500),
+                e18(9_499)
+            ),
+            change(
+                token,
+                "_balances",
+                &[accounts[2]],
+                balance(accounts[2]),
+                e18(300),
+                e18(301)
+            ),
+        ])
+    );
+    // Without --decode the JSON is geth's alone.
+    let plain = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        OUT,
+        "--no-project",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert!(!plain.stdout.contains("stateChanges"), "{}", plain.stdout);
+    let unnamed = run::cmd(&[
+        "tx",
+        &transfer_from,
+        "--rpc-url",
+        anvil.url(),
+        "--no-project",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(plain.stdout, unnamed.stdout);
+}
+
+/// A malformed `storageLayout` (a type it names is missing): one note, every slot raw with
+/// its words, the run otherwise as without it.
+#[test]
+fn a_malformed_layout_gives_one_note_and_raw_slots() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let token = anvil.deploy(&with_ctor_args(
+        &creation("Token"),
+        &[e18(10).to_be_bytes()],
+    ));
+    let data = calldata("transfer(address,uint256)", &[w_addr(accounts[1]), w_u(7)]);
+    let (h, _) = anvil.send_and_wait(json!({"to": token, "data": hex0x(&data)}));
+    let mut out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    out["contracts"]["State.sol"]["Token"]["storageLayout"]["types"]
+        .as_object_mut()
+        .unwrap()
+        .remove("t_uint256");
+    let dir = std::env::temp_dir().join(format!("chaintrace-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("solc-output.json");
+    std::fs::write(&bad, out.to_string()).unwrap();
+    let hash = format!("{h:?}");
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        bad.to_str().unwrap(),
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .matches("storageLayout of Token is malformed")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["stateChanges"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{v}");
+    let me = accounts[0];
+    let slot = entry(&w_addr(me), U256::ZERO);
+    assert_eq!(
+        changes[0],
+        json!({
+            "address": token.to_checksum(None), "contract": "Token", "variable": null,
+            "keyPath": [], "type": null, "slot": slot_hex(slot), "offset": null,
+            "before": format!("{:#066x}", e18(10)), "after": format!("{:#066x}", e18(10) - U256::from(7)),
+            "raw": "the storageLayout of Token is malformed",
+        })
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every kind of value read from its own bytes: a packed slot split into its variables, an enum
+/// by member name (from the build's AST), a signed integer, a bytes4, a string in place, a
+/// mapping by string to a packed struct, a dynamic array's length and packed element.
+#[test]
+fn values_are_decoded_by_type_from_their_own_bytes() {
+    let anvil = Anvil::start();
+    let me = anvil.sender();
+    let registry = anvil.deploy(&creation("Registry"));
+    let data = cast(&[
+        "calldata",
+        "update(uint8,int24,bytes4,string,string,uint128,int64)",
+        "1",
+        "-60",
+        "0xdeadbeef",
+        "Registry of things",
+        "alice",
+        "1000",
+        "-5",
+    ]);
+    let (h, r) = anvil.send_and_wait(json!({"to": registry, "data": data}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let got = state_changes(&anvil, &hash);
+    let entry_slot = entry(b"alice", U256::from(2));
+    let marks = U256::from_be_bytes(keccak256(U256::from(3).to_be_bytes::<32>()).0);
+    let me_s = me.to_checksum(None);
+    let c = |slot: U256,
+             variable: &str,
+             keys: &[&str],
+             ty: &str,
+             offset: u64,
+             before: &str,
+             after: &str,
+             name: &str| {
+        json!({
+            "address": registry.to_checksum(None), "contract": "Registry", "variable": variable,
+            "keyPath": keys, "type": ty, "slot": slot_hex(slot), "offset": offset,
+            "before": before, "after": after, "name": name,
+        })
+    };
+    let zero = Address::ZERO.to_checksum(None);
+    let mut length = c(
+        U256::from(3),
+        "marks",
+        &[],
+        "uint8[]",
+        0,
+        "0",
+        "1",
+        "marks.length",
+    );
+    length["part"] = json!("length");
+    assert_eq!(
+        got,
+        json!([
+            c(
+                U256::ZERO,
+                "owner",
+                &[],
+                "address",
+                0,
+                &zero,
+                &me_s,
+                "owner"
+            ),
+            c(
+                U256::ZERO,
+                "status",
+                &[],
+                "enum Registry.Status",
+                20,
+                "Status.Unset",
+                "Status.Active",
+                "status"
+            ),
+            c(U256::ZERO, "open", &[], "bool", 21, "false", "true", "open"),
+            c(U256::ZERO, "tick", &[], "int24", 22, "0", "-60", "tick"),
+            c(
+                U256::ZERO,
+                "tag",
+                &[],
+                "bytes4",
+                25,
+                "0x00000000",
+                "0xdeadbeef",
+                "tag"
+            ),
+            c(
+                U256::from(1),
+                "title",
+                &[],
+                "string",
+                0,
+                "\"\"",
+                "\"Registry of things\"",
+                "title"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "amount"],
+                "uint128",
+                0,
+                "0",
+                "1000",
+                "entries[\"alice\"].amount"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "delta"],
+                "int64",
+                16,
+                "0",
+                "-5",
+                "entries[\"alice\"].delta"
+            ),
+            c(
+                entry_slot,
+                "entries",
+                &["\"alice\"", "live"],
+                "bool",
+                24,
+                "false",
+                "true",
+                "entries[\"alice\"].live"
+            ),
+            length,
+            c(marks, "marks", &["0"], "uint8", 0, "0", "232", "marks[0]"),
+        ])
+    );
+    // The getters agree at the transaction's block.
+    let block = block_of(&anvil, &hash).to_string();
+    let call = |sig: &str, args: &[&str]| {
+        let reg = registry.to_checksum(None);
+        let mut a = vec!["call", reg.as_str(), sig];
+        a.extend(args);
+        a.extend(["--block", &block, "--rpc-url", anvil.url()]);
+        cast(&a)
+    };
+    assert_eq!(call("owner()(address)", &[]), me_s);
+    assert_eq!(call("status()(uint8)", &[]), "1");
+    assert_eq!(call("tick()(int24)", &[]), "-60");
+    assert_eq!(call("tag()(bytes4)", &[]), "0xdeadbeef");
+    assert_eq!(call("title()(string)", &[]), "\"Registry of things\"");
+    assert_eq!(
+        call("entries(string)(uint128,int64,bool)", &["alice"])
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["1000", "-5", "true"]
+    );
+    assert_eq!(call("marks(uint256)(uint8)", &["0"]), "232");
+}
