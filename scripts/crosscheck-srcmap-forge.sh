@@ -37,23 +37,7 @@ log "installing forge $FORGE_VERSION and solc-js $SOLC_VERSION into $TMP"
     || die "could not install forge/solc from npm"
 FORGE="$TMP/x/package/bin/forge"
 "$FORGE" --version | head -n1 | grep -q "$FORGE_VERSION" || die "forge is not $FORGE_VERSION"
-cat >"$TMP/solc" <<'JS'
-#!/usr/bin/env node
-// `solc --version` and `solc --standard-json` (all forge asks) over solc-js.
-const solc = require(require("path").join(__dirname, "node_modules", "solc"));
-const args = process.argv.slice(2);
-if (args.includes("--version")) {
-  console.log("solc, the solidity compiler commandline interface");
-  console.log("Version: " + solc.version().replace("Emscripten.clang", "Linux.g++"));
-} else if (args.includes("--standard-json")) {
-  let input = "";
-  process.stdin.on("data", (d) => (input += d));
-  process.stdin.on("end", () => process.stdout.write(solc.compile(input)));
-} else {
-  console.error("unsupported: " + args.join(" "));
-  process.exit(1);
-}
-JS
+cp "$ROOT/scripts/solc-standin.js" "$TMP/solc"
 chmod +x "$TMP/solc"
 
 P="$TMP/project"

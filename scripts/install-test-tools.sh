@@ -182,23 +182,7 @@ install_solc_old() {
     ( cd "$dir" && npm init -y >/dev/null 2>&1 \
         && npm install --silent --no-audit --no-fund --save-exact "solc@$SOLC_OLD_VERSION" >/dev/null ) \
         || die "npm install solc@$SOLC_OLD_VERSION failed"
-    cat >"$dir/solc" <<'JS'
-#!/usr/bin/env node
-// `solc --version` and `solc --standard-json` over solc-js, as a native solc answers them.
-const solc = require(require("path").join(__dirname, "node_modules", "solc"));
-const args = process.argv.slice(2);
-if (args.includes("--version")) {
-  console.log("solc, the solidity compiler commandline interface");
-  console.log("Version: " + solc.version().replace("Emscripten.clang", "Linux.g++"));
-} else if (args.includes("--standard-json")) {
-  let input = "";
-  process.stdin.on("data", (d) => (input += d));
-  process.stdin.on("end", () => process.stdout.write(solc.compile(input)));
-} else {
-  console.error("this solc stand-in answers only --version and --standard-json");
-  process.exit(1);
-}
-JS
+    cp "$ROOT/scripts/solc-standin.js" "$dir/solc"
     chmod +x "$dir/solc"
     "$dir/solc" --version | grep -q "Version: $SOLC_OLD_VERSION+" \
         || die "the solc stand-in in $dir does not report $SOLC_OLD_VERSION"

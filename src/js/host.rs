@@ -129,7 +129,7 @@ struct Builtins {
     slice: Option<JsObject>,
     /// What a string's `slice` and a `bigInt`'s methods reach: `String.prototype.slice`,
     /// `BigInt.prototype.toString`, the globals `Number`, `BigInt`, `isFinite`, `Math.trunc`.
-    methods: [Option<JsObject>; 6],
+    string_bigint_builtins: [Option<JsObject>; 6],
     /// The global `toWord` and `db.getState`.
     state_fns: [Option<JsObject>; 2],
 }
@@ -152,7 +152,7 @@ impl Builtins {
             pop: get(&proto, "pop"),
             to_hex: get(&global, "toHex"),
             slice: get(&global, "slice"),
-            methods: [
+            string_bigint_builtins: [
                 get(&string, "slice"),
                 get(&bigint, "toString"),
                 get(&global, "Number"),
@@ -179,7 +179,10 @@ impl Builtins {
             pop: same(&self.pop, &before.pop),
             to_hex: same(&self.to_hex, &before.to_hex),
             slice: same(&self.slice, &before.slice),
-            methods: all(&self.methods, &before.methods) && !bigint_ran,
+            string_bigint_builtins: all(
+                &self.string_bigint_builtins,
+                &before.string_bigint_builtins,
+            ) && !bigint_ran,
             state_fns: all(&self.state_fns, &before.state_fns),
         }
     }

@@ -292,7 +292,7 @@ pub struct Uses {
     pub slice: bool,
     /// Whether a hook calls a method of a string or `bigInt` (`slice`, `toString`,
     /// `toJSNumber`) or `bigInt(…)`: valid only while the built-ins these reach are intact.
-    pub methods: bool,
+    pub string_bigint_builtins: bool,
     /// Whether a hook reads the stack, memory or contract views or `db` (they must be kept per
     /// step, and the hook run with the interpreter and the state at hand).
     pub views: bool,

@@ -86,7 +86,7 @@ pub struct Intact {
     /// `String.prototype.slice`, `BigInt.prototype.toString`, the globals `Number`, `BigInt`,
     /// `isFinite` and `Math.trunc` (which the JavaScript prelude `bigInt` once was read; kept
     /// as a condition); and `bigInt` not built yet (so its methods are its own).
-    pub methods: bool,
+    pub string_bigint_builtins: bool,
     /// The global `toWord` and `db.getState`.
     pub state_fns: bool,
 }
@@ -117,7 +117,7 @@ impl Fast {
             || (code.uses.pop && !intact.pop)
             || (code.uses.to_hex && !intact.to_hex)
             || (code.uses.slice && !intact.slice)
-            || (code.uses.methods && !intact.methods)
+            || (code.uses.string_bigint_builtins && !intact.string_bigint_builtins)
             || (code.uses.state_fns && !intact.state_fns)
         {
             return None;

@@ -21,7 +21,7 @@ impl Compiler<'_> {
                 let [arg] = args else {
                     return None;
                 };
-                self.uses.methods = true;
+                self.uses.string_bigint_builtins = true;
                 return Some(Expr::BigOf(Box::new(self.expr(arg)?)));
             }
             if self.global(id.sym(), "toWord") {
@@ -110,7 +110,7 @@ impl Compiler<'_> {
             "toJSNumber" => Method::ToJsNumber,
             _ => return None,
         };
-        self.uses.methods = true;
+        self.uses.string_bigint_builtins = true;
         let target = self.expr(m.target())?;
         Some(Expr::Method(which, Box::new(target), args_ir))
     }
