@@ -5,7 +5,7 @@
 //! SELFDESTRUCT frames are detected per opcode (geth emits one whenever the opcode runs, whatever
 //! its effect under EIP-6780), so `step` looks at one byte and returns unless that byte is 0xff.
 
-use crate::trace::Ctx;
+use super::state::Ctx;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use revm::bytecode::opcode::{OpCode, JUMP, SELFDESTRUCT};
 use revm::interpreter::{

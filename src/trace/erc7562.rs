@@ -28,8 +28,8 @@ use super::call::{CallFrame, CallKind, CallLog, CallTracer, CallTracerConfig};
 use super::errors::{frontier_deposit_oog, returned_output, FrameError, CODE_STORE_OUT_OF_GAS};
 use super::hexser;
 use super::keccak::memory_copy_padded;
+use super::state::Ctx;
 use super::state::{StateReader, StateView};
-use crate::trace::Ctx;
 
 /// `tracerConfig` of the erc7562 tracer (geth's `erc7562TracerConfig`).
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::call::{CallFrame, CallKind, CallTracer, CallTracerConfig};
 use super::hexser;
-use super::Ctx;
+use super::state::Ctx;
 
 /// `tracerConfig` of the flat call tracer.
 #[derive(Clone, Debug, Default, Deserialize)]

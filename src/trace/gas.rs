@@ -8,7 +8,7 @@
 //! a precompile's price, a CREATE's code deposit, the gas a failure burns — is a *residual*,
 //! shown as its own row (`(precompile)`, `(code deposit)`) or charged to the failing opcode.
 
-use crate::trace::Ctx;
+use super::state::Ctx;
 use alloy_primitives::{Address, Bytes};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl};
 use revm::interpreter::{

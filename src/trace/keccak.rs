@@ -15,7 +15,7 @@ use revm::interpreter::interpreter_types::{Jumps, MemoryTr};
 use revm::interpreter::Interpreter;
 use revm::{Database, Inspector};
 
-use super::Ctx;
+use super::state::Ctx;
 
 /// geth's `memoryPadLimit` (eth/tracers/internal/util.go).
 pub(super) const MEMORY_PAD_LIMIT: i64 = 1024 * 1024;

@@ -26,7 +26,6 @@ pub mod state;
 pub mod steps;
 pub mod vm_trace;
 
-use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, Interpreter};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::Log;
@@ -412,7 +411,7 @@ pub enum Tracer {
     Call(CallTracer),
     FlatCall(Box<FlatCallTracer>),
     FourByte(FourByteTracer),
-    Mux(Box<MuxTracer>),
+    Mux(Box<MuxTracer<Tracer>>),
     Keccak256Preimage(KeccakPreimageTracer),
     /// geth's noopTracer: no hooks.
     Noop,
@@ -520,8 +519,7 @@ impl<DB: Database, I: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for Alone<I> {
     }
 }
 
-/// The revm context every tracer inspects: mainnet environment over a database `DB`.
-pub type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
+pub use state::Ctx;
 
 macro_rules! dispatch {
     ($self:ident, $t:ident => $e:expr, $default:expr) => {

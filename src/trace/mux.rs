@@ -10,14 +10,14 @@ use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, In
 use revm::primitives::Log;
 use revm::{Database, Inspector};
 
-use super::{Ctx, Tracer};
+use super::state::Ctx;
 
-/// The children of a running mux, by name.
-pub struct MuxTracer {
-    pub children: Vec<(String, Tracer)>,
+/// The children of a running mux, by name (any inspector: `trace::Tracer` in the replay).
+pub struct MuxTracer<T> {
+    pub children: Vec<(String, T)>,
 }
 
-impl<DB: Database> Inspector<Ctx<DB>> for MuxTracer {
+impl<DB: Database, T: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for MuxTracer<T> {
     #[inline]
     fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         for (_, t) in &mut self.children {

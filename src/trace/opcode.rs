@@ -8,7 +8,7 @@
 //! before expansion, storage, refund) into a reused buffer; `step_end` knows the gas cost and
 //! any pre-execution error, and writes the whole entry. No allocation happens per opcode.
 
-use crate::trace::Ctx;
+use super::state::Ctx;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::{Arc, Mutex};

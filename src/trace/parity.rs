@@ -299,35 +299,43 @@ pub struct ParityTracer {
     pub vm: Option<super::vm_trace::VmTracer>,
 }
 
-impl<DB: revm::Database> revm::Inspector<super::Ctx<DB>> for ParityTracer {
+impl<DB: revm::Database> revm::Inspector<super::state::Ctx<DB>> for ParityTracer {
     #[inline]
-    fn step(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut super::Ctx<DB>) {
+    fn step(
+        &mut self,
+        interp: &mut revm::interpreter::Interpreter,
+        ctx: &mut super::state::Ctx<DB>,
+    ) {
         self.call.step(interp, ctx);
         if let Some(v) = &mut self.vm {
             v.step(interp, ctx);
         }
     }
     #[inline]
-    fn step_end(&mut self, interp: &mut revm::interpreter::Interpreter, ctx: &mut super::Ctx<DB>) {
+    fn step_end(
+        &mut self,
+        interp: &mut revm::interpreter::Interpreter,
+        ctx: &mut super::state::Ctx<DB>,
+    ) {
         self.call.step_end(interp, ctx);
         if let Some(v) = &mut self.vm {
             v.step_end(interp, ctx);
         }
     }
-    fn log(&mut self, ctx: &mut super::Ctx<DB>, log: revm::primitives::Log) {
-        revm::Inspector::<super::Ctx<DB>>::log(&mut self.call, ctx, log)
+    fn log(&mut self, ctx: &mut super::state::Ctx<DB>, log: revm::primitives::Log) {
+        revm::Inspector::<super::state::Ctx<DB>>::log(&mut self.call, ctx, log)
     }
     fn log_full(
         &mut self,
         interp: &mut revm::interpreter::Interpreter,
-        ctx: &mut super::Ctx<DB>,
+        ctx: &mut super::state::Ctx<DB>,
         log: revm::primitives::Log,
     ) {
         self.call.log_full(interp, ctx, log)
     }
     fn call(
         &mut self,
-        ctx: &mut super::Ctx<DB>,
+        ctx: &mut super::state::Ctx<DB>,
         inputs: &mut revm::interpreter::CallInputs,
     ) -> Option<revm::interpreter::CallOutcome> {
         if let Some(v) = &mut self.vm {
@@ -337,7 +345,7 @@ impl<DB: revm::Database> revm::Inspector<super::Ctx<DB>> for ParityTracer {
     }
     fn call_end(
         &mut self,
-        ctx: &mut super::Ctx<DB>,
+        ctx: &mut super::state::Ctx<DB>,
         inputs: &revm::interpreter::CallInputs,
         outcome: &mut revm::interpreter::CallOutcome,
     ) {
@@ -348,7 +356,7 @@ impl<DB: revm::Database> revm::Inspector<super::Ctx<DB>> for ParityTracer {
     }
     fn create(
         &mut self,
-        ctx: &mut super::Ctx<DB>,
+        ctx: &mut super::state::Ctx<DB>,
         inputs: &mut revm::interpreter::CreateInputs,
     ) -> Option<revm::interpreter::CreateOutcome> {
         if let Some(v) = &mut self.vm {
@@ -358,7 +366,7 @@ impl<DB: revm::Database> revm::Inspector<super::Ctx<DB>> for ParityTracer {
     }
     fn create_end(
         &mut self,
-        ctx: &mut super::Ctx<DB>,
+        ctx: &mut super::state::Ctx<DB>,
         inputs: &revm::interpreter::CreateInputs,
         outcome: &mut revm::interpreter::CreateOutcome,
     ) {

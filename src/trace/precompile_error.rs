@@ -16,7 +16,7 @@ use revm::primitives::hardfork::SpecId;
 /// geth's error for a finished call frame that revm ended with `PrecompileError` (from a
 /// tracer's `call_end`); `None` for any other frame.
 pub fn failed_precompile_frame<DB: revm::Database>(
-    ctx: &mut crate::trace::Ctx<DB>,
+    ctx: &mut super::state::Ctx<DB>,
     inputs: &revm::interpreter::CallInputs,
     result: revm::interpreter::InstructionResult,
 ) -> Option<String> {

@@ -7,7 +7,7 @@
 //! written to yet. An opcode that fails before it executes (stack or gas) records nothing, as in
 //! geth, so lookups are staged in `step` and kept in `step_end`.
 
-use crate::trace::Ctx;
+use super::state::Ctx;
 use std::collections::{BTreeMap, HashSet};
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, KECCAK256_EMPTY, U256};

@@ -14,7 +14,7 @@ use revm::precompile::{PrecompileSpecId, Precompiles};
 use revm::primitives::hardfork::SpecId;
 use revm::{Database, Inspector};
 
-use super::Ctx;
+use super::state::Ctx;
 
 /// The 4byte tracer's counts for one transaction.
 pub struct FourByteTracer {

@@ -9,8 +9,12 @@
 
 use alloy_primitives::{Address, Bytes, B256, KECCAK256_EMPTY, U256};
 use revm::context::journal::{JournalEntry, JournalInner};
+use revm::context::{BlockEnv, CfgEnv, Context, Journal, TxEnv};
 use revm::state::EvmState;
 use revm::Database;
+
+/// The revm context every tracer inspects: mainnet environment over a database `DB`.
+pub type Ctx<DB> = Context<BlockEnv, TxEnv, CfgEnv, DB, Journal<DB>, ()>;
 
 /// What `db` can ask.
 pub trait StateReader {
@@ -437,8 +441,6 @@ pub struct PreOp {
     journal_at: usize,
     kept: crate::trace::failed_step::KeptStack,
 }
-
-use crate::trace::Ctx;
 
 impl PreOp {
     /// In `step`: keeps what the opcode about to run needs if it fails before executing.

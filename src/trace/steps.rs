@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::call::{create_target, CallKind, FrameSteps};
 use super::gas_context::JumpMarks;
-use crate::trace::Ctx;
+use super::state::Ctx;
 
 /// A pc that does not fit the two-byte column (see [`StepLog::pc`]).
 const WIDE: u16 = u16::MAX;

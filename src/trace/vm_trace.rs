@@ -34,7 +34,7 @@ use revm::interpreter::{
 };
 use revm::{Database, Inspector};
 
-use super::Ctx;
+use super::state::Ctx;
 
 /// A frame being traced.
 #[derive(Default)]
