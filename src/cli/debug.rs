@@ -44,9 +44,46 @@ pub struct DebugArgs {
     pub whatif: super::whatif::WhatIfArgs,
 }
 
+/// What the self-check after a session compares: the traced run, the receipt, the state check.
+pub(super) type Check = (
+    chaintrace::replay::TracedTx,
+    Option<serde_json::Value>,
+    Option<(usize, Vec<String>)>,
+);
+
+/// A debug request's input, checked before anything is fetched.
+struct Checked {
+    hardfork: Option<revm::primitives::hardfork::SpecId>,
+    patch: Option<super::whatif::Patch>,
+    fixture: Option<Fixture>,
+}
+
 impl DebugArgs {
     pub fn run(&self) -> Result<u8, CliError> {
-        // Bad input is named first, terminal or not; nothing is fetched without a terminal.
+        // Bad input is named before anything else; nothing is fetched without a terminal.
+        let checked = self.check_input()?;
+        if !std::io::stdout().is_terminal() {
+            return Err(CliError::input(
+                "chaintrace debug is interactive and needs a terminal on stdout; for output a \
+                 script can read, trace with `chaintrace tx` (e.g. `chaintrace tx HASH --tracer \
+                 opcodeTracer --json`, or `chaintrace tx HASH` for the call tree and the \
+                 Solidity stack)",
+            ));
+        }
+        let (mut session, check) = self.open_checked(checked)?;
+        ui::run(&mut session, 0)?;
+        // The replay checked against the receipt, as `tx` does; said once the screen is back.
+        Ok(self_check(&session, check))
+    }
+
+    /// Opens the session: the replay, its steps and names (for the terminal and for `dap`).
+    pub(super) fn open(&self) -> Result<(Session, Check), CliError> {
+        let checked = self.check_input()?;
+        self.open_checked(checked)
+    }
+
+    /// The flags and the fixture or hash checked, nothing fetched.
+    fn check_input(&self) -> Result<Checked, CliError> {
         let hardfork = super::common::hardfork_arg(self.hardfork.as_deref())?;
         let patch = self.whatif.patch()?;
         let offline = self.fixture.as_ref().or(self.bundle.as_ref());
@@ -63,14 +100,20 @@ impl DebugArgs {
                 None
             }
         };
-        if !std::io::stdout().is_terminal() {
-            return Err(CliError::input(
-                "chaintrace debug is interactive and needs a terminal on stdout; for output a \
-                 script can read, trace with `chaintrace tx` (e.g. `chaintrace tx HASH --tracer \
-                 opcodeTracer --json`, or `chaintrace tx HASH` for the call tree and the \
-                 Solidity stack)",
-            ));
-        }
+        Ok(Checked {
+            hardfork,
+            patch,
+            fixture,
+        })
+    }
+
+    fn open_checked(&self, checked: Checked) -> Result<(Session, Check), CliError> {
+        let Checked {
+            hardfork,
+            patch,
+            fixture,
+        } = checked;
+        let offline = self.fixture.as_ref().or(self.bundle.as_ref());
         let mut abi = self.abi.clone();
         if let Some(path) = offline {
             let beside = std::path::Path::new(path).with_extension("build-info.json");
@@ -150,21 +193,26 @@ impl DebugArgs {
                 (target, decoder, title, (traced, receipt, state))
             }
         };
-        let mut session = Session::open(target, &names, decoder, title)
+        let session = Session::open(target, &names, decoder, title)
             .map_err(|e| CliError::source(e.to_string()))?;
-        ui::run(&mut session, 0)?;
-        // The replay checked against the receipt, as `tx` does; said once the screen is back.
-        let (traced, receipt, state) = check;
-        let code = finish(
-            traced.hash,
-            &session.outcome,
-            receipt.as_ref(),
-            false,
-            state.as_ref(),
-        );
-        Ok(match code {
-            exit::DIVERGED | exit::SOURCE => code,
-            _ => exit::OK,
-        })
+        Ok((session, check))
+    }
+}
+
+/// The self-check's exit code after a session (the replay against the receipt, as `tx`
+/// prints it): a divergence or a source failure, else 0 — a failed transaction is what was
+/// debugged, not an error.
+pub(super) fn self_check(session: &Session, check: Check) -> u8 {
+    let (traced, receipt, state) = check;
+    let code = finish(
+        traced.hash,
+        &session.outcome,
+        receipt.as_ref(),
+        false,
+        state.as_ref(),
+    );
+    match code {
+        exit::DIVERGED | exit::SOURCE => code,
+        _ => exit::OK,
     }
 }

@@ -25,6 +25,7 @@ pub mod call;
 pub mod call_input;
 pub mod columnar;
 pub mod common;
+pub mod dap;
 pub mod debug;
 pub mod diff;
 pub mod foundry;
@@ -91,6 +92,9 @@ pub enum Command {
     /// Step through one transaction in the terminal, at the source level (by hash, or
     /// --fixture/--bundle FILE offline).
     Debug(debug::DebugArgs),
+    /// Serve the Debug Adapter Protocol for editors (VS Code, nvim-dap, Helix): the same
+    /// replay and step model as `debug`, backwards too.
+    Dap(dap::DapArgs),
     /// Gas tables (by opcode, frame, contract) and a flamegraph for one transaction.
     Gas(gas::GasArgs),
     /// Replay bundles: self-contained offline copies of a transaction and its pre-state.
@@ -132,6 +136,7 @@ impl Cli {
             Command::Diff(a) => a.run(),
             Command::Gas(a) => a.run(),
             Command::Debug(a) => a.run(),
+            Command::Dap(a) => a.run(),
             Command::Bundle(b) => b.run(),
             Command::Node(n) => n.run(),
             Command::Policy(p) => p.run(),

@@ -7,6 +7,7 @@
 //! running the transaction again on the same pre-state up to that step
 //! ([`Session::view`]); nothing per step is kept beyond the pc.
 
+pub mod dap;
 pub mod model;
 pub mod panes;
 pub mod ui;
@@ -77,6 +78,29 @@ impl Session {
             outcome,
             title,
         })
+    }
+
+    /// The Solidity stack at a step, innermost first: for each open frame (innermost first),
+    /// its index in [`StepView::open`] and its functions as `tx` prints them (none where no
+    /// source map covers its code), the outermost marked with how the frame was entered.
+    pub fn stack(&self, v: &StepView) -> Vec<(usize, Vec<crate::render::source::StackEntry>)> {
+        let mut out = Vec::new();
+        for (k, open) in v.open.iter().enumerate().rev() {
+            let f = &self.model.log.frames[open.frame as usize];
+            let mut entries = Vec::new();
+            if let Some(map) = self.model.map(open.frame) {
+                let at = v.open.get(k + 1).and_then(|c| c.steps.caller);
+                let input = (!f.kind.is_create()).then_some(&f.input[..]);
+                entries = map.stack_at(&open.steps, at, input);
+                if k > 0 {
+                    if let Some(outer) = entries.last_mut() {
+                        outer.reached_by = Some(f.kind);
+                    }
+                }
+            }
+            out.push((k, entries));
+        }
+        out
     }
 
     /// The machine at step `i`, read by running the transaction again up to it.

@@ -105,25 +105,15 @@ pub fn frame_name(s: &Session, f: &StepFrame) -> String {
 /// where `tx` shows them), under the external call that entered the frame.
 pub fn call_stack(s: &Session, v: &StepView) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for (k, open) in v.open.iter().enumerate().rev() {
-        let f = &s.model.log.frames[open.frame as usize];
-        if let Some(map) = s.model.map(open.frame) {
-            let at = v.open.get(k + 1).and_then(|c| c.steps.caller);
-            let input = (!f.kind.is_create()).then_some(&f.input[..]);
-            let mut entries = map.stack_at(&open.steps, at, input);
-            if k > 0 {
-                if let Some(outer) = entries.last_mut() {
-                    outer.reached_by = Some(f.kind);
-                }
-            }
-            for (n, e) in entries.iter().enumerate() {
-                let style = if k + 1 == v.open.len() && n == 0 {
-                    current()
-                } else {
-                    Style::default()
-                };
-                out.push(Line::styled(format!("at {}", e.text()), style));
-            }
+    for (k, entries) in s.stack(v) {
+        let f = &s.model.log.frames[v.open[k].frame as usize];
+        for (n, e) in entries.iter().enumerate() {
+            let style = if k + 1 == v.open.len() && n == 0 {
+                current()
+            } else {
+                Style::default()
+            };
+            out.push(Line::styled(format!("at {}", e.text()), style));
         }
         out.push(Line::styled(
             format!("{:>2} {}", f.depth, frame_name(s, f)),

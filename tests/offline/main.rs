@@ -19,6 +19,7 @@ mod chain_rules;
 mod cli;
 mod conformance;
 mod conventions;
+mod dap;
 mod debug_tui;
 mod doc_examples;
 mod erc7562;
