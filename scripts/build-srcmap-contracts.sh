@@ -12,6 +12,10 @@
 #   tests/contracts/oz/solc-output-state.json
 #       State.sol (an OpenZeppelin ERC20, and storage of every kind) with solc's `storageLayout`:
 #       the state-changes tests (tests/live/state_changes.rs)
+#   tests/contracts/oz/solc-output-upgradeable.json
+#       Upgradeable.sol (an OpenZeppelin Contracts Upgradeable 5.4.0 ERC20, its storage in
+#       ERC-7201 namespaces, and OpenZeppelin's ERC1967Proxy) with `storageLayout`: the proxy
+#       and namespace tests of tests/live/state_changes.rs
 #   tests/contracts/edr/<case>/solc-output.json
 #       cases of EDR's (Hardhat's) Solidity stack-trace suite, each c.sol built alone with the
 #       optimizer off, EDR's default (tests/live/edr_cases.rs; provenance in the README there)
@@ -159,22 +163,34 @@ OZ_FILES=(
     token/ERC20/extensions/IERC20Metadata.sol interfaces/IERC1363.sol interfaces/IERC20.sol
     interfaces/IERC165.sol interfaces/draft-IERC6093.sol utils/introspection/IERC165.sol
     utils/Context.sol
+    interfaces/IERC1967.sol proxy/ERC1967/ERC1967Proxy.sol proxy/ERC1967/ERC1967Utils.sol
+    proxy/Proxy.sol proxy/beacon/IBeacon.sol utils/Address.sol utils/Errors.sol
+    utils/StorageSlot.sol
+)
+OZ_UP_FILES=(
+    access/OwnableUpgradeable.sol proxy/utils/Initializable.sol
+    token/ERC20/ERC20Upgradeable.sol utils/ContextUpgradeable.sol
 )
 echo "build-srcmap-contracts: installing @openzeppelin/contracts@$OZ_VERSION" >&2
 mkdir -p "$TMP/oz"
 ( cd "$TMP/oz" && npm init -y >/dev/null 2>&1 \
-    && npm install --silent --no-audit --no-fund --save-exact "@openzeppelin/contracts@$OZ_VERSION" >/dev/null ) \
-    || die "npm install @openzeppelin/contracts@$OZ_VERSION failed"
-OZ_PKG="$TMP/oz/node_modules/@openzeppelin/contracts"
-for f in "${OZ_FILES[@]}"; do
-    src="$OZ_PKG/$f"
-    dst="$OZ_DIR/@openzeppelin/contracts/$f"
-    if [ "$CHECK" = 1 ]; then
-        cmp -s "$src" "$dst" || die "$dst differs from @openzeppelin/contracts@$OZ_VERSION"
-    else
-        mkdir -p "$(dirname "$dst")" && cp "$src" "$dst"
-    fi
-done
+    && npm install --silent --no-audit --no-fund --save-exact "@openzeppelin/contracts@$OZ_VERSION" \
+        "@openzeppelin/contracts-upgradeable@$OZ_VERSION" >/dev/null ) \
+    || die "npm install @openzeppelin/contracts(-upgradeable)@$OZ_VERSION failed"
+vendor() { # package files...
+    local pkg="$1"; shift
+    for f in "$@"; do
+        src="$TMP/oz/node_modules/@openzeppelin/$pkg/$f"
+        dst="$OZ_DIR/@openzeppelin/$pkg/$f"
+        if [ "$CHECK" = 1 ]; then
+            cmp -s "$src" "$dst" || die "$dst differs from @openzeppelin/$pkg@$OZ_VERSION"
+        else
+            mkdir -p "$(dirname "$dst")" && cp "$src" "$dst"
+        fi
+    done
+}
+vendor contracts "${OZ_FILES[@]}"
+vendor contracts-upgradeable "${OZ_UP_FILES[@]}"
 build_in "$OZ_DIR" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIMIZER_RUNS" \
     false default Vault.sol
 # The same project with viaIR: the optimizer inlines across functions.
@@ -186,6 +202,9 @@ build_in "$OZ_DIR" solc-output-fixed.json "$SOLC_VERSION" "$EVM_VERSION" "$OPTIM
 # Storage read by variable: the build's own storageLayout selected.
 STORAGE_LAYOUT=1 build_in "$OZ_DIR" solc-output-state.json "$SOLC_VERSION" "$EVM_VERSION" \
     "$OPTIMIZER_RUNS" false default State.sol
+# ERC-7201 namespaces behind an ERC-1967 proxy, the same way.
+STORAGE_LAYOUT=1 build_in "$OZ_DIR" solc-output-upgradeable.json "$SOLC_VERSION" "$EVM_VERSION" \
+    "$OPTIMIZER_RUNS" false default Upgradeable.sol
 
 for dir in "$ROOT"/tests/contracts/edr/*/; do
     build_in "${dir%/}" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" off false default c.sol

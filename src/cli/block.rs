@@ -2,9 +2,12 @@
 
 use std::io::Write;
 
+use chaintrace::names::state::StateChanges;
+use chaintrace::render::decoded::write_decoded;
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::remote::{replay_block, replay_txs_from};
 use chaintrace::replay::EvmEnv;
+use chaintrace::replay::TraceResult;
 use chaintrace::source::StateSnapshot;
 use clap::Args;
 
@@ -202,7 +205,7 @@ impl BlockArgs {
         // starting from the state the original replay fetched (the patched replay takes that
         // snapshot over and fills it further; every decoder below reads it). Its traces are the
         // ones printed.
-        let (patched, overrides) = match (&patch, replay.as_mut()) {
+        let (mut patched, overrides) = match (&patch, replay.as_mut()) {
             (Some(p), Some(r)) => {
                 p.announce();
                 let parent = source.parent_at(&block.info);
@@ -225,11 +228,57 @@ impl BlockArgs {
             }
             _ => (None, None),
         };
+        // What each transaction changed, by variable (one more local run of the block under
+        // the access inspector, on the state already fetched); with --code-override, what ends
+        // differently in the patched run than in the mined one.
+        let mut state_passes = 0;
+        let mut states: Vec<StateChanges> = Vec::new();
+        let mut diffs: Vec<StateChanges> = Vec::new();
+        if super::state_changes::wanted(&self.trace, &spec, &names) {
+            use super::state_changes::{diff, named, of_block};
+            let parent = source.parent_at(&block.info);
+            match (replay.as_mut(), patched.as_mut(), overrides.as_ref()) {
+                (Some(_), Some(p), Some(o)) => {
+                    // Named by the layouts of the code on chain: the storage is the deployed
+                    // contract's.
+                    let taken = std::mem::take(&mut p.snapshot);
+                    let (mined, snap, n) =
+                        of_block(&source, &block.txs, &env, &parent, taken, &|_| {})?;
+                    let (ran, snap, m) =
+                        of_block(&source, &block.txs, &env, &parent, snap, &|db| o.apply(db))?;
+                    p.snapshot = snap;
+                    state_passes += n + m;
+                    let mut notes: Vec<String> = Vec::new();
+                    for (a, b) in mined.iter().zip(&ran) {
+                        let d = diff(&names, &p.snapshot, a, b);
+                        for n in &d.notes {
+                            if !notes.contains(n) {
+                                notes.push(n.clone());
+                            }
+                        }
+                        diffs.push(d);
+                    }
+                    for n in notes {
+                        note!("note: {n}");
+                    }
+                }
+                (Some(r), None, _) => {
+                    let taken = std::mem::take(&mut r.snapshot);
+                    let (runs, snap, n) =
+                        of_block(&source, &block.txs, &env, &parent, taken, &|_| {})?;
+                    r.snapshot = snap;
+                    state_passes += n;
+                    states = named(&names, &r.snapshot, &runs);
+                }
+                _ => {}
+            }
+        }
         let empty = StateSnapshot::default();
         let (traces, mut passes, mut snapshot) = match &replay {
             None => (&[][..], 0, &empty),
             Some(r) => (&r.traces[..], r.passes, &r.snapshot),
         };
+        passes += state_passes;
         let hashes: Vec<_> = traces.iter().map(|t| t.hash).collect();
         let receipts = source.receipts(&hashes)?;
         if let Some(p) = &patched {
@@ -264,9 +313,20 @@ impl BlockArgs {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             out.write_all(b"[")?;
+            // With --decode, a call tree's item is `write_decoded`'s object with `txHash`
+            // first: geth's result, its names, and the transaction's `stateChanges`.
             for (i, t) in shown.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
+                }
+                if self.trace.decode && matches!(t.result, TraceResult::Call(_)) {
+                    let decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
+                    let state = states.get(i).map(super::state_view::to_json);
+                    let mut buf = Vec::new();
+                    write_decoded(&mut buf, &t.result, &decoder, None, state.as_ref())?;
+                    write!(out, "{{\"txHash\":\"{:?}\",", t.hash)?;
+                    out.write_all(buf.get(1..).unwrap_or_default())?;
+                    continue;
                 }
                 write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)?;
                 write_trace(&mut out, &t.result)?;
@@ -299,7 +359,14 @@ impl BlockArgs {
                 if let Some(p) = &patch {
                     p.name(&mut decoder);
                 }
-                print_trace(t, &self.trace, &decoder, currency, assets.get(i), None)?;
+                print_trace(
+                    t,
+                    &self.trace,
+                    &decoder,
+                    currency,
+                    assets.get(i),
+                    states.get(i),
+                )?;
             }
         }
         if let Some(n) = replay.as_ref().and_then(|r| r.splice_note(&env)) {
@@ -328,6 +395,14 @@ impl BlockArgs {
                 &block.txs,
                 patch.as_ref(),
             )?;
+            if !diffs.is_empty() {
+                let ids: Vec<String> = traces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| format!("#{i} {:?}", t.hash))
+                    .collect();
+                super::state_view::print_diff(&ids, &diffs, self.trace.json)?;
+            }
         }
         Ok(code)
     }

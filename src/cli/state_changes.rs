@@ -5,12 +5,19 @@
 //! only where a loaded artifact has a `storageLayout`. Printed after the tree (and its asset
 //! changes) or as `stateChanges` in `--json --decode` (`state_view.rs`).
 
-use chaintrace::names::state::StateChanges;
+use std::collections::BTreeMap;
+
+use alloy_primitives::{Address, U256};
+use chaintrace::names::state::{Namer, StateChanges};
 use chaintrace::names::Names;
-use chaintrace::replay::access::trace_access_keyed;
+use chaintrace::replay::access::{trace_access_keyed, Access, Preimages};
+use chaintrace::replay::driver::Frames;
 use chaintrace::replay::mined::Mined;
+use chaintrace::replay::remote::replay_with_frames_by;
+use chaintrace::replay::{EvmEnv, ReplayTx};
 use chaintrace::source::cache::Cache;
 use chaintrace::source::rpc::RpcSource;
+use chaintrace::source::{ReplayDb, StateSnapshot};
 use chaintrace::trace::TracerSpec;
 
 use super::common::{CliError, TraceArgs};
@@ -31,13 +38,119 @@ pub fn of_mined(
     cache: Option<&Cache>,
     names: &Names,
 ) -> Result<StateChanges, CliError> {
-    let ((rows, preimages), _) = mined.run(source, cache, |db, env, tx, _| {
-        trace_access_keyed(db, env, tx)
-            .map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
-    })?;
+    let ((rows, preimages), _) = mined.run(source, cache, access)?;
     let changes = names.state_changes(&mined.snapshot, &rows, &preimages);
     for n in &changes.notes {
         note!("note: {n}");
     }
     Ok(changes)
+}
+
+/// One transaction run under the access inspector: its rows and preimages, and its outcome.
+pub fn access(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    _: u64,
+) -> Result<(Keyed, chaintrace::replay::TxOutcome), chaintrace::replay::ReplayError> {
+    trace_access_keyed(db, env, tx).map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
+}
+
+/// One run's access rows and the KECCAK256 preimages that key its slots.
+pub type Keyed = (Vec<Access>, Preimages);
+
+/// Each of a block's transactions run again under the access inspector, on `snapshot` (the
+/// state its replay already fetched: it comes back, filled further if anything was missing),
+/// `prepare` applied before the first (a what-if's code). Their rows, the snapshot and the
+/// round trips spent.
+pub fn of_block(
+    source: &RpcSource,
+    txs: &[ReplayTx],
+    env: &EvmEnv,
+    parent: &str,
+    snapshot: StateSnapshot,
+    prepare: &dyn Fn(&mut ReplayDb<'_>),
+) -> Result<(Vec<Keyed>, StateSnapshot, usize), CliError> {
+    let run = replay_with_frames_by(
+        source,
+        txs,
+        env,
+        0,
+        parent,
+        &|db, env, tx, offset, _| access(db, env, tx, offset),
+        prepare,
+        snapshot,
+        Frames::Block(env.block_hash),
+    )?;
+    let keyed = run.traces.into_iter().map(|(k, _)| k).collect();
+    Ok((keyed, run.snapshot, run.passes))
+}
+
+/// A block's state changes, one per transaction, named on `state` (the block's pre-state);
+/// notes go to stderr once.
+pub fn named(names: &Names, state: &StateSnapshot, runs: &[Keyed]) -> Vec<StateChanges> {
+    let mut notes: Vec<String> = Vec::new();
+    let out = runs
+        .iter()
+        .map(|(rows, preimages)| {
+            let c = names.state_changes(state, rows, preimages);
+            for n in &c.notes {
+                if !notes.contains(n) {
+                    notes.push(n.clone());
+                }
+            }
+            c
+        })
+        .collect();
+    for n in notes {
+        note!("note: {n}");
+    }
+    out
+}
+
+/// What-if: the variables whose value after the transaction differs between the mined run
+/// and the patched one (`before`: the mined run's after, `after`: the patched run's), named
+/// on `state` (the code on chain: the storage is the deployed contract's) with the keys either run hashed. A slot
+/// one run wrote and the other only read ends at the value it had.
+pub fn diff(names: &Names, state: &StateSnapshot, mined: &Keyed, patched: &Keyed) -> StateChanges {
+    let ends = |rows: &[Access]| -> BTreeMap<(Address, U256), (U256, Option<usize>)> {
+        rows.iter()
+            .filter(|r| !r.transient)
+            .filter_map(|r| Some(((r.address, r.slot?), (r.after, r.write_order))))
+            .collect()
+    };
+    let (m, p) = (ends(&mined.0), ends(&patched.0));
+    let mut preimages = mined.1.clone();
+    preimages.extend(patched.1.iter().map(|(k, v)| (*k, v.clone())));
+    // The slots either run wrote, in the order the patched run wrote them, then the mined's.
+    type Order = (Option<usize>, Option<usize>, (Address, U256));
+    let mut slots: Vec<Order> = Vec::new();
+    for (k, (_, order)) in p.iter().chain(m.iter()) {
+        if order.is_some() && !slots.iter().any(|s| s.2 == *k) {
+            slots.push((p.get(k).and_then(|x| x.1), m.get(k).and_then(|x| x.1), *k));
+        }
+    }
+    slots.sort_by_key(|(po, mo, _)| (po.is_none(), *po, *mo));
+    let mut namer = Namer::new(names, state, &preimages);
+    let mut changes = Vec::new();
+    for (_, _, (addr, slot)) in slots {
+        // A slot one run never touched ends where the other began.
+        let start = |rows: &[Access]| {
+            rows.iter()
+                .find(|r| r.address == addr && r.slot == Some(slot) && !r.transient)
+                .map(|r| r.before)
+        };
+        let before = start(&mined.0)
+            .or_else(|| start(&patched.0))
+            .unwrap_or_default();
+        let mined_end = m.get(&(addr, slot)).map_or(before, |x| x.0);
+        let patched_end = p.get(&(addr, slot)).map_or(before, |x| x.0);
+        if mined_end != patched_end {
+            changes.extend(namer.slot(addr, slot, mined_end, patched_end, true));
+        }
+    }
+    StateChanges {
+        changes,
+        notes: namer.notes,
+    }
 }

@@ -32,23 +32,52 @@ pub fn render(changes: &StateChanges, out: &mut impl Write) -> std::io::Result<(
     if changes.changes.is_empty() {
         return writeln!(out, "(no storage changed)");
     }
+    by_contract(&changes.changes, "  ", out)
+}
+
+/// Changes grouped per contract (in first-change order), each under its address.
+fn by_contract(changes: &[StateChange], indent: &str, out: &mut impl Write) -> std::io::Result<()> {
     let mut order: Vec<alloy_primitives::Address> = Vec::new();
-    for c in &changes.changes {
+    for c in changes {
         if !order.contains(&c.address) {
             order.push(c.address);
         }
     }
     for a in order {
-        let of: Vec<&StateChange> = changes.changes.iter().filter(|c| c.address == a).collect();
+        let of: Vec<&StateChange> = changes.iter().filter(|c| c.address == a).collect();
         match of.first().and_then(|c| c.contract.as_deref()) {
-            Some(n) => writeln!(out, "  {} ({n})", a.to_checksum(None))?,
-            None => writeln!(out, "  {}", a.to_checksum(None))?,
+            Some(n) => writeln!(out, "{indent}{} ({n})", a.to_checksum(None))?,
+            None => writeln!(out, "{indent}{}", a.to_checksum(None))?,
         }
         for c in of {
-            writeln!(out, "    {}", line(c))?;
+            writeln!(out, "{indent}  {}", line(c))?;
         }
     }
     Ok(())
+}
+
+/// What-if's by-variable diff: per transaction (`ids[i]`), each variable whose value after it
+/// differs between the mined run (left) and the patched one (right). On stdout for people, on
+/// stderr with `--json` (stdout stays geth's JSON), like the what-if table.
+pub fn print_diff(ids: &[String], diffs: &[StateChanges], json: bool) -> std::io::Result<()> {
+    let mut text = Vec::new();
+    writeln!(text, "state after: mined → patched")?;
+    for (id, d) in ids.iter().zip(diffs) {
+        writeln!(text, "  {id}")?;
+        if d.changes.is_empty() {
+            writeln!(text, "    (every slot ends the same)")?;
+        } else {
+            by_contract(&d.changes, "    ", &mut text)?;
+        }
+    }
+    if json {
+        std::io::stderr().lock().write_all(&text)
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(b"\n")?;
+        out.write_all(&text)?;
+        out.flush()
+    }
 }
 
 /// `stateChanges` of `--json --decode`: one object per changed variable or raw slot, in write

@@ -432,6 +432,19 @@ impl TxArgs {
             (None, "patched", outcome(&patched, &decoder, to)),
         ];
         print_table(&table(&rows), self.trace.json)?;
+        // What ends differently in storage, by variable: the mined run and the patched one,
+        // each once more under the access inspector.
+        if super::state_changes::wanted(&self.trace, ctx.spec, names) {
+            let access = super::state_changes::access;
+            let (a, _) = mined.run(ctx.source, ctx.cache, access)?;
+            let (b, _) = mined.run_overridden(ctx.source, ctx.cache, &overrides, access)?;
+            // Named by the layouts of the code on chain: the storage is the deployed contract's.
+            let d = super::state_changes::diff(names, &mined.snapshot, &a, &b);
+            for n in &d.notes {
+                note!("note: {n}");
+            }
+            super::state_view::print_diff(&[format!("{:?}", ctx.hash)], &[d], self.trace.json)?;
+        }
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(
                 mined.chain_id,

@@ -18,6 +18,7 @@ pub mod explorer;
 pub mod gas_source;
 mod infer;
 pub mod layout;
+pub mod namespaces;
 mod notes;
 pub mod proxy;
 pub mod signature_db;
@@ -298,37 +299,6 @@ impl Names {
             .iter()
             .filter_map(|a| Some((a, a.difference(code)?)))
             .min_by_key(|(_, d)| *d)
-    }
-
-    /// Names of storage slots for the access table: for each contract whose code matches an
-    /// artifact with a `storageLayout`, the slots among `slots` its layout names, mapping keys
-    /// and array indices exact from the run's KECCAK256 `preimages` (see [`layout`]).
-    pub fn slot_names(
-        &self,
-        state: &StateSnapshot,
-        slots: &[(Address, alloy_primitives::U256)],
-        preimages: &crate::replay::access::Preimages,
-    ) -> std::collections::HashMap<(Address, alloy_primitives::U256), String> {
-        let mut out = std::collections::HashMap::new();
-        let mut layouts: BTreeMap<Address, Option<&serde_json::Value>> = BTreeMap::new();
-        for (addr, slot) in slots {
-            let layout = *layouts.entry(*addr).or_insert_with(|| {
-                code_of(state, addr)
-                    .and_then(|c| self.artifact_for_code(&c))
-                    .and_then(|a| a.storage_layout.as_ref())
-            });
-            // A contract with a layout whose slot its derivation does not name is marked raw:
-            // its key was not hashed in this run, and none is guessed.
-            let name = layout.map(|l| {
-                layout::exact_name(l, *slot, preimages).unwrap_or_else(|| {
-                    "(raw: not named by its layout from this run's hashes)".into()
-                })
-            });
-            if let Some(n) = name {
-                out.insert((*addr, *slot), n);
-            }
-        }
-        out
     }
 }
 

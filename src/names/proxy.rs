@@ -16,6 +16,31 @@ use crate::trace::call::{CallFrame, CallKind};
 /// `bytes32(uint256(keccak256("eip1967.proxy.implementation")) - 1)`.
 pub const EIP1967_IMPLEMENTATION: B256 =
     b256!("360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc");
+/// `bytes32(uint256(keccak256("eip1967.proxy.admin")) - 1)`.
+pub const EIP1967_ADMIN: B256 =
+    b256!("b53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103");
+/// `bytes32(uint256(keccak256("eip1967.proxy.beacon")) - 1)`.
+pub const EIP1967_BEACON: B256 =
+    b256!("a3f0ad74e5423aebfd80d3ef4346578335a9a72aeaee59ff6cb3582b35133d50");
+
+/// The EIP-1967 slot `slot` is, by the text its hash is of (`eip1967.proxy.implementation`,
+/// `…admin`, `…beacon`): named so on any contract.
+pub fn eip1967_slot(slot: U256) -> Option<&'static str> {
+    let s = B256::from(slot.to_be_bytes::<32>());
+    [
+        (EIP1967_IMPLEMENTATION, "eip1967.proxy.implementation"),
+        (EIP1967_ADMIN, "eip1967.proxy.admin"),
+        (EIP1967_BEACON, "eip1967.proxy.beacon"),
+    ]
+    .into_iter()
+    .find_map(|(k, name)| (k == s).then_some(name))
+}
+
+/// The implementation a proxy's EIP-1967 slot holds in `state`.
+pub fn eip1967_implementation(state: &StateSnapshot, proxy: Address) -> Option<Address> {
+    slot_address(state, proxy, EIP1967_IMPLEMENTATION)
+}
+
 /// `keccak256("PROXIABLE")` (EIP-1822).
 pub const EIP1822_PROXIABLE: B256 =
     b256!("c5f16f0fcc639fa48a6947836d9850f504798523bf8c9a3a87d5876cf622bcf7");
@@ -98,6 +123,16 @@ pub fn implementations(t: &Touched, state: &StateSnapshot) -> Vec<(Address, Addr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eip1967_slots_are_their_texts_hash_minus_one() {
+        for name in ["implementation", "admin", "beacon"] {
+            let text = format!("eip1967.proxy.{name}");
+            let slot = U256::from_be_bytes(alloy_primitives::keccak256(&text).0) - U256::from(1);
+            assert_eq!(eip1967_slot(slot), Some(text.as_str()));
+        }
+        assert_eq!(eip1967_slot(U256::ZERO), None);
+    }
 
     #[test]
     fn implementation_slots_and_forwarding_delegatecalls() {

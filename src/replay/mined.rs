@@ -513,6 +513,21 @@ impl Mined {
         .map(|(t, _)| t)
     }
 
+    /// [`run`](Self::run) with `overrides` applied on the state just before the transaction,
+    /// as [`trace_overridden`](Self::trace_overridden) does (what-if's own runs: the access
+    /// pattern of the patched code).
+    pub fn run_overridden<T: Ran>(
+        &mut self,
+        source: &RpcSource,
+        cache: Option<&Cache>,
+        overrides: &super::overrides::StateOverride,
+        f: impl Fn(&mut ReplayDb<'_>, &EvmEnv, &ReplayTx, u64) -> Result<T, ReplayError>,
+    ) -> Result<T, super::Error> {
+        let prepare = |db: &mut ReplayDb<'_>| overrides.apply(db);
+        self.drive(source, cache, Some(&prepare), false, &f)
+            .map(|(t, _)| t)
+    }
+
     /// Traces the transaction under geth's struct logger with its result written to `out` as
     /// it runs, not spooled (`to` names `out` in errors). Passes that write nothing
     /// ([`StructLogger::dry`](crate::trace::opcode::StructLogger::dry)) first fetch what the

@@ -588,3 +588,323 @@ fn values_are_decoded_by_type_from_their_own_bytes() {
     );
     assert_eq!(call("marks(uint256)(uint8)", &["0"]), "232");
 }
+
+/// `block` names each transaction's changes as `tx` does: `stateChanges` per item of
+/// `--json --decode` (after geth's result and its names), the "state changes" section after
+/// each tree; `--code-override` adds what ends differently, by variable, mined → patched.
+#[test]
+fn a_block_names_each_transactions_changes_and_a_what_if_diffs_them() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let (me, to) = (accounts[0], accounts[1]);
+    let supply = e18(10_000);
+    let token = anvil.deploy(&with_ctor_args(&creation("Token"), &[supply.to_be_bytes()]));
+    let data = calldata(
+        "transfer(address,uint256)",
+        &[w_addr(to), e18(200).to_be_bytes()],
+    );
+    let (h, r) = anvil.send_and_wait(json!({"from": me, "to": token, "data": hex0x(&data)}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let block = block_of(&anvil, &hash);
+    let word = |a: Address| w_addr(a).to_vec();
+    let expected = json!([
+        change(
+            token,
+            "_balances",
+            &[me],
+            entry(&word(me), U256::ZERO),
+            supply,
+            e18(9_800)
+        ),
+        change(
+            token,
+            "_balances",
+            &[to],
+            entry(&word(to), U256::ZERO),
+            U256::ZERO,
+            e18(200)
+        ),
+    ]);
+    let args = |extra: &[&str]| {
+        let b = block.to_string();
+        let mut a = vec![
+            "block".to_string(),
+            b,
+            "--rpc-url".into(),
+            anvil.url().to_string(),
+            "--abi".into(),
+            OUT.into(),
+            "--no-project".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run_with = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = run::cmd(&a).no_cache().run();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    let r = run_with(&["--json", "--decode"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["txHash"], json!(hash), "{v}");
+    assert!(v[0]["result"]["calls"].is_null() && v[0]["result"]["to"].is_string());
+    assert!(v[0]["decoded"].is_array(), "{v}");
+    assert_eq!(v[0]["stateChanges"], expected);
+    same_as_cast_storage(&anvil, &v[0]["stateChanges"], block);
+    // Without --decode, geth's shape alone.
+    let plain = run_with(&["--json"]);
+    let p: Value = serde_json::from_str(&plain.stdout).unwrap();
+    assert_eq!(p[0].as_object().unwrap().len(), 2, "{p}");
+    assert_eq!(p[0]["result"], v[0]["result"]);
+    // The human view: a section after the transaction's tree.
+    let r = run_with(&[]);
+    let (me_s, to_s) = (me.to_checksum(None), to.to_checksum(None));
+    let section = format!(
+        "state changes\n  {} (Token)\n    \
+         Token._balances[{me_s}]: 10000000000000000000000 [1e22] → 9800000000000000000000 [9.8e21]\n    \
+         Token._balances[{to_s}]: 0 → 200000000000000000000 [2e20]\n",
+        token.to_checksum(None)
+    );
+    assert!(r.stdout.contains(&section), "{}", r.stdout);
+    // What-if: the token's code replaced by the Registry's (no `transfer`: the patched run
+    // reverts), every balance the mined run moved ends where it began.
+    let registry = format!("{}=0x{}", token.to_checksum(None), runtime("Registry"));
+    for cmd in ["block", "tx"] {
+        let target = if cmd == "block" {
+            block.to_string()
+        } else {
+            hash.clone()
+        };
+        let r = run::cmd(&[
+            cmd,
+            &target,
+            "--rpc-url",
+            anvil.url(),
+            "--abi",
+            OUT,
+            "--no-project",
+            "--code-override",
+            &registry,
+        ])
+        .no_cache()
+        .run();
+        let diff = r
+            .stdout
+            .split("state after: mined → patched\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{cmd}: {}\n{}", r.stdout, r.stderr));
+        let want = format!(
+            "  {} (Token)\n      \
+             Token._balances[{me_s}]: 9800000000000000000000 [9.8e21] → 10000000000000000000000 [1e22]\n      \
+             Token._balances[{to_s}]: 200000000000000000000 [2e20] → 0\n",
+            token.to_checksum(None)
+        );
+        assert!(diff.contains(&want), "{cmd}: {diff}");
+    }
+}
+
+fn runtime(name: &str) -> String {
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    out["contracts"]["State.sol"][name]["evm"]["deployedBytecode"]["object"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+const UPGRADEABLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/contracts/oz/solc-output-upgradeable.json"
+);
+
+/// An OpenZeppelin Contracts Upgradeable 5.4.0 ERC20 (`tests/contracts/oz/Upgradeable.sol`:
+/// its balances in the ERC-7201 namespace `openzeppelin.storage.ERC20`, which solc's
+/// `storageLayout` does not list) behind OpenZeppelin's `ERC1967Proxy`: a transfer through
+/// the proxy names the proxy's storage by the implementation's variables, the namespace's
+/// members `$ERC20Storage._balances[…]` beside its own `transfers`; `access` names the
+/// EIP-1967 implementation slot the proxy read. Every value checked against `cast storage`
+/// at the proxy and the token's getters.
+#[test]
+fn a_proxys_storage_is_named_by_its_implementations_namespaces() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let (me, to) = (accounts[0], accounts[1]);
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(UPGRADEABLE).unwrap()).unwrap();
+    let code = |file: &str, name: &str| {
+        out["contracts"][file][name]["evm"]["bytecode"]["object"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let implementation = anvil.deploy(&code("Upgradeable.sol", "UpgradeableToken"));
+    let supply = e18(1_000);
+    let init = cast(&["calldata", "initialize(uint256)", &supply.to_string()]);
+    let ctor = cast(&[
+        "abi-encode",
+        "f(address,bytes)",
+        &implementation.to_checksum(None),
+        &init,
+    ]);
+    let proxy = anvil.deploy(&format!(
+        "{}{}",
+        code(
+            "@openzeppelin/contracts/proxy/ERC1967/ERC1967Proxy.sol",
+            "ERC1967Proxy"
+        ),
+        ctor.trim_start_matches("0x")
+    ));
+    let data = calldata("transfer(address,uint256)", &[w_addr(to), w_u(7)]);
+    let (h, r) = anvil.send_and_wait(json!({"from": me, "to": proxy, "data": hex0x(&data)}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let r = run::cmd(&[
+        "tx",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        UPGRADEABLE,
+        "--no-project",
+        "--json",
+        "--decode",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got: Value = serde_json::from_str(&r.stdout).unwrap();
+    let got = &got["stateChanges"];
+    // keccak256(abi.encode(uint256(keccak256("openzeppelin.storage.ERC20")) - 1)) & ~0xff
+    let ns = U256::from_str_radix(
+        "52c63247e1f47db19d5ce0460030c497f067ca4cebf71ba98eeadabe20bace00",
+        16,
+    )
+    .unwrap();
+    let balance = |a: Address| entry(&w_addr(a), ns);
+    let named = |slot: U256, variable: &str, keys: Vec<String>, name: String, b: U256, a: U256| {
+        json!({
+            "address": proxy.to_checksum(None), "contract": "UpgradeableToken",
+            "variable": variable, "keyPath": keys, "type": "uint256", "slot": slot_hex(slot),
+            "offset": 0, "before": b.to_string(), "after": a.to_string(), "name": name,
+        })
+    };
+    let bal = |a: Address, b: U256, after: U256| {
+        let k = a.to_checksum(None);
+        named(
+            balance(a),
+            "$ERC20Storage",
+            vec!["_balances".into(), k.clone()],
+            format!("$ERC20Storage._balances[{k}]"),
+            b,
+            after,
+        )
+    };
+    assert_eq!(
+        *got,
+        json!([
+            named(
+                U256::ZERO,
+                "transfers",
+                vec![],
+                "transfers".into(),
+                U256::ZERO,
+                U256::from(1)
+            ),
+            bal(me, supply, supply - U256::from(7)),
+            bal(to, U256::ZERO, U256::from(7)),
+        ])
+    );
+    let block = block_of(&anvil, &hash);
+    same_as_cast_storage(&anvil, got, block);
+    let b = block.to_string();
+    for (a, want) in [(me, supply - U256::from(7)), (to, U256::from(7))] {
+        let shown = cast(&[
+            "call",
+            &proxy.to_checksum(None),
+            "balanceOf(address)(uint256)",
+            &a.to_checksum(None),
+            "--block",
+            &b,
+            "--rpc-url",
+            anvil.url(),
+        ]);
+        assert_eq!(shown.split_whitespace().next().unwrap(), want.to_string());
+    }
+    // `access`: reads named too — the implementation slot the proxy forwarded by, the
+    // namespace's members — with values decoded.
+    let r = run::cmd(&[
+        "access",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        UPGRADEABLE,
+        "--no-project",
+        "--json",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Value = serde_json::from_str(&r.stdout).unwrap();
+    let row = |slot: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["slot"].as_str() == Some(slot))
+            .unwrap_or_else(|| panic!("{slot}: {rows}"))
+            .clone()
+    };
+    let imp = row("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc");
+    assert_eq!(
+        imp["variables"],
+        json!([{
+            "address": proxy.to_checksum(None), "contract": "UpgradeableToken",
+            "variable": "eip1967.proxy.implementation", "keyPath": [], "type": "address",
+            "slot": "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc",
+            "offset": 0, "before": implementation.to_checksum(None),
+            "after": implementation.to_checksum(None), "name": "eip1967.proxy.implementation",
+        }]),
+        "{imp}"
+    );
+    assert_eq!(
+        imp["after"],
+        json!(format!(
+            "{:#x}",
+            U256::from_be_slice(implementation.as_slice())
+        ))
+    );
+    let mine = row(&format!("{:#x}", balance(me)));
+    assert_eq!(
+        mine["variables"][0]["name"],
+        json!(format!("$ERC20Storage._balances[{}]", me.to_checksum(None)))
+    );
+    // The human table: the slot's name and its decoded values.
+    let r = run::cmd(&[
+        "access",
+        &hash,
+        "--rpc-url",
+        anvil.url(),
+        "--abi",
+        UPGRADEABLE,
+        "--no-project",
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(
+            "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc eip1967.proxy.implementation"
+        ) && r.stdout.contains(&implementation.to_checksum(None)),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "$ERC20Storage._balances[{}]",
+            to.to_checksum(None)
+        )),
+        "{}",
+        r.stdout
+    );
+}

@@ -75,6 +75,9 @@ pub struct SourceFile {
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
     /// empty without one: a stored enum is then shown by its number.
     pub enums: Vec<(String, Vec<String>)>,
+    /// Its structs (ERC-7201 namespaces among them), contracts and enums, from its AST
+    /// ([`crate::names::namespaces`]); empty without one.
+    pub storage: crate::names::namespaces::AstStorage,
     /// Byte offsets where each line starts, built on first need.
     line_starts: OnceLock<Vec<usize>>,
 }
@@ -92,6 +95,9 @@ impl SourceFile {
             }),
             functions: OnceLock::new(),
             enums: ast.map(ast_enums).unwrap_or_default(),
+            storage: ast
+                .map(crate::names::namespaces::from_ast)
+                .unwrap_or_default(),
             line_starts: OnceLock::new(),
         }
     }
