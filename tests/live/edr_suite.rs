@@ -361,7 +361,13 @@ fn expected_entries(expected: &[Value]) -> Vec<Entry> {
             source: e.get("sourceReference").map(|s| SourceRef {
                 contract: s["contract"].as_str().map(str::to_string),
                 file: s["file"].as_str().unwrap().to_string(),
-                function: s["function"].as_str().map(str::to_string),
+                // The receive function is `<receive>`, and `""` where a case gives it so (at
+                // its declaration, where it invokes a modifier), as tests/live/edr_cases.rs
+                // maps EDR's names.
+                function: s["function"].as_str().map(|f| match f {
+                    "" => "<receive>".to_string(),
+                    f => f.to_string(),
+                }),
                 line: s["line"].as_u64().unwrap(),
             }),
         })
@@ -403,7 +409,8 @@ fn parse_frame(line: &str) -> Result<Frame, String> {
     });
     Ok(Frame {
         source: SourceRef {
-            contract: Some(contract.to_string()),
+            // `at .f`: a free (file-level) function, of no contract.
+            contract: (!contract.is_empty()).then(|| contract.to_string()),
             file,
             function,
             line: line_no,
@@ -522,13 +529,10 @@ fn error_entry(desc: &str) -> Entry {
     if let Some(why) = desc.strip_prefix("no revert data: ") {
         let (kind, value) = if why.contains("` is not payable but was sent ") {
             ("FUNCTION_NOT_PAYABLE_ERROR", wei(why))
-        } else if why.starts_with("the fallback function is not payable")
-            && why.contains("and there is no receive function")
+        } else if why
+            .starts_with("there is no receive function, and the fallback function is not payable")
         {
-            (
-                "FALLBACK_NOT_PAYABLE_AND_NO_RECEIVE_ERROR",
-                wei(why.split(" and there is no receive").next().unwrap()),
-            )
+            ("FALLBACK_NOT_PAYABLE_AND_NO_RECEIVE_ERROR", wei(why))
         } else if why.starts_with("the fallback function is not payable") {
             ("FALLBACK_NOT_PAYABLE_ERROR", wei(why))
         } else if why.starts_with("no function matches selector")
