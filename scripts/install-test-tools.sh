@@ -6,6 +6,8 @@
 #   .tools/bin/cast   -> cast 1.7.1 (npm @foundry-rs/cast-linux-amd64): a real client of `serve`
 #   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
+#   .tools/js/node_modules/solc -> solc-js 0.8.30 (npm): compiles EDR's stack-trace suite at test
+#       time (tests/live/edr_suite.rs, scripts/compile-edr-suite.js)
 #   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
 #   /usr/bin/tmux -> Debian's tmux (apt): the terminal the debugger's tests drive
 #
@@ -138,6 +140,22 @@ install_playwright() {
     log "installed: playwright-core $PLAYWRIGHT_VERSION in $js"
 }
 
+SOLC_JS_VERSION="0.8.30"
+install_solc_js() {
+    local js="$TOOLS/js"
+    if [ -f "$js/node_modules/solc/package.json" ] \
+        && grep -q "\"version\": \"$SOLC_JS_VERSION\"" "$js/node_modules/solc/package.json"; then
+        log "solc-js $SOLC_JS_VERSION already installed in $js"
+        return 0
+    fi
+    command -v node >/dev/null 2>&1 || die "node is required for solc-js"
+    mkdir -p "$js"
+    log "installing solc@$SOLC_JS_VERSION (solc-js) from the npm registry into $js"
+    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "solc@$SOLC_JS_VERSION" >/dev/null ) \
+        || die "npm install solc@$SOLC_JS_VERSION failed"
+    log "installed: solc-js $SOLC_JS_VERSION in $js"
+}
+
 # A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
 # that version is already there; a mirror that no longer carries it (a security update replaced
 # it) gets the archive's current one, and this says so.
@@ -194,5 +212,6 @@ install_cast
 install_solc_old
 install_ethers
 install_playwright
+install_solc_js
 install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
 install_deb tmux "$TMUX_VERSION" /usr/bin/tmux

@@ -43,6 +43,15 @@ pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
             return None;
         }
         return match entry.fallback {
+            // No call data and no receive function: the value went to the fallback function
+            // because there is no receive function (Hardhat's "no receive function" case).
+            Some(false) if value > U256::ZERO && empty => Some((
+                format!(
+                    "there is no receive function, and {}",
+                    sent("the fallback function")
+                ),
+                Some("fallback".into()),
+            )),
             Some(false) if value > U256::ZERO => {
                 Some((sent("the fallback function"), Some("fallback".into())))
             }

@@ -68,13 +68,24 @@ impl Names {
             let artifact = self.artifact_for_code(&code);
             if let Some((why, function)) = artifact.and_then(|a| infer::infer(f, &a.abi)) {
                 // A function's declaration, or a public state variable's: its getter.
-                let at = function.and_then(|name| {
-                    let map = map?;
-                    let (contract, at) = map
-                        .function_location(&name)
-                        .or_else(|| map.public_variable_location(&name))?;
-                    Some((contract, name, at))
-                });
+                let at = match function {
+                    Some(name) => (|| {
+                        let map = map?;
+                        let (contract, at) = map
+                            .function_location(&name)
+                            .or_else(|| map.public_variable_location(&name))?;
+                        Some((contract, name, at))
+                    })(),
+                    // No function takes the call (no match, no fallback or receive function):
+                    // the contract's dispatcher failed, where the map places it (the contract's
+                    // declaration); the stack shows the contract, no function.
+                    None => (|| {
+                        let map = map?;
+                        let levels = sources::frame_levels(map, f.steps.as_deref()?, None);
+                        let at = map.location(&levels, recent)?;
+                        Some((map.contract.clone(), String::new(), at))
+                    })(),
+                };
                 return Some((why, at));
             }
             if let (Some(a), Some(m)) = (artifact, map) {

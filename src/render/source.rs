@@ -98,7 +98,10 @@ impl StackEntry {
     /// `Leaf._check (src/Leaf.sol:20:9)`; a function in a file edited since the build is not
     /// named: `src/Leaf.sol (changed since the build: location not shown)`.
     pub fn text(&self) -> String {
-        let mut s = if self.function.is_empty() {
+        let mut s = if self.function.is_empty() && !self.contract.is_empty() {
+            // The contract itself, no function of it (its dispatcher): `C (src/C.sol:3:1)`.
+            format!("{} ({})", self.contract, self.location.at())
+        } else if self.function.is_empty() {
             self.location.at()
         } else {
             let args = if self.args.is_empty() {

@@ -25,6 +25,7 @@ mod columnar;
 mod ctor_sources;
 mod dask_example;
 mod edr_cases;
+mod edr_suite;
 mod faults;
 mod gas_source_live;
 mod html_report;

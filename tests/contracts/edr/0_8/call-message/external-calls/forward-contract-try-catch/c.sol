@@ -1,0 +1,14 @@
+pragma solidity ^0.8.0;
+
+import "./d.sol";
+
+contract C {
+
+  function test() public {
+    D d = new D();
+    try d.fail() {} catch {
+      revert("C failed");
+    }
+  }
+
+}

@@ -1,0 +1,9 @@
+pragma solidity ^0.8.0;
+
+import "./d.sol";
+
+contract C is D {
+
+    function test() fail external {
+    }
+}

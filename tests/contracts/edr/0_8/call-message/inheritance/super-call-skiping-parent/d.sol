@@ -1,0 +1,7 @@
+pragma solidity ^0.8.0;
+
+import "./e.sol";
+
+contract D is E {
+
+}

@@ -1,0 +1,13 @@
+pragma solidity ^0.8.0;
+
+contract D {
+
+  function test() m public virtual {
+  }
+
+  modifier m {
+    revert("m failed");
+    _;
+  }
+
+}

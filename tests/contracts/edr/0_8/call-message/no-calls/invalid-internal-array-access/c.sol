@@ -1,0 +1,14 @@
+pragma solidity ^0.8.0;
+
+
+contract C {
+
+  uint256[] a;
+
+  function test(uint256 i) public
+  {
+    a.push(0);
+    a[i];
+  }
+
+}

@@ -1,0 +1,6 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+}
+

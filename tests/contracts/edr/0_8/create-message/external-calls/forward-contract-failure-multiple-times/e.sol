@@ -1,0 +1,14 @@
+pragma solidity ^0.8.0;
+
+contract E {
+
+  function fail() public {
+
+
+
+
+
+    revert("E failed");
+  }
+
+}

@@ -1,0 +1,8 @@
+pragma solidity ^0.8.0;
+
+import "./d.sol";
+
+contract C is D, E {
+    constructor(bool b) D(b) E(b) public {}
+
+}

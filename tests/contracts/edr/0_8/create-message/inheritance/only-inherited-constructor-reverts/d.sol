@@ -1,0 +1,7 @@
+pragma solidity ^0.8.0;
+
+contract D {
+    constructor() public {
+        revert("D failed");
+    }
+}

@@ -1,0 +1,6 @@
+pragma solidity ^0.8.0;
+
+import "./d.sol";
+
+contract C is D {
+}

@@ -1,0 +1,12 @@
+pragma solidity ^0.8.0;
+
+contract D {
+    constructor() m public {
+
+    }
+
+    modifier m {
+        revert("D.m failed");
+        _;
+    }
+}

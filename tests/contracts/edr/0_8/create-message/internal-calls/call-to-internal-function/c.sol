@@ -1,0 +1,12 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+  constructor() public {
+    fail();
+  }
+
+  function fail() internal {
+    revert("internal");
+  }
+}

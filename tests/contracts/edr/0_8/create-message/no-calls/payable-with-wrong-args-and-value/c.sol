@@ -1,0 +1,8 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+  constructor(uint i) payable public {
+  }
+
+}

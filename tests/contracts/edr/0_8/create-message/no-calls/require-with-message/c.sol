@@ -1,0 +1,15 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+  constructor() public {
+
+
+
+
+
+
+    require(false, "req");
+  }
+
+}

@@ -1,0 +1,11 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+  receive() external payable {
+
+
+    require(false);
+  }
+
+}

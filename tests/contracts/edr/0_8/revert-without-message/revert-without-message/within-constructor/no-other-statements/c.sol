@@ -1,0 +1,11 @@
+pragma solidity ^0.8.0;
+
+contract C {
+
+  constructor() public payable {
+
+
+    revert();
+  }
+
+}
