@@ -391,7 +391,12 @@ impl Model {
                     Some((c, n)) => (Some(c), n),
                     None => (None, name.as_str()),
                 };
-                func.name == fname && contract.is_none_or(|c| c == func.contract)
+                // By the contract that declares it or the one running it (the name `tx`
+                // and the tree print: `Token.transferFrom` for ERC20's).
+                func.name == fname
+                    && contract.is_none_or(|c| {
+                        c == func.contract || c == map.shown_contract(&func.contract)
+                    })
             }
             Breakpoint::Line { .. } => false,
         })

@@ -74,7 +74,7 @@ impl Names {
                         let (contract, at) = map
                             .function_location(&name)
                             .or_else(|| map.public_variable_location(&name))?;
-                        Some((contract, name, at))
+                        Some((map.shown_contract(&contract), name, at))
                     })(),
                     // No function takes the call (no match, no fallback or receive function):
                     // the contract's dispatcher failed, where the map places it (the contract's

@@ -103,9 +103,9 @@ fn a_frame_passing_a_failure_on_is_placed_at_its_call_in_tree_and_stack() {
         "ERC20InsufficientAllowance(spender, currentAllowance",
     );
     let expected = vec![
-        format!("at ERC20._spendAllowance(owner: {me}, spender: {vault}, value: 5) ({spend})"),
+        format!("at Coin._spendAllowance(owner: {me}, spender: {vault}, value: 5) ({spend})"),
         format!(
-            "at ERC20.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
+            "at Coin.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
             at(
                 &format!("{OZ}/ERC20.sol"),
                 "_spendAllowance(from, spender, value)"
@@ -260,14 +260,14 @@ fn via_ir_inlined_functions_are_frames_of_the_stack() {
     let st = stack(&stdout);
     let expected = vec![
         format!(
-            "at ERC20._spendAllowance ({})",
+            "at Coin._spendAllowance ({})",
             at(
                 &erc20,
                 "ERC20InsufficientAllowance(spender, currentAllowance"
             )
         ),
         format!(
-            "at ERC20.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
+            "at Coin.transferFrom(from: {me}, to: {vault}, value: 5) ({}), reached by CALL",
             at(&erc20, "_spendAllowance(from, spender, value)")
         ),
         format!(

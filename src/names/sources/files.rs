@@ -204,6 +204,22 @@ pub struct Unit {
     pub files: HashMap<i32, Arc<SourceFile>>,
 }
 
+impl Unit {
+    /// The contracts `name` inherits from (its linearized bases but itself), by name, as the
+    /// compilation's ASTs give them; empty where no AST names it.
+    pub fn bases_of(&self, name: &str) -> Vec<String> {
+        let defs = || self.files.values().flat_map(|f| f.storage.contracts.iter());
+        let Some(def) = defs().find(|d| d.name == name) else {
+            return Vec::new();
+        };
+        def.bases
+            .iter()
+            .filter(|&&id| id != def.id)
+            .filter_map(|id| defs().find(|d| d.id == *id).map(|d| d.name.clone()))
+            .collect()
+    }
+}
+
 /// Creation code (library placeholders zeroed), the byte ranges to ignore when comparing it
 /// with init code, and its source map.
 pub type Creation = (Vec<u8>, Vec<(usize, usize)>, String);

@@ -82,7 +82,7 @@ impl CodeMap {
                 names_only(f)
             };
             entries.push(StackEntry {
-                contract: f.contract.clone(),
+                contract: self.shown_contract(&f.contract),
                 function: self.shown_name(f),
                 location,
                 reached_by: None,

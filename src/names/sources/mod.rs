@@ -51,6 +51,8 @@ pub struct CodeMap {
     /// [`CodeMap::internal_calls`] by (file, caller's start, callee's start): a gas profile
     /// asks for the same pair at every pc of shared code.
     calls: std::sync::Mutex<std::collections::HashMap<(usize, usize, usize), Vec<usize>>>,
+    /// The contracts this code's contract inherits from, by name (from the ASTs; read once).
+    bases: std::sync::OnceLock<Vec<String>>,
 }
 
 impl CodeMap {
@@ -73,6 +75,21 @@ impl CodeMap {
             pc_ix: instruction_index(code),
             unit,
             calls: Default::default(),
+            bases: Default::default(),
+        }
+    }
+
+    /// The contract a function declared in `declaring` is shown under in this code's stack:
+    /// this code's own contract when `declaring` is one it inherits from (EDR's and Hardhat's
+    /// rule, and the name the call tree prints: `Token.transferFrom`, not
+    /// `ERC20.transferFrom`), else `declaring` (a library's internal function, inlined).
+    pub fn shown_contract(&self, declaring: &str) -> String {
+        let bases = self
+            .bases
+            .get_or_init(|| self.unit.bases_of(&self.contract));
+        match bases.iter().any(|b| b == declaring) {
+            true => self.contract.clone(),
+            false => declaring.to_string(),
         }
     }
 
@@ -575,7 +592,7 @@ impl CodeMap {
             let location = match &modifier {
                 Some((m, at)) => {
                     out.push(StackEntry {
-                        contract: m.contract.clone(),
+                        contract: self.shown_contract(&m.contract),
                         function: m.name.clone(),
                         location: at.clone(),
                         reached_by: None,
@@ -590,7 +607,7 @@ impl CodeMap {
                 continue;
             };
             out.push(StackEntry {
-                contract: f.contract.clone(),
+                contract: self.shown_contract(&f.contract),
                 function: f.name.clone(),
                 location,
                 reached_by: None,
@@ -618,7 +635,7 @@ impl CodeMap {
                     });
                 if let Some(f) = f {
                     out.push(StackEntry {
-                        contract: f.contract,
+                        contract: self.shown_contract(&f.contract),
                         function: f.name,
                         location,
                         reached_by: None,
