@@ -13,8 +13,13 @@ use crate::trace::call::CallFrame;
 use crate::trace::errors::FrameError;
 
 /// What the frame's failure was, when it reverted with no data and the ABI tells why; with the
-/// name of the function whose declaration it is at, when it is one.
-pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
+/// name of the function whose declaration it is at, when it is one. `enum_size` gives the
+/// member count of an enum by its canonical name (`C.Kind`) where the build's AST says it.
+pub fn infer(
+    f: &CallFrame,
+    abi: &Abi,
+    enum_size: &dyn Fn(&str) -> Option<usize>,
+) -> Option<(String, Option<String>)> {
     if !reverted_without_data(f) {
         return None;
     }
@@ -30,9 +35,18 @@ pub fn infer(f: &CallFrame, abi: &Abi) -> Option<(String, Option<String>)> {
             let selector: [u8; 4] = f.input[..4].try_into().ok()?;
             if let Some(func) = abi.functions(selector).first() {
                 let payable = func.state_mutability == alloy_json_abi::StateMutability::Payable;
-                return (!payable && value > U256::ZERO).then(|| {
-                    (
+                if !payable && value > U256::ZERO {
+                    return Some((
                         sent(&format!("`{}`", func.signature())),
+                        Some(func.name.clone()),
+                    ));
+                }
+                // The function's parameters refuse the call data (ABI coder v2 checks every
+                // value: too short, an address, bool or integer out of its width, an enum past
+                // its members): solc's decoder reverted before the function ran.
+                return (!decodes(&func.inputs, &f.input[4..], enum_size)).then(|| {
+                    (
+                        format!("the call data does not decode as `{}`", func.signature()),
                         Some(func.name.clone()),
                     )
                 });
@@ -93,6 +107,57 @@ pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<S
         }
     }
     None
+}
+
+/// Whether `data` decodes strictly as `params`, enums within their members.
+fn decodes(
+    params: &[alloy_json_abi::Param],
+    data: &[u8],
+    enum_size: &dyn Fn(&str) -> Option<usize>,
+) -> bool {
+    let Some(values) = crate::render::values::decode_params(params, data) else {
+        return false;
+    };
+    params.iter().zip(&values).all(|(p, v)| {
+        let members = p
+            .internal_type
+            .as_ref()
+            .map(|t| t.to_string())
+            .and_then(|t| t.strip_prefix("enum ").map(str::to_string))
+            .and_then(|name| enum_size(&name));
+        match (members, v) {
+            (Some(n), alloy_dyn_abi::DynSolValue::Uint(x, _)) => *x < U256::from(n),
+            _ => true,
+        }
+    })
+}
+
+/// A library's code called, not delegated to: solc guards a library's state-changing functions
+/// with a check that the code runs at its own address only by DELEGATECALL (its runtime code
+/// opens with `PUSH20 <its address> ADDRESS EQ`), and a library has no fallback; either way the
+/// call reverts with no data. The function the selector names, when the library has one.
+pub fn library_call(f: &CallFrame, code: &[u8], abi: &Abi) -> Option<(String, Option<String>)> {
+    use revm::bytecode::opcode::{ADDRESS, EQ, PUSH20};
+    if !reverted_without_data(f) || f.kind.is_create() {
+        return None;
+    }
+    let library = code.first() == Some(&PUSH20)
+        && code.get(21) == Some(&ADDRESS)
+        && code.get(22) == Some(&EQ);
+    let direct = !matches!(f.kind.as_str(), "DELEGATECALL" | "CALLCODE");
+    if !library || !direct {
+        return None;
+    }
+    let function = f
+        .input
+        .get(..4)
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .and_then(|s| abi.functions(s).first())
+        .map(|func| func.name.clone());
+    Some((
+        "a library called directly: its functions run only by DELEGATECALL".into(),
+        function,
+    ))
 }
 
 /// A REVERT that handed back no data: the only failure these explain.

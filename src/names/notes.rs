@@ -66,7 +66,12 @@ impl Names {
             }
             let code = code_for(f)?;
             let artifact = self.artifact_for_code(&code);
-            if let Some((why, function)) = artifact.and_then(|a| infer::infer(f, &a.abi)) {
+            let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
+            let inferred = artifact.and_then(|a| {
+                infer::library_call(f, &code, &a.abi)
+                    .or_else(|| infer::infer(f, &a.abi, &enum_size))
+            });
+            if let Some((why, function)) = inferred {
                 // A function's declaration, or a public state variable's: its getter.
                 let at = match function {
                     Some(name) => (|| {

@@ -4,9 +4,11 @@
 //! contract's own constructor with, inlined before its body, the constructors of its bases and
 //! the modifiers of each (and state variables' initial values). No JUMP enters them, so the
 //! internal stack has no level for them; what runs there is read from the span itself: a
-//! modifier, a base's constructor or the contract's own. Each is an entry, innermost first,
-//! down to the contract's own constructor at the place that invokes the one above it (`Base(x)`
-//! in its declaration or in the contract's `is` list), as Hardhat's stack traces show it.
+//! modifier, a base's constructor or the contract's own. As EDR's (Hardhat's) stack traces
+//! show a deployment, a base's constructor is the contract's constructor: where the failure is
+//! in a base's constructor body, the entry is the contract's constructor there; otherwise the
+//! contract's own constructor at the place that invokes the bases (`Base(x)` in its declaration
+//! or in the contract's `is` list); modifiers are entries of their own.
 
 use std::sync::Arc;
 
@@ -17,12 +19,38 @@ use crate::render::source::{Location, StackEntry};
 const MAX_BASES: usize = 32;
 
 impl CodeMap {
-    /// The entries of the constructor code at `span` (the outermost level of a creation map):
-    /// innermost first, the contract's own constructor last.
+    /// The entries of the constructor code at `span` (the outermost level of a creation map),
+    /// innermost first, as EDR's (Hardhat's) stack traces show a deployment: its bases'
+    /// constructors are not frames of their own but the contract's constructor — a base's
+    /// constructor where the failure is in its body is `C.constructor` there, one the failure
+    /// only passed through is left out —, and bases' modifiers are named by the contract.
     pub(super) fn constructor_entries(
         &self,
         span: Option<(&Arc<SourceFile>, SrcEntry)>,
     ) -> Vec<StackEntry> {
+        let mut out = Vec::new();
+        for (i, mut e) in self.constructor_frames(span).into_iter().enumerate() {
+            let base = e.function == "constructor" && e.contract != self.contract;
+            if base && i > 0 {
+                continue;
+            }
+            if e.function == "constructor"
+                && out.iter().any(|o: &StackEntry| o.function == "constructor")
+            {
+                continue;
+            }
+            e.contract = match base {
+                true => self.contract.clone(),
+                false => self.shown_contract(&e.contract),
+            };
+            out.push(e);
+        }
+        out
+    }
+
+    /// The constructor code at `span` as the source nests it: a modifier, each base's
+    /// constructor up to the one invoking it, the contract's own constructor last.
+    fn constructor_frames(&self, span: Option<(&Arc<SourceFile>, SrcEntry)>) -> Vec<StackEntry> {
         let mut out = Vec::new();
         let Some((file, e)) = span else {
             return out;

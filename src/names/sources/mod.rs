@@ -79,6 +79,17 @@ impl CodeMap {
         }
     }
 
+    /// How many members the enum `name` (its canonical name, `C.Kind`) has, where the build's
+    /// AST defines it.
+    pub fn enum_members(&self, name: &str) -> Option<usize> {
+        self.unit
+            .files
+            .values()
+            .flat_map(|f| f.enums.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, members)| members.len())
+    }
+
     /// The contract a function declared in `declaring` is shown under in this code's stack:
     /// this code's own contract when `declaring` is one it inherits from (EDR's and Hardhat's
     /// rule, and the name the call tree prints: `Token.transferFrom`, not
