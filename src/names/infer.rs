@@ -109,6 +109,40 @@ pub fn non_contract_call(f: &CallFrame, code: &[u8], recent: &[u32]) -> Option<S
     None
 }
 
+/// Why a deployment reverted with no data before its constructor ran, from the contract's
+/// ABI: value sent to a constructor that is not payable, or constructor arguments (`args`: the
+/// init code past the artifact's creation code) its parameters refuse.
+pub fn constructor(
+    f: &CallFrame,
+    abi: &Abi,
+    args: &[u8],
+    enum_size: &dyn Fn(&str) -> Option<usize>,
+) -> Option<(String, Option<String>)> {
+    if !reverted_without_data(f) || !f.kind.is_create() || !f.calls.is_empty() {
+        return None;
+    }
+    let value = f.value.unwrap_or_default();
+    let payable = abi.entry_points()?.payable_constructor;
+    let at = Some("constructor".to_string());
+    if value > U256::ZERO && !payable {
+        return Some((
+            format!("`constructor` is not payable but was sent {value} wei"),
+            at,
+        ));
+    }
+    let inputs = abi.constructor().unwrap_or_default();
+    (!inputs.is_empty() && !decodes(inputs, args, enum_size)).then(|| {
+        let types: Vec<String> = inputs.iter().map(|p| p.ty.clone()).collect();
+        (
+            format!(
+                "the call data does not decode as `constructor({})`",
+                types.join(",")
+            ),
+            at,
+        )
+    })
+}
+
 /// Whether `data` decodes strictly as `params`, enums within their members.
 fn decodes(
     params: &[alloy_json_abi::Param],

@@ -273,14 +273,20 @@ impl Names {
         self.index.artifacts.iter().find(|a| a.matches(code))
     }
 
+    /// The artifact whose creation code `init` begins with, and that code's length (what
+    /// follows is the constructor's arguments).
+    pub fn artifact_for_creation(&self, init: &[u8]) -> Option<(&Artifact, usize)> {
+        self.index.artifacts.iter().find_map(|a| {
+            let s = a.sources.as_ref()?;
+            let (code, _, _) = s.creation.as_ref()?;
+            s.creation_matches(init).then_some((a, code.len()))
+        })
+    }
+
     /// Names every CREATE under `f` whose init code an artifact's creation code begins.
     fn name_creations(&self, f: &CallFrame, decoder: &mut Decoder) {
         if f.kind.is_create() {
-            let found = self.index.artifacts.iter().find_map(|a| {
-                let s = a.sources.as_ref()?;
-                let (code, _, _) = s.creation.as_ref()?;
-                s.creation_matches(&f.input).then_some((a, code.len()))
-            });
+            let found = self.artifact_for_creation(&f.input);
             if let Some((a, len)) = found.filter(|(a, _)| !a.name.is_empty()) {
                 decoder.add_creation(&f.input, a.name.clone(), len, a.abi.clone());
             }

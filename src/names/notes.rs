@@ -62,7 +62,15 @@ impl Names {
         // Why a frame reverted with no reason, where its contract's ABI tells.
         let infer_of = |f: &CallFrame, recent: &[u32], map: Option<&CodeMap>| {
             if f.kind.is_create() {
-                return None;
+                let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
+                let (a, len) = self.artifact_for_creation(&f.input)?;
+                let (why, function) =
+                    infer::constructor(f, &a.abi, f.input.get(len..)?, &enum_size)?;
+                let at = function.and_then(|name| {
+                    let (contract, at) = map?.function_location(&name)?;
+                    Some((map?.shown_contract(&contract), name, at))
+                });
+                return Some((why, at));
             }
             let code = code_for(f)?;
             let artifact = self.artifact_for_code(&code);

@@ -69,6 +69,8 @@ pub struct EntryPoints {
     /// `Some(payable)` when the contract has a fallback function.
     pub fallback: Option<bool>,
     pub receive: bool,
+    /// Its constructor is payable (no constructor: not).
+    pub payable_constructor: bool,
 }
 
 impl Abi {
@@ -102,6 +104,7 @@ impl Abi {
             match item.get("type").and_then(Value::as_str) {
                 Some("fallback") => entry.fallback = Some(payable),
                 Some("receive") => entry.receive = true,
+                Some("constructor") => entry.payable_constructor = payable,
                 _ => {}
             }
         }

@@ -17,11 +17,10 @@
 //! (console.log output, transactions that must succeed) judge no stack trace.
 //!
 //! A ratchet until all match: the test fails when a case differs that matched before, and when
-//! one of [`NOT_YET`] starts to match. Not yet matching (211 of 222 match): in a constructor,
-//! call data its parameters refuse (3, EDR's INVALID_PARAMS_ERROR), value sent to a non-payable
-//! one (2), a call to a non-contract account and undecodable return data (2) are not inferred
-//! as they are for calls; a library's existing function called directly is placed but not
-//! named; an overloaded function's refused call data is placed at the first overload;
+//! one of [`NOT_YET`] starts to match. Not yet matching (216 of 222 match): in a constructor,
+//! a call to a non-contract account and undecodable return data (2) are not inferred as they
+//! are for calls; a library's existing function called directly is placed but not named; an
+//! overloaded function's refused call data is placed at the first overload;
 //! `invalid-public-array-access` has no stack; two contracts with the same deployment code are
 //! told apart where EDR takes the second (`different-contracts-same-deployment-bytecode`).
 
@@ -44,11 +43,6 @@ const NOT_YET: &[&str] = &[
     "call-message/no-calls/overloaded-function-params-error",
     "create-message/external-calls/incorrect-returndata-size",
     "create-message/external-calls/non-contract-account-called",
-    "create-message/no-calls/nonpayable-with-wrong-args",
-    "create-message/no-calls/payable-with-wrong-args",
-    "create-message/no-calls/payable-with-wrong-args-and-value",
-    "create-message/no-calls/send-value-to-nonpayable",
-    "create-message/no-calls/send-value-to-nonpayable-with-wrong-args",
     "special-cases/different-contracts-same-deployment-bytecode",
 ];
 
