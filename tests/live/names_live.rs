@@ -643,12 +643,26 @@ fn token_calls_errors_and_balance_slots_are_named() {
         &[],
     );
     assert!(!bare.stdout.contains("balanceOf["), "{}", bare.stdout);
-    let j = chaintrace_in(
-        &project,
-        &["access", &format!("{ok:?}"), "--rpc-url", &url, "--json"],
-        &[],
+    // --json: the same rows as without names, each slot a layout names with its `variables`
+    // beside them (issue 44); without the project, none.
+    let ok_text = format!("{ok:?}");
+    let json_rows = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["access", &ok_text, "--rpc-url", &url, "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&chaintrace_in(&project, &args, &[]).stdout).unwrap()
+    };
+    let named = json_rows(&[]);
+    let plain = json_rows(&["--no-project"]);
+    assert!(!plain.to_string().contains("variables"), "{plain}");
+    let mut stripped = named.clone();
+    for row in stripped.as_array_mut().unwrap() {
+        row.as_object_mut().unwrap().remove("variables");
+    }
+    assert_eq!(stripped, plain);
+    assert!(
+        named.to_string().contains("\"name\":\"balanceOf["),
+        "{named}"
     );
-    assert!(!j.stdout.contains("balanceOf"), "{}", j.stdout);
 }
 
 /// Name sources that cannot be read are bad input (exit 1, one line), before any replay.
