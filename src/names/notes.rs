@@ -84,8 +84,9 @@ impl Names {
                 let at = match function {
                     Some(name) => (|| {
                         let map = map?;
+                        let selector = f.input.get(..4).and_then(|s| s.try_into().ok());
                         let (contract, at) = map
-                            .function_location(&name)
+                            .function_location_for(&name, selector)
                             .or_else(|| map.public_variable_location(&name))?;
                         Some((map.shown_contract(&contract), name, at))
                     })(),

@@ -264,7 +264,16 @@ impl CodeMap {
     /// The declaration of function `name` of this map's contract (or its bases): the contract
     /// it is declared in and where.
     pub fn function_location(&self, name: &str) -> Option<(String, Location)> {
-        let (file, f) = self.find_function(name)?;
+        self.function_location_for(name, None)
+    }
+
+    /// [`Self::function_location`] of the overload whose selector is `selector`, where known.
+    pub fn function_location_for(
+        &self,
+        name: &str,
+        selector: Option<[u8; 4]>,
+    ) -> Option<(String, Location)> {
+        let (file, f) = self.find_function_for(name, selector)?;
         let text = file.text()?;
         // The declaration's first line: up to its body's brace.
         let head = text.get(f.start..f.end)?;
