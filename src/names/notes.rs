@@ -76,8 +76,13 @@ impl Names {
             let artifact = self.artifact_for_code(&code);
             let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
             let inferred = artifact.and_then(|a| {
-                infer::library_call(f, &code, &a.abi)
-                    .or_else(|| infer::infer(f, &a.abi, &enum_size))
+                let library = infer::library_call(f, &code, &a.abi).map(|(why, function)| {
+                    // A library's ABI lists none of the functions it runs by DELEGATECALL only.
+                    let selector = f.input.get(..4).and_then(|s| s.try_into().ok());
+                    let by_ast = || map?.function_named_by(selector?);
+                    (why, function.or_else(by_ast))
+                });
+                library.or_else(|| infer::infer(f, &a.abi, &enum_size))
             });
             if let Some((why, function)) = inferred {
                 // A function's declaration, or a public state variable's: its getter.

@@ -17,10 +17,9 @@
 //! (console.log output, transactions that must succeed) judge no stack trace.
 //!
 //! A ratchet until all match: the test fails when a case differs that matched before, and when
-//! one of [`NOT_YET`] starts to match. Not yet matching (217 of 222 match): in a constructor,
+//! one of [`NOT_YET`] starts to match. Not yet matching (218 of 222 match): in a constructor,
 //! a call to a non-contract account and undecodable return data (2) are not inferred as they
-//! are for calls; a library's existing function called directly is placed but not named;
-//! `invalid-public-array-access` has no stack; two contracts with the same deployment code are
+//! are for calls; `invalid-public-array-access` has no stack; two contracts with the same deployment code are
 //! told apart where EDR takes the second (`different-contracts-same-deployment-bytecode`).
 
 use crate::{anvil, run};
@@ -37,7 +36,6 @@ use serde_json::{json, Value};
 /// The cases that do not match yet (see the module's docs for why), a ratchet: the test fails
 /// when any other case differs, and when one of these starts to match (take it off the list).
 const NOT_YET: &[&str] = &[
-    "call-message/no-calls/direct-library-call-existing-function",
     "call-message/no-calls/invalid-public-array-access",
     "create-message/external-calls/incorrect-returndata-size",
     "create-message/external-calls/non-contract-account-called",

@@ -267,6 +267,26 @@ impl CodeMap {
         self.function_location_for(name, None)
     }
 
+    /// The name of this code's contract's public or external function whose selector is
+    /// `selector`, from the AST's parameter types (a library's ABI leaves out the functions it
+    /// runs only by DELEGATECALL).
+    pub fn function_named_by(&self, selector: [u8; 4]) -> Option<String> {
+        self.unit
+            .files
+            .values()
+            .flat_map(|file| file.functions().iter().map(move |f| (file, f)))
+            .filter(|(_, f)| !f.modifier && f.contract == self.contract)
+            .filter(|(_, f)| f.selector() == Some(selector))
+            // Only a function a call can reach: `public` or `external` in its declaration.
+            .find(|(file, f)| {
+                ctor::header(file, f).is_some_and(|h| {
+                    h.split(|c: char| !c.is_alphanumeric())
+                        .any(|w| w == "public" || w == "external")
+                })
+            })
+            .map(|(_, f)| f.name.clone())
+    }
+
     /// [`Self::function_location`] of the overload whose selector is `selector`, where known.
     pub fn function_location_for(
         &self,
