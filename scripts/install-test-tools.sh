@@ -106,55 +106,28 @@ install_cast() {
     log "installed: $("$BIN/cast" --version | head -n1) at $BIN/cast"
 }
 
+# An npm package pinned to VERSION, installed into .tools/js (--save-exact, with the registry's
+# integrity hashes recorded in package-lock.json) unless that version is already there. WHY
+# names what needs it.
+install_npm_js() {
+    local pkg="$1" version="$2" why="$3" js="$TOOLS/js"
+    if [ -f "$js/node_modules/$pkg/package.json" ] \
+        && grep -q "\"version\": \"$version\"" "$js/node_modules/$pkg/package.json"; then
+        log "$pkg $version already installed in $js"
+        return 0
+    fi
+    command -v node >/dev/null 2>&1 || die "node is required for $why"
+    mkdir -p "$js"
+    log "installing $pkg@$version from the npm registry into $js"
+    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "$pkg@$version" >/dev/null ) \
+        || die "npm install $pkg@$version failed"
+    log "installed: $pkg $version in $js"
+}
+
 ETHERS_VERSION="6.16.0"
-install_ethers() {
-    local js="$TOOLS/js"
-    if [ -f "$js/node_modules/ethers/package.json" ] \
-        && grep -q "\"version\": \"$ETHERS_VERSION\"" "$js/node_modules/ethers/package.json"; then
-        log "ethers $ETHERS_VERSION already installed in $js"
-        return 0
-    fi
-    command -v node >/dev/null 2>&1 || die "node is required for the ethers.js client test"
-    mkdir -p "$js"
-    log "installing ethers@$ETHERS_VERSION from the npm registry into $js"
-    # --save-exact + the registry's integrity hashes recorded in package-lock.json.
-    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "ethers@$ETHERS_VERSION" >/dev/null ) \
-        || die "npm install ethers@$ETHERS_VERSION failed"
-    log "installed: ethers $ETHERS_VERSION in $js"
-}
-
+# playwright-core downloads no browser: the test drives Debian's chromium.
 PLAYWRIGHT_VERSION="1.65.1"
-install_playwright() {
-    local js="$TOOLS/js"
-    if [ -f "$js/node_modules/playwright-core/package.json" ] \
-        && grep -q "\"version\": \"$PLAYWRIGHT_VERSION\"" "$js/node_modules/playwright-core/package.json"; then
-        log "playwright-core $PLAYWRIGHT_VERSION already installed in $js"
-        return 0
-    fi
-    command -v node >/dev/null 2>&1 || die "node is required for the browser test"
-    mkdir -p "$js"
-    log "installing playwright-core@$PLAYWRIGHT_VERSION from the npm registry into $js"
-    # playwright-core downloads no browser: the test drives Debian's chromium.
-    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null ) \
-        || die "npm install playwright-core@$PLAYWRIGHT_VERSION failed"
-    log "installed: playwright-core $PLAYWRIGHT_VERSION in $js"
-}
-
 SOLC_JS_VERSION="0.8.30"
-install_solc_js() {
-    local js="$TOOLS/js"
-    if [ -f "$js/node_modules/solc/package.json" ] \
-        && grep -q "\"version\": \"$SOLC_JS_VERSION\"" "$js/node_modules/solc/package.json"; then
-        log "solc-js $SOLC_JS_VERSION already installed in $js"
-        return 0
-    fi
-    command -v node >/dev/null 2>&1 || die "node is required for solc-js"
-    mkdir -p "$js"
-    log "installing solc@$SOLC_JS_VERSION (solc-js) from the npm registry into $js"
-    ( cd "$js" && npm install --silent --no-audit --no-fund --save-exact "solc@$SOLC_JS_VERSION" >/dev/null ) \
-        || die "npm install solc@$SOLC_JS_VERSION failed"
-    log "installed: solc-js $SOLC_JS_VERSION in $js"
-}
 
 # A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
 # that version is already there; a mirror that no longer carries it (a security update replaced
@@ -210,8 +183,8 @@ install_solc_old() {
 install_anvil
 install_cast
 install_solc_old
-install_ethers
-install_playwright
-install_solc_js
+install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
+install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"
+install_npm_js solc "$SOLC_JS_VERSION" "solc-js (the EDR suite's compiler)"
 install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
 install_deb tmux "$TMUX_VERSION" /usr/bin/tmux
