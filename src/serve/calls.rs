@@ -63,7 +63,7 @@ impl Answer {
     /// allocator can), not into a copy: a large trace is not held twice.
     fn result(id: &Value, mut result: String) -> Answer {
         let payload = result.len();
-        let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id_text(id));
+        let head = result_head(id);
         result.reserve_exact(head.len() + 1);
         result.insert_str(0, &head);
         result.push('}');
@@ -78,7 +78,7 @@ impl Answer {
     /// bytes from `chunks`, then its `}`.
     fn streamed(id: &Value, len: usize, chunks: Chunks) -> Answer {
         Answer {
-            text: format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id_text(id)),
+            text: result_head(id),
             payload: len,
             rest: Some(chunks),
         }
@@ -115,6 +115,11 @@ impl Answer {
                 .into_response(),
         }
     }
+}
+
+/// A result response's text up to its `result` value (geth's key order).
+fn result_head(id: &Value) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id_text(id))
 }
 
 fn id_text(id: &Value) -> String {
@@ -330,11 +335,7 @@ enum Sent {
 /// What the worker hands back once the replay is done (before a streamed result is written).
 struct Done {
     result: Result<Sent, Fault>,
-    upstream_requests: u64,
-    cache_hit: bool,
-    divergence: Option<String>,
-    warnings: Vec<String>,
-    notes: Vec<String>,
+    log: TraceLog,
 }
 
 /// What a traced call's log line reports besides its outcome.
@@ -492,28 +493,21 @@ async fn traced(
             }
             Err(f) => (Err(f), None),
         };
-        let _ = done_tx.send(Done {
-            result,
+        let log = TraceLog {
             upstream_requests: out.upstream_requests,
             cache_hit: out.cache_hit,
             divergence: out.divergence,
             warnings: out.warnings,
             notes: out.notes,
-        });
+        };
+        let _ = done_tx.send(Done { result, log });
         if let Some((s, writer)) = writer {
             writer.send(s);
         }
     }));
     match timeout_at(deadline, done_rx).await {
-        Ok(Ok(out)) => {
-            let log = TraceLog {
-                upstream_requests: out.upstream_requests,
-                cache_hit: out.cache_hit,
-                divergence: out.divergence,
-                warnings: out.warnings,
-                notes: out.notes,
-            };
-            let result = match out.result {
+        Ok(Ok(Done { result, log })) => {
+            let result = match result {
                 // The upstream gave up at the deadline: the deadline's error.
                 Err(_) if Deadline::now() >= deadline => Err(timed_out()),
                 // A replay that disagrees with the chain's receipt is not the chain's trace (a

@@ -156,20 +156,6 @@ impl Streamed {
     }
 }
 
-impl Reply {
-    /// The result as text (a streamed one written into memory).
-    pub fn into_text(self) -> Result<String, Fault> {
-        match self {
-            Reply::Text(t) => Ok(t),
-            Reply::Stream(s) => {
-                let mut buf = Vec::with_capacity(s.len);
-                s.write_to(&mut buf).map_err(|_| too_large())?;
-                String::from_utf8(buf).map_err(|_| Fault::server("trace is not UTF-8"))
-            }
-        }
-    }
-}
-
 /// One answered call: the result's JSON text or an error, and what it cost.
 pub struct Outcome {
     pub result: Result<Reply, Fault>,

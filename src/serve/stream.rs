@@ -54,6 +54,9 @@ impl Writer {
         let tx = self.tx.clone();
         let mut out = BufWriter::with_capacity(CHUNK, self);
         let written = result.write_to(&mut out).and_then(|()| out.flush());
+        // What is left in the buffer after a failure is dropped, not flushed again (a client
+        // that stopped reading would be waited for a second time).
+        drop(out.into_parts());
         if let Err(e) = written {
             log_line(&json!({"event": "answerCut", "error": e.to_string()}));
             let _ = tx.try_send(Err(e));
