@@ -641,20 +641,9 @@ impl<W: Write> Adapter<'_, W> {
             )],
             Vars::Storage(open) => {
                 let address = s.model.log.frames[v.open[open].frame as usize].address;
-                let mut out = Vec::new();
-                for (kind, map) in [("", &v.storage), ("transient ", &v.transient)] {
-                    for (slot, seen) in map.get(&address).into_iter().flatten() {
-                        let mut text = Vec::new();
-                        if let Some(r) = seen.read {
-                            text.push(format!("read {r:#x}"));
-                        }
-                        if let Some(w) = seen.written {
-                            text.push(format!("wrote {w:#x}"));
-                        }
-                        out.push((format!("{kind}{slot:#x}"), text.join(", ")));
-                    }
-                }
-                out
+                v.slots_of(address)
+                    .map(|(slot, seen)| (slot, seen.describe()))
+                    .collect()
             }
         };
         let variables: Vec<Value> = pairs

@@ -211,22 +211,10 @@ pub fn storage(s: &Session, v: &StepView) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let address = s.model.log.frames[open.frame as usize].address;
-    let mut out = Vec::new();
-    for (kind, map) in [("", &v.storage), ("transient ", &v.transient)] {
-        let Some(slots) = map.get(&address) else {
-            continue;
-        };
-        for (slot, seen) in slots {
-            let mut text = format!("{kind}{}:", word(slot));
-            if let Some(r) = seen.read {
-                text.push_str(&format!(" read {}", word(&r)));
-            }
-            if let Some(w) = seen.written {
-                text.push_str(&format!(" wrote {}", word(&w)));
-            }
-            out.push(Line::from(text));
-        }
-    }
+    let mut out: Vec<Line<'static>> = v
+        .slots_of(address)
+        .map(|(slot, seen)| Line::from(format!("{slot}: {}", seen.describe())))
+        .collect();
     if out.is_empty() {
         out.push(Line::styled("(nothing read or written yet)", dim()));
     }

@@ -139,6 +139,19 @@ pub struct SlotUse {
     pub written: Option<U256>,
 }
 
+impl SlotUse {
+    /// What was seen of the slot: `read 0x5 wrote 0x7`.
+    pub fn describe(&self) -> String {
+        let read = self.read.map(|r| format!("read {r:#x}"));
+        let written = self.written.map(|w| format!("wrote {w:#x}"));
+        [read, written]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 /// One open frame at the step a [`StepView`] shows: its index in [`StepLog::frames`] and where
 /// it has been in its code (JUMPs with their arguments, last pcs; its caller's CALL).
 #[derive(Clone, Debug)]
@@ -166,6 +179,22 @@ pub struct StepView {
     /// Storage read and written before the step, by account (`transient` apart).
     pub storage: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
     pub transient: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
+}
+
+impl StepView {
+    /// The slots `address` read or wrote before the step, storage then transient: each
+    /// labelled by its slot (`0x2`, `transient 0x0`).
+    pub fn slots_of(&self, address: Address) -> impl Iterator<Item = (String, &SlotUse)> {
+        [("", &self.storage), ("transient ", &self.transient)]
+            .into_iter()
+            .flat_map(move |(kind, map)| {
+                map.get(&address)
+                    .into_iter()
+                    .flatten()
+                    .map(move |(k, u)| (kind, k, u))
+            })
+            .map(|(kind, slot, seen)| (format!("{kind}{slot:#x}"), seen))
+    }
 }
 
 /// What a [`StepRecorder`] found: the log, and in capture mode the view at its step.

@@ -206,10 +206,12 @@ pub struct Unit {
 
 impl Unit {
     /// The contracts `name` inherits from (its linearized bases but itself), by name, as the
-    /// compilation's ASTs give them; empty where no AST names it.
+    /// compilation's ASTs give them; empty where no AST names it, or two contracts of the
+    /// compilation have that name (which one runs, the AST does not say).
     pub fn bases_of(&self, name: &str) -> Vec<String> {
         let defs = || self.files.values().flat_map(|f| f.storage.contracts.iter());
-        let Some(def) = defs().find(|d| d.name == name) else {
+        let mut named = defs().filter(|d| d.name == name);
+        let (Some(def), None) = (named.next(), named.next()) else {
             return Vec::new();
         };
         def.bases
