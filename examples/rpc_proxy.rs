@@ -20,7 +20,8 @@
 //! every result object has its last digit changed: another block or transaction), `no-block-hash`
 //! (state reads naming their block by an EIP-1898 object are refused with "invalid argument", as
 //! by a node that predates EIP-1898). `--deny debug_`
-//! answers methods with that prefix "method not found", like a node without the debug API;
+//! answers methods with that prefix "method not found", like a node without the debug API
+//! (repeatable);
 //! `--hang-on PREFIX` never answers a request that holds such a call.
 //! `--hide-tx HASH` leaves a transaction out of block listings, as a node of chain 1329/1328
 //! leaves out Cosmos transactions that change EVM-visible state. `--client-version TEXT` answers
@@ -55,9 +56,10 @@ struct Args {
     /// no-block-hash.
     #[arg(long, default_value = "")]
     fault: String,
-    /// Answer methods starting with this prefix "method not found".
+    /// Answer methods starting with this prefix "method not found" (repeatable: `--deny ots_
+    /// --deny eth_simulateV1`).
     #[arg(long)]
-    deny: Option<String>,
+    deny: Vec<String>,
     /// Never answer a request holding a call to a method starting with this prefix (a node
     /// that times out on its slow methods only).
     #[arg(long)]
@@ -84,7 +86,7 @@ struct Config {
     upstream: String,
     delay: Duration,
     fault: String,
-    deny: Option<String>,
+    deny: Vec<String>,
     hang_on: Option<String>,
     /// The hidden transaction, and (once learned from the node) its block hash and index.
     hide: Option<Hidden>,
@@ -334,11 +336,10 @@ fn forward_or_fault(
         _ => {}
     }
     let refusal = |r: &Value| {
-        let denied = cfg.deny.as_deref().is_some_and(|p| {
-            r.get("method")
-                .and_then(Value::as_str)
-                .is_some_and(|m| m.starts_with(p))
-        });
+        let denied = r
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| cfg.deny.iter().any(|p| m.starts_with(p.as_str())));
         if denied {
             Some(error_for(r, -32601, "Method not found"))
         } else if cfg.fault == "no-block-hash" && by_hash(r) {
