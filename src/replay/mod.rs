@@ -11,6 +11,7 @@ pub mod env;
 pub mod mined;
 pub mod op_precompiles;
 pub mod overrides;
+pub mod range;
 pub mod remote;
 pub mod selfcheck;
 pub mod splice;
