@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// than the cap, as reth's); 0: no cap.
     #[arg(long, value_name = "GAS", default_value_t = chaintrace::serve::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Most blocks one trace_filter request may span: `toBlock - fromBlock` at most this
+    /// (reth's rule and default); a larger range is refused with -32602.
+    #[arg(long, value_name = "N", default_value_t = chaintrace::serve::DEFAULT_MAX_FILTER_BLOCKS,
+          value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub max_filter_blocks: u64,
     /// Most calls in one batch request.
     #[arg(long, value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
@@ -116,6 +121,7 @@ impl ServeArgs {
             max_response: self.max_response as usize,
             max_batch: self.max_batch as usize,
             rpc_gas_cap: self.rpc_gas_cap,
+            max_filter_blocks: self.max_filter_blocks,
             allow_divergent: self.allow_divergent,
             auth_token: self.auth_token.clone(),
             insecure: self.insecure,

@@ -60,6 +60,21 @@ pub fn within<T>(deadline: Instant, budget: Option<usize>, f: impl FnOnce() -> T
     f()
 }
 
+/// Runs `f` on another thread under this thread's bounds: the same deadline, and `1/share` of
+/// what is left of its byte budget (a request's replays spread over `share` threads). Without
+/// bounds here (the command line), `f` runs unbounded.
+pub fn inherit(share: usize) -> impl Fn(&mut dyn FnMut()) + Sync {
+    let deadline = DEADLINE.with(Cell::get);
+    let left = BUDGET.with(Cell::get).map(|(base, max)| {
+        let used = crate::alloc::thread_live().saturating_sub(base);
+        usize::try_from(max.saturating_sub(used).max(0)).unwrap_or(0) / share.max(1)
+    });
+    move |f: &mut dyn FnMut()| match deadline {
+        Some(d) => within(d, left, f),
+        None => f(),
+    }
+}
+
 /// Whether this thread's replays are past their deadline or their byte budget (and so stop).
 pub fn passed() -> bool {
     if CANCELLED.with(Cell::get) != Why::Running {

@@ -450,6 +450,7 @@ async fn traced(
             op_config: worker.cfg.op_config.as_ref(),
             deadline: deadline.into_std(),
             gas_cap: worker.cfg.rpc_gas_cap,
+            max_filter_blocks: worker.cfg.max_filter_blocks,
             stream,
         };
         // The replay itself stops at the deadline too, freeing this worker.

@@ -41,6 +41,7 @@ pub const TRACED: &[&str] = &[
     "trace_replayBlockTransactions",
     "trace_call",
     "trace_callMany",
+    "trace_filter",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -120,6 +121,8 @@ pub struct Ctx<'a> {
     pub deadline: Instant,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub gas_cap: u64,
+    /// `trace_filter`'s bound: `toBlock - fromBlock` at most this (`--max-filter-blocks`).
+    pub max_filter_blocks: u64,
     /// Whether a large result may be written as it is sent ([`Reply::Stream`]): a single
     /// call's, not a batch's (whose answers are counted against its limit as texts).
     pub stream: bool,
@@ -447,15 +450,22 @@ where
 
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
 pub(super) fn self_check(hash: B256, tx: &TxOutcome, receipt: &Value, outcome: &mut Outcome) {
-    let report = check(tx, receipt);
-    if !report.divergences.is_empty() {
-        let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
-        let note = format!("{hash}: {}", list.join("; "));
+    if let Some(note) = divergence(hash, tx, receipt) {
         outcome.divergence = Some(match outcome.divergence.take() {
             Some(prev) => format!("{prev}; {note}"),
             None => note,
         });
     }
+}
+
+/// How transaction `hash`'s replay departs from its receipt, if it does.
+pub(super) fn divergence(hash: B256, tx: &TxOutcome, receipt: &Value) -> Option<String> {
+    let report = check(tx, receipt);
+    if report.divergences.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
+    Some(format!("{hash}: {}", list.join("; ")))
 }
 
 fn trace_transaction(
@@ -802,6 +812,7 @@ mod tests {
             op_config: None,
             deadline: Instant::now() + Duration::from_secs(60),
             gas_cap: 0,
+            max_filter_blocks: 100,
             stream: false,
         };
         let (started, read) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));

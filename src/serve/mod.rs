@@ -38,6 +38,7 @@
 
 mod calls;
 mod conn;
+mod filter;
 mod stream;
 
 use calls::rpc;
@@ -72,6 +73,8 @@ pub const BUSY_CODE: i64 = -32005;
 /// geth's default `--rpc.gascap`: the most gas a simulated call runs with.
 pub const DEFAULT_RPC_GAS_CAP: u64 = 50_000_000;
 
+pub use filter::DEFAULT_MAX_FILTER_BLOCKS;
+
 /// Everything `serve` is configured with.
 pub struct ServeConfig {
     /// The upstream node (may carry credentials; never printed unredacted).
@@ -93,6 +96,8 @@ pub struct ServeConfig {
     pub max_batch: usize,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub rpc_gas_cap: u64,
+    /// Most blocks `trace_filter` replays for one request (`toBlock - fromBlock`, reth's rule).
+    pub max_filter_blocks: u64,
     /// Answer a replay that failed its self-check with its trace (`--allow-divergent`);
     /// otherwise with an error naming the divergence.
     pub allow_divergent: bool,

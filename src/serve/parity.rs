@@ -6,7 +6,8 @@
 //! - `trace_replayTransaction(hash, types)`, `trace_replayBlockTransactions(block, types)`,
 //!   `trace_call(call, types, block?)`, `trace_callMany([[call, types]…], block?)`, where
 //!   `types` is a list of `trace`, `stateDiff`, `vmTrace` (the replay records the vmTrace only
-//!   when it is asked for).
+//!   when it is asked for);
+//! - `trace_filter(filter)`, on the ranges engine ([`super::filter`]).
 
 use alloy_primitives::B256;
 use alloy_rpc_types_trace::parity::{
@@ -37,6 +38,7 @@ pub const METHODS: &[&str] = &[
     "trace_replayBlockTransactions",
     "trace_call",
     "trace_callMany",
+    "trace_filter",
 ];
 
 fn to_text(v: &impl serde::Serialize) -> Result<String, Fault> {
@@ -271,6 +273,7 @@ pub fn dispatch(
                 .collect::<Result<_, _>>()?;
             to_text(&out)
         }
+        "trace_filter" => super::filter::trace_filter(ctx, source, params, outcome),
         other => Err(Fault::new(
             -32601,
             format!("the method {other} does not exist/is not available"),

@@ -301,6 +301,24 @@ impl RpcSource {
         parse_u64(&id).map_err(|e| bad("chain id", e))
     }
 
+    /// The chain id and the number of the node's latest block, with its identity
+    /// ([`client_requests`]), in one batch.
+    pub fn chain_and_head(&self) -> Result<(u64, u64), SourceError> {
+        let mut calls = vec![
+            ("eth_chainId".to_string(), json!([])),
+            ("eth_blockNumber".to_string(), json!([])),
+        ];
+        calls.extend(client_requests());
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let id = res.next().unwrap_or(Ok(Value::Null))?;
+        let head = res.next().unwrap_or(Ok(Value::Null))?;
+        self.note_client(res.by_ref().take(2));
+        Ok((
+            parse_u64(&id).map_err(|e| bad("chain id", e))?,
+            parse_u64(&head).map_err(|e| bad("block number", e))?,
+        ))
+    }
+
     /// The chain id and the header of block `block_ref` (a number, tag or hash) a simulated
     /// call runs after, in one batch with the node's identity: the block resolved once, its
     /// header only. Its first transaction rides along for what it shows of the OP stack (a

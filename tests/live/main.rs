@@ -44,6 +44,7 @@ mod sources_live;
 mod state_changes;
 mod struct_log_stream;
 mod support_smoke;
+mod trace_filter;
 mod tracers_live;
 mod uniswap_sources;
 mod wallet;

@@ -1,0 +1,160 @@
+//! reth's `trace_filter` over any node: the Parity `trace` entries of every transaction in a
+//! block range whose action matches the filter's addresses, `after` of them skipped and at most
+//! `count` returned.
+//!
+//! The range runs on the ranges engine ([`crate::replay::range`]): parallel workers, each
+//! replaying a stretch of contiguous blocks on one carried state, the blocks and receipts of a
+//! stretch fetched in one batch; each worker keeps only the entries that match (as JSON text),
+//! and the request's thread takes them in chain order, stopping the range once `count` entries
+//! are taken. The range is bounded by `--max-filter-blocks` (reth's `--rpc.max-trace-filter-blocks`,
+//! 100 by default, and its rule: `toBlock - fromBlock` may not exceed it), the answer by
+//! `--max-response`, the work by the request's deadline and byte budget, which every worker
+//! inherits (its share of the budget).
+//!
+//! reth's answers where they are not the filter's matching: a block past the node's head is
+//! "block not found" (-32001), `fromBlock` after `toBlock` and a range too large are -32602
+//! with reth's texts, and `count` 0 answers `[]` (reth truncates to zero entries; nothing is
+//! replayed here for it). Block rewards (Parity `reward` entries of blocks before the merge)
+//! are not produced, as for `trace_block`.
+
+use alloy_rpc_types_trace::filter::TraceFilter;
+use serde_json::Value;
+
+use super::methods::{divergence, too_large, Ctx, Fault, Outcome};
+use crate::replay::range::{default_jobs, Range, RangeBlock};
+use crate::replay::TraceResult;
+use crate::source::rpc::RpcSource;
+use crate::trace::TracerSpec;
+
+/// The default of `--max-filter-blocks`: reth's `DEFAULT_MAX_TRACE_FILTER_BLOCKS`.
+pub const DEFAULT_MAX_FILTER_BLOCKS: u64 = 100;
+
+/// Workers one `trace_filter` request replays its range with, at most (each a thread mostly
+/// waiting on the node; `serve --workers` requests may run at once).
+const MAX_JOBS: usize = 8;
+
+/// What a worker keeps of one block: its matching entries as JSON text, in order, and the
+/// divergences of its transactions from their receipts.
+#[derive(Default)]
+struct Matched {
+    entries: Vec<String>,
+    divergences: Vec<String>,
+}
+
+/// Parses the filter (argument 0) and checks its range against the node's head.
+fn checked_range(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+) -> Result<(TraceFilter, u64, u64, u64), Fault> {
+    let raw = params
+        .get(0)
+        .ok_or_else(|| Fault::params("missing value for required argument 0"))?;
+    let filter: TraceFilter = serde_json::from_value(raw.clone())
+        .map_err(|e| Fault::params(format!("invalid argument 0: {e}")))?;
+    let (chain_id, head) = source.chain_and_head()?;
+    let not_found = |n: u64| Fault::new(-32001, format!("block not found: {n:#x}"));
+    let start = filter.from_block.unwrap_or(0);
+    if start > head {
+        return Err(not_found(start));
+    }
+    let end = filter.to_block.unwrap_or(head);
+    if end > head {
+        return Err(not_found(end));
+    }
+    if start > end {
+        return Err(Fault::params(
+            "invalid parameters: fromBlock cannot be greater than toBlock",
+        ));
+    }
+    if end - start > ctx.max_filter_blocks {
+        return Err(Fault::params(format!(
+            "Block range too large; currently limited to {} blocks",
+            ctx.max_filter_blocks
+        )));
+    }
+    Ok((filter, chain_id, start, end))
+}
+
+/// Answers `trace_filter(filter)`.
+pub fn trace_filter(
+    ctx: &Ctx<'_>,
+    source: &RpcSource,
+    params: &Value,
+    outcome: &mut Outcome,
+) -> Result<String, Fault> {
+    let (filter, chain_id, start, end) = checked_range(ctx, source, params)?;
+    if filter.count == Some(0) {
+        return Ok("[]".into());
+    }
+    let matcher = filter.matcher();
+    let blocks = usize::try_from(end - start + 1).unwrap_or(usize::MAX);
+    let jobs = default_jobs().clamp(1, MAX_JOBS).min(blocks);
+    let range = Range {
+        source,
+        chain_id,
+        segments: &[(start, end)],
+        spec: &TracerSpec::Parity,
+        hardfork: None,
+        jobs,
+    };
+    let work = |b: RangeBlock<'_>| -> Result<Matched, Fault> {
+        let mut m = Matched::default();
+        let Some(r) = b.replay else {
+            return Ok(m);
+        };
+        for (k, t) in r.traces.iter().enumerate() {
+            let TraceResult::Parity(p) = &t.result else {
+                return Err(Fault::server("the replay gave no Parity trace"));
+            };
+            for e in p.traces.iter().filter(|e| matcher.matches(&e.trace)) {
+                m.entries
+                    .push(serde_json::to_string(e).map_err(|e| Fault::server(e.to_string()))?);
+            }
+            if let Some(receipt) = b.receipts.get(k) {
+                m.divergences
+                    .extend(divergence(t.hash, &t.outcome, receipt));
+            }
+        }
+        Ok(m)
+    };
+    let mut skip = filter.after.unwrap_or(0);
+    let mut left = filter.count;
+    let mut out = String::from("[");
+    let mut first = true;
+    let mut take = |m: Matched| -> Result<bool, Fault> {
+        for d in m.divergences {
+            outcome.divergence = Some(match outcome.divergence.take() {
+                Some(prev) => format!("{prev}; {d}"),
+                None => d,
+            });
+        }
+        for e in m.entries {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if left == Some(0) {
+                break;
+            }
+            if out.len() + e.len() + 2 > ctx.max_response {
+                return Err(too_large());
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&e);
+            left = left.map(|n| n - 1);
+        }
+        Ok(left != Some(0))
+    };
+    crate::replay::range::run(
+        &range,
+        &crate::replay::cancel::inherit(jobs),
+        &work,
+        &mut take,
+    )?;
+    out.push(']');
+    Ok(out)
+}
