@@ -54,6 +54,13 @@ pub struct ServeArgs {
     /// than the cap, as reth's); 0: no cap.
     #[arg(long, value_name = "GAS", default_value_t = chaintrace::serve::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Blocks replayed ahead of a client walking the chain: when debug_traceBlockByNumber asks
+    /// a block near one it asked just before with the same options, up to N blocks after it
+    /// are replayed in the background on the ranges engine and their answers kept for the
+    /// walk's next requests (0: none).
+    #[arg(long, value_name = "N", default_value_t = chaintrace::serve::DEFAULT_AHEAD,
+          value_parser = clap::value_parser!(u64).range(0..=1024))]
+    pub ahead: u64,
     /// Most blocks one trace_filter request may span: `toBlock - fromBlock` at most this
     /// (reth's rule and default); a larger range is refused with -32602.
     #[arg(long, value_name = "N", default_value_t = chaintrace::serve::DEFAULT_MAX_FILTER_BLOCKS,
@@ -122,6 +129,7 @@ impl ServeArgs {
             max_batch: self.max_batch as usize,
             rpc_gas_cap: self.rpc_gas_cap,
             max_filter_blocks: self.max_filter_blocks,
+            ahead: self.ahead,
             allow_divergent: self.allow_divergent,
             auth_token: self.auth_token.clone(),
             insecure: self.insecure,

@@ -30,7 +30,7 @@ const DIVERGED_CODE: i64 = -32000;
 
 /// The least byte budget a traced call's work gets, however little of the response is left
 /// (a batch's later calls): the state it reads and the EVM's memory, not only its answer.
-const WORK_BYTES: usize = 32 << 20;
+pub(super) const WORK_BYTES: usize = 32 << 20;
 
 /// One call's answer: its JSON text, and the bytes geth counts against a batch's response
 /// limit (the `result` or `error` member, as `len(resp.Result) + len(resp.Error)`). A single
@@ -451,6 +451,7 @@ async fn traced(
             deadline: deadline.into_std(),
             gas_cap: worker.cfg.rpc_gas_cap,
             max_filter_blocks: worker.cfg.max_filter_blocks,
+            ahead: Some(&worker.ahead),
             stream,
         };
         // The replay itself stops at the deadline too, freeing this worker.

@@ -184,6 +184,18 @@ impl Memo {
         })
     }
 
+    /// Holds `key` until the guard drops, if no one holds it now.
+    pub fn try_lock_key(&self, key: &str) -> Option<KeyGuard<'_>> {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if !busy.insert(key.to_string()) {
+            return None;
+        }
+        Some(KeyGuard {
+            memo: self,
+            key: key.to_string(),
+        })
+    }
+
     /// A copy of the state cached under `key`, moved to the front.
     pub fn get(&self, key: &str) -> Option<StateSnapshot> {
         let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
@@ -256,6 +268,12 @@ impl Memo {
         }
         seen.insert(block_ref.to_string());
         false
+    }
+
+    /// Whether `block_ref` was asked for before (not remembered by asking).
+    pub fn was_seen(&self, block_ref: &str) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.contains(block_ref)
     }
 
     /// Blocks cached right now.

@@ -36,6 +36,7 @@
 //! Safe defaults: loopback only unless `--auth-token` (Bearer) or `--insecure`; the upstream
 //! URL's credentials appear in no response and no log line (errors name it redacted).
 
+mod ahead;
 mod calls;
 mod conn;
 mod filter;
@@ -73,6 +74,7 @@ pub const BUSY_CODE: i64 = -32005;
 /// geth's default `--rpc.gascap`: the most gas a simulated call runs with.
 pub const DEFAULT_RPC_GAS_CAP: u64 = 50_000_000;
 
+pub use ahead::DEFAULT_AHEAD;
 pub use filter::DEFAULT_MAX_FILTER_BLOCKS;
 
 /// Everything `serve` is configured with.
@@ -96,6 +98,8 @@ pub struct ServeConfig {
     pub max_batch: usize,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub rpc_gas_cap: u64,
+    /// Blocks prepared past one a client walking the chain asked (`--ahead`; 0: none).
+    pub ahead: u64,
     /// Most blocks `trace_filter` replays for one request (`toBlock - fromBlock`, reth's rule).
     pub max_filter_blocks: u64,
     /// Answer a replay that failed its self-check with its trace (`--allow-divergent`);
@@ -139,7 +143,8 @@ struct Shared {
     workers: Arc<Semaphore>,
     forwards: Arc<Semaphore>,
     waiting: AtomicU64,
-    memo: Memo,
+    memo: Arc<Memo>,
+    ahead: Arc<ahead::Ahead>,
     metrics: Metrics,
 }
 
@@ -150,13 +155,27 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
     }
     let upstream = RpcClient::new(&cfg.upstream, cfg.rpc_timeout)
         .map_err(|e| ServeError::Upstream(e.to_string()))?;
+    let memo = Arc::new(Memo::new(cfg.memo_entries));
+    let ahead = Arc::new(ahead::Ahead::new(
+        ahead::AheadConfig {
+            upstream: cfg.upstream.clone(),
+            rpc_timeout: cfg.rpc_timeout,
+            timeout: cfg.request_timeout,
+            budget: cfg.max_response.max(calls::WORK_BYTES),
+            blocks: cfg.ahead,
+            chain_rules: cfg.chain_rules,
+            op_config: cfg.op_config.clone(),
+        },
+        memo.clone(),
+    ));
     let shared = Arc::new(Shared {
         redacted: redact_url(&cfg.upstream),
         upstream,
         workers: Arc::new(Semaphore::new(cfg.workers.max(1))),
         forwards: Arc::new(Semaphore::new((cfg.workers.max(1) * 8).max(16))),
         waiting: AtomicU64::new(0),
-        memo: Memo::new(cfg.memo_entries),
+        memo,
+        ahead,
         metrics: Metrics::default(),
         cfg,
     });

@@ -1740,3 +1740,46 @@ fn a_divergent_replay_is_an_error_unless_allowed() {
     let log = allowed.log_when(|l| l.contains("selfCheck"));
     assert!(log.contains("\"selfCheck\":\"FAILED: "), "{log}");
 }
+
+/// A client walking the chain block by block (an indexer): after its second block, the blocks
+/// after it are replayed ahead on the ranges engine and kept, so the walk's later requests are
+/// answered from them — each answer byte for byte a server's without `--ahead`.
+#[test]
+fn a_walk_through_the_chain_is_answered_from_blocks_prepared_ahead() {
+    let s = anvil::scenario();
+    let p = proxy::Proxy::start(&s.url, &["--deny", "debug_"]);
+    let head = anvil::parse_u64(&s.anvil.rpc("eth_blockNumber", json!([])));
+    let plain = Serve::start(&p.url, &["--ahead", "0"]);
+    let walk = |serve: &Serve| {
+        p.reset();
+        let answers: Vec<String> = (1..=head)
+            .map(|n| {
+                serve.result(
+                    "debug_traceBlockByNumber",
+                    json!([format!("{n:#x}"), {"tracer": "callTracer"}]),
+                )
+            })
+            .collect();
+        (answers, p.stats()["requests"].as_u64().unwrap())
+    };
+    let (want, plain_requests) = walk(&plain);
+    let ahead = Serve::start(&p.url, &[]);
+    let (got, ahead_requests) = walk(&ahead);
+    assert_eq!(got, want, "answers with and without --ahead");
+    let log = ahead.log_when(|l| l.matches("debug_traceBlockByNumber").count() as u64 >= head);
+    let hits = log
+        .lines()
+        .filter(|l| l.contains("debug_traceBlockByNumber") && l.contains("\"cacheHit\":true"))
+        .count() as u64;
+    eprintln!(
+        "walk of {head} blocks: {hits} answered from prepared blocks; upstream requests {ahead_requests} (without --ahead: {plain_requests})"
+    );
+    assert!(
+        hits + 3 >= head,
+        "{hits} of {head} blocks prepared ahead\n{log}"
+    );
+    assert!(
+        ahead_requests < plain_requests,
+        "{ahead_requests} vs {plain_requests}"
+    );
+}

@@ -1,0 +1,294 @@
+//! Blocks prepared ahead of a client walking the chain.
+//!
+//! An indexer asks `debug_traceBlockByNumber` for block after block, each one `serve` has never
+//! seen. Answered one at a time, each costs its own round trips for the block, its receipts and
+//! its state; the ranges engine ([`crate::replay::range`]) replays contiguous blocks far
+//! cheaper, on one carried state with a stretch's blocks fetched in one batch. So when a block
+//! is asked by number with the same trace options as a block a little before it (a walk), the
+//! blocks after it are replayed in the background on that engine, up to `--ahead` blocks past
+//! the one asked, and their answers kept in the memory cache ([`super::memo`]) under the keys
+//! the walk's next requests look up: the same text a request would have made, kept only when
+//! every transaction matched its receipt.
+//!
+//! A block being prepared is held under its walk key; a request for it waits for it (to its own
+//! deadline) rather than replaying it a second time, and a block a request already holds is not
+//! prepared. At most [`MAX_RUNNING`] preparations run at once, each bounded by the request
+//! timeout and a byte budget like a request, each stopped at the chain's head; what they keep
+//! is bounded by the answer cache's bytes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use alloy_primitives::B256;
+use serde_json::Value;
+
+use super::memo::{Answer, AnswerKey, KeyGuard, Memo};
+use crate::render::json::write_trace;
+use crate::replay::range::{default_jobs, Range, RangeBlock};
+use crate::rpc::RpcClient;
+use crate::source::rpc::RpcSource;
+
+/// Preparations running at once, at most.
+pub const MAX_RUNNING: usize = 2;
+
+/// The default of `--ahead`: blocks prepared past the one a walk asked.
+pub const DEFAULT_AHEAD: u64 = 32;
+
+/// A request this many blocks or fewer from the walk's last one continues it.
+const NEAR: u64 = 16;
+
+/// A walk not continued for this long is forgotten.
+const IDLE: Duration = Duration::from_secs(60);
+
+/// Replay workers of one preparation.
+const MAX_JOBS: usize = 8;
+
+/// Walks remembered at once (one per trace options); the oldest goes first.
+const MAX_WALKS: usize = 64;
+
+/// What a preparation needs of the server's configuration.
+pub struct AheadConfig {
+    pub upstream: String,
+    pub rpc_timeout: Duration,
+    /// A preparation's deadline, from its start.
+    pub timeout: Duration,
+    /// Its byte budget.
+    pub budget: usize,
+    /// Blocks prepared past the one asked (0: none).
+    pub blocks: u64,
+    pub chain_rules: Option<crate::chain::rules::Ruleset>,
+    pub op_config: Option<crate::chain::op::OpChainConfig>,
+}
+
+/// One walk: the blocks asked with one set of trace options.
+struct Walk {
+    /// The highest block asked.
+    last: u64,
+    /// The highest block prepared or being prepared.
+    frontier: u64,
+    at: Instant,
+}
+
+pub struct Ahead {
+    cfg: AheadConfig,
+    memo: Arc<Memo>,
+    walks: Mutex<HashMap<AnswerKey, Walk>>,
+    running: AtomicUsize,
+}
+
+/// The key a block of a walk is held under while it is prepared or answered.
+pub fn block_key(number: u64, options: AnswerKey) -> String {
+    format!("walk:{number}:{options:?}")
+}
+
+impl Ahead {
+    pub fn new(cfg: AheadConfig, memo: Arc<Memo>) -> Ahead {
+        Ahead {
+            cfg,
+            memo,
+            walks: Mutex::new(HashMap::new()),
+            running: AtomicUsize::new(0),
+        }
+    }
+
+    /// Block `number` is asked with trace `options`: when that continues a walk, the blocks
+    /// after it not prepared yet are prepared in the background.
+    pub fn asked(self: &Arc<Self>, number: u64, options: Option<&Value>) {
+        if self.cfg.blocks == 0 {
+            return;
+        }
+        let walk_key = AnswerKey::new(0, "", B256::ZERO, options);
+        let now = Instant::now();
+        let wanted = {
+            let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+            walks.retain(|_, w| now.duration_since(w.at) < IDLE);
+            if walks.len() >= MAX_WALKS && !walks.contains_key(&walk_key) {
+                let oldest = walks.iter().min_by_key(|(_, w)| w.at).map(|(k, _)| *k);
+                if let Some(k) = oldest {
+                    walks.remove(&k);
+                }
+            }
+            let w = walks.entry(walk_key).or_insert(Walk {
+                last: number,
+                frontier: number,
+                at: now,
+            });
+            // Far from the walk's last block: a new walk starts there.
+            if number.abs_diff(w.last) > NEAR {
+                w.last = number;
+                w.frontier = number;
+            }
+            let continues = w.last != number;
+            w.last = w.last.max(number);
+            w.at = now;
+            let from = w.frontier.max(number) + 1;
+            let to = number + self.cfg.blocks;
+            // Refilled in chunks: not before half of what is prepared ahead is used.
+            let ahead_left = w.frontier.saturating_sub(number);
+            if !continues
+                || from > to
+                || ahead_left > self.cfg.blocks / 2
+                || self.running.load(Ordering::SeqCst) >= MAX_RUNNING
+            {
+                None
+            } else {
+                w.frontier = to;
+                Some((from, to))
+            }
+        };
+        let Some((from, to)) = wanted else {
+            return;
+        };
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let me = self.clone();
+        let options = options.cloned();
+        let spawned = std::thread::Builder::new()
+            .name("serve-ahead".into())
+            .spawn(move || {
+                struct Done<'a>(&'a AtomicUsize);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+                let _done = Done(&me.running);
+                let deadline = Instant::now() + me.cfg.timeout;
+                crate::replay::cancel::within(deadline, Some(me.cfg.budget), || {
+                    // A preparation that fails leaves nothing behind: the requests replay.
+                    let _ = me.prepare(from, to, options.as_ref(), walk_key, deadline);
+                });
+            });
+        if spawned.is_err() {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Replays blocks `from..=to` (those below the head that no request holds) under the
+    /// walk's trace options and keeps each block's answer.
+    fn prepare(
+        &self,
+        from: u64,
+        to: u64,
+        options: Option<&Value>,
+        walk_key: AnswerKey,
+        deadline: Instant,
+    ) -> Option<()> {
+        let opts = super::methods::trace_opts(options).ok()?;
+        let client = RpcClient::new(&self.cfg.upstream, self.cfg.rpc_timeout)
+            .ok()?
+            .ending_by(deadline);
+        let mut source = RpcSource::new(client);
+        source.ruleset_override = self.cfg.chain_rules;
+        source.op_config = self.cfg.op_config.clone();
+        let (chain_id, head) = source.chain_and_head().ok()?;
+        let client = source.client_version_text().unwrap_or_default();
+        // The blocks no request holds, each held until its answer is kept.
+        let mut held: BTreeMap<u64, KeyGuard<'_>> = BTreeMap::new();
+        for n in from..=to.min(head) {
+            // A block asked before was answered then (and its answer likely kept).
+            if self.memo.was_seen(&format!("{n:#x}")) {
+                continue;
+            }
+            if let Some(g) = self.memo.try_lock_key(&block_key(n, walk_key)) {
+                held.insert(n, g);
+            }
+        }
+        let segments = segments(held.keys().copied());
+        if segments.is_empty() {
+            return Some(());
+        }
+        let blocks = held.len();
+        let jobs = default_jobs().clamp(1, MAX_JOBS).min(blocks);
+        let range = Range {
+            source: &source,
+            chain_id,
+            segments: &segments,
+            spec: &opts.spec,
+            hardfork: None,
+            jobs,
+        };
+        // Each block's answer as `trace_block` writes it, or `None` when a transaction
+        // departs from its receipt (such a block is not kept: its request replays it).
+        let work = |b: RangeBlock<'_>| -> Result<Prepared, super::methods::Fault> {
+            let number = b.block.info.number;
+            let hash = b.block.info.hash;
+            let mut text = Vec::new();
+            text.push(b'[');
+            if let Some(r) = b.replay {
+                for (k, t) in r.traces.iter().enumerate() {
+                    let diverged = b.receipts.get(k).is_none_or(|rc| {
+                        super::methods::divergence(t.hash, &t.outcome, rc).is_some()
+                    });
+                    if diverged {
+                        return Ok((number, hash, None));
+                    }
+                    if k > 0 {
+                        text.push(b',');
+                    }
+                    write!(text, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)
+                        .and_then(|()| write_trace(&mut text, &t.result))
+                        .map_err(|e| super::methods::Fault::server(e.to_string()))?;
+                    text.push(b'}');
+                }
+            }
+            text.push(b']');
+            Ok((number, hash, Some(text)))
+        };
+        let mut notes = Vec::new();
+        let mut keep = |(number, hash, text): Prepared| {
+            notes.extend(source.take_notes());
+            if let (Some(hash), Some(text)) = (hash, text.and_then(|t| String::from_utf8(t).ok())) {
+                self.memo.seen(&format!("{number:#x}"));
+                self.memo.put_answer(
+                    AnswerKey::new(chain_id, &client, hash, options),
+                    Answer {
+                        text,
+                        notes: notes.clone(),
+                    },
+                );
+            }
+            held.remove(&number);
+            Ok(true)
+        };
+        crate::replay::range::run(
+            &range,
+            &crate::replay::cancel::inherit(jobs),
+            &work,
+            &mut keep,
+        )
+        .ok()
+    }
+}
+
+/// A block a preparation replayed: its number, its hash and its answer (`None` when a
+/// transaction departed from its receipt).
+type Prepared = (u64, Option<B256>, Option<Vec<u8>>);
+
+/// Ascending block numbers as inclusive runs.
+fn segments(numbers: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for n in numbers {
+        match out.last_mut() {
+            Some((_, b)) if *b + 1 == n => *b = n,
+            _ => out.push((n, n)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segments;
+
+    #[test]
+    fn runs_of_blocks() {
+        assert_eq!(
+            segments([3, 4, 5, 7, 9, 10].into_iter()),
+            vec![(3, 5), (7, 7), (9, 10)]
+        );
+        assert!(segments(std::iter::empty()).is_empty());
+    }
+}
