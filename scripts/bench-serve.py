@@ -4,8 +4,9 @@
 A fresh anvil 1.7.1 gets BLOCKS blocks of contract traffic (TXS per block: counter calls that
 write storage, and transfers). Then CLIENTS concurrent clients trace every block ROUNDS times
 with debug_traceBlockByNumber (callTracer), first through `chaintrace serve --rpc-url anvil`,
-then straight at anvil: once over every block (cold: serve has fetched nothing yet), then ROUNDS
-times more (repeated: pre-states and node answers fetched). Reported per target and phase:
+then straight at anvil: once over every block (cold: serve has fetched nothing yet), once by one
+client walking the blocks in order (walk: a second, fresh serve process), then ROUNDS times more
+(repeated: pre-states and node answers fetched). Reported per target and phase:
 throughput (calls/s), p50/p99 latency, peak RSS of the serving process; and the serve/anvil
 ratios of each phase. Every serve answer is checked to be a
 result (not an error) with one item per transaction.
@@ -160,12 +161,18 @@ def main():
         print(f"bench-serve: {len(blocks)} blocks, {sum(counts.values())} txs; "
               f"{a.clients} clients x {a.rounds} rounds", file=sys.stderr)
 
-        serve = subprocess.Popen(
-            [a.chaintrace, "serve", "--rpc-url", node, "--listen", "127.0.0.1:0",
-             "--cache-dir", os.path.join(work, "cache"), "--queue", "100000"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        procs.append(serve)
-        url = serve.stdout.readline().strip().removeprefix("listening ")
+        def start_serve():
+            p = subprocess.Popen(
+                [a.chaintrace, "serve", "--rpc-url", node, "--listen", "127.0.0.1:0",
+                 "--cache-dir", os.path.join(work, f"cache{len(procs)}"), "--queue", "100000"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            procs.append(p)
+            return p, p.stdout.readline().strip().removeprefix("listening ")
+
+        serve, url = start_serve()
+        # The walk: one client asking every block in order of a server that has seen none of
+        # them (a second server process), as an indexer walks the chain.
+        walker, walk_url = start_serve()
 
         def check(b, r):
             if "error" in r:
@@ -174,24 +181,31 @@ def main():
                 return f"block {b}: {len(r['result'])} items, want {counts[b]}"
             return None
 
-        # Two phases per target: every block asked once (cold for serve: nothing fetched
-        # yet), then ROUNDS more times (repeated: pre-states and node answers already fetched).
+        # Three phases per target: every block asked once by CLIENTS clients (cold for serve:
+        # nothing fetched yet), every block asked in order by one client (walk; for serve a
+        # fresh server), then ROUNDS more times by CLIENTS clients (repeated: pre-states and
+        # node answers already fetched).
         rows = {}
-        for name, target, pid in (("chaintrace serve", url, serve.pid), ("anvil", node, anvil.pid)):
-            for phase, rounds in (("cold", 1), ("repeated", a.rounds)):
-                wall, lat, errors = run_clients(target, blocks, a.clients, rounds, check)
+        targets = (("chaintrace serve", url, serve.pid, walk_url, walker.pid),
+                   ("anvil", node, anvil.pid, node, anvil.pid))
+        for name, target, pid, walk_target, walk_pid in targets:
+            for phase, rounds, clients, at, at_pid in (
+                    ("cold", 1, a.clients, target, pid),
+                    ("walk", 1, 1, walk_target, walk_pid),
+                    ("repeated", a.rounds, a.clients, target, pid)):
+                wall, lat, errors = run_clients(at, blocks, clients, rounds, check)
                 if errors:
                     print(f"bench-serve: {name} ({phase}): {len(errors)} failed calls, "
                           f"first: {errors[0]}", file=sys.stderr)
                     sys.exit(1)
                 rows[(name, phase)] = (len(lat) / wall, pct(lat, 50) * 1e3,
-                                       pct(lat, 99) * 1e3, peak_rss_kib(pid) / 1024, len(lat))
+                                       pct(lat, 99) * 1e3, peak_rss_kib(at_pid) / 1024, len(lat))
         print("| target | blocks | calls | calls/s | p50 ms | p99 ms | peak RSS MiB |")
         print("|---|---|---|---|---|---|---|")
         for (name, phase), (tput, p50, p99, rss, n) in rows.items():
             print(f"| {name} | {phase} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} |")
         print()
-        for phase in ("cold", "repeated"):
+        for phase in ("cold", "walk", "repeated"):
             s, n = rows[("chaintrace serve", phase)], rows[("anvil", phase)]
             print(f"ratios, {phase} blocks (serve / anvil): throughput {s[0] / n[0]:.2f}x, "
                   f"p50 {n[1] / s[1]:.2f}x faster, p99 {n[2] / s[2]:.2f}x faster")

@@ -6,13 +6,14 @@
 //! [`alloc`], [`geth`], [`redact`] → [`rpc`] → [`chain`] → [`source`] (where state and
 //! transactions come from) → `js` (the JavaScript host, feature `js`) → [`trace`] (tracers
 //! shaped like geth's) → [`replay`] (revm environment and execution) → [`render`] (trees, JSON,
-//! tables) → [`names`], [`policy`], [`wallet`], [`node`], [`serve`] → [`debug`] (the step
+//! tables) → [`names`], [`policy`], [`wallet`], [`node`], [`index`] (the address index), [`serve`] → [`debug`] (the step
 //! debugger) → the binary's `cli`.
 
 pub mod alloc;
 pub mod chain;
 pub mod debug;
 pub mod geth;
+pub mod index;
 #[cfg(feature = "js")]
 pub mod js;
 pub mod names;

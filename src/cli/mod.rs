@@ -30,6 +30,7 @@ pub mod debug;
 pub mod diff;
 pub mod foundry;
 pub mod gas;
+pub mod index;
 pub mod manifest;
 pub mod names;
 pub mod node;
@@ -108,6 +109,8 @@ pub enum Command {
     Policy(policy::PolicyCommand),
     /// Check an agent's /rpc request before the wallet provider signs it.
     Preflight(preflight::PreflightArgs),
+    /// Build or extend the address index of a block range (for `serve --index`).
+    Index(index::IndexArgs),
     /// Serve geth's debug_trace* API from local replay over any plain node.
     Serve(serve::ServeArgs),
     /// Wallet provider client: create a wallet, send pre-flighted requests (provider-signed or
@@ -141,6 +144,7 @@ impl Cli {
             Command::Node(n) => n.run(),
             Command::Policy(p) => p.run(),
             Command::Preflight(a) => a.run(),
+            Command::Index(a) => a.run(),
             Command::Serve(a) => a.run(),
             Command::Wallet(w) => w.run(),
             Command::Completions { shell } => {

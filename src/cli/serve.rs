@@ -54,6 +54,15 @@ pub struct ServeArgs {
     /// than the cap, as reth's); 0: no cap.
     #[arg(long, value_name = "GAS", default_value_t = chaintrace::serve::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// The address index (built by `chaintrace index A..B --out DIR`) to answer trace_filter by
+    /// address from, replaying only the blocks that touch the addresses; kept current as new
+    /// blocks arrive (a reorg undone), and checked against the node before every answer.
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<std::path::PathBuf>,
+    /// Seconds between two syncs of --index with the node's head.
+    #[arg(long, value_name = "SECS", default_value_t = 2, requires = "index",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub index_poll: u64,
     /// Blocks replayed ahead of a client walking the chain: when debug_traceBlockByNumber asks
     /// a block near one it asked just before with the same options, up to N blocks after it
     /// are replayed in the background on the ranges engine and their answers kept for the
@@ -130,6 +139,8 @@ impl ServeArgs {
             rpc_gas_cap: self.rpc_gas_cap,
             max_filter_blocks: self.max_filter_blocks,
             ahead: self.ahead,
+            index: self.index.clone(),
+            index_poll: Duration::from_secs(self.index_poll),
             allow_divergent: self.allow_divergent,
             auth_token: self.auth_token.clone(),
             insecure: self.insecure,
@@ -154,6 +165,7 @@ impl ServeArgs {
         .map_err(|e| match e {
             ServeError::Unsafe(_) => CliError::input(e.to_string()),
             ServeError::Upstream(m) => CliError::input(format!("bad --rpc-url: {m}")),
+            ServeError::Index(m) => CliError::input(format!("--index: {m}")),
             other => CliError::source(other.to_string()),
         })?;
         Ok(exit::OK)

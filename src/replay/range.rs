@@ -310,9 +310,21 @@ where
     })
 }
 
+/// Ascending block numbers as inclusive runs.
+pub fn segments(numbers: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for n in numbers {
+        match out.last_mut() {
+            Some((_, b)) if *b + 1 == n => *b = n,
+            _ => out.push((n, n)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Blocks;
+    use super::{segments, Blocks};
 
     #[test]
     fn positions_run_across_segments() {
@@ -321,5 +333,14 @@ mod tests {
         assert_eq!(b.len, 6);
         let all: Vec<u64> = (0..b.len).map(|i| b.at(i)).collect();
         assert_eq!(all, vec![3, 4, 5, 10, 20, 21]);
+    }
+
+    #[test]
+    fn runs_of_blocks() {
+        assert_eq!(
+            segments([3, 4, 5, 7, 9, 10].into_iter()),
+            vec![(3, 5), (7, 7), (9, 10)]
+        );
+        assert!(segments(std::iter::empty()).is_empty());
     }
 }

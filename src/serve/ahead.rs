@@ -94,6 +94,31 @@ impl Ahead {
         }
     }
 
+    /// A `debug_traceBlockByNumber(params)` call about to run: it is told to the walk
+    /// ([`Ahead::asked`]), and its block is held for it (waiting, to the call's deadline, for a
+    /// preparation that holds it) until the returned guard drops.
+    pub fn walk<'m>(
+        self: &Arc<Self>,
+        ctx: &super::methods::Ctx<'m>,
+        params: &Value,
+    ) -> Result<Option<KeyGuard<'m>>, super::methods::Fault> {
+        let number = params
+            .get(0)
+            .and_then(Value::as_str)
+            .and_then(|s| s.strip_prefix("0x"))
+            .filter(|h| !h.is_empty() && h.len() <= 16)
+            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        let Some(n) = number else {
+            return Ok(None);
+        };
+        self.asked(n, params.get(1));
+        let options = AnswerKey::new(0, "", B256::ZERO, params.get(1));
+        ctx.memo
+            .lock_key(&block_key(n, options), ctx.deadline)
+            .map(Some)
+            .ok_or_else(super::methods::timed_out)
+    }
+
     /// Block `number` is asked with trace `options`: when that continues a walk, the blocks
     /// after it not prepared yet are prepared in the background.
     pub fn asked(self: &Arc<Self>, number: u64, options: Option<&Value>) {
@@ -196,7 +221,7 @@ impl Ahead {
                 held.insert(n, g);
             }
         }
-        let segments = segments(held.keys().copied());
+        let segments = crate::replay::range::segments(held.keys().copied());
         if segments.is_empty() {
             return Some(());
         }
@@ -266,29 +291,3 @@ impl Ahead {
 /// A block a preparation replayed: its number, its hash and its answer (`None` when a
 /// transaction departed from its receipt).
 type Prepared = (u64, Option<B256>, Option<Vec<u8>>);
-
-/// Ascending block numbers as inclusive runs.
-fn segments(numbers: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for n in numbers {
-        match out.last_mut() {
-            Some((_, b)) if *b + 1 == n => *b = n,
-            _ => out.push((n, n)),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::segments;
-
-    #[test]
-    fn runs_of_blocks() {
-        assert_eq!(
-            segments([3, 4, 5, 7, 9, 10].into_iter()),
-            vec![(3, 5), (7, 7), (9, 10)]
-        );
-        assert!(segments(std::iter::empty()).is_empty());
-    }
-}

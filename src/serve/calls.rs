@@ -451,7 +451,7 @@ async fn traced(
             deadline: deadline.into_std(),
             gas_cap: worker.cfg.rpc_gas_cap,
             max_filter_blocks: worker.cfg.max_filter_blocks,
-            ahead: Some(&worker.ahead),
+            index: worker.index.as_deref(),
             stream,
         };
         // The replay itself stops at the deadline too, freeing this worker.
@@ -474,7 +474,19 @@ async fn traced(
                         _ => timed_out(),
                     })
                 }
-                Ok(opts) => methods::dispatch(&ctx, &method_owned, &params, opts),
+                Ok(opts) => {
+                    // A block asked by number may continue a walk: the blocks after it are
+                    // prepared, and this one, if a preparation holds it, is waited for rather
+                    // than replayed twice.
+                    let walk = match method_owned.as_str() {
+                        "debug_traceBlockByNumber" => worker.ahead.walk(&ctx, &params),
+                        _ => Ok(None),
+                    };
+                    match walk {
+                        Ok(_held) => methods::dispatch(&ctx, &method_owned, &params, opts),
+                        Err(f) => methods::Outcome::failed(f),
+                    }
+                }
                 Err(f) => methods::Outcome::failed(f),
             },
         });

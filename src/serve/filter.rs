@@ -41,9 +41,19 @@ struct Matched {
     divergences: Vec<String>,
 }
 
+/// Why the index could not answer, as a JSON-RPC error.
+pub(super) fn not_ready(e: super::indexed::NotReady) -> Fault {
+    use super::indexed::NotReady;
+    match e {
+        NotReady::TimedOut => super::methods::timed_out(),
+        NotReady::Source(e) => e.into(),
+        NotReady::Replay(e) => e.into(),
+        NotReady::Refused(m) => Fault::server(m),
+    }
+}
+
 /// Parses the filter (argument 0) and checks its range against the node's head.
 fn checked_range(
-    ctx: &Ctx<'_>,
     source: &RpcSource,
     params: &Value,
 ) -> Result<(TraceFilter, u64, u64, u64), Fault> {
@@ -67,12 +77,6 @@ fn checked_range(
             "invalid parameters: fromBlock cannot be greater than toBlock",
         ));
     }
-    if end - start > ctx.max_filter_blocks {
-        return Err(Fault::params(format!(
-            "Block range too large; currently limited to {} blocks",
-            ctx.max_filter_blocks
-        )));
-    }
     Ok((filter, chain_id, start, end))
 }
 
@@ -83,23 +87,61 @@ pub fn trace_filter(
     params: &Value,
     outcome: &mut Outcome,
 ) -> Result<String, Fault> {
-    let (filter, chain_id, start, end) = checked_range(ctx, source, params)?;
-    if filter.count == Some(0) {
+    let (filter, chain_id, start, end) = checked_range(source, params)?;
+    let too_many = || {
+        Fault::params(format!(
+            "Block range too large; currently limited to {} blocks",
+            ctx.max_filter_blocks
+        ))
+    };
+    // With the address index and an address to look for: only the blocks that touch one.
+    let addresses: Vec<_> = filter
+        .from_address
+        .iter()
+        .chain(&filter.to_address)
+        .copied()
+        .collect();
+    let indexed = ctx.index.filter(|_| !addresses.is_empty());
+    let segments = match indexed {
+        Some(ix) => {
+            ix.ready_for(start, end, ctx.deadline).map_err(not_ready)?;
+            let blocks = ix.read(|i| i.blocks_touching(&addresses, start, end));
+            if blocks.len() as u64 > ctx.max_filter_blocks.saturating_add(1) {
+                return Err(too_many());
+            }
+            crate::replay::range::segments(blocks.into_iter())
+        }
+        None if end - start > ctx.max_filter_blocks => return Err(too_many()),
+        None => vec![(start, end)],
+    };
+    if filter.count == Some(0) || segments.is_empty() {
         return Ok("[]".into());
     }
     let matcher = filter.matcher();
-    let blocks = usize::try_from(end - start + 1).unwrap_or(usize::MAX);
-    let jobs = default_jobs().clamp(1, MAX_JOBS).min(blocks);
+    let blocks: u64 = segments.iter().map(|(a, b)| b - a + 1).sum();
+    let jobs = default_jobs()
+        .clamp(1, MAX_JOBS)
+        .min(usize::try_from(blocks).unwrap_or(usize::MAX));
     let range = Range {
         source,
         chain_id,
-        segments: &[(start, end)],
+        segments: &segments,
         spec: &TracerSpec::Parity,
         hardfork: None,
         jobs,
     };
     let work = |b: RangeBlock<'_>| -> Result<Matched, Fault> {
         let mut m = Matched::default();
+        if let Some(ix) = indexed {
+            // The block replayed is the one indexed, or the chain moved under the request.
+            let number = b.block.info.number;
+            let want = ix.read(|i| i.block(number).map(|x| x.hash));
+            if want.is_none() || want != b.block.info.hash {
+                return Err(Fault::server(format!(
+                    "block {number} changed while it was read (a reorg): retry"
+                )));
+            }
+        }
         let Some(r) = b.replay else {
             return Ok(m);
         };

@@ -121,8 +121,8 @@ pub struct Ctx<'a> {
     pub deadline: Instant,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub gas_cap: u64,
-    /// Blocks prepared ahead of a client walking the chain ([`super::ahead`]).
-    pub ahead: Option<&'a std::sync::Arc<super::ahead::Ahead>>,
+    /// The address index (`serve --index`).
+    pub index: Option<&'a super::indexed::Indexed>,
     /// `trace_filter`'s bound: `toBlock - fromBlock` at most this (`--max-filter-blocks`).
     pub max_filter_blocks: u64,
     /// Whether a large result may be written as it is sent ([`Reply::Stream`]): a single
@@ -501,25 +501,6 @@ pub(super) fn trace_block(
     } else {
         block_number_param(params.get(0))?
     };
-    // A block asked by number may continue a walk: the blocks after it are prepared, and this
-    // one, if a preparation holds it, is waited for rather than replayed twice.
-    let number = block_ref
-        .strip_prefix("0x")
-        .filter(|h| h.len() < 64)
-        .and_then(|h| u64::from_str_radix(h, 16).ok());
-    let _walk = match (ctx.ahead, number) {
-        (Some(ahead), Some(n)) => {
-            ahead.asked(n, params.get(1));
-            let options = super::memo::AnswerKey::new(0, "", B256::ZERO, params.get(1));
-            let key = super::ahead::block_key(n, options);
-            Some(
-                ctx.memo
-                    .lock_key(&key, ctx.deadline)
-                    .ok_or_else(timed_out)?,
-            )
-        }
-        _ => None,
-    };
     // A block asked for before: its hash first (the header alone, one small request), then
     // the answer kept for that hash under these options, if any. A block asked for the first
     // time costs no more than before.
@@ -834,7 +815,7 @@ mod tests {
             deadline: Instant::now() + Duration::from_secs(60),
             gas_cap: 0,
             max_filter_blocks: 100,
-            ahead: None,
+            index: None,
             stream: false,
         };
         let (started, read) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));

@@ -40,6 +40,7 @@ mod ahead;
 mod calls;
 mod conn;
 mod filter;
+pub mod indexed;
 mod stream;
 
 use calls::rpc;
@@ -98,6 +99,10 @@ pub struct ServeConfig {
     pub max_batch: usize,
     /// geth's RPC gas cap for simulated calls (0: none).
     pub rpc_gas_cap: u64,
+    /// The address index to answer history queries from and keep current (`--index DIR`).
+    pub index: Option<std::path::PathBuf>,
+    /// How often the index is brought up to the node's head.
+    pub index_poll: Duration,
     /// Blocks prepared past one a client walking the chain asked (`--ahead`; 0: none).
     pub ahead: u64,
     /// Most blocks `trace_filter` replays for one request (`toBlock - fromBlock`, reth's rule).
@@ -132,6 +137,8 @@ pub enum ServeError {
     },
     #[error("{0}")]
     Upstream(String),
+    #[error("{0}")]
+    Index(String),
     #[error("server failed: {0}")]
     Io(std::io::Error),
 }
@@ -145,6 +152,7 @@ struct Shared {
     waiting: AtomicU64,
     memo: Arc<Memo>,
     ahead: Arc<ahead::Ahead>,
+    index: Option<Arc<indexed::Indexed>>,
     metrics: Metrics,
 }
 
@@ -168,6 +176,25 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
         },
         memo.clone(),
     ));
+    let index = match &cfg.index {
+        None => None,
+        Some(dir) => {
+            let (ix, notes) = indexed::Indexed::open(
+                dir,
+                &cfg.upstream,
+                cfg.rpc_timeout,
+                cfg.chain_rules,
+                cfg.op_config.clone(),
+            )
+            .map_err(ServeError::Index)?;
+            for n in notes {
+                log_line(&json!({"event": "index", "note": n}));
+            }
+            let ix = Arc::new(ix);
+            ix.clone().follow(cfg.index_poll);
+            Some(ix)
+        }
+    };
     let shared = Arc::new(Shared {
         redacted: redact_url(&cfg.upstream),
         upstream,
@@ -176,6 +203,7 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
         waiting: AtomicU64::new(0),
         memo,
         ahead,
+        index,
         metrics: Metrics::default(),
         cfg,
     });

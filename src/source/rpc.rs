@@ -319,6 +319,56 @@ impl RpcSource {
         ))
     }
 
+    /// The hashes of blocks `numbers` (headers only, one batch); `None` for a block the node
+    /// does not have.
+    pub fn block_hashes(&self, numbers: &[u64]) -> Result<Vec<Option<B256>>, SourceError> {
+        let calls: Vec<(String, Value)> = numbers
+            .iter()
+            .map(|n| {
+                (
+                    "eth_getBlockByNumber".to_string(),
+                    json!([format!("{n:#x}"), false]),
+                )
+            })
+            .collect();
+        self.client
+            .batch(&calls)?
+            .into_iter()
+            .map(|r| {
+                Ok(r?
+                    .get("hash")
+                    .and_then(Value::as_str)
+                    .and_then(|h| h.parse::<B256>().ok()))
+            })
+            .collect()
+    }
+
+    /// The chain id, the genesis block's hash and the number of the node's latest block, with
+    /// its identity ([`client_requests`]), in one batch.
+    pub fn genesis_and_head(&self) -> Result<(u64, B256, u64), SourceError> {
+        let mut calls = vec![
+            ("eth_chainId".to_string(), json!([])),
+            ("eth_getBlockByNumber".to_string(), json!(["0x0", false])),
+            ("eth_blockNumber".to_string(), json!([])),
+        ];
+        calls.extend(client_requests());
+        let mut res = self.client.batch(&calls)?.into_iter();
+        let id = res.next().unwrap_or(Ok(Value::Null))?;
+        let genesis = res.next().unwrap_or(Ok(Value::Null))?;
+        let head = res.next().unwrap_or(Ok(Value::Null))?;
+        self.note_client(res.by_ref().take(2));
+        let genesis = genesis
+            .get("hash")
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<B256>().ok())
+            .ok_or_else(|| bad("genesis block", "no hash"))?;
+        Ok((
+            parse_u64(&id).map_err(|e| bad("chain id", e))?,
+            genesis,
+            parse_u64(&head).map_err(|e| bad("block number", e))?,
+        ))
+    }
+
     /// The chain id and the header of block `block_ref` (a number, tag or hash) a simulated
     /// call runs after, in one batch with the node's identity: the block resolved once, its
     /// header only. Its first transaction rides along for what it shows of the OP stack (a

@@ -29,6 +29,7 @@ mod edr_suite;
 mod faults;
 mod gas_source_live;
 mod html_report;
+mod index;
 mod live;
 mod names_live;
 mod op_anvil;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Left to right: leaves first, the CLI last (it is the binary, outside this list).
 const ORDER: &[&str] = &[
     "alloc", "geth", "redact", "rpc", "chain", "source", "js", "trace", "replay", "render",
-    "names", "policy", "wallet", "node", "serve", "debug",
+    "names", "policy", "wallet", "node", "index", "serve", "debug",
 ];
 
 /// The binary's side of `src/`: it may use every library module.
