@@ -40,6 +40,8 @@ mod ahead;
 mod calls;
 mod conn;
 mod filter;
+#[allow(dead_code)]
+mod ots_search;
 pub mod indexed;
 mod stream;
 
