@@ -104,6 +104,11 @@ pub struct ServeArgs {
     /// op-node rollup.json (as for `tx`).
     #[arg(long, value_name = "FILE")]
     pub chain_config: Option<String>,
+    /// Web origins whose pages may call the server from a browser, e.g. Otterscan's
+    /// `http://localhost:5100` (comma-separated or repeated; `*`: any page, which then also
+    /// reaches the upstream through the server). None by default.
+    #[arg(long, value_name = "ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
     #[command(flatten)]
     pub state: StateArgs,
 }
@@ -154,6 +159,7 @@ impl ServeArgs {
                 .map(chaintrace::chain::op::OpChainConfig::from_file)
                 .transpose()
                 .map_err(|e| CliError::input(e.to_string()))?,
+            cors_origins: self.cors_origin.clone(),
         };
         run(cfg, |addr| {
             use std::io::Write;

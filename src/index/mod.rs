@@ -185,6 +185,9 @@ impl AddressIndex {
     /// The blocks in `from..=to` where one of `addresses` is touched or refunded.
     pub fn blocks_touching(&self, addresses: &[Address], from: u64, to: u64) -> BTreeSet<u64> {
         let mut out = BTreeSet::new();
+        if from > to {
+            return out;
+        }
         for a in addresses {
             for map in [&self.postings, &self.refunds] {
                 if let Some(p) = map.get(a) {
@@ -197,7 +200,7 @@ impl AddressIndex {
 
     /// The transactions touching `address` in `from..=to`, in chain order: position and hash.
     pub fn txs_touching(&self, address: Address, from: u64, to: u64) -> Vec<(Position, B256)> {
-        let Some(p) = self.postings.get(&address) else {
+        let Some(p) = self.postings.get(&address).filter(|_| from <= to) else {
             return Vec::new();
         };
         p.range((from, 0)..=(to, u32::MAX))
@@ -259,5 +262,10 @@ mod tests {
         );
         assert_eq!(ix.size(), (2, 2, 3));
         assert!(ix.covers(1, 2) && !ix.covers(1, 3) && !ix.covers(0, 2));
+        // An empty range is nothing, never a panic.
+        assert!(ix.txs_touching(Address::repeat_byte(2), 5, 4).is_empty());
+        assert!(ix
+            .blocks_touching(&[Address::repeat_byte(2)], 5, 4)
+            .is_empty());
     }
 }

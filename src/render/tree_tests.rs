@@ -48,6 +48,7 @@ fn frame(kind: CallKind, from: Address, to: Address, input: Bytes, gas_used: u64
         kind,
         from_node: false,
         steps: None,
+        create_address: None,
     }
 }
 

@@ -347,6 +347,17 @@ struct TraceLog {
     notes: Vec<String>,
 }
 
+/// Whose methods a traced call is: their parameters and dispatch differ.
+#[derive(Clone, Copy)]
+enum Family {
+    /// geth's `debug_*`, with a trace config.
+    Geth,
+    /// reth's `trace_*` ([`super::parity`]).
+    Parity,
+    /// Otterscan's `ots_*` ([`super::ots`]).
+    Ots,
+}
+
 /// A place in the queue, given back however the wait ends (a worker, the deadline, or the
 /// caller gone: a client that disconnects while queued leaves no phantom entry behind).
 struct Queued<'a>(&'a Shared);
@@ -373,12 +384,16 @@ async fn traced(
         "debug_traceCall" => 2,
         _ => 1,
     };
-    // Parity's methods take trace types where geth's take a trace config.
-    let parity = super::parity::METHODS.contains(&method);
+    // Parity's methods take trace types and Otterscan's none where geth's take a trace config.
+    let family = match method {
+        m if super::parity::METHODS.contains(&m) => Family::Parity,
+        m if super::ots::METHODS.contains(&m) => Family::Ots,
+        _ => Family::Geth,
+    };
     // Only the config's `timeout` now; its tracer is made on the worker, under the deadline.
-    let timeout = match parity {
-        true => None,
-        false => match methods::trace_timeout(params.get(opts_index)) {
+    let timeout = match family {
+        Family::Parity | Family::Ots => None,
+        Family::Geth => match methods::trace_timeout(params.get(opts_index)) {
             Ok(t) => t,
             Err(f) => return (Err(f), None),
         },
@@ -460,14 +475,17 @@ async fn traced(
         // memory, JavaScript values) ends the call with "response too large" as it grows past
         // it, not the process with an out-of-memory.
         let work = max_response.max(WORK_BYTES);
-        let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match parity {
-            true => methods::answer(&ctx, |source, outcome| {
+        let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match family {
+            Family::Parity => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
                     .map(Reply::Text)
             }),
+            Family::Ots => methods::answer(&ctx, |source, outcome| {
+                super::ots::dispatch(&ctx, source, &method_owned, &params, outcome).map(Reply::Text)
+            }),
             // Making the tracer (a JavaScript one's engine, a muxTracer's children) is part of
             // the call's work: it counts against the deadline and the byte budget.
-            false => match methods::trace_opts(params.get(opts_index)) {
+            Family::Geth => match methods::trace_opts(params.get(opts_index)) {
                 Ok(_) if crate::replay::cancel::passed() => {
                     methods::Outcome::failed(match crate::replay::cancel::stopped() {
                         crate::replay::ReplayError::OverBudget => methods::too_large(),

@@ -26,8 +26,8 @@ use crate::source::rpc::RpcSource;
 use crate::source::StateSnapshot;
 use crate::trace::{TracerKind, TracerSpec};
 
-/// Methods answered locally (geth's debug methods and Parity's `trace_*`, [`super::parity`]);
-/// everything else is forwarded.
+/// Methods answered locally (geth's debug methods, Parity's `trace_*`, [`super::parity`], and
+/// Otterscan's `ots_*`, [`super::ots`]); everything else is forwarded.
 pub const TRACED: &[&str] = &[
     "debug_traceTransaction",
     "debug_traceBlockByNumber",
@@ -42,6 +42,19 @@ pub const TRACED: &[&str] = &[
     "trace_call",
     "trace_callMany",
     "trace_filter",
+    "ots_getApiLevel",
+    "ots_hasCode",
+    "ots_getInternalOperations",
+    "ots_getTransactionError",
+    "ots_traceTransaction",
+    "ots_getBlockDetails",
+    "ots_getBlockDetailsByHash",
+    "ots_getBlockTransactions",
+    "ots_getTransactionBySenderAndNonce",
+    "ots_getContractCreator",
+    "erigon_getHeaderByNumber",
+    "ots_searchTransactionsBefore",
+    "ots_searchTransactionsAfter",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,

@@ -3,8 +3,9 @@
 //! A JSON-RPC 2.0 HTTP server (single and batch requests, axum on the project's one tokio
 //! runtime). `debug_traceTransaction`, `debug_traceBlockByNumber`, `debug_traceBlockByHash`,
 //! `debug_traceCall` and `debug_traceStateAccess` are answered from local replay
-//! ([`methods`]); every other method is forwarded to the upstream unchanged, so the server can
-//! be a client's only URL.
+//! ([`methods`]), and so are reth's `trace_*` ([`parity`]) and Otterscan's `ots_*` ([`ots`]);
+//! every other method is forwarded to the upstream unchanged, so the server can be a client's
+//! only URL (a browser's too, for the origins `--cors-origin` names).
 //!
 //! Built for load:
 //! * a bounded pool of trace workers (blocking threads, default one per core) and a bounded
@@ -40,9 +41,8 @@ mod ahead;
 mod calls;
 mod conn;
 mod filter;
-#[allow(dead_code)]
-mod ots_search;
 pub mod indexed;
+mod ots_search;
 mod stream;
 
 use calls::rpc;
@@ -50,6 +50,7 @@ use conn::serve_connections;
 pub mod memo;
 pub mod methods;
 pub mod metrics;
+pub mod ots;
 pub mod parity;
 
 use std::net::SocketAddr;
@@ -122,6 +123,9 @@ pub struct ServeConfig {
     pub chain_rules: Option<crate::chain::rules::Ruleset>,
     /// `--chain-config`: a custom OP-stack chain's fork schedule.
     pub op_config: Option<crate::chain::op::OpChainConfig>,
+    /// `--cors-origin`: the web origins whose pages may call the server from a browser
+    /// (`*`: any), as geth's `--http.corsdomain`; none by default.
+    pub cors_origins: Vec<String>,
 }
 
 /// Why the server could not run.
@@ -217,8 +221,9 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
             .map_err(|err| ServeError::Bind { addr, err })?;
         let bound = listener.local_addr().map_err(ServeError::Io)?;
         let app = Router::new()
-            .route("/", post(rpc))
+            .route("/", post(rpc).options(preflight))
             .route("/metrics", get(metrics_text))
+            .layer(axum::middleware::from_fn_with_state(shared.clone(), cors))
             .with_state(shared.clone());
         ready(bound);
         log_line(&json!({"event": "listening", "addr": bound.to_string(),
@@ -247,6 +252,56 @@ async fn metrics_text(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> 
         shared.metrics.render(),
     )
         .into_response()
+}
+
+/// The request's `Origin` when `--cors-origin` allows it (`*`: any).
+fn allowed_origin(shared: &Shared, headers: &HeaderMap) -> Option<header::HeaderValue> {
+    let origin = headers.get(header::ORIGIN)?;
+    let text = origin.to_str().ok()?;
+    shared
+        .cfg
+        .cors_origins
+        .iter()
+        .any(|o| o == "*" || o.eq_ignore_ascii_case(text))
+        .then(|| origin.clone())
+}
+
+/// A browser's CORS preflight: allowed origins may POST JSON with a bearer token.
+async fn preflight(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    if allowed_origin(&shared, &headers).is_some() {
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            header::HeaderValue::from_static("POST, GET, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            header::HeaderValue::from_static("content-type, authorization"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            header::HeaderValue::from_static("600"),
+        );
+    }
+    r
+}
+
+/// Every answer to an allowed origin names it (`Access-Control-Allow-Origin`), so a page
+/// there (Otterscan in a browser) may read it; others get no CORS header, as before.
+async fn cors(
+    State(shared): State<Arc<Shared>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let origin = allowed_origin(&shared, req.headers());
+    let mut r = next.run(req).await;
+    if let Some(origin) = origin {
+        let h = r.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.append(header::VARY, header::HeaderValue::from_static("Origin"));
+    }
+    r
 }
 
 /// Bearer token check (constant time in the token's length).

@@ -20,6 +20,26 @@ use super::methods::{Ctx, Fault};
 use crate::index::AddressIndex;
 use crate::source::rpc::RpcSource;
 
+/// The members of alloy's `TransactionReceipt<OtsReceipt>`.
+const RECEIPT_MEMBERS: &[&str] = &[
+    "status",
+    "cumulativeGasUsed",
+    "logs",
+    "logsBloom",
+    "type",
+    "transactionHash",
+    "transactionIndex",
+    "blockHash",
+    "blockNumber",
+    "gasUsed",
+    "effectiveGasPrice",
+    "blobGasUsed",
+    "blobGasPrice",
+    "from",
+    "to",
+    "contractAddress",
+];
+
 /// Most transactions one page may ask for.
 const MAX_PAGE: u64 = 1000;
 
@@ -157,11 +177,7 @@ pub fn search(
             let from = if number == 0 { best } else { number - 1 };
             before(index, address, from.min(best), best, size)
         } else {
-            let from = if number == 0 {
-                FIRST_BLOCK
-            } else {
-                number + 1
-            };
+            let from = if number == 0 { FIRST_BLOCK } else { number + 1 };
             after(index, address, from, best, size)
         }
     });
@@ -209,7 +225,10 @@ fn fetch(
         calls.push(("eth_getTransactionReceipt".into(), json!([h])));
     }
     for b in &blocks {
-        calls.push(("eth_getBlockByNumber".into(), json!([format!("{b:#x}"), false])));
+        calls.push((
+            "eth_getBlockByNumber".into(),
+            json!([format!("{b:#x}"), false]),
+        ));
     }
     if calls.is_empty() {
         return Ok((Vec::new(), Vec::new()));
@@ -221,12 +240,19 @@ fn fetch(
         .into_iter()
         .map(|r| r.map_err(|e| Fault::server(e.to_string())))
         .collect::<Result<_, _>>()?;
-    let moved = |n: u64| Fault::server(format!("block {n} changed while it was read (a reorg): retry"));
+    let moved = |n: u64| {
+        Fault::server(format!(
+            "block {n} changed while it was read (a reorg): retry"
+        ))
+    };
     let mut stamps = std::collections::HashMap::new();
     for (i, b) in blocks.iter().enumerate() {
         let header = &answers[2 * txs.len() + i];
         let want = ix.read(|x| x.block(*b).map(|blk| blk.hash));
-        let got = header.get("hash").and_then(Value::as_str).and_then(|h| h.parse::<B256>().ok());
+        let got = header
+            .get("hash")
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<B256>().ok());
         if want.is_none() || want != got {
             return Err(moved(*b));
         }
@@ -248,6 +274,9 @@ fn fetch(
         if want != got {
             return Err(moved(*b));
         }
+        // alloy's `OtsTransactionReceipt`, as anvil serialises it: a receipt's own members,
+        // none a node adds (`blockTimestamp`, an OP chain's L1 fee members), and `timestamp`.
+        receipt.retain(|k, _| RECEIPT_MEMBERS.contains(&k.as_str()));
         receipt.insert("timestamp".into(), stamps[b].clone());
         tx_objects.push(tx);
         receipts.push(Value::Object(receipt));

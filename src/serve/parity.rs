@@ -143,7 +143,9 @@ fn or_null(
     }
 }
 
-fn mined(
+/// Mined transaction `hash` traced under `spec` (one at a time per transaction), checked
+/// against its receipt; `ots.rs` reads its call tree the same way.
+pub(super) fn mined(
     ctx: &Ctx<'_>,
     source: &RpcSource,
     hash: B256,

@@ -158,6 +158,11 @@ pub struct CallFrame {
     /// it; not part of geth's JSON.
     #[serde(skip)]
     pub steps: Option<Box<FrameSteps>>,
+    /// A CREATE or CREATE2 frame's address, made or attempted: geth's JSON drops `to` of a
+    /// failed creation, Otterscan's answers name it (`serve`'s `ots_*`); not part of geth's
+    /// JSON.
+    #[serde(skip)]
+    pub create_address: Option<Address>,
 }
 
 /// The program counters a frame's source location is rebuilt from: the last opcode it ran (the
@@ -259,6 +264,7 @@ impl CallFrame {
             kind,
             from_node: false,
             steps: None,
+            create_address: None,
         }
     }
 
@@ -398,6 +404,9 @@ impl CallTracer {
         if let (Some(addr), true) = (created, f.kind.is_create()) {
             f.to = Some(addr);
         }
+        if f.kind.is_create() {
+            f.create_address = f.to;
+        }
         let error = match open.step_error.take() {
             Some(e) if !result.is_ok_or_revert() => Some(FrameError::Failed(e)),
             _ => FrameError::of(result, open.last, f.kind.is_create()),
@@ -451,6 +460,7 @@ impl CallTracer {
             kind: CallKind::Stop,
             from_node: false,
             steps: None,
+            create_address: None,
         }));
     }
 

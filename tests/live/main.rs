@@ -34,6 +34,8 @@ mod live;
 mod names_live;
 mod op_anvil;
 mod opcode_live;
+mod ots_search;
+mod ots_serve;
 mod oz_sources;
 mod parity_live;
 mod parity_serve;

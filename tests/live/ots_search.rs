@@ -9,9 +9,8 @@ use crate::proxy::{self, Proxy};
 use crate::serve_support::Serve;
 
 fn call(serve: &Serve, method: &str, params: Value) -> Result<Value, Value> {
-    let text = serve.post(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string(),
-    );
+    let text = serve
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string());
     let v: Value = serde_json::from_str(&text).unwrap();
     match v.get("error") {
         Some(e) => Err(e.clone()),
@@ -53,7 +52,10 @@ fn address_history_pages_equal_anvils() {
     for (name, a) in &s.addresses {
         for size in [1u64, 2, 5, 25] {
             for block in [0, 2, head / 2, head, head + 1] {
-                for method in ["ots_searchTransactionsBefore", "ots_searchTransactionsAfter"] {
+                for method in [
+                    "ots_searchTransactionsBefore",
+                    "ots_searchTransactionsAfter",
+                ] {
                     let params = json!([a, block, size]);
                     let theirs = s.anvil.rpc(method, params.clone());
                     let ours = call(&serve, method, params.clone())
@@ -66,7 +68,11 @@ fn address_history_pages_equal_anvils() {
         }
     }
     // Bad input: JSON-RPC errors.
-    for bad in [json!(["0x12", 0, 25]), json!([sender, "x", 25]), json!([sender, 0, 0])] {
+    for bad in [
+        json!(["0x12", 0, 25]),
+        json!([sender, "x", 25]),
+        json!([sender, 0, 0]),
+    ] {
         let e = call(&serve, "ots_searchTransactionsBefore", bad.clone()).unwrap_err();
         assert_eq!(e["code"], -32602, "{bad}: {e}");
     }

@@ -163,6 +163,7 @@ fn frame_with_log(
         kind: CallKind::Call,
         from_node: false,
         steps: None,
+        create_address: None,
     }
 }
 
