@@ -69,6 +69,12 @@ pub struct CallArgs {
     /// diff, gas tables, flamegraph) to FILE; it loads nothing when opened.
     #[arg(long, value_name = "FILE")]
     pub html: Option<String>,
+    /// Run the calls of a JSON file in order, each on the state the one before it left: an
+    /// array of objects with the members `from`, `to`, `data` (or `sig` and `args`), `value`,
+    /// `gas`, `gasPrice` (the flags' syntax). Prints each call's trace (`--json`: an array).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "to", "data", "sig", "args",
+          "value", "gas", "gas_price", "remote", "html"])]
+    pub bundle: Option<String>,
 }
 
 fn parse_address(s: &str, flag: &str) -> Result<Address, CliError> {
@@ -117,6 +123,9 @@ impl CallArgs {
             .map(BlockOverrides::from_json)
             .transpose()
             .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
+        if let Some(path) = &self.bundle {
+            return super::call_bundle::run(self, path, state_override.as_ref());
+        }
         let gas_price = parse_quantity(&self.gas_price, "--gas-price")?;
         let gas_price =
             u128::try_from(gas_price).map_err(|_| CliError::input("--gas-price is too large"))?;
@@ -322,7 +331,21 @@ impl CallArgs {
     }
 }
 
-fn call_error(e: CallError) -> CliError {
+impl CallArgs {
+    /// `--block-override`, read.
+    pub(super) fn block_override(&self) -> Result<Option<BlockOverrides>, CliError> {
+        self.block_override
+            .as_deref()
+            .map(|s| json_arg(s, "--block-override"))
+            .transpose()?
+            .as_ref()
+            .map(BlockOverrides::from_json)
+            .transpose()
+            .map_err(|e| CliError::input(format!("--block-override: {e}")))
+    }
+}
+
+pub(super) fn call_error(e: CallError) -> CliError {
     match e {
         CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
         CallError::Source(e) => e.into(),

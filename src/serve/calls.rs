@@ -373,10 +373,12 @@ async fn traced(
         "debug_traceCall" => 2,
         _ => 1,
     };
-    // Parity's methods take trace types where geth's take a trace config.
+    // Parity's methods take trace types where geth's take a trace config; `eth_simulateV1`
+    // takes neither.
     let parity = super::parity::METHODS.contains(&method);
+    let simulate = method == "eth_simulateV1";
     // Only the config's `timeout` now; its tracer is made on the worker, under the deadline.
-    let timeout = match parity {
+    let timeout = match parity || simulate {
         true => None,
         false => match methods::trace_timeout(params.get(opts_index)) {
             Ok(t) => t,
@@ -459,6 +461,9 @@ async fn traced(
         // it, not the process with an out-of-memory.
         let work = max_response.max(WORK_BYTES);
         let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match parity {
+            _ if simulate => methods::answer(&ctx, |source, outcome| {
+                super::simulate::answer(&ctx, source, &params, outcome)
+            }),
             true => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
                     .map(Reply::Text)

@@ -46,6 +46,7 @@ pub mod memo;
 pub mod methods;
 pub mod metrics;
 pub mod parity;
+pub mod simulate;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
