@@ -3,7 +3,7 @@
 //! overrides.
 
 use alloy_primitives::{Address, Bytes, U256};
-use chaintrace::replay::call::{prepare_call, CallError, CallRequest, TracedCall};
+use chaintrace::replay::call::{prepare_call, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
 use chaintrace::replay::CallTraced;
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::assets::{assets_call, assets_config, compute};
 use super::block::parse_block_ref;
-use super::call_input::{encode_call, json_arg, parse_value};
+use super::call_input::{call_error, encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 
@@ -124,7 +124,16 @@ impl CallArgs {
             .transpose()
             .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
         if let Some(path) = &self.bundle {
-            return super::call_bundle::run(self, path, state_override.as_ref());
+            let bundle = super::call_bundle::Bundle {
+                path,
+                trace: &self.trace,
+                rpc: &self.rpc,
+                block: &self.block,
+                block_override: block_override.as_ref(),
+                state_override: state_override.as_ref(),
+                assets: self.assets.assets,
+            };
+            return super::call_bundle::run(&bundle);
         }
         let gas_price = parse_quantity(&self.gas_price, "--gas-price")?;
         let gas_price =
@@ -328,27 +337,6 @@ impl CallArgs {
         } else {
             exit::TX_FAILED
         })
-    }
-}
-
-impl CallArgs {
-    /// `--block-override`, read.
-    pub(super) fn block_override(&self) -> Result<Option<BlockOverrides>, CliError> {
-        self.block_override
-            .as_deref()
-            .map(|s| json_arg(s, "--block-override"))
-            .transpose()?
-            .as_ref()
-            .map(BlockOverrides::from_json)
-            .transpose()
-            .map_err(|e| CliError::input(format!("--block-override: {e}")))
-    }
-}
-
-pub(super) fn call_error(e: CallError) -> CliError {
-    match e {
-        CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
-        CallError::Source(e) => e.into(),
     }
 }
 

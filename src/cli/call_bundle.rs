@@ -12,16 +12,15 @@ use alloy_primitives::{Address, Bytes, U256};
 use chaintrace::render::json::write_trace;
 use chaintrace::replay::call::{prepare_calls, CallRequest};
 use chaintrace::replay::driver::Frames;
-use chaintrace::replay::overrides::StateOverride;
+use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
 use chaintrace::replay::remote::replay_with_frames;
 use chaintrace::replay::ReplayTx;
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use chaintrace::source::StateSnapshot;
 use serde_json::{Map, Value};
 
-use super::call::{call_error, CallArgs};
-use super::call_input::{encode_call, parse_value};
-use super::common::{exit, print_trace, report_rpc, CliError};
+use super::call_input::{call_error, encode_call, parse_value};
+use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 
 /// The most calls one bundle may hold (geth's `eth_simulateV1` bound on calls).
@@ -167,29 +166,38 @@ fn call(v: &Value) -> Result<CallRequest, String> {
     })
 }
 
+/// What `call --bundle` runs with: the file and `call`'s flags that apply to every call.
+pub struct Bundle<'a> {
+    pub path: &'a str,
+    pub trace: &'a TraceArgs,
+    pub rpc: &'a RpcArgs,
+    /// `--block`.
+    pub block: &'a str,
+    pub block_override: Option<&'a BlockOverrides>,
+    /// Applied once, before the first call.
+    pub state_override: Option<&'a StateOverride>,
+    /// `--assets` (refused).
+    pub assets: bool,
+}
+
 /// Runs `call --bundle FILE`: every call traced in order on one state; exit 3 when any of them
 /// failed at top level.
-pub fn run(args: &CallArgs, path: &str, state: Option<&StateOverride>) -> Result<u8, CliError> {
-    if args.assets.assets || args.trace.decode {
+pub fn run(args: &Bundle<'_>) -> Result<u8, CliError> {
+    let (path, state) = (args.path, args.state_override);
+    if args.assets || args.trace.decode {
         return Err(CliError::input(
             "--bundle prints each call's trace; --assets and --decode are for a single call",
         ));
     }
     let calls = read(path)?;
-    let block_ref = super::block::parse_block_ref(&args.block)?;
-    let block_override = args.block_override()?;
+    let block_ref = super::block::parse_block_ref(args.block)?;
+    let block_override = args.block_override;
     let hardfork = args.trace.hardfork()?;
-    let mut names = load_names(&args.trace)?;
+    let mut names = load_names(args.trace)?;
     let spec = args.trace.spec(None)?;
     let source = args.rpc.source()?;
-    let prepared = prepare_calls(
-        &source,
-        &calls,
-        &block_ref,
-        block_override.as_ref(),
-        hardfork,
-    )
-    .map_err(call_error)?;
+    let prepared =
+        prepare_calls(&source, &calls, &block_ref, block_override, hardfork).map_err(call_error)?;
     let first = &prepared[0];
     let mut env = first.env.clone();
     // One environment for the bundle: a call at gas price 0 pays nothing under any base fee.
@@ -215,7 +223,7 @@ pub fn run(args: &CallArgs, path: &str, state: Option<&StateOverride>) -> Result
     let currency = chaintrace::chain::currency(first.chain_id);
     attach_explorer(
         &mut names,
-        &args.trace,
+        args.trace,
         first.chain_id,
         source.client.timeout(),
     );
@@ -242,8 +250,8 @@ pub fn run(args: &CallArgs, path: &str, state: Option<&StateOverride>) -> Result
                 println!();
             }
             println!("call {} of {n}:", i + 1);
-            let decoder = decoder_for(&names, &args.trace, t, &replay.snapshot);
-            print_trace(t, &args.trace, &decoder, currency, None, None)?;
+            let decoder = decoder_for(&names, args.trace, t, &replay.snapshot);
+            print_trace(t, args.trace, &decoder, currency, None, None)?;
         }
     }
     if let Some(n) = replay.splice_note(&env) {

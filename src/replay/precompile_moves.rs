@@ -20,8 +20,6 @@ use alloy_primitives::Address;
 use revm::precompile::{Precompile, PrecompileError, PrecompileFn, PrecompileResult, Precompiles};
 use revm::primitives::AddressSet;
 
-use super::overrides::StateOverride;
-
 /// The most precompiles one block may move.
 pub const MAX_MOVES: usize = 16;
 /// The most distinct modified sets the process keeps.
@@ -105,11 +103,12 @@ impl Plan {
     }
 }
 
-/// geth's `StateOverride.Apply` over `active`, in address order: its errors' texts.
-pub fn plan(state: &StateOverride, active: &Precompiles) -> Result<Plan, String> {
+/// geth's `StateOverride.Apply` over `active`, in address order: `accounts` are the overridden
+/// addresses, sorted, each with its `movePrecompileToAddress`; the errors are geth's texts.
+pub fn plan(accounts: &[(Address, Option<Address>)], active: &Precompiles) -> Result<Plan, String> {
     let mut out = Plan::default();
     let mut dirty: Vec<Address> = Vec::new();
-    for (addr, account) in &state.0 {
+    for (addr, move_to) in accounts {
         if dirty.contains(addr) {
             return Err(format!(
                 "account {} has already been overridden by a precompile",
@@ -117,21 +116,21 @@ pub fn plan(state: &StateOverride, active: &Precompiles) -> Result<Plan, String>
             ));
         }
         let is_precompile = active.contains(addr);
-        if let Some(to) = account.move_precompile_to {
+        if let Some(to) = move_to {
             if !is_precompile {
                 return Err(format!(
                     "account {} is not a precompile",
                     addr.to_checksum(None)
                 ));
             }
-            if state.0.contains_key(&to) {
+            if accounts.iter().any(|(a, _)| a == to) {
                 return Err(format!(
                     "account {} is already overridden",
                     to.to_checksum(None)
                 ));
             }
-            out.moves.push((to, *addr));
-            dirty.push(to);
+            out.moves.push((*to, *addr));
+            dirty.push(*to);
         }
         if is_precompile {
             out.removed.push(*addr);
@@ -187,7 +186,6 @@ pub fn modified(active: &'static Precompiles, plan: &Plan) -> Result<&'static Mo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::overrides::AccountOverride;
     use alloy_primitives::{address, hex};
     use revm::precompile::PrecompileSpecId;
 
@@ -197,16 +195,7 @@ mod tests {
         let ecrecover = address!("0000000000000000000000000000000000000001");
         let sha256 = address!("0000000000000000000000000000000000000002");
         let to = address!("0000000000000000000000000000000000123456");
-        let mut state = StateOverride::default();
-        state.0.insert(
-            ecrecover,
-            AccountOverride {
-                move_precompile_to: Some(to),
-                ..AccountOverride::default()
-            },
-        );
-        state.0.insert(sha256, AccountOverride::default());
-        let plan = plan(&state, active).unwrap();
+        let plan = plan(&[(ecrecover, Some(to)), (sha256, None)], active).unwrap();
         assert_eq!(plan.removed, vec![ecrecover, sha256]);
         assert_eq!(plan.moves, vec![(to, ecrecover)]);
         let m = modified(active, &plan).unwrap();
@@ -224,14 +213,10 @@ mod tests {
             .unwrap();
         assert_eq!((here.gas_used, here.bytes), (there.gas_used, there.bytes));
 
-        let mut bad = StateOverride::default();
-        bad.0.insert(
+        let bad = [(
             address!("c000000000000000000000000000000000000000"),
-            AccountOverride {
-                move_precompile_to: Some(to),
-                ..AccountOverride::default()
-            },
-        );
+            Some(to),
+        )];
         assert_eq!(
             super::plan(&bad, active).unwrap_err(),
             "account 0xC000000000000000000000000000000000000000 is not a precompile"
