@@ -525,6 +525,29 @@ fn simulate_v1_equals_anvils_own_behind_a_node_refusing_it() {
         matches!(theirs, Ok(Ok(_))),
         "anvil now refuses it: {theirs:?}"
     );
+    // A nonce ahead of the sender's: -38011; and a call asking more gas than its block has
+    // left: -38015 (geth's `sanitizeCall`), with their texts.
+    let ahead = json!({"validation": true, "blockStateCalls": [{"calls": [
+        {"from": sender, "to": alice, "nonce": q(nonce as u128 + 5),
+         "maxFeePerGas": q(100_000_000_000), "gas": q(21_000)}]}]});
+    let e = simulate(&serve.url, &ahead, &base["number"]);
+    assert_eq!(
+        e["error"],
+        json!({"code": -38011, "message": format!(
+            "err: nonce too high: address {}, tx: {} state: {nonce} (supplied gas 21000)",
+            sender.to_checksum(None), nonce + 5)}),
+        "{e}"
+    );
+    let full = json!({"blockStateCalls": [{"blockOverrides": {"gasLimit": q(30_000)},
+        "calls": [{"from": sender, "to": alice, "gas": q(21_000)},
+                  {"from": sender, "to": bob, "gas": q(21_000)}]}]});
+    let e = simulate(&serve.url, &full, &base["number"]);
+    assert_eq!(
+        e["error"],
+        json!({"code": -38015,
+            "message": "block gas limit reached: remaining: 9000, required: 21000"}),
+        "{e}"
+    );
 
     // The request's bounds, before the node is asked anything.
     let many = json!({"blockStateCalls": vec![json!({}); 257]});
@@ -549,7 +572,7 @@ fn simulate_v1_equals_anvils_own_behind_a_node_refusing_it() {
         e["error"],
         json!({"code": -32000, "message": "header not found"})
     );
-    let log = serve.log_when(|l| l.matches("\"method\":\"eth_simulateV1\"").count() >= 11);
+    let log = serve.log_when(|l| l.matches("\"method\":\"eth_simulateV1\"").count() >= 13);
     assert!(!log.contains("forwarded"), "{log}");
 }
 
