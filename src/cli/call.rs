@@ -3,7 +3,7 @@
 //! overrides.
 
 use alloy_primitives::{Address, Bytes, U256};
-use chaintrace::replay::call::{prepare_call, CallError, CallRequest, TracedCall};
+use chaintrace::replay::call::{prepare_call, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
 use chaintrace::replay::CallTraced;
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::assets::{assets_call, assets_config, compute};
 use super::block::parse_block_ref;
-use super::call_input::{encode_call, json_arg, parse_value};
+use super::call_input::{call_error, encode_call, json_arg, parse_value};
 use super::common::{exit, print_trace, report_rpc, CliError, RpcArgs, TraceArgs};
 use super::names::{attach_explorer, decoder_for, load_names};
 
@@ -69,6 +69,12 @@ pub struct CallArgs {
     /// diff, gas tables, flamegraph) to FILE; it loads nothing when opened.
     #[arg(long, value_name = "FILE")]
     pub html: Option<String>,
+    /// Run the calls of a JSON file in order, each on the state the one before it left: an
+    /// array of objects with the members `from`, `to`, `data` (or `sig` and `args`), `value`,
+    /// `gas`, `gasPrice` (the flags' syntax). Prints each call's trace (`--json`: an array).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "to", "data", "sig", "args",
+          "value", "gas", "gas_price", "remote", "html"])]
+    pub bundle: Option<String>,
 }
 
 fn parse_address(s: &str, flag: &str) -> Result<Address, CliError> {
@@ -117,6 +123,18 @@ impl CallArgs {
             .map(BlockOverrides::from_json)
             .transpose()
             .map_err(|e| CliError::input(format!("--block-override: {e}")))?;
+        if let Some(path) = &self.bundle {
+            let bundle = super::call_bundle::Bundle {
+                path,
+                trace: &self.trace,
+                rpc: &self.rpc,
+                block: &self.block,
+                block_override: block_override.as_ref(),
+                state_override: state_override.as_ref(),
+                assets: self.assets.assets,
+            };
+            return super::call_bundle::run(&bundle);
+        }
         let gas_price = parse_quantity(&self.gas_price, "--gas-price")?;
         let gas_price =
             u128::try_from(gas_price).map_err(|_| CliError::input("--gas-price is too large"))?;
@@ -319,13 +337,6 @@ impl CallArgs {
         } else {
             exit::TX_FAILED
         })
-    }
-}
-
-fn call_error(e: CallError) -> CliError {
-    match e {
-        CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
-        CallError::Source(e) => e.into(),
     }
 }
 

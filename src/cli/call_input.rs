@@ -97,6 +97,16 @@ pub fn parse_value(s: &str, flag: &str) -> Result<U256, CliError> {
     Ok(parsed.get_absolute())
 }
 
+/// A simulated call's failure at the CLI edge: a block override that does not apply is bad
+/// input, anything else the source's.
+pub fn call_error(e: chaintrace::replay::call::CallError) -> CliError {
+    use chaintrace::replay::call::CallError;
+    match e {
+        CallError::BlockOverride(m) => CliError::input(format!("--block-override: {m}")),
+        CallError::Source(e) => e.into(),
+    }
+}
+
 /// A JSON override given inline (`{…}`) or as a file path.
 pub fn json_arg(s: &str, flag: &str) -> Result<Value, CliError> {
     let text = if s.trim_start().starts_with('{') {

@@ -22,6 +22,7 @@ pub mod assets;
 pub mod block;
 pub mod bundle;
 pub mod call;
+pub mod call_bundle;
 pub mod call_input;
 pub mod columnar;
 pub mod common;

@@ -156,7 +156,35 @@ pub fn prepare_call(
     block_override: Option<&BlockOverrides>,
     hardfork: Option<SpecId>,
 ) -> Result<PreparedCall, CallError> {
-    let (chain_id, mut info) = source.call_block(block_ref)?;
+    let (chain_id, info) = source.call_block(block_ref)?;
+    prepare_on(source, chain_id, info, call, block_override, hardfork)
+}
+
+/// [`prepare_call`] for several calls on the same block, its header read once: each as it runs
+/// after the ones before it (`chaintrace call --bundle`).
+pub fn prepare_calls(
+    source: &RpcSource,
+    calls: &[CallRequest],
+    block_ref: &str,
+    block_override: Option<&BlockOverrides>,
+    hardfork: Option<SpecId>,
+) -> Result<Vec<PreparedCall>, CallError> {
+    let (chain_id, info) = source.call_block(block_ref)?;
+    calls
+        .iter()
+        .map(|c| prepare_on(source, chain_id, info.clone(), c, block_override, hardfork))
+        .collect()
+}
+
+/// `call` on block `info` of chain `chain_id`, the block override applied.
+fn prepare_on(
+    source: &RpcSource,
+    chain_id: u64,
+    mut info: super::env::BlockInfo,
+    call: &CallRequest,
+    block_override: Option<&BlockOverrides>,
+    hardfork: Option<SpecId>,
+) -> Result<PreparedCall, CallError> {
     // The state is the block's own, whatever number a block override gives the call.
     let state_at = format!("{:#x}", info.number);
     source.prepare_block(chain_id, &mut info, hardfork)?;

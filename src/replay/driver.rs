@@ -263,6 +263,33 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Runs `pass` on a fresh database over `snap` until a pass misses nothing, fetching what
+    /// each missed in one batch: a replay whose plan is not a list of transactions in one
+    /// environment (`eth_simulateV1`'s chained blocks, each with its own header and state
+    /// overrides). A pass that failed having missed something is run again once its state is
+    /// fetched; one that failed on complete state fails. No chain precompile is spliced.
+    pub fn converge<T>(
+        &mut self,
+        snap: &mut StateSnapshot,
+        mut pass: impl FnMut(&mut ReplayDb<'_>) -> Result<T, ReplayError>,
+    ) -> Result<(T, revm::database::Cache), DriveError> {
+        loop {
+            let (result, misses, post) = {
+                let mut db = snap.db();
+                let result = pass(&mut db);
+                (result, snap.take_misses(), std::mem::take(&mut db.cache))
+            };
+            if misses.is_empty() {
+                return Ok((result?, post));
+            }
+            // A stopped pass (deadline, byte budget) is not run again.
+            if let Err(e @ (ReplayError::Cancelled | ReplayError::OverBudget)) = result {
+                return Err(e.into());
+            }
+            self.fill(snap, &misses)?;
+        }
+    }
+
     /// Asks the node for its frames (one round trip) and makes each spliced transaction's
     /// [`Splice`] of them. A node that answers it has no such trace leaves the frames opaque,
     /// saying why; a request that failed on the way (a timeout) is an error.

@@ -36,6 +36,9 @@ pub struct EvmEnv {
     /// leaves the vaults out, when the tracer shows no account the transaction did not look
     /// up ([`crate::trace::TracerSpec::shows_unlooked_balances`]).
     pub skip_unknown_vaults: bool,
+    /// The block's precompiles as an `eth_simulateV1` state override left them (taken away or
+    /// moved: `replay/precompile_moves.rs`); `None`: the fork's.
+    pub precompiles: Option<&'static super::precompile_moves::Modified>,
 }
 
 impl EvmEnv {
@@ -103,6 +106,7 @@ impl EvmEnv {
             prevrandao_guessed: derive_prevrandao && info.consensus.is_none(),
             op: info.op_rules(chain_id),
             skip_unknown_vaults: false,
+            precompiles: None,
         }
     }
 }

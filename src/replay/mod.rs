@@ -11,9 +11,11 @@ pub mod env;
 pub mod mined;
 pub mod op_precompiles;
 pub mod overrides;
+pub mod precompile_moves;
 pub mod range;
 pub mod remote;
 pub mod selfcheck;
+pub mod simulate;
 pub mod splice;
 #[cfg(test)]
 mod stream_tests;
@@ -451,6 +453,8 @@ struct Ended<'e> {
     state: &'e revm::state::EvmState,
     refunded: u64,
     floor: u64,
+    /// The gas the run spent before its refund (revm's `total_gas_spent`).
+    spent: u64,
     tx_index: Option<u64>,
 }
 

@@ -209,11 +209,22 @@ pub fn added(env: &EvmEnv) -> Vec<alloy_primitives::Address> {
     }
 }
 
+/// The precompiles `env`'s block runs with before any override: its OP set, else its fork's.
+pub fn active(env: &EvmEnv) -> &'static Precompiles {
+    set(env).unwrap_or_else(|| Precompiles::new(PrecompileSpecId::from_spec_id(env.spec)))
+}
+
 /// Gives an EVM built for `env` the OP precompiles of its block ([`set`]). revm keeps them:
 /// the provider's spec is the run's, so `set_spec` changes nothing, and the journal warms the
 /// provider's addresses. The tracers on this thread rerun a failed precompile call in the same
 /// set.
 pub fn install(precompiles: &mut EthPrecompiles, env: &EvmEnv) {
+    if let Some(m) = env.precompiles {
+        m.install_slots();
+        crate::trace::precompile_error::use_set(Some(&m.set));
+        precompiles.precompiles = &m.set;
+        return;
+    }
     let set = set(env);
     crate::trace::precompile_error::use_set(set);
     if let Some(p) = set {

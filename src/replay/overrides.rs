@@ -39,6 +39,9 @@ pub struct AccountOverride {
     pub balance: Option<U256>,
     pub state: Option<BTreeMap<B256, B256>>,
     pub state_diff: Option<BTreeMap<B256, B256>>,
+    /// `movePrecompileToAddress` (`eth_simulateV1` only): the precompile at this address moved
+    /// there before any `code` is set here.
+    pub move_precompile_to: Option<Address>,
 }
 
 /// `stateOverrides`: accounts in address order (geth applies them sorted).
@@ -56,10 +59,14 @@ pub struct BlockOverrides {
     pub prev_randao: Option<B256>,
     pub base_fee_per_gas: Option<U256>,
     pub blob_base_fee: Option<U256>,
+    /// `beaconRoot` (`eth_simulateV1` only; geth refuses it for `debug_traceCall`).
+    pub beacon_root: Option<B256>,
+    /// `withdrawals` (`eth_simulateV1` only), credited after the block's calls.
+    pub withdrawals: Option<Vec<alloy_eips::eip4895::Withdrawal>>,
 }
 
 /// geth's `hexutil.Big`: `0x` and hex digits, no leading zeros, at most 256 bits.
-fn quantity(v: &Value, what: &str) -> Result<U256, OverrideError> {
+pub(crate) fn quantity(v: &Value, what: &str) -> Result<U256, OverrideError> {
     let s = v
         .as_str()
         .ok_or_else(|| err(format!("{what}: expected a 0x hex string, got {v}")))?;
@@ -77,11 +84,11 @@ fn quantity(v: &Value, what: &str) -> Result<U256, OverrideError> {
         .map_err(|_| err(format!("{what}: {s:?} is not a 256-bit hex number")))
 }
 
-fn quantity_u64(v: &Value, what: &str) -> Result<u64, OverrideError> {
+pub(crate) fn quantity_u64(v: &Value, what: &str) -> Result<u64, OverrideError> {
     u64::try_from(quantity(v, what)?).map_err(|_| err(format!("{what}: {v} exceeds 64 bits")))
 }
 
-fn hash(s: &str, what: &str) -> Result<B256, OverrideError> {
+pub(crate) fn hash(s: &str, what: &str) -> Result<B256, OverrideError> {
     let ok = s.len() == 66 && s.starts_with("0x");
     ok.then(|| s.parse::<B256>().ok())
         .flatten()
@@ -103,6 +110,42 @@ fn slots(v: &Value, what: &str) -> Result<BTreeMap<B256, B256>, OverrideError> {
     Ok(out)
 }
 
+/// geth's `types.Withdrawals`: `[{"index", "validatorIndex", "address", "amount"}]`, the
+/// amount in gwei.
+fn withdrawals(
+    v: &Value,
+    what: &str,
+) -> Result<Vec<alloy_eips::eip4895::Withdrawal>, OverrideError> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| err(format!("{what}: expected an array")))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let o = object(w, &format!("{what}[{i}]"))?;
+            let field = |k: &str| {
+                o.iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(k))
+                    .map(|(_, v)| v)
+                    .ok_or_else(|| err(format!("{what}[{i}]: missing {k}")))
+            };
+            let address = field("address")?
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| err(format!("{what}[{i}].address: not an address")))?;
+            Ok(alloy_eips::eip4895::Withdrawal {
+                index: quantity_u64(field("index")?, &format!("{what}[{i}].index"))?,
+                validator_index: quantity_u64(
+                    field("validatorIndex")?,
+                    &format!("{what}[{i}].validatorIndex"),
+                )?,
+                address,
+                amount: quantity_u64(field("amount")?, &format!("{what}[{i}].amount"))?,
+            })
+        })
+        .collect()
+}
+
 fn object<'a>(v: &'a Value, what: &str) -> Result<&'a Map<String, Value>, OverrideError> {
     v.as_object()
         .ok_or_else(|| err(format!("{what}: expected a JSON object")))
@@ -111,6 +154,16 @@ fn object<'a>(v: &'a Value, what: &str) -> Result<&'a Map<String, Value>, Overri
 impl StateOverride {
     /// Parses geth's `stateOverrides` object: `{"0xaddr": {"balance": "0x…", …}}`.
     pub fn from_json(v: &Value) -> Result<Self, OverrideError> {
+        Self::parse(v, false)
+    }
+
+    /// [`from_json`](Self::from_json) as `eth_simulateV1` reads it: `movePrecompileToAddress`
+    /// allowed.
+    pub fn from_json_simulate(v: &Value) -> Result<Self, OverrideError> {
+        Self::parse(v, true)
+    }
+
+    fn parse(v: &Value, simulate: bool) -> Result<Self, OverrideError> {
         let mut out = BTreeMap::new();
         for (addr, acc) in object(v, "state override")? {
             let address: Address = addr
@@ -139,6 +192,13 @@ impl StateOverride {
                     }
                     "state" => a.state = Some(slots(val, &what(k))?),
                     "statediff" => a.state_diff = Some(slots(val, &what(k))?),
+                    "moveprecompiletoaddress" if simulate => {
+                        let to = val
+                            .as_str()
+                            .and_then(|s| s.parse().ok())
+                            .ok_or_else(|| err(format!("{}: {val} is not an address", what(k))))?;
+                        a.move_precompile_to = Some(to);
+                    }
                     "moveprecompiletoaddress" => {
                         return Err(err(format!(
                             "{}: moving precompiles is not supported",
@@ -203,6 +263,16 @@ impl StateOverride {
 impl BlockOverrides {
     /// Parses geth's `blockOverrides` object.
     pub fn from_json(v: &Value) -> Result<Self, OverrideError> {
+        Self::parse(v, false)
+    }
+
+    /// [`from_json`](Self::from_json) as `eth_simulateV1` reads it: `beaconRoot` and
+    /// `withdrawals` allowed.
+    pub fn from_json_simulate(v: &Value) -> Result<Self, OverrideError> {
+        Self::parse(v, true)
+    }
+
+    fn parse(v: &Value, simulate: bool) -> Result<Self, OverrideError> {
         let mut o = BlockOverrides::default();
         for (k, val) in object(v, "block override")? {
             if val.is_null() {
@@ -226,6 +296,10 @@ impl BlockOverrides {
                 }
                 "basefeepergas" => o.base_fee_per_gas = Some(quantity(val, &what)?),
                 "blobbasefee" => o.blob_base_fee = Some(quantity(val, &what)?),
+                "beaconroot" if simulate => {
+                    o.beacon_root = Some(hash(val.as_str().unwrap_or_default(), &what)?)
+                }
+                "withdrawals" if simulate => o.withdrawals = Some(withdrawals(val, &what)?),
                 "beaconroot" | "withdrawals" => {
                     return Err(err(format!(
                         "block override {k:?} is not supported for this RPC method"

@@ -117,6 +117,39 @@ impl Finishes for CallTracer {
     }
 }
 
+/// One `eth_simulateV1` call's run: the logs it kept (transfers among them when asked), the
+/// block's next log index, the callTracer's top frame (its error in geth's words) and the gas it
+/// used before its refund.
+pub(crate) struct SimRun {
+    pub logs: Vec<crate::trace::sim_logs::SimLog>,
+    pub next: u64,
+    pub top: CallFrame,
+    /// geth's `MaxUsedGas`: the gas spent before the refund, or EIP-7623's floor when higher.
+    pub peak: u64,
+}
+
+impl Finishes for crate::trace::sim_logs::SimLogTracer {
+    type Out = SimRun;
+
+    fn vaults(&self) -> tx_rules::Vaults {
+        tx_rules::Vaults::InCache
+    }
+
+    inspect_itself!();
+
+    fn enter_failed_deposit(&mut self) {}
+
+    fn finish(self, e: &Ended, _db: &mut ReplayDb<'_>) -> Result<SimRun, ReplayError> {
+        let (logs, next, call) = crate::trace::sim_logs::SimLogTracer::finish(self);
+        Ok(SimRun {
+            logs,
+            next,
+            top: call_frame(call, e)?,
+            peak: e.spent.max(e.floor),
+        })
+    }
+}
+
 #[cfg(feature = "js")]
 impl Finishes for crate::trace::javascript::JsTracer {
     type Out = TraceResult;
@@ -162,14 +195,16 @@ pub(crate) fn run<T: Finishes>(
     if cancel::passed() {
         return Err(cancel::stopped());
     }
-    let (state, outcome, refunded, floor) = match rules.after(run, db, tx, vaults)? {
+    let (state, outcome, refunded, floor, spent) = match rules.after(run, db, tx, vaults)? {
         tx_rules::Settled::FailedDeposit(state, outcome) => {
             tracer.enter_failed_deposit();
-            (state, outcome, 0, 0)
+            let spent = outcome.gas_used;
+            (state, outcome, 0, 0, spent)
         }
         tx_rules::Settled::Ran(out, outcome) => {
             let g = out.result.gas();
-            (out.state, outcome, g.final_refunded(), g.floor_gas())
+            let spent = g.total_gas_spent();
+            (out.state, outcome, g.final_refunded(), g.floor_gas(), spent)
         }
     };
     let ended = Ended {
@@ -179,6 +214,7 @@ pub(crate) fn run<T: Finishes>(
         state: &state,
         refunded,
         floor,
+        spent,
         tx_index,
     };
     let result = tracer.finish(&ended, db)?;

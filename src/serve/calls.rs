@@ -356,6 +356,8 @@ enum Family {
     Parity,
     /// Otterscan's `ots_*` ([`super::ots`]).
     Ots,
+    /// `eth_simulateV1` ([`super::simulate`]).
+    Simulate,
 }
 
 /// A place in the queue, given back however the wait ends (a worker, the deadline, or the
@@ -384,15 +386,17 @@ async fn traced(
         "debug_traceCall" => 2,
         _ => 1,
     };
-    // Parity's methods take trace types and Otterscan's none where geth's take a trace config.
+    // Parity's methods take trace types, Otterscan's and `eth_simulateV1` none, where geth's
+    // take a trace config.
     let family = match method {
         m if super::parity::METHODS.contains(&m) => Family::Parity,
         m if super::ots::METHODS.contains(&m) => Family::Ots,
+        "eth_simulateV1" => Family::Simulate,
         _ => Family::Geth,
     };
     // Only the config's `timeout` now; its tracer is made on the worker, under the deadline.
     let timeout = match family {
-        Family::Parity | Family::Ots => None,
+        Family::Parity | Family::Ots | Family::Simulate => None,
         Family::Geth => match methods::trace_timeout(params.get(opts_index)) {
             Ok(t) => t,
             Err(f) => return (Err(f), None),
@@ -476,6 +480,9 @@ async fn traced(
         // it, not the process with an out-of-memory.
         let work = max_response.max(WORK_BYTES);
         let out = crate::replay::cancel::within(ctx.deadline, Some(work), || match family {
+            Family::Simulate => methods::answer(&ctx, |source, outcome| {
+                super::simulate::answer(&ctx, source, &params, outcome)
+            }),
             Family::Parity => methods::answer(&ctx, |source, outcome| {
                 super::parity::dispatch(&ctx, source, &method_owned, &params, outcome)
                     .map(Reply::Text)

@@ -55,6 +55,7 @@ pub const TRACED: &[&str] = &[
     "erigon_getHeaderByNumber",
     "ots_searchTransactionsBefore",
     "ots_searchTransactionsAfter",
+    "eth_simulateV1",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -435,7 +436,7 @@ impl Write for Counted {
 /// The result `write` produces, never more than `--max-response` (else -32003): its text
 /// when that is shorter than [`STREAM_FROM`] or the call cannot stream, else its length,
 /// measured by writing it once to nothing, and `write` to send it later.
-fn reply<F>(ctx: &Ctx<'_>, write: F) -> Result<Reply, Fault>
+pub(super) fn reply<F>(ctx: &Ctx<'_>, write: F) -> Result<Reply, Fault>
 where
     F: Fn(&mut dyn Write) -> std::io::Result<()> + Send + 'static,
 {
@@ -646,6 +647,25 @@ pub(super) fn block_number_param(v: Option<&Value>) -> Result<String, Fault> {
     }
 }
 
+/// geth's `rpc.BlockNumberOrHash` of argument `i`: a number or tag, a block hash, or an
+/// EIP-1898 object; `latest` when absent.
+pub(super) fn block_ref_param(params: &Value, i: usize) -> Result<String, Fault> {
+    Ok(match params.get(i) {
+        None | Some(Value::Null) => "latest".to_string(),
+        Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, i)?),
+        Some(Value::Object(o)) => match (o.get("blockHash"), o.get("blockNumber")) {
+            (Some(Value::String(h)), _) => {
+                let mut at = vec![Value::Null; i];
+                at.push(json!(h));
+                format!("{:?}", hash_param(&Value::Array(at), i)?)
+            }
+            (_, Some(n)) => block_number_param(Some(n))?,
+            _ => "latest".to_string(),
+        },
+        other => block_number_param(other)?,
+    })
+}
+
 /// geth's `TransactionArgs` (the fields a replayed call uses), under the RPC gas cap `gas_cap`.
 pub(super) fn call_param(v: Option<&Value>, gas_cap: u64) -> Result<CallRequest, Fault> {
     let v = v
@@ -713,18 +733,7 @@ fn trace_call_method(
         geth_default: true,
         ..call_param(params.get(0), ctx.gas_cap)?
     };
-    let block_ref = match params.get(1) {
-        None | Some(Value::Null) => "latest".to_string(),
-        Some(Value::String(s)) if s.len() == 66 => format!("{:?}", hash_param(params, 1)?),
-        Some(Value::Object(o)) => match (o.get("blockHash"), o.get("blockNumber")) {
-            (Some(Value::String(h)), _) => {
-                format!("{:?}", hash_param(&json!([null, h]), 1)?)
-            }
-            (_, Some(n)) => block_number_param(Some(n))?,
-            _ => "latest".to_string(),
-        },
-        other => block_number_param(other)?,
-    };
+    let block_ref = block_ref_param(params, 1)?;
     let raw_opts = params.get(2);
     let state = raw_opts
         .and_then(|o| o.get("stateOverrides"))

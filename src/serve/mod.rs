@@ -52,6 +52,7 @@ pub mod methods;
 pub mod metrics;
 pub mod ots;
 pub mod parity;
+pub mod simulate;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -374,6 +374,16 @@ impl RpcSource {
     /// header only. Its first transaction rides along for what it shows of the OP stack (a
     /// deposit), taken only when it is that block's.
     pub fn call_block(&self, block_ref: &str) -> Result<(u64, BlockInfo), SourceError> {
+        self.call_block_header(block_ref)
+            .map(|(chain_id, info, _)| (chain_id, info))
+    }
+
+    /// [`call_block`](Self::call_block) with the header's JSON as the node gave it (what a
+    /// simulated block after it reads of its parent: `gasUsed`, `blobGasUsed`).
+    pub fn call_block_header(
+        &self,
+        block_ref: &str,
+    ) -> Result<(u64, BlockInfo, Value), SourceError> {
         let first = match block_ref.len() == 66 {
             true => "eth_getTransactionByBlockHashAndIndex",
             false => "eth_getTransactionByBlockNumberAndIndex",
@@ -388,7 +398,7 @@ impl RpcSource {
         if same_block && super::deposit::is_deposit_json(&first) {
             info.op_evidence = Some("the block holds deposit transactions (type 0x7e)");
         }
-        Ok((chain_id, info))
+        Ok((chain_id, info, v))
     }
 
     /// A block by number tag or hash, with full transactions.

@@ -21,6 +21,7 @@ pub mod plain;
 pub mod precompile_error;
 pub mod prestate;
 pub mod selectors;
+pub mod sim_logs;
 pub mod spool;
 pub mod state;
 pub mod steps;
@@ -516,6 +517,14 @@ impl<DB: Database, I: Inspector<Ctx<DB>>> Inspector<Ctx<DB>> for Alone<I> {
         outcome: &mut CreateOutcome,
     ) {
         self.0.create_end(ctx, inputs, outcome)
+    }
+    fn selfdestruct(
+        &mut self,
+        contract: alloy_primitives::Address,
+        target: alloy_primitives::Address,
+        value: alloy_primitives::U256,
+    ) {
+        Inspector::<Ctx<DB>>::selfdestruct(&mut self.0, contract, target, value)
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::{anvil, run};
 use run::Run;
 
+use alloy_primitives::U256;
 use serde_json::{json, Value};
 
 fn chaintrace(args: &[&str]) -> Run {
@@ -265,4 +266,93 @@ fn a_call_may_use_more_gas_than_its_block_holds() {
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["gas"], json!("0xb71b00"), "{v}");
     assert!(v.get("error").is_none(), "{v}");
+}
+
+/// `call --bundle`: two calls on one state, the second seeing the first's write. Ether sent into
+/// Sink's `receive()` raises its `total`; `total()` read next returns the new value. Each trace
+/// equals anvil's own `debug_traceCall` of the same call on the state it ran on: the first on
+/// the block's, the second with Sink's `total` (slot 0) set by a state override to what the
+/// first left.
+#[test]
+fn call_bundle_runs_calls_in_order_each_on_the_state_the_last_left() {
+    let s = anvil::scenario();
+    let url = s.url.as_str();
+    let sink = s.addr("Sink");
+    let alice = s.addr("alice");
+    let total_of =
+        |v: &Value| U256::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let total_call = anvil::hex0x(&anvil::calldata("total()", &[]));
+    let before = total_of(&s.anvil.rpc(
+        "eth_call",
+        json!([{"to": sink, "data": total_call}, "latest"]),
+    ));
+    let dir = std::env::temp_dir().join(format!("chaintrace-call-bundle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bundle.json");
+    std::fs::write(
+        &file,
+        json!([
+            {"from": alice, "to": sink, "value": "1ether", "gas": "1000000"},
+            {"to": sink, "sig": "total()", "gas": "1000000"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let run = chaintrace(&["call", "--bundle", path, "--rpc-url", url, "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let traces: Value = serde_json::from_str(&run.stdout).expect("a JSON array");
+    let traces = traces.as_array().expect("a JSON array");
+    assert_eq!(traces.len(), 2);
+    let after = before + U256::from(10u64).pow(U256::from(18));
+    assert_eq!(
+        traces[1]["output"],
+        json!(format!("0x{after:064x}")),
+        "{}",
+        traces[1]
+    );
+
+    // Each trace is anvil's for the same call on the same state (its top-level `gas` mapped,
+    // the difference named in local_equals_remote).
+    let mapped = |mut v: Value, t: &Value| {
+        v["gas"] = t["gas"].clone();
+        v
+    };
+    let first = s.anvil.rpc(
+        "debug_traceCall",
+        json!([{"from": alice, "to": sink, "value": "0xde0b6b3a7640000", "gas": "0xf4240"},
+            "latest", {"tracer": "callTracer"}]),
+    );
+    assert_eq!(mapped(first, &traces[0]), traces[0]);
+    let second = s.anvil.rpc(
+        "debug_traceCall",
+        json!([{"to": sink, "data": total_call, "gas": "0xf4240"}, "latest",
+            {"tracer": "callTracer", "stateOverrides": {sink.to_string(): {"stateDiff": {
+                format!("0x{:064x}", 0): format!("0x{after:064x}")}}}}]),
+    );
+    assert_eq!(mapped(second, &traces[1]), traces[1]);
+
+    // For people: each call's tree under its number.
+    let run = chaintrace(&["call", "--bundle", path, "--rpc-url", url]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("call 1 of 2:") && run.stdout.contains("call 2 of 2:"),
+        "{}",
+        run.stdout
+    );
+
+    // A call that fails at top level: exit 3 (exit::TX_FAILED), the traces still printed.
+    let reverter = s.addr("Reverter");
+    std::fs::write(
+        &file,
+        json!([{"from": alice, "to": sink, "value": "1wei"}, {"to": reverter, "sig": "failString()"}])
+            .to_string(),
+    )
+    .unwrap();
+    let run = chaintrace(&["call", "--bundle", path, "--rpc-url", url, "--json"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let traces: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(traces[1]["error"], json!("execution reverted"), "{traces}");
+    assert!(traces[0].get("error").is_none(), "{traces}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

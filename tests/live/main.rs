@@ -43,6 +43,7 @@ mod policy;
 mod range;
 mod remote;
 mod serve;
+mod simulate;
 mod sources_live;
 mod state_changes;
 mod struct_log_stream;

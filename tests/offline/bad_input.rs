@@ -140,6 +140,16 @@ fn cases() -> Vec<Case> {
         case("node url with a strange scheme", &["tx", HASH, "--rpc-url", "ftp://127.0.0.1:9", "--rpc-timeout", "1"], 1, "must start with http"),
         case("node unreachable", &["tx", HASH, "--rpc-url", "http://127.0.0.1:9", "--rpc-timeout", "1"], 2, "cannot reach"),
         case("flamegraph into a missing folder", &["gas", "--fixture", BUNDLE, "--flamegraph", "{dir}/no/such/dir/f.svg"], 1, "f.svg"),
+        // ---- call --bundle files (read before the node is asked anything) ----
+        case("call bundle missing", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/none.json"], 1, "cannot read --bundle"),
+        with(case("call bundle not JSON", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "is not valid JSON"), File::Text("b.json", "[{".into())),
+        with(case("call bundle an object", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "expected a JSON array of call objects, got an object"), File::Text("b.json", r#"{"calls": []}"#.into())),
+        with(case("call bundle empty", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "holds no call"), File::Text("b.json", "[]".into())),
+        with(case("call bundle unknown member", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "call 2 of 2: unknown member \"vaule\" (did you mean \"value\"?"), File::Text("b.json", r#"[{}, {"vaule": "1"}]"#.into())),
+        with(case("call bundle malformed address", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "call 1 of 1: to \"0x12\" is not a 20-byte 0x address"), File::Text("b.json", r#"[{"to": "0x12"}]"#.into())),
+        with(case("call bundle bad value unit", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "unknown unit"), File::Text("b.json", r#"[{"value": "1 dollar"}]"#.into())),
+        with(case("call bundle sig and data", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json"], 1, "either sig (with args) or data"), File::Text("b.json", r#"[{"sig": "f()", "data": "0x"}]"#.into())),
+        with(case("call bundle with --to", &["call", "--rpc-url", "http://127.0.0.1:9", "--bundle", "{dir}/b.json", "--to", "0x0000000000000000000000000000000000000001"], 1, "cannot be used with"), File::Text("b.json", "[{}]".into())),
         // ---- fixture and bundle files ----
         case("fixture missing", &["tx", "--fixture", "{dir}/none.json"], 1, "cannot read"),
         case("fixture is a folder", &["tx", "--fixture", "{dir}"], 1, "cannot read"),
