@@ -164,6 +164,7 @@ pub fn run(
         spec,
         hardfork,
         jobs: default_jobs(),
+        max_stretch: None,
     };
     let work = |b: RangeBlock<'_>| replay_one(b, assets, source);
     chaintrace::replay::range::run(&range, &|f| f(), &work, &mut |done: Done| {

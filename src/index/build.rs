@@ -50,6 +50,7 @@ pub fn index_blocks(
         spec: &TracerSpec::Parity,
         hardfork: None,
         jobs,
+        max_stretch: None,
     };
     let work = |b: RangeBlock<'_>| -> Result<IndexedBlock, IndexError> {
         let info = &b.block.info;

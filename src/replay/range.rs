@@ -32,6 +32,10 @@ pub struct Range<'a> {
     pub hardfork: Option<SpecId>,
     /// Replay workers (at least 1; at most one per block is used).
     pub jobs: usize,
+    /// The longest stretch a worker claims (`None`: as long as the node's batches allow, up
+    /// to 32). A short range that someone waits on (`serve` preparing a walk's next blocks)
+    /// spreads its blocks over the workers instead.
+    pub max_stretch: Option<usize>,
 }
 
 /// One block of the range as its worker hands it to `work`: the block, its receipts, its
@@ -266,7 +270,10 @@ where
                             return;
                         }
                         let start = g.0;
-                        g.0 = (start + K.load(Ordering::Relaxed) as u64).min(blocks.len);
+                        let k = K
+                            .load(Ordering::Relaxed)
+                            .min(range.max_stretch.unwrap_or(K_MAX));
+                        g.0 = (start + k.max(1) as u64).min(blocks.len);
                         start..g.0
                     };
                     // A stopped range finishes no more blocks than the one at hand.

@@ -35,7 +35,7 @@ use crate::source::rpc::RpcSource;
 pub const MAX_RUNNING: usize = 2;
 
 /// The default of `--ahead`: blocks prepared past the one a walk asked.
-pub const DEFAULT_AHEAD: u64 = 32;
+pub const DEFAULT_AHEAD: u64 = 64;
 
 /// A request this many blocks or fewer from the walk's last one continues it.
 const NEAR: u64 = 16;
@@ -234,6 +234,8 @@ impl Ahead {
             spec: &opts.spec,
             hardfork: None,
             jobs,
+            // Spread over the workers: the walk waits on the first of these blocks.
+            max_stretch: Some(blocks.div_ceil(jobs).clamp(1, 4)),
         };
         // Each block's answer as `trace_block` writes it, or `None` when a transaction
         // departs from its receipt (such a block is not kept: its request replays it).

@@ -129,6 +129,7 @@ pub fn trace_filter(
         spec: &TracerSpec::Parity,
         hardfork: None,
         jobs,
+        max_stretch: None,
     };
     let work = |b: RangeBlock<'_>| -> Result<Matched, Fault> {
         let mut m = Matched::default();
