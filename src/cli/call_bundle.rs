@@ -15,6 +15,7 @@ use chaintrace::replay::driver::Frames;
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
 use chaintrace::replay::remote::replay_with_frames;
 use chaintrace::replay::ReplayTx;
+use chaintrace::rpc::client::json_kind;
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use chaintrace::source::StateSnapshot;
 use serde_json::{Map, Value};
@@ -40,7 +41,7 @@ pub fn read(path: &str) -> Result<Vec<CallRequest>, CliError> {
     let list = v.as_array().ok_or_else(|| {
         CliError::input(format!(
             "--bundle {path}: expected a JSON array of call objects, got {}",
-            kind(&v)
+            json_kind(&v)
         ))
     })?;
     if list.is_empty() {
@@ -66,24 +67,13 @@ pub fn read(path: &str) -> Result<Vec<CallRequest>, CliError> {
         .collect()
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A member's text: a string, or a number written as one.
 fn text(o: &Map<String, Value>, k: &str) -> Result<Option<String>, String> {
     match o.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(Value::Number(n)) => Ok(Some(n.to_string())),
-        Some(v) => Err(format!("{k} must be a string, got {}", kind(v))),
+        Some(v) => Err(format!("{k} must be a string, got {}", json_kind(v))),
     }
 }
 
@@ -107,7 +97,7 @@ fn quantity(o: &Map<String, Value>, k: &str) -> Result<Option<U256>, String> {
 fn call(v: &Value) -> Result<CallRequest, String> {
     let o = v
         .as_object()
-        .ok_or_else(|| format!("expected a call object, got {}", kind(v)))?;
+        .ok_or_else(|| format!("expected a call object, got {}", json_kind(v)))?;
     for k in o.keys() {
         if !MEMBERS.contains(&k.as_str()) {
             let near = MEMBERS
@@ -135,10 +125,10 @@ fn call(v: &Value) -> Result<CallRequest, String> {
                     .map(|x| match x {
                         Value::String(s) => Ok(s.clone()),
                         Value::Number(_) | Value::Bool(_) => Ok(x.to_string()),
-                        other => Err(format!("args must be strings, got {}", kind(other))),
+                        other => Err(format!("args must be strings, got {}", json_kind(other))),
                     })
                     .collect::<Result<_, _>>()?,
-                Some(v) => return Err(format!("args must be an array, got {}", kind(v))),
+                Some(v) => return Err(format!("args must be an array, got {}", json_kind(v))),
             };
             encode_call(&sig, &args).map_err(|e| e.message)?.into()
         }

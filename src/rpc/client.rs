@@ -643,7 +643,8 @@ fn parse_id(v: &Value) -> Option<u64> {
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
+/// What kind of JSON value `v` is, in words ("a string", "null").
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

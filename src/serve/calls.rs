@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use tokio::time::{timeout_at, Instant as Deadline};
 
 use super::conn::read_body;
-use super::methods::{self, timed_out, Ctx, Fault, Reply, TIMEOUT, TIMEOUT_CODE, TRACED};
+use super::methods::{self, timed_out, Ctx, Fault, Reply, TIMEOUT, TIMEOUT_CODE};
 use super::metrics::Metrics;
 use super::stream::{Chunks, Streaming};
 use super::{authorize, log_line, Shared, BUSY_CODE};
@@ -287,7 +287,7 @@ async fn answer(
         return Answer::error(&id, -32600, "invalid request");
     };
     let params = req.get("params").cloned().unwrap_or(json!([]));
-    if !TRACED.contains(&method.as_str()) {
+    if !traced_method(&method) {
         return forward(&shared, req, &method, started, deadline).await;
     }
     let (result, log) = traced(&shared, &method, params, deadline, &budget, stream).await;
@@ -369,6 +369,14 @@ impl Drop for Queued<'_> {
         self.0.waiting.fetch_sub(1, Ordering::SeqCst);
         self.0.metrics.queued.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// Whether `method` is answered locally (on a worker), not forwarded.
+pub(super) fn traced_method(method: &str) -> bool {
+    methods::GETH_METHODS.contains(&method)
+        || super::parity::METHODS.contains(&method)
+        || super::ots::METHODS.contains(&method)
+        || method == "eth_simulateV1"
 }
 
 /// Queues a traced call for a worker; the wait and the replay together end by the deadline

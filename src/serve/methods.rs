@@ -26,36 +26,15 @@ use crate::source::rpc::RpcSource;
 use crate::source::StateSnapshot;
 use crate::trace::{TracerKind, TracerSpec};
 
-/// Methods answered locally (geth's debug methods, Parity's `trace_*`, [`super::parity`], and
-/// Otterscan's `ots_*`, [`super::ots`]); everything else is forwarded.
-pub const TRACED: &[&str] = &[
+/// geth's debug methods `serve` answers ([`dispatch`]); with Parity's (`parity::METHODS`),
+/// Otterscan's (`ots::METHODS`) and `eth_simulateV1`, the methods answered locally
+/// (`calls::traced_method`); everything else is forwarded.
+pub const GETH_METHODS: &[&str] = &[
     "debug_traceTransaction",
     "debug_traceBlockByNumber",
     "debug_traceBlockByHash",
     "debug_traceCall",
     "debug_traceStateAccess",
-    "trace_transaction",
-    "trace_block",
-    "trace_get",
-    "trace_replayTransaction",
-    "trace_replayBlockTransactions",
-    "trace_call",
-    "trace_callMany",
-    "trace_filter",
-    "ots_getApiLevel",
-    "ots_hasCode",
-    "ots_getInternalOperations",
-    "ots_getTransactionError",
-    "ots_traceTransaction",
-    "ots_getBlockDetails",
-    "ots_getBlockDetailsByHash",
-    "ots_getBlockTransactions",
-    "ots_getTransactionBySenderAndNonce",
-    "ots_getContractCreator",
-    "erigon_getHeaderByNumber",
-    "ots_searchTransactionsBefore",
-    "ots_searchTransactionsAfter",
-    "eth_simulateV1",
 ];
 
 /// A JSON-RPC error object (geth's codes: -32602 bad params, -32000 everything else,
@@ -307,7 +286,7 @@ fn js_spec(
     ))
 }
 
-/// Runs geth's debug `method` with `params` (already known to be one of [`TRACED`]; Parity's
+/// Runs geth's debug `method` with `params` (already known to be one of [`GETH_METHODS`]; Parity's
 /// are `parity::dispatch`'s).
 pub fn dispatch(ctx: &Ctx<'_>, method: &str, params: &Value, mut opts: TraceOpts) -> Outcome {
     // A struct log is bounded while it is made by what the response may still take.

@@ -10,18 +10,7 @@ use crate::anvil;
 use crate::parity_live::as_reth;
 use crate::proxy::{self, Proxy};
 use crate::serve_support::Serve;
-
-/// An entry's identity, what anvil's filter and ours must agree on whatever the numbering
-/// (anvil keeps precompile calls that reth's entries leave out).
-fn identity(e: &Value) -> Value {
-    json!([
-        e["transactionHash"],
-        e["type"],
-        e["action"],
-        e["result"],
-        e["error"]
-    ])
-}
+use crate::trace_filter::identity;
 
 fn filter(serve: &Serve, f: &Value) -> Result<Value, Value> {
     let text = serve.post(

@@ -44,7 +44,7 @@ fn error_code(serve: &Serve, params: Value) -> (i64, String) {
 }
 
 /// An entry's identity, what anvil's filter and ours must agree on whatever the numbering.
-fn identity(e: &Value) -> Value {
+pub(crate) fn identity(e: &Value) -> Value {
     json!([
         e["transactionHash"],
         e["type"],
