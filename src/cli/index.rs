@@ -7,14 +7,12 @@
 //! from where the two part), and a range that leaves a gap after the index is refused, so the
 //! index stays one contiguous stretch of one chain. `serve --index DIR` answers from it.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use chaintrace::index::build::{fork_point, index_blocks, IndexError};
 use chaintrace::index::store;
 use chaintrace::replay::range::default_jobs;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::common::{exit, report_rpc, CliError, RpcArgs};
 
@@ -99,18 +97,7 @@ impl IndexArgs {
             return Ok(exit::OK);
         }
         let blocks = to - start + 1;
-        let pb = ProgressBar::with_draw_target(
-            Some(blocks),
-            if super::output::quiet() || !std::io::stderr().is_terminal() {
-                ProgressDrawTarget::hidden()
-            } else {
-                ProgressDrawTarget::stderr()
-            },
-        );
-        pb.set_style(
-            ProgressStyle::with_template("{bar:30} block {pos}/{len} ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
+        let pb = super::range::progress(blocks, super::output::quiet());
         let mut txs = 0usize;
         let (index, st) = (&mut opened.index, &mut opened.store);
         index_blocks(

@@ -116,7 +116,9 @@ fn replay_one(b: RangeBlock<'_>, assets: bool, source: &RpcSource) -> Result<Don
     Ok(done)
 }
 
-fn progress(blocks: u64, quiet: bool) -> ProgressBar {
+/// The progress bar of a block range on stderr (blocks, a message, ETA): drawn only on a
+/// terminal and without `--quiet`.
+pub(super) fn progress(blocks: u64, quiet: bool) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(
         Some(blocks),
         if quiet || !std::io::stderr().is_terminal() {

@@ -28,9 +28,9 @@ pub enum IndexError {
     NoHash(u64),
     #[error(transparent)]
     Store(#[from] super::store::StoreError),
-    /// The caller's own reason to stop (`serve`: a deadline).
-    #[error("{0}")]
-    Stopped(String),
+    /// The replay gave another kind of trace than the Parity tracer's.
+    #[error("block {0}: the replay gave no Parity trace")]
+    NotParity(u64),
 }
 
 /// Indexes the blocks of `segments` (inclusive, ascending) with `jobs` workers, each run
@@ -69,19 +69,15 @@ pub fn index_blocks(
                         })
                     }
                 };
-                if !report.divergences.is_empty() {
-                    let detail: Vec<String> =
-                        report.divergences.iter().map(|d| d.to_string()).collect();
+                if let Some(detail) = report.divergence_text() {
                     return Err(IndexError::Diverged {
                         block: info.number,
                         tx: t.hash,
-                        detail: detail.join("; "),
+                        detail,
                     });
                 }
                 let TraceResult::Parity(p) = &t.result else {
-                    return Err(IndexError::Stopped(
-                        "the replay gave no Parity trace".into(),
-                    ));
+                    return Err(IndexError::NotParity(info.number));
                 };
                 txs.push((t.hash, p.traces.as_slice()));
             }

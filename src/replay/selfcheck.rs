@@ -60,6 +60,15 @@ impl SelfCheck {
     pub fn matches(&self) -> bool {
         self.divergences.is_empty() && self.unchecked.is_empty()
     }
+
+    /// The divergences in one line (`a; b`), if there are any.
+    pub fn divergence_text(&self) -> Option<String> {
+        if self.divergences.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.divergences.iter().map(|d| d.to_string()).collect();
+        Some(list.join("; "))
+    }
 }
 
 /// A receipt value quoted in a message: at most 80 characters.

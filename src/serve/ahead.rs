@@ -17,7 +17,6 @@
 //! is bounded by the answer cache's bytes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,10 +25,7 @@ use alloy_primitives::B256;
 use serde_json::Value;
 
 use super::memo::{Answer, AnswerKey, KeyGuard, Memo};
-use crate::render::json::write_trace;
 use crate::replay::range::{default_jobs, Range, RangeBlock};
-use crate::rpc::RpcClient;
-use crate::source::rpc::RpcSource;
 
 /// Preparations running at once, at most.
 pub const MAX_RUNNING: usize = 2;
@@ -51,16 +47,13 @@ const MAX_WALKS: usize = 64;
 
 /// What a preparation needs of the server's configuration.
 pub struct AheadConfig {
-    pub upstream: String,
-    pub rpc_timeout: Duration,
+    pub upstream: super::upstream::Upstream,
     /// A preparation's deadline, from its start.
     pub timeout: Duration,
     /// Its byte budget.
     pub budget: usize,
     /// Blocks prepared past the one asked (0: none).
     pub blocks: u64,
-    pub chain_rules: Option<crate::chain::rules::Ruleset>,
-    pub op_config: Option<crate::chain::op::OpChainConfig>,
 }
 
 /// One walk: the blocks asked with one set of trace options.
@@ -102,12 +95,10 @@ impl Ahead {
         ctx: &super::methods::Ctx<'m>,
         params: &Value,
     ) -> Result<Option<KeyGuard<'m>>, super::methods::Fault> {
-        let number = params
-            .get(0)
-            .and_then(Value::as_str)
-            .and_then(|s| s.strip_prefix("0x"))
-            .filter(|h| !h.is_empty() && h.len() <= 16)
-            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        // A number as the call reads it (a tag is no walk; a bad one is the call's error).
+        let number = super::methods::block_number_param(params.get(0))
+            .ok()
+            .and_then(|r| u64::from_str_radix(r.strip_prefix("0x")?, 16).ok());
         let Some(n) = number else {
             return Ok(None);
         };
@@ -202,12 +193,7 @@ impl Ahead {
         deadline: Instant,
     ) -> Option<()> {
         let opts = super::methods::trace_opts(options).ok()?;
-        let client = RpcClient::new(&self.cfg.upstream, self.cfg.rpc_timeout)
-            .ok()?
-            .ending_by(deadline);
-        let mut source = RpcSource::new(client);
-        source.ruleset_override = self.cfg.chain_rules;
-        source.op_config = self.cfg.op_config.clone();
+        let source = self.cfg.upstream.source(Some(deadline)).ok()?;
         let (chain_id, head) = source.chain_and_head().ok()?;
         let client = source.client_version_text().unwrap_or_default();
         // The blocks no request holds, each held until its answer is kept.
@@ -242,26 +228,18 @@ impl Ahead {
         let work = |b: RangeBlock<'_>| -> Result<Prepared, super::methods::Fault> {
             let number = b.block.info.number;
             let hash = b.block.info.hash;
-            let mut text = Vec::new();
-            text.push(b'[');
-            if let Some(r) = b.replay {
-                for (k, t) in r.traces.iter().enumerate() {
-                    let diverged = b.receipts.get(k).is_none_or(|rc| {
-                        super::methods::divergence(t.hash, &t.outcome, rc).is_some()
-                    });
-                    if diverged {
-                        return Ok((number, hash, None));
-                    }
-                    if k > 0 {
-                        text.push(b',');
-                    }
-                    write!(text, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)
-                        .and_then(|()| write_trace(&mut text, &t.result))
-                        .map_err(|e| super::methods::Fault::server(e.to_string()))?;
-                    text.push(b'}');
-                }
+            let traces = b.replay.map_or(&[][..], |r| r.traces.as_slice());
+            let diverged = traces.iter().enumerate().any(|(k, t)| {
+                b.receipts
+                    .get(k)
+                    .is_none_or(|rc| super::methods::divergence(t.hash, &t.outcome, rc).is_some())
+            });
+            if diverged {
+                return Ok((number, hash, None));
             }
-            text.push(b']');
+            let mut text = Vec::new();
+            super::methods::write_block_answer(&mut text, traces)
+                .map_err(|e| super::methods::Fault::server(e.to_string()))?;
             Ok((number, hash, Some(text)))
         };
         let mut notes = Vec::new();

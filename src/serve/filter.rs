@@ -167,10 +167,7 @@ pub fn trace_filter(
     let mut first = true;
     let mut take = |m: Matched| -> Result<bool, Fault> {
         for d in m.divergences {
-            outcome.divergence = Some(match outcome.divergence.take() {
-                Some(prev) => format!("{prev}; {d}"),
-                None => d,
-            });
+            outcome.diverged(d);
         }
         for e in m.entries {
             if skip > 0 {

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use alloy_primitives::B256;
 
+use super::upstream::Upstream;
 use crate::index::build::{fork_point, index_blocks, IndexError};
 use crate::index::store::{self, Store};
 use crate::index::AddressIndex;
 use crate::replay::range::default_jobs;
-use crate::rpc::RpcClient;
 use crate::source::rpc::RpcSource;
 
 /// Blocks one query's sync may index before it answers.
@@ -36,10 +36,7 @@ pub struct Indexed {
     store: Mutex<Store>,
     pub chain_id: u64,
     pub genesis: B256,
-    upstream: String,
-    rpc_timeout: Duration,
-    chain_rules: Option<crate::chain::rules::Ruleset>,
-    op_config: Option<crate::chain::op::OpChainConfig>,
+    upstream: Upstream,
 }
 
 /// Why the index cannot answer now.
@@ -70,13 +67,9 @@ impl Indexed {
     /// Opens the index in `dir` for the node behind `upstream`.
     pub fn open(
         dir: &std::path::Path,
-        upstream: &str,
-        rpc_timeout: Duration,
-        chain_rules: Option<crate::chain::rules::Ruleset>,
-        op_config: Option<crate::chain::op::OpChainConfig>,
+        upstream: Upstream,
     ) -> Result<(Indexed, Vec<String>), String> {
-        let client = RpcClient::new(upstream, rpc_timeout).map_err(|e| e.to_string())?;
-        let source = RpcSource::new(client);
+        let source = upstream.source(None).map_err(|e| e.to_string())?;
         let (chain_id, genesis, _) = source.genesis_and_head().map_err(|e| e.to_string())?;
         let opened = store::open(dir, (chain_id, genesis), false).map_err(|e| e.to_string())?;
         Ok((
@@ -85,10 +78,7 @@ impl Indexed {
                 store: Mutex::new(opened.store),
                 chain_id,
                 genesis,
-                upstream: upstream.to_string(),
-                rpc_timeout,
-                chain_rules,
-                op_config,
+                upstream,
             },
             opened.notes,
         ))
@@ -96,13 +86,9 @@ impl Indexed {
 
     /// A source for the index's own requests, ending by `deadline`.
     fn source(&self, deadline: Instant) -> Result<RpcSource, NotReady> {
-        let client = RpcClient::new(&self.upstream, self.rpc_timeout)
-            .map_err(|e| NotReady::Refused(e.to_string()))?
-            .ending_by(deadline);
-        let mut source = RpcSource::new(client);
-        source.ruleset_override = self.chain_rules;
-        source.op_config = self.op_config.clone();
-        Ok(source)
+        self.upstream
+            .source(Some(deadline))
+            .map_err(|e| NotReady::Refused(e.to_string()))
     }
 
     /// Reads the index.

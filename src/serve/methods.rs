@@ -1,6 +1,6 @@
 //! The debug methods `serve` answers from local replay, with geth's params and result shapes.
 //!
-//! Each runs on a worker thread (blocking), against its own [`RpcClient`] so the upstream
+//! Each runs on a worker thread (blocking), against its own [`crate::rpc::RpcClient`] so the upstream
 //! requests it costs can be counted per request; the on-disk cache and the server's memory
 //! cache of block pre-states are shared.
 
@@ -19,7 +19,6 @@ use crate::replay::overrides::{BlockOverrides, StateOverride};
 use crate::replay::remote::replay_txs_from;
 use crate::replay::selfcheck::check;
 use crate::replay::{EvmEnv, TracedTx, TxOutcome};
-use crate::rpc::RpcClient;
 use crate::source::cache::Cache;
 use crate::source::error::SourceError;
 use crate::source::rpc::RpcSource;
@@ -169,6 +168,14 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Adds a transaction's divergence from its receipt to the call's.
+    pub(super) fn diverged(&mut self, note: String) {
+        self.divergence = Some(match self.divergence.take() {
+            Some(prev) => format!("{prev}; {note}"),
+            None => note,
+        });
+    }
+
     /// A call that failed before it asked anything of the node.
     pub fn failed(fault: Fault) -> Outcome {
         Outcome {
@@ -314,13 +321,16 @@ pub fn answer(
     ctx: &Ctx<'_>,
     run: impl FnOnce(&RpcSource, &mut Outcome) -> Result<Reply, Fault>,
 ) -> Outcome {
-    let client = match RpcClient::new(ctx.upstream, ctx.rpc_timeout) {
-        Ok(c) => c.ending_by(ctx.deadline),
+    let source = match super::upstream::source(
+        ctx.upstream,
+        ctx.rpc_timeout,
+        Some(ctx.deadline),
+        ctx.chain_rules,
+        ctx.op_config,
+    ) {
+        Ok(s) => s,
         Err(e) => return Outcome::failed(Fault::server(e.to_string())),
     };
-    let mut source = RpcSource::new(client.clone());
-    source.ruleset_override = ctx.chain_rules;
-    source.op_config = ctx.op_config.cloned();
     let mut outcome = Outcome {
         result: Err(Fault::server("unreachable")),
         upstream_requests: 0,
@@ -335,7 +345,7 @@ pub fn answer(
         None => (run(&source, &mut outcome), Default::default()),
     };
     outcome.result = result;
-    outcome.upstream_requests = client.stats().requests;
+    outcome.upstream_requests = source.client.stats().requests;
     // Which chain rules and which fork were taken, where that was not plain.
     outcome.notes.extend(source.take_notes());
     outcome.cache_hit |= tally.hits > 0;
@@ -446,21 +456,14 @@ where
 /// Notes a replay that disagrees with its receipt (never "matches" what was not read).
 pub(super) fn self_check(hash: B256, tx: &TxOutcome, receipt: &Value, outcome: &mut Outcome) {
     if let Some(note) = divergence(hash, tx, receipt) {
-        outcome.divergence = Some(match outcome.divergence.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        outcome.diverged(note);
     }
 }
 
 /// How transaction `hash`'s replay departs from its receipt, if it does.
 pub(super) fn divergence(hash: B256, tx: &TxOutcome, receipt: &Value) -> Option<String> {
-    let report = check(tx, receipt);
-    if report.divergences.is_empty() {
-        return None;
-    }
-    let list: Vec<String> = report.divergences.iter().map(|d| d.to_string()).collect();
-    Some(format!("{hash}: {}", list.join("; ")))
+    let text = check(tx, receipt).divergence_text()?;
+    Some(format!("{hash}: {text}"))
 }
 
 fn trace_transaction(
@@ -523,18 +526,7 @@ pub(super) fn trace_block(
     )?;
     let (chain_id, hash) = (block.chain_id, block.hash);
     let traces = block.traces;
-    let reply = reply(ctx, move |out| {
-        out.write_all(b"[")?;
-        for (i, t) in traces.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)?;
-            write_trace(&mut &mut *out, &t.result)?;
-            out.write_all(b"}")?;
-        }
-        out.write_all(b"]")
-    })?;
+    let reply = reply(ctx, move |out| write_block_answer(out, &traces))?;
     // Kept only when every transaction matched its receipt (and the answer is a text: one
     // written as it is sent is larger than the cache would keep long).
     if let (Reply::Text(text), Some(hash), None) = (&reply, hash, &outcome.divergence) {
@@ -547,6 +539,21 @@ pub(super) fn trace_block(
         ctx.memo.put_answer(key(chain_id, hash), answer);
     }
     Ok(reply)
+}
+
+/// A block's trace answer, `[{"txHash", "result"}…]`: what `debug_traceBlockBy*` sends and
+/// what a walk's preparation keeps ([`super::ahead`]).
+pub(super) fn write_block_answer(out: &mut dyn Write, traces: &[TracedTx]) -> std::io::Result<()> {
+    out.write_all(b"[")?;
+    for (i, t) in traces.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write!(out, "{{\"txHash\":\"{:?}\",\"result\":", t.hash)?;
+        write_trace(&mut &mut *out, &t.result)?;
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"]")
 }
 
 /// A block replayed: its transactions' traces, its chain and hash.

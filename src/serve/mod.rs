@@ -44,6 +44,7 @@ mod filter;
 pub mod indexed;
 mod ots_search;
 mod stream;
+mod upstream;
 
 use calls::rpc;
 use conn::serve_connections;
@@ -171,29 +172,25 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
     let upstream = RpcClient::new(&cfg.upstream, cfg.rpc_timeout)
         .map_err(|e| ServeError::Upstream(e.to_string()))?;
     let memo = Arc::new(Memo::new(cfg.memo_entries));
+    let background = upstream::Upstream {
+        url: cfg.upstream.clone(),
+        rpc_timeout: cfg.rpc_timeout,
+        chain_rules: cfg.chain_rules,
+        op_config: cfg.op_config.clone(),
+    };
     let ahead = Arc::new(ahead::Ahead::new(
         ahead::AheadConfig {
-            upstream: cfg.upstream.clone(),
-            rpc_timeout: cfg.rpc_timeout,
+            upstream: background.clone(),
             timeout: cfg.request_timeout,
             budget: cfg.max_response.max(calls::WORK_BYTES),
             blocks: cfg.ahead,
-            chain_rules: cfg.chain_rules,
-            op_config: cfg.op_config.clone(),
         },
         memo.clone(),
     ));
     let index = match &cfg.index {
         None => None,
         Some(dir) => {
-            let (ix, notes) = indexed::Indexed::open(
-                dir,
-                &cfg.upstream,
-                cfg.rpc_timeout,
-                cfg.chain_rules,
-                cfg.op_config.clone(),
-            )
-            .map_err(ServeError::Index)?;
+            let (ix, notes) = indexed::Indexed::open(dir, background).map_err(ServeError::Index)?;
             for n in notes {
                 log_line(&json!({"event": "index", "note": n}));
             }

@@ -84,22 +84,16 @@ fn hits(index: &AddressIndex, address: Address, from: u64, to: u64) -> Vec<(u64,
 fn before(index: &AddressIndex, address: Address, from: u64, best: u64, size: u64) -> Page {
     let first_page = from >= best;
     let mut txs = Vec::new();
-    let mut last_page = true;
-    let blocks = hits(index, address, FIRST_BLOCK, from);
-    for (block, list) in blocks.into_iter().rev() {
+    for (block, list) in hits(index, address, FIRST_BLOCK, from).into_iter().rev() {
         if txs.len() as u64 >= size {
-            // Stopped at a block above FIRST_BLOCK: anvil's walk never reached it.
-            last_page = false;
             break;
         }
         txs.extend(list.into_iter().map(|h| (block, h)));
     }
-    // anvil breaks at the first block after the page is full, hit or not: a page filled at a
-    // block above FIRST_BLOCK is not the last.
-    if txs.len() as u64 >= size {
-        let filled_at = txs.last().map_or(FIRST_BLOCK, |(b, _)| *b);
-        last_page = filled_at == FIRST_BLOCK;
-    }
+    // anvil breaks at the first block after the page is full, hit or not: its walk reached
+    // FIRST_BLOCK (the last page) only when the page never filled, or filled there.
+    let full = txs.len() as u64 >= size;
+    let last_page = !full || txs.last().is_some_and(|(b, _)| *b == FIRST_BLOCK);
     Page {
         txs,
         first_page,
@@ -245,18 +239,21 @@ fn fetch(
             "block {n} changed while it was read (a reorg): retry"
         ))
     };
-    let mut stamps = std::collections::HashMap::new();
+    let hash_at = |v: &Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .and_then(|h| h.parse::<B256>().ok())
+    };
+    // Each block's hash, checked to be the indexed one, and its timestamp.
+    let mut checked = std::collections::HashMap::new();
     for (i, b) in blocks.iter().enumerate() {
         let header = &answers[2 * txs.len() + i];
         let want = ix.read(|x| x.block(*b).map(|blk| blk.hash));
-        let got = header
-            .get("hash")
-            .and_then(Value::as_str)
-            .and_then(|h| h.parse::<B256>().ok());
-        if want.is_none() || want != got {
+        if want.is_none() || want != hash_at(header, "hash") {
             return Err(moved(*b));
         }
-        stamps.insert(*b, header.get("timestamp").cloned().unwrap_or(Value::Null));
+        let stamp = header.get("timestamp").cloned().unwrap_or(Value::Null);
+        checked.insert(*b, (want, stamp));
     }
     let mut tx_objects = Vec::with_capacity(txs.len());
     let mut receipts = Vec::with_capacity(txs.len());
@@ -266,18 +263,14 @@ fn fetch(
             Value::Object(o) => o,
             _ => return Err(moved(*b)),
         };
-        let want = ix.read(|x| x.block(*b).map(|blk| blk.hash));
-        let got = receipt
-            .get("blockHash")
-            .and_then(Value::as_str)
-            .and_then(|h| h.parse::<B256>().ok());
-        if want != got {
+        let (want, stamp) = &checked[b];
+        if *want != hash_at(&answers[2 * k + 1], "blockHash") {
             return Err(moved(*b));
         }
         // alloy's `OtsTransactionReceipt`, as anvil serialises it: a receipt's own members,
         // none a node adds (`blockTimestamp`, an OP chain's L1 fee members), and `timestamp`.
         receipt.retain(|k, _| RECEIPT_MEMBERS.contains(&k.as_str()));
-        receipt.insert("timestamp".into(), stamps[b].clone());
+        receipt.insert("timestamp".into(), stamp.clone());
         tx_objects.push(tx);
         receipts.push(Value::Object(receipt));
     }

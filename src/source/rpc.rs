@@ -135,6 +135,14 @@ fn get_u64(v: &Value, key: &str, what: &str) -> Result<u64, SourceError> {
         .and_then(|x| parse_u64(x).map_err(|e| bad(what, format!("{key}: {e}"))))
 }
 
+/// A block's `hash` member, when it is one.
+fn header_hash(block: &Value) -> Option<B256> {
+    block
+        .get("hash")
+        .and_then(Value::as_str)
+        .and_then(|h| h.parse().ok())
+}
+
 /// Reads a transaction object (`eth_getTransactionByHash` / full block) into a replayable tx.
 pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
     if super::deposit::is_deposit_json(v) {
@@ -246,11 +254,7 @@ impl RpcSource {
     /// alone), with its `web3_clientVersion` in the same batch: one small request.
     pub fn block_identity(&self, block_ref: &str) -> Result<(u64, B256), SourceError> {
         let (chain_id, v, _) = self.block_batch(block_ref, false, None)?;
-        let hash = v
-            .get("hash")
-            .and_then(Value::as_str)
-            .and_then(|h| h.parse::<B256>().ok())
-            .ok_or_else(|| bad("block", "no hash"))?;
+        let hash = header_hash(&v).ok_or_else(|| bad("block", "no hash"))?;
         Ok((chain_id, hash))
     }
 
@@ -293,30 +297,30 @@ impl RpcSource {
 
     /// The node's chain id, with its identity ([`client_requests`]) in the same batch.
     pub fn chain_id(&self) -> Result<u64, SourceError> {
+        Ok(self.chain_batch(&[])?.0)
+    }
+
+    /// One batch: `eth_chainId`, the calls `extra`, and the node's identity
+    /// ([`client_requests`], kept); the chain id and `extra`'s answers, in order.
+    fn chain_batch(&self, extra: &[(&str, Value)]) -> Result<(u64, Vec<Value>), SourceError> {
         let mut calls = vec![("eth_chainId".to_string(), json!([]))];
+        calls.extend(extra.iter().map(|(m, p)| (m.to_string(), p.clone())));
         calls.extend(client_requests());
         let mut res = self.client.batch(&calls)?.into_iter();
         let id = res.next().unwrap_or(Ok(Value::Null))?;
+        let answers = (0..extra.len())
+            .map(|_| res.next().unwrap_or(Ok(Value::Null)))
+            .collect::<Result<Vec<Value>, _>>()?;
         self.note_client(res.by_ref().take(2));
-        parse_u64(&id).map_err(|e| bad("chain id", e))
+        Ok((parse_u64(&id).map_err(|e| bad("chain id", e))?, answers))
     }
 
     /// The chain id and the number of the node's latest block, with its identity
     /// ([`client_requests`]), in one batch.
     pub fn chain_and_head(&self) -> Result<(u64, u64), SourceError> {
-        let mut calls = vec![
-            ("eth_chainId".to_string(), json!([])),
-            ("eth_blockNumber".to_string(), json!([])),
-        ];
-        calls.extend(client_requests());
-        let mut res = self.client.batch(&calls)?.into_iter();
-        let id = res.next().unwrap_or(Ok(Value::Null))?;
-        let head = res.next().unwrap_or(Ok(Value::Null))?;
-        self.note_client(res.by_ref().take(2));
-        Ok((
-            parse_u64(&id).map_err(|e| bad("chain id", e))?,
-            parse_u64(&head).map_err(|e| bad("block number", e))?,
-        ))
+        let (id, answers) = self.chain_batch(&[("eth_blockNumber", json!([]))])?;
+        let head = parse_u64(&answers[0]).map_err(|e| bad("block number", e))?;
+        Ok((id, head))
     }
 
     /// The hashes of blocks `numbers` (headers only, one batch); `None` for a block the node
@@ -334,39 +338,20 @@ impl RpcSource {
         self.client
             .batch(&calls)?
             .into_iter()
-            .map(|r| {
-                Ok(r?
-                    .get("hash")
-                    .and_then(Value::as_str)
-                    .and_then(|h| h.parse::<B256>().ok()))
-            })
+            .map(|r| Ok(header_hash(&r?)))
             .collect()
     }
 
     /// The chain id, the genesis block's hash and the number of the node's latest block, with
     /// its identity ([`client_requests`]), in one batch.
     pub fn genesis_and_head(&self) -> Result<(u64, B256, u64), SourceError> {
-        let mut calls = vec![
-            ("eth_chainId".to_string(), json!([])),
-            ("eth_getBlockByNumber".to_string(), json!(["0x0", false])),
-            ("eth_blockNumber".to_string(), json!([])),
-        ];
-        calls.extend(client_requests());
-        let mut res = self.client.batch(&calls)?.into_iter();
-        let id = res.next().unwrap_or(Ok(Value::Null))?;
-        let genesis = res.next().unwrap_or(Ok(Value::Null))?;
-        let head = res.next().unwrap_or(Ok(Value::Null))?;
-        self.note_client(res.by_ref().take(2));
-        let genesis = genesis
-            .get("hash")
-            .and_then(Value::as_str)
-            .and_then(|h| h.parse::<B256>().ok())
-            .ok_or_else(|| bad("genesis block", "no hash"))?;
-        Ok((
-            parse_u64(&id).map_err(|e| bad("chain id", e))?,
-            genesis,
-            parse_u64(&head).map_err(|e| bad("block number", e))?,
-        ))
+        let (id, answers) = self.chain_batch(&[
+            ("eth_getBlockByNumber", json!(["0x0", false])),
+            ("eth_blockNumber", json!([])),
+        ])?;
+        let genesis = header_hash(&answers[0]).ok_or_else(|| bad("genesis block", "no hash"))?;
+        let head = parse_u64(&answers[1]).map_err(|e| bad("block number", e))?;
+        Ok((id, genesis, head))
     }
 
     /// The chain id and the header of block `block_ref` (a number, tag or hash) a simulated
@@ -845,11 +830,7 @@ fn read_state(
         if !b.is_null() {
             expect_field(&b, "block", "number", &format!("{n:#x}"))?;
         }
-        let h = b
-            .get("hash")
-            .and_then(Value::as_str)
-            .and_then(|s| s.parse::<B256>().ok())
-            .unwrap_or_default();
+        let h = header_hash(&b).unwrap_or_default();
         snap.block_hashes.insert(*n, h);
     }
     Ok(())

@@ -10,7 +10,7 @@ use crate::anvil;
 use crate::parity_live::as_reth;
 use crate::proxy::{self, Proxy};
 use crate::serve_support::Serve;
-use crate::trace_filter::identity;
+use crate::trace_filter::identities;
 
 fn filter(serve: &Serve, f: &Value) -> Result<Value, Value> {
     let text = serve.post(
@@ -26,14 +26,7 @@ fn filter(serve: &Serve, f: &Value) -> Result<Value, Value> {
 fn same_as_anvils(s: &anvil::Scenario, serve: &Serve, f: &Value) -> usize {
     let ours = filter(serve, f).unwrap_or_else(|e| panic!("trace_filter {f}: {e}"));
     let theirs = as_reth(&s.anvil.rpc("trace_filter", json!([f])));
-    let pick = |v: &Value| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(identity)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(pick(&ours), pick(&theirs), "trace_filter {f}");
+    assert_eq!(identities(&ours), identities(&theirs), "trace_filter {f}");
     ours.as_array().unwrap().len()
 }
 

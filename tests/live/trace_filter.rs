@@ -44,7 +44,7 @@ fn error_code(serve: &Serve, params: Value) -> (i64, String) {
 }
 
 /// An entry's identity, what anvil's filter and ours must agree on whatever the numbering.
-pub(crate) fn identity(e: &Value) -> Value {
+fn identity(e: &Value) -> Value {
     json!([
         e["transactionHash"],
         e["type"],
@@ -52,6 +52,11 @@ pub(crate) fn identity(e: &Value) -> Value {
         e["result"],
         e["error"]
     ])
+}
+
+/// The identities of a list of entries, in order.
+pub(crate) fn identities(v: &Value) -> Vec<Value> {
+    v.as_array().unwrap().iter().map(identity).collect()
 }
 
 #[test]
@@ -102,14 +107,7 @@ fn trace_filter_answers_as_anvil_over_a_node_without_it() {
         // anvil's entries as reth's: its precompile calls dropped, its error names reth's (the
         // numbering of what is left is checked against the whole chain's below).
         let theirs = as_reth(&s.anvil.rpc("trace_filter", json!([f])));
-        let pick = |v: &Value| {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(identity)
-                .collect::<Vec<_>>()
-        };
-        let (a, b) = (pick(&ours), pick(&theirs));
+        let (a, b) = (identities(&ours), identities(&theirs));
         if a != b {
             let at = a
                 .iter()
