@@ -201,22 +201,24 @@ fn reverted_without_data(f: &CallFrame) -> bool {
 
 /// A public array's getter (or a mapping of arrays') asked for an index past the end: solc's
 /// getter reverts with no data, before any call. `is_public_array` says whether the contract's
-/// source declares a public state variable of that name holding an array.
+/// source declares a public state variable of that name holding an array. Gives why, and the
+/// getter's name (the stack places it at the variable's declaration, as EDR does).
 pub fn array_getter(
     f: &CallFrame,
     abi: &Abi,
     is_public_array: &dyn Fn(&str) -> bool,
-) -> Option<String> {
+) -> Option<(String, String)> {
     if !reverted_without_data(f) || !f.calls.is_empty() {
         return None;
     }
     let selector: [u8; 4] = f.input.get(..4)?.try_into().ok()?;
     let func = abi.functions(selector).first()?;
     (!func.inputs.is_empty() && is_public_array(&func.name)).then(|| {
-        format!(
+        let why = format!(
             "array index out of bounds in the getter of the public `{}`",
             func.name
-        )
+        );
+        (why, func.name.clone())
     })
 }
 

@@ -365,11 +365,36 @@ impl SourceIndex {
                 Some(m) => self.refit(a, s, code, creation, m),
             }
         };
-        let found = self
-            .artifacts
-            .iter()
-            .chain(lazy().iter())
-            .find_map(map_of)
+        // Two contracts whose creation code is the same, byte for byte (a constructor that
+        // always reverts deploys no code, so no metadata tells `C is D` from D when D's
+        // constructor always reverts): nothing in the code says which ran, and the one declared
+        // last names it (AST ids follow the sources' order and each file's declarations), as
+        // EDR's identifier keeps the last of identical bytecodes.
+        let last_declared = || -> Option<Arc<CodeMap>> {
+            fn creation_code(a: &Artifact) -> Option<&Vec<u8>> {
+                Some(&a.sources.as_ref()?.creation.as_ref()?.0)
+            }
+            if !creation {
+                return None;
+            }
+            let tied: Vec<&Artifact> = self
+                .artifacts
+                .iter()
+                .chain(lazy().iter())
+                .filter(|a| a.sources.as_ref().is_some_and(|s| s.creation_matches(code)))
+                .collect();
+            let first = creation_code(tied.first()?);
+            if tied.len() < 2 || tied.iter().any(|a| creation_code(a) != first) {
+                return None;
+            }
+            let declared = |a: &Artifact| a.sources.as_ref()?.unit.declaration_id(&a.name);
+            let ids: Option<Vec<i64>> = tied.iter().map(|a| declared(a)).collect();
+            let ids = ids?;
+            let last = (0..tied.len()).max_by_key(|&i| ids[i])?;
+            map_of(tied[last])
+        };
+        let found = last_declared()
+            .or_else(|| self.artifacts.iter().chain(lazy().iter()).find_map(map_of))
             .or_else(|| self.fetched.lock().ok()?.iter().find_map(map_of));
         if let Ok(mut m) = self.maps.lock() {
             m.insert(key, found.clone());

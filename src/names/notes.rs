@@ -61,19 +61,25 @@ impl Names {
         };
         // Why a frame reverted with no reason, where its contract's ABI tells.
         let infer_of = |f: &CallFrame, recent: &[u32], map: Option<&CodeMap>| {
+            let code = code_for(f)?;
             if f.kind.is_create() {
                 let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
-                let (a, len) = self.artifact_for_creation(&f.input)?;
-                let (why, function) =
-                    infer::constructor(f, &a.abi, f.input.get(len..)?, &enum_size)?;
-                let at = function.and_then(|name| {
-                    let (contract, at) = map?.function_location(&name)?;
-                    Some((map?.shown_contract(&contract), name, at))
+                let inferred = self.artifact_for_creation(&f.input).and_then(|(a, len)| {
+                    infer::constructor(f, &a.abi, f.input.get(len..)?, &enum_size)
                 });
-                return Some((why, at));
+                if let Some((why, function)) = inferred {
+                    let at = function.and_then(|name| {
+                        let (contract, at) = map?.function_location(&name)?;
+                        Some((map?.shown_contract(&contract), name, at))
+                    });
+                    return Some((why, at));
+                }
             }
-            let code = code_for(f)?;
-            let artifact = self.artifact_for_code(&code);
+            // A constructor's own calls fail as a function's do (below): by the init code.
+            let artifact = match f.kind.is_create() {
+                true => None,
+                false => self.artifact_for_code(&code),
+            };
             let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
             let inferred = artifact.and_then(|a| {
                 let library = infer::library_call(f, &code, &a.abi).map(|(why, function)| {
@@ -108,8 +114,14 @@ impl Names {
                 return Some((why, at));
             }
             if let (Some(a), Some(m)) = (artifact, map) {
-                if let Some(why) = infer::array_getter(f, &a.abi, &|n| m.public_array(n)) {
-                    return Some((why, None));
+                if let Some((why, getter)) = infer::array_getter(f, &a.abi, &|n| m.public_array(n))
+                {
+                    // The getter is code the compiler generated: the stack shows it at the
+                    // variable's declaration.
+                    let at = m
+                        .public_variable_location(&getter)
+                        .map(|(contract, at)| (m.shown_contract(&contract), getter, at));
+                    return Some((why, at));
                 }
             }
             if let Some(why) = infer::non_contract_call(f, &code, recent) {

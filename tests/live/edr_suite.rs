@@ -16,11 +16,8 @@
 //! a transaction that has a `stackTrace` — the ones whose stack trace it compares. The rest
 //! (console.log output, transactions that must succeed) judge no stack trace.
 //!
-//! A ratchet until all match: the test fails when a case differs that matched before, and when
-//! one of [`NOT_YET`] starts to match. Not yet matching (218 of 222 match): in a constructor,
-//! a call to a non-contract account and undecodable return data (2) are not inferred as they
-//! are for calls; `invalid-public-array-access` has no stack; two contracts with the same deployment code are
-//! told apart where EDR takes the second (`different-contracts-same-deployment-bytecode`).
+//! All 222 cases match. [`NOT_YET`] stays as the ratchet's place: the test fails when a case
+//! differs that is not listed there, and when a listed one starts to match.
 
 use crate::{anvil, run};
 use std::path::{Path, PathBuf};
@@ -35,12 +32,7 @@ use serde_json::{json, Value};
 
 /// The cases that do not match yet (see the module's docs for why), a ratchet: the test fails
 /// when any other case differs, and when one of these starts to match (take it off the list).
-const NOT_YET: &[&str] = &[
-    "call-message/no-calls/invalid-public-array-access",
-    "create-message/external-calls/incorrect-returndata-size",
-    "create-message/external-calls/non-contract-account-called",
-    "special-cases/different-contracts-same-deployment-bytecode",
-];
+const NOT_YET: &[&str] = &[];
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const SOLC_VERSION: (u64, u64, u64) = (0, 8, 30);

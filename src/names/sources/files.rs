@@ -205,6 +205,20 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// The AST id of the contract `name` declares, where one contract of the compilation has
+    /// that name: ids follow the sources' order and each file's declarations.
+    pub fn declaration_id(&self, name: &str) -> Option<i64> {
+        let mut named = self
+            .files
+            .values()
+            .flat_map(|f| f.storage.contracts.iter())
+            .filter(|d| d.name == name);
+        match (named.next(), named.next()) {
+            (Some(d), None) => Some(d.id),
+            _ => None,
+        }
+    }
+
     /// The contracts `name` inherits from (its linearized bases but itself), by name, as the
     /// compilation's ASTs give them; empty where no AST names it, or two contracts of the
     /// compilation have that name (which one runs, the AST does not say).
