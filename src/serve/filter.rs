@@ -13,8 +13,8 @@
 //!
 //! reth's answers where they are not the filter's matching: a block past the node's head is
 //! "block not found" (-32001), `fromBlock` after `toBlock` and a range too large are -32602
-//! with reth's texts, and `count` 0 answers `[]` (reth truncates to zero entries; nothing is
-//! replayed here for it). Block rewards (Parity `reward` entries of blocks before the merge)
+//! with reth's texts. `count` 0 is -32602 before any work, as the issue asks of bad input, where
+//! reth and anvil answer `[]` (they truncate to zero entries). Block rewards (Parity `reward` entries of blocks before the merge)
 //! are not produced, as for `trace_block`.
 
 use alloy_rpc_types_trace::filter::TraceFilter;
@@ -62,6 +62,12 @@ fn checked_range(
         .ok_or_else(|| Fault::params("missing value for required argument 0"))?;
     let filter: TraceFilter = serde_json::from_value(raw.clone())
         .map_err(|e| Fault::params(format!("invalid argument 0: {e}")))?;
+    // A request for no entry is a mistake (reth and anvil answer `[]`): said before any work.
+    if filter.count == Some(0) {
+        return Err(Fault::params(
+            "invalid parameters: count must be at least 1 (0 asks for no entry)",
+        ));
+    }
     let (chain_id, head) = source.chain_and_head()?;
     let not_found = |n: u64| Fault::new(-32001, format!("block not found: {n:#x}"));
     let start = filter.from_block.unwrap_or(0);
@@ -114,7 +120,7 @@ pub fn trace_filter(
         None if end - start > ctx.max_filter_blocks => return Err(too_many()),
         None => vec![(start, end)],
     };
-    if filter.count == Some(0) || segments.is_empty() {
+    if segments.is_empty() {
         return Ok("[]".into());
     }
     let matcher = filter.matcher();

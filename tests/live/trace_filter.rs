@@ -138,8 +138,15 @@ fn trace_filter_answers_as_anvil_over_a_node_without_it() {
         ),
         json!([])
     );
-    // `count` 0 is no entry, at once (reth and anvil: `take(0)`).
-    assert_eq!(result(&serve, json!({"count": 0})), json!([]));
+    // `count` 0 asks for nothing: an error at once (reth and anvil answer `[]`, `take(0)`).
+    let (code, msg) = error_code(&serve, json!({"count": 0}));
+    assert_eq!(
+        (code, msg.as_str()),
+        (
+            -32602,
+            "invalid parameters: count must be at least 1 (0 asks for no entry)"
+        )
+    );
 
     // Bad input: JSON-RPC errors, never a hang.
     let (code, msg) = error_code(&serve, json!({"fromBlock": "0x5", "toBlock": "0x2"}));
