@@ -230,7 +230,7 @@ impl<W: Write> Adapter<'_, W> {
             "evaluate" => self.evaluate(&args),
             "source" => self.source(&args),
             "continue" | "next" | "stepIn" | "stepOut" | "stepBack" | "reverseContinue" => {
-                return self.go(req, command);
+                return self.go(req, command, &args);
             }
             "pause" => Ok(Value::Null),
             "disconnect" | "terminate" => {
@@ -428,12 +428,17 @@ impl<W: Write> Adapter<'_, W> {
             .or_else(|| Some(format!("{:?}", frame.result)))
     }
 
-    fn go(&mut self, req: &Value, command: &str) -> io::Result<()> {
+    fn go(&mut self, req: &Value, command: &str, args: &Value) -> io::Result<()> {
         let Some(s) = &self.session else {
             return self.respond(req, Err("no transaction is open: send launch first".into()));
         };
         let at = self.at;
+        // `granularity: instruction` (supportsSteppingGranularity): one EVM step.
+        let instruction = args.get("granularity").and_then(Value::as_str) == Some("instruction");
+        let last = s.model.len().saturating_sub(1);
         let step = match command {
+            "next" | "stepIn" if instruction => Some((at + 1).min(last)),
+            "stepBack" if instruction => Some(at.saturating_sub(1)),
             "next" => Some(s.model.step_over(at)),
             "stepIn" => Some(s.model.next_line(at)),
             "stepOut" => Some(s.model.step_out(at)),
@@ -696,6 +701,7 @@ fn capabilities() -> Value {
         "supportsConfigurationDoneRequest": true,
         "supportsFunctionBreakpoints": true,
         "supportsStepBack": true,
+        "supportsSteppingGranularity": true,
         "supportsEvaluateForHovers": true,
         "supportsTerminateRequest": true,
         "exceptionBreakpointFilters": [

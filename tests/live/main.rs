@@ -5,6 +5,8 @@
 
 #[path = "../support/anvil.rs"]
 mod anvil;
+#[path = "../support/dap.rs"]
+mod dap_client;
 #[path = "../support/http.rs"]
 mod http;
 #[path = "../support/offline.rs"]
@@ -23,6 +25,7 @@ mod call_inputs;
 mod chain_live;
 mod columnar;
 mod ctor_sources;
+mod dap_live;
 mod dask_example;
 mod edr_cases;
 mod edr_suite;

@@ -41,15 +41,15 @@ fn at_after(file: &str, needle: &str, after: &str) -> String {
 /// A vault deployed from `output` (one of the project's standard-JSON outputs) over a coin of
 /// 1,000, and a deposit of 5 it refuses (no allowance); the anvil, the coin, the vault, the
 /// sender and the failed transaction's hash.
-struct Refused {
-    anvil: Anvil,
+pub(crate) struct Refused {
+    pub anvil: Anvil,
     coin: Address,
     vault: Address,
     me: Address,
-    hash: String,
+    pub hash: String,
 }
 
-fn refused_deposit(output: &str) -> Refused {
+pub(crate) fn refused_deposit(output: &str) -> Refused {
     let anvil = Anvil::start();
     let out: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/{output}")).unwrap()).unwrap();

@@ -4,109 +4,13 @@
 //! Helpers.sol:65 (the `revert` exception filter), step back, and disconnect; bad messages
 //! answered with errors, never a crash.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
+
+use crate::dap_client::Client;
 
 const FIXTURE: &str = "fixtures/reverted-nested.json";
-
-struct Client {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    seq: i64,
-    /// Events read while waiting for a response, in order.
-    events: Vec<Value>,
-}
-
-impl Client {
-    fn start() -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-            .arg("dap")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chaintrace dap");
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        Client {
-            child,
-            input,
-            output,
-            seq: 0,
-            events: Vec::new(),
-        }
-    }
-
-    fn write_raw(&mut self, body: &[u8]) {
-        write!(self.input, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.input.write_all(body).unwrap();
-        self.input.flush().unwrap();
-    }
-
-    fn read(&mut self) -> Value {
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the adapter closed"
-            );
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length:") {
-                length = v.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        self.output.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    /// Sends a request and reads until its response, keeping the events on the way.
-    fn request(&mut self, command: &str, arguments: Value) -> Value {
-        self.seq += 1;
-        let m = json!({"seq": self.seq, "type": "request", "command": command,
-            "arguments": arguments});
-        self.write_raw(&serde_json::to_vec(&m).unwrap());
-        let seq = self.seq;
-        loop {
-            let m = self.read();
-            if m["type"] == "response" && m["request_seq"] == seq {
-                assert_eq!(m["command"], command, "{m}");
-                return m;
-            }
-            self.events.push(m);
-        }
-    }
-
-    /// The next event named `name` (from those kept, else read).
-    fn event(&mut self, name: &str) -> Value {
-        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
-            return self.events.remove(i);
-        }
-        loop {
-            let m = self.read();
-            if m["type"] == "event" && m["event"] == name {
-                return m;
-            }
-            self.events.push(m);
-        }
-    }
-
-    fn top_frame(&mut self) -> Value {
-        let r = self.request("stackTrace", json!({"threadId": 1}));
-        assert_eq!(r["success"], true, "{r}");
-        r["body"]["stackFrames"][0].clone()
-    }
-}
 
 fn revert_line() -> usize {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

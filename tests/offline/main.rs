@@ -3,6 +3,8 @@
 //! One test binary with a module per suite (cargo's layout for large suites: each
 //! `tests/*.rs` used to be linked against the whole crate on its own).
 
+#[path = "../support/dap.rs"]
+mod dap_client;
 #[path = "../support/http.rs"]
 mod http;
 #[path = "../support/offline.rs"]
