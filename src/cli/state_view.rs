@@ -6,20 +6,47 @@ use std::io::Write;
 use chaintrace::names::state::{StateChange, StateChanges};
 use serde_json::{json, Value};
 
-/// One line: `Token._balances[0x…]: 10000 → 9800`, or a raw slot with why it is raw.
-fn line(c: &StateChange) -> String {
+/// Most values a transient variable's line lists: past them, the first ones, how many more,
+/// and the last.
+const MAX_WRITES_SHOWN: usize = 6;
+
+/// `before → after`; for a transient variable, zero through each value written that stood
+/// (`false → true → false`).
+fn values(c: &StateChange) -> String {
+    if !c.transient {
+        return format!("{} → {}", c.before, c.after);
+    }
+    let mut parts = vec![c.before.to_string()];
+    let n = c.writes.len();
+    if n > MAX_WRITES_SHOWN {
+        parts.extend(
+            c.writes[..MAX_WRITES_SHOWN - 2]
+                .iter()
+                .map(|w| w.to_string()),
+        );
+        parts.push(format!("… {} more", n - MAX_WRITES_SHOWN + 1));
+        parts.push(c.writes[n - 1].to_string());
+    } else {
+        parts.extend(c.writes.iter().map(|w| w.to_string()));
+    }
+    parts.join(" → ")
+}
+
+/// One line: `Token._balances[0x…]: 10000 → 9800`, `Pool.locked (transient): false → true →
+/// false`, or a raw slot with why it is raw.
+pub fn line(c: &StateChange) -> String {
     let owner = c
         .contract
         .as_deref()
         .map(|n| format!("{n}."))
         .unwrap_or_default();
+    let transient = if c.transient { " (transient)" } else { "" };
     match (&c.var, &c.raw) {
-        (Some(v), _) => format!("{owner}{}: {} → {}", v.name, c.before, c.after),
+        (Some(v), _) => format!("{owner}{}{transient}: {}", v.name, values(c)),
         (None, why) => format!(
-            "{owner}slot {:#066x}: {} → {} (raw: {})",
+            "{owner}slot {:#066x}{transient}: {} (raw: {})",
             c.slot,
-            c.before,
-            c.after,
+            values(c),
             why.as_deref().unwrap_or("not named")
         ),
     }
@@ -107,6 +134,15 @@ pub fn to_json(changes: &StateChanges) -> Value {
                 }
                 if let Some(r) = &c.raw {
                     m.insert("raw".into(), json!(r));
+                }
+                if !c.slots.is_empty() {
+                    let slots: Vec<String> = c.slots.iter().map(|s| format!("{s:#066x}")).collect();
+                    m.insert("slots".into(), json!(slots));
+                }
+                if c.transient {
+                    m.insert("transient".into(), json!(true));
+                    let writes: Vec<&str> = c.writes.iter().map(|w| w.text.as_str()).collect();
+                    m.insert("writes".into(), json!(writes));
                 }
             }
             o

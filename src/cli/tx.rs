@@ -435,9 +435,9 @@ impl TxArgs {
         // What ends differently in storage, by variable: the mined run and the patched one,
         // each once more under the access inspector.
         if super::state_changes::wanted(&self.trace, ctx.spec, names) {
-            let access = super::state_changes::access;
-            let (a, _) = mined.run(ctx.source, ctx.cache, access)?;
-            let (b, _) = mined.run_overridden(ctx.source, ctx.cache, &overrides, access)?;
+            let access = super::state_changes::access(names);
+            let (a, _) = mined.run(ctx.source, ctx.cache, &access)?;
+            let (b, _) = mined.run_overridden(ctx.source, ctx.cache, &overrides, &access)?;
             // Named by the layouts of the code on chain: the storage is the deployed contract's.
             let d = super::state_changes::diff(names, &mined.snapshot, &a, &b);
             for n in &d.notes {
