@@ -251,7 +251,9 @@ impl CallArgs {
         // What the call changed, by variable: one more local run on the state already read.
         let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
             true => {
-                let more = super::state_changes::span_reader(&names);
+                let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
+                    names.span_values(s, r, p, read)
+                };
                 let t = prepared
                     .access(&source, overrides, std::mem::take(&mut snapshot), &more)
                     .map_err(call_error)?;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use alloy_primitives::{Address, U256};
 use chaintrace::names::state::{Namer, StateChanges};
 use chaintrace::names::Names;
-use chaintrace::replay::access::{trace_access_more, Access, Keyed, Values};
+use chaintrace::replay::access::{trace_access_more, Access, Keyed};
 use chaintrace::replay::driver::Frames;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::remote::replay_with_frames_by;
@@ -46,6 +46,32 @@ pub fn of_mined(
     Ok(changes)
 }
 
+/// The storage slots of `mined`'s prestateTracer diff (`slots`: address, slot, before, after),
+/// each named by variable (`Namer::slot`: the variables whose bytes changed, decoded; raw,
+/// with why, where no layout names it), keys exact from one more local run's preimages; notes
+/// go to stderr.
+pub fn of_prestate_diff(
+    mined: &mut Mined,
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    names: &Names,
+    slots: &[(Address, U256, U256, U256)],
+) -> Result<StateChanges, CliError> {
+    let (keyed, _) = mined.run(source, cache, access(names))?;
+    let mut namer = Namer::new(names, &mined.snapshot, &keyed.preimages);
+    let mut changes = Vec::new();
+    for (address, slot, before, after) in slots {
+        changes.extend(namer.slot(*address, *slot, *before, *after, true));
+    }
+    for n in &namer.notes {
+        note!("note: {n}");
+    }
+    Ok(StateChanges {
+        notes: namer.notes,
+        changes,
+    })
+}
+
 /// One transaction run under the access inspector: its rows, preimages and the slots its
 /// long strings span that it did not touch (read after it, [`Names::span_values`]), and its
 /// outcome.
@@ -58,20 +84,11 @@ pub fn access(
     u64,
 ) -> Result<(Keyed, chaintrace::replay::TxOutcome), chaintrace::replay::ReplayError>
        + '_ {
-    move |db, env, tx, _| trace_access_more(db, env, tx, &span_reader(names))
-}
-
-/// What `names` reads after a run beside its rows ([`Names::span_values`]).
-pub fn span_reader(
-    names: &Names,
-) -> impl Fn(
-    &StateSnapshot,
-    &[Access],
-    &chaintrace::replay::access::Preimages,
-    &mut dyn FnMut(Address, U256) -> U256,
-) -> Values
-       + '_ {
-    move |s, r, p, read| names.span_values(s, r, p, read)
+    move |db, env, tx, _| {
+        trace_access_more(db, env, tx, &|s, r, p, read| {
+            names.span_values(s, r, p, read)
+        })
+    }
 }
 
 /// Each of a block's transactions run again under the access inspector, on `snapshot` (the

@@ -5,9 +5,10 @@ use std::io::Write;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::{
     fixture_env, fixture_snapshot, fixture_tx, trace_fixture_call_tree, trace_fixture_on,
-    CallTraced, ReplayError,
+    CallTraced, ReplayError, TraceResult,
 };
 use chaintrace::source::fixture::Fixture;
+use chaintrace::trace::prestate::PrestateResult;
 use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
@@ -229,6 +230,20 @@ impl TxArgs {
                 &names,
             )?),
             false => None,
+        };
+        // A prestateTracer diff for people: its slots named by variable.
+        let state = match (&traced.result, self.trace.json || !names.has_layouts()) {
+            (TraceResult::Prestate(PrestateResult::Diff { pre, post }), false) => {
+                let slots = super::state_view::prestate_diff_slots(pre, post);
+                Some(super::state_changes::of_prestate_diff(
+                    &mut mined,
+                    &source,
+                    cache.as_ref(),
+                    &names,
+                    &slots,
+                )?)
+            }
+            _ => state,
         };
         print_trace(
             &traced,
