@@ -16,6 +16,9 @@
 #       Upgradeable.sol (an OpenZeppelin Contracts Upgradeable 5.4.0 ERC20, its storage in
 #       ERC-7201 namespaces, and OpenZeppelin's ERC1967Proxy) with `storageLayout`: the proxy
 #       and namespace tests of tests/live/state_changes.rs
+#   tests/contracts/oz/solc-output-spans.json
+#       Spans.sol (a string and a bytes across slots, transient variables) with `storageLayout`
+#       and `transientStorageLayout`: the spanning and transient tests of state_changes.rs
 #   tests/contracts/edr/<case>/solc-output.json
 #       cases of EDR's (Hardhat's) Solidity stack-trace suite, each c.sol built alone with the
 #       optimizer off, EDR's default (tests/live/edr_cases.rs; provenance in the README there)
@@ -98,6 +101,7 @@ const input = {
           "evm.deployedBytecode.object", "evm.deployedBytecode.sourceMap",
           "evm.deployedBytecode.linkReferences", "evm.deployedBytecode.immutableReferences",
           ...(process.env.STORAGE_LAYOUT === "1" ? ["storageLayout"] : []),
+          ...(process.env.TRANSIENT_LAYOUT === "1" ? ["transientStorageLayout"] : []),
         ],
       },
     },
@@ -205,6 +209,9 @@ STORAGE_LAYOUT=1 build_in "$OZ_DIR" solc-output-state.json "$SOLC_VERSION" "$EVM
 # ERC-7201 namespaces behind an ERC-1967 proxy, the same way.
 STORAGE_LAYOUT=1 build_in "$OZ_DIR" solc-output-upgradeable.json "$SOLC_VERSION" "$EVM_VERSION" \
     "$OPTIMIZER_RUNS" false default Upgradeable.sol
+# Values across slots and transient variables: both layouts selected.
+STORAGE_LAYOUT=1 TRANSIENT_LAYOUT=1 build_in "$OZ_DIR" solc-output-spans.json "$SOLC_VERSION" \
+    "$EVM_VERSION" "$OPTIMIZER_RUNS" false default Spans.sol
 
 for dir in "$ROOT"/tests/contracts/edr/*/; do
     build_in "${dir%/}" solc-output.json "$SOLC_VERSION" "$EVM_VERSION" off false default c.sol

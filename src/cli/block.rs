@@ -243,9 +243,11 @@ impl BlockArgs {
                     // contract's.
                     let taken = std::mem::take(&mut p.snapshot);
                     let (mined, snap, n) =
-                        of_block(&source, &block.txs, &env, &parent, taken, &|_| {})?;
+                        of_block(&names, &source, &block.txs, &env, &parent, taken, &|_| {})?;
                     let (ran, snap, m) =
-                        of_block(&source, &block.txs, &env, &parent, snap, &|db| o.apply(db))?;
+                        of_block(&names, &source, &block.txs, &env, &parent, snap, &|db| {
+                            o.apply(db)
+                        })?;
                     p.snapshot = snap;
                     state_passes += n + m;
                     let mut notes: Vec<String> = Vec::new();
@@ -265,7 +267,7 @@ impl BlockArgs {
                 (Some(r), None, _) => {
                     let taken = std::mem::take(&mut r.snapshot);
                     let (runs, snap, n) =
-                        of_block(&source, &block.txs, &env, &parent, taken, &|_| {})?;
+                        of_block(&names, &source, &block.txs, &env, &parent, taken, &|_| {})?;
                     r.snapshot = snap;
                     state_passes += n;
                     states = named(&names, &r.snapshot, &runs);

@@ -251,12 +251,15 @@ impl CallArgs {
         // What the call changed, by variable: one more local run on the state already read.
         let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
             true => {
+                let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
+                    names.span_values(s, r, p, read)
+                };
                 let t = prepared
-                    .access(&source, overrides, std::mem::take(&mut snapshot))
+                    .access(&source, overrides, std::mem::take(&mut snapshot), &more)
                     .map_err(call_error)?;
                 passes += t.passes;
-                let ((rows, preimages), _) = t.traced;
-                let changes = names.state_changes(&t.snapshot, &rows, &preimages);
+                let (keyed, _) = &t.traced;
+                let changes = names.state_changes(&t.snapshot, keyed);
                 for n in &changes.notes {
                     note!("note: {n}");
                 }

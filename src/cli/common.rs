@@ -28,6 +28,7 @@ use chaintrace::source::error::SourceError;
 use chaintrace::source::rpc::RpcSource;
 use chaintrace::trace::gas::GasConfig;
 use chaintrace::trace::opcode::StructLogError;
+use chaintrace::trace::prestate::PrestateResult;
 use chaintrace::trace::{TracerKind, TracerSpec};
 use clap::Args;
 use revm::primitives::hardfork::SpecId;
@@ -574,6 +575,9 @@ pub fn print_trace(
                 render_preimages(hashes, table_style(true), &mut out)?
             }
             TraceResult::Erc7562(frame) => render_erc7562(frame, &mut out)?,
+            TraceResult::Prestate(PrestateResult::Diff { pre, post }) => {
+                super::state_view::render_prestate_diff(pre, post, state, &mut out)?
+            }
             other => {
                 let v = serde_json::to_value(other).map_err(|e| CliError::source(e.to_string()))?;
                 serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::other)?;
@@ -585,7 +589,12 @@ pub fn print_trace(
         writeln!(out)?;
         render_asset_changes(a, decoder, currency, table_style(args.all), &mut out)?;
     }
-    if let (Some(s), false) = (state, args.json) {
+    // A prestate diff's slots are named in it.
+    let diff = matches!(
+        &t.result,
+        TraceResult::Prestate(PrestateResult::Diff { .. })
+    );
+    if let (Some(s), false, false) = (state, args.json, diff) {
         writeln!(out)?;
         super::state_view::render(s, &mut out)?;
     }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use alloy_primitives::{Address, U256};
 use chaintrace::names::state::{Namer, StateChanges};
 use chaintrace::names::Names;
-use chaintrace::replay::access::{trace_access_keyed, Access, Preimages};
+use chaintrace::replay::access::{trace_access_more, Access, Keyed};
 use chaintrace::replay::driver::Frames;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::remote::replay_with_frames_by;
@@ -38,32 +38,65 @@ pub fn of_mined(
     cache: Option<&Cache>,
     names: &Names,
 ) -> Result<StateChanges, CliError> {
-    let ((rows, preimages), _) = mined.run(source, cache, access)?;
-    let changes = names.state_changes(&mined.snapshot, &rows, &preimages);
+    let (keyed, _) = mined.run(source, cache, access(names))?;
+    let changes = names.state_changes(&mined.snapshot, &keyed);
     for n in &changes.notes {
         note!("note: {n}");
     }
     Ok(changes)
 }
 
-/// One transaction run under the access inspector: its rows and preimages, and its outcome.
-pub fn access(
-    db: &mut ReplayDb<'_>,
-    env: &EvmEnv,
-    tx: &ReplayTx,
-    _: u64,
-) -> Result<(Keyed, chaintrace::replay::TxOutcome), chaintrace::replay::ReplayError> {
-    trace_access_keyed(db, env, tx).map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
+/// The storage slots of `mined`'s prestateTracer diff (`slots`: address, slot, before, after),
+/// each named by variable (`Namer::slot`: the variables whose bytes changed, decoded; raw,
+/// with why, where no layout names it), keys exact from one more local run's preimages; notes
+/// go to stderr.
+pub fn of_prestate_diff(
+    mined: &mut Mined,
+    source: &RpcSource,
+    cache: Option<&Cache>,
+    names: &Names,
+    slots: &[(Address, U256, U256, U256)],
+) -> Result<StateChanges, CliError> {
+    let (keyed, _) = mined.run(source, cache, access(names))?;
+    let mut namer = Namer::new(names, &mined.snapshot, &keyed.preimages);
+    let mut changes = Vec::new();
+    for (address, slot, before, after) in slots {
+        changes.extend(namer.slot(*address, *slot, *before, *after, true));
+    }
+    for n in &namer.notes {
+        note!("note: {n}");
+    }
+    Ok(StateChanges {
+        notes: namer.notes,
+        changes,
+    })
 }
 
-/// One run's access rows and the KECCAK256 preimages that key its slots.
-pub type Keyed = (Vec<Access>, Preimages);
+/// One transaction run under the access inspector: its rows, preimages and the slots its
+/// long strings span that it did not touch (read after it, [`Names::span_values`]), and its
+/// outcome.
+pub fn access(
+    names: &Names,
+) -> impl Fn(
+    &mut ReplayDb<'_>,
+    &EvmEnv,
+    &ReplayTx,
+    u64,
+) -> Result<(Keyed, chaintrace::replay::TxOutcome), chaintrace::replay::ReplayError>
+       + '_ {
+    move |db, env, tx, _| {
+        trace_access_more(db, env, tx, &|s, r, p, read| {
+            names.span_values(s, r, p, read)
+        })
+    }
+}
 
 /// Each of a block's transactions run again under the access inspector, on `snapshot` (the
 /// state its replay already fetched: it comes back, filled further if anything was missing),
 /// `prepare` applied before the first (a what-if's code). Their rows, the snapshot and the
 /// round trips spent.
 pub fn of_block(
+    names: &Names,
     source: &RpcSource,
     txs: &[ReplayTx],
     env: &EvmEnv,
@@ -71,13 +104,14 @@ pub fn of_block(
     snapshot: StateSnapshot,
     prepare: &dyn Fn(&mut ReplayDb<'_>),
 ) -> Result<(Vec<Keyed>, StateSnapshot, usize), CliError> {
+    let run = access(names);
     let run = replay_with_frames_by(
         source,
         txs,
         env,
         0,
         parent,
-        &|db, env, tx, offset, _| access(db, env, tx, offset),
+        &|db, env, tx, offset, _| run(db, env, tx, offset),
         prepare,
         snapshot,
         Frames::Block(env.block_hash),
@@ -92,8 +126,8 @@ pub fn named(names: &Names, state: &StateSnapshot, runs: &[Keyed]) -> Vec<StateC
     let mut notes: Vec<String> = Vec::new();
     let out = runs
         .iter()
-        .map(|(rows, preimages)| {
-            let c = names.state_changes(state, rows, preimages);
+        .map(|keyed| {
+            let c = names.state_changes(state, keyed);
             for n in &c.notes {
                 if !notes.contains(n) {
                     notes.push(n.clone());
@@ -119,9 +153,9 @@ pub fn diff(names: &Names, state: &StateSnapshot, mined: &Keyed, patched: &Keyed
             .filter_map(|r| Some(((r.address, r.slot?), (r.after, r.write_order))))
             .collect()
     };
-    let (m, p) = (ends(&mined.0), ends(&patched.0));
-    let mut preimages = mined.1.clone();
-    preimages.extend(patched.1.iter().map(|(k, v)| (*k, v.clone())));
+    let (m, p) = (ends(&mined.rows), ends(&patched.rows));
+    let mut preimages = mined.preimages.clone();
+    preimages.extend(patched.preimages.iter().map(|(k, v)| (*k, v.clone())));
     // The slots either run wrote, in the order the patched run wrote them, then the mined's.
     type Order = (Option<usize>, Option<usize>, (Address, U256));
     let mut slots: Vec<Order> = Vec::new();
@@ -140,8 +174,8 @@ pub fn diff(names: &Names, state: &StateSnapshot, mined: &Keyed, patched: &Keyed
                 .find(|r| r.address == addr && r.slot == Some(slot) && !r.transient)
                 .map(|r| r.before)
         };
-        let before = start(&mined.0)
-            .or_else(|| start(&patched.0))
+        let before = start(&mined.rows)
+            .or_else(|| start(&patched.rows))
             .unwrap_or_default();
         let mined_end = m.get(&(addr, slot)).map_or(before, |x| x.0);
         let patched_end = p.get(&(addr, slot)).map_or(before, |x| x.0);

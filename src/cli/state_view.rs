@@ -1,25 +1,55 @@
 //! The state changes by variable (`names::state`) as people and scripts read them: the
 //! "state changes" section after the tree, and `stateChanges` of `--json --decode`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
+use alloy_primitives::{Address, B256, U256};
 use chaintrace::names::state::{StateChange, StateChanges};
+use chaintrace::trace::prestate::AccountState;
 use serde_json::{json, Value};
 
-/// One line: `Token._balances[0x…]: 10000 → 9800`, or a raw slot with why it is raw.
-fn line(c: &StateChange) -> String {
+/// Most values a transient variable's line lists: past them, the first ones, how many more,
+/// and the last.
+const MAX_WRITES_SHOWN: usize = 6;
+
+/// `before → after`; for a transient variable, zero through each value written that stood
+/// (`false → true → false`).
+fn values(c: &StateChange) -> String {
+    if !c.transient {
+        return format!("{} → {}", c.before, c.after);
+    }
+    let mut parts = vec![c.before.to_string()];
+    let n = c.writes.len();
+    if n > MAX_WRITES_SHOWN {
+        parts.extend(
+            c.writes[..MAX_WRITES_SHOWN - 2]
+                .iter()
+                .map(|w| w.to_string()),
+        );
+        parts.push(format!("… {} more", n - MAX_WRITES_SHOWN + 1));
+        parts.push(c.writes[n - 1].to_string());
+    } else {
+        parts.extend(c.writes.iter().map(|w| w.to_string()));
+    }
+    parts.join(" → ")
+}
+
+/// One line: `Token._balances[0x…]: 10000 → 9800`, `Pool.locked (transient): false → true →
+/// false`, or a raw slot with why it is raw.
+pub fn line(c: &StateChange) -> String {
     let owner = c
         .contract
         .as_deref()
         .map(|n| format!("{n}."))
         .unwrap_or_default();
+    let transient = if c.transient { " (transient)" } else { "" };
     match (&c.var, &c.raw) {
-        (Some(v), _) => format!("{owner}{}: {} → {}", v.name, c.before, c.after),
+        (Some(v), _) => format!("{owner}{}{transient}: {}", v.name, values(c)),
         (None, why) => format!(
-            "{owner}slot {:#066x}: {} → {} (raw: {})",
+            "{owner}slot {:#066x}{transient}: {} (raw: {})",
             c.slot,
-            c.before,
-            c.after,
+            values(c),
             why.as_deref().unwrap_or("not named")
         ),
     }
@@ -108,9 +138,130 @@ pub fn to_json(changes: &StateChanges) -> Value {
                 if let Some(r) = &c.raw {
                     m.insert("raw".into(), json!(r));
                 }
+                if !c.slots.is_empty() {
+                    let slots: Vec<String> = c.slots.iter().map(|s| format!("{s:#066x}")).collect();
+                    m.insert("slots".into(), json!(slots));
+                }
+                if c.transient {
+                    m.insert("transient".into(), json!(true));
+                    let writes: Vec<&str> = c.writes.iter().map(|w| w.text.as_str()).collect();
+                    m.insert("writes".into(), json!(writes));
+                }
             }
             o
         })
         .collect();
     Value::Array(items)
+}
+
+/// A storage slot of a prestateTracer diff: its value in `pre` and in `post` (geth leaves out
+/// a slot that became zero, and one that was zero before).
+fn diff_slots(pre: Option<&AccountState>, post: Option<&AccountState>) -> Vec<(B256, B256, B256)> {
+    let of = |a: Option<&AccountState>| a.and_then(|a| a.storage.clone()).unwrap_or_default();
+    let (before, after) = (of(pre), of(post));
+    let keys: BTreeSet<B256> = before.keys().chain(after.keys()).copied().collect();
+    keys.into_iter()
+        .map(|k| {
+            let b = before.get(&k).copied().unwrap_or_default();
+            let a = after.get(&k).copied().unwrap_or_default();
+            (k, b, a)
+        })
+        .filter(|(_, b, a)| b != a)
+        .collect()
+}
+
+/// Every storage slot of a prestateTracer diff (`pre`, `post`), with its value before and
+/// after, by address: what [`render_prestate_diff`] names.
+pub fn prestate_diff_slots(
+    pre: &BTreeMap<Address, AccountState>,
+    post: &BTreeMap<Address, AccountState>,
+) -> Vec<(Address, U256, U256, U256)> {
+    let addresses: BTreeSet<Address> = pre.keys().chain(post.keys()).copied().collect();
+    addresses
+        .into_iter()
+        .flat_map(|a| {
+            diff_slots(pre.get(&a), post.get(&a))
+                .into_iter()
+                .map(move |(k, b, v)| (a, k.into(), b.into(), v.into()))
+        })
+        .collect()
+}
+
+/// A prestateTracer diff (`diffMode`) for people: per account what changed — balance, nonce,
+/// code — then each storage slot before → after, named by variable with values decoded where
+/// `named` (the slots named by `names::state::Namer`) has it, raw words (and why) where not.
+/// `--json` stays geth's result.
+pub fn render_prestate_diff(
+    pre: &BTreeMap<Address, AccountState>,
+    post: &BTreeMap<Address, AccountState>,
+    named: Option<&StateChanges>,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    writeln!(out, "state diff (prestateTracer diffMode)")?;
+    let addresses: BTreeSet<Address> = pre.keys().chain(post.keys()).copied().collect();
+    if addresses.is_empty() {
+        return writeln!(out, "  (nothing changed)");
+    }
+    let by_slot = |a: Address, slot: U256| -> Vec<&StateChange> {
+        named.map_or(Vec::new(), |n| {
+            n.changes
+                .iter()
+                .filter(|c| c.address == a && c.slot == slot && !c.transient)
+                .collect()
+        })
+    };
+    for a in addresses {
+        let (p, q) = (pre.get(&a), post.get(&a));
+        let slots = diff_slots(p, q);
+        let contract = slots
+            .iter()
+            .flat_map(|(k, _, _)| by_slot(a, (*k).into()))
+            .find_map(|c| c.contract.clone());
+        match contract {
+            Some(n) => writeln!(out, "  {} ({n})", a.to_checksum(None))?,
+            None => writeln!(out, "  {}", a.to_checksum(None))?,
+        }
+        let Some(q) = q else {
+            writeln!(out, "    (not in post: the account was deleted)")?;
+            continue;
+        };
+        if let Some(b) = q.balance {
+            let was = p.and_then(|p| p.balance).unwrap_or_default();
+            writeln!(out, "    balance: {was} → {b} wei")?;
+        }
+        let was = p.map_or(0, |p| p.nonce);
+        if q.nonce != 0 && q.nonce != was {
+            writeln!(out, "    nonce: {was} → {}", q.nonce)?;
+        }
+        if let Some(c) = &q.code {
+            let was = p.and_then(|p| p.code.as_ref()).map_or(0, |c| c.len());
+            writeln!(out, "    code: {was} → {} bytes", c.len())?;
+        }
+        for (k, b, v) in slots {
+            let names = by_slot(a, k.into());
+            let raw = names.iter().find(|c| c.var.is_none());
+            match (names.as_slice(), raw) {
+                ([], _) => writeln!(out, "    {k}: {b} → {v}")?,
+                (_, Some(r)) => writeln!(
+                    out,
+                    "    {k}: {b} → {v} (raw: {})",
+                    r.raw.as_deref().unwrap_or("not named")
+                )?,
+                ([one], None) => writeln!(out, "    {k} {}", bare(one))?,
+                (many, None) => {
+                    writeln!(out, "    {k}")?;
+                    for c in many {
+                        writeln!(out, "      {}", bare(c))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A named change without its contract: `_balances[0x…]: 10000 → 9800`.
+fn bare(c: &StateChange) -> String {
+    let name = c.var.as_ref().map_or("", |v| v.name.as_str());
+    format!("{name}: {}", values(c))
 }

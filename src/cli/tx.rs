@@ -5,9 +5,10 @@ use std::io::Write;
 use chaintrace::replay::mined::Mined;
 use chaintrace::replay::{
     fixture_env, fixture_snapshot, fixture_tx, trace_fixture_call_tree, trace_fixture_on,
-    CallTraced, ReplayError,
+    CallTraced, ReplayError, TraceResult,
 };
 use chaintrace::source::fixture::Fixture;
+use chaintrace::trace::prestate::PrestateResult;
 use chaintrace::trace::TracerSpec;
 use clap::Args;
 use serde_json::json;
@@ -230,6 +231,20 @@ impl TxArgs {
             )?),
             false => None,
         };
+        // A prestateTracer diff for people: its slots named by variable.
+        let state = match (&traced.result, self.trace.json || !names.has_layouts()) {
+            (TraceResult::Prestate(PrestateResult::Diff { pre, post }), false) => {
+                let slots = super::state_view::prestate_diff_slots(pre, post);
+                Some(super::state_changes::of_prestate_diff(
+                    &mut mined,
+                    &source,
+                    cache.as_ref(),
+                    &names,
+                    &slots,
+                )?)
+            }
+            _ => state,
+        };
         print_trace(
             &traced,
             &self.trace,
@@ -435,9 +450,9 @@ impl TxArgs {
         // What ends differently in storage, by variable: the mined run and the patched one,
         // each once more under the access inspector.
         if super::state_changes::wanted(&self.trace, ctx.spec, names) {
-            let access = super::state_changes::access;
-            let (a, _) = mined.run(ctx.source, ctx.cache, access)?;
-            let (b, _) = mined.run_overridden(ctx.source, ctx.cache, &overrides, access)?;
+            let access = super::state_changes::access(names);
+            let (a, _) = mined.run(ctx.source, ctx.cache, &access)?;
+            let (b, _) = mined.run_overridden(ctx.source, ctx.cache, &overrides, &access)?;
             // Named by the layouts of the code on chain: the storage is the deployed contract's.
             let d = super::state_changes::diff(names, &mined.snapshot, &a, &b);
             for n in &d.notes {

@@ -235,6 +235,29 @@ impl StorageLayout {
         }
     }
 
+    /// Whether `var` is a `bytes`/`string` (or one of its data words): a value that may span
+    /// slots.
+    pub fn is_bytes(&self, var: &Var) -> bool {
+        self.types.get(&var.ty).map(|t| t.encoding) == Some(Encoding::Bytes)
+    }
+
+    /// The slot holding the length of the `bytes`/`string` `var` found at `slot`: `slot` itself
+    /// for its length slot, else (a data word) the slot whose `keccak256` its data starts at,
+    /// from the run's preimages or the layout's own fixed slots.
+    pub fn bytes_slot(&self, var: &Var, slot: U256, preimages: &Preimages) -> Option<U256> {
+        let Part::Data(n) = var.part else {
+            return Some(slot);
+        };
+        let start = slot.checked_sub(n)?;
+        if let Some(pre) = preimages.get(&B256::from(start.to_be_bytes::<32>())) {
+            return (pre.len() == 32).then(|| U256::from_be_slice(pre));
+        }
+        self.fixed_data
+            .iter()
+            .find(|(h, _)| *h == start)
+            .map(|(_, p)| *p)
+    }
+
     /// solc's label of type `id` (`uint256`, `mapping(address => uint256)`, `enum Vault.Kind`).
     pub fn label(&self, id: &str) -> &str {
         self.types.get(id).map_or("", |t| t.label.as_str())
@@ -711,6 +734,60 @@ fn integer(v: U256, signed: bool, bits: usize) -> Shown {
     }
 }
 
+/// Most bytes of one long `bytes`/`string` read from its data words: a length past it (a
+/// corrupt or hostile slot can declare any) reads no more, and the value says where it was cut.
+pub const MAX_SPAN_BYTES: u64 = 4096;
+
+/// How many data words past its length slot a `bytes`/`string` whose length slot holds `word`
+/// takes: none when it is in place, else its length in words, at most [`MAX_SPAN_BYTES`]'s.
+pub fn span_words(word: U256) -> u64 {
+    if word.as_limbs()[0] & 1 == 0 {
+        return 0;
+    }
+    let len: U256 = word >> 1usize;
+    let len = len.saturating_to::<u64>().min(MAX_SPAN_BYTES);
+    len.div_ceil(32)
+}
+
+/// A whole `bytes`/`string` value from its length slot's `word` and its data words (`data(i)`:
+/// word `i` from `keccak256(slot)`, `None` where it was not read): in place when short, else
+/// joined across its slots (a quoted string, or `0x` hex for bytes and for text that is not
+/// UTF-8), its length beside it (`[70 bytes]`); past [`MAX_SPAN_BYTES`] cut and saying so.
+pub fn spanning_bytes(word: U256, string: bool, data: &dyn Fn(u64) -> Option<U256>) -> Shown {
+    if word.as_limbs()[0] & 1 == 0 {
+        return short_bytes(word, string);
+    }
+    let len: U256 = word >> 1usize;
+    let kept = len.saturating_to::<u64>().min(MAX_SPAN_BYTES) as usize;
+    let mut bytes = Vec::with_capacity(kept.div_ceil(32) * 32);
+    for i in 0..kept.div_ceil(32) as u64 {
+        match data(i) {
+            Some(w) => bytes.extend_from_slice(&w.to_be_bytes::<32>()),
+            None => return plain(format!("(long: {len} bytes, data word {i} not read)")),
+        }
+    }
+    bytes.truncate(kept);
+    let cut = U256::from(kept) < len;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(s) if string => format!("{s:?}"),
+        // Cut inside a character: the text up to it.
+        Err(e) if string && cut && e.error_len().is_none() => {
+            format!(
+                "{:?}",
+                std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("")
+            )
+        }
+        _ => format!("0x{}", hex::encode(&bytes)),
+    };
+    match cut {
+        true => plain(format!("{text} (truncated after {kept} of {len} bytes)")),
+        false => Shown {
+            text,
+            short: Some(format!("{len} bytes")),
+        },
+    }
+}
+
 /// A `bytes`/`string` slot: in place when short (data in the high bytes, `length * 2` in the
 /// lowest), else `length * 2 + 1`, the data spanning the slots from `keccak256(slot)`.
 fn short_bytes(word: U256, string: bool) -> Shown {
@@ -942,6 +1019,62 @@ mod tests {
         let pre = hashed(&[word(U256::from(1))]);
         let second = l.vars_at(data, &pre);
         assert_eq!(second[0].name(), "name (data, word 1)");
+    }
+
+    /// A long string joined from its words, its length beside it; cut at the cap (inside a
+    /// character: before it) and saying so; a word not read said, never guessed.
+    #[test]
+    fn long_values_are_joined_and_bounded() {
+        let text = "é".repeat(40); // 80 bytes
+        let words: Vec<U256> = text
+            .as_bytes()
+            .chunks(32)
+            .map(|c| {
+                let mut w = [0u8; 32];
+                w[..c.len()].copy_from_slice(c);
+                U256::from_be_bytes(w)
+            })
+            .collect();
+        let data = |i: u64| words.get(i as usize).copied();
+        let len = U256::from(80 * 2 + 1);
+        let shown = spanning_bytes(len, true, &data);
+        assert_eq!(shown.text, format!("{text:?}"));
+        assert_eq!(shown.to_string(), format!("{text:?} [80 bytes]"));
+        assert_eq!(span_words(len), 3);
+        assert!(spanning_bytes(len, false, &data)
+            .text
+            .starts_with("0xc3a9c3a9"));
+        // A declared length past the cap reads the cap's words, no more.
+        let huge = (U256::from(1u64) << 200) | U256::from(1);
+        assert_eq!(span_words(huge), MAX_SPAN_BYTES / 32);
+        let filler = |_: u64| Some(U256::from_be_bytes([b'a'; 32]));
+        let cut = spanning_bytes(huge, true, &filler);
+        assert!(cut.text.starts_with("\"aaaa"), "{}", cut.text);
+        assert!(cut.text.ends_with(&format!(
+            "(truncated after 4096 of {} bytes)",
+            huge >> 1usize
+        )));
+        // 4096 bytes of two-byte characters after one byte: cut inside the last one.
+        let odd = |i: u64| {
+            let mut w = [0u8; 32];
+            for (j, b) in w.iter_mut().enumerate() {
+                let at = i as usize * 32 + j;
+                *b = if at == 0 {
+                    b'x'
+                } else if at % 2 == 1 {
+                    0xc3
+                } else {
+                    0xa9
+                };
+            }
+            Some(U256::from_be_bytes(w))
+        };
+        let cut = spanning_bytes(huge, true, &odd);
+        assert!(cut.text.starts_with("\"xéé"), "{}", cut.text);
+        assert_eq!(
+            spanning_bytes(len, true, &|_| None).text,
+            "(long: 80 bytes, data word 0 not read)"
+        );
     }
 
     /// A layout that does not hold together is refused whole, never half read.

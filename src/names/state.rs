@@ -3,19 +3,26 @@
 //! ([`super::layout`]), in the order the transaction first wrote them; a slot no layout names
 //! is kept raw (its words), with the reason.
 //!
+//! A `bytes`/`string` is one change, whole: its value before and after read from every slot it
+//! spans (its length slot and the data words from `keccak256(slot)`, at most
+//! [`MAX_SPAN_BYTES`](super::layout::MAX_SPAN_BYTES) of them; the words the transaction did
+//! not write read after it, [`Names::span_values`]). Transient storage (TSTORE) is named by the
+//! artifact's `transientStorageLayout`: each variable the transaction wrote, from zero (where
+//! every transaction starts it) through the values it wrote that stood, marked transient.
+//!
 //! [`Namer`] names any slot (reads too, for `access`): the EIP-1967 proxy slots on any contract
 //! ([`super::proxy::eip1967_slot`]); a proxy's storage (its code matching no artifact with
 //! variables of its own, its EIP-1967 implementation slot holding a contract whose code matches
 //! one) by the implementation's layout; ERC-7201 namespaces from the AST
 //! ([`super::namespaces`]) beside solc's `storageLayout`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{keccak256, Address, B256, U256};
 
-use super::layout::{Part, Shown, StorageLayout};
+use super::layout::{span_words, spanning_bytes, Part, Shown, StorageLayout, Var};
 use super::{code_of, proxy, Artifact, Names};
-use crate::replay::access::{Access, Preimages};
+use crate::replay::access::{Access, Keyed, Preimages, Values};
 use crate::source::StateSnapshot;
 
 /// One variable a transaction changed, or one raw slot.
@@ -30,8 +37,17 @@ pub struct StateChange {
     /// Why the slot is raw.
     pub raw: Option<String>,
     /// The value before and after: decoded by type when named, the slot's words when raw.
+    /// Transient: zero, and the last value written that stood.
     pub before: Shown,
     pub after: Shown,
+    /// The slots a `bytes`/`string` value spans, its length slot (`slot`) first, then its data
+    /// words: empty when it lies in `slot` alone.
+    pub slots: Vec<U256>,
+    /// A transient variable (TSTORE), cleared when the transaction ends.
+    pub transient: bool,
+    /// Transient: each value the transaction wrote to it that stood, in order (`before` the
+    /// first, `after` the last).
+    pub writes: Vec<Shown>,
 }
 
 /// A changed variable: its name, where it lies and its type.
@@ -65,11 +81,47 @@ fn word(v: U256) -> Shown {
     }
 }
 
-/// What names one contract's slots: its artifact's name and checked layout, or why none.
+/// What names one contract's slots: its artifact's name and checked layouts, or why none.
 struct Known {
     contract: Option<String>,
     layout: Result<StorageLayout, String>,
+    /// Its `transientStorageLayout`.
+    transient: Result<StorageLayout, String>,
     enums: Vec<(String, Vec<String>)>,
+}
+
+/// The written persistent slots whose value differs after the run, in the order it first wrote
+/// them.
+fn changed_writes(rows: &[Access]) -> Vec<&Access> {
+    let mut writes: Vec<&Access> = rows
+        .iter()
+        .filter(|r| r.written && !r.transient && r.slot.is_some() && r.before != r.after)
+        .collect();
+    writes.sort_by_key(|r| r.write_order);
+    writes
+}
+
+/// Each persistent slot of `rows` with its value before and after the run.
+fn row_values(rows: &[Access]) -> BTreeMap<(Address, U256), (U256, U256)> {
+    rows.iter()
+        .filter(|r| !r.transient)
+        .filter_map(|r| Some(((r.address, r.slot?), (r.before, r.after))))
+        .collect()
+}
+
+/// Where the data of a `bytes`/`string` whose length is at `slot` starts.
+fn data_start(slot: U256) -> U256 {
+    U256::from_be_bytes(keccak256(slot.to_be_bytes::<32>()).0)
+}
+
+/// The values before and after of the slots a whole value is read from.
+type Reader<'r> = &'r dyn Fn(Address, U256) -> Option<(U256, U256)>;
+
+/// How a change to a `bytes`/`string` is shown whole: the slots' values, and the values
+/// already shown (by address and length slot), each once.
+struct Spans<'s> {
+    value: Reader<'s>,
+    joined: &'s mut BTreeSet<(Address, U256)>,
 }
 
 impl Names {
@@ -79,29 +131,82 @@ impl Names {
         self.index
             .artifacts
             .iter()
-            .any(|a| a.storage_layout.is_some())
+            .any(|a| a.storage_layout.is_some() || a.transient_layout.is_some())
     }
 
-    /// The storage changes among `rows` (an access run's), named by the layouts of the
-    /// artifacts matching each contract's code in `state` (the pre-state), keys exact from the
-    /// run's `preimages`: written slots whose value differs after the transaction, in the order
-    /// it first wrote them; a packed slot gives each variable whose bytes changed.
-    pub fn state_changes(
+    /// The slots the by-variable view of an access run's `rows` needs beyond them, read by
+    /// `read` on the state after the run (a slot no row lists held the same before it): the
+    /// length slot and data words of each `bytes`/`string` whose slots it changed, at most
+    /// [`MAX_SPAN_BYTES`](super::layout::MAX_SPAN_BYTES) of data each, before and after.
+    pub fn span_values(
         &self,
         state: &StateSnapshot,
         rows: &[Access],
         preimages: &Preimages,
-    ) -> StateChanges {
-        let mut writes: Vec<&Access> = rows
-            .iter()
-            .filter(|r| r.written && !r.transient && r.slot.is_some() && r.before != r.after)
-            .collect();
-        writes.sort_by_key(|r| r.write_order);
+        read: &mut dyn FnMut(Address, U256) -> U256,
+    ) -> Values {
+        let at = row_values(rows);
         let mut namer = Namer::new(self, state, preimages);
-        let mut changes = Vec::new();
-        for r in writes {
+        let mut values = Values::new();
+        let mut done = BTreeSet::new();
+        for r in changed_writes(rows) {
             let slot = r.slot.unwrap_or_default();
-            changes.extend(namer.slot(r.address, slot, r.before, r.after, true));
+            for base in namer.bytes_slots(r.address, slot) {
+                if !done.insert((r.address, base)) {
+                    continue;
+                }
+                let mut get = |s: U256| match at.get(&(r.address, s)) {
+                    Some(v) => *v,
+                    None => {
+                        let v = *values
+                            .entry((r.address, s))
+                            .or_insert_with(|| read(r.address, s));
+                        (v, v)
+                    }
+                };
+                let (b, a) = get(base);
+                let start = data_start(base);
+                for i in 0..span_words(b).max(span_words(a)) {
+                    get(start + U256::from(i));
+                }
+            }
+        }
+        values
+    }
+
+    /// The storage changes of an access run (`keyed`), named by the layouts of the artifacts
+    /// matching each contract's code in `state` (the pre-state), keys exact from the run's
+    /// preimages: written slots whose value differs after the transaction, in the order it
+    /// first wrote them; a packed slot gives each variable whose bytes changed, a
+    /// `bytes`/`string` one change read whole from its slots. Then the transient variables it
+    /// wrote, in the same order.
+    pub fn state_changes(&self, state: &StateSnapshot, keyed: &Keyed) -> StateChanges {
+        let at = row_values(&keyed.rows);
+        let value = |a: Address, s: U256| {
+            at.get(&(a, s))
+                .copied()
+                .or_else(|| keyed.values.get(&(a, s)).map(|v| (*v, *v)))
+        };
+        let mut joined = BTreeSet::new();
+        let mut namer = Namer::new(self, state, &keyed.preimages);
+        let mut changes = Vec::new();
+        for r in changed_writes(&keyed.rows) {
+            let slot = r.slot.unwrap_or_default();
+            let spans = Spans {
+                value: &value,
+                joined: &mut joined,
+            };
+            changes.extend(namer.named(r.address, slot, r.before, r.after, true, Some(spans)));
+        }
+        let mut transient: Vec<&Access> = keyed
+            .rows
+            .iter()
+            .filter(|r| r.transient && !r.transient_writes.is_empty())
+            .collect();
+        transient.sort_by_key(|r| r.write_order);
+        for r in transient {
+            let slot = r.slot.unwrap_or_default();
+            changes.extend(namer.transient(r.address, slot, &r.transient_writes));
         }
         StateChanges {
             changes,
@@ -119,6 +224,43 @@ pub struct Namer<'a> {
     known: BTreeMap<Address, Known>,
     /// For stderr: a malformed layout, a namespace not laid out.
     pub notes: Vec<String>,
+}
+
+/// Variable `v` of `layout` at `slot` of `address`, its value `before` and `after` shown by type.
+#[allow(clippy::too_many_arguments)]
+fn change(
+    address: Address,
+    k: &Known,
+    layout: &StorageLayout,
+    v: &Var,
+    slot: U256,
+    before: U256,
+    after: U256,
+    enums: super::layout::Enums<'_>,
+) -> StateChange {
+    StateChange {
+        address,
+        contract: k.contract.clone(),
+        slot,
+        var: Some(Named {
+            variable: v.variable.clone(),
+            key_path: v.key_path(),
+            name: v.name(),
+            ty: layout.label(&v.ty).to_string(),
+            offset: v.offset,
+            part: match v.part {
+                Part::Value => None,
+                Part::Length => Some("length".into()),
+                Part::Data(n) => Some(format!("data word {n}")),
+            },
+        }),
+        raw: None,
+        before: layout.show(v, before, enums),
+        after: layout.show(v, after, enums),
+        slots: Vec::new(),
+        transient: false,
+        writes: Vec::new(),
+    }
 }
 
 fn address_word(v: U256) -> Shown {
@@ -156,10 +298,44 @@ impl<'a> Namer<'a> {
         after: U256,
         changed: bool,
     ) -> Vec<StateChange> {
+        self.named(address, slot, before, after, changed, None)
+    }
+
+    fn know(&mut self, address: Address) {
         if !self.known.contains_key(&address) {
             let k = self.known_for(&address);
             self.known.insert(address, k);
         }
+    }
+
+    /// The length slots of the `bytes`/`string` variables storage `slot` of `address` holds
+    /// (or holds a data word of).
+    fn bytes_slots(&mut self, address: Address, slot: U256) -> Vec<U256> {
+        self.know(address);
+        let Ok(layout) = &self.known[&address].layout else {
+            return Vec::new();
+        };
+        layout
+            .vars_at(slot, self.preimages)
+            .iter()
+            .filter(|v| layout.is_bytes(v))
+            .filter_map(|v| layout.bytes_slot(v, slot, self.preimages))
+            .collect()
+    }
+
+    /// [`slot`](Self::slot); with `spans`, a `bytes`/`string` is one change read whole from
+    /// its slots (once, whichever of its slots comes first), or none where its value is the
+    /// same.
+    fn named(
+        &mut self,
+        address: Address,
+        slot: U256,
+        before: U256,
+        after: U256,
+        changed: bool,
+        mut spans: Option<Spans<'_>>,
+    ) -> Vec<StateChange> {
+        self.know(address);
         let k = &self.known[&address];
         let raw = |reason: &str| StateChange {
             address,
@@ -169,6 +345,9 @@ impl<'a> Namer<'a> {
             raw: Some(reason.to_string()),
             before: word(before),
             after: word(after),
+            slots: Vec::new(),
+            transient: false,
+            writes: Vec::new(),
         };
         if let Some(name) = proxy::eip1967_slot(slot) {
             return vec![StateChange {
@@ -186,6 +365,9 @@ impl<'a> Namer<'a> {
                 raw: None,
                 before: address_word(before),
                 after: address_word(after),
+                slots: Vec::new(),
+                transient: false,
+                writes: Vec::new(),
             }];
         }
         let layout = match &k.layout {
@@ -198,33 +380,119 @@ impl<'a> Namer<'a> {
         }
         let enums = |e: &str| k.enums.iter().find(|(n, _)| n == e).map(|(_, m)| m.clone());
         let mut out = Vec::new();
+        // A `bytes`/`string` shown whole, or found the same whole.
+        let mut whole = false;
         for v in vars {
             if changed && layout.bits(&v, before) == layout.bits(&v, after) {
                 continue;
             }
-            out.push(StateChange {
+            let base = layout.bytes_slot(&v, slot, self.preimages);
+            if let (Some(sp), Some(base), true) = (spans.as_mut(), base, layout.is_bytes(&v)) {
+                if let Some((lb, la)) = (sp.value)(address, base) {
+                    whole = true;
+                    if !sp.joined.insert((address, base)) {
+                        continue;
+                    }
+                    let start = data_start(base);
+                    let string = layout.label(&v.ty) == "string";
+                    let word_at = |i: u64| (sp.value)(address, start + U256::from(i));
+                    let shown_before = spanning_bytes(lb, string, &|i| word_at(i).map(|w| w.0));
+                    let shown_after = spanning_bytes(la, string, &|i| word_at(i).map(|w| w.1));
+                    if shown_before == shown_after {
+                        continue;
+                    }
+                    let words = span_words(lb).max(span_words(la));
+                    let slots = match words {
+                        0 => Vec::new(),
+                        n => std::iter::once(base)
+                            .chain((0..n).map(|i| start + U256::from(i)))
+                            .collect(),
+                    };
+                    let value = Var {
+                        part: Part::Value,
+                        ..v.clone()
+                    };
+                    out.push(StateChange {
+                        slot: base,
+                        slots,
+                        before: shown_before,
+                        after: shown_after,
+                        ..change(address, k, layout, &value, slot, before, after, &enums)
+                    });
+                    continue;
+                }
+            }
+            out.push(change(address, k, layout, &v, slot, before, after, &enums));
+        }
+        if out.is_empty() && !whole {
+            out.push(raw("the bytes that changed hold no variable of its layout"));
+        }
+        out
+    }
+
+    /// The transient variables transient slot `slot` of `address` holds, each shown from zero
+    /// (where every transaction starts it) through the values `writes` (the TSTOREs to the slot
+    /// that stood, in order) gave it: those whose own bytes some write changed. One raw entry,
+    /// with the reason, where nothing names the slot.
+    pub fn transient(&mut self, address: Address, slot: U256, writes: &[U256]) -> Vec<StateChange> {
+        self.know(address);
+        let k = &self.known[&address];
+        let last = writes.last().copied().unwrap_or_default();
+        let raw = |reason: &str| {
+            let mut seen = Vec::new();
+            let mut prev = U256::ZERO;
+            for w in writes {
+                if *w != prev {
+                    seen.push(word(*w));
+                    prev = *w;
+                }
+            }
+            StateChange {
                 address,
                 contract: k.contract.clone(),
                 slot,
-                var: Some(Named {
-                    variable: v.variable.clone(),
-                    key_path: v.key_path(),
-                    name: v.name(),
-                    ty: layout.label(&v.ty).to_string(),
-                    offset: v.offset,
-                    part: match v.part {
-                        Part::Value => None,
-                        Part::Length => Some("length".into()),
-                        Part::Data(n) => Some(format!("data word {n}")),
-                    },
-                }),
-                raw: None,
-                before: layout.show(&v, before, &enums),
-                after: layout.show(&v, after, &enums),
+                var: None,
+                raw: Some(reason.to_string()),
+                before: word(U256::ZERO),
+                after: word(last),
+                slots: Vec::new(),
+                transient: true,
+                writes: seen,
+            }
+        };
+        let layout = match &k.transient {
+            Ok(l) => l,
+            Err(why) => return vec![raw(why)],
+        };
+        let vars = layout.vars_at(slot, self.preimages);
+        if vars.is_empty() {
+            return vec![raw("not a transient variable of its layout")];
+        }
+        let enums = |e: &str| k.enums.iter().find(|(n, _)| n == e).map(|(_, m)| m.clone());
+        let mut out = Vec::new();
+        for v in vars {
+            let mut seen = Vec::new();
+            let mut prev = layout.bits(&v, U256::ZERO);
+            for w in writes {
+                let b = layout.bits(&v, *w);
+                if b != prev {
+                    seen.push(layout.show(&v, *w, &enums));
+                    prev = b;
+                }
+            }
+            if seen.is_empty() {
+                continue;
+            }
+            out.push(StateChange {
+                transient: true,
+                writes: seen,
+                ..change(address, k, layout, &v, slot, U256::ZERO, last, &enums)
             });
         }
         if out.is_empty() {
-            out.push(raw("the bytes that changed hold no variable of its layout"));
+            out.push(raw(
+                "the bytes written hold no transient variable of its layout",
+            ));
         }
         out
     }
@@ -236,6 +504,7 @@ impl<'a> Namer<'a> {
         let none = |why: &str| Known {
             contract: None,
             layout: Err(why.to_string()),
+            transient: Err(why.to_string()),
             enums: Vec::new(),
         };
         let Some(code) = code_of(self.state, addr) else {
@@ -243,16 +512,17 @@ impl<'a> Namer<'a> {
         };
         let own = self.names.artifact_for_code(&code);
         let declares = |a: &Artifact| {
-            a.storage_layout
-                .as_ref()
-                .and_then(|l| l.get("storage"))
-                .and_then(|s| s.as_array())
-                .is_some_and(|s| !s.is_empty())
+            [&a.storage_layout, &a.transient_layout].iter().any(|l| {
+                l.as_ref()
+                    .and_then(|l| l.get("storage"))
+                    .and_then(|s| s.as_array())
+                    .is_some_and(|s| !s.is_empty())
+            })
         };
         let implementation = proxy::eip1967_implementation(self.state, *addr)
             .and_then(|i| code_of(self.state, &i))
             .and_then(|c| self.names.artifact_for_code(&c))
-            .filter(|a| a.storage_layout.is_some());
+            .filter(|a| a.storage_layout.is_some() || a.transient_layout.is_some());
         let a = match (own, implementation) {
             (Some(o), _) if declares(o) => o,
             (_, Some(i)) => i,
@@ -282,10 +552,25 @@ impl<'a> Namer<'a> {
                 format!("the storageLayout of {} is malformed", a.name)
             }),
         };
+        let transient = match &a.transient_layout {
+            None => Err(format!(
+                "the artifact {} has no transientStorageLayout",
+                a.name
+            )),
+            Some(v) => StorageLayout::parse(v).map_err(|e| {
+                self.notes.push(format!(
+                    "the transientStorageLayout of {} is malformed ({e}): the transient slots of {} are shown raw",
+                    a.name,
+                    addr.to_checksum(None)
+                ));
+                format!("the transientStorageLayout of {} is malformed", a.name)
+            }),
+        };
         let enums = files.iter().flat_map(|f| f.enums.iter().cloned()).collect();
         Known {
             contract,
             layout,
+            transient,
             enums,
         }
     }

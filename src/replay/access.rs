@@ -23,7 +23,7 @@ use revm::{Database, DatabaseCommit, InspectEvm, Inspector, MainBuilder};
 use serde::Serialize;
 
 use super::{EvmEnv, ReplayError, ReplayTx, TxOutcome};
-use crate::source::ReplayDb;
+use crate::source::{ReplayDb, StateSnapshot};
 use crate::trace::prestate::read_account;
 
 /// A frame that touched an item: its id in call order (0 = top) and the code running in it.
@@ -60,6 +60,12 @@ pub struct Access {
     /// changes in the order the transaction made them; not part of the JSON.
     #[serde(skip)]
     pub write_order: Option<usize>,
+    /// A transient slot's values as the transaction wrote them (TSTORE), in order: only the
+    /// writes that stood (a write in a frame that failed is undone with it), the last one what
+    /// the slot held when the transaction ended. Empty for everything else; not part of the
+    /// JSON.
+    #[serde(skip)]
+    pub transient_writes: Vec<U256>,
 }
 
 #[derive(Default)]
@@ -89,6 +95,11 @@ pub struct AccessTracer {
     /// KECCAK256 inputs of 32 to [`MAX_PREIMAGE`] bytes, by hash: where a mapping entry's or a
     /// dynamic array's slot came from (a key and the base slot, or the base slot alone).
     preimages: BTreeMap<B256, Bytes>,
+    /// The TSTOREs of each open frame, in order (address, key, value): a frame that fails
+    /// drops its own, one that returns hands them to its caller.
+    frame_tstores: Vec<Vec<(Address, U256, U256)>>,
+    /// The TSTOREs that stood when the top frame returned.
+    tstores: Vec<(Address, U256, U256)>,
 }
 
 /// The longest KECCAK256 input kept as a slot's preimage: a mapping key of up to 4 KiB (a
@@ -188,6 +199,22 @@ impl AccessTracer {
     fn enter(&mut self) {
         self.frames.push(self.next_frame);
         self.next_frame += 1;
+        self.frame_tstores.push(Vec::new());
+    }
+
+    /// A frame ends: its TSTOREs stand (with its caller's, or for good at the top) when it
+    /// `succeeded`, else they are undone with it.
+    fn leave_tstores(&mut self, succeeded: bool) {
+        let Some(mine) = self.frame_tstores.pop() else {
+            return;
+        };
+        if !succeeded {
+            return;
+        }
+        match self.frame_tstores.last_mut() {
+            Some(caller) => caller.extend(mine),
+            None => self.tstores.extend(mine),
+        }
     }
 }
 
@@ -226,7 +253,15 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
             SLOAD => self.note(me, Target::Slot(top), false, code),
             SSTORE => self.note(me, Target::Slot(top), true, code),
             TLOAD => self.note(me, Target::Transient(top), false, code),
-            TSTORE => self.note(me, Target::Transient(top), true, code),
+            TSTORE => {
+                self.note(me, Target::Transient(top), true, code);
+                if let (Some(value), Some(open)) = (
+                    stack.len().checked_sub(2).map(|i| stack[i]),
+                    self.frame_tstores.last_mut(),
+                ) {
+                    open.push((me, top, value));
+                }
+            }
             BALANCE | EXTCODESIZE | EXTCODECOPY | EXTCODEHASH => {
                 self.note(word_to_address(&top), Target::Account, false, code)
             }
@@ -255,8 +290,9 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         None
     }
 
-    fn call_end(&mut self, _ctx: &mut Ctx<DB>, _inputs: &CallInputs, _outcome: &mut CallOutcome) {
+    fn call_end(&mut self, _ctx: &mut Ctx<DB>, _inputs: &CallInputs, outcome: &mut CallOutcome) {
         self.frames.pop();
+        self.leave_tstores(outcome.result.result.is_ok());
     }
 
     fn create(&mut self, _ctx: &mut Ctx<DB>, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
@@ -272,6 +308,7 @@ impl<DB: Database> Inspector<Ctx<DB>> for AccessTracer {
         outcome: &mut CreateOutcome,
     ) {
         let frame = self.frames.pop().unwrap_or(0);
+        self.leave_tstores(outcome.result.result.is_ok());
         if let Some(a) = outcome.address {
             let item = self.items.entry((a, Target::Account)).or_default();
             item.written = true;
@@ -316,7 +353,7 @@ pub fn trace_access_keyed(
         .build_mainnet_with_inspector((splicer, tracer));
     super::op_precompiles::install(&mut evm.precompiles, env);
     let run = (!rules.refused).then(|| evm.inspect_tx(tx.env.clone()));
-    let (splicer, tracer) = std::mem::take(&mut evm.inspector);
+    let (splicer, mut tracer) = std::mem::take(&mut evm.inspector);
     drop(evm);
     splicer.finish();
     // The same chain rules as `apply` and `trace` (tx_rules.rs).
@@ -324,6 +361,10 @@ pub fn trace_access_keyed(
         .after(run, db, tx, super::tx_rules::Vaults::InState)?
         .into_state();
     let mut rows = Vec::with_capacity(tracer.items.len());
+    let mut tstored: BTreeMap<(Address, U256), Vec<U256>> = BTreeMap::new();
+    for (addr, key, value) in std::mem::take(&mut tracer.tstores) {
+        tstored.entry((addr, key)).or_default().push(value);
+    }
     for ((addr, target), item) in tracer.items {
         let post = state.get(&addr);
         let row = match target {
@@ -339,6 +380,7 @@ pub fn trace_access_keyed(
                 nonce_after: None,
                 touched_by: item.by.into_iter().collect(),
                 write_order: item.first_write,
+                transient_writes: tstored.remove(&(addr, k)).unwrap_or_default(),
             },
             Target::Slot(k) => {
                 let before = db.storage(addr, k).unwrap_or_default();
@@ -357,6 +399,7 @@ pub fn trace_access_keyed(
                     nonce_after: None,
                     touched_by: item.by.into_iter().collect(),
                     write_order: item.first_write,
+                    transient_writes: Vec::new(),
                 }
             }
             Target::Account => {
@@ -379,6 +422,7 @@ pub fn trace_access_keyed(
                     nonce_after: Some(nonce_after),
                     touched_by: item.by.into_iter().collect(),
                     write_order: item.first_write,
+                    transient_writes: Vec::new(),
                 }
             }
         };
@@ -386,9 +430,53 @@ pub fn trace_access_keyed(
     }
     db.commit(state);
     let mut preimages = tracer.preimages;
-    keep_explaining(
-        &mut preimages,
-        rows.iter().filter(|r| !r.transient).filter_map(|r| r.slot),
-    );
+    keep_explaining(&mut preimages, rows.iter().filter_map(|r| r.slot));
     Ok((rows, preimages, outcome))
+}
+
+/// Storage slots read after a run beside its rows, by address and slot: their values after
+/// it, which a slot no row lists held before it too.
+pub type Values = BTreeMap<(Address, U256), U256>;
+
+/// One run's access rows, the KECCAK256 preimages that key its slots, and the values of the
+/// slots its by-variable view needs that it did not touch (the unwritten words of a long
+/// string it changed).
+#[derive(Clone, Debug, Default)]
+pub struct Keyed {
+    pub rows: Vec<Access>,
+    pub preimages: Preimages,
+    pub values: Values,
+}
+
+/// Which more slots a run's by-variable view needs, given the state it started from (the code
+/// that names them), its rows and preimages, and a reader of the state after it (reading a
+/// slot the state lacks is a miss, fetched for the next pass): their values.
+pub type ReadMore<'f> = &'f dyn Fn(
+    &StateSnapshot,
+    &[Access],
+    &Preimages,
+    &mut dyn FnMut(Address, U256) -> U256,
+) -> Values;
+
+/// [`trace_access_keyed`], then the slots `more` asks for read on the state after the
+/// transaction.
+pub fn trace_access_more(
+    db: &mut ReplayDb<'_>,
+    env: &EvmEnv,
+    tx: &ReplayTx,
+    more: ReadMore<'_>,
+) -> Result<(Keyed, TxOutcome), ReplayError> {
+    let (rows, preimages, outcome) = trace_access_keyed(db, env, tx)?;
+    let state: &StateSnapshot = db.db;
+    let values = more(state, &rows, &preimages, &mut |a, s| {
+        db.storage(a, s).unwrap_or_default()
+    });
+    Ok((
+        Keyed {
+            rows,
+            preimages,
+            values,
+        },
+        outcome,
+    ))
 }

@@ -286,19 +286,11 @@ impl PreparedCall {
         source: &RpcSource,
         state_override: Option<&StateOverride>,
         snap: StateSnapshot,
-    ) -> Result<
-        TracedCall<(
-            (Vec<super::access::Access>, super::access::Preimages),
-            super::TxOutcome,
-        )>,
-        CallError,
-    > {
+        more: super::access::ReadMore<'_>,
+    ) -> Result<TracedCall<(super::access::Keyed, super::TxOutcome)>, CallError> {
         self.trace_by(
             source,
-            &|db, env, tx, _, _| {
-                super::access::trace_access_keyed(db, env, tx)
-                    .map(|(rows, preimages, outcome)| ((rows, preimages), outcome))
-            },
+            &|db, env, tx, _, _| super::access::trace_access_more(db, env, tx, more),
             state_override,
             snap,
         )

@@ -908,3 +908,135 @@ fn a_proxys_storage_is_named_by_its_implementations_namespaces() {
         r.stdout
     );
 }
+
+/// `tx --tracer prestateTracer --tracer-config '{"diffMode":true}'` for people: each storage
+/// slot of the diff named by variable, its values decoded (the packed slot split into its
+/// variables), the slot words and account fields as geth's diff gives them; `--json` stays
+/// geth's diff, the same with or without artifacts.
+#[test]
+fn a_prestate_diff_names_each_slot_by_variable() {
+    let anvil = Anvil::start();
+    let me = anvil.sender();
+    let registry = anvil.deploy(&creation("Registry"));
+    let data = cast(&[
+        "calldata",
+        "update(uint8,int24,bytes4,string,string,uint128,int64)",
+        "2",
+        "-7",
+        "0xcafe0001",
+        "a title",
+        "bob",
+        "42",
+        "3",
+    ]);
+    let (h, r) = anvil.send_and_wait(json!({"to": registry, "data": data}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let diff = [
+        "--tracer",
+        "prestateTracer",
+        "--tracer-config",
+        r#"{"diffMode":true}"#,
+    ];
+    let run_with = |extra: &[&str]| {
+        let mut a = vec![
+            "tx",
+            hash.as_str(),
+            "--rpc-url",
+            anvil.url(),
+            "--no-project",
+        ];
+        a.extend(diff);
+        a.extend(extra);
+        let r = run::cmd(&a).no_cache().run();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    let text = run_with(&["--abi", OUT]);
+    let json_named = run_with(&["--abi", OUT, "--json"]);
+    assert_eq!(json_named, run_with(&["--json"]));
+    let geth: Value = serde_json::from_str(&json_named).unwrap();
+    let post = &geth["post"][registry.to_checksum(None).to_lowercase()]["storage"];
+    assert!(post.is_object(), "{geth}");
+    let block = block_of(&anvil, &hash);
+    let entry_slot = entry(b"bob", U256::from(2));
+    let marks = U256::from_be_bytes(keccak256(U256::from(3).to_be_bytes::<32>()).0);
+    let me_s = me.to_checksum(None);
+    let zero = Address::ZERO.to_checksum(None);
+    // Every slot the diff lists, with the word cast storage reads after the transaction.
+    for (slot, _) in post.as_object().unwrap() {
+        let w = cast(&[
+            "storage",
+            &registry.to_checksum(None),
+            slot,
+            "--block",
+            &block.to_string(),
+            "--rpc-url",
+            anvil.url(),
+        ]);
+        assert_eq!(post[slot].as_str().unwrap(), w, "{slot}");
+        assert!(text.contains(&format!("    {slot}")), "{slot}: {text}");
+    }
+    let z = |s: U256| format!("{:?}", alloy_primitives::B256::from(s));
+    let want = format!(
+        "  {reg} (Registry)\n    \
+         {s0}\n      \
+         owner: {zero} → {me_s}\n      \
+         status: Status.Unset → Status.Paused\n      \
+         open: false → true\n      \
+         tick: 0 → -7\n      \
+         tag: 0x00000000 → 0xcafe0001\n    \
+         {s1} title: \"\" → \"a title\"\n    \
+         {s3} marks.length: 0 → 1\n",
+        reg = registry.to_checksum(None),
+        s0 = z(U256::ZERO),
+        s1 = z(U256::from(1)),
+        s3 = z(U256::from(3)),
+    );
+    assert!(text.contains(&want), "{text}");
+    let entry_lines = format!(
+        "    {}\n      \
+         entries[\"bob\"].amount: 0 → 42\n      \
+         entries[\"bob\"].delta: 0 → 3\n      \
+         entries[\"bob\"].live: false → true\n",
+        z(entry_slot)
+    );
+    assert!(text.contains(&entry_lines), "{text}");
+    assert!(
+        text.contains(&format!("    {} marks[0]: 0 → 42\n", z(marks))),
+        "{text}"
+    );
+    // The getters agree at the transaction's block.
+    let b = block.to_string();
+    let call = |sig: &str, args: &[&str]| {
+        let reg = registry.to_checksum(None);
+        let mut a = vec!["call", reg.as_str(), sig];
+        a.extend(args);
+        a.extend(["--block", &b, "--rpc-url", anvil.url()]);
+        cast(&a)
+    };
+    assert_eq!(call("status()(uint8)", &[]), "2");
+    assert_eq!(call("tick()(int24)", &[]), "-7");
+    assert_eq!(call("tag()(bytes4)", &[]), "0xcafe0001");
+    assert_eq!(call("title()(string)", &[]), "\"a title\"");
+    assert_eq!(
+        call("entries(string)(uint128,int64,bool)", &["bob"])
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["42", "3", "true"]
+    );
+    // The sender's account: its nonce and balance as the diff gives them.
+    let sender = &geth["post"][me_s.to_lowercase()];
+    let nonce = sender["nonce"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!("    nonce: {} → {nonce}\n", nonce - 1)),
+        "{text}"
+    );
+    // Without artifacts the same view, every slot raw.
+    let bare = run_with(&[]);
+    assert!(
+        bare.contains(&format!("    {}: {} → ", z(U256::ZERO), z(U256::ZERO))),
+        "{bare}"
+    );
+    assert!(!bare.contains("owner"), "{bare}");
+}

@@ -45,6 +45,9 @@ pub struct Artifact {
     mask: Option<Ranges>,
     /// Foundry's `storageLayout`, when the artifact has one.
     pub storage_layout: Option<Value>,
+    /// solc's `transientStorageLayout` (solc 0.8.27 and later, its `transient` state
+    /// variables), when the artifact has one.
+    pub transient_layout: Option<Value>,
     /// Source maps and the compilation they point into, when known.
     pub sources: Option<Arc<ArtifactSources>>,
     /// Source maps read, their compilation not yet known (Foundry: resolved by the tree).
@@ -335,6 +338,10 @@ fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
         code,
         mask,
         storage_layout: v.get("storageLayout").filter(|s| s.is_object()).cloned(),
+        transient_layout: v
+            .get("transientStorageLayout")
+            .filter(|s| s.is_object())
+            .cloned(),
         sources: None,
         pending: pending.has_maps().then_some(pending),
     })
