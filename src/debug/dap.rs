@@ -19,7 +19,7 @@ use std::io::{self, BufRead, Read, Write};
 use serde_json::{json, Value};
 
 use super::model::Breakpoint;
-use super::Session;
+use super::{variables, Session};
 use crate::render::source::StackEntry;
 use crate::trace::steps::StepView;
 
@@ -105,6 +105,7 @@ struct Frame {
 #[derive(Clone, Copy)]
 enum Vars {
     Arguments(usize),
+    Returned(usize),
     Evm,
     Stack,
     Memory,
@@ -569,6 +570,7 @@ impl<W: Write> Adapter<'_, W> {
         let mut scopes = Vec::new();
         for (name, v, hint) in [
             ("Arguments", Vars::Arguments(k), "arguments"),
+            ("Return values", Vars::Returned(open), "returnValue"),
             ("Storage", Vars::Storage(open), "registers"),
             ("EVM", Vars::Evm, "registers"),
             ("Stack", Vars::Stack, "registers"),
@@ -597,11 +599,12 @@ impl<W: Write> Adapter<'_, W> {
             Vars::Arguments(k) => self.frames[k]
                 .entry
                 .iter()
-                .flat_map(|e| &e.args)
-                .map(|a| {
-                    let value = a.value.clone().unwrap_or_else(|| "(not readable)".into());
-                    (a.name.clone(), value)
-                })
+                .flat_map(variables::arguments)
+                .map(|a| (a.name, a.value))
+                .collect(),
+            Vars::Returned(open) => variables::returns(s, v, open)
+                .into_iter()
+                .map(|a| (a.name, a.value))
                 .collect(),
             Vars::Evm => {
                 let frame = &s.model.log.frames[v.open.last().map_or(0, |o| o.frame) as usize];

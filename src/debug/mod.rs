@@ -11,6 +11,7 @@ pub mod dap;
 pub mod model;
 pub mod panes;
 pub mod ui;
+pub mod variables;
 
 use std::sync::Arc;
 

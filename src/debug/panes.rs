@@ -123,6 +123,26 @@ pub fn call_stack(s: &Session, v: &StepView) -> Vec<Line<'static>> {
     out
 }
 
+/// The Variables pane ([`super::variables::pane`]): the current function's arguments, and what
+/// its frame returned at its last step.
+pub fn variables(s: &Session, v: &StepView) -> Vec<Line<'static>> {
+    let groups = super::variables::pane(s, v);
+    if groups.is_empty() {
+        return vec![Line::styled("(no function known at this step)", dim())];
+    }
+    let mut out = Vec::new();
+    for (title, vars) in groups {
+        out.push(Line::styled(title, dim()));
+        if vars.is_empty() {
+            out.push(Line::styled("  (none)", dim()));
+        }
+        for var in vars {
+            out.push(Line::from(format!("  {} = {}", var.name, var.value)));
+        }
+    }
+    out
+}
+
 /// A word in hex without leading zeros.
 fn word(w: &U256) -> String {
     format!("{w:#x}")

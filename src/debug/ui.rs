@@ -255,10 +255,15 @@ pub fn draw(f: &mut Frame, s: &Session, app: &App, v: &StepView) {
     pane(f, top[0], &format!("Source {title}"), lines, false);
     let right = Layout::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+        .constraints([
+            Constraint::Percentage(40),
+            Constraint::Percentage(25),
+            Constraint::Percentage(35),
+        ])
         .split(top[1]);
     pane(f, right[0], "Call stack", panes::call_stack(s, v), true);
-    pane(f, right[1], "Stack (top first)", panes::stack(v), false);
+    pane(f, right[1], "Variables", panes::variables(s, v), true);
+    pane(f, right[2], "Stack (top first)", panes::stack(v), false);
     let bottom = Layout::default()
         .direction(Direction::Horizontal)
         .constraints([

@@ -18,7 +18,7 @@ use super::abi::Abi;
 use super::revert::{abi_string, panic_reason, ERROR_SELECTOR, PANIC_SELECTOR};
 use super::signatures;
 use super::source::SourceNotes;
-use super::values::{decode_log, decode_params, format_call};
+use super::values::{decode_log, decode_params, format_call, Shown};
 
 /// Names calls, reverts and logs with the user's ABIs, per-contract ABIs and signature tables.
 #[derive(Clone, Debug, Default)]
@@ -286,6 +286,52 @@ impl Decoder {
         self.function(at, input)
             .and_then(Found::text)
             .unwrap_or_else(|| format!("0x{}", hex::encode(&input[..4])))
+    }
+
+    /// What a call to `at` with `input` returned (`output`), by its function's declared
+    /// outputs: `(name, value)` each, `_0`, `_1`… where an output has no name. `None` unless
+    /// exactly one function of the first tier that knows the selector decodes both the input
+    /// and the output strictly.
+    pub fn returns_at(
+        &self,
+        at: Option<Address>,
+        input: &[u8],
+        output: &[u8],
+    ) -> Option<Vec<(String, String)>> {
+        let sel: [u8; 4] = input.get(..4)?.try_into().ok()?;
+        for tier in self.tiers(at) {
+            let mut found: Vec<Vec<(String, String)>> = Vec::new();
+            for f in tier.into_iter().flat_map(|abi| abi.functions(sel)) {
+                if decode_params(&f.inputs, &input[4..]).is_none() {
+                    continue;
+                }
+                let Some(values) = decode_params(&f.outputs, output) else {
+                    continue;
+                };
+                let named: Vec<(String, String)> = f
+                    .outputs
+                    .iter()
+                    .zip(&values)
+                    .enumerate()
+                    .map(|(i, (p, v))| {
+                        let name = match p.name.as_str() {
+                            "" => format!("_{i}"),
+                            n => n.to_string(),
+                        };
+                        (name, Shown(v).to_string())
+                    })
+                    .collect();
+                if !found.contains(&named) {
+                    found.push(named);
+                }
+            }
+            match found.len() {
+                0 => continue,
+                1 => return found.pop(),
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// Revert data as text: `Error("text")`, `Panic(0x12: division or modulo by zero)`, a custom

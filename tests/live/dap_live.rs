@@ -15,6 +15,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::anvil::{calldata, hex0x, w_addr, w_u};
 use crate::dap_client::Client;
 use crate::oz_sources::refused_deposit;
 
@@ -297,4 +298,59 @@ fn the_check_finds_functions_by_their_text() {
     let body: Vec<&str> = erc20.lines().skip(a - 1).take(b - a + 1).collect();
     assert!(body[0].contains("function _spendAllowance("), "{body:?}");
     assert_eq!(body.last().unwrap().trim(), "}");
+}
+
+/// What a call returned, in the adapter's Return values scope at its last step: the token's
+/// `transfer` returns `true` (OpenZeppelin's ERC20), decoded by its ABI's output.
+#[test]
+fn a_successful_call_shows_what_it_returned_at_its_last_step() {
+    let w = refused_deposit("solc-output.json");
+    let to = alloy_primitives::Address::repeat_byte(0x77);
+    let (h, r) = w.anvil.send_and_wait(json!({
+        "to": w.coin,
+        "data": hex0x(&calldata("transfer(address,uint256)", &[w_addr(to), w_u(5)])),
+    }));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let mut c = Client::start();
+    c.request("initialize", json!({"adapterID": "chaintrace"}));
+    let launch = c.request(
+        "launch",
+        json!({"tx": format!("{h:?}"), "rpcUrl": w.anvil.url(),
+            "abi": format!("{DIR}/solc-output.json"), "stopOnEntry": true}),
+    );
+    assert_eq!(launch["success"], true, "{launch}");
+    c.event("initialized");
+    c.request("configurationDone", json!({}));
+    c.event("stopped");
+    let returned = |c: &mut Client| {
+        let top = c.top_frame();
+        let scopes = c.request("scopes", json!({"frameId": top["id"]}));
+        let scope = scopes["body"]["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "Return values")
+            .unwrap()["variablesReference"]
+            .clone();
+        c.request("variables", json!({"variablesReference": scope}))["body"]["variables"].clone()
+    };
+    // Nothing is returned before the last step.
+    assert_eq!(returned(&mut c), json!([]));
+    let mut at = step_of(&mut c);
+    loop {
+        c.request(
+            "stepIn",
+            json!({"threadId": 1, "granularity": "instruction"}),
+        );
+        c.event("stopped");
+        let next = step_of(&mut c);
+        if next == at {
+            break;
+        }
+        at = next;
+    }
+    assert_eq!(
+        returned(&mut c),
+        json!([{"name": "_0", "value": "true", "variablesReference": 0}])
+    );
 }

@@ -43,7 +43,7 @@ fn at_after(file: &str, needle: &str, after: &str) -> String {
 /// sender and the failed transaction's hash.
 pub(crate) struct Refused {
     pub anvil: Anvil,
-    coin: Address,
+    pub coin: Address,
     vault: Address,
     me: Address,
     pub hash: String,

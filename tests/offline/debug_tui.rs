@@ -61,6 +61,13 @@ fn jumping_to_the_revert_and_stepping_back_shows_the_failing_line_and_the_stack(
             .unwrap_or_else(|| panic!("{entry:?} not on screen (in order):\n{back}"));
         from += at + entry.len();
     }
+    // The Variables pane: the failing function's argument, the value `tx`'s stack shows
+    // (`failCustom(code: 48879)`) and the adapter's Arguments scope gives.
+    let innermost = &stack[0];
+    assert!(innermost.contains("failCustom(code: 48879)"), "{innermost}");
+    assert!(back.contains(" Variables "), "{back}");
+    assert!(back.contains("Reverter.failCustom arguments"), "{back}");
+    assert!(back.contains("code = 48879"), "{back}");
     // A breakpoint on the line shown, from the frame's start: `c` stops on it.
     let line = sol
         .lines()
