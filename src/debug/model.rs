@@ -185,8 +185,12 @@ impl Model {
         self.last()
     }
 
-    /// The first step of the line before the current one (by execution, into calls): lines are
-    /// placed as [`next_line`](Self::next_line) places them, by one pass from the start.
+    /// The first step of the line before the current one (by execution, into calls), or of the
+    /// current line when the step is past its first step (after opcode steps, in code the
+    /// compiler generated after it, or at the transaction's last step, where
+    /// [`next_line`](Self::next_line) ends), so that lines walked back stop where lines walked
+    /// forwards did. Lines are placed as `next_line` places
+    /// them.
     pub fn prev_line(&self, i: usize) -> usize {
         if self.map(self.log.frame(i)).is_none() {
             return self.prev_op(i);
@@ -212,6 +216,15 @@ impl Model {
                         first.get_or_insert(j);
                     }
                 }
+            }
+            // Past the first step of the last line run (inside it, or in code the compiler
+            // generated after it): that step, once the window holds the run whole.
+            if let Some((_, start)) = run.filter(|&(_, start)| start < i) {
+                if first != Some(start) || from == 0 {
+                    return start;
+                }
+                width = width.saturating_mul(8);
+                continue;
             }
             match before {
                 Some(b) if first != Some(b) => return b,

@@ -219,6 +219,35 @@ fn previous_lines_found_in_windows_are_those_of_a_whole_pass() {
 }
 
 #[test]
+fn lines_walked_back_stop_where_lines_walked_forwards_did() {
+    let s = session();
+    let mut forward = vec![0];
+    let mut i = 0;
+    loop {
+        let j = s.model.next_line(i);
+        if j == i {
+            break;
+        }
+        forward.push(j);
+        i = j;
+    }
+    let mut backward = vec![i];
+    while i > 0 {
+        let j = s.model.prev_line(i);
+        assert!(j < i, "back from {i} to {j}");
+        backward.push(j);
+        i = j;
+    }
+    backward.reverse();
+    assert_eq!(backward, forward);
+    // Inside a line, back is that line's first step.
+    let (a, b) = (forward[1], forward[2]);
+    if b > a + 1 {
+        assert_eq!(s.model.prev_line(b - 1), a);
+    }
+}
+
+#[test]
 fn code_the_optimizer_shares_is_not_a_line_of_its_own() {
     let mut s = session();
     // failCustom's revert runs the revert tail the optimizer shares with failRequire's

@@ -7,8 +7,9 @@
 //! (`stepIn` with `granularity: instruction`) and then every line (`stepIn`), and at each stop
 //! every frame of the stack that has a source must lie inside the function it names. The
 //! functions' extents are found in the `.sol` texts on disk by their declarations and brace
-//! matching (comments and strings skipped), not by chaintrace. Then the `revert` filter stops
-//! at the token's revert with the decoded error, and a step back leaves it.
+//! matching (comments and strings skipped), not by chaintrace. Walking back line by line from
+//! the end stops at the same steps as walking forwards. Then the `revert` filter stops at the
+//! token's revert with the decoded error, and a step back leaves it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -228,6 +229,7 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
     c.request("reverseContinue", json!({"threadId": 1}));
     assert_eq!(c.event("stopped")["body"]["reason"], "entry");
     let (mut stops, mut at) = (0usize, 0usize);
+    let mut forward = vec![0usize];
     loop {
         if let Err(e) = check_stack(&mut c, &mut texts, &format!("line stop {stops}")) {
             wrong.push(e);
@@ -239,9 +241,26 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
             break;
         }
         at = next;
+        forward.push(at);
         stops += 1;
         assert!(stops < 5_000, "no end to the line stops");
     }
+    // Back from the end, line by line: the same stops, in reverse (the model's `N` and the
+    // adapter's stepBack are one move).
+    let mut backward = vec![at];
+    while at > 0 {
+        c.request("stepBack", json!({"threadId": 1}));
+        c.event("stopped");
+        let prev = step_of(&mut c);
+        assert!(prev < at, "stepBack from {at} went to {prev}");
+        at = prev;
+        backward.push(at);
+    }
+    backward.reverse();
+    assert_eq!(
+        backward, forward,
+        "line stops backwards differ from forwards"
+    );
     assert!(stops > 10, "only {stops} line stops");
     eprintln!("{steps} steps ({frames} frames checked), {stops} line stops");
     assert!(

@@ -118,11 +118,16 @@ fn an_editor_stops_at_the_revert_shows_the_stack_and_arguments_and_steps_back() 
         assert!(content.contains("revert Custom(code, msg.sender"), "{s}");
     }
 
-    // Step back: an earlier line of the transaction.
+    // Step back: the revert is inside its line, so first to that line's first step (as gdb's
+    // reverse-step stops at the start of the current line), then to the line before it.
     let r = c.request("stepBack", json!({"threadId": 1}));
     assert_eq!(r["success"], true, "{r}");
     let stopped = c.event("stopped");
     assert_eq!(stopped["body"]["reason"], "step");
+    let start = c.top_frame();
+    assert_eq!(start["line"], top["line"], "{start} {top}");
+    c.request("stepBack", json!({"threadId": 1}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "step");
     let back = c.top_frame();
     assert!(
         back["line"] != top["line"] || back["name"] != top["name"],
