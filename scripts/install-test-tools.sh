@@ -8,6 +8,8 @@
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
 #   .tools/js/node_modules/solc -> solc-js 0.8.30 (npm): compiles EDR's stack-trace suite at test
 #       time (tests/live/edr_suite.rs, scripts/compile-edr-suite.js)
+#   .tools/js/node_modules/@vscode/vsce -> vsce 4.1.0 (npm): packages editors/vscode in a test
+#       (tests/offline/vscode_extension.rs), and its yauzl reads the package back
 #   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
 #   /usr/bin/tmux -> Debian's tmux (apt): the terminal the debugger's tests drive
 #
@@ -128,6 +130,8 @@ ETHERS_VERSION="6.16.0"
 # playwright-core downloads no browser: the test drives Debian's chromium.
 PLAYWRIGHT_VERSION="1.65.1"
 SOLC_JS_VERSION="0.8.30"
+# The VS Code extension packager: tests/offline/vscode_extension.rs packages editors/vscode.
+VSCE_VERSION="4.1.0"
 
 # A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
 # that version is already there; a mirror that no longer carries it (a security update replaced
@@ -152,7 +156,7 @@ install_deb() {
 }
 
 # Debian 12's chromium, pinned to the version the browser test was written against.
-CHROMIUM_VERSION="156.0.8078.108-1~deb12u1"
+CHROMIUM_VERSION="156.0.8078.114-1~deb12u1"
 # Debian 12's tmux, pinned: the terminal the debugger's tests drive (send-keys, capture-pane).
 TMUX_VERSION="3.3a-3"
 
@@ -186,5 +190,6 @@ install_solc_old
 install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
 install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"
 install_npm_js solc "$SOLC_JS_VERSION" "solc-js (the EDR suite's compiler)"
+install_npm_js @vscode/vsce "$VSCE_VERSION" "packaging the VS Code extension"
 install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
 install_deb tmux "$TMUX_VERSION" /usr/bin/tmux

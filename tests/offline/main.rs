@@ -33,3 +33,4 @@ mod op_fees;
 mod other_l2;
 mod properties;
 mod tracers;
+mod vscode_extension;
