@@ -1253,6 +1253,86 @@ fn the_debugger_jumps_to_the_revert_in_a_foundry_project() {
 /// state from `eth_get*`), on a bundle captured from the node and replayed offline (the node
 /// gone from the command line), and without any source map (`--no-project`, an ABI alone):
 /// opcode level, the frames named from the ABI.
+/// An editor's session over the Debug Adapter Protocol in the Foundry project's folder (the
+/// project found as `tx` finds it): on the mined transaction by `{tx, rpcUrl}`, and offline on
+/// its bundle by `{bundle}`. The `revert` filter stops at Leaf.sol's `require` with the stack
+/// `tx` prints and the argument `x` = 5; a step back leaves the revert.
+#[test]
+fn an_editor_debugs_the_foundry_projects_transaction_and_its_bundle_over_dap() {
+    let w = world();
+    let h = w.fail("Middle", calldata("midRevert(uint256)", &[u(5)]));
+    let foundry = tmp("dap-foundry");
+    foundry_project(&foundry);
+    let require = at("Leaf.sol", "require(x > 10", None);
+    let line: u64 = require.split(':').nth(1).unwrap().parse().unwrap();
+    let bundle = foundry.join("tx.bundle.json");
+    let r = run::cmd(&[
+        "bundle",
+        "capture",
+        &h,
+        "--rpc-url",
+        w.anvil.url(),
+        "-o",
+        bundle.to_str().unwrap(),
+    ])
+    .no_cache()
+    .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tree_stack = stack(&w.tree(&h));
+    for launch in [
+        json!({"tx": h, "rpcUrl": w.anvil.url()}),
+        json!({"bundle": bundle.to_str().unwrap()}),
+    ] {
+        let mut c = crate::dap_client::Client::start_in(&foundry);
+        c.request("initialize", json!({"adapterID": "chaintrace"}));
+        let r = c.request("launch", launch.clone());
+        assert_eq!(r["success"], true, "{launch}: {r}");
+        c.event("initialized");
+        c.request("setExceptionBreakpoints", json!({"filters": ["revert"]}));
+        c.request("configurationDone", json!({}));
+        let stopped = c.event("stopped");
+        assert_eq!(
+            stopped["body"]["reason"], "exception",
+            "{launch}: {stopped}"
+        );
+        let frames = c.request("stackTrace", json!({"threadId": 1}))["body"]["stackFrames"].clone();
+        let top = &frames[0];
+        assert_eq!(top["name"], "Leaf._check(x: 5)", "{launch}: {frames}");
+        assert_eq!(top["line"], line, "{launch}: {top}");
+        assert!(
+            top["source"]["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("Leaf.sol"),
+            "{launch}: {top}"
+        );
+        // The same functions as `tx`'s Solidity stack trace, innermost first.
+        let names: Vec<String> = frames
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f.get("source").is_some())
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names.len(), tree_stack.len(), "{names:?} vs {tree_stack:?}");
+        for (n, t) in names.iter().zip(&tree_stack) {
+            assert!(t.starts_with(&format!("at {n}")), "{n} vs {t}");
+        }
+        let scopes = c.request("scopes", json!({"frameId": top["id"]}));
+        let args = scopes["body"]["scopes"][0]["variablesReference"].clone();
+        let vars = c.request("variables", json!({"variablesReference": args}));
+        assert_eq!(
+            vars["body"]["variables"],
+            json!([{"name": "x", "value": "5", "variablesReference": 0}]),
+            "{launch}"
+        );
+        c.request("stepBack", json!({"threadId": 1}));
+        assert_eq!(c.event("stopped")["body"]["reason"], "step");
+        assert_eq!(c.request("disconnect", json!({}))["success"], true);
+        assert!(c.child.wait().unwrap().success());
+    }
+}
+
 #[test]
 fn the_debugger_works_without_debug_apis_on_bundles_and_without_maps() {
     let w = world();

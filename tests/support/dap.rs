@@ -17,9 +17,15 @@ pub struct Client {
 
 impl Client {
     pub fn start() -> Client {
+        Client::start_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+    }
+
+    /// The adapter started in `dir`, as an editor starts it in its workspace folder.
+    pub fn start_in(dir: &std::path::Path) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
             .arg("dap")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(dir)
+            .env("CHAINTRACE_NO_CACHE", "1")
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
