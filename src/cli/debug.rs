@@ -193,8 +193,16 @@ impl DebugArgs {
                 (target, decoder, title, (traced, receipt, state))
             }
         };
-        let session = Session::open(target, &names, decoder, title)
+        let mut session = Session::open(target, &names, decoder, title)
             .map_err(|e| CliError::source(e.to_string()))?;
+        // A what-if session is not the mined transaction: said on screen and to the editor.
+        if let Some(p) = &patch {
+            session.notes = p
+                .described
+                .iter()
+                .map(|d| format!("what-if: {d}"))
+                .collect();
+        }
         Ok((session, check))
     }
 }

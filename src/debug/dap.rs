@@ -260,9 +260,13 @@ impl<W: Write> Adapter<'_, W> {
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let title = s.title.clone();
+                let notes = s.notes.clone();
                 self.session = Some(s);
                 self.respond(req, Ok(Value::Null))?;
                 self.output(&format!("chaintrace: {title}"))?;
+                for n in notes {
+                    self.output(&n)?;
+                }
                 // Configuration requests are accepted from now on.
                 self.event("initialized", json!({}))
             }
@@ -408,25 +412,9 @@ impl<W: Write> Adapter<'_, W> {
         }
     }
 
-    /// What failed, as `tx` says it: the decoded revert or the halt.
+    /// What failed, as `tx` says it.
     fn failure_text(&self) -> Option<String> {
-        let s = self.session.as_ref()?;
-        let f = s.model.failure_step()?;
-        let frame = &s.model.log.frames[s.model.log.frame(f) as usize];
-        if frame.success() {
-            return None;
-        }
-        if frame.reverted() {
-            return Some(
-                s.decoder
-                    .describe_revert(&frame.output)
-                    .map(|r| format!("reverted: {r}"))
-                    .unwrap_or_else(|| "reverted without a reason".into()),
-            );
-        }
-        let last = crate::trace::errors::LastStep::default();
-        crate::trace::errors::geth_error(frame.result, last, frame.kind.is_create())
-            .or_else(|| Some(format!("{:?}", frame.result)))
+        self.session.as_ref()?.failure_text()
     }
 
     fn go(&mut self, req: &Value, command: &str, args: &Value) -> io::Result<()> {

@@ -57,6 +57,9 @@ pub struct Session {
     pub outcome: TxOutcome,
     /// `Transaction 0x…` or the fixture's name.
     pub title: String,
+    /// What the session replays differently from the chain (a `--code-override`'s replaced
+    /// code), said on screen and to the editor.
+    pub notes: Vec<String>,
 }
 
 impl Session {
@@ -78,7 +81,29 @@ impl Session {
             marks: names.jump_marks(),
             outcome,
             title,
+            notes: Vec::new(),
         })
+    }
+
+    /// What failed, as `tx` says it: the failing frame's decoded revert, or its halt (`out of
+    /// gas`); `None` when nothing failed.
+    pub fn failure_text(&self) -> Option<String> {
+        let f = self.model.failure_step()?;
+        let frame = &self.model.log.frames[self.model.log.frame(f) as usize];
+        if frame.success() {
+            return None;
+        }
+        if frame.reverted() {
+            return Some(
+                self.decoder
+                    .describe_revert(&frame.output)
+                    .map(|r| format!("reverted: {r}"))
+                    .unwrap_or_else(|| "reverted without a reason".into()),
+            );
+        }
+        let last = crate::trace::errors::LastStep::default();
+        crate::trace::errors::geth_error(frame.result, last, frame.kind.is_create())
+            .or_else(|| Some(format!("{:?}", frame.result)))
     }
 
     /// The Solidity stack at a step, innermost first: for each open frame (innermost first),

@@ -1,7 +1,7 @@
 //! The debugger's panes as text: what each shows at one step ([`StepView`]), with the styles
 //! the terminal draws (the current line reversed, the touched memory underlined).
 
-use alloy_primitives::{hex, U256};
+use alloy_primitives::{hex, Address, U256};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use revm::bytecode::opcode::{self, OpCode};
@@ -225,16 +225,42 @@ pub fn memory(v: &StepView, height: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// The storage read and written so far by the current frame's account.
+/// The storage read and written so far, by account: the current frame's first, then every
+/// other account the transaction touched, each under its name.
 pub fn storage(s: &Session, v: &StepView) -> Vec<Line<'static>> {
-    let Some(open) = v.open.last() else {
-        return Vec::new();
-    };
-    let address = s.model.log.frames[open.frame as usize].address;
-    let mut out: Vec<Line<'static>> = v
-        .slots_of(address)
-        .map(|(slot, seen)| Line::from(format!("{slot}: {}", seen.describe())))
-        .collect();
+    let current = v
+        .open
+        .last()
+        .map(|open| s.model.log.frames[open.frame as usize].address);
+    let mut accounts: Vec<Address> = current.into_iter().collect();
+    for a in v.storage.keys().chain(v.transient.keys()) {
+        if !accounts.contains(a) {
+            accounts.push(*a);
+        }
+    }
+    let mut out: Vec<Line<'static>> = Vec::new();
+    for a in accounts {
+        let slots: Vec<Line<'static>> = v
+            .slots_of(a)
+            .map(|(slot, seen)| Line::from(format!("  {slot}: {}", seen.describe())))
+            .collect();
+        if slots.is_empty() && Some(a) != current {
+            continue;
+        }
+        let full = a.to_checksum(None);
+        let short = format!("{}…{}", &full[..6], &full[full.len() - 4..]);
+        let who = s.decoder.with_label(&a, short);
+        let style = if Some(a) == current {
+            Style::default().add_modifier(Modifier::BOLD)
+        } else {
+            dim()
+        };
+        out.push(Line::styled(who, style));
+        if slots.is_empty() {
+            out.push(Line::styled("  (nothing read or written yet)", dim()));
+        }
+        out.extend(slots);
+    }
     if out.is_empty() {
         out.push(Line::styled("(nothing read or written yet)", dim()));
     }
@@ -318,22 +344,23 @@ fn push_len(op: u8) -> usize {
     }
 }
 
-/// The header: where the step is and how the transaction ended.
+/// The header: where the step is first (it must fit an 80-column terminal), then how the
+/// transaction ended — the failure as `tx` says it —, then the title.
 pub fn header(s: &Session, v: &StepView) -> String {
     let name = OpCode::new(v.op).map_or("INVALID", |o| o.as_str());
     let depth = v.open.len().saturating_sub(1);
     let cost = v.cost.map_or_else(|| "-".to_string(), |c| c.to_string());
-    let status = if s.outcome.success {
-        "succeeded"
-    } else {
-        "failed"
+    let status = match (s.outcome.success, s.failure_text()) {
+        (true, _) => "succeeded".to_string(),
+        (false, Some(why)) => format!("failed: {why}"),
+        (false, None) => "failed".to_string(),
     };
     format!(
-        "{}  ({status}) │ step {}/{} │ depth {depth} │ pc {} {name} │ gas {} cost {cost}",
-        s.title,
+        "step {}/{} │ pc {} {name} │ gas {} cost {cost} │ depth {depth} │ {status} │ {}",
         v.step + 1,
         s.model.len(),
         v.pc,
         v.gas,
+        s.title,
     )
 }

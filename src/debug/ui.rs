@@ -243,7 +243,17 @@ pub fn draw(f: &mut Frame, s: &Session, app: &App, v: &StepView) {
         Line::from(match &app.prompt {
             Some((Prompt::Search, t)) => format!("search (opcode or address): {t}▏"),
             Some((Prompt::Breakpoint, t)) => format!("breakpoint (FILE:LINE or function): {t}▏"),
-            None => app.message.clone(),
+            // At the failure, what failed, first (the header may be cut on a narrow terminal).
+            None => match s.model.failure_step().filter(|&f| f == v.step as usize) {
+                Some(_) => {
+                    let why = s.failure_text().unwrap_or_else(|| "failed".into());
+                    match app.message.as_str() {
+                        "" | "? for help" => format!("failed here: {why}"),
+                        m => format!("failed here: {why} │ {m}"),
+                    }
+                }
+                None => app.message.clone(),
+            },
         }),
     ];
     f.render_widget(Paragraph::new(head), rows[0]);
@@ -338,6 +348,10 @@ fn pane(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, wrap:
 pub fn run(s: &mut Session, start: usize) -> std::io::Result<()> {
     let mut app = App::new();
     app.step = start;
+    // A what-if session says first what it replaced.
+    if !s.notes.is_empty() {
+        app.message = format!("{} │ ? for help", s.notes.join(" │ "));
+    }
     let mut terminal = ratatui::init();
     let result = (|| -> std::io::Result<()> {
         let mut shown: Option<StepView> = None;

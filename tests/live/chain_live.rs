@@ -857,7 +857,7 @@ fn the_debugger_replays_under_the_chains_rules() {
         &[("CHAINTRACE_NO_CACHE", "1")],
     );
     let first = t.wait_for("step 1/", 120);
-    assert!(first.contains("(succeeded)"), "{first}");
+    assert!(first.contains(" │ succeeded │ "), "{first}");
     // The first failure: the call into staking, which ran no code here.
     t.keys(&["r"]);
     let at = t.wait_for(" CALL ", 30);

@@ -218,8 +218,9 @@ fn a_fixed_build_turns_the_revert_into_success_and_anvil_agrees() {
     );
 }
 
-/// `chaintrace debug --code-override`: the fixed code is what runs (its LOG1, no revert), and the
-/// mined receipt is not compared with it; without the override the same transaction reverts.
+/// `chaintrace debug --code-override`: the fixed code is what runs (its LOG1, no revert), the
+/// screen says which code was replaced, and the mined receipt is not compared with it; without
+/// the override the same transaction reverts.
 #[test]
 fn the_debugger_steps_through_the_fixed_code() {
     let a = anvil::Anvil::start();
@@ -231,7 +232,7 @@ fn the_debugger_steps_through_the_fixed_code() {
     let env = [("CHAINTRACE_NO_CACHE", "1")];
 
     let t = crate::tmux::Tmux::start(dir, &["debug", &hash, "--rpc-url", &a.url], &env);
-    assert!(t.wait_for("step 1/", 120).contains("(failed)"));
+    assert!(t.wait_for("step 1/", 120).contains(" │ failed"));
     t.keys(&["r"]);
     t.wait_for(" REVERT ", 30);
     t.keys(&["q"]);
@@ -250,7 +251,17 @@ fn the_debugger_steps_through_the_fixed_code() {
         &pair,
     ];
     let t = crate::tmux::Tmux::start(dir, &args, &env);
-    assert!(t.wait_for("step 1/", 120).contains("(succeeded)"));
+    let first = t.wait_for("step 1/", 120);
+    assert!(first.contains(" │ succeeded │ "), "{first}");
+    // The session says it is not the mined code that runs.
+    let replaced = format!(
+        "what-if: {} runs the given code (",
+        target.to_checksum(None)
+    );
+    assert!(
+        first.contains(&replaced),
+        "{replaced:?} not on screen:\n{first}"
+    );
     t.keys(&["r"]);
     t.wait_for("nothing failed in this transaction", 30);
     t.keys(&["/", "L", "O", "G", "1", "Enter"]);

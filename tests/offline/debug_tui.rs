@@ -68,6 +68,17 @@ fn jumping_to_the_revert_and_stepping_back_shows_the_failing_line_and_the_stack(
     assert!(back.contains(" Variables "), "{back}");
     assert!(back.contains("Reverter.failCustom arguments"), "{back}");
     assert!(back.contains("code = 48879"), "{back}");
+    // The storage pane: the current account (Reverter, its slot 0 written) first, then the
+    // Hub that called it (slot 1 written before the call).
+    let row_of = |needle: &str| {
+        back.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{back}"))
+    };
+    assert!(
+        row_of("0x9fE4…a6e0 Reverter") < row_of("0xa513…C853 Hub"),
+        "{back}"
+    );
     // A breakpoint on the line shown, from the frame's start: `c` stops on it.
     let line = sol
         .lines()
@@ -99,4 +110,36 @@ fn without_a_terminal_it_exits_1_naming_tx() {
         "{}",
         r.stderr
     );
+}
+
+/// On an 80x24 terminal: the header keeps the step, pc, opcode and gas first, and at the
+/// failure the line under it says what failed, as `tx` decodes it; the storage pane lists every
+/// account the transaction read or wrote so far, the current one first.
+#[test]
+fn a_small_terminal_shows_where_the_step_is_and_what_failed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let r = run::cmd(&["tx", "--fixture", FIXTURE]).dir(root).run();
+    let reason = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("reverted: "))
+        .expect("tx says why it reverted");
+    let t = Tmux::start_sized(root, &["debug", "--fixture", FIXTURE], &[], (80, 24));
+    t.wait_for("step 1/", 120);
+    t.keys(&["r"]);
+    let screen = t.wait_for("failed here: reverted: ", 30);
+    let rows: Vec<&str> = screen.lines().collect();
+    assert!(rows[0].starts_with("step "), "{screen}");
+    assert!(rows[0].contains(" REVERT │ gas "), "{screen}");
+    // The reason as `tx` gives it, as far as 80 columns show it.
+    let shown = rows[1]
+        .trim_end()
+        .strip_prefix("failed here: reverted: ")
+        .unwrap();
+    assert!(
+        !shown.is_empty() && reason.starts_with(shown),
+        "{shown:?} vs {reason:?}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("[exited 0]", 30);
 }

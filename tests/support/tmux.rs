@@ -46,6 +46,16 @@ impl Tmux {
     /// Starts `chaintrace ARGS` in `dir` (with `env`); the pane stays after the program ends,
     /// with its exit code printed.
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Tmux {
+        Tmux::start_sized(dir, args, env, (200, 50))
+    }
+
+    /// [`Tmux::start`] on a terminal of `(columns, rows)`.
+    pub fn start_sized(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        (columns, rows): (u16, u16),
+    ) -> Tmux {
         let socket = format!(
             "chaintrace-test-{}-{}",
             std::process::id(),
@@ -64,7 +74,7 @@ impl Tmux {
         line.push_str("; echo \"[exited $?]\"; sleep 600");
         let ok = Command::new(tmux())
             .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-x", "200", "-y", "50", "-c"])
+            .args(["-x", &columns.to_string(), "-y", &rows.to_string(), "-c"])
             .arg(dir)
             .args(["sh", "-c", &line])
             .env("TERM", "xterm-256color")
