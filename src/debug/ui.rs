@@ -26,13 +26,37 @@ pub const KEYS: &[(&str, &str)] = &[
     ("c C", "next/previous breakpoint"),
     ("/", "search an opcode or an address"),
     ("] [", "next/previous match"),
+    ("Tab", "focus the next scrolling pane"),
+    ("PgDn PgUp", "scroll the focused pane"),
     ("?", "help"),
     ("q", "quit"),
 ];
 
 /// The keys in one line, at the foot of the screen.
 pub const FOOTER: &str = "j/k op  n/N line  o over  u out  r revert  g/G frame  b/B break  \
-                          c/C continue  / search  ]/[ match  ? help  q quit";
+                          c/C continue  / search  ]/[ match  Tab pane  PgDn/PgUp scroll  \
+                          ? help  q quit";
+
+/// The panes that scroll, in the order Tab focuses them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    CallStack,
+    Variables,
+    Stack,
+    Storage,
+    ReturnData,
+}
+
+const FOCUSABLE: [Focus; 5] = [
+    Focus::CallStack,
+    Focus::Variables,
+    Focus::Stack,
+    Focus::Storage,
+    Focus::ReturnData,
+];
+
+/// Lines a PgDn or PgUp moves.
+const PAGE: u16 = 5;
 
 /// What a text prompt is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +75,9 @@ pub struct App {
     pub quit: bool,
     /// The file and line the source pane shows (what `b` breaks on).
     pub here: Option<(String, usize)>,
+    /// The pane PgDn/PgUp scroll (an index into [`FOCUSABLE`]), and each pane's first line.
+    pub focus: usize,
+    pub scroll: [u16; FOCUSABLE.len()],
 }
 
 impl App {
@@ -63,7 +90,15 @@ impl App {
             help: false,
             quit: false,
             here: None,
+            focus: 0,
+            scroll: [0; FOCUSABLE.len()],
         }
+    }
+
+    /// How far `pane` is scrolled, and whether it has the focus.
+    fn scrolled(&self, pane: Focus) -> (u16, bool) {
+        let k = FOCUSABLE.iter().position(|p| *p == pane).unwrap_or(0);
+        (self.scroll[k], self.focus == k)
     }
 
     /// Applies one key to the state.
@@ -141,6 +176,24 @@ impl App {
             KeyCode::Char('[') => self.again(s, i, false),
             KeyCode::Char('?') => {
                 self.help = true;
+                i
+            }
+            KeyCode::Tab => {
+                self.focus = (self.focus + 1) % FOCUSABLE.len();
+                i
+            }
+            KeyCode::BackTab => {
+                self.focus = (self.focus + FOCUSABLE.len() - 1) % FOCUSABLE.len();
+                i
+            }
+            KeyCode::PageDown => {
+                let k = self.focus;
+                self.scroll[k] = self.scroll[k].saturating_add(PAGE);
+                i
+            }
+            KeyCode::PageUp => {
+                let k = self.focus;
+                self.scroll[k] = self.scroll[k].saturating_sub(PAGE);
                 i
             }
             _ => i,
@@ -271,9 +324,33 @@ pub fn draw(f: &mut Frame, s: &Session, app: &App, v: &StepView) {
             Constraint::Percentage(35),
         ])
         .split(top[1]);
-    pane(f, right[0], "Call stack", panes::call_stack(s, v), true);
-    pane(f, right[1], "Variables", panes::variables(s, v), true);
-    pane(f, right[2], "Stack (top first)", panes::stack(v), false);
+    let call_stack = panes::call_stack(s, v);
+    scrolled(
+        f,
+        right[0],
+        "Call stack",
+        call_stack,
+        true,
+        app.scrolled(Focus::CallStack),
+    );
+    let vars = panes::variables(s, v);
+    scrolled(
+        f,
+        right[1],
+        "Variables",
+        vars,
+        true,
+        app.scrolled(Focus::Variables),
+    );
+    let stack = panes::stack(v);
+    scrolled(
+        f,
+        right[2],
+        "Stack (top first)",
+        stack,
+        false,
+        app.scrolled(Focus::Stack),
+    );
     let bottom = Layout::default()
         .direction(Direction::Horizontal)
         .constraints([
@@ -304,8 +381,24 @@ pub fn draw(f: &mut Frame, s: &Session, app: &App, v: &StepView) {
         .direction(Direction::Vertical)
         .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
         .split(bottom[2]);
-    pane(f, side[0], "Storage", panes::storage(s, v), true);
-    pane(f, side[1], "Return data", panes::return_data(s, v), true);
+    let storage = panes::storage(s, v);
+    scrolled(
+        f,
+        side[0],
+        "Storage",
+        storage,
+        true,
+        app.scrolled(Focus::Storage),
+    );
+    let returned = panes::return_data(s, v);
+    scrolled(
+        f,
+        side[1],
+        "Return data",
+        returned,
+        true,
+        app.scrolled(Focus::ReturnData),
+    );
     let mut footer = FOOTER.to_string();
     if !s.model.breakpoints.is_empty() {
         let bps: Vec<String> = s.model.breakpoints.iter().map(|b| b.to_string()).collect();
@@ -331,6 +424,34 @@ fn centered(r: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(r.width);
     let h = h.min(r.height);
     Rect::new(r.x + (r.width - w) / 2, r.y + (r.height - h) / 2, w, h)
+}
+
+/// A pane that scrolls: `(first, focused)` from [`App::scrolled`]; the first line shown is
+/// kept within the pane's lines, and the title says where the focus is and how far it scrolled.
+fn scrolled(
+    f: &mut Frame,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    wrap: bool,
+    (first, focused): (u16, bool),
+) {
+    let first = first.min(u16::try_from(lines.len().saturating_sub(1)).unwrap_or(u16::MAX));
+    let mut title = title.to_string();
+    if first > 0 {
+        title.push_str(&format!(" ↓{first}"));
+    }
+    if focused {
+        title = format!("▸ {title}");
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" {title} "));
+    let mut p = Paragraph::new(lines).block(block).scroll((first, 0));
+    if wrap {
+        p = p.wrap(Wrap { trim: false });
+    }
+    f.render_widget(p, area);
 }
 
 fn pane(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, wrap: bool) {
