@@ -103,10 +103,11 @@ pub fn state_section<W: Write>(c: &StateChanges, d: &Decoder, out: &mut W) -> io
          <th>after</th></tr>"
     )?;
     for ch in &c.changes {
+        // As the text view: the address and the artifact's contract name, else any label.
         let contract = match &ch.contract {
             Some(n) => format!(
                 "{} <span class=\"dim\">({})</span>",
-                addr(&ch.address, d),
+                ch.address.to_checksum(None),
                 esc(n)
             ),
             None => addr(&ch.address, d),
