@@ -47,11 +47,28 @@ impl BlockArgs {
         hardfork: Option<revm::primitives::hardfork::SpecId>,
     ) -> Result<u8, CliError> {
         use super::columnar::{prepare, tracer_id, PartitionSink};
+        // `--abi` with storage layouts: the `storage_changes` table.
+        let names = match self.trace.abi.is_empty() {
+            true => None,
+            false => Some(super::names::load_names(&self.trace)?),
+        };
+        let names = names.filter(|n| {
+            let has = n.has_layouts();
+            if !has {
+                note!(
+                    "note: no artifact of --abi has a storageLayout: no storage_changes table \
+                     (build with storageLayout in outputSelection, e.g. forge's \
+                     extra_output = [\"storageLayout\"])"
+                );
+            }
+            has
+        });
         let tracer = tracer_id(
             &self.trace.tracer,
             self.trace.tracer_config.as_deref(),
             self.trace.wants_gas(),
             self.assets.assets,
+            names.is_some(),
         );
         let (parts, skipped) = prepare(&self.out, root, chain_id, &tracer, range)?;
         let segments: Vec<(u64, u64)> = parts.iter().map(|p| (p.from, p.to)).collect();
@@ -63,7 +80,12 @@ impl BlockArgs {
             spec,
             parts,
             self.assets.assets,
+            names.is_some(),
         );
+        let extras = super::range::Extras {
+            assets: self.assets.assets,
+            storage: names.as_ref(),
+        };
         let (code, passes) = super::range::run(
             source,
             chain_id,
@@ -71,7 +93,7 @@ impl BlockArgs {
             spec,
             hardfork,
             super::output::quiet(),
-            self.assets.assets,
+            extras,
             &mut sink,
         )?;
         report_rpc(source, passes);
@@ -158,7 +180,7 @@ impl BlockArgs {
                     &spec,
                     hardfork,
                     super::output::quiet(),
-                    false,
+                    super::range::Extras::default(),
                     &mut super::range::Stdout,
                 )?;
                 report_rpc(&source, passes);

@@ -248,24 +248,28 @@ impl CallArgs {
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
-        // What the call changed, by variable: one more local run on the state already read.
-        let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
-            true => {
-                let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
-                    names.span_values(s, r, p, read)
-                };
-                let t = prepared
-                    .access(&source, overrides, std::mem::take(&mut snapshot), &more)
-                    .map_err(call_error)?;
-                passes += t.passes;
-                let (keyed, _) = &t.traced;
-                let changes = names.state_changes(&t.snapshot, keyed);
-                for n in &changes.notes {
-                    note!("note: {n}");
-                }
-                snapshot = t.snapshot;
-                Some(changes)
+        // What the call changed, by variable: one more local run on the state already read
+        // (it comes back filled further).
+        let by_variable = |snapshot: &mut StateSnapshot,
+                           passes: &mut usize|
+         -> Result<chaintrace::names::state::StateChanges, CliError> {
+            let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
+                names.span_values(s, r, p, read)
+            };
+            let t = prepared
+                .access(&source, overrides, std::mem::take(snapshot), &more)
+                .map_err(call_error)?;
+            *passes += t.passes;
+            let (keyed, _) = &t.traced;
+            let changes = names.state_changes(&t.snapshot, keyed);
+            for n in &changes.notes {
+                note!("note: {n}");
             }
+            *snapshot = t.snapshot;
+            Ok(changes)
+        };
+        let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
+            true => Some(by_variable(&mut snapshot, &mut passes)?),
             false => None,
         };
         print_trace(
@@ -277,6 +281,12 @@ impl CallArgs {
             state.as_ref(),
         )?;
         if let Some(html) = &self.html {
+            // The state changes by variable: those shown already, or one more local run.
+            let state = match (state, names.has_layouts()) {
+                (Some(c), _) => Some(c),
+                (None, true) => Some(by_variable(&mut snapshot, &mut passes)?),
+                (None, false) => None,
+            };
             let (call_config, diff, gas) = super::report::specs(&names);
             let c = prepared
                 .trace_call_tree(&source, &call_config, overrides, snapshot)
@@ -308,6 +318,7 @@ impl CallArgs {
                 diff: d.traced,
                 gas: g.traced,
                 assets,
+                state,
             };
             let mut facts = super::report::tx_facts(chain_id, &prepared.tx, &runs.call, currency);
             facts.insert(

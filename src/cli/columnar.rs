@@ -159,13 +159,22 @@ pub struct PartitionSink<'a> {
     open: Option<OpenPart>,
     /// Write the `asset_changes` table too (`--assets`).
     assets: bool,
+    /// Write the `storage_changes` table too (`--abi` with storage layouts).
+    storage: bool,
     pub written: u64,
     pub rows: u64,
 }
 
 /// What identifies a tracer in the manifest (a JavaScript tracer by its source's sha256), with
-/// ` assets` when the `asset_changes` table is written too.
-pub fn tracer_id(tracer: &str, config: Option<&str>, gas_report: bool, assets: bool) -> String {
+/// ` assets` when the `asset_changes` table is written too and ` storageChanges` when the
+/// `storage_changes` table is.
+pub fn tracer_id(
+    tracer: &str,
+    config: Option<&str>,
+    gas_report: bool,
+    assets: bool,
+    storage: bool,
+) -> String {
     let mut id = if gas_report {
         "gasReport".to_string()
     } else if chaintrace::trace::TracerKind::from_name(tracer).is_ok() {
@@ -180,6 +189,9 @@ pub fn tracer_id(tracer: &str, config: Option<&str>, gas_report: bool, assets: b
     }
     if assets {
         id.push_str(" assets");
+    }
+    if storage {
+        id.push_str(" storageChanges");
     }
     id
 }
@@ -267,6 +279,7 @@ impl<'a> PartitionSink<'a> {
         spec: &'a TracerSpec,
         parts: Vec<Part>,
         assets: bool,
+        storage: bool,
     ) -> Self {
         PartitionSink {
             root: root.to_path_buf(),
@@ -277,6 +290,7 @@ impl<'a> PartitionSink<'a> {
             next: 0,
             open: None,
             assets,
+            storage,
             written: 0,
             rows: 0,
         }
@@ -284,10 +298,18 @@ impl<'a> PartitionSink<'a> {
 
     fn tables(&self) -> Vec<Table> {
         match self.format {
-            Format::Ndjson if self.assets => vec![Table::Traces, Table::AssetChanges],
-            Format::Ndjson => vec![Table::Traces],
+            Format::Ndjson => {
+                let mut t = vec![Table::Traces];
+                if self.assets {
+                    t.push(Table::AssetChanges);
+                }
+                if self.storage {
+                    t.push(Table::StorageChanges);
+                }
+                t
+            }
             #[cfg(feature = "parquet")]
-            Format::Parquet => Table::of_with(self.spec, self.assets),
+            Format::Parquet => Table::of_with(self.spec, self.assets, self.storage),
             #[cfg(not(feature = "parquet"))]
             Format::Parquet => Vec::new(),
         }
@@ -318,7 +340,7 @@ impl<'a> PartitionSink<'a> {
                     file,
                     self.spec,
                     table,
-                    self.assets,
+                    (self.assets, self.storage),
                 )?)),
                 #[cfg(not(feature = "parquet"))]
                 Format::Parquet => return Err(CliError::input(
@@ -449,17 +471,42 @@ fn remove_stale_temps(dir: &Path) {
     }
 }
 
+/// One NDJSON line per row of each transaction of `done` (`rows[i]`: transaction `i`'s), its
+/// `block`, `tx_index` and `tx_hash` first; the number of lines.
+fn keyed_lines<R: serde::Serialize>(
+    w: &mut impl Write,
+    done: &Done,
+    rows: &[Vec<R>],
+) -> std::io::Result<u64> {
+    let mut n = 0;
+    for (i, (t, rows)) in done.traces.iter().zip(rows).enumerate() {
+        for r in rows {
+            let mut v = serde_json::json!({
+                "block": done.number, "tx_index": i, "tx_hash": format!("{:?}", t.hash)});
+            if let (Some(o), serde_json::Value::Object(m)) =
+                (v.as_object_mut(), serde_json::to_value(r)?)
+            {
+                o.extend(m);
+            }
+            serde_json::to_writer(&mut *w, &v)?;
+            w.write_all(b"\n")?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 #[cfg(feature = "parquet")]
 fn parquet_writer(
     file: File,
     spec: &TracerSpec,
     table: Table,
-    assets: bool,
+    (assets, storage): (bool, bool),
 ) -> Result<parquet::arrow::ArrowWriter<File>, CliError> {
     use parquet::basic::Compression;
     use parquet::file::properties::WriterProperties;
     // The schema of `table`: that of an empty batch.
-    let empty = chaintrace::render::columnar::Tables::new(spec, assets)
+    let empty = chaintrace::render::columnar::Tables::new(spec, assets, storage)
         .batches()
         .map_err(|e| CliError::source(e.to_string()))?;
     let schema = empty
@@ -499,13 +546,17 @@ impl Sink for PartitionSink<'_> {
             .collect();
         #[cfg(feature = "parquet")]
         let mut batches = if self.format == Format::Parquet {
-            let mut tables = chaintrace::render::columnar::Tables::new(self.spec, self.assets);
+            let mut tables =
+                chaintrace::render::columnar::Tables::new(self.spec, self.assets, self.storage);
             for (i, t) in done.traces.iter().enumerate() {
                 tables
                     .push(done.number, i as u32, t)
                     .map_err(|e| CliError::source(e.to_string()))?;
                 if let Some(rows) = asset_rows.get(i) {
                     tables.push_assets(done.number, i as u32, &t.hash, rows.clone());
+                }
+                if let Some(rows) = done.storage.get(i) {
+                    tables.push_storage(done.number, i as u32, &t.hash, rows);
                 }
             }
             tables
@@ -517,21 +568,12 @@ impl Sink for PartitionSink<'_> {
         for f in &mut open.files {
             match f.writer.as_mut() {
                 Some(Writer::Ndjson(w)) if f.table == Table::AssetChanges => {
-                    for (i, (t, rows)) in done.traces.iter().zip(&asset_rows).enumerate() {
-                        for r in rows {
-                            let mut v = serde_json::json!({
-                                "block": done.number, "tx_index": i, "tx_hash": format!("{:?}", t.hash)});
-                            if let (Some(o), Ok(serde_json::Value::Object(m))) =
-                                (v.as_object_mut(), serde_json::to_value(r))
-                            {
-                                o.extend(m);
-                            }
-                            let line = serde_json::to_string(&v)
-                                .map_err(|e| CliError::source(e.to_string()))?;
-                            writeln!(w, "{line}").map_err(|e| io_err("write", &f.tmp, e))?;
-                            f.rows += 1;
-                        }
-                    }
+                    f.rows += keyed_lines(w, done, &asset_rows)
+                        .map_err(|e| io_err("write", &f.tmp, e))?;
+                }
+                Some(Writer::Ndjson(w)) if f.table == Table::StorageChanges => {
+                    f.rows += keyed_lines(w, done, &done.storage)
+                        .map_err(|e| io_err("write", &f.tmp, e))?;
                 }
                 Some(Writer::Ndjson(w)) => {
                     w.write_all(&done.lines)

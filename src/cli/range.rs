@@ -10,7 +10,9 @@
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
+use chaintrace::names::Names;
 use chaintrace::render::json::write_trace;
+use chaintrace::render::state_changes::{storage_change_rows, StorageChangeRow};
 use chaintrace::replay::range::{default_jobs, Range, RangeBlock};
 use chaintrace::replay::TracedTx;
 use chaintrace::source::rpc::RpcSource;
@@ -53,6 +55,11 @@ pub struct Done {
     states: Vec<Option<(usize, Vec<String>)>>,
     /// Each transaction's asset changes, with `--assets` (empty otherwise).
     pub assets: Vec<chaintrace::replay::assets::AssetChanges>,
+    /// Each transaction's storage changes by variable as `storage_changes` rows, with names
+    /// that have storage layouts (empty otherwise).
+    pub storage: Vec<Vec<StorageChangeRow>>,
+    /// What naming them noted (a malformed layout), for stderr once per range.
+    notes: Vec<String>,
 }
 
 /// Where finished blocks go, in chain order: stdout, or partitions (`cli/columnar.rs`).
@@ -78,8 +85,19 @@ impl Sink for Stdout {
     }
 }
 
-/// What a worker makes of one block: its NDJSON lines, and with `--assets` its asset changes.
-fn replay_one(b: RangeBlock<'_>, assets: bool, source: &RpcSource) -> Result<Done, CliError> {
+/// What a range writes besides each transaction's trace.
+#[derive(Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// Asset changes (`--assets`).
+    pub assets: bool,
+    /// Storage changes by variable, named by these names' storage layouts (`--abi`).
+    pub storage: Option<&'a Names>,
+}
+
+/// What a worker makes of one block: its NDJSON lines, with `--assets` its asset changes, and
+/// with names to give them its storage changes (one more local run of the block under the
+/// access inspector, on the state its replay already fetched: `state_changes::of_block`).
+fn replay_one(b: RangeBlock<'_>, extras: Extras<'_>, source: &RpcSource) -> Result<Done, CliError> {
     let mut done = Done {
         number: b.block.info.number,
         lines: Vec::new(),
@@ -88,6 +106,8 @@ fn replay_one(b: RangeBlock<'_>, assets: bool, source: &RpcSource) -> Result<Don
         passes: b.passes,
         states: Vec::new(),
         assets: Vec::new(),
+        storage: Vec::new(),
+        notes: Vec::new(),
     };
     let Some(r) = b.replay else {
         return Ok(done);
@@ -101,7 +121,7 @@ fn replay_one(b: RangeBlock<'_>, assets: bool, source: &RpcSource) -> Result<Don
         write_trace(&mut done.lines, &t.result)?;
         done.lines.extend_from_slice(b"}\n");
     }
-    if assets {
+    if extras.assets {
         let parent = source.parent_at(&b.block.info);
         done.assets = super::assets::block_assets(
             r,
@@ -110,6 +130,32 @@ fn replay_one(b: RangeBlock<'_>, assets: bool, source: &RpcSource) -> Result<Don
             Some((source, &parent)),
             &mut done.passes,
         )?;
+    }
+    if let Some(names) = extras.storage {
+        // On the block's pre-state as the replay fetched it (carried from the block before in
+        // a stretch): it comes back filled further, and is carried on as before.
+        let parent = source.parent_at(&b.block.info);
+        let taken = std::mem::take(&mut r.snapshot);
+        let (runs, snap, n) = super::state_changes::of_block(
+            names,
+            source,
+            &b.block.txs,
+            b.env,
+            &parent,
+            taken,
+            &|_| {},
+        )?;
+        r.snapshot = snap;
+        done.passes += n;
+        for keyed in &runs {
+            let c = names.state_changes(&r.snapshot, keyed);
+            for n in c.notes.iter() {
+                if !done.notes.contains(n) {
+                    done.notes.push(n.clone());
+                }
+            }
+            done.storage.push(storage_change_rows(&c));
+        }
     }
     done.states = (0..r.traces.len()).map(|k| r.state_check(k)).collect();
     done.traces = std::mem::take(&mut r.traces);
@@ -150,7 +196,7 @@ pub fn run(
     spec: &TracerSpec,
     hardfork: Option<SpecId>,
     quiet: bool,
-    assets: bool,
+    extras: Extras<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(u8, usize), CliError> {
     let len: u64 = segments.iter().map(|(a, b)| b - a + 1).sum();
@@ -168,8 +214,15 @@ pub fn run(
         jobs: default_jobs(),
         max_stretch: None,
     };
-    let work = |b: RangeBlock<'_>| replay_one(b, assets, source);
+    let work = |b: RangeBlock<'_>| replay_one(b, extras, source);
+    let mut noted: Vec<String> = Vec::new();
     chaintrace::replay::range::run(&range, &|f| f(), &work, &mut |done: Done| {
+        for n in &done.notes {
+            if !noted.contains(n) {
+                note!("note: {n}");
+                noted.push(n.clone());
+            }
+        }
         sink.block(&done)?;
         for (k, (t, receipt)) in done.traces.iter().zip(&done.receipts).enumerate() {
             let state = done.states.get(k).and_then(Option::as_ref);

@@ -1,7 +1,8 @@
 //! `--html FILE` of `tx`, `call` and `gas`: the self-contained report (`render::html`), made
 //! from three more local runs of the same transaction on the state already fetched — the call
 //! tree with logs (and source positions when a source map may match), the prestate diff and
-//! the gas report — plus its asset changes.
+//! the gas report — plus its asset changes and, where an artifact has a storage layout, its
+//! storage changes by variable.
 
 use std::io::Write;
 
@@ -29,6 +30,8 @@ pub struct Runs {
     pub diff: TracedTx,
     pub gas: TracedTx,
     pub assets: AssetChanges,
+    /// The storage changes by variable, where some artifact has a storage layout.
+    pub state: Option<chaintrace::names::state::StateChanges>,
 }
 
 /// The three tracers a report runs: call tree (the callTracer with logs, and source positions
@@ -277,6 +280,7 @@ pub fn write(
         decoder: &decoder,
         currency,
         assets: Some(&runs.assets),
+        state: runs.state.as_ref(),
         diff: match &runs.diff.result {
             TraceResult::Prestate(p) => Some(p),
             _ => None,

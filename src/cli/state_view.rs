@@ -9,30 +9,10 @@ use chaintrace::names::state::{StateChange, StateChanges};
 use chaintrace::trace::prestate::AccountState;
 use serde_json::{json, Value};
 
-/// Most values a transient variable's line lists: past them, the first ones, how many more,
-/// and the last.
-const MAX_WRITES_SHOWN: usize = 6;
-
 /// `before → after`; for a transient variable, zero through each value written that stood
 /// (`false → true → false`).
 fn values(c: &StateChange) -> String {
-    if !c.transient {
-        return format!("{} → {}", c.before, c.after);
-    }
-    let mut parts = vec![c.before.to_string()];
-    let n = c.writes.len();
-    if n > MAX_WRITES_SHOWN {
-        parts.extend(
-            c.writes[..MAX_WRITES_SHOWN - 2]
-                .iter()
-                .map(|w| w.to_string()),
-        );
-        parts.push(format!("… {} more", n - MAX_WRITES_SHOWN + 1));
-        parts.push(c.writes[n - 1].to_string());
-    } else {
-        parts.extend(c.writes.iter().map(|w| w.to_string()));
-    }
-    parts.join(" → ")
+    chaintrace::render::state_changes::values(c).join(" → ")
 }
 
 /// One line: `Token._balances[0x…]: 10000 → 9800`, `Pool.locked (transient): false → true →

@@ -148,6 +148,8 @@ impl TxArgs {
                     gas: run(&gas)?.0,
                     call: call.0,
                     assets,
+                    // A fixture's transaction is not run under the access inspector.
+                    state: None,
                 };
                 let ctx = super::report::Context {
                     title: format!("Transaction {:?}", tx.hash),
@@ -222,7 +224,7 @@ impl TxArgs {
         }
         let currency = chaintrace::chain::currency(mined.chain_id);
         let decoder = decoder_for(&names, &self.trace, &traced, &mined.snapshot);
-        let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
+        let changes = match super::state_changes::wanted(&self.trace, &spec, &names) {
             true => Some(super::state_changes::of_mined(
                 &mut mined,
                 &source,
@@ -232,7 +234,7 @@ impl TxArgs {
             false => None,
         };
         // A prestateTracer diff for people: its slots named by variable.
-        let state = match (&traced.result, self.trace.json || !names.has_layouts()) {
+        let diff_named = match (&traced.result, self.trace.json || !names.has_layouts()) {
             (TraceResult::Prestate(PrestateResult::Diff { pre, post }), false) => {
                 let slots = super::state_view::prestate_diff_slots(pre, post);
                 Some(super::state_changes::of_prestate_diff(
@@ -243,7 +245,7 @@ impl TxArgs {
                     &slots,
                 )?)
             }
-            _ => state,
+            _ => None,
         };
         print_trace(
             &traced,
@@ -251,7 +253,7 @@ impl TxArgs {
             &decoder,
             currency,
             self.shown_assets(assets.as_ref()),
-            state.as_ref(),
+            diff_named.as_ref().or(changes.as_ref()),
         )?;
         if !self.trace.json {
             if let Some(url) = chaintrace::chain::explorer_tx_url(
@@ -266,11 +268,23 @@ impl TxArgs {
             let (call, diff, gas) = super::report::specs(&names);
             let (call_t, assets) =
                 mined_tree_assets(&mut mined, &source, cache.as_ref(), &call, &mut meta_passes)?;
+            // The state changes by variable: those shown already, or one more local run.
+            let state = match (changes, names.has_layouts()) {
+                (Some(c), _) => Some(c),
+                (None, true) => Some(super::state_changes::of_mined(
+                    &mut mined,
+                    &source,
+                    cache.as_ref(),
+                    &names,
+                )?),
+                (None, false) => None,
+            };
             let runs = super::report::Runs {
                 diff: mined.trace(&source, cache.as_ref(), &diff)?,
                 gas: mined.trace(&source, cache.as_ref(), &gas)?,
                 call: call_t,
                 assets,
+                state,
             };
             let mut facts =
                 super::report::tx_facts(mined.chain_id, &mined.target, &runs.call, currency);

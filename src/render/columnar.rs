@@ -13,6 +13,7 @@
 //! | JavaScript, 4byte, keccak256Preimage, mux, noop | `results` (one row per transaction, the result as JSON text) |
 //! | erc7562Tracer | `results` (one row per transaction, geth's JSON) |
 //! | `--assets` (callTracer) | `asset_changes` (one row per address and asset, [`crate::render::assets::AssetChangeRow`]) |
+//! | `--abi` with storage layouts (any tracer) | `storage_changes` (one row per variable or raw slot a transaction changed, [`crate::render::state_changes::StorageChangeRow`]; `key_path` a list of strings) |
 //!
 //! Addresses, hashes and byte strings are lowercase `0x` hex text; wei values are decimal text
 //! (they exceed 64 bits); gas and counts are unsigned 64-bit integers.
@@ -20,7 +21,8 @@
 use std::sync::Arc;
 
 use alloy_primitives::{hex, Address, B256};
-use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
 use crate::geth::opcode::op_name;
@@ -134,6 +136,12 @@ struct AssetTable {
     rows: Vec<crate::render::assets::AssetChangeRow>,
 }
 
+#[derive(Default)]
+struct StorageTable {
+    keys: Keys,
+    rows: Vec<crate::render::state_changes::StorageChangeRow>,
+}
+
 /// cryo's `traces` columns, from flat call trace entries.
 #[derive(Default)]
 struct Traces {
@@ -219,6 +227,7 @@ pub struct Tables {
     results: Results,
     traces: Traces,
     assets: AssetTable,
+    storage: StorageTable,
 }
 
 #[derive(serde::Deserialize)]
@@ -229,10 +238,10 @@ struct StepOp {
 }
 
 impl Tables {
-    /// The tables of `spec`, and `asset_changes` when `assets`.
-    pub fn new(spec: &TracerSpec, assets: bool) -> Self {
+    /// The tables of `spec`, `asset_changes` when `assets`, `storage_changes` when `storage`.
+    pub fn new(spec: &TracerSpec, assets: bool, storage: bool) -> Self {
         Tables {
-            names: Table::of_with(spec, assets),
+            names: Table::of_with(spec, assets, storage),
             calls: Calls::default(),
             logs: Logs::default(),
             state: State::default(),
@@ -241,6 +250,7 @@ impl Tables {
             results: Results::default(),
             traces: Traces::default(),
             assets: AssetTable::default(),
+            storage: StorageTable::default(),
         }
     }
 
@@ -261,6 +271,21 @@ impl Tables {
         for r in rows {
             self.assets.keys.push(block, tx_index, &hash);
             self.assets.rows.push(r);
+        }
+    }
+
+    /// Adds the storage change rows of transaction `tx_index` of block `block`.
+    pub fn push_storage(
+        &mut self,
+        block: u64,
+        tx_index: u32,
+        hash: &B256,
+        rows: &[crate::render::state_changes::StorageChangeRow],
+    ) {
+        let hash = h256(hash);
+        for r in rows {
+            self.storage.keys.push(block, tx_index, &hash);
+            self.storage.rows.push(r.clone());
         }
     }
 
@@ -443,6 +468,7 @@ impl Tables {
             results,
             traces,
             assets,
+            storage,
         } = self;
         let mut traces = Some(traces);
         let (mut calls, mut logs, mut state, mut ops, mut contracts, mut results) = (
@@ -454,6 +480,7 @@ impl Tables {
             Some(results),
         );
         let mut assets = Some(assets);
+        let mut storage = Some(storage);
         for name in names {
             let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = match name {
                 Table::Calls => calls_columns(calls.take().unwrap_or_default()),
@@ -462,6 +489,7 @@ impl Tables {
                 Table::Ops => ops_columns(ops.take().unwrap_or_default()),
                 Table::Contracts => contracts_columns(contracts.take().unwrap_or_default()),
                 Table::AssetChanges => asset_columns(assets.take().unwrap_or_default()),
+                Table::StorageChanges => storage_columns(storage.take().unwrap_or_default()),
                 Table::Results => results_columns(results.take().unwrap_or_default()),
                 // In parquet, the flat call trace entries (the NDJSON stream is also
                 // named `traces`, in its own format).
@@ -651,6 +679,73 @@ fn asset_columns(a: AssetTable) -> (Vec<Field>, Vec<ArrayRef>) {
             ),
             (utf8("change", false), s(change)),
             (utf8("fee", true), os(fee)),
+        ],
+    )
+}
+
+fn storage_columns(t: StorageTable) -> (Vec<Field>, Vec<ArrayRef>) {
+    let n = t.rows.len();
+    let mut address = Vec::with_capacity(n);
+    let mut slot = Vec::with_capacity(n);
+    let mut contract = Vec::with_capacity(n);
+    let mut variable = Vec::with_capacity(n);
+    let mut key_path = ListBuilder::new(StringBuilder::new());
+    let mut name = Vec::with_capacity(n);
+    let mut ty = Vec::with_capacity(n);
+    let mut offset = Vec::with_capacity(n);
+    let mut part = Vec::with_capacity(n);
+    let mut before = Vec::with_capacity(n);
+    let mut after = Vec::with_capacity(n);
+    let mut transient = Vec::with_capacity(n);
+    let mut raw = Vec::with_capacity(n);
+    for r in t.rows {
+        address.push(r.address);
+        slot.push(r.slot);
+        contract.push(r.contract);
+        variable.push(r.variable);
+        match r.key_path {
+            Some(keys) => {
+                for k in keys {
+                    key_path.values().append_value(k);
+                }
+                key_path.append(true);
+            }
+            None => key_path.append(false),
+        }
+        name.push(r.name);
+        ty.push(r.ty);
+        offset.push(r.offset);
+        part.push(r.part);
+        before.push(r.before);
+        after.push(r.after);
+        transient.push(r.transient);
+        raw.push(r.raw);
+    }
+    let key_path = key_path.finish();
+    let list = Field::new(
+        "key_path",
+        arrow_array::Array::data_type(&key_path).clone(),
+        true,
+    );
+    columns(
+        t.keys,
+        vec![
+            (utf8("address", false), s(address)),
+            (utf8("slot", false), s(slot)),
+            (utf8("contract", true), os(contract)),
+            (utf8("variable", true), os(variable)),
+            (list, Arc::new(key_path)),
+            (utf8("name", true), os(name)),
+            (utf8("type", true), os(ty)),
+            (u64f("offset", true), Arc::new(UInt64Array::from(offset))),
+            (utf8("part", true), os(part)),
+            (utf8("before", false), s(before)),
+            (utf8("after", false), s(after)),
+            (
+                Field::new("transient", DataType::Boolean, false),
+                Arc::new(BooleanArray::from(transient)),
+            ),
+            (utf8("raw", true), os(raw)),
         ],
     )
 }

@@ -18,6 +18,7 @@ pub use crate::geth::revert;
 pub mod selectors;
 pub mod signatures;
 pub mod source;
+pub mod state_changes;
 pub mod steps;
 pub mod style;
 pub mod table;

@@ -28,6 +28,8 @@ pub enum Table {
     Results,
     /// `--assets`: one row per address and asset.
     AssetChanges,
+    /// `--abi` with storage layouts: one row per variable (or raw slot) a transaction changed.
+    StorageChanges,
 }
 
 impl Table {
@@ -42,6 +44,7 @@ impl Table {
             Table::Contracts => "contracts",
             Table::Results => "results",
             Table::AssetChanges => "asset_changes",
+            Table::StorageChanges => "storage_changes",
         }
     }
 
@@ -65,11 +68,15 @@ impl Table {
         }
     }
 
-    /// [`Table::of`], and [`Table::AssetChanges`] after them when asset changes are written.
-    pub fn of_with(spec: &TracerSpec, assets: bool) -> Vec<Table> {
+    /// [`Table::of`], then [`Table::AssetChanges`] when asset changes are written and
+    /// [`Table::StorageChanges`] when storage changes are.
+    pub fn of_with(spec: &TracerSpec, assets: bool, storage: bool) -> Vec<Table> {
         let mut tables = Table::of(spec).to_vec();
         if assets {
             tables.push(Table::AssetChanges);
+        }
+        if storage {
+            tables.push(Table::StorageChanges);
         }
         tables
     }
@@ -97,6 +104,7 @@ mod tests {
             Table::Contracts,
             Table::Results,
             Table::AssetChanges,
+            Table::StorageChanges,
         ] {
             assert_eq!(serde_json::to_value(t).unwrap(), t.name());
         }

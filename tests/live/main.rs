@@ -49,6 +49,7 @@ mod serve;
 mod simulate;
 mod sources_live;
 mod state_changes;
+mod state_outputs;
 mod state_spans;
 mod struct_log_stream;
 mod support_smoke;

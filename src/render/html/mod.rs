@@ -5,7 +5,8 @@
 //! It holds, each only when there is something to show: what was checked and what was not,
 //! where and why it reverted (the source location and Solidity stack with source lines), the
 //! call tree (`<details>` per frame, collapsed from depth 2 on, with names, values, gas, revert
-//! reasons, logs and the failed frames' source lines), the asset changes, the state diff
+//! reasons, logs and the failed frames' source lines), the asset changes, the state changes by
+//! variable (where a contract's artifact has a storage layout), the state diff
 //! (prestateTracer `diffMode`), the gas tables, the flamegraph (inferno's SVG, inline in a
 //! sandbox-free `srcdoc` frame, so its own script zooms on click), and the command line that
 //! made it. Every text from the chain, from names or from sources is HTML-escaped.
@@ -16,6 +17,7 @@ mod tree;
 use std::io::{self, Write};
 
 use super::decoder::Decoder;
+use crate::names::state::StateChanges;
 use crate::replay::assets::AssetChanges;
 use crate::trace::call::CallFrame;
 use crate::trace::gas::GasReport;
@@ -55,6 +57,9 @@ pub struct Report<'a> {
     /// The native currency's name.
     pub currency: &'a str,
     pub assets: Option<&'a AssetChanges>,
+    /// The storage changes by variable (`Names::state_changes`), where some artifact has a
+    /// storage layout.
+    pub state: Option<&'a StateChanges>,
     /// The prestateTracer's `diffMode` result.
     pub diff: Option<&'a PrestateResult>,
     pub gas: Option<&'a GasReport>,
@@ -113,6 +118,9 @@ pub fn write_report<W: Write>(r: &Report<'_>, out: &mut W) -> io::Result<()> {
     if let Some(a) = r.assets {
         tables::assets_section(a, r.decoder, r.currency, out)?;
     }
+    if let Some(s) = r.state {
+        tables::state_section(s, r.decoder, out)?;
+    }
     if let Some(d) = r.diff {
         tables::diff_section(d, r.decoder, r.currency, out)?;
     }
@@ -149,6 +157,9 @@ fn nav<W: Write>(r: &Report<'_>, out: &mut W) -> io::Result<()> {
     }
     if r.assets.is_some() {
         links.push(("ct-assets", "Asset changes"));
+    }
+    if r.state.is_some() {
+        links.push(("ct-state", "State changes"));
     }
     if r.diff.is_some() {
         links.push(("ct-diff", "State diff"));

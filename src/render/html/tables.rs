@@ -1,4 +1,5 @@
-//! The report's tables: asset changes, state diff, gas; and the flamegraph frame.
+//! The report's tables: asset changes, state changes by variable, state diff, gas; and the
+//! flamegraph frame.
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
@@ -6,6 +7,7 @@ use std::io::{self, Write};
 use alloy_primitives::{Address, B256, U256};
 
 use super::esc;
+use crate::names::state::StateChanges;
 use crate::render::assets::{asset_rows, fee_line, role_note, NATIVE_DECIMALS};
 use crate::render::decoder::Decoder;
 use crate::render::gas::{contract_rows, function, opcode_rows};
@@ -79,6 +81,65 @@ pub fn assets_section<W: Write>(
         )?;
     }
     Ok(())
+}
+
+/// The state changes by variable, as the text view's "state changes" section lists them: per
+/// change its contract, its variable with the key path (a raw slot by its number, marked raw
+/// with why), and its value before and after (a transient variable's: zero, then each value
+/// written that stood).
+pub fn state_section<W: Write>(c: &StateChanges, d: &Decoder, out: &mut W) -> io::Result<()> {
+    writeln!(
+        out,
+        "<h2 id=\"ct-state\">State changes</h2><p class=\"dim\">Storage this transaction \
+         changed, by variable (the contracts' storage layouts), decoded by type; a slot no layout \
+         names is raw.</p>"
+    )?;
+    if c.changes.is_empty() {
+        return writeln!(out, "<p class=\"dim\">No storage changed.</p>");
+    }
+    writeln!(
+        out,
+        "<table id=\"ct-state-table\"><tr><th>contract</th><th>variable</th><th>before</th>\
+         <th>after</th></tr>"
+    )?;
+    for ch in &c.changes {
+        // As the text view: the address and the artifact's contract name, else any label.
+        let contract = match &ch.contract {
+            Some(n) => format!(
+                "{} <span class=\"dim\">({})</span>",
+                ch.address.to_checksum(None),
+                esc(n)
+            ),
+            None => addr(&ch.address, d),
+        };
+        let transient = if ch.transient {
+            " <span class=\"dim\">(transient)</span>"
+        } else {
+            ""
+        };
+        let (class, variable) = match &ch.var {
+            Some(v) => ("", format!("{}{transient}", esc(&v.name))),
+            None => (
+                " class=\"raw\"",
+                format!(
+                    "slot {:#066x}{transient} <span class=\"nc\">raw</span> <span class=\"dim\">({})</span>",
+                    ch.slot,
+                    esc(ch.raw.as_deref().unwrap_or("not named"))
+                ),
+            ),
+        };
+        let values = crate::render::state_changes::values(ch);
+        let before = values.first().map_or("", String::as_str);
+        let after = values.get(1..).unwrap_or_default();
+        writeln!(
+            out,
+            "<tr{class}><td class=\"a\">{contract}</td><td class=\"a\">{variable}</td>\
+             <td class=\"a\">{}</td><td class=\"a\">{}</td></tr>",
+            esc(before),
+            esc(&after.join(" → "))
+        )?;
+    }
+    writeln!(out, "</table>")
 }
 
 fn word(w: &B256) -> String {
