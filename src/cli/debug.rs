@@ -193,7 +193,7 @@ impl DebugArgs {
                 (target, decoder, title, (traced, receipt, state))
             }
         };
-        let mut session = Session::open(target, &names, decoder, title)
+        let mut session = Session::open(target, names, decoder, title)
             .map_err(|e| CliError::source(e.to_string()))?;
         // A what-if session is not the mined transaction: said on screen and to the editor.
         if let Some(p) = &patch {

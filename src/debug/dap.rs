@@ -637,9 +637,7 @@ impl<W: Write> Adapter<'_, W> {
             )],
             Vars::Storage(open) => {
                 let address = s.model.log.frames[v.open[open].frame as usize].address;
-                v.slots_of(address)
-                    .map(|(slot, seen)| (slot, seen.describe()))
-                    .collect()
+                s.storage_rows(v, address)
             }
         };
         let variables: Vec<Value> = pairs

@@ -15,8 +15,12 @@ pub mod variables;
 
 use std::sync::Arc;
 
+use alloy_primitives::Address;
+
+use crate::names::state::Namer;
 use crate::names::Names;
 use crate::render::decoder::Decoder;
+use crate::replay::access::{trace_access_keyed, Preimages};
 use crate::replay::{EvmEnv, ReplayError, ReplayTx, TraceResult, TxOutcome};
 use crate::source::StateSnapshot;
 use crate::trace::gas_context::JumpMarks;
@@ -34,6 +38,15 @@ pub struct Target {
 }
 
 impl Target {
+    /// The KECCAK256 preimages that explain the storage slots the transaction touched (one
+    /// access run on the same state).
+    pub fn preimages(&self) -> Result<Preimages, ReplayError> {
+        let mut db = self.snapshot.db();
+        db.cache = self.pre.clone();
+        let (_, preimages, _) = trace_access_keyed(&mut db, &self.env, &self.tx)?;
+        Ok(preimages)
+    }
+
     /// Runs the transaction under `recorder`.
     pub fn run(&self, recorder: StepRecorder) -> Result<(Stepped, TxOutcome), ReplayError> {
         let mut db = self.snapshot.db();
@@ -60,13 +73,17 @@ pub struct Session {
     /// What the session replays differently from the chain (a `--code-override`'s replaced
     /// code), said on screen and to the editor.
     pub notes: Vec<String>,
+    /// The names (storage layouts among them) and the KECCAK256 preimages of one access run of
+    /// the transaction: storage shown by variable, keys exact.
+    names: Names,
+    preimages: Preimages,
 }
 
 impl Session {
     /// Records every step of `target` and loads the maps of the code its frames ran.
     pub fn open(
         target: Target,
-        names: &Names,
+        names: Names,
         decoder: Decoder,
         title: String,
     ) -> Result<Session, ReplayError> {
@@ -74,6 +91,12 @@ impl Session {
         let model = model::Model::new(stepped.log, &|code, creation| {
             names.code_map(code, creation)
         });
+        // Mapping keys and array indices from the hashes the transaction computed: one access
+        // run, only when a storage layout can name a slot.
+        let preimages = match names.has_layouts() {
+            true => target.preimages()?,
+            false => Preimages::default(),
+        };
         Ok(Session {
             target,
             model,
@@ -82,7 +105,52 @@ impl Session {
             outcome,
             title,
             notes: Vec::new(),
+            names,
+            preimages,
         })
+    }
+
+    /// The storage `address` read and wrote before step `v`, one row per variable where its
+    /// contract's layout names the slot (`_balances[0x…]: 1000 → 995`), else per slot
+    /// (`0x2: read 0x5 wrote 0x7`); transient slots after, raw. The storage pane and the
+    /// adapter's Storage scope.
+    pub fn storage_rows(&self, v: &StepView, address: Address) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut namer = self
+            .names
+            .has_layouts()
+            .then(|| Namer::new(&self.names, &self.target.snapshot, &self.preimages));
+        for (slot, seen) in v.storage.get(&address).into_iter().flatten() {
+            let now = seen.written.or(seen.read).unwrap_or_default();
+            let before = seen.read.unwrap_or(now);
+            let named: Vec<_> = match namer.as_mut() {
+                Some(n) => n
+                    .slot(address, *slot, before, now, false)
+                    .into_iter()
+                    .filter(|c| c.var.is_some())
+                    .collect(),
+                None => Vec::new(),
+            };
+            if named.is_empty() {
+                out.push((format!("{slot:#x}"), seen.describe()));
+                continue;
+            }
+            for c in named {
+                let name = c.var.map(|n| n.name).unwrap_or_default();
+                let value = match (seen.read, seen.written) {
+                    (Some(_), Some(_)) if c.before != c.after => {
+                        format!("{} → {}", c.before, c.after)
+                    }
+                    (_, Some(_)) => format!("{} (written)", c.after),
+                    _ => format!("{} (read)", c.after),
+                };
+                out.push((name, value));
+            }
+        }
+        for (slot, seen) in v.transient.get(&address).into_iter().flatten() {
+            out.push((format!("transient {slot:#x}"), seen.describe()));
+        }
+        out
     }
 
     /// What failed, as `tx` says it: the failing frame's decoded revert, or its halt (`out of

@@ -240,9 +240,10 @@ pub fn storage(s: &Session, v: &StepView) -> Vec<Line<'static>> {
     }
     let mut out: Vec<Line<'static>> = Vec::new();
     for a in accounts {
-        let slots: Vec<Line<'static>> = v
-            .slots_of(a)
-            .map(|(slot, seen)| Line::from(format!("  {slot}: {}", seen.describe())))
+        let slots: Vec<Line<'static>> = s
+            .storage_rows(v, a)
+            .into_iter()
+            .map(|(name, value)| Line::from(format!("  {name}: {value}")))
             .collect();
         if slots.is_empty() && Some(a) != current {
             continue;

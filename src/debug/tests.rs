@@ -26,7 +26,7 @@ fn session() -> Session {
         index: None,
     };
     let decoder = names.decoder();
-    Session::open(target, &names, decoder, "fixture".into()).unwrap()
+    Session::open(target, names, decoder, "fixture".into()).unwrap()
 }
 
 /// The 1-based line of `file` (tests/contracts) holding `needle`.
@@ -188,12 +188,21 @@ fn the_view_at_the_revert_has_the_stack_of_tx_and_the_storage_written() {
     assert!(calls[1].starts_with("at Hub.failInner(code: 48879) (Hub.sol:"));
     assert!(calls[2].starts_with("at Hub.failNested(code: 48879) (Hub.sol:"));
     assert!(calls[2].contains(&at("Hub.sol", "this.failInner(code);")));
-    // `attempts += 1` read slot 0 and wrote 1 before the revert.
+    // `attempts += 1` read slot 0 and wrote 1 before the revert, in the current contract
+    // (first); the Hub wrote its slot 1 before calling it.
     let storage: Vec<String> = panes::storage(&s, &v)
         .iter()
         .map(|l| l.to_string())
         .collect();
-    assert_eq!(storage, vec!["0x0: read 0x0 wrote 0x1".to_string()]);
+    assert_eq!(
+        storage,
+        [
+            "0x9fE4…a6e0",
+            "  0x0: read 0x0 wrote 0x1",
+            "0xa513…C853",
+            "  0x1: read 0x5 wrote 0x6"
+        ]
+    );
     // The REVERT's memory range is the custom error's encoding, returned as revert data.
     let (a, b) = panes::touched(&v).unwrap();
     assert_eq!(
@@ -375,7 +384,8 @@ fn a_successful_calls_output_is_no_revert() {
         index: None,
     };
     let names = Names::load(&[], &[], None).unwrap();
-    let s = Session::open(target, &names, names.decoder(), "call".into()).unwrap();
+    let decoder = names.decoder();
+    let s = Session::open(target, names, decoder, "call".into()).unwrap();
     let pop = (0..s.model.len())
         .find(|&i| s.model.log.op(i) == revm::bytecode::opcode::POP)
         .unwrap();

@@ -270,6 +270,27 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
         wrong.join("\n")
     );
 
+    // A breakpoint on the function by the name the tree and the stack print it under (the
+    // running contract's, `Coin.transferFrom`, declared in ERC20.sol) stops there.
+    let set = c.request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "Coin.transferFrom"}]}),
+    );
+    assert_eq!(set["body"]["breakpoints"][0]["verified"], true, "{set}");
+    c.request("reverseContinue", json!({"threadId": 1}));
+    c.event("stopped");
+    c.request("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let top = c.top_frame();
+    assert!(
+        top["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("Coin.transferFrom("),
+        "{top}"
+    );
+    c.request("setFunctionBreakpoints", json!({"breakpoints": []}));
+
     // The `revert` filter: the token's revert, its error decoded, in ERC20.sol.
     c.request("reverseContinue", json!({"threadId": 1}));
     c.event("stopped");

@@ -1040,3 +1040,116 @@ fn a_prestate_diff_names_each_slot_by_variable() {
     );
     assert!(!bare.contains("owner"), "{bare}");
 }
+
+/// The debugger's storage by variable (the adapter's Storage scope, the TUI's storage pane):
+/// at the last step of an ERC20 transfer, the token's balances by holder, keys exact, each
+/// from the value read to the value written; the same numbers `cast storage` reads at the
+/// blocks before and after.
+#[test]
+fn the_debuggers_storage_is_named_by_variable() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let (me, to) = (accounts[0], accounts[1]);
+    let supply = e18(10_000);
+    let token = anvil.deploy(&with_ctor_args(&creation("Token"), &[supply.to_be_bytes()]));
+    let (h, r) = anvil.send_and_wait(json!({"from": me, "to": token, "data": hex0x(&calldata(
+        "transfer(address,uint256)",
+        &[w_addr(to), e18(200).to_be_bytes()],
+    ))}));
+    assert_eq!(r["status"], "0x1", "{r}");
+    let hash = format!("{h:?}");
+    let block = block_of(&anvil, &hash);
+    let stored = |holder: Address, at: u64| {
+        let slot = entry(&w_addr(holder), U256::ZERO);
+        let word = cast(&[
+            "storage",
+            &token.to_checksum(None),
+            &slot_hex(slot),
+            "--rpc-url",
+            anvil.url(),
+            "--block",
+            &at.to_string(),
+        ]);
+        U256::from_str_radix(word.trim_start_matches("0x"), 16).unwrap()
+    };
+
+    let mut c = crate::dap_client::Client::start();
+    c.request("initialize", json!({"adapterID": "chaintrace"}));
+    let launch = c.request(
+        "launch",
+        json!({"tx": hash, "rpcUrl": anvil.url(), "abi": OUT, "stopOnEntry": true,
+            "args": ["--no-project"]}),
+    );
+    assert_eq!(launch["success"], true, "{launch}");
+    c.event("initialized");
+    c.request("configurationDone", json!({}));
+    c.event("stopped");
+    // To the last step (stepping on stays there).
+    let mut last = Value::Null;
+    loop {
+        c.request(
+            "stepIn",
+            json!({"threadId": 1, "granularity": "instruction"}),
+        );
+        c.event("stopped");
+        let frames = c.request("stackTrace", json!({"threadId": 1}));
+        let top = frames["body"]["stackFrames"][0].clone();
+        let scopes = c.request("scopes", json!({"frameId": top["id"]}));
+        let evm = scopes["body"]["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "EVM")
+            .unwrap()["variablesReference"]
+            .clone();
+        let step = c.request("variables", json!({"variablesReference": evm}))["body"]["variables"]
+            [0]["value"]
+            .clone();
+        if step == last {
+            break;
+        }
+        last = step;
+    }
+    let top = c.top_frame();
+    let scopes = c.request("scopes", json!({"frameId": top["id"]}));
+    let storage = scopes["body"]["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Storage")
+        .unwrap()["variablesReference"]
+        .clone();
+    let vars =
+        c.request("variables", json!({"variablesReference": storage}))["body"]["variables"].clone();
+    let value_of = |holder: Address| {
+        let name = format!("_balances[{}]", holder.to_checksum(None));
+        vars.as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {vars}"))["value"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (from_before, from_after) = (stored(me, block - 1), stored(me, block));
+    let (to_before, to_after) = (stored(to, block - 1), stored(to, block));
+    assert_eq!((from_before, from_after), (supply, e18(9_800)));
+    // `before → after`, each exact (its short form in brackets after it).
+    let exact = |text: String| -> (String, String) {
+        let (a, b) = text.split_once(" → ").unwrap();
+        let first = |s: &str| s.split(' ').next().unwrap().to_string();
+        (first(a), first(b))
+    };
+    assert_eq!(
+        exact(value_of(me)),
+        (from_before.to_string(), from_after.to_string()),
+        "{vars}"
+    );
+    assert_eq!(
+        exact(value_of(to)),
+        (to_before.to_string(), to_after.to_string()),
+        "{vars}"
+    );
+    c.request("disconnect", json!({}));
+}
