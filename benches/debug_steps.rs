@@ -83,7 +83,8 @@ fn side(which: &str, name: &str) {
                 tx: w.tx,
                 index: None,
             };
-            let s = Session::open(target, &names, names.decoder(), name.into()).unwrap();
+            let decoder = names.decoder();
+            let s = Session::open(target, names, decoder, name.into()).unwrap();
             let last = s.model.len() - 1;
             let v = s.view(last).unwrap();
             assert_eq!(v.step as usize, last);
