@@ -615,24 +615,7 @@ fn address(word: U256) -> Address {
     Address::from_word(B256::from(word.to_be_bytes::<32>()))
 }
 
-/// A stored value as people read it: `text` exact (a decimal integer, a checksummed address,
-/// `true`, `Kind.Active`, `0x…` bytes, a quoted string), and for a large integer its short
-/// form (`9.8e21`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shown {
-    pub text: String,
-    pub short: Option<String>,
-}
-
-impl std::fmt::Display for Shown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)?;
-        match &self.short {
-            Some(s) => write!(f, " [{s}]"),
-            None => Ok(()),
-        }
-    }
-}
+pub use crate::render::state_changes::Shown;
 
 fn plain(text: String) -> Shown {
     Shown { text, short: None }

@@ -25,54 +25,7 @@ use super::{code_of, proxy, Artifact, Names};
 use crate::replay::access::{Access, Keyed, Preimages, Values};
 use crate::source::StateSnapshot;
 
-/// One variable a transaction changed, or one raw slot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StateChange {
-    pub address: Address,
-    /// The artifact's contract name, where one matched the code.
-    pub contract: Option<String>,
-    pub slot: U256,
-    /// The variable, where the layout names the slot; `None`: raw.
-    pub var: Option<Named>,
-    /// Why the slot is raw.
-    pub raw: Option<String>,
-    /// The value before and after: decoded by type when named, the slot's words when raw.
-    /// Transient: zero, and the last value written that stood.
-    pub before: Shown,
-    pub after: Shown,
-    /// The slots a `bytes`/`string` value spans, its length slot (`slot`) first, then its data
-    /// words: empty when it lies in `slot` alone.
-    pub slots: Vec<U256>,
-    /// A transient variable (TSTORE), cleared when the transaction ends.
-    pub transient: bool,
-    /// Transient: each value the transaction wrote to it that stood, in order (`before` the
-    /// first, `after` the last).
-    pub writes: Vec<Shown>,
-}
-
-/// A changed variable: its name, where it lies and its type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Named {
-    /// The storage variable's name (`_balances`).
-    pub variable: String,
-    /// Mapping keys, array indices and struct members from it down.
-    pub key_path: Vec<String>,
-    /// The whole name: `_allowances[0x…][0x…]`.
-    pub name: String,
-    /// solc's label of the value's type.
-    pub ty: String,
-    /// The value's byte offset in its slot.
-    pub offset: u64,
-    /// `length` for a dynamic array's length, `data word N` for a long string's data.
-    pub part: Option<String>,
-}
-
-/// A transaction's storage changes, and notes for stderr (a malformed layout).
-#[derive(Clone, Debug, Default)]
-pub struct StateChanges {
-    pub changes: Vec<StateChange>,
-    pub notes: Vec<String>,
-}
+pub use crate::render::state_changes::{Named, StateChange, StateChanges};
 
 fn word(v: U256) -> Shown {
     Shown {

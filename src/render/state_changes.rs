@@ -1,10 +1,79 @@
-//! A transaction's storage changes by variable ([`crate::names::state`]) as the places that
-//! show them share them: the values of one change (`before → after`, a transient variable's
-//! writes), and the rows of the `storage_changes` table of `block A..B --out DIR`.
+//! A transaction's storage changes by variable as data (what `names::state` works
+//! out, defined here, left of `names`, so that the HTML report and the columnar tables can
+//! show them), and as the places that show them share them: the values of one change
+//! (`before → after`, a transient variable's writes), and the rows of the `storage_changes`
+//! table of `block A..B --out DIR`.
 
+use alloy_primitives::{Address, U256};
 use serde::Serialize;
 
-use crate::names::state::{StateChange, StateChanges};
+/// A stored value as people read it: `text` exact (a decimal integer, a checksummed address,
+/// `true`, `Kind.Active`, `0x…` bytes, a quoted string), and for a large integer its short
+/// form (`9.8e21`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shown {
+    pub text: String,
+    pub short: Option<String>,
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)?;
+        match &self.short {
+            Some(s) => write!(f, " [{s}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One variable a transaction changed, or one raw slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateChange {
+    pub address: Address,
+    /// The artifact's contract name, where one matched the code.
+    pub contract: Option<String>,
+    pub slot: U256,
+    /// The variable, where the layout names the slot; `None`: raw.
+    pub var: Option<Named>,
+    /// Why the slot is raw.
+    pub raw: Option<String>,
+    /// The value before and after: decoded by type when named, the slot's words when raw.
+    /// Transient: zero, and the last value written that stood.
+    pub before: Shown,
+    pub after: Shown,
+    /// The slots a `bytes`/`string` value spans, its length slot (`slot`) first, then its data
+    /// words: empty when it lies in `slot` alone.
+    pub slots: Vec<U256>,
+    /// A transient variable (TSTORE), cleared when the transaction ends.
+    pub transient: bool,
+    /// Transient: each value the transaction wrote to it that stood, in order (`before` the
+    /// first, `after` the last).
+    pub writes: Vec<Shown>,
+}
+
+/// A changed variable: its name, where it lies and its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    /// The storage variable's name (`_balances`).
+    pub variable: String,
+    /// Mapping keys, array indices and struct members from it down.
+    pub key_path: Vec<String>,
+    /// The whole name: `_allowances[0x…][0x…]`.
+    pub name: String,
+    /// solc's label of the value's type.
+    pub ty: String,
+    /// The value's byte offset in its slot.
+    pub offset: u64,
+    /// `length` for a dynamic array's length, `data word N` for a long string's data.
+    pub part: Option<String>,
+}
+
+/// A transaction's storage changes, and notes for stderr (a malformed layout).
+#[derive(Clone, Debug, Default)]
+pub struct StateChanges {
+    pub changes: Vec<StateChange>,
+    pub notes: Vec<String>,
+}
 
 /// Most values a transient variable's change lists: past them, the first ones, how many more,
 /// and the last.
@@ -96,9 +165,7 @@ pub fn storage_change_rows(changes: &StateChanges) -> Vec<StorageChangeRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::names::layout::Shown;
-    use crate::names::state::Named;
-    use alloy_primitives::{address, U256};
+    use alloy_primitives::address;
 
     fn shown(t: &str) -> Shown {
         Shown {

@@ -17,7 +17,7 @@ mod tree;
 use std::io::{self, Write};
 
 use super::decoder::Decoder;
-use crate::names::state::StateChanges;
+use crate::render::state_changes::StateChanges;
 use crate::replay::assets::AssetChanges;
 use crate::trace::call::CallFrame;
 use crate::trace::gas::GasReport;

@@ -7,10 +7,10 @@ use std::io::{self, Write};
 use alloy_primitives::{Address, B256, U256};
 
 use super::esc;
-use crate::names::state::StateChanges;
 use crate::render::assets::{asset_rows, fee_line, role_note, NATIVE_DECIMALS};
 use crate::render::decoder::Decoder;
 use crate::render::gas::{contract_rows, function, opcode_rows};
+use crate::render::state_changes::StateChanges;
 use crate::replay::assets::{format_units, AssetChanges};
 use crate::trace::gas::GasReport;
 use crate::trace::prestate::{AccountState, PrestateResult};
