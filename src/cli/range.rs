@@ -167,6 +167,7 @@ pub fn run(
         hardfork,
         jobs: default_jobs(),
         max_stretch: None,
+        growth: None,
     };
     let work = |b: RangeBlock<'_>| replay_one(b, assets, source);
     chaintrace::replay::range::run(&range, &|f| f(), &work, &mut |done: Done| {

@@ -222,6 +222,7 @@ impl Ahead {
             jobs,
             // Spread over the workers: the walk waits on the first of these blocks.
             max_stretch: Some(blocks.div_ceil(jobs).clamp(1, 4)),
+            growth: None,
         };
         // Each block's answer as `trace_block` writes it, or `None` when a transaction
         // departs from its receipt (such a block is not kept: its request replays it).
