@@ -213,6 +213,7 @@ pub fn run(
         hardfork,
         jobs: default_jobs(),
         max_stretch: None,
+        growth: None,
     };
     let work = |b: RangeBlock<'_>| replay_one(b, extras, source);
     let mut noted: Vec<String> = Vec::new();

@@ -36,6 +36,20 @@ pub struct Range<'a> {
     /// to 32). A short range that someone waits on (`serve` preparing a walk's next blocks)
     /// spreads its blocks over the workers instead.
     pub max_stretch: Option<usize>,
+    /// Blocks added while the range runs (`serve` preparing the blocks ahead of a client
+    /// walking the chain, whose end moves with the client): asked for when every block so far
+    /// is claimed. `None`: `segments` are all.
+    pub growth: Option<&'a dyn Growth>,
+}
+
+/// Where a growing range's next blocks come from.
+pub trait Growth: Sync {
+    /// The blocks after the last one handed out, ascending, waiting for them as long as it
+    /// sees fit; none: the range has no more. Asked by one worker at a time.
+    fn more(&self) -> Vec<u64>;
+    /// The range stopped (an error, or its sink said so): a `more` waiting, or asked later,
+    /// answers none.
+    fn stop(&self);
 }
 
 /// One block of the range as its worker hands it to `work`: the block, its receipts, its
@@ -84,26 +98,35 @@ const K_START: usize = 8;
 const K_MAX: usize = 32;
 
 /// The blocks of a list of inclusive segments, addressed by position.
-struct Blocks<'a> {
-    segments: &'a [(u64, u64)],
+struct Blocks {
+    segments: Vec<(u64, u64)>,
     /// Position of each segment's first block.
     starts: Vec<u64>,
     len: u64,
 }
 
-impl<'a> Blocks<'a> {
-    fn new(segments: &'a [(u64, u64)]) -> Self {
-        let mut starts = Vec::with_capacity(segments.len());
-        let mut len = 0u64;
-        for &(a, b) in segments {
-            starts.push(len);
-            len += b - a + 1;
+impl Blocks {
+    fn new(segments: &[(u64, u64)]) -> Self {
+        let mut b = Blocks {
+            segments: Vec::with_capacity(segments.len()),
+            starts: Vec::with_capacity(segments.len()),
+            len: 0,
+        };
+        for &(a, z) in segments {
+            b.push(a, z);
         }
-        Blocks {
-            segments,
-            starts,
-            len,
+        b
+    }
+    /// Blocks `a..=z` after the last.
+    fn push(&mut self, a: u64, z: u64) {
+        match self.segments.last_mut() {
+            Some((_, last)) if *last + 1 == a => *last = z,
+            _ => {
+                self.segments.push((a, z));
+                self.starts.push(self.len);
+            }
         }
+        self.len += z - a + 1;
     }
     fn at(&self, i: u64) -> u64 {
         let s = self.starts.partition_point(|&st| st <= i) - 1;
@@ -143,21 +166,20 @@ fn fetch_blocks(
 pub trait Work<T, E>: Fn(RangeBlock<'_>) -> Result<T, E> + Sync {}
 impl<T, E, F: Fn(RangeBlock<'_>) -> Result<T, E> + Sync> Work<T, E> for F {}
 
-/// Replays the contiguous blocks at `positions` on one carried state ([`Stretch`]), handing
-/// what `work` makes of each block (or the error that stopped the stretch) to `send` with its
-/// position.
+/// Replays `numbers`, the contiguous blocks at `positions`, on one carried state
+/// ([`Stretch`]), handing what `work` makes of each block (or the error that stopped the
+/// stretch) to `send` with its position.
 fn replay_stretch<T, E>(
     range: &Range<'_>,
     positions: std::ops::Range<u64>,
-    blocks: &Blocks<'_>,
+    numbers: &[u64],
     work: &dyn Work<T, E>,
     send: &dyn Fn(u64, Result<T, E>) -> bool,
 ) where
     E: From<SourceError> + From<super::Error>,
 {
     let source = range.source;
-    let numbers: Vec<u64> = positions.clone().map(|p| blocks.at(p)).collect();
-    let fetched = match fetch_blocks(source, &numbers) {
+    let fetched = match fetch_blocks(source, numbers) {
         Ok(f) => f,
         Err(e) => {
             send(positions.start, Err(e.into()));
@@ -237,7 +259,9 @@ fn replay_stretch<T, E>(
 /// thread's whole loop (`serve` bounds it by the request's deadline and byte budget there).
 ///
 /// Workers claim block positions in order; a worker waits while its next block is
-/// [`window`] blocks past the next one to hand over, so memory stays bounded.
+/// [`window`] blocks past the next one to hand over, so memory stays bounded. A growing range
+/// ([`Range::growth`]) whose blocks are all claimed asks for more (one worker at a time, the
+/// others waiting) and ends when there are none.
 pub fn run<T, E>(
     range: &Range<'_>,
     each_worker: &(dyn Fn(&mut dyn FnMut()) + Sync),
@@ -249,47 +273,49 @@ where
     E: Send + From<SourceError> + From<super::Error>,
 {
     let blocks = Blocks::new(range.segments);
-    let jobs = range.jobs.min(blocks.len as usize).max(1);
+    let jobs = match range.growth {
+        Some(_) => range.jobs,
+        None => range.jobs.min(blocks.len as usize),
+    }
+    .max(1);
     let win = window(jobs);
-    // (next block to claim, next block to hand over, stop flag)
-    let state = Mutex::new((0u64, 0u64, false));
+    let state = Mutex::new(Claims {
+        blocks,
+        next: 0,
+        handed: 0,
+        stop: false,
+        growing: false,
+        ended: range.growth.is_none(),
+    });
     let cond = Condvar::new();
     let (send, recv) = channel::<(u64, Result<T, E>)>();
     std::thread::scope(|s| -> Result<(), E> {
         for _ in 0..jobs {
             let send = send.clone();
-            let (state, cond, blocks) = (&state, &cond, &blocks);
+            let (state, cond) = (&state, &cond);
             s.spawn(move || {
                 each_worker(&mut || loop {
-                    let claimed = {
-                        let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
-                        while !g.2 && g.0 < blocks.len && g.0 >= g.1 + win {
-                            g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
-                        }
-                        if g.2 || g.0 >= blocks.len {
-                            return;
-                        }
-                        let start = g.0;
-                        let k = K
-                            .load(Ordering::Relaxed)
-                            .min(range.max_stretch.unwrap_or(K_MAX));
-                        g.0 = (start + k.max(1) as u64).min(blocks.len);
-                        start..g.0
+                    let Some((claimed, numbers)) = claim(range, state, cond, win) else {
+                        return;
                     };
                     // A stopped range finishes no more blocks than the one at hand.
                     let go_on = |pos: u64, item: Result<T, E>| {
-                        let stopped = state.lock().unwrap_or_else(|e| e.into_inner()).2;
+                        let stopped = state.lock().unwrap_or_else(|e| e.into_inner()).stop;
                         !stopped && send.send((pos, item)).is_ok()
                     };
-                    replay_stretch(range, claimed, blocks, work, &go_on);
+                    replay_stretch(range, claimed, &numbers, work, &go_on);
                 })
             });
         }
         drop(send);
         let stop = || {
             let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
-            g.2 = true;
+            g.stop = true;
             cond.notify_all();
+            drop(g);
+            if let Some(growth) = range.growth {
+                growth.stop();
+            }
         };
         let mut pending = BTreeMap::new();
         let mut next = 0u64;
@@ -309,12 +335,75 @@ where
                 }
                 next += 1;
                 let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
-                g.1 = next;
+                g.handed = next;
                 cond.notify_all();
             }
         }
         Ok(())
     })
+}
+
+/// What the workers of a range share: the blocks, and how far they are claimed and handed
+/// over.
+struct Claims {
+    blocks: Blocks,
+    /// The next position to claim.
+    next: u64,
+    /// The next position to hand over.
+    handed: u64,
+    stop: bool,
+    /// A worker is asking the range's growth for more blocks.
+    growing: bool,
+    /// No more blocks come (always, for a range that does not grow).
+    ended: bool,
+}
+
+/// The next stretch a worker replays, its positions and blocks, waiting while it would be past
+/// the reorder window or a growing range's blocks are all claimed; `None` once the range is
+/// stopped or finished.
+fn claim(
+    range: &Range<'_>,
+    state: &Mutex<Claims>,
+    cond: &Condvar,
+    win: u64,
+) -> Option<(std::ops::Range<u64>, Vec<u64>)> {
+    let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        if g.stop {
+            return None;
+        }
+        if g.next < g.blocks.len {
+            if g.next < g.handed + win {
+                let start = g.next;
+                let k = K
+                    .load(Ordering::Relaxed)
+                    .min(range.max_stretch.unwrap_or(K_MAX));
+                g.next = (start + k.max(1) as u64).min(g.blocks.len);
+                let positions = start..g.next;
+                let numbers = positions.clone().map(|p| g.blocks.at(p)).collect();
+                return Some((positions, numbers));
+            }
+        } else if g.ended {
+            return None;
+        } else if let Some(growth) = range.growth.filter(|_| !g.growing) {
+            g.growing = true;
+            drop(g);
+            let more = growth.more();
+            g = state.lock().unwrap_or_else(|e| e.into_inner());
+            g.growing = false;
+            if more.is_empty() {
+                g.ended = true;
+            }
+            let last = g.blocks.segments.last().map(|s| s.1);
+            let after = more.into_iter().filter(|&n| last.is_none_or(|l| n > l));
+            for (a, z) in segments(after) {
+                g.blocks.push(a, z);
+            }
+            cond.notify_all();
+            continue;
+        }
+        g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
+    }
 }
 
 /// Ascending block numbers as inclusive runs.

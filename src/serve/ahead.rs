@@ -4,28 +4,36 @@
 //! seen. Answered one at a time, each costs its own round trips for the block, its receipts and
 //! its state; the ranges engine ([`crate::replay::range`]) replays contiguous blocks far
 //! cheaper, on one carried state with a stretch's blocks fetched in one batch. So when a block
-//! is asked by number with the same trace options as a block a little before it (a walk), the
-//! blocks after it are replayed in the background on that engine, up to `--ahead` blocks past
-//! the one asked, and their answers kept in the memory cache ([`super::memo`]) under the keys
-//! the walk's next requests look up: the same text a request would have made, kept only when
-//! every transaction matched its receipt.
+//! is asked by number with the same trace options as a block a little before it (a walk), a
+//! preparation starts that follows the walk: one range that grows as the walk advances
+//! ([`Growth`]), replaying in the background the blocks up to `--ahead` past the last one
+//! asked, and keeping their answers in the memory cache ([`super::memo`]) under the keys the
+//! walk's next requests look up: the same text a request would have made, kept only when every
+//! transaction matched its receipt. Its workers, its source and the head it read carry on from
+//! block to block; it hands its workers at least a stretch of blocks at a time, and reads the
+//! head again only once it has handed out every block below the head it read last.
 //!
-//! A block being prepared is held under its walk key; a request for it waits for it (to its own
-//! deadline) rather than replaying it a second time, and a block a request already holds is not
-//! prepared. At most [`MAX_RUNNING`] preparations run at once, each bounded by the request
-//! timeout and a byte budget like a request, each stopped at the chain's head; what they keep
-//! is bounded by the answer cache's bytes.
+//! A block being prepared is held under its walk key from when it is handed to the workers
+//! until its answer is kept; a request for it waits for it (to its own deadline) rather than
+//! replaying it a second time, and a block a request already holds is not prepared. At most
+//! [`MAX_RUNNING`] preparations run at once, each bounded by the request timeout and a byte
+//! budget like a request (from its start: past either it ends, and the walk's next request
+//! starts another), each stopped at the chain's head, and ended when its walk is restarted
+//! elsewhere, forgotten, or not continued for [`LINGER`]. What one holds is bounded by
+//! `--ahead` (blocks handed out stay within it of the walk's last), what they keep by the
+//! answer cache's bytes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use alloy_primitives::B256;
 use serde_json::Value;
 
 use super::memo::{Answer, AnswerKey, KeyGuard, Memo};
-use crate::replay::range::{default_jobs, Range, RangeBlock};
+use crate::replay::range::{default_jobs, Growth, Range, RangeBlock};
+use crate::source::rpc::RpcSource;
 
 /// Preparations running at once, at most.
 pub const MAX_RUNNING: usize = 2;
@@ -39,8 +47,19 @@ const NEAR: u64 = 16;
 /// A walk not continued for this long is forgotten.
 const IDLE: Duration = Duration::from_secs(60);
 
+/// A preparation whose walk has not moved for this long ends (the walk's next request starts
+/// another).
+const LINGER: Duration = Duration::from_secs(10);
+
+/// A walk prepared up to the head read less than this long ago starts no preparation.
+const HEAD_AGE: Duration = Duration::from_secs(1);
+
 /// Replay workers of one preparation.
 const MAX_JOBS: usize = 8;
+
+/// The longest stretch a preparation's worker claims: the walk waits on the first block of
+/// each, so they are spread over the workers.
+const MAX_STRETCH: usize = 8;
 
 /// Walks remembered at once (one per trace options); the oldest goes first.
 const MAX_WALKS: usize = 64;
@@ -62,6 +81,10 @@ struct Walk {
     last: u64,
     /// The highest block prepared or being prepared.
     frontier: u64,
+    /// The preparation following the walk, if one runs.
+    job: Option<u64>,
+    /// The chain's head as a preparation of the walk last read it, and when.
+    head: Option<(u64, Instant)>,
     at: Instant,
 }
 
@@ -69,7 +92,10 @@ pub struct Ahead {
     cfg: AheadConfig,
     memo: Arc<Memo>,
     walks: Mutex<HashMap<AnswerKey, Walk>>,
+    /// Signalled when a walk moves (or a preparation is stopped).
+    moved: Condvar,
     running: AtomicUsize,
+    jobs: AtomicU64,
 }
 
 /// The key a block of a walk is held under while it is prepared or answered.
@@ -83,8 +109,14 @@ impl Ahead {
             cfg,
             memo,
             walks: Mutex::new(HashMap::new()),
+            moved: Condvar::new(),
             running: AtomicUsize::new(0),
+            jobs: AtomicU64::new(0),
         }
+    }
+
+    fn walks(&self) -> MutexGuard<'_, HashMap<AnswerKey, Walk>> {
+        self.walks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A `debug_traceBlockByNumber(params)` call about to run: it is told to the walk
@@ -110,16 +142,18 @@ impl Ahead {
             .ok_or_else(super::methods::timed_out)
     }
 
-    /// Block `number` is asked with trace `options`: when that continues a walk, the blocks
-    /// after it not prepared yet are prepared in the background.
+    /// Block `number` is asked with trace `options`: when that continues a walk, its
+    /// preparation is told (or started, when none runs) to prepare up to `--ahead` blocks past
+    /// it in the background.
     pub fn asked(self: &Arc<Self>, number: u64, options: Option<&Value>) {
         if self.cfg.blocks == 0 {
             return;
         }
         let walk_key = AnswerKey::new(0, "", B256::ZERO, options);
         let now = Instant::now();
-        let wanted = {
-            let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+        let job = {
+            let mut walks = self.walks();
+            // A walk forgotten or restarted ends its preparation (at its next look).
             walks.retain(|_, w| now.duration_since(w.at) < IDLE);
             if walks.len() >= MAX_WALKS && !walks.contains_key(&walk_key) {
                 let oldest = walks.iter().min_by_key(|(_, w)| w.at).map(|(k, _)| *k);
@@ -130,32 +164,37 @@ impl Ahead {
             let w = walks.entry(walk_key).or_insert(Walk {
                 last: number,
                 frontier: number,
+                job: None,
+                head: None,
                 at: now,
             });
             // Far from the walk's last block: a new walk starts there.
             if number.abs_diff(w.last) > NEAR {
                 w.last = number;
                 w.frontier = number;
+                w.job = None;
             }
             let continues = w.last != number;
             w.last = w.last.max(number);
             w.at = now;
-            let from = w.frontier.max(number) + 1;
-            let to = number + self.cfg.blocks;
-            // Refilled in chunks: not before half of what is prepared ahead is used.
-            let ahead_left = w.frontier.saturating_sub(number);
+            self.moved.notify_all();
+            let at_head = w.head.is_some_and(|(head, read)| {
+                w.frontier.max(w.last) >= head && now.duration_since(read) < HEAD_AGE
+            });
             if !continues
-                || from > to
-                || ahead_left > self.cfg.blocks / 2
+                || w.job.is_some()
+                || at_head
+                || w.frontier.max(w.last) >= w.last + self.cfg.blocks
                 || self.running.load(Ordering::SeqCst) >= MAX_RUNNING
             {
                 None
             } else {
-                w.frontier = to;
-                Some((from, to))
+                let id = self.jobs.fetch_add(1, Ordering::SeqCst);
+                w.job = Some(id);
+                Some(id)
             }
         };
-        let Some((from, to)) = wanted else {
+        let Some(id) = job else {
             return;
         };
         self.running.fetch_add(1, Ordering::SeqCst);
@@ -164,30 +203,47 @@ impl Ahead {
         let spawned = std::thread::Builder::new()
             .name("serve-ahead".into())
             .spawn(move || {
-                struct Done<'a>(&'a AtomicUsize);
+                struct Done<'a>(&'a Ahead, AnswerKey, u64);
                 impl Drop for Done<'_> {
                     fn drop(&mut self) {
-                        self.0.fetch_sub(1, Ordering::SeqCst);
+                        if let Some(w) = self.0.walks().get_mut(&self.1) {
+                            if w.job == Some(self.2) {
+                                w.job = None;
+                            }
+                        }
+                        self.0.running.fetch_sub(1, Ordering::SeqCst);
                     }
                 }
-                let _done = Done(&me.running);
+                let _done = Done(&me, walk_key, id);
                 let deadline = Instant::now() + me.cfg.timeout;
                 crate::replay::cancel::within(deadline, Some(me.cfg.budget), || {
                     // A preparation that fails leaves nothing behind: the requests replay.
-                    let _ = me.prepare(from, to, options.as_ref(), walk_key, deadline);
+                    let _ = me.prepare(id, options.as_ref(), walk_key, deadline);
                 });
             });
         if spawned.is_err() {
             self.running.fetch_sub(1, Ordering::SeqCst);
+            if let Some(w) = self.walks().get_mut(&walk_key) {
+                w.job = None;
+            }
         }
     }
 
-    /// Replays blocks `from..=to` (those below the head that no request holds) under the
-    /// walk's trace options and keeps each block's answer.
+    /// The head as a preparation of walk `walk_key` read it just now.
+    fn read_head(&self, walk_key: AnswerKey, head: u64) {
+        if let Some(w) = self.walks().get_mut(&walk_key) {
+            w.head = Some((head, Instant::now()));
+        }
+    }
+
+    /// Follows the walk `walk_key` as preparation `id`: one growing range
+    /// ([`Growth`]) replays, under the walk's trace options, the blocks up to `--ahead` past
+    /// the walk's last (those below the head that no request holds) and keeps each block's
+    /// answer, until the walk is forgotten or restarted elsewhere, the head is reached, a
+    /// block fails or the deadline passes.
     fn prepare(
         &self,
-        from: u64,
-        to: u64,
+        id: u64,
         options: Option<&Value>,
         walk_key: AnswerKey,
         deadline: Instant,
@@ -195,33 +251,33 @@ impl Ahead {
         let opts = super::methods::trace_opts(options).ok()?;
         let source = self.cfg.upstream.source(Some(deadline)).ok()?;
         let (chain_id, head) = source.chain_and_head().ok()?;
+        self.read_head(walk_key, head);
         let client = source.client_version_text().unwrap_or_default();
-        // The blocks no request holds, each held until its answer is kept.
-        let mut held: BTreeMap<u64, KeyGuard<'_>> = BTreeMap::new();
-        for n in from..=to.min(head) {
-            // A block asked before was answered then (and its answer likely kept).
-            if self.memo.was_seen(&format!("{n:#x}")) {
-                continue;
-            }
-            if let Some(g) = self.memo.try_lock_key(&block_key(n, walk_key)) {
-                held.insert(n, g);
-            }
-        }
-        let segments = crate::replay::range::segments(held.keys().copied());
-        if segments.is_empty() {
-            return Some(());
-        }
-        let blocks = held.len();
-        let jobs = default_jobs().clamp(1, MAX_JOBS).min(blocks);
+        let jobs = default_jobs().clamp(1, MAX_JOBS);
+        let stretch = usize::try_from(self.cfg.blocks)
+            .unwrap_or(usize::MAX)
+            .div_ceil(jobs)
+            .clamp(1, MAX_STRETCH);
+        let job = Job {
+            ahead: self,
+            source: &source,
+            walk_key,
+            id,
+            deadline,
+            step: stretch as u64,
+            head: Mutex::new(head),
+            held: Mutex::new(BTreeMap::new()),
+            stopped: AtomicBool::new(false),
+        };
         let range = Range {
             source: &source,
             chain_id,
-            segments: &segments,
+            segments: &[],
             spec: &opts.spec,
             hardfork: None,
             jobs,
-            // Spread over the workers: the walk waits on the first of these blocks.
-            max_stretch: Some(blocks.div_ceil(jobs).clamp(1, 4)),
+            max_stretch: Some(stretch),
+            growth: Some(&job),
         };
         // Each block's answer as `trace_block` writes it, or `None` when a transaction
         // departs from its receipt (such a block is not kept: its request replays it).
@@ -255,7 +311,10 @@ impl Ahead {
                     },
                 );
             }
-            held.remove(&number);
+            job.held
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&number);
             Ok(true)
         };
         crate::replay::range::run(
@@ -265,6 +324,112 @@ impl Ahead {
             &mut keep,
         )
         .ok()
+    }
+}
+
+/// A preparation following a walk: the growth of its range.
+struct Job<'a> {
+    ahead: &'a Ahead,
+    source: &'a RpcSource,
+    walk_key: AnswerKey,
+    id: u64,
+    deadline: Instant,
+    /// Blocks handed to the range at once, at least (fewer only when the walk is about to
+    /// reach them): a stretch's worth.
+    step: u64,
+    /// The chain's head as last read (read again when the walk wants blocks past it).
+    head: Mutex<u64>,
+    /// The blocks handed to the range, each held until its answer is kept (or the
+    /// preparation ends).
+    held: Mutex<BTreeMap<u64, KeyGuard<'a>>>,
+    stopped: AtomicBool,
+}
+
+impl Growth for Job<'_> {
+    /// The next blocks up to `--ahead` past the walk's last, below the head, that no request
+    /// holds and none asked before, each held; waits while fewer than a step are wanted.
+    /// None once the walk is forgotten, restarted or lingers, the head is reached, the range
+    /// stopped or the deadline passed.
+    fn more(&self) -> Vec<u64> {
+        let ahead = self.ahead;
+        let mut walks = ahead.walks();
+        loop {
+            let now = Instant::now();
+            if self.stopped.load(Ordering::SeqCst) || now >= self.deadline {
+                return Vec::new();
+            }
+            let Some(w) = walks.get_mut(&self.walk_key) else {
+                return Vec::new();
+            };
+            if w.job != Some(self.id) || now.duration_since(w.at) >= LINGER {
+                return Vec::new();
+            }
+            let from = w.frontier.max(w.last) + 1;
+            let to = w.last + ahead.cfg.blocks;
+            let wanted = (to + 1).saturating_sub(from);
+            // Enough for a stretch, or the walk is close to the last block handed out.
+            if wanted > 0 && (wanted >= self.step || from <= w.last + self.step) {
+                let head = *self.head.lock().unwrap_or_else(|p| p.into_inner());
+                if from > head {
+                    // The head as the node has it now (read without the walks' lock), read
+                    // only once the blocks below the head read last are all handed out.
+                    drop(walks);
+                    let Ok((_, now_head)) = self.source.chain_and_head() else {
+                        return Vec::new();
+                    };
+                    ahead.read_head(self.walk_key, now_head);
+                    if from > now_head {
+                        // Preparations stop at the head.
+                        return Vec::new();
+                    }
+                    *self.head.lock().unwrap_or_else(|p| p.into_inner()) = now_head;
+                    walks = ahead.walks();
+                    continue;
+                }
+                let to = to.min(head);
+                w.frontier = to;
+                drop(walks);
+                let held = self.hold(from, to);
+                if !held.is_empty() {
+                    return held;
+                }
+                walks = ahead.walks();
+                continue;
+            }
+            let until = self.deadline.min(w.at + LINGER);
+            let left = until.saturating_duration_since(now);
+            walks = ahead
+                .moved
+                .wait_timeout(walks, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        let _walks = self.ahead.walks();
+        self.ahead.moved.notify_all();
+    }
+}
+
+impl Job<'_> {
+    /// Blocks `from..=to` that none asked before (a block asked was answered then, and its
+    /// answer likely kept) and no request holds, each held until its answer is kept.
+    fn hold(&self, from: u64, to: u64) -> Vec<u64> {
+        let memo = &*self.ahead.memo;
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for n in from..=to {
+            if memo.was_seen(&format!("{n:#x}")) {
+                continue;
+            }
+            if let Some(g) = memo.try_lock_key(&block_key(n, self.walk_key)) {
+                held.insert(n, g);
+                out.push(n);
+            }
+        }
+        out
     }
 }
 
