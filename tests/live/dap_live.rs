@@ -149,30 +149,6 @@ fn check_stack(
     Ok(checked)
 }
 
-/// The step the adapter is stopped at (the EVM scope's `step`).
-fn step_of(c: &mut Client) -> usize {
-    let top = c.top_frame();
-    let scopes = c.request("scopes", json!({"frameId": top["id"]}));
-    let evm = scopes["body"]["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "EVM")
-        .unwrap()["variablesReference"]
-        .clone();
-    let vars = c.request("variables", json!({"variablesReference": evm}));
-    vars["body"]["variables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == "step")
-        .unwrap()["value"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
     let w = refused_deposit("solc-output.json");
@@ -194,7 +170,7 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
     let mut texts = BTreeMap::new();
     let mut wrong = Vec::new();
     let (mut steps, mut frames) = (0usize, 0usize);
-    let mut at = step_of(&mut c);
+    let mut at = c.step();
     assert_eq!(at, 0);
     loop {
         match check_stack(&mut c, &mut texts, &format!("step {at}")) {
@@ -208,7 +184,7 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
         );
         assert_eq!(r["success"], true, "{r}");
         c.event("stopped");
-        let next = step_of(&mut c);
+        let next = c.step();
         if next == at {
             break;
         }
@@ -236,7 +212,7 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
         }
         c.request("stepIn", json!({"threadId": 1}));
         c.event("stopped");
-        let next = step_of(&mut c);
+        let next = c.step();
         if next == at {
             break;
         }
@@ -251,7 +227,7 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
     while at > 0 {
         c.request("stepBack", json!({"threadId": 1}));
         c.event("stopped");
-        let prev = step_of(&mut c);
+        let prev = c.step();
         assert!(prev < at, "stepBack from {at} went to {prev}");
         at = prev;
         backward.push(at);
@@ -305,10 +281,10 @@ fn every_step_of_a_mined_transaction_is_inside_the_function_its_stack_names() {
     );
     let top = c.top_frame();
     assert_eq!(top["source"]["name"], "ERC20.sol", "{top}");
-    let failing = step_of(&mut c);
+    let failing = c.step();
     c.request("stepBack", json!({"threadId": 1}));
     assert_eq!(c.event("stopped")["body"]["reason"], "step");
-    assert!(step_of(&mut c) < failing);
+    assert!(c.step() < failing);
 
     assert_eq!(c.request("disconnect", json!({}))["success"], true);
     let status = c.child.wait().unwrap();
@@ -376,19 +352,7 @@ fn a_successful_call_shows_what_it_returned_at_its_last_step() {
     };
     // Nothing is returned before the last step.
     assert_eq!(returned(&mut c), json!([]));
-    let mut at = step_of(&mut c);
-    loop {
-        c.request(
-            "stepIn",
-            json!({"threadId": 1, "granularity": "instruction"}),
-        );
-        c.event("stopped");
-        let next = step_of(&mut c);
-        if next == at {
-            break;
-        }
-        at = next;
-    }
+    c.run_to_last_step();
     assert_eq!(
         returned(&mut c),
         json!([{"name": "_0", "value": "true", "variablesReference": 0}])

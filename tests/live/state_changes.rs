@@ -17,7 +17,8 @@ const OUT: &str = concat!(
     "/tests/contracts/oz/solc-output-state.json"
 );
 
-fn cast(args: &[&str]) -> String {
+/// `cast ARGS` (the pinned cast 1.7.1); its stdout, trimmed.
+pub(crate) fn cast(args: &[&str]) -> String {
     let cast = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
     let out = std::process::Command::new(cast)
         .args(args)
@@ -1084,32 +1085,7 @@ fn the_debuggers_storage_is_named_by_variable() {
     c.event("initialized");
     c.request("configurationDone", json!({}));
     c.event("stopped");
-    // To the last step (stepping on stays there).
-    let mut last = Value::Null;
-    loop {
-        c.request(
-            "stepIn",
-            json!({"threadId": 1, "granularity": "instruction"}),
-        );
-        c.event("stopped");
-        let frames = c.request("stackTrace", json!({"threadId": 1}));
-        let top = frames["body"]["stackFrames"][0].clone();
-        let scopes = c.request("scopes", json!({"frameId": top["id"]}));
-        let evm = scopes["body"]["scopes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == "EVM")
-            .unwrap()["variablesReference"]
-            .clone();
-        let step = c.request("variables", json!({"variablesReference": evm}))["body"]["variables"]
-            [0]["value"]
-            .clone();
-        if step == last {
-            break;
-        }
-        last = step;
-    }
+    c.run_to_last_step();
     let top = c.top_frame();
     let scopes = c.request("scopes", json!({"frameId": top["id"]}));
     let storage = scopes["body"]["scopes"]

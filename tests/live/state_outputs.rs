@@ -15,6 +15,7 @@
 
 use crate::anvil::{calldata, hex0x, w_addr, with_ctor_args, Anvil};
 use crate::run;
+use crate::state_changes::cast;
 use alloy_primitives::{hex, keccak256, Address, B256, U256};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -32,21 +33,6 @@ const SPANS: &str = concat!(
 /// A contract no artifact describes: `SSTORE(calldata[0..32], calldata[32..64])`.
 const RAW_CODE: &str = "0x602035600035550000";
 const RAW_AT: &str = "0x0000000000000000000000000000000000005107";
-
-fn cast(args: &[&str]) -> String {
-    let cast = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
-    let out = std::process::Command::new(cast)
-        .args(args)
-        .env("FOUNDRY_DISABLE_NIGHTLY_WARNING", "1")
-        .output()
-        .expect("run cast");
-    assert!(
-        out.status.success(),
-        "cast {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 fn creation(out: &str, file: &str, name: &str) -> String {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();

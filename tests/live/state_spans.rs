@@ -10,29 +10,14 @@
 
 use crate::anvil::{calldata, hex0x, Anvil};
 use crate::run;
+use crate::state_changes::cast;
 use alloy_primitives::{keccak256, Address, U256};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
 const OUT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/contracts/oz/solc-output-spans.json"
 );
-
-fn cast(args: &[&str]) -> String {
-    let cast = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/cast");
-    let out = std::process::Command::new(cast)
-        .args(args)
-        .env("FOUNDRY_DISABLE_NIGHTLY_WARNING", "1")
-        .output()
-        .expect("run cast");
-    assert!(
-        out.status.success(),
-        "cast {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 fn creation() -> String {
     let out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();

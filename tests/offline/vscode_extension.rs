@@ -4,11 +4,12 @@
 //! node against a stand-in for VS Code's `vscode` module, starts `chaintrace dap`, which
 //! answers the Debug Adapter Protocol's `initialize`.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+
+use crate::dap_client::Client;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -161,41 +162,13 @@ console.log(JSON.stringify({{registered: Object.keys(vscode.factories), subscrip
     );
 
     // That command speaks the protocol.
-    let mut child = Command::new(started["command"].as_str().unwrap())
-        .args(["dap"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let body = serde_json::to_vec(
-        &json!({"seq": 1, "type": "request", "command": "initialize",
-        "arguments": {"adapterID": "chaintrace"}}),
-    )
-    .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    write!(input, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-    input.write_all(&body).unwrap();
-    input.flush().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap());
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        output.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut reply = vec![0; length];
-    output.read_exact(&mut reply).unwrap();
-    let reply: Value = serde_json::from_slice(&reply).unwrap();
+    let mut cmd = Command::new(started["command"].as_str().unwrap());
+    cmd.arg("dap");
+    let mut c = Client::spawn(cmd);
+    let reply = c.request("initialize", json!({"adapterID": "chaintrace"}));
     assert_eq!(reply["success"], true, "{reply}");
     assert_eq!(reply["body"]["supportsStepBack"], true, "{reply}");
-    drop(input);
-    assert!(child.wait().unwrap().success());
+    drop(c.input);
+    assert!(c.child.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(&tmp);
 }

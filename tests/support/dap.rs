@@ -1,5 +1,6 @@
 //! A Debug Adapter Protocol client for the tests: `chaintrace dap` over a pipe, messages framed
-//! by `Content-Length` as VS Code and nvim-dap frame them.
+//! by `Content-Length` as VS Code and nvim-dap frame them. Each test binary uses a part of it.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -22,9 +23,14 @@ impl Client {
 
     /// The adapter started in `dir`, as an editor starts it in its workspace folder.
     pub fn start_in(dir: &std::path::Path) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chaintrace"))
-            .arg("dap")
-            .current_dir(dir)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_chaintrace"));
+        cmd.arg("dap").current_dir(dir);
+        Client::spawn(cmd)
+    }
+
+    /// An adapter started by `cmd` (its stdin and stdout the protocol's pipe).
+    pub fn spawn(mut cmd: Command) -> Client {
+        let mut child = cmd
             .env("CHAINTRACE_NO_CACHE", "1")
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
@@ -98,6 +104,49 @@ impl Client {
                 return m;
             }
             self.events.push(m);
+        }
+    }
+
+    /// The step the adapter is stopped at (the EVM scope's `step`).
+    pub fn step(&mut self) -> usize {
+        let top = self.top_frame();
+        let scopes = self.request("scopes", json!({"frameId": top["id"]}));
+        let evm = scopes["body"]["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "EVM")
+            .unwrap()["variablesReference"]
+            .clone();
+        let vars = self.request("variables", json!({"variablesReference": evm}));
+        vars["body"]["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "step")
+            .unwrap()["value"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Steps one instruction at a time to the transaction's last step (where stepping on
+    /// stays); how many steps were taken.
+    pub fn run_to_last_step(&mut self) -> usize {
+        let (mut at, mut taken) = (self.step(), 0);
+        loop {
+            self.request(
+                "stepIn",
+                json!({"threadId": 1, "granularity": "instruction"}),
+            );
+            self.event("stopped");
+            let next = self.step();
+            if next == at {
+                return taken;
+            }
+            at = next;
+            taken += 1;
         }
     }
 
