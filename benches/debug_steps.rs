@@ -72,6 +72,7 @@ fn peak_kib() -> u64 {
 
 fn side(which: &str, name: &str) {
     let w = workload(name);
+    let (mut slowest_move, mut moving) = (0f64, 0f64);
     let start = Instant::now();
     let steps = match which {
         "chaintrace" => {
@@ -88,6 +89,16 @@ fn side(which: &str, name: &str) {
             let last = s.model.len() - 1;
             let v = s.view(last).unwrap();
             assert_eq!(v.step as usize, last);
+            // One move, as a key or the adapter makes it: the slowest of a step back from the
+            // end, a jump to the middle and one to the start.
+            for i in [last - 1, last / 2, 0] {
+                let t = Instant::now();
+                let v = s.view(i).unwrap();
+                assert_eq!(v.step as usize, i);
+                let took = t.elapsed().as_secs_f64();
+                slowest_move = slowest_move.max(took);
+                moving += took;
+            }
             s.model.len()
         }
         "peer" => {
@@ -115,10 +126,18 @@ fn side(which: &str, name: &str) {
         }
         other => panic!("unknown side {other}"),
     };
-    println!("{} {} {}", steps, start.elapsed().as_secs_f64(), peak_kib());
+    // The moves are timed inside the open: the open's own time leaves them out.
+    let open = start.elapsed().as_secs_f64() - moving;
+    println!(
+        "{} {} {} {}",
+        steps,
+        open.max(0.0),
+        peak_kib(),
+        slowest_move
+    );
 }
 
-fn run(which: &str, name: &str) -> (usize, f64, u64) {
+fn run(which: &str, name: &str) -> (usize, f64, u64, f64) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--side", which, name])
         .output()
@@ -135,6 +154,7 @@ fn run(which: &str, name: &str) -> (usize, f64, u64) {
         v[0].parse().unwrap(),
         v[1].parse().unwrap(),
         v[2].parse().unwrap(),
+        v[3].parse().unwrap(),
     )
 }
 
@@ -150,15 +170,22 @@ fn main() {
         "peer: revm-inspectors TracingInspector, TracingInspectorConfig::all() (cast run --debug)"
     );
     println!(
-        "{:<10} {:>10} {:>14} {:>14} {:>12} {:>12} {:>8}",
-        "workload", "steps", "peak ours", "peak peer", "open ours", "run peer", "memory"
+        "{:<10} {:>10} {:>14} {:>14} {:>12} {:>12} {:>8} {:>12}",
+        "workload",
+        "steps",
+        "peak ours",
+        "peak peer",
+        "open ours",
+        "run peer",
+        "memory",
+        "move ours"
     );
     for name in ["loop-1m", "loop-30m", "arith-30m"] {
-        let (steps, t_ours, m_ours) = run("chaintrace", name);
-        let (peer_steps, t_peer, m_peer) = run("peer", name);
+        let (steps, t_ours, m_ours, move_ours) = run("chaintrace", name);
+        let (peer_steps, t_peer, m_peer, _) = run("peer", name);
         assert_eq!(steps, peer_steps, "{name}: both sides count the same steps");
         println!(
-            "{:<10} {:>10} {:>10.1} MiB {:>10.1} MiB {:>10.3} s {:>10.3} s {:>7.1}×",
+            "{:<10} {:>10} {:>10.1} MiB {:>10.1} MiB {:>10.3} s {:>10.3} s {:>7.1}× {:>9.1} ms",
             name,
             steps,
             m_ours as f64 / 1024.0,
@@ -166,6 +193,7 @@ fn main() {
             t_ours,
             t_peer,
             m_peer as f64 / m_ours.max(1) as f64,
+            move_ours * 1000.0,
         );
     }
 }
