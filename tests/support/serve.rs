@@ -61,7 +61,9 @@ impl Serve {
     pub fn log_when(&self, done: impl Fn(&str) -> bool) -> String {
         let until = std::time::Instant::now() + Duration::from_secs(10);
         loop {
-            let log = self.log();
+            // Whole lines only: a line the server is still writing is read on the next look.
+            let mut log = self.log();
+            log.truncate(log.rfind('\n').map_or(0, |i| i + 1));
             if done(&log) || std::time::Instant::now() > until {
                 return log;
             }
