@@ -82,12 +82,16 @@ pub fn here(s: &Session, v: &StepView) -> Option<(String, usize)> {
     Some((loc.file, loc.line))
 }
 
+/// An account as the tree shows it: its address shortened (`0x9fE4…a6e0`) and its label.
+fn account(s: &Session, a: &Address) -> String {
+    let full = a.to_checksum(None);
+    let short = format!("{}…{}", &full[..6], &full[full.len() - 4..]);
+    s.decoder.with_label(a, short)
+}
+
 /// How a frame is named: its contract's label and address, and the call it made.
 pub fn frame_name(s: &Session, f: &StepFrame) -> String {
-    // Shortened as the tree shortens an address.
-    let full = f.address.to_checksum(None);
-    let short = format!("{}…{}", &full[..6], &full[full.len() - 4..]);
-    let who = s.decoder.with_label(&f.address, short);
+    let who = account(s, &f.address);
     if f.kind.is_create() {
         let what = s
             .decoder
@@ -248,9 +252,7 @@ pub fn storage(s: &Session, v: &StepView) -> Vec<Line<'static>> {
         if slots.is_empty() && Some(a) != current {
             continue;
         }
-        let full = a.to_checksum(None);
-        let short = format!("{}…{}", &full[..6], &full[full.len() - 4..]);
-        let who = s.decoder.with_label(&a, short);
+        let who = account(s, &a);
         let style = if Some(a) == current {
             Style::default().add_modifier(Modifier::BOLD)
         } else {

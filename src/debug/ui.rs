@@ -455,14 +455,7 @@ fn scrolled(
 }
 
 fn pane(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, wrap: bool) {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(format!(" {title} "));
-    let mut p = Paragraph::new(lines).block(block);
-    if wrap {
-        p = p.wrap(Wrap { trim: false });
-    }
-    f.render_widget(p, area);
+    scrolled(f, area, title, lines, wrap, (0, false));
 }
 
 /// Runs the debugger on the terminal until `q`, starting at `start`.

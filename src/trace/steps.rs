@@ -181,22 +181,6 @@ pub struct StepView {
     pub transient: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
 }
 
-impl StepView {
-    /// The slots `address` read or wrote before the step, storage then transient: each
-    /// labelled by its slot (`0x2`, `transient 0x0`).
-    pub fn slots_of(&self, address: Address) -> impl Iterator<Item = (String, &SlotUse)> {
-        [("", &self.storage), ("transient ", &self.transient)]
-            .into_iter()
-            .flat_map(move |(kind, map)| {
-                map.get(&address)
-                    .into_iter()
-                    .flatten()
-                    .map(move |(k, u)| (kind, k, u))
-            })
-            .map(|(kind, slot, seen)| (format!("{kind}{slot:#x}"), seen))
-    }
-}
-
 /// What a [`StepRecorder`] found: the log, and in capture mode the view at its step.
 #[derive(Clone, Debug, Default)]
 pub struct Stepped {

@@ -62,7 +62,7 @@ fn state_changes(anvil: &Anvil, hash: &str) -> Value {
 }
 
 /// The block of a mined transaction.
-fn block_of(anvil: &Anvil, hash: &str) -> u64 {
+pub(crate) fn block_of(anvil: &Anvil, hash: &str) -> u64 {
     let r = anvil.rpc("eth_getTransactionReceipt", json!([hash]));
     u64::from_str_radix(
         r["blockNumber"].as_str().unwrap().trim_start_matches("0x"),
@@ -78,11 +78,11 @@ fn entry(key: &[u8], slot: U256) -> U256 {
     U256::from_be_bytes(keccak256(pre).0)
 }
 
-fn slot_hex(s: U256) -> String {
+pub(crate) fn slot_hex(s: U256) -> String {
     format!("{s:#066x}")
 }
 
-fn e18(n: u128) -> U256 {
+pub(crate) fn e18(n: u128) -> U256 {
     U256::from(n) * U256::from(10u64).pow(U256::from(18))
 }
 

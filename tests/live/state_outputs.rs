@@ -15,7 +15,7 @@
 
 use crate::anvil::{calldata, hex0x, w_addr, with_ctor_args, Anvil};
 use crate::run;
-use crate::state_changes::cast;
+use crate::state_changes::{cast, e18};
 use alloy_primitives::{hex, keccak256, Address, B256, U256};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -40,10 +40,6 @@ fn creation(out: &str, file: &str, name: &str) -> String {
         .as_str()
         .unwrap()
         .to_string()
-}
-
-fn e18(n: u128) -> U256 {
-    U256::from(n) * U256::from(10u64).pow(U256::from(18))
 }
 
 /// What the world says of the transactions sent.

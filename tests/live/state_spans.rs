@@ -10,7 +10,7 @@
 
 use crate::anvil::{calldata, hex0x, Anvil};
 use crate::run;
-use crate::state_changes::cast;
+use crate::state_changes::{block_of, cast, slot_hex};
 use alloy_primitives::{keccak256, Address, U256};
 use serde_json::{json, Value};
 
@@ -50,19 +50,6 @@ fn tx(anvil: &Anvil, hash: &str, json: bool) -> (Value, String) {
         }
         false => (Value::Null, r.stdout),
     }
-}
-
-fn block_of(anvil: &Anvil, hash: &str) -> u64 {
-    let r = anvil.rpc("eth_getTransactionReceipt", json!([hash]));
-    u64::from_str_radix(
-        r["blockNumber"].as_str().unwrap().trim_start_matches("0x"),
-        16,
-    )
-    .unwrap()
-}
-
-fn slot_hex(s: U256) -> String {
-    format!("{s:#066x}")
 }
 
 fn data_start(slot: u64) -> U256 {
