@@ -10,7 +10,8 @@
 //!   buys with a 7-opcode loop).
 //!
 //! chaintrace's side opens the transaction as `chaintrace debug` does — every step recorded
-//! (pc and frame), then the view at the last step, read by replaying up to it.
+//! (pc and frame) with checkpoints of the machine along the run, then the view at the last
+//! step, read by replaying up to it from the checkpoint before it; then it times 19 moves.
 //!
 //! `cargo bench --bench debug_steps` (release profile).
 
@@ -90,8 +91,18 @@ fn side(which: &str, name: &str) {
             let v = s.view(last).unwrap();
             assert_eq!(v.step as usize, last);
             // One move, as a key or the adapter makes it: the slowest of a step back from the
-            // end, a jump to the middle and one to the start.
-            for i in [last - 1, last / 2, 0] {
+            // end, a jump to the middle, one to the start, and 16 more spread over the run, each
+            // the step just before a multiple of the checkpoints' spacing (the longest replay
+            // from the checkpoint before it).
+            let spacing = s.checkpoints().spacing() as usize;
+            let spread = (1..=16).map(|k| {
+                let i = last * k / 17;
+                match i / spacing * spacing {
+                    0 => i,
+                    b => b - 1,
+                }
+            });
+            for i in [last - 1, last / 2, 0].into_iter().chain(spread) {
                 let t = Instant::now();
                 let v = s.view(i).unwrap();
                 assert_eq!(v.step as usize, i);

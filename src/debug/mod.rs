@@ -4,8 +4,9 @@
 //! frame, two bytes a step: see [`crate::trace::steps`]); [`model::Model`] moves through those
 //! steps by opcode, line, call, internal function, breakpoint and search. What a step shows —
 //! stack, memory, storage, return data, the Solidity stack with its arguments — is read by
-//! running the transaction again on the same pre-state up to that step
-//! ([`Session::view`]); nothing per step is kept beyond the pc.
+//! running the transaction again on the same pre-state up to that step, from the last of the
+//! checkpoints the opening run kept ([`crate::replay::checkpoint`], [`Session::view`]); nothing
+//! per step is kept beyond the pc.
 
 pub mod dap;
 pub mod model;
@@ -21,10 +22,11 @@ use crate::names::state::Namer;
 use crate::names::Names;
 use crate::render::decoder::Decoder;
 use crate::replay::access::{trace_access_keyed, Preimages};
+use crate::replay::checkpoint::{self, Checkpoints};
 use crate::replay::{EvmEnv, ReplayError, ReplayTx, TraceResult, TxOutcome};
 use crate::source::StateSnapshot;
 use crate::trace::gas_context::JumpMarks;
-use crate::trace::steps::{StepRecorder, StepView, Stepped};
+use crate::trace::steps::{StepLog, StepRecorder, StepView, Stepped};
 
 /// What a debugger replays: the transaction, its environment and its exact pre-state (the
 /// snapshot, with the block's earlier transactions applied in `pre`).
@@ -47,17 +49,61 @@ impl Target {
         Ok(preimages)
     }
 
-    /// Runs the transaction under `recorder`.
-    pub fn run(&self, recorder: StepRecorder) -> Result<(Stepped, TxOutcome), ReplayError> {
+    /// Records every step of the transaction, keeping `checkpoints` of the machine along it.
+    pub fn record(
+        &self,
+        marks: Option<Arc<dyn JumpMarks>>,
+        checkpoints: Checkpoints,
+    ) -> Result<(Stepped, Checkpoints, TxOutcome), ReplayError> {
         let mut db = self.snapshot.db();
         db.cache = self.pre.clone();
-        let t = crate::replay::trace_steps(&mut db, &self.env, &self.tx, recorder, self.index)?;
-        match t.result {
-            TraceResult::Steps(s) => Ok((*s, t.outcome)),
-            _ => Err(ReplayError::Tracer(
-                "the step recorder gave no steps".to_string(),
-            )),
-        }
+        let recorder = StepRecorder::record(marks);
+        checkpoint::record(
+            &mut db,
+            &self.env,
+            &self.tx,
+            recorder,
+            checkpoints,
+            self.index,
+        )
+    }
+
+    /// The machine at step `i` of the transaction whose steps `log` holds: the transaction run
+    /// again from the last of `checkpoints` before it (from its start when there is none).
+    pub fn capture(
+        &self,
+        i: usize,
+        marks: Option<Arc<dyn JumpMarks>>,
+        log: &StepLog,
+        checkpoints: &Checkpoints,
+    ) -> Result<StepView, ReplayError> {
+        let mut db = self.snapshot.db();
+        db.cache = self.pre.clone();
+        let at = i as u32;
+        let stepped = match checkpoints.before(at) {
+            Some(m) => {
+                let recorder = StepRecorder::capture_from(m.recorder(), log, at, marks);
+                checkpoint::resume(&mut db, &self.env, &self.tx, m, recorder)?.finish()
+            }
+            None => {
+                let recorder = StepRecorder::capture(at, marks);
+                let t =
+                    crate::replay::trace_steps(&mut db, &self.env, &self.tx, recorder, self.index)?;
+                match t.result {
+                    TraceResult::Steps(s) => *s,
+                    _ => {
+                        return Err(ReplayError::Tracer(
+                            "the step recorder gave no steps".to_string(),
+                        ))
+                    }
+                }
+            }
+        };
+        stepped.view.ok_or_else(|| {
+            ReplayError::Tracer(format!(
+                "the replay did not reach step {i} again: it is not deterministic"
+            ))
+        })
     }
 }
 
@@ -67,6 +113,8 @@ pub struct Session {
     pub model: model::Model,
     pub decoder: Decoder,
     marks: Arc<dyn JumpMarks>,
+    /// The machine along the run, so that a view replays from near its step.
+    checkpoints: Checkpoints,
     pub outcome: TxOutcome,
     /// `Transaction 0x…` or the fixture's name.
     pub title: String,
@@ -87,7 +135,9 @@ impl Session {
         decoder: Decoder,
         title: String,
     ) -> Result<Session, ReplayError> {
-        let (stepped, outcome) = target.run(StepRecorder::record())?;
+        let marks = names.jump_marks();
+        let (stepped, checkpoints, outcome) =
+            target.record(Some(marks.clone()), Checkpoints::default())?;
         let model = model::Model::new(stepped.log, &|code, creation| {
             names.code_map(code, creation)
         });
@@ -101,7 +151,8 @@ impl Session {
             target,
             model,
             decoder,
-            marks: names.jump_marks(),
+            marks,
+            checkpoints,
             outcome,
             title,
             notes: Vec::new(),
@@ -197,16 +248,20 @@ impl Session {
         out
     }
 
-    /// The machine at step `i`, read by running the transaction again up to it.
+    /// The machine at step `i`, read by running the transaction again up to it from the last
+    /// checkpoint before it.
     pub fn view(&self, i: usize) -> Result<StepView, ReplayError> {
-        let (stepped, _) = self
-            .target
-            .run(StepRecorder::capture(i as u32, Some(self.marks.clone())))?;
-        stepped.view.ok_or_else(|| {
-            ReplayError::Tracer(format!(
-                "the replay did not reach step {i} again: it is not deterministic"
-            ))
-        })
+        self.target.capture(
+            i,
+            Some(self.marks.clone()),
+            &self.model.log,
+            &self.checkpoints,
+        )
+    }
+
+    /// The checkpoints the session keeps (for the benches).
+    pub fn checkpoints(&self) -> &Checkpoints {
+        &self.checkpoints
     }
 }
 

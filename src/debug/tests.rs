@@ -403,3 +403,75 @@ fn a_successful_calls_output_is_no_revert() {
         ]
     );
 }
+
+/// A view replayed from a checkpoint is the view replayed from the start, at every step: with a
+/// checkpoint every 7 steps, some fall inside the nested calls (their memory, return data and
+/// open internal functions restored), and the recording itself is the same as without them.
+#[test]
+fn views_from_checkpoints_are_views_from_the_start() {
+    use crate::replay::checkpoint::Checkpoints;
+    let s = session();
+    let marks = Some(s.marks.clone());
+    let (plain, none, outcome) = s
+        .target
+        .record(marks.clone(), Checkpoints::new(u32::MAX, usize::MAX))
+        .unwrap();
+    assert!(none.is_empty());
+    let (stepped, cps, again) = s
+        .target
+        .record(marks.clone(), Checkpoints::new(7, usize::MAX))
+        .unwrap();
+    assert_eq!(format!("{:?}", stepped.log), format!("{:?}", plain.log));
+    assert_eq!(format!("{again:?}"), format!("{outcome:?}"));
+    let log = &s.model.log;
+    assert_eq!(
+        cps.len(),
+        (log.len() - 1) / 7,
+        "a checkpoint before every 7th step"
+    );
+    let deep = (0..log.len())
+        .step_by(7)
+        .skip(1)
+        .filter(|&i| depth(&s, i) == 2)
+        .count();
+    assert!(deep > 3, "checkpoints inside the innermost call: {deep}");
+    for i in 0..log.len() {
+        let from_start = s.target.capture(i, marks.clone(), log, &none).unwrap();
+        let resumed = s.target.capture(i, marks.clone(), log, &cps).unwrap();
+        assert_eq!(
+            format!("{resumed:?}"),
+            format!("{from_start:?}"),
+            "step {i}"
+        );
+    }
+}
+
+/// Checkpoints past their budget are thinned: every other one dropped, the spacing doubled,
+/// until they fit.
+#[test]
+fn checkpoints_keep_to_their_budget() {
+    use crate::replay::checkpoint::Checkpoints;
+    let s = session();
+    let marks = Some(s.marks.clone());
+    let (_, all, _) = s
+        .target
+        .record(marks.clone(), Checkpoints::new(5, usize::MAX))
+        .unwrap();
+    let budget = all.heap_bytes() / 5;
+    let (_, thin, _) = s
+        .target
+        .record(marks.clone(), Checkpoints::new(5, budget))
+        .unwrap();
+    assert!(
+        thin.heap_bytes() <= budget,
+        "{} > {budget}",
+        thin.heap_bytes()
+    );
+    assert!(thin.spacing() >= 20, "spacing {}", thin.spacing());
+    assert!(!thin.is_empty());
+    let log = &s.model.log;
+    let last = log.len() - 1;
+    let a = s.target.capture(last, marks.clone(), log, &thin).unwrap();
+    let b = s.target.capture(last, marks, log, &all).unwrap();
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}

@@ -6,6 +6,7 @@ pub mod access;
 pub mod assets;
 pub mod call;
 pub mod cancel;
+pub mod checkpoint;
 pub mod driver;
 pub mod env;
 pub mod mined;

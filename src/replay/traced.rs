@@ -16,7 +16,7 @@ use crate::trace::call::{CallFrame, CallTracer, CallTracerConfig};
 use crate::trace::{Alone, Ctx, Tracer};
 
 /// What revm's run of a transaction gave (`None`: a deposit refused before it ran).
-type Run = Option<Result<ResultAndState, EVMError<std::convert::Infallible>>>;
+pub(crate) type Run = Option<Result<ResultAndState, EVMError<std::convert::Infallible>>>;
 
 /// Runs `tx` in revm under `tracer` (inside [`Alone`], beside the chain's precompile splicer) on
 /// `db`, with the chain's precompiles, and gives the tracer back. Generic over the database's borrow, so that

@@ -233,6 +233,20 @@ impl FrameSteps {
         self.jumps.push((pc, dest));
     }
 
+    /// A copy without the JUMPs (a checkpoint keeps their count; [`FrameSteps::jumps`] is
+    /// rebuilt from the step log when the run resumes), and their count.
+    pub(crate) fn without_jumps(&self) -> (FrameSteps, usize) {
+        let copy = FrameSteps {
+            last_pc: self.last_pc,
+            jumps: Vec::new(),
+            caller: self.caller,
+            args: self.args.clone(),
+            recent: self.recent.clone(),
+            seen: self.seen,
+        };
+        (copy, self.jumps.len())
+    }
+
     /// The last pcs the frame ran, newest first.
     pub fn recent(&self) -> impl Iterator<Item = u32> + '_ {
         let n = self.recent.len();

@@ -9,7 +9,9 @@
 //! and written so far, and the internal call stack of every open frame — is not stored: the
 //! transaction is run again on the same pre-state with a [`StepRecorder`] in capture mode,
 //! which copies it at that step ([`StepView`]) and then halts every frame, so that the rest of
-//! the transaction does not run.
+//! the transaction does not run. The recording run pauses every so many steps so that the
+//! machine can be copied there ([`crate::replay::checkpoint`]); a capture then starts from the
+//! copy before its step ([`StepRecorder::capture_from`]) instead of the transaction's start.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use revm::bytecode::opcode::{JUMP, SLOAD, SSTORE, TLOAD, TSTORE};
 use revm::interpreter::interpreter_types::{Jumps, LoopControl, MemoryTr, ReturnData};
 use revm::interpreter::{
     CallInputs, CallOutcome, CallScheme, CreateInputs, CreateOutcome, InstructionResult,
-    Interpreter,
+    Interpreter, InterpreterAction, InterpreterResult,
 };
 use revm::{Database, Inspector};
 use rustc_hash::FxHashMap;
@@ -117,6 +119,40 @@ impl StepLog {
         f.code.get(self.pc(i) as usize).copied().unwrap_or(0)
     }
 
+    /// The JUMPs frame `id` made before step `upto`, each with its destination (the pc of the
+    /// frame's next step), as the recorder keeps them ([`FrameSteps::jumps`]): the first `n`.
+    pub fn jumps(&self, id: u32, upto: u32, n: usize) -> Vec<(u32, u32)> {
+        let mut out = Vec::with_capacity(n);
+        let Some(f) = self.frames.get(id as usize) else {
+            return out;
+        };
+        let from = self.runs.partition_point(|&(s, _)| s < f.first_step);
+        for (k, &(start, frame)) in self.runs.iter().enumerate().skip(from) {
+            if start >= upto || out.len() >= n {
+                break;
+            }
+            if frame != id {
+                continue;
+            }
+            let end = self
+                .runs
+                .get(k + 1)
+                .map_or(self.pcs.len() as u32, |r| r.0)
+                .min(upto);
+            for i in start..end {
+                let pc = self.pc(i as usize);
+                if f.code.get(pc as usize) == Some(&JUMP) {
+                    // A JUMP that did not end its frame lands in it at the next step.
+                    out.push((pc, self.pc(i as usize + 1)));
+                    if out.len() >= n {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Bytes the log holds (for the memory bench).
     pub fn heap_bytes(&self) -> usize {
         self.pcs.capacity() * 2
@@ -191,17 +227,11 @@ pub struct Stepped {
 /// A code's jump markers (`None`: no source map covers it).
 type Marks = Option<Arc<[u8]>>;
 
-/// What a [`StepRecorder`] does.
-enum Mode {
-    /// Keep every step's pc and frame.
-    Record,
-    /// Copy the machine at a step, then halt.
-    Capture(Box<Capture>),
-}
-
-/// The state of a capture.
-struct Capture {
-    at: u32,
+/// What the recorder keeps of the run so far, in every mode: per open frame its steps (JUMPs
+/// with the arguments of the internal functions they enter), and the storage read and written.
+/// A capture shows it; a checkpoint copies it.
+#[derive(Default)]
+struct Track {
     marks: Option<Arc<dyn JumpMarks>>,
     /// Marks by code pointer and creation, asked once per code.
     cache: FxHashMap<(usize, bool), Marks>,
@@ -211,60 +241,154 @@ struct Capture {
     transient: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
     /// An SLOAD/TLOAD waiting for its value: (transient, account, slot).
     load: Option<(bool, Address, U256)>,
-    view: Option<StepView>,
-    done: bool,
+}
+
+/// A [`StepRecorder`] as it stood before a step, for a run resumed there
+/// ([`crate::replay::checkpoint`]): its open frames with their steps (their JUMPs counted, not
+/// copied) and the storage seen so far.
+#[derive(Clone, Debug)]
+pub struct RecorderCheckpoint {
+    pub step: u32,
+    /// Open frames (indices into [`StepLog::frames`]), outermost first.
+    stack: Vec<u32>,
+    /// How many frames had been entered.
+    frames: u32,
+    /// Per open frame: its steps without their JUMPs, and how many JUMPs it had made.
+    open: Vec<(FrameSteps, usize)>,
+    storage: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
+    transient: BTreeMap<Address, BTreeMap<U256, SlotUse>>,
+}
+
+impl RecorderCheckpoint {
+    /// Bytes it holds, roughly (for the checkpoints' budget).
+    pub fn heap_bytes(&self) -> usize {
+        let slots: usize = self
+            .storage
+            .values()
+            .chain(self.transient.values())
+            .map(|m| m.len())
+            .sum();
+        self.stack.len() * 4
+            + slots * 120
+            + self
+                .open
+                .iter()
+                .map(|(s, _)| 64 * 4 + s.args.iter().map(|(_, w)| 32 * w.len() + 48).sum::<usize>())
+                .sum::<usize>()
+    }
 }
 
 /// The inspector behind a [`StepLog`] and a [`StepView`].
 pub struct StepRecorder {
-    mode: Mode,
+    /// Keep every step's pc and frame in `log` (else only the frames, which capture needs).
+    record: bool,
     log: StepLog,
     /// Open frames: indices into `log.frames`.
     stack: Vec<u32>,
     steps: u32,
+    track: Box<Track>,
+    /// Copy the machine at this step, then halt.
+    at: Option<u32>,
+    view: Option<StepView>,
+    done: bool,
+    /// The step before which the run is to pause next (for a checkpoint), and whether it stands
+    /// paused there.
+    pause_at: Option<u32>,
+    paused: bool,
 }
 
 impl StepRecorder {
-    /// Records every step's pc and frame.
-    pub fn record() -> StepRecorder {
+    fn new(record: bool, at: Option<u32>, marks: Option<Arc<dyn JumpMarks>>) -> StepRecorder {
         StepRecorder {
-            mode: Mode::Record,
+            record,
             log: StepLog::default(),
             stack: Vec::new(),
             steps: 0,
+            track: Box::new(Track {
+                marks,
+                ..Track::default()
+            }),
+            at,
+            view: None,
+            done: false,
+            pause_at: None,
+            paused: false,
         }
+    }
+
+    /// Records every step's pc and frame; `marks` tell which JUMPs enter and leave internal
+    /// functions (kept for checkpoints, see [`StepRecorder::capture`]).
+    pub fn record(marks: Option<Arc<dyn JumpMarks>>) -> StepRecorder {
+        StepRecorder::new(true, None, marks)
     }
 
     /// Copies the machine at step `at`; `marks` tell which JUMPs enter and leave internal
     /// functions, so that each open function's arguments are kept.
     pub fn capture(at: u32, marks: Option<Arc<dyn JumpMarks>>) -> StepRecorder {
-        StepRecorder {
-            mode: Mode::Capture(Box::new(Capture {
-                at,
-                marks,
-                cache: FxHashMap::default(),
-                open: Vec::new(),
-                storage: BTreeMap::new(),
-                transient: BTreeMap::new(),
-                load: None,
-                view: None,
-                done: false,
-            })),
-            log: StepLog::default(),
-            stack: Vec::new(),
-            steps: 0,
+        StepRecorder::new(false, Some(at), marks)
+    }
+
+    /// [`StepRecorder::capture`] for a run resumed at checkpoint `cp` of the transaction whose
+    /// steps `log` holds: the recorder as it stood there, each open frame's JUMPs read back from
+    /// the log.
+    pub fn capture_from(
+        cp: &RecorderCheckpoint,
+        log: &StepLog,
+        at: u32,
+        marks: Option<Arc<dyn JumpMarks>>,
+    ) -> StepRecorder {
+        let mut r = StepRecorder::capture(at, marks);
+        r.steps = cp.step;
+        r.stack = cp.stack.clone();
+        r.log.frames = log.frames[..(cp.frames as usize).min(log.frames.len())].to_vec();
+        r.track.storage = cp.storage.clone();
+        r.track.transient = cp.transient.clone();
+        r.track.open = cp
+            .stack
+            .iter()
+            .zip(&cp.open)
+            .map(|(&id, (steps, jumps))| {
+                let mut steps = steps.clone();
+                steps.jumps = log.jumps(id, cp.step, *jumps);
+                (steps, None)
+            })
+            .collect();
+        r
+    }
+
+    /// Pauses the run before step `at` (see [`StepRecorder::take_paused`]).
+    pub fn pause_before(&mut self, at: u32) {
+        self.pause_at = Some(at);
+    }
+
+    /// Whether the run paused (the interpreter returned at a step it did not run, to be run
+    /// again), clearing it.
+    pub fn take_paused(&mut self) -> bool {
+        std::mem::take(&mut self.paused)
+    }
+
+    /// The recorder as it stands, for a run resumed here.
+    pub fn checkpoint(&self) -> RecorderCheckpoint {
+        RecorderCheckpoint {
+            step: self.steps,
+            stack: self.stack.clone(),
+            frames: self.log.frames.len() as u32,
+            open: self
+                .track
+                .open
+                .iter()
+                .map(|(s, _)| s.without_jumps())
+                .collect(),
+            storage: self.track.storage.clone(),
+            transient: self.track.transient.clone(),
         }
     }
 
-    /// The log (in record mode) and the view (in capture mode, when the step was reached).
+    /// The log (when recording) and the view (when capturing and the step was reached).
     pub fn finish(self) -> Stepped {
-        let view = match self.mode {
-            Mode::Record => None,
-            Mode::Capture(c) => c.view,
-        };
         Stepped {
             log: self.log,
-            view,
+            view: self.view,
         }
     }
 
@@ -276,13 +400,11 @@ impl StepRecorder {
         frame.call_step = frame.parent.map(|_| self.steps.saturating_sub(1));
         let id = self.log.frames.len() as u32;
         self.log.frames.push(frame);
-        if let Mode::Capture(c) = &mut self.mode {
-            let open = &mut c.open;
-            let caller = open
-                .last()
-                .map(|(s, _): &(FrameSteps, _)| (s.last_pc, s.jumps.len()));
-            open.push((FrameSteps::called_from(caller), None));
-        }
+        let open = &mut self.track.open;
+        let caller = open
+            .last()
+            .map(|(s, _): &(FrameSteps, _)| (s.last_pc, s.jumps.len()));
+        open.push((FrameSteps::called_from(caller), None));
         self.stack.push(id);
     }
 
@@ -294,9 +416,7 @@ impl StepRecorder {
         f.result = result;
         f.output = output.clone();
         f.gas_used = f.gas_limit.saturating_sub(gas_left);
-        if let Mode::Capture(c) = &mut self.mode {
-            c.open.pop();
-        }
+        self.track.open.pop();
     }
 }
 
@@ -321,127 +441,129 @@ fn frame(kind: CallKind, address: Address, code_address: Address, caller: Addres
     }
 }
 
+/// Every opcode is read: never plain.
+impl crate::trace::plain::Plain for StepRecorder {}
+
 impl<DB: Database> Inspector<Ctx<DB>> for StepRecorder {
     fn step(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
         let i = self.steps;
+        if self.pause_at == Some(i) {
+            // Return to the loop that drives the run without running this step (nothing of it
+            // is recorded): it copies the machine and runs the interpreter on from here.
+            self.pause_at = None;
+            self.paused = true;
+            let gas = interp.gas;
+            interp
+                .bytecode
+                .set_action(InterpreterAction::Return(InterpreterResult::new(
+                    InstructionResult::Stop,
+                    Bytes::new(),
+                    gas,
+                )));
+            return;
+        }
         let pc = interp.bytecode.pc() as u32;
         let Some(&id) = self.stack.last() else { return };
         if i == self.log.frames[id as usize].first_step {
             self.log.frames[id as usize].code = interp.bytecode.original_bytes();
         }
-        match &mut self.mode {
-            Mode::Record => {
-                if self.log.runs.last().is_none_or(|&(_, f)| f != id) {
-                    self.log.runs.push((i, id));
-                }
-                if pc < WIDE as u32 {
-                    self.log.pcs.push(pc as u16);
-                } else {
-                    self.log.pcs.push(WIDE);
-                    self.log.wide.insert(i, pc);
-                }
+        if self.done || self.at.is_some_and(|at| i > at) {
+            // Seen what was asked: the rest of the transaction does not run.
+            self.done = true;
+            interp.halt(InstructionResult::Stop);
+            return;
+        }
+        if self.record {
+            if self.log.runs.last().is_none_or(|&(_, f)| f != id) {
+                self.log.runs.push((i, id));
             }
-            Mode::Capture(c) => {
-                let Capture {
-                    at,
-                    marks,
-                    cache,
-                    open,
-                    storage,
-                    transient,
-                    load,
-                    view,
-                    done,
-                } = &mut **c;
-                if *done || i > *at {
-                    // Seen what was asked: the rest of the transaction does not run.
-                    *done = true;
-                    interp.halt(InstructionResult::Stop);
-                    return;
-                }
-                let op = interp.bytecode.opcode();
-                let data = interp.stack.data();
-                let creation = self.log.frames[id as usize].kind.is_create();
-                if let Some((steps, _)) = open.last_mut() {
-                    steps.record(pc);
-                }
-                let n = data.len();
-                if i == *at {
-                    // Its SLOAD's value is the step's own effect, not shown before it.
-                    *load = None;
-                    *view = Some(StepView {
-                        step: i,
-                        pc,
-                        op,
-                        gas: interp.gas.remaining(),
-                        cost: None,
-                        refund: interp.gas.refunded(),
-                        stack: data.to_vec(),
-                        memory: interp.memory.slice(0..interp.memory.size()).to_vec(),
-                        return_data: interp.return_data.buffer().clone(),
-                        open: self
-                            .stack
-                            .iter()
-                            .zip(open.iter())
-                            .map(|(&frame, (steps, _))| OpenFrame {
-                                frame,
-                                steps: steps.clone(),
-                            })
-                            .collect(),
-                        storage: std::mem::take(storage),
-                        transient: std::mem::take(transient),
-                    });
-                } else {
-                    let address = interp.input.target_address;
-                    match op {
-                        SLOAD | TLOAD if n >= 1 => {
-                            *load = Some((op == TLOAD, address, data[n - 1]))
-                        }
-                        SSTORE | TSTORE if n >= 2 => {
-                            let map = if op == TSTORE { transient } else { storage };
-                            map.entry(address)
-                                .or_default()
-                                .entry(data[n - 1])
-                                .or_default()
-                                .written = Some(data[n - 2]);
-                        }
-                        _ => {}
-                    }
-                }
-                if let (JUMP, Some((steps, frame_marks))) = (op, open.last_mut()) {
-                    let dest = data
-                        .last()
-                        .map_or(u32::MAX, |d| u32::try_from(*d).unwrap_or(u32::MAX));
-                    let m = frame_marks.get_or_insert_with(|| {
-                        let code = interp.bytecode.original_bytes();
-                        let key = (code.as_ptr() as usize, creation);
-                        cache
-                            .entry(key)
-                            .or_insert_with(|| {
-                                marks.as_ref().and_then(|s| s.marks(&code, creation))
-                            })
-                            .clone()
-                    });
-                    let mark = m.as_ref().and_then(|m| m.get(pc as usize)).copied();
-                    steps.jump(pc, dest, data, mark.unwrap_or(0));
-                }
+            if pc < WIDE as u32 {
+                self.log.pcs.push(pc as u16);
+            } else {
+                self.log.pcs.push(WIDE);
+                self.log.wide.insert(i, pc);
             }
+        }
+        let Track {
+            marks,
+            cache,
+            open,
+            storage,
+            transient,
+            load,
+        } = &mut *self.track;
+        let op = interp.bytecode.opcode();
+        let data = interp.stack.data();
+        let creation = self.log.frames[id as usize].kind.is_create();
+        if let Some((steps, _)) = open.last_mut() {
+            steps.record(pc);
+        }
+        let n = data.len();
+        if self.at == Some(i) {
+            // Its SLOAD's value is the step's own effect, not shown before it.
+            *load = None;
+            self.view = Some(StepView {
+                step: i,
+                pc,
+                op,
+                gas: interp.gas.remaining(),
+                cost: None,
+                refund: interp.gas.refunded(),
+                stack: data.to_vec(),
+                memory: interp.memory.slice(0..interp.memory.size()).to_vec(),
+                return_data: interp.return_data.buffer().clone(),
+                open: self
+                    .stack
+                    .iter()
+                    .zip(open.iter())
+                    .map(|(&frame, (steps, _))| OpenFrame {
+                        frame,
+                        steps: steps.clone(),
+                    })
+                    .collect(),
+                storage: std::mem::take(storage),
+                transient: std::mem::take(transient),
+            });
+        } else {
+            let address = interp.input.target_address;
+            match op {
+                SLOAD | TLOAD if n >= 1 => *load = Some((op == TLOAD, address, data[n - 1])),
+                SSTORE | TSTORE if n >= 2 => {
+                    let map = if op == TSTORE { transient } else { storage };
+                    map.entry(address)
+                        .or_default()
+                        .entry(data[n - 1])
+                        .or_default()
+                        .written = Some(data[n - 2]);
+                }
+                _ => {}
+            }
+        }
+        if let (JUMP, Some((steps, frame_marks))) = (op, open.last_mut()) {
+            let dest = data
+                .last()
+                .map_or(u32::MAX, |d| u32::try_from(*d).unwrap_or(u32::MAX));
+            let m = frame_marks.get_or_insert_with(|| {
+                let code = interp.bytecode.original_bytes();
+                let key = (code.as_ptr() as usize, creation);
+                cache
+                    .entry(key)
+                    .or_insert_with(|| marks.as_ref().and_then(|s| s.marks(&code, creation)))
+                    .clone()
+            });
+            let mark = m.as_ref().and_then(|m| m.get(pc as usize)).copied();
+            steps.jump(pc, dest, data, mark.unwrap_or(0));
         }
         self.steps += 1;
     }
 
     fn step_end(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
-        let Mode::Capture(c) = &mut self.mode else {
-            return;
-        };
-        let Capture {
-            at,
+        let Track {
             storage,
             transient,
             load,
-            view,
             ..
-        } = &mut **c;
+        } = &mut *self.track;
         if let Some((t, address, slot)) = load.take() {
             if let Some(v) = interp.stack.data().last() {
                 let map = if t { transient } else { storage };
@@ -451,15 +573,14 @@ impl<DB: Database> Inspector<Ctx<DB>> for StepRecorder {
                 }
             }
         }
-        if self.steps == *at + 1 {
-            if let Some(v) = view.as_mut().filter(|v| v.cost.is_none()) {
+        if self.at.is_some_and(|at| self.steps == at + 1) {
+            if let Some(v) = self.view.as_mut().filter(|v| v.cost.is_none()) {
                 if interp.bytecode.action().is_none() {
                     v.cost = Some(v.gas.saturating_sub(interp.gas.remaining()));
                 }
             }
         }
     }
-
     fn call(&mut self, ctx: &mut Ctx<DB>, inputs: &mut CallInputs) -> Option<CallOutcome> {
         let kind = match inputs.scheme {
             CallScheme::Call => CallKind::Call,

@@ -22,6 +22,7 @@ mod cli;
 mod conformance;
 mod conventions;
 mod dap;
+mod debug_checkpoints;
 mod debug_tui;
 mod doc_examples;
 mod erc7562;
