@@ -419,7 +419,7 @@ fn views_from_checkpoints_are_views_from_the_start() {
     assert!(none.is_empty());
     let (stepped, cps, again) = s
         .target
-        .record(marks.clone(), Checkpoints::new(7, usize::MAX))
+        .record(marks.clone(), Checkpoints::new(7, usize::MAX).with_chunk(3))
         .unwrap();
     assert_eq!(format!("{:?}", stepped.log), format!("{:?}", plain.log));
     assert_eq!(format!("{again:?}"), format!("{outcome:?}"));

@@ -19,10 +19,13 @@
 //! its views replay from the start.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::convert::Infallible;
+use std::mem::size_of;
 use std::rc::Rc;
+use std::sync::Arc;
 
-use alloy_primitives::{Bytes, B256, U256};
+use alloy_primitives::{Bytes, Log, B256, U256};
 use revm::bytecode::Bytecode;
 use revm::context::result::{EVMError, ExecResultAndState, HaltReason};
 use revm::context::{ContextSetters, FrameStack, JournalInner};
@@ -58,7 +61,10 @@ pub const BUDGET: usize = 24 << 20;
 /// The machine before one step.
 pub struct Machine {
     step: u32,
+    /// The journal without its entries and logs, which are `entries` and `logs`.
     journal: JournalInner<JournalEntry>,
+    entries: Chunked<JournalEntry>,
+    logs: Chunked<Log>,
     /// The open frames, outermost first, their memory left out.
     frames: Vec<FrameCopy>,
     /// The memory all open frames share, and where each frame's own begins in it.
@@ -79,12 +85,61 @@ impl Machine {
     }
 }
 
+/// Entries kept in chunks shared between checkpoints. A journal's entries and its logs only
+/// grow, or shrink back when a frame reverts; the chunks below the lowest length seen since the
+/// checkpoint before are that checkpoint's, shared, so the checkpoints of a transaction hold its
+/// entries about once, not once each.
+struct Chunked<T> {
+    chunks: Vec<Arc<[T]>>,
+}
+
+impl<T: Clone> Chunked<T> {
+    /// `live` in chunks of `chunk` entries, sharing `before`'s full chunks that lie below
+    /// `stable` entries (which `live` still holds unchanged).
+    fn of(live: &[T], before: Option<&Chunked<T>>, stable: usize, chunk: usize) -> Chunked<T> {
+        let stable = stable.min(live.len());
+        let mut chunks: Vec<Arc<[T]>> = before
+            .into_iter()
+            .flat_map(|b| b.chunks.iter())
+            .take(stable / chunk)
+            .take_while(|c| c.len() == chunk)
+            .cloned()
+            .collect();
+        let mut at = chunks.len() * chunk;
+        while at < live.len() {
+            let end = (at + chunk).min(live.len());
+            chunks.push(Arc::from(&live[at..end]));
+            at = end;
+        }
+        Chunked { chunks }
+    }
+
+    fn to_vec(&self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.chunks.iter().map(|c| c.len()).sum());
+        for c in &self.chunks {
+            out.extend_from_slice(c);
+        }
+        out
+    }
+
+    /// Bytes of the chunks not already in `seen` (by address), which then holds them.
+    fn new_bytes(&self, seen: &mut HashSet<usize>, each: impl Fn(&T) -> usize) -> usize {
+        self.chunks
+            .iter()
+            .filter(|c| seen.insert(c.as_ptr() as usize))
+            .map(|c| c.iter().map(&each).sum::<usize>())
+            .sum()
+    }
+}
+
 /// A transaction's checkpoints, in step order (see the module's comment).
 pub struct Checkpoints {
     list: Vec<Machine>,
     spacing: u32,
     budget: usize,
     bytes: usize,
+    /// Journal entries (and logs) per shared chunk.
+    chunk: usize,
 }
 
 impl Default for Checkpoints {
@@ -100,7 +155,14 @@ impl Checkpoints {
             spacing: spacing.max(1),
             budget,
             bytes: 0,
+            chunk: 4096,
         }
+    }
+
+    /// The same with `n` journal entries (and logs) per shared chunk (tests share tiny ones).
+    pub fn with_chunk(mut self, n: usize) -> Checkpoints {
+        self.chunk = n.max(1);
+        self
     }
 
     /// Steps between two checkpoints (doubled each time the budget was passed).
@@ -133,16 +195,34 @@ impl Checkpoints {
     }
 
     fn keep(&mut self, m: Machine) {
-        self.bytes += m.bytes;
         self.list.push(m);
+        self.bytes = self.count_bytes();
         while self.bytes > self.budget && !self.list.is_empty() {
             // Every other one goes: those off the doubled spacing.
             self.spacing = self.spacing.saturating_mul(2);
             let spacing = self.spacing;
             self.list.retain(|m| m.step % spacing == 0);
-            self.bytes = self.list.iter().map(|m| m.bytes).sum();
+            self.bytes = self.count_bytes();
         }
     }
+
+    /// Bytes the checkpoints hold, each shared chunk counted once.
+    fn count_bytes(&self) -> usize {
+        let mut seen = HashSet::new();
+        self.list
+            .iter()
+            .map(|m| {
+                m.bytes
+                    + m.entries
+                        .new_bytes(&mut seen, |_| size_of::<JournalEntry>())
+                    + m.logs.new_bytes(&mut seen, log_bytes)
+            })
+            .sum()
+    }
+}
+
+fn log_bytes(l: &Log) -> usize {
+    size_of::<Log>() + l.data.data.len() + l.topics().len() * 32
 }
 
 type StepEvm<'d, 'a> = MainnetEvm<EvmCtx<'d, 'a>, splice::Beside<Alone<StepRecorder>>>;
@@ -177,7 +257,8 @@ impl<'d, 'a> InspectorHandler for Pausing<'_, 'd, 'a> {
         run_frames(evm, |evm| {
             let state = evm.inspector.inner.0.checkpoint();
             let step = state.step;
-            if let Some(m) = copy(evm, state) {
+            let chunk = checkpoints.chunk;
+            if let Some(m) = copy(evm, state, checkpoints.list.last(), chunk) {
                 checkpoints.keep(m);
             }
             evm.inspector
@@ -299,8 +380,32 @@ impl FrameCopy {
 
 /// The machine as it stands, paused before the recorder's next step (`None` when its memory is
 /// not laid out as revm lays it out, which would be a bug: no checkpoint then).
-fn copy(evm: &mut StepEvm<'_, '_>, recorder: RecorderCheckpoint) -> Option<Machine> {
-    let journal = evm.ctx.journaled_state.inner.clone();
+fn copy(
+    evm: &mut StepEvm<'_, '_>,
+    recorder: RecorderCheckpoint,
+    before: Option<&Machine>,
+    chunk: usize,
+) -> Option<Machine> {
+    let j = &evm.ctx.journaled_state.inner;
+    // The lowest lengths since the checkpoint before (its own lengths at most).
+    let (low_entries, low_logs) = evm
+        .inspector
+        .inner
+        .0
+        .take_journal_lows((j.journal.len(), j.logs.len()));
+    let entries = Chunked::of(&j.journal, before.map(|b| &b.entries), low_entries, chunk);
+    let logs = Chunked::of(&j.logs, before.map(|b| &b.logs), low_logs, chunk);
+    let journal = JournalInner {
+        state: j.state.clone(),
+        transient_storage: j.transient_storage.clone(),
+        logs: Vec::new(),
+        depth: j.depth,
+        journal: Vec::new(),
+        transaction_id: j.transaction_id,
+        cfg: j.cfg.clone(),
+        warm_addresses: j.warm_addresses.clone(),
+        selfdestructed_addresses: j.selfdestructed_addresses.clone(),
+    };
     let stack = &mut evm.frame_stack;
     let top = stack.index()?;
     // Each frame read from the top down, then the stack's index put back: every slot below it
@@ -341,6 +446,8 @@ fn copy(evm: &mut StepEvm<'_, '_>, recorder: RecorderCheckpoint) -> Option<Machi
     Some(Machine {
         step: recorder.step,
         journal,
+        entries,
+        logs,
         frames,
         memory,
         offsets,
@@ -349,18 +456,10 @@ fn copy(evm: &mut StepEvm<'_, '_>, recorder: RecorderCheckpoint) -> Option<Machi
     })
 }
 
-/// Bytes a journal holds, roughly.
+/// Bytes a journal holds besides its entries and logs, roughly.
 fn journal_bytes(j: &JournalInner<JournalEntry>) -> usize {
     let accounts: usize = j.state.values().map(|a| 256 + a.storage.len() * 128).sum();
-    let logs: usize = j
-        .logs
-        .iter()
-        .map(|l| 96 + l.data.data.len() + l.topics().len() * 32)
-        .sum();
-    accounts
-        + logs
-        + j.journal.len() * std::mem::size_of::<JournalEntry>()
-        + j.transient_storage.len() * 96
+    accounts + j.transient_storage.len() * 96
 }
 
 /// The frames of `m` with their memory restored into `buffer` (the context's own: a CALL's input
@@ -497,7 +596,10 @@ pub fn resume(
     let rules = tx_rules::TxRules::before(db, env, tx)?;
     let mut evm = step_evm(db, env, rules.cfg(), recorder);
     evm.set_tx(tx.env.clone());
-    evm.ctx.journaled_state.inner = m.journal.clone();
+    let mut journal = m.journal.clone();
+    journal.journal = m.entries.to_vec();
+    journal.logs = m.logs.to_vec();
+    evm.ctx.journaled_state.inner = journal;
     let buffer = evm.ctx.local.shared_memory_buffer.clone();
     evm.frame_stack = restore_frames(m, buffer);
     let out = run_frames(&mut evm, |_| {});

@@ -295,6 +295,9 @@ pub struct StepRecorder {
     /// paused there.
     pause_at: Option<u32>,
     paused: bool,
+    /// The lowest lengths of the journal's entries and logs seen since the last checkpoint (a
+    /// reverted frame drops both back): what lies below is as that checkpoint copied it.
+    journal_lows: (usize, usize),
 }
 
 impl StepRecorder {
@@ -313,6 +316,7 @@ impl StepRecorder {
             done: false,
             pause_at: None,
             paused: false,
+            journal_lows: (usize::MAX, usize::MAX),
         }
     }
 
@@ -365,6 +369,14 @@ impl StepRecorder {
     /// again), clearing it.
     pub fn take_paused(&mut self) -> bool {
         std::mem::take(&mut self.paused)
+    }
+
+    /// The lowest lengths of the journal's entries and logs since the last call (or the start),
+    /// the current ones `now` included; the next call counts from `now`.
+    pub fn take_journal_lows(&mut self, now: (usize, usize)) -> (usize, usize) {
+        let (e, l) = self.journal_lows;
+        self.journal_lows = now;
+        (e.min(now.0), l.min(now.1))
     }
 
     /// The recorder as it stands, for a run resumed here.
@@ -445,8 +457,14 @@ fn frame(kind: CallKind, address: Address, code_address: Address, caller: Addres
 impl crate::trace::plain::Plain for StepRecorder {}
 
 impl<DB: Database> Inspector<Ctx<DB>> for StepRecorder {
-    fn step(&mut self, interp: &mut Interpreter, _ctx: &mut Ctx<DB>) {
+    fn step(&mut self, interp: &mut Interpreter, ctx: &mut Ctx<DB>) {
         let i = self.steps;
+        if self.pause_at.is_some() {
+            // A checkpoint shares what lies below these with the one before it.
+            let j = &ctx.journaled_state.inner;
+            let lows = &mut self.journal_lows;
+            *lows = (lows.0.min(j.journal.len()), lows.1.min(j.logs.len()));
+        }
         if self.pause_at == Some(i) {
             // Return to the loop that drives the run without running this step (nothing of it
             // is recorded): it copies the machine and runs the interpreter on from here.

@@ -1,8 +1,9 @@
 //! The debugger's checkpoints (`chaintrace::replay::checkpoint`) on geth's own fixtures: with a
 //! checkpoint every few steps, the machine at every step read by resuming from the checkpoint
 //! before it is the machine read by replaying from the transaction's start — creates, inner
-//! reverts, out-of-gas, self-destructs, precompile calls, logs, deep call stacks — and recording
-//! with checkpoints changes neither the recorded steps nor the outcome.
+//! reverts, out-of-gas, self-destructs, precompile calls, logs, deep call stacks, the journal's
+//! entries and logs shared between checkpoints in chunks of two — and recording with
+//! checkpoints changes neither the recorded steps nor the outcome.
 
 use std::path::Path;
 
@@ -37,7 +38,7 @@ fn check(path: &Path) -> (usize, usize) {
     let long = plain.log.len() > LONG;
     let spacing = if long { SPACING_LONG } else { SPACING };
     let (stepped, cps, again) = target
-        .record(None, Checkpoints::new(spacing, usize::MAX))
+        .record(None, Checkpoints::new(spacing, usize::MAX).with_chunk(2))
         .unwrap();
     assert_eq!(
         format!("{:?}", stepped.log),
@@ -97,4 +98,104 @@ fn views_resumed_from_checkpoints_are_views_from_the_start_on_geths_fixtures() {
         "geth's 15 callTracer and 16 flat callTracer fixtures"
     );
     assert!(compared > 1_400, "{compared} steps compared of {steps}");
+}
+
+/// A frame reverting drops the journal's entries back below the checkpoint before it, and the
+/// frame that goes on writes new entries where they were: a later checkpoint must not share the
+/// old chunk. T delegate-calls M; M calls D, which writes slots 0–2 and reverts; M writes T's
+/// slots 5–7 (its entries where D's were) and reverts; T reads slots 5–7, which M's revert set
+/// back to zero only if the journal it reverted with is M's. Chunks of one entry.
+#[test]
+fn a_checkpoint_after_a_revert_does_not_share_the_entries_it_dropped() {
+    use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
+    use chaintrace::replay::{BlockInfo, EvmEnv, ReplayTx};
+    use chaintrace::source::{AccountData, StateSnapshot};
+    use revm::context::TxEnv;
+    use revm::primitives::hardfork::SpecId;
+
+    const SENDER: Address = address!("00000000000000000000000000000000000000f0");
+    const T: Address = address!("00000000000000000000000000000000000000a0");
+    // CALL(gas, to, 0, 0, 0, 0, 0); POP
+    let call = |to: u8| format!("6000600060006000600060{to:02x}5af150");
+    let sstore = |slot: u8, v: u8| format!("60{v:02x}60{slot:02x}55");
+    let d = format!("{}{}{}60006000fd", sstore(0, 1), sstore(1, 1), sstore(2, 1));
+    let m = format!(
+        "{}{}{}{}60006000fd",
+        call(0xd0),
+        sstore(5, 7),
+        sstore(6, 7),
+        sstore(7, 7)
+    );
+    // DELEGATECALL(gas, M, 0, 0, 0, 0): M writes T's storage.
+    let t = "600060006000600060b05af450 600554600654600754 00".to_string();
+    let mut snap = StateSnapshot::complete();
+    let account = |code: &str, balance: u128| AccountData {
+        balance: U256::from(balance),
+        nonce: 0,
+        code: hex::decode(code.replace(' ', "")).unwrap().into(),
+    };
+    snap.insert_account(SENDER, account("", 10u128.pow(20)));
+    snap.insert_account(T, account(&t, 0));
+    snap.insert_account(
+        address!("00000000000000000000000000000000000000b0"),
+        account(&m, 0),
+    );
+    snap.insert_account(
+        address!("00000000000000000000000000000000000000d0"),
+        account(&d, 0),
+    );
+    let info = BlockInfo {
+        number: 1,
+        timestamp: 1,
+        gas_limit: 30_000_000,
+        base_fee: Some(0),
+        ..Default::default()
+    };
+    let target = Target {
+        snapshot: snap,
+        pre: Default::default(),
+        env: EvmEnv::new(SpecId::PRAGUE, 1, &info),
+        tx: ReplayTx {
+            hash: Default::default(),
+            sender: SENDER,
+            env: TxEnv {
+                caller: SENDER,
+                gas_limit: 1_000_000,
+                gas_price: 1,
+                kind: TxKind::Call(T),
+                nonce: 0,
+                chain_id: Some(1),
+                ..Default::default()
+            },
+            authorities: Vec::new(),
+            raw: Bytes::new(),
+            deposit: None,
+            rollup: Default::default(),
+        },
+        index: None,
+    };
+    let (plain, none, _) = target
+        .record(None, Checkpoints::new(u32::MAX, usize::MAX))
+        .unwrap();
+    let log = &plain.log;
+    let last = log.len() - 1;
+    let end = target.capture(last, None, log, &none).unwrap();
+    assert_eq!(end.stack.len(), 3, "T's three SLOADs: {:?}", end.stack);
+    assert!(end.stack.iter().all(|w| w.is_zero()), "{:?}", end.stack);
+    // Spacings that put a checkpoint among M's writes with none between D's revert and them.
+    for spacing in 2..=24 {
+        let (_, cps, _) = target
+            .record(None, Checkpoints::new(spacing, usize::MAX).with_chunk(1))
+            .unwrap();
+        assert_eq!(cps.len(), last / spacing as usize);
+        for i in 0..log.len() {
+            let from_start = target.capture(i, None, log, &none).unwrap();
+            let resumed = target.capture(i, None, log, &cps).unwrap();
+            assert_eq!(
+                format!("{resumed:?}"),
+                format!("{from_start:?}"),
+                "spacing {spacing}, step {i}"
+            );
+        }
+    }
 }
