@@ -10,7 +10,7 @@
 //! transaction is run again on the same pre-state with a [`StepRecorder`] in capture mode,
 //! which copies it at that step ([`StepView`]) and then halts every frame, so that the rest of
 //! the transaction does not run. The recording run pauses every so many steps so that the
-//! machine can be copied there ([`crate::replay::checkpoint`]); a capture then starts from the
+//! machine can be copied there (`replay::checkpoint`); a capture then starts from the
 //! copy before its step ([`StepRecorder::capture_from`]) instead of the transaction's start.
 
 use std::collections::BTreeMap;
@@ -244,7 +244,7 @@ struct Track {
 }
 
 /// A [`StepRecorder`] as it stood before a step, for a run resumed there
-/// ([`crate::replay::checkpoint`]): its open frames with their steps (their JUMPs counted, not
+/// (`replay::checkpoint`): its open frames with their steps (their JUMPs counted, not
 /// copied) and the storage seen so far.
 #[derive(Clone, Debug)]
 pub struct RecorderCheckpoint {
