@@ -11,6 +11,7 @@ use chaintrace::debug::Target;
 use chaintrace::replay::checkpoint::Checkpoints;
 use chaintrace::replay::{fixture_env, fixture_snapshot, fixture_tx};
 use chaintrace::source::fixture::Fixture;
+use chaintrace::trace::steps::StepLog;
 
 /// Steps between checkpoints: small and odd, so that they fall on every kind of step (a prime
 /// a hundred times larger on the 572k steps of `big_slow.json`).
@@ -21,6 +22,18 @@ const SPACING_LONG: u32 = 1301;
 /// on a long one: each replays from the start).
 const COMPARED: usize = 120;
 const LONG: usize = 20_000;
+
+/// The machine at step `i` resumed from `cps` is the machine replayed from the start.
+fn same_view(target: &Target, i: usize, log: &StepLog, cps: &Checkpoints, what: &str) {
+    let none = Checkpoints::new(u32::MAX, usize::MAX);
+    let from_start = target.capture(i, None, log, &none).unwrap();
+    let resumed = target.capture(i, None, log, cps).unwrap();
+    assert_eq!(
+        format!("{resumed:?}"),
+        format!("{from_start:?}"),
+        "{what}: step {i}"
+    );
+}
 
 fn check(path: &Path) -> (usize, usize) {
     let fx = Fixture::load(path.to_str().unwrap()).unwrap();
@@ -35,6 +48,7 @@ fn check(path: &Path) -> (usize, usize) {
     let (plain, none, outcome) = target
         .record(None, Checkpoints::new(u32::MAX, usize::MAX))
         .unwrap();
+    assert!(none.is_empty());
     let long = plain.log.len() > LONG;
     let spacing = if long { SPACING_LONG } else { SPACING };
     let (stepped, cps, again) = target
@@ -58,13 +72,7 @@ fn check(path: &Path) -> (usize, usize) {
         .max(1);
     let mut compared = 0;
     for i in (0..n).filter(|i| i % every == 0 || i + 1 == n) {
-        let from_start = target.capture(i, None, log, &none).unwrap();
-        let resumed = target.capture(i, None, log, &cps).unwrap();
-        assert_eq!(
-            format!("{resumed:?}"),
-            format!("{from_start:?}"),
-            "{name}: step {i}"
-        );
+        same_view(&target, i, log, &cps, &name);
         compared += 1;
     }
     (n, compared)
@@ -107,11 +115,12 @@ fn views_resumed_from_checkpoints_are_views_from_the_start_on_geths_fixtures() {
 /// back to zero only if the journal it reverted with is M's. Chunks of one entry.
 #[test]
 fn a_checkpoint_after_a_revert_does_not_share_the_entries_it_dropped() {
-    use alloy_primitives::{address, hex, Address, Bytes, TxKind, U256};
-    use chaintrace::replay::{BlockInfo, EvmEnv, ReplayTx};
-    use chaintrace::source::{AccountData, StateSnapshot};
-    use revm::context::TxEnv;
+    use alloy_primitives::{address, Address, TxKind};
+    use chaintrace::replay::EvmEnv;
+    use chaintrace::source::StateSnapshot;
     use revm::primitives::hardfork::SpecId;
+
+    use crate::offline::{account, block, tx};
 
     const SENDER: Address = address!("00000000000000000000000000000000000000f0");
     const T: Address = address!("00000000000000000000000000000000000000a0");
@@ -127,51 +136,25 @@ fn a_checkpoint_after_a_revert_does_not_share_the_entries_it_dropped() {
         sstore(7, 7)
     );
     // DELEGATECALL(gas, M, 0, 0, 0, 0): M writes T's storage.
-    let t = "600060006000600060b05af450 600554600654600754 00".to_string();
+    let t = "600060006000600060b05af450 600554600654600754 00";
     let mut snap = StateSnapshot::complete();
-    let account = |code: &str, balance: u128| AccountData {
-        balance: U256::from(balance),
-        nonce: 0,
-        code: hex::decode(code.replace(' ', "")).unwrap().into(),
-    };
-    snap.insert_account(SENDER, account("", 10u128.pow(20)));
-    snap.insert_account(T, account(&t, 0));
+    snap.insert_account(SENDER, account(10u128.pow(20), 0, ""));
+    snap.insert_account(T, account(0, 0, t));
     snap.insert_account(
         address!("00000000000000000000000000000000000000b0"),
-        account(&m, 0),
+        account(0, 0, &m),
     );
     snap.insert_account(
         address!("00000000000000000000000000000000000000d0"),
-        account(&d, 0),
+        account(0, 0, &d),
     );
-    let info = BlockInfo {
-        number: 1,
-        timestamp: 1,
-        gas_limit: 30_000_000,
-        base_fee: Some(0),
-        ..Default::default()
-    };
+    let mut tx = tx(SENDER, TxKind::Call(T));
+    tx.env.gas_limit = 1_000_000;
     let target = Target {
         snapshot: snap,
         pre: Default::default(),
-        env: EvmEnv::new(SpecId::PRAGUE, 1, &info),
-        tx: ReplayTx {
-            hash: Default::default(),
-            sender: SENDER,
-            env: TxEnv {
-                caller: SENDER,
-                gas_limit: 1_000_000,
-                gas_price: 1,
-                kind: TxKind::Call(T),
-                nonce: 0,
-                chain_id: Some(1),
-                ..Default::default()
-            },
-            authorities: Vec::new(),
-            raw: Bytes::new(),
-            deposit: None,
-            rollup: Default::default(),
-        },
+        env: EvmEnv::new(SpecId::PRAGUE, 1, &block(1, Some(0))),
+        tx,
         index: None,
     };
     let (plain, none, _) = target
@@ -189,13 +172,7 @@ fn a_checkpoint_after_a_revert_does_not_share_the_entries_it_dropped() {
             .unwrap();
         assert_eq!(cps.len(), last / spacing as usize);
         for i in 0..log.len() {
-            let from_start = target.capture(i, None, log, &none).unwrap();
-            let resumed = target.capture(i, None, log, &cps).unwrap();
-            assert_eq!(
-                format!("{resumed:?}"),
-                format!("{from_start:?}"),
-                "spacing {spacing}, step {i}"
-            );
+            same_view(&target, i, log, &cps, &format!("spacing {spacing}"));
         }
     }
 }
