@@ -31,8 +31,6 @@ pub enum ClientVersionError {
 pub struct RpcBlock {
     pub info: BlockInfo,
     pub txs: Vec<ReplayTx>,
-    /// The raw JSON of each transaction, index-aligned with `txs`.
-    pub raw_txs: Vec<Value>,
     /// Accounts the block's withdrawals credit after its transactions (EIP-4895).
     pub withdrawals: Vec<Address>,
     /// How many ommers the block names (pre-merge: their miners are rewarded).
@@ -409,13 +407,11 @@ impl RpcSource {
 
     pub fn parse_block(v: &Value) -> Result<RpcBlock, SourceError> {
         let info = block_info_from_json(v)?;
-        let raw_txs = v
+        let txs = v
             .get("transactions")
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let txs = raw_txs
-            .iter()
+            .into_iter()
+            .flatten()
             .map(tx_from_json)
             .collect::<Result<Vec<_>, _>>()?;
         let withdrawals = v
@@ -432,7 +428,6 @@ impl RpcSource {
         Ok(RpcBlock {
             info,
             txs,
-            raw_txs,
             withdrawals,
             uncles,
         })
