@@ -66,10 +66,11 @@ impl EvmEnv {
             } else {
                 BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN
             };
-            block.blob_excess_gas_and_price = Some(BlobExcessGasAndPrice::new(
-                info.excess_blob_gas.unwrap_or(0),
-                fraction,
-            ));
+            let excess = info.excess_blob_gas.unwrap_or(0);
+            block.blob_excess_gas_and_price = Some(BlobExcessGasAndPrice {
+                excess_blob_gas: excess,
+                blob_gasprice: blob_gas_price(excess, fraction),
+            });
         }
         let mut rules = match info.ruleset {
             crate::chain::rules::Ruleset::Chain => {
@@ -136,5 +137,70 @@ impl EvmEnv {
             self.cfg.disable_base_fee = true;
         }
         self
+    }
+}
+
+/// EIP-4844's blob base fee, `fake_exponential(MIN_BASE_FEE_PER_BLOB_GAS, excess, fraction)`,
+/// as revm's `calc_blob_gasprice` and geth's `CalcBlobFee` compute it, with 256-bit
+/// intermediates: revm's 128-bit ones overflow on an excess of a few hundred million (a mutated
+/// bundle's, a hostile header's: a panic in a debug build, a wrong fee in a release one), where
+/// geth's big integers do not. A fee past 128 bits, which no blob transaction can pay, is
+/// `u128::MAX`.
+pub fn blob_gas_price(excess: u64, fraction: u64) -> u128 {
+    let numerator = U256::from(excess);
+    let denominator = U256::from(fraction.max(1));
+    let limit = U256::from(u128::MAX).saturating_mul(denominator);
+    let (mut i, mut output) = (1u64, U256::ZERO);
+    let mut accum = denominator; // factor 1 × denominator
+    while !accum.is_zero() {
+        output += accum;
+        if output > limit {
+            return u128::MAX;
+        }
+        accum = accum * numerator / (denominator * U256::from(i));
+        i += 1;
+    }
+    u128::try_from(output / denominator).unwrap_or(u128::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blob_gas_price;
+    use revm::context_interface::block::calc_blob_gasprice;
+    use revm::primitives::eip4844::{
+        BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN, BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE,
+    };
+
+    /// revm's fee wherever revm's arithmetic holds; past it (the excess a property test's
+    /// mutated bundle gave: 284,284,039) the exact fee while it fits 128 bits, then the largest.
+    #[test]
+    fn the_blob_fee_is_revms_and_saturates_past_128_bits() {
+        for fraction in [
+            BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN,
+            BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE,
+        ] {
+            for excess in (0..100_000_000u64)
+                .step_by(999_983)
+                .chain([0, 1, 131_072, 393_216])
+            {
+                assert_eq!(
+                    blob_gas_price(excess, fraction),
+                    calc_blob_gasprice(excess, fraction),
+                    "excess {excess}, fraction {fraction}"
+                );
+            }
+            assert_eq!(blob_gas_price(u64::MAX, fraction), u128::MAX);
+        }
+        // e^(284,284,039 / 5,007,716) = e^56.77 ≈ 4.5e24 (Prague); e^85.15 ≈ 9.6e36 (Cancun).
+        let prague = blob_gas_price(284_284_039, BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE);
+        assert!((4.0e24..5.0e24).contains(&(prague as f64)), "{prague}");
+        let cancun = blob_gas_price(284_284_039, BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN);
+        assert!((9.0e36..1.0e37).contains(&(cancun as f64)), "{cancun}");
+        for fraction in [
+            BLOB_BASE_FEE_UPDATE_FRACTION_CANCUN,
+            BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE,
+        ] {
+            assert_eq!(blob_gas_price(1_000_000_000, fraction), u128::MAX);
+        }
     }
 }

@@ -3,7 +3,6 @@
 //! blob gas).
 
 use alloy_primitives::{Address, B256, U256};
-use revm::context_interface::block::calc_blob_gasprice;
 use revm::primitives::hardfork::SpecId;
 
 use super::types::{
@@ -162,7 +161,7 @@ pub(super) fn next_excess_blob_gas(parent: &Parent, spec: SpecId) -> u64 {
     }
     if spec >= SpecId::OSAKA {
         let reserve = U256::from(8192u64) * U256::from(parent.base_fee.unwrap_or(0));
-        let price = U256::from(calc_blob_gasprice(excess, fraction));
+        let price = U256::from(crate::replay::env::blob_gas_price(excess, fraction));
         if reserve > price {
             return excess + used * (max - target) / max;
         }
