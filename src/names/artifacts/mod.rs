@@ -268,7 +268,7 @@ fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
 /// The source maps of an artifact object (Foundry's and standard JSON's `bytecode.sourceMap` /
 /// `deployedBytecode.sourceMap`, combined JSON's `srcmap` / `srcmap-runtime`) and its creation
 /// code.
-fn pending_sources(v: &Value) -> Pending {
+fn pending_sources(v: &Value, metadata: Option<Arc<Value>>) -> Pending {
     let outer = v;
     let v = v.get("evm").unwrap_or(v);
     let map = |key: &str, flat: &str| {
@@ -296,15 +296,6 @@ fn pending_sources(v: &Value) -> Pending {
             }
             (code, mask)
         });
-    // solc's metadata (a JSON string in solc's outputs, an object in Foundry's), parsed once.
-    let metadata = outer
-        .get("metadata")
-        .and_then(|m| match m {
-            Value::String(text) => serde_json::from_str(text).ok(),
-            Value::Object(_) => Some(m.clone()),
-            _ => None,
-        })
-        .map(Arc::new);
     Pending {
         runtime_map: map("deployedBytecode", "srcmap-runtime"),
         creation,
@@ -328,10 +319,31 @@ fn pending_sources(v: &Value) -> Pending {
     }
 }
 
+/// solc's metadata of an artifact object (a JSON string in solc's outputs, an object in
+/// Foundry's), parsed once.
+fn parse_metadata(v: &Value) -> Option<Arc<Value>> {
+    v.get("metadata")
+        .and_then(|m| match m {
+            Value::String(text) => serde_json::from_str(text).ok(),
+            Value::Object(_) => Some(m.clone()),
+            _ => None,
+        })
+        .map(Arc::new)
+}
+
 fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
+    artifact_with_metadata(name, v, parse_metadata(v))
+}
+
+/// [`artifact`] with its metadata parsed already ([`parse_metadata`]).
+fn artifact_with_metadata(
+    name: &str,
+    v: &Value,
+    metadata: Option<Arc<Value>>,
+) -> Result<Artifact, NamesError> {
     let abi = Abi::from_value(v).map_err(|e| NamesError::Abi(name.to_string(), e.to_string()))?;
     let (code, mask) = runtime_code(v);
-    let pending = pending_sources(v);
+    let pending = pending_sources(v, metadata);
     Ok(Artifact {
         name: name.to_string(),
         abi: Arc::new(abi),
@@ -362,6 +374,8 @@ fn standard_json(
     );
     let roots = file.map(sources::roots_for);
     let mut hashes = sources::SourceHashes::default();
+    // Each contract's metadata, parsed once: for the hashes here and its artifact below.
+    let mut metadata = std::collections::HashMap::new();
     for per_file in output
         .get("contracts")
         .and_then(Value::as_object)
@@ -369,9 +383,11 @@ fn standard_json(
         .flatten()
     {
         for c in per_file.1.as_object().into_iter().flatten() {
-            if let Some(m) = c.1.get("metadata") {
+            let parsed = parse_metadata(c.1);
+            if let Some(m) = parsed.as_deref().filter(|m| m.is_object()) {
                 hashes.extend(sources::metadata_hashes(m));
             }
+            metadata.insert((per_file.0.as_str(), c.0.as_str()), parsed);
         }
     }
     let unit = Arc::new(sources::unit_from_standard_json(
@@ -382,13 +398,14 @@ fn standard_json(
     ));
     let mut out = Vec::new();
     let contracts = output.get("contracts").and_then(Value::as_object);
-    for (_, per_file) in contracts.into_iter().flatten() {
+    for (file, per_file) in contracts.into_iter().flatten() {
         for (name, c) in per_file.as_object().into_iter().flatten() {
             if c.get("abi").is_none() {
                 continue;
             }
-            let mut a =
-                artifact(name, c).map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
+            let parsed = metadata.remove(&(file.as_str(), name.as_str())).flatten();
+            let mut a = artifact_with_metadata(name, c, parsed)
+                .map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
             if let Some(p) = a.pending.take() {
                 a.sources = p.into_sources(unit.clone());
             }
