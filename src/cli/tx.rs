@@ -20,14 +20,6 @@ use super::state::{
     node_result_code, node_tracer_options, print_node_result, print_note, report, StateArgs,
 };
 
-/// [`TxArgs::fetch_early`]: what was checked and fetched while the names loaded.
-struct Early {
-    spec: Result<chaintrace::trace::TracerSpec, CliError>,
-    source: Option<Result<chaintrace::source::rpc::RpcSource, CliError>>,
-    cache: Option<chaintrace::source::cache::Cache>,
-    mined: Option<Result<Mined, CliError>>,
-}
-
 /// Trace one transaction: by hash from a node, or offline from a fixture or replay bundle.
 #[derive(Args, Debug)]
 pub struct TxArgs {
@@ -87,21 +79,9 @@ impl TxArgs {
                  used with --fixture or --remote",
             ));
         }
-        // A mined transaction's names load on a thread of their own while the node is asked
-        // for it (`fetch_early`); errors are still reported in the order they were checked.
-        let (mut names, early) = match (&self.fixture, self.remote) {
-            (Some(f), _) => (load_names(&with_fixture_sources(&self.trace, f))?, None),
-            (None, true) => (load_names(&self.trace)?, None),
-            (None, false) => {
-                let (abi, flags) = (self.trace.abi.clone(), self.trace.names.clone());
-                let loading =
-                    std::thread::spawn(move || super::names::load_names_from(&abi, &flags));
-                let early = self.fetch_early();
-                let names = loading
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-                (names, Some(early))
-            }
+        let mut names = match &self.fixture {
+            Some(f) => load_names(&with_fixture_sources(&self.trace, f))?,
+            None => load_names(&self.trace)?,
         };
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
@@ -199,20 +179,10 @@ impl TxArgs {
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
-        let early = match early {
-            Some(e) => e,
-            None => self.fetch_early(),
-        };
-        let spec = super::names::with_source_steps(early.spec?, &names, &self.trace);
-        let source = early.source.unwrap_or_else(|| self.rpc.source())?;
-        let (cache, mut mined) = match early.mined {
-            Some(m) => (early.cache, m?),
-            None => {
-                let cache = self.state.cache();
-                let m = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
-                (cache, m)
-            }
-        };
+        let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
+        let source = self.rpc.source()?;
+        let cache = self.state.cache();
+        let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
         attach_explorer(
             &mut names,
             &self.trace,
@@ -349,30 +319,6 @@ impl TxArgs {
             false,
             mined.state_check().as_ref(),
         ))
-    }
-
-    /// What a mined transaction's run checks and fetches before its names are needed: the
-    /// tracer spec, then (those and the hardfork and hash given right) the node and the
-    /// transaction with its state. Each later step is left `None` when one before it failed.
-    fn fetch_early(&self) -> Early {
-        let mut early = Early {
-            spec: self.trace.spec(None),
-            source: None,
-            cache: None,
-            mined: None,
-        };
-        let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash");
-        let (Ok(hardfork), Ok(hash), Ok(_)) = (self.trace.hardfork(), hash, &early.spec) else {
-            return early;
-        };
-        let source = self.rpc.source();
-        if let Ok(s) = &source {
-            early.cache = self.state.cache();
-            let mined = Mined::load(s, early.cache.as_ref(), hash, self.state.mode(), hardfork);
-            early.mined = Some(mined.map_err(CliError::from));
-        }
-        early.source = Some(source);
-        early
     }
 
     /// Whether asset changes are computed: asked for, shown by default with the call tree, or
