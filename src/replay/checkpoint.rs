@@ -75,10 +75,6 @@ pub struct Machine {
 }
 
 impl Machine {
-    pub fn step(&self) -> u32 {
-        self.step
-    }
-
     /// The recorder as it stood there.
     pub fn recorder(&self) -> &RecorderCheckpoint {
         &self.recorder
@@ -91,6 +87,8 @@ impl Machine {
 /// entries about once, not once each.
 struct Chunked<T> {
     chunks: Vec<Arc<[T]>>,
+    /// How many of the first chunks are the checkpoint before's.
+    shared: usize,
 }
 
 impl<T: Clone> Chunked<T> {
@@ -105,13 +103,22 @@ impl<T: Clone> Chunked<T> {
             .take_while(|c| c.len() == chunk)
             .cloned()
             .collect();
-        let mut at = chunks.len() * chunk;
+        let shared = chunks.len();
+        let mut at = shared * chunk;
         while at < live.len() {
             let end = (at + chunk).min(live.len());
             chunks.push(Arc::from(&live[at..end]));
             at = end;
         }
-        Chunked { chunks }
+        Chunked { chunks, shared }
+    }
+
+    /// Bytes of the chunks this one does not share with the checkpoint before.
+    fn fresh_bytes(&self, each: impl Fn(&T) -> usize) -> usize {
+        self.chunks[self.shared..]
+            .iter()
+            .map(|c| c.iter().map(&each).sum::<usize>())
+            .sum()
     }
 
     fn to_vec(&self) -> Vec<T> {
@@ -195,8 +202,11 @@ impl Checkpoints {
     }
 
     fn keep(&mut self, m: Machine) {
+        // What it shares is the last one's, counted there already.
+        self.bytes += m.bytes
+            + m.entries.fresh_bytes(|_| size_of::<JournalEntry>())
+            + m.logs.fresh_bytes(log_bytes);
         self.list.push(m);
-        self.bytes = self.count_bytes();
         while self.bytes > self.budget && !self.list.is_empty() {
             // Every other one goes: those off the doubled spacing.
             self.spacing = self.spacing.saturating_mul(2);
@@ -206,7 +216,8 @@ impl Checkpoints {
         }
     }
 
-    /// Bytes the checkpoints hold, each shared chunk counted once.
+    /// Bytes the checkpoints hold, each shared chunk counted once (again after thinning: a
+    /// dropped checkpoint's chunks may live on in the one after it).
     fn count_bytes(&self) -> usize {
         let mut seen = HashSet::new();
         self.list
