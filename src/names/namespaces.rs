@@ -47,7 +47,7 @@ pub struct AstStorage {
 }
 
 /// The ERC-7201 annotation of a struct's documentation.
-fn erc7201(doc: &Value) -> Option<String> {
+pub(crate) fn erc7201(doc: &Value) -> Option<String> {
     let text = match doc {
         Value::String(s) => s.as_str(),
         v => v.get("text")?.as_str()?,
@@ -57,77 +57,6 @@ fn erc7201(doc: &Value) -> Option<String> {
     let id = rest.strip_prefix("erc7201:")?;
     let id: String = id.chars().take_while(|c| !c.is_whitespace()).collect();
     (!id.is_empty()).then_some(id)
-}
-
-/// Structs, contracts and enums of an AST (solc's compact JSON).
-pub fn from_ast(ast: &Value) -> AstStorage {
-    let mut out = AstStorage::default();
-    let mut stack = vec![ast];
-    while let Some(n) = stack.pop() {
-        match n {
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(o) => {
-                let id = o.get("id").and_then(Value::as_i64);
-                match (o.get("nodeType").and_then(Value::as_str), id) {
-                    (Some("StructDefinition"), Some(id)) => {
-                        let members = o
-                            .get("members")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|m| {
-                                let name = m.get("name")?.as_str()?.to_string();
-                                Some((name, m.get("typeName")?.clone()))
-                            })
-                            .collect();
-                        let name = o.get("name").and_then(Value::as_str).unwrap_or_default();
-                        out.structs.push(AstStruct {
-                            id,
-                            canonical: o
-                                .get("canonicalName")
-                                .and_then(Value::as_str)
-                                .unwrap_or(name)
-                                .to_string(),
-                            name: name.to_string(),
-                            scope: o.get("scope").and_then(Value::as_i64).unwrap_or(-1),
-                            namespace: o.get("documentation").and_then(erc7201),
-                            members,
-                        });
-                        continue;
-                    }
-                    (Some("EnumDefinition"), Some(id)) => {
-                        let n = o
-                            .get("members")
-                            .and_then(Value::as_array)
-                            .map_or(0, Vec::len);
-                        out.enums.push((id, n));
-                        continue;
-                    }
-                    (Some("ContractDefinition"), Some(id)) => {
-                        out.contracts.push(AstContract {
-                            id,
-                            name: o
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string(),
-                            bases: o
-                                .get("linearizedBaseContracts")
-                                .and_then(Value::as_array)
-                                .into_iter()
-                                .flatten()
-                                .filter_map(Value::as_i64)
-                                .collect(),
-                        });
-                    }
-                    _ => {}
-                }
-                stack.extend(o.values().filter(|v| v.is_array() || v.is_object()));
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// `keccak256(abi.encode(uint256(keccak256(id)) - 1)) & ~bytes32(uint256(0xff))`.

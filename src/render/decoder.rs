@@ -144,7 +144,6 @@ impl Decoder {
     /// Whether any source names `selector` as a function (for a call to `at`).
     pub fn knows_function_at(&self, at: Option<Address>, selector: [u8; 4]) -> bool {
         self.tiers(at)
-            .iter()
             .flatten()
             .any(|abi| !abi.functions(selector).is_empty())
     }
@@ -156,7 +155,6 @@ impl Decoder {
             || selector == PANIC_SELECTOR
             || self
                 .tiers(at)
-                .iter()
                 .flatten()
                 .any(|abi| !abi.errors(selector).is_empty())
     }
@@ -164,23 +162,22 @@ impl Decoder {
     /// Whether any source names the event with `topic0` (emitted by `at`).
     pub fn knows_event_at(&self, at: Option<Address>, topic0: &B256) -> bool {
         self.tiers(at)
-            .iter()
             .flatten()
             .any(|abi| !abi.events(topic0).is_empty())
     }
 
-    fn tiers(&self, at: Option<Address>) -> Vec<Vec<&Abi>> {
-        let mut tiers = Vec::with_capacity(3);
-        if let Some(c) = at.and_then(|a| self.contracts.get(&a)) {
-            tiers.push(vec![&**c]);
-        }
-        if let Some(a) = &self.abi {
-            tiers.push(vec![a]);
-        }
-        let mut table: Vec<&Abi> = self.signatures.iter().collect();
-        table.push(signatures::bundled());
-        tiers.push(table);
-        tiers
+    /// The ABIs to try, most specific first: the contract's own, `--abi`'s, then the signature
+    /// tables. Lazily: the bundled table is parsed (about a millisecond) only when a lookup gets
+    /// that far, which a fully named trace never does.
+    fn tiers(&self, at: Option<Address>) -> impl Iterator<Item = Vec<&Abi>> {
+        let own = at.and_then(|a| self.contracts.get(&a)).map(|c| vec![&**c]);
+        let given = self.abi.as_ref().map(|a| vec![a]);
+        let tables = std::iter::once_with(move || {
+            let mut table: Vec<&Abi> = self.signatures.iter().collect();
+            table.push(signatures::bundled());
+            table
+        });
+        own.into_iter().chain(given).chain(tables)
     }
 
     /// Tries `candidates` of each tier; `decode` gives `(name, text)` when an item decodes,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::super::sources::{self, Unit};
 use super::super::NamesError;
-use super::{read_json, standard_json, Artifact};
+use super::{read_build, read_json, standard_json, Artifact};
 
 /// The artifact of a Sourcify v2 contract answer (`/v2/contract/{chain}/{address}` with the
 /// fields `abi`, `sources`, `sourceIds`, `compilation`, `runtimeBytecode`, `creationBytecode`,
@@ -52,7 +52,7 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
         "contracts": {file: {name: contract}},
     });
     // Sources only as the answer's own text: a path it names is never read from disk.
-    standard_json(None, &output, answer.get("sources"))
+    standard_json(None, &output, answer.get("sources"), None)
         .ok()?
         .into_iter()
         .next()
@@ -62,7 +62,7 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
 /// `artifacts/build-info/*.json`; Hardhat 3's `*.output.json` beside its input file).
 pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let v = read_json(path)?;
+    let (v, mut asts) = read_build(path)?;
     let Some(output) = v.get("output") else {
         return Ok(Vec::new());
     };
@@ -108,9 +108,14 @@ pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
             if let Some(renamed) = rename(output.get("sources")) {
                 output["sources"] = renamed;
             }
-            standard_json(Some(path), &output, rename(input_sources).as_ref())
+            let mut asts = asts
+                .into_iter()
+                .map(|(k, a)| (users.get(&k).cloned().unwrap_or(k), a))
+                .collect();
+            let input = rename(input_sources);
+            standard_json(Some(path), &output, input.as_ref(), Some(&mut asts))
         }
-        None => standard_json(Some(path), output, input_sources),
+        None => standard_json(Some(path), output, input_sources, Some(&mut asts)),
     }
     .map_err(|e| NamesError::Abi(shown, e.to_string()))
 }

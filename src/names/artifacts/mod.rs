@@ -19,6 +19,7 @@ use super::sources::{self, ArtifactSources, Unit};
 use super::NamesError;
 use crate::render::abi::Abi;
 
+mod build_json;
 mod builds;
 mod immutables;
 mod override_code;
@@ -367,6 +368,7 @@ fn standard_json(
     file: Option<&Path>,
     output: &Value,
     input_sources: Option<&Value>,
+    asts: Option<&mut build_json::Asts>,
 ) -> Result<Vec<Artifact>, NamesError> {
     let shown = file.map_or_else(
         || "a remote answer".to_string(),
@@ -395,6 +397,7 @@ fn standard_json(
         input_sources,
         roots.as_deref(),
         &hashes,
+        asts,
     ));
     let mut out = Vec::new();
     let contracts = output.get("contracts").and_then(Value::as_object);
@@ -433,14 +436,19 @@ fn read_json(path: &Path) -> Result<Value, NamesError> {
     serde_json::from_str(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
 }
 
+/// A build's JSON with the ASTs under its `sources` read apart ([`build_json`]).
+fn read_build(path: &Path) -> Result<(Value, build_json::Asts), NamesError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
+    build_json::parse(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
+}
+
 /// The artifacts of one JSON file: a bare ABI, an artifact with `abi`, or a combined JSON
 /// (`{"contracts": {name: artifact}}`).
 pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| NamesError::Abi(shown.clone(), format!("invalid JSON: {e}")))?;
+    let (v, mut asts) = read_build(path)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -450,12 +458,12 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         // A build info: the compiler's input and output together.
         if output.get("contracts").is_some() {
             let input = v.pointer("/input/sources");
-            return standard_json(Some(path), output, input);
+            return standard_json(Some(path), output, input, Some(&mut asts));
         }
     }
     if let Some(contracts) = v.get("contracts").and_then(Value::as_object) {
         if v.get("abi").is_none() && is_standard_json(contracts) {
-            return standard_json(Some(path), &v, None);
+            return standard_json(Some(path), &v, None, Some(&mut asts));
         }
         if v.get("abi").is_none() {
             // solc --combined-json: `sourceList` gives the source ids, in order.

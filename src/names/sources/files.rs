@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::spans::{ast_enums, ast_functions, scan_functions, FnSpan};
+use super::ast::AstDecls;
+use super::spans::{scan_functions, FnSpan};
 use crate::render::source::Location;
 
 /// Each source's keccak256 at build time, by the path the compiler named it (solc metadata
@@ -83,21 +84,19 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    pub fn new(path: String, origin: TextOrigin, ast: Option<&Value>) -> SourceFile {
+    pub fn new(path: String, origin: TextOrigin, ast: Option<AstDecls>) -> SourceFile {
+        let (ast_functions, enums, storage) = match ast {
+            Some(a) => (Some(a.functions), a.enums, a.storage),
+            None => Default::default(),
+        };
         SourceFile {
             path,
             origin,
             text: OnceLock::new(),
-            ast_functions: ast.map(|a| {
-                let mut out = Vec::new();
-                ast_functions(a, "", &mut out);
-                out
-            }),
+            ast_functions,
             functions: OnceLock::new(),
-            enums: ast.map(ast_enums).unwrap_or_default(),
-            storage: ast
-                .map(crate::names::namespaces::from_ast)
-                .unwrap_or_default(),
+            enums,
+            storage,
             line_starts: OnceLock::new(),
         }
     }
@@ -293,6 +292,7 @@ pub fn unit_from_standard_json(
     input_sources: Option<&Value>,
     roots: Option<&[PathBuf]>,
     hashes: &SourceHashes,
+    mut asts: Option<&mut HashMap<String, Option<AstDecls>>>,
 ) -> Unit {
     let mut unit = Unit::default();
     let Some(sources) = output.get("sources").and_then(Value::as_object) else {
@@ -301,6 +301,11 @@ pub fn unit_from_standard_json(
     for (path, s) in sources {
         let Some(id) = s.get("id").and_then(Value::as_i64) else {
             continue;
+        };
+        // Read beside the output ([`crate::names::artifacts`]' build parse), else from it.
+        let ast = match asts.as_deref_mut().and_then(|a| a.remove(path)) {
+            Some(decls) => decls,
+            None => s.get("ast").and_then(AstDecls::from_value),
         };
         let inline = input_sources
             .and_then(|i| i.get(path))
@@ -315,7 +320,7 @@ pub fn unit_from_standard_json(
         };
         unit.files.insert(
             id as i32,
-            Arc::new(SourceFile::new(path.clone(), origin, s.get("ast"))),
+            Arc::new(SourceFile::new(path.clone(), origin, ast)),
         );
     }
     unit

@@ -12,6 +12,7 @@
 //! artifact has one, else from a small scan of the source text.
 
 mod args;
+mod ast;
 mod at_step;
 mod ctor;
 mod files;
@@ -20,6 +21,7 @@ mod map;
 pub mod rebuild;
 mod spans;
 
+pub use ast::AstDecls;
 pub use files::{
     disk_candidates, metadata_hashes, roots_for, unit_from_paths, unit_from_standard_json,
     ArtifactSources, Creation, SourceFile, SourceHashes, TextOrigin, Unit,

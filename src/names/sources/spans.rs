@@ -1,8 +1,6 @@
 //! Functions and modifiers of a source file, with their byte spans and contracts: from solc's
 //! AST when the build has one, else from a scan of the source text.
 
-use serde_json::Value;
-
 /// A function (or modifier) in a source file: its byte span and names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FnSpan {
@@ -26,124 +24,6 @@ impl FnSpan {
         alloy_primitives::keccak256(sig.as_bytes())[..4]
             .try_into()
             .ok()
-    }
-}
-
-/// The enums an AST defines: each `EnumDefinition`'s `canonicalName` (`Vault.Kind`) and its
-/// members' names in declaration order (member `i` is stored as `i`).
-pub(super) fn ast_enums(node: &Value) -> Vec<(String, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        match n {
-            Value::Array(items) => stack.extend(items.iter().rev()),
-            Value::Object(o) => {
-                if o.get("nodeType").and_then(Value::as_str) == Some("EnumDefinition") {
-                    let name = o.get("canonicalName").and_then(Value::as_str);
-                    let members: Option<Vec<String>> = o
-                        .get("members")
-                        .and_then(Value::as_array)
-                        .map(|ms| {
-                            ms.iter()
-                                .map(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
-                                .collect()
-                        })
-                        .and_then(|ms: Vec<Option<String>>| ms.into_iter().collect());
-                    if let (Some(name), Some(members)) = (name, members) {
-                        out.push((name.to_string(), members));
-                    }
-                    continue;
-                }
-                stack.extend(o.values().filter(|v| v.is_array() || v.is_object()));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Functions and modifiers of an AST (solc's compact JSON), with their contract.
-pub(super) fn ast_functions(node: &Value, contract: &str, out: &mut Vec<FnSpan>) {
-    match node {
-        Value::Array(items) => {
-            for i in items {
-                ast_functions(i, contract, out);
-            }
-        }
-        Value::Object(o) => {
-            let kind = o
-                .get("nodeType")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let name = o.get("name").and_then(Value::as_str).unwrap_or_default();
-            let span = o.get("src").and_then(Value::as_str).and_then(|s| {
-                let mut it = s.split(':');
-                let start: usize = it.next()?.parse().ok()?;
-                let len: usize = it.next()?.parse().ok()?;
-                Some((start, start + len))
-            });
-            let mut inner = contract;
-            match (kind, span) {
-                ("ContractDefinition", _) => inner = name,
-                ("FunctionDefinition" | "ModifierDefinition", Some((start, end))) => {
-                    let shown = match o.get("kind").and_then(Value::as_str) {
-                        Some(k @ ("constructor" | "fallback" | "receive")) => k,
-                        _ => name,
-                    };
-                    let list = o
-                        .get("parameters")
-                        .and_then(|p| p.get("parameters"))
-                        .and_then(Value::as_array);
-                    let inputs: Vec<(String, String)> = list
-                        .into_iter()
-                        .flatten()
-                        .map(|p| {
-                            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
-                            let ty = p
-                                .pointer("/typeDescriptions/typeString")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?");
-                            // Older solc leaves the data location out of the type string.
-                            let ty = match p.get("storageLocation").and_then(Value::as_str) {
-                                Some(loc @ ("calldata" | "memory"))
-                                    if !ty.ends_with(&format!(" {loc}")) =>
-                                {
-                                    format!("{ty} {loc}")
-                                }
-                                Some("storage") if !ty.contains(" storage") => {
-                                    format!("{ty} storage ref")
-                                }
-                                _ => ty.to_string(),
-                            };
-                            (name.to_string(), ty)
-                        })
-                        .collect();
-                    // The ABI type of each (`uint256`; a contract is an address), for selectors.
-                    let params = list.map(|_| {
-                        inputs
-                            .iter()
-                            .map(|(_, t)| abi_type(t))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    });
-                    out.push(FnSpan {
-                        start,
-                        end,
-                        contract: contract.to_string(),
-                        name: shown.to_string(),
-                        modifier: kind == "ModifierDefinition",
-                        params,
-                        inputs,
-                    });
-                }
-                _ => {}
-            }
-            // Only nodes are walked (`src` strings and the like are skipped).
-            for v in o.values().filter(|v| v.is_object() || v.is_array()) {
-                ast_functions(v, inner, out);
-            }
-        }
-        _ => {}
     }
 }
 

@@ -1,6 +1,6 @@
 //! Source maps, function spans and the internal stack, on small hand-made inputs.
 
-use super::spans::ast_functions;
+use super::ast::AstDecls;
 use super::*;
 
 #[test]
@@ -99,8 +99,7 @@ fn reads_function_spans_from_an_ast() {
             {"nodeType": "FunctionDefinition", "name": "f", "kind": "function", "src": "60:30:0"}
         ]}
     ]});
-    let mut out = Vec::new();
-    ast_functions(&ast, "", &mut out);
+    let out = AstDecls::from_value(&ast).unwrap().functions;
     let names: Vec<(&str, &str, usize)> = out
         .iter()
         .map(|f| (f.contract.as_str(), f.name.as_str(), f.start))

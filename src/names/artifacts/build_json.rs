@@ -1,0 +1,217 @@
+//! A build's JSON read in one pass with its ASTs apart: `sources.<path>.ast` (standard-JSON
+//! output, at the top or under a build info's `output`) is taken as raw text and read for its
+//! declarations only ([`AstDecls`]); every other member becomes a `serde_json::Value` as before.
+//! solc's ASTs are most of a build output's bytes (207 KiB of the 291 KiB the naming bench
+//! reads), and a tree of maps for them cost more than the rest of naming together (issue 44).
+//!
+//! Written by hand over serde's visitor API because no crate splits one member off a document
+//! while building the rest as a `Value`.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::names::sources::AstDecls;
+
+/// Declarations of each source's AST by the path the build names it; `None` for an AST that is
+/// not solc's compact JSON.
+pub type Asts = HashMap<String, Option<AstDecls>>;
+
+/// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations.
+pub fn parse(text: &str) -> serde_json::Result<(Value, Asts)> {
+    let mut asts = Asts::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Level {
+        asts: &mut asts,
+        top: true,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, asts))
+}
+
+/// The document (`top`) or a build info's `output`: its `sources` read apart.
+struct Level<'a> {
+    asts: &'a mut Asts,
+    top: bool,
+}
+
+/// `sources`: each source's members, its `ast` read apart.
+struct Sources<'a> {
+    asts: &'a mut Asts,
+}
+
+/// One source's members.
+struct Source<'a> {
+    asts: &'a mut Asts,
+    path: String,
+}
+
+/// Any JSON value other than an object, as a `Value` (what a member of an unexpected shape is
+/// read as).
+macro_rules! scalar_visits {
+    () => {
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_string()))
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            Value::deserialize(SeqAccessDeserializer::new(seq))
+        }
+    };
+}
+
+impl<'de> DeserializeSeed<'de> for Level<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Level<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    scalar_visits!();
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = m.next_key::<String>()? {
+            let v = match key.as_str() {
+                "sources" => m.next_value_seed(Sources {
+                    asts: &mut *self.asts,
+                })?,
+                "output" if self.top => m.next_value_seed(Level {
+                    asts: &mut *self.asts,
+                    top: false,
+                })?,
+                _ => m.next_value::<Value>()?,
+            };
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Sources<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Sources<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    scalar_visits!();
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(path) = m.next_key::<String>()? {
+            let v = m.next_value_seed(Source {
+                asts: &mut *self.asts,
+                path: path.clone(),
+            })?;
+            out.insert(path, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Source<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Source<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    scalar_visits!();
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = m.next_key::<String>()? {
+            if key == "ast" {
+                // Kept as text first: an AST of another shape must not fail the whole build.
+                let raw = m.next_value::<&RawValue>()?;
+                self.asts
+                    .insert(self.path.clone(), AstDecls::from_json(raw.get()));
+            } else {
+                out.insert(key, m.next_value::<Value>()?);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asts_are_read_apart_and_the_rest_is_the_same_value() {
+        let text = r#"{"contracts": {"A.sol": {"A": {"abi": []}}},
+            "sources": {"A.sol": {"id": 0, "ast": {"nodeType": "SourceUnit", "src": "0:9:0",
+                "nodes": [{"nodeType": "ContractDefinition", "id": 3, "name": "A", "src": "0:9:0",
+                    "linearizedBaseContracts": [3], "nodes": [
+                    {"nodeType": "FunctionDefinition", "kind": "function", "name": "f", "src": "1:5:0",
+                     "parameters": {"parameters": [{"name": "x", "storageLocation": "default",
+                        "typeDescriptions": {"typeString": "uint256"}}]},
+                     "body": {"nodeType": "Block", "statements": [{"weird": [1, {"nodes": 7}]}]}}]}]}},
+                "B.sol": {"id": 1, "ast": {"nodeType": "SourceUnit", "nodes": 5}}}}"#;
+        let (v, asts) = parse(text).unwrap();
+        let mut whole: Value = serde_json::from_str(text).unwrap();
+        for s in ["A.sol", "B.sol"] {
+            whole["sources"][s].as_object_mut().unwrap().remove("ast");
+        }
+        assert_eq!(v, whole);
+        let a = asts["A.sol"].as_ref().unwrap();
+        assert_eq!(a.functions.len(), 1);
+        assert_eq!(a.functions[0].params.as_deref(), Some("uint256"));
+        assert_eq!(a.storage.contracts[0].bases, vec![3]);
+        // Not solc's shape: no declarations, not an error.
+        assert!(asts["B.sol"].is_none());
+        // Not an object at all: the value as it is.
+        assert_eq!(parse("[1, \"x\"]").unwrap().0, serde_json::json!([1, "x"]));
+        assert!(parse("{").is_err());
+    }
+
+    #[test]
+    fn a_build_info_output_is_read_apart_but_not_its_input() {
+        let text = r#"{"input": {"sources": {"A.sol": {"content": "x", "ast": 1}}},
+            "output": {"sources": {"A.sol": {"id": 0, "ast": {"nodeType": "SourceUnit"}}}}}"#;
+        let (v, asts) = parse(text).unwrap();
+        assert_eq!(v["input"]["sources"]["A.sol"]["ast"], 1);
+        assert!(v["output"]["sources"]["A.sol"].get("ast").is_none());
+        assert!(asts["A.sol"].is_some());
+    }
+}

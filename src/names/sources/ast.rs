@@ -1,0 +1,208 @@
+//! solc's compact AST, read for its declarations only: functions and modifiers (with their
+//! spans and parameters), enums, structs and contracts. Those sit in a source unit's `nodes`
+//! and a contract's `nodes`; everything below them (function bodies, expressions, Yul) is most
+//! of an AST's bytes and is skipped by serde without being built, so a build's ASTs cost a scan
+//! rather than a tree of maps (issue 44: they were 207 KiB of a 291 KiB build output, parsed
+//! into `serde_json::Value`s and walked whole three times).
+//!
+//! An AST that does not have this shape (not solc's compact JSON, or a field of another type)
+//! gives no declarations at all: the file is then read as one without an AST (functions from a
+//! scan of its text, enums by number, no namespaces), never half-read.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::spans::{abi_type, FnSpan};
+use crate::names::namespaces::{erc7201, AstContract, AstStorage, AstStruct};
+
+/// What the names read from one source file's AST.
+#[derive(Clone, Debug, Default)]
+pub struct AstDecls {
+    /// Functions and modifiers, with their contract, in declaration order.
+    pub functions: Vec<FnSpan>,
+    /// Each enum's `canonicalName` (`Vault.Kind`) and its members' names in order.
+    pub enums: Vec<(String, Vec<String>)>,
+    /// Structs (ERC-7201 namespaces among them), contracts and enums' widths.
+    pub storage: AstStorage,
+}
+
+/// One declaration-level node; the fields of every other kind are ignored.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Node {
+    #[serde(default)]
+    node_type: String,
+    id: Option<i64>,
+    #[serde(default)]
+    name: String,
+    src: Option<String>,
+    kind: Option<String>,
+    canonical_name: Option<String>,
+    scope: Option<i64>,
+    documentation: Option<Value>,
+    linearized_base_contracts: Option<Vec<i64>>,
+    #[serde(default)]
+    nodes: Vec<Node>,
+    members: Option<Vec<Member>>,
+    parameters: Option<ParameterList>,
+}
+
+/// A struct's member (a variable declaration) or an enum's value.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Member {
+    name: Option<String>,
+    type_name: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ParameterList {
+    #[serde(default)]
+    parameters: Vec<Parameter>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Parameter {
+    #[serde(default)]
+    name: String,
+    type_descriptions: Option<TypeDescriptions>,
+    storage_location: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeDescriptions {
+    type_string: Option<String>,
+}
+
+impl AstDecls {
+    /// From an AST's JSON text; `None` when it is not solc's compact AST.
+    pub fn from_json(text: &str) -> Option<AstDecls> {
+        serde_json::from_str::<Node>(text).ok().map(Self::of)
+    }
+
+    /// From an AST already parsed (a build read whole, a remote answer).
+    pub fn from_value(ast: &Value) -> Option<AstDecls> {
+        Node::deserialize(ast).ok().map(Self::of)
+    }
+
+    fn of(root: Node) -> AstDecls {
+        let mut out = AstDecls::default();
+        out.walk(root, "");
+        out
+    }
+
+    fn walk(&mut self, node: Node, contract: &str) {
+        let mut inner = contract;
+        match node.node_type.as_str() {
+            "ContractDefinition" => {
+                inner = &node.name;
+                if let Some(id) = node.id {
+                    self.storage.contracts.push(AstContract {
+                        id,
+                        name: node.name.clone(),
+                        bases: node.linearized_base_contracts.clone().unwrap_or_default(),
+                    });
+                }
+            }
+            "FunctionDefinition" | "ModifierDefinition" => {
+                if let Some(f) = function(&node, contract) {
+                    self.functions.push(f);
+                }
+            }
+            "EnumDefinition" => {
+                let members = node.members.as_deref().unwrap_or_default();
+                if let Some(id) = node.id {
+                    self.storage.enums.push((id, members.len()));
+                }
+                let names: Option<Vec<String>> = node
+                    .members
+                    .as_ref()
+                    .and_then(|ms| ms.iter().map(|m| m.name.clone()).collect());
+                if let (Some(name), Some(names)) = (node.canonical_name.clone(), names) {
+                    self.enums.push((name, names));
+                }
+                return;
+            }
+            "StructDefinition" => {
+                if let Some(id) = node.id {
+                    let canonical = node
+                        .canonical_name
+                        .clone()
+                        .unwrap_or_else(|| node.name.clone());
+                    let members = node
+                        .members
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| Some((m.name?, m.type_name?)))
+                        .collect();
+                    self.storage.structs.push(AstStruct {
+                        id,
+                        canonical,
+                        name: node.name,
+                        scope: node.scope.unwrap_or(-1),
+                        namespace: node.documentation.as_ref().and_then(erc7201),
+                        members,
+                    });
+                }
+                return;
+            }
+            _ => {}
+        }
+        let inner = inner.to_string();
+        for child in node.nodes {
+            self.walk(child, &inner);
+        }
+    }
+}
+
+/// A function or modifier with a span: its shown name (`constructor`, `fallback` and
+/// `receive` by their kind), parameters and their ABI types.
+fn function(node: &Node, contract: &str) -> Option<FnSpan> {
+    let mut it = node.src.as_deref()?.split(':');
+    let start: usize = it.next()?.parse().ok()?;
+    let len: usize = it.next()?.parse().ok()?;
+    let shown = match node.kind.as_deref() {
+        Some(k @ ("constructor" | "fallback" | "receive")) => k,
+        _ => &node.name,
+    };
+    let list = node.parameters.as_ref().map(|p| &p.parameters);
+    let inputs: Vec<(String, String)> = list
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let ty = p
+                .type_descriptions
+                .as_ref()
+                .and_then(|t| t.type_string.as_deref())
+                .unwrap_or("?");
+            // Older solc leaves the data location out of the type string.
+            let ty = match p.storage_location.as_deref() {
+                Some(loc @ ("calldata" | "memory")) if !ty.ends_with(&format!(" {loc}")) => {
+                    format!("{ty} {loc}")
+                }
+                Some("storage") if !ty.contains(" storage") => format!("{ty} storage ref"),
+                _ => ty.to_string(),
+            };
+            (p.name.clone(), ty)
+        })
+        .collect();
+    // The ABI type of each (`uint256`; a contract is an address), for selectors.
+    let params = list.map(|_| {
+        inputs
+            .iter()
+            .map(|(_, t)| abi_type(t))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    Some(FnSpan {
+        start,
+        end: start + len,
+        contract: contract.to_string(),
+        name: shown.to_string(),
+        modifier: node.node_type == "ModifierDefinition",
+        params,
+        inputs,
+    })
+}
