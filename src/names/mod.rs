@@ -121,11 +121,13 @@ impl Names {
         for p in signature_paths {
             base.add_signatures(load_signatures(Path::new(p))?);
         }
+        let notes = unread_asts(&found);
         Ok(Names {
             base,
             index: Arc::new(SourceIndex {
                 artifacts: found,
                 build_infos,
+                notes: Mutex::new(notes),
                 ..SourceIndex::default()
             }),
             ..Names::default()
@@ -496,6 +498,30 @@ impl SourceIndex {
     }
 }
 
+/// One note per source file whose AST the build gave in a shape other than solc's compact JSON
+/// (its functions are then read from its text, its enums shown by number, its ERC-7201
+/// namespaces not named).
+fn unread_asts(found: &[Artifact]) -> Vec<String> {
+    let mut paths: Vec<&str> = found
+        .iter()
+        .filter_map(|a| a.sources.as_ref())
+        .flat_map(|s| s.unit.files.values())
+        .filter(|f| f.ast_unread)
+        .map(|f| f.path.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
+        .into_iter()
+        .map(|p| {
+            format!(
+                "the build's AST of {p} is not solc's compact AST: its functions are read from \
+                 its text, its enums shown by number, its ERC-7201 namespaces not named"
+            )
+        })
+        .collect()
+}
+
 /// Whether the artifact's solc metadata says legacy code generation (no viaIR): only then are
 /// internal functions' arguments read from the stack.
 fn legacy_codegen(s: &sources::ArtifactSources) -> bool {
@@ -561,5 +587,43 @@ mod tests {
         let marks = names.jump_marks().marks(&code, false).expect("markers");
         assert_eq!(marks.len(), code.len());
         assert!(marks.contains(&b'i') && marks.contains(&b'o'));
+    }
+
+    /// An AST of another shape (here `nodes` a number) loses only what the AST gave, with one
+    /// note naming the file; the build's other sources keep theirs.
+    #[test]
+    fn an_ast_of_another_shape_gives_one_note() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/contracts/oz/solc-output-state.json"
+        );
+        let mut out: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        out["sources"]["State.sol"]["ast"]["nodes"] = serde_json::json!(7);
+        let dir = std::env::temp_dir().join(format!("chaintrace-ast-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("out.json");
+        std::fs::write(&bad, out.to_string()).unwrap();
+        let names = Names::load(&[bad.display().to_string()], &[], None).unwrap();
+        let notes = names.take_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("the build's AST of State.sol is not solc's compact AST"),
+            "{notes:?}"
+        );
+        let token = names
+            .index
+            .artifacts
+            .iter()
+            .find(|a| a.name == "Token")
+            .unwrap();
+        let unit = &token.sources.as_ref().unwrap().unit;
+        let file = |p: &str| unit.files.values().find(|f| f.path == p).unwrap().clone();
+        assert!(file("State.sol").storage.contracts.is_empty());
+        assert!(!file("@openzeppelin/contracts/token/ERC20/ERC20.sol")
+            .storage
+            .contracts
+            .is_empty());
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -81,6 +81,8 @@ pub struct SourceFile {
     pub storage: crate::names::namespaces::AstStorage,
     /// Byte offsets where each line starts, built on first need.
     line_starts: OnceLock<Vec<usize>>,
+    /// The build gave an AST that is not solc's compact JSON: read as a file without one.
+    pub ast_unread: bool,
 }
 
 impl SourceFile {
@@ -98,6 +100,7 @@ impl SourceFile {
             enums,
             storage,
             line_starts: OnceLock::new(),
+            ast_unread: false,
         }
     }
 
@@ -303,9 +306,12 @@ pub fn unit_from_standard_json(
             continue;
         };
         // Read beside the output ([`crate::names::artifacts`]' build parse), else from it.
-        let ast = match asts.as_deref_mut().and_then(|a| a.remove(path)) {
-            Some(decls) => decls,
-            None => s.get("ast").and_then(AstDecls::from_value),
+        let (ast, given) = match asts.as_deref_mut().and_then(|a| a.remove(path)) {
+            Some(decls) => (decls, true),
+            None => match s.get("ast") {
+                Some(a) => (AstDecls::from_value(a), true),
+                None => (None, false),
+            },
         };
         let inline = input_sources
             .and_then(|i| i.get(path))
@@ -320,7 +326,10 @@ pub fn unit_from_standard_json(
         };
         unit.files.insert(
             id as i32,
-            Arc::new(SourceFile::new(path.clone(), origin, ast)),
+            Arc::new(SourceFile {
+                ast_unread: given && ast.is_none(),
+                ..SourceFile::new(path.clone(), origin, ast)
+            }),
         );
     }
     unit
