@@ -442,7 +442,7 @@ impl SourceIndex {
                 && artifacts::object_is(object, code, creation)
                 && sources::misfit(code, &sources::decode_source_map(map)).is_none()
         };
-        let result = match &s.metadata {
+        let result = match s.metadata.as_deref().and_then(sources::Metadata::value) {
             Some(meta) => sources::rebuild::rebuild(meta, &s.unit, self.solc.as_deref(), &fits),
             None => Err(sources::rebuild::NotRebuilt(
                 "the artifact carries no solc metadata to rebuild it from".into(),
@@ -525,11 +525,14 @@ fn unread_asts(found: &[Artifact]) -> Vec<String> {
 /// Whether the artifact's solc metadata says legacy code generation (no viaIR): only then are
 /// internal functions' arguments read from the stack.
 fn legacy_codegen(s: &sources::ArtifactSources) -> bool {
-    s.metadata.as_ref().is_some_and(|m| {
-        m.pointer("/settings/viaIR")
-            .and_then(serde_json::Value::as_bool)
-            != Some(true)
-    })
+    s.metadata
+        .as_deref()
+        .and_then(sources::Metadata::value)
+        .is_some_and(|m| {
+            m.pointer("/settings/viaIR")
+                .and_then(serde_json::Value::as_bool)
+                != Some(true)
+        })
 }
 
 impl JumpMarks for SourceIndex {

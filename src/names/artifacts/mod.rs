@@ -67,8 +67,8 @@ struct Pending {
     source_path: Option<String>,
     /// solc's metadata `sources[*].keccak256`: each source's hash at build time.
     source_hashes: sources::SourceHashes,
-    /// solc's metadata, parsed: what a map that does not fit its code is rebuilt from.
-    metadata: Option<Arc<Value>>,
+    /// solc's metadata: what a map that does not fit its code is rebuilt from.
+    metadata: Option<Arc<sources::Metadata>>,
 }
 
 impl Pending {
@@ -269,7 +269,7 @@ fn runtime_code(v: &Value) -> (Option<Vec<u8>>, Option<Ranges>) {
 /// The source maps of an artifact object (Foundry's and standard JSON's `bytecode.sourceMap` /
 /// `deployedBytecode.sourceMap`, combined JSON's `srcmap` / `srcmap-runtime`) and its creation
 /// code.
-fn pending_sources(v: &Value, metadata: Option<Arc<Value>>) -> Pending {
+fn pending_sources(v: &Value, metadata: Option<Arc<sources::Metadata>>) -> Pending {
     let outer = v;
     let v = v.get("evm").unwrap_or(v);
     let map = |key: &str, flat: &str| {
@@ -314,21 +314,17 @@ fn pending_sources(v: &Value, metadata: Option<Arc<Value>>) -> Pending {
             }),
         source_hashes: metadata
             .as_deref()
-            .map(sources::metadata_hashes)
+            .map(sources::Metadata::source_hashes)
             .unwrap_or_default(),
         metadata,
     }
 }
 
 /// solc's metadata of an artifact object (a JSON string in solc's outputs, an object in
-/// Foundry's), parsed once.
-fn parse_metadata(v: &Value) -> Option<Arc<Value>> {
+/// Foundry's), read once.
+fn parse_metadata(v: &Value) -> Option<Arc<sources::Metadata>> {
     v.get("metadata")
-        .and_then(|m| match m {
-            Value::String(text) => serde_json::from_str(text).ok(),
-            Value::Object(_) => Some(m.clone()),
-            _ => None,
-        })
+        .and_then(sources::Metadata::of)
         .map(Arc::new)
 }
 
@@ -336,11 +332,11 @@ fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
     artifact_with_metadata(name, v, parse_metadata(v))
 }
 
-/// [`artifact`] with its metadata parsed already ([`parse_metadata`]).
+/// [`artifact`] with its metadata read already ([`parse_metadata`]).
 fn artifact_with_metadata(
     name: &str,
     v: &Value,
-    metadata: Option<Arc<Value>>,
+    metadata: Option<Arc<sources::Metadata>>,
 ) -> Result<Artifact, NamesError> {
     let abi = Abi::from_value(v).map_err(|e| NamesError::Abi(name.to_string(), e.to_string()))?;
     let (code, mask) = runtime_code(v);
@@ -376,7 +372,7 @@ fn standard_json(
     );
     let roots = file.map(sources::roots_for);
     let mut hashes = sources::SourceHashes::default();
-    // Each contract's metadata, parsed once: for the hashes here and its artifact below.
+    // Each contract's metadata, read once: for the hashes here and its artifact below.
     let mut metadata = std::collections::HashMap::new();
     for per_file in output
         .get("contracts")
@@ -386,8 +382,8 @@ fn standard_json(
     {
         for c in per_file.1.as_object().into_iter().flatten() {
             let parsed = parse_metadata(c.1);
-            if let Some(m) = parsed.as_deref().filter(|m| m.is_object()) {
-                hashes.extend(sources::metadata_hashes(m));
+            if let Some(m) = parsed.as_deref() {
+                hashes.extend(m.source_hashes());
             }
             metadata.insert((per_file.0.as_str(), c.0.as_str()), parsed);
         }

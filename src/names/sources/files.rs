@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::ast::AstDecls;
@@ -16,29 +17,67 @@ use crate::render::source::Location;
 /// `sources[*].keccak256`).
 pub type SourceHashes = HashMap<String, alloy_primitives::B256>;
 
-/// The source hashes of solc's metadata, given as an object (Foundry's artifacts) or as the JSON
-/// text solc writes (standard-JSON output).
-pub fn metadata_hashes(metadata: &Value) -> SourceHashes {
-    let parsed;
-    let m = match metadata {
-        Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(v) => {
-                parsed = v;
-                &parsed
-            }
-            Err(_) => return SourceHashes::default(),
-        },
-        v => v,
-    };
-    m.get("sources")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(path, s)| {
-            let h = s.get("keccak256")?.as_str()?.parse().ok()?;
-            Some((path.clone(), h))
-        })
-        .collect()
+/// solc's metadata of an artifact: the JSON text solc writes (standard-JSON and combined
+/// output) or an object (Foundry's artifacts). Loading reads only its sources' hashes; the whole
+/// is parsed on first need (a rebuild, the code generator of a matched contract), since most
+/// artifacts of a build never match a contract a trace runs.
+#[derive(Debug)]
+pub struct Metadata {
+    text: Option<String>,
+    value: OnceLock<Option<Value>>,
+}
+
+impl Metadata {
+    /// An artifact's `metadata` member, when it is text or an object.
+    pub fn of(member: &Value) -> Option<Metadata> {
+        match member {
+            Value::String(text) => Some(Metadata {
+                text: Some(text.clone()),
+                value: OnceLock::new(),
+            }),
+            Value::Object(_) => Some(Metadata {
+                text: None,
+                value: OnceLock::from(Some(member.clone())),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The metadata parsed; `None` when its text is not a JSON object.
+    pub fn value(&self) -> Option<&Value> {
+        self.value
+            .get_or_init(|| {
+                let text = self.text.as_deref()?;
+                serde_json::from_str::<Value>(text)
+                    .ok()
+                    .filter(Value::is_object)
+            })
+            .as_ref()
+    }
+
+    /// `sources[*].keccak256`: each source's hash at build time, by the path the compiler
+    /// named it. From text, only those members are built.
+    pub fn source_hashes(&self) -> SourceHashes {
+        #[derive(serde::Deserialize)]
+        struct Hashes {
+            #[serde(default)]
+            sources: HashMap<String, Hash>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Hash {
+            keccak256: Option<Value>,
+        }
+        let hashes = match (&self.text, self.value.get()) {
+            (_, Some(Some(v))) => Hashes::deserialize(v).ok(),
+            (Some(text), _) => serde_json::from_str::<Hashes>(text).ok(),
+            _ => None,
+        };
+        hashes
+            .into_iter()
+            .flat_map(|h| h.sources)
+            .filter_map(|(path, s)| Some((path, s.keccak256?.as_str()?.parse().ok()?)))
+            .collect()
+    }
 }
 
 /// Where a source file's text comes from.
@@ -250,7 +289,7 @@ pub struct ArtifactSources {
     pub unit: Arc<Unit>,
     /// solc's metadata of the contract (settings, sources): a map that does not fit its code is
     /// rebuilt from it ([`super::rebuild`]).
-    pub metadata: Option<Arc<serde_json::Value>>,
+    pub metadata: Option<Arc<Metadata>>,
 }
 
 impl ArtifactSources {

@@ -23,8 +23,8 @@ mod spans;
 
 pub use ast::AstDecls;
 pub use files::{
-    disk_candidates, metadata_hashes, roots_for, unit_from_paths, unit_from_standard_json,
-    ArtifactSources, Creation, SourceFile, SourceHashes, TextOrigin, Unit,
+    disk_candidates, roots_for, unit_from_paths, unit_from_standard_json, ArtifactSources,
+    Creation, Metadata, SourceFile, SourceHashes, TextOrigin, Unit,
 };
 pub use map::{decode_source_map, instruction_index, instructions, misfit, Misfit, SrcEntry};
 pub use spans::{scan_functions, FnSpan};
