@@ -16,7 +16,7 @@ use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
 
 use super::remote::BlockReplay;
-use super::stretch::Stretch;
+use super::stretch::{Carried, Stretch};
 use super::EvmEnv;
 use crate::source::error::SourceError;
 use crate::source::rpc::{RpcBlock, RpcSource};
@@ -166,16 +166,24 @@ fn fetch_blocks(
 pub trait Work<T, E>: Fn(RangeBlock<'_>) -> Result<T, E> + Sync {}
 impl<T, E, F: Fn(RangeBlock<'_>) -> Result<T, E> + Sync> Work<T, E> for F {}
 
+/// A carried state this large or larger is not handed to the next stretch (each stretch then
+/// starts anew, as when stretches run side by side): what a parked state holds stays bounded.
+const MAX_PARKED_ENTRIES: usize = 1 << 16;
+
 /// Replays `numbers`, the contiguous blocks at `positions`, on one carried state
-/// ([`Stretch`]), handing what `work` makes of each block (or the error that stopped the
-/// stretch) to `send` with its position.
+/// ([`Stretch`]; from `carried`, an earlier stretch's, when its first block follows that
+/// one's last), handing what `work` makes of each block (or the error that stopped the
+/// stretch) to `send` with its position. The state it ends on, when every block was replayed
+/// and every transaction matched its receipt: the next stretch may start from it.
 fn replay_stretch<T, E>(
     range: &Range<'_>,
     positions: std::ops::Range<u64>,
     numbers: &[u64],
+    carried: Option<Carried>,
     work: &dyn Work<T, E>,
     send: &dyn Fn(u64, Result<T, E>) -> bool,
-) where
+) -> Option<Carried>
+where
     E: From<SourceError> + From<super::Error>,
 {
     let source = range.source;
@@ -183,7 +191,7 @@ fn replay_stretch<T, E>(
         Ok(f) => f,
         Err(e) => {
             send(positions.start, Err(e.into()));
-            return;
+            return None;
         }
     };
     // The blocks up to the first that could not be had; that one's error after them.
@@ -205,15 +213,21 @@ fn replay_stretch<T, E>(
     }
     // The chain's own rules mean state changes no block lists: nothing is carried there.
     let carry = prepared.iter().all(|(_, _, env)| env.rules.is_none());
-    let mut stretch = Stretch::new(source, carry);
+    let mut stretch = match carried.filter(|_| carry) {
+        Some(c) => Stretch::resume(source, c),
+        None => Stretch::new(source, carry),
+    };
     let pairs: Vec<_> = prepared.iter().map(|(b, _, env)| (b, env)).collect();
     let mut first = match stretch.prefetch(&pairs) {
         Ok(()) => stretch.passes,
         Err(e) => {
             send(positions.start, Err(e.into()));
-            return;
+            return None;
         }
     };
+    // Whether every transaction so far matched its receipt (a state that departed from the
+    // node's is not handed on).
+    let mut matched = true;
     for (pos, (block, receipts, env)) in positions.zip(prepared) {
         let passes = std::mem::take(&mut first);
         let item = if block.txs.is_empty() {
@@ -228,6 +242,12 @@ fn replay_stretch<T, E>(
         } else {
             match stretch.replay(&block, &env, range.spec) {
                 Ok(mut r) => {
+                    matched &= receipts.len() == r.traces.len()
+                        && r.traces.iter().zip(&receipts).all(|(t, rc)| {
+                            super::selfcheck::check(&t.outcome, rc)
+                                .divergence_text()
+                                .is_none()
+                        });
                     let passes = passes + r.passes;
                     let item = work(RangeBlock {
                         block: &block,
@@ -244,12 +264,16 @@ fn replay_stretch<T, E>(
         };
         let stop = item.is_err();
         if !send(pos, item) || stop {
-            return;
+            return None;
         }
     }
     if let Some((pos, e)) = failed {
         send(pos, Err(e));
+        return None;
     }
+    stretch
+        .into_carried()
+        .filter(|c| matched && c.entries() < MAX_PARKED_ENTRIES)
 }
 
 /// Replays the blocks of `range`, runs `work` on each (on its worker) and hands the results to
@@ -286,6 +310,7 @@ where
         stop: false,
         growing: false,
         ended: range.growth.is_none(),
+        parked: None,
     });
     let cond = Condvar::new();
     let (send, recv) = channel::<(u64, Result<T, E>)>();
@@ -295,7 +320,7 @@ where
             let (state, cond) = (&state, &cond);
             s.spawn(move || {
                 each_worker(&mut || loop {
-                    let Some((claimed, numbers)) = claim(range, state, cond, win) else {
+                    let Some((claimed, numbers, carried)) = claim(range, state, cond, win) else {
                         return;
                     };
                     // A stopped range finishes no more blocks than the one at hand.
@@ -303,7 +328,16 @@ where
                         let stopped = state.lock().unwrap_or_else(|e| e.into_inner()).stop;
                         !stopped && send.send((pos, item)).is_ok()
                     };
-                    replay_stretch(range, claimed, &numbers, work, &go_on);
+                    let end = claimed.end;
+                    let ended_on = replay_stretch(range, claimed, &numbers, carried, work, &go_on);
+                    // Kept for the stretch that starts right after this one, when none has
+                    // claimed it yet (stretches claimed side by side each start anew).
+                    if let Some(c) = ended_on {
+                        let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+                        if !g.stop && g.next == end {
+                            g.parked = Some((end, c));
+                        }
+                    }
                 })
             });
         }
@@ -311,6 +345,7 @@ where
         let stop = || {
             let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
             g.stop = true;
+            g.parked = None;
             cond.notify_all();
             drop(g);
             if let Some(growth) = range.growth {
@@ -356,17 +391,21 @@ struct Claims {
     growing: bool,
     /// No more blocks come (always, for a range that does not grow).
     ended: bool,
+    /// The state a finished stretch ended on, for the stretch that starts at this position
+    /// (the next to claim).
+    parked: Option<(u64, Carried)>,
 }
 
-/// The next stretch a worker replays, its positions and blocks, waiting while it would be past
-/// the reorder window or a growing range's blocks are all claimed; `None` once the range is
-/// stopped or finished.
+/// The next stretch a worker replays, its positions and blocks (and the state the stretch
+/// before it ended on, when parked), waiting while it would be past the reorder window or a
+/// growing range's blocks are all claimed; `None` once the range is stopped or finished.
+#[allow(clippy::type_complexity)]
 fn claim(
     range: &Range<'_>,
     state: &Mutex<Claims>,
     cond: &Condvar,
     win: u64,
-) -> Option<(std::ops::Range<u64>, Vec<u64>)> {
+) -> Option<(std::ops::Range<u64>, Vec<u64>, Option<Carried>)> {
     let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         if g.stop {
@@ -381,7 +420,12 @@ fn claim(
                 g.next = (start + k.max(1) as u64).min(g.blocks.len);
                 let positions = start..g.next;
                 let numbers = positions.clone().map(|p| g.blocks.at(p)).collect();
-                return Some((positions, numbers));
+                let carried = g
+                    .parked
+                    .take()
+                    .filter(|(at, _)| *at == start)
+                    .map(|(_, c)| c);
+                return Some((positions, numbers, carried));
             }
         } else if g.ended {
             return None;

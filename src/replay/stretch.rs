@@ -52,6 +52,20 @@ pub struct Stretch<'a> {
     pub passes: usize,
 }
 
+/// The state a finished stretch carried, and the block it stands after (number, hash): the
+/// next stretch's start when its first block follows that one ([`Stretch::resume`]).
+pub struct Carried {
+    state: StateSnapshot,
+    after: (u64, Option<B256>),
+}
+
+impl Carried {
+    /// Entries the state holds (see [`StateSnapshot::entries`]).
+    pub fn entries(&self) -> usize {
+        self.state.entries()
+    }
+}
+
 impl<'a> Stretch<'a> {
     /// A stretch whose blocks carry their state to the next (`carry`), or each start anew.
     pub fn new(source: &'a RpcSource, carry: bool) -> Self {
@@ -63,6 +77,26 @@ impl<'a> Stretch<'a> {
             after: None,
             passes: 0,
         }
+    }
+
+    /// A carrying stretch that starts from the state an earlier stretch ended on (its first
+    /// block is checked to follow that one, as between any two blocks of a stretch: else it
+    /// starts anew).
+    pub fn resume(source: &'a RpcSource, carried: Carried) -> Self {
+        Stretch {
+            state: carried.state,
+            after: Some(carried.after),
+            ..Stretch::new(source, true)
+        }
+    }
+
+    /// The state the stretch carries after its last block, when it carries one.
+    pub fn into_carried(self) -> Option<Carried> {
+        let after = self.after.filter(|_| self.carry)?;
+        Some(Carried {
+            state: self.state,
+            after,
+        })
     }
 
     /// Fetches, in one batch, what the transactions of `blocks` (contiguous, ascending)

@@ -236,9 +236,13 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Serve
 
 /// Accepts connections until the first signal, each served by hyper's HTTP/1 server with a
 /// header read timeout; then waits for the open connections to finish their requests.
-/// One structured log line on stderr (JSON, so it can be collected as is).
+/// One structured log line on stderr (JSON, so it can be collected as is), written at once:
+/// stderr is unbuffered, and `Value`'s `Display` writes each token on its own (a request's
+/// line was some forty `write` calls).
 fn log_line(v: &Value) {
-    eprintln!("{v}");
+    let mut line = v.to_string();
+    line.push('\n');
+    eprint!("{line}");
 }
 
 async fn metrics_text(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

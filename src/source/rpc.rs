@@ -149,8 +149,9 @@ pub fn tx_from_json(v: &Value) -> Result<ReplayTx, SourceError> {
             crate::source::deposit::DepositTx::from_json(v).map_err(|e| bad("transaction", e))?,
         ));
     }
-    let tx: alloy_rpc_types_eth::Transaction<TxEnvelope> =
-        serde_json::from_value(v.clone()).map_err(|e| bad("transaction", e))?;
+    // Read from the value in place (`&Value` is a deserializer): no copy of the object first.
+    let tx = <alloy_rpc_types_eth::Transaction<TxEnvelope> as serde::Deserialize>::deserialize(v)
+        .map_err(|e| bad("transaction", e))?;
     let sender = tx.inner.signer();
     Ok(ReplayTx::from_envelope_with_sender(
         tx.inner.into_inner(),
