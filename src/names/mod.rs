@@ -85,6 +85,18 @@ struct SourceIndex {
     solc: Option<PathBuf>,
     /// What the user should know about the maps (one that did not fit, rebuilt or not).
     notes: Mutex<Vec<String>>,
+    /// Storage layouts compiled for artifacts whose build has none, by artifact (its sources'
+    /// address): each compiled once per run, its note kept with it.
+    layouts: Mutex<HashMap<usize, Arc<RebuiltLayout>>>,
+}
+
+/// An artifact's storage layouts compiled from its metadata ([`Names::rebuilt_layout`]), or why
+/// not; with the note that says which.
+#[derive(Debug)]
+pub struct RebuiltLayout {
+    pub storage: Option<serde_json::Value>,
+    pub transient: Option<serde_json::Value>,
+    pub note: String,
 }
 
 impl Names {
@@ -132,6 +144,42 @@ impl Names {
             }),
             ..Names::default()
         })
+    }
+
+    /// The storage layouts of `a`, whose build has none, compiled from its solc metadata by a
+    /// solc of its version (the compiler search of a rebuilt map); `None` when it carries no
+    /// metadata and sources to compile from. Compiled once per run.
+    pub fn rebuilt_layout(&self, a: &Artifact) -> Option<Arc<RebuiltLayout>> {
+        let s = a.sources.as_ref()?;
+        let meta = s.metadata.as_deref().and_then(sources::Metadata::value)?;
+        let key = Arc::as_ptr(s) as usize;
+        let mut cache = self.index.layouts.lock().ok()?;
+        let got = cache.entry(key).or_insert_with(|| {
+            Arc::new(
+                match sources::rebuild::rebuild_layout(meta, &s.unit, self.index.solc.as_deref()) {
+                    Ok(r) => RebuiltLayout {
+                        note: format!(
+                            "the build has no storageLayout for {}: compiled from its metadata \
+                             with {} in {:.1} s",
+                            a.name,
+                            r.solc.display(),
+                            r.took.as_secs_f64()
+                        ),
+                        storage: r.storage,
+                        transient: r.transient,
+                    },
+                    Err(why) => RebuiltLayout {
+                        note: format!(
+                            "the build has no storageLayout for {}, and none was compiled: {}",
+                            a.name, why.0
+                        ),
+                        storage: None,
+                        transient: None,
+                    },
+                },
+            )
+        });
+        Some(got.clone())
     }
 
     /// Whether any source map may be found: a loaded artifact has one, or a build info waits.

@@ -81,10 +81,11 @@ impl Names {
     /// Whether any loaded artifact carries a `storageLayout`: only then are state changes
     /// worked out.
     pub fn has_layouts(&self) -> bool {
-        self.index
-            .artifacts
-            .iter()
-            .any(|a| a.storage_layout.is_some() || a.transient_layout.is_some())
+        self.index.artifacts.iter().any(|a| {
+            a.storage_layout.is_some()
+                || a.transient_layout.is_some()
+                || a.sources.as_ref().is_some_and(|s| s.metadata.is_some())
+        })
     }
 
     /// The slots the by-variable view of an access run's `rows` needs beyond them, read by
@@ -483,14 +484,26 @@ impl<'a> Namer<'a> {
             (None, None) => return none("no loaded artifact matches its code"),
         };
         let contract = (!a.name.is_empty()).then(|| a.name.clone());
+        // A build without layouts (Foundry's default artifacts): compiled from the metadata.
+        let rebuilt = (a.storage_layout.is_none() && a.transient_layout.is_none())
+            .then(|| self.names.rebuilt_layout(a))
+            .flatten();
+        if let Some(r) = &rebuilt {
+            if !self.notes.contains(&r.note) {
+                self.notes.push(r.note.clone());
+            }
+        }
+        let (storage_layout, transient_layout) = match &rebuilt {
+            Some(r) => (r.storage.as_ref(), r.transient.as_ref()),
+            None => (a.storage_layout.as_ref(), a.transient_layout.as_ref()),
+        };
         let files: Vec<_> = a
             .sources
             .iter()
             .flat_map(|s| s.unit.files.values())
             .collect();
         let asts: Vec<_> = files.iter().map(|f| &f.storage).collect();
-        let (with, why) =
-            super::namespaces::with_namespaces(a.storage_layout.as_ref(), &a.name, &asts);
+        let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
         for w in why {
             self.notes.push(format!("{w}: its slots are shown raw"));
         }
@@ -505,7 +518,7 @@ impl<'a> Namer<'a> {
                 format!("the storageLayout of {} is malformed", a.name)
             }),
         };
-        let transient = match &a.transient_layout {
+        let transient = match transient_layout {
             None => Err(format!(
                 "the artifact {} has no transientStorageLayout",
                 a.name

@@ -436,6 +436,112 @@ fn a_malformed_layout_gives_one_note_and_raw_slots() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A build without `storageLayout` (Foundry's default artifacts): the layout compiled from the
+/// artifact's own solc metadata by a solc of its version names the same variables as the
+/// build's own layout would, with one note; without that solc, raw slots and a note saying why.
+#[test]
+fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
+    let anvil = Anvil::start();
+    let accounts = anvil.accounts();
+    let token = anvil.deploy(&with_ctor_args(
+        &creation("Token"),
+        &[e18(10).to_be_bytes()],
+    ));
+    let data = calldata("transfer(address,uint256)", &[w_addr(accounts[1]), w_u(7)]);
+    let (h, _) = anvil.send_and_wait(json!({"to": token, "data": hex0x(&data)}));
+    let hash = format!("{h:?}");
+    let want = state_changes(&anvil, &hash);
+    assert_eq!(want.as_array().unwrap().len(), 2, "{want}");
+
+    // The build without layouts, beside its sources (as in its project).
+    let mut out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    for per_file in out["contracts"].as_object_mut().unwrap().values_mut() {
+        for c in per_file.as_object_mut().unwrap().values_mut() {
+            let c = c.as_object_mut().unwrap();
+            c.remove("storageLayout");
+            c.remove("transientStorageLayout");
+        }
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("chaintrace-nolayout-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let oz = root.join("tests/contracts/oz");
+    for name in ["State.sol", "@openzeppelin"] {
+        std::os::unix::fs::symlink(oz.join(name), dir.join(name)).unwrap();
+    }
+    let stripped = dir.join("solc-output.json");
+    std::fs::write(&stripped, out.to_string()).unwrap();
+    // solc-js 0.8.30 (the build's compiler) behind the `solc` stand-in.
+    let solc_dir = dir.join("solc-0.8.30");
+    std::fs::create_dir_all(&solc_dir).unwrap();
+    let js = root.join(".tools/js/node_modules");
+    assert!(
+        js.join("solc/package.json").is_file(),
+        "{} lacks solc-js: run scripts/install-test-tools.sh",
+        js.display()
+    );
+    std::os::unix::fs::symlink(&js, solc_dir.join("node_modules")).unwrap();
+    let solc = solc_dir.join("solc");
+    std::fs::copy(root.join("scripts/solc-standin.js"), &solc).unwrap();
+    std::fs::set_permissions(&solc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    let tx = |extra: &[&str]| {
+        let mut args = vec![
+            "tx",
+            &hash,
+            "--rpc-url",
+            anvil.url(),
+            "--abi",
+            stripped.to_str().unwrap(),
+            "--no-project",
+            "--json",
+            "--decode",
+        ];
+        args.extend(extra);
+        run::cmd(&args)
+            .no_cache()
+            .env("HOME", dir.to_str().unwrap())
+            .env("XDG_CACHE_HOME", dir.join(".cache").to_str().unwrap())
+            .env("PATH", "/nonexistent")
+            .env_remove("CHAINTRACE_SOLC")
+    };
+    let r = tx(&["--solc", solc.to_str().unwrap()])
+        .env("PATH", &std::env::var("PATH").unwrap())
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .matches("the build has no storageLayout for Token: compiled from its metadata with")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["stateChanges"], want);
+
+    // No solc 0.8.30 anywhere: raw slots, and why.
+    let r = tx(&[]).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .matches("the build has no storageLayout for Token, and none was compiled: no solc 0.8.30 was found")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["stateChanges"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{v}");
+    for c in changes {
+        assert_eq!(c["variable"], Value::Null, "{c}");
+        assert_eq!(c["raw"], "the artifact Token has no storageLayout", "{c}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Every kind of value read from its own bytes: a packed slot split into its variables, an enum
 /// by member name (from the build's AST), a signed integer, a bytes4, a string in place, a
 /// mapping by string to a packed struct, a dynamic array's length and packed element.

@@ -87,7 +87,7 @@ fn metadata(m: &Value) -> Result<Metadata<'_>, NotRebuilt> {
 /// The standard-JSON input that rebuilds the metadata's contract alone: the metadata's sources
 /// (texts from `unit`, or the metadata's literal content) and settings, only that contract
 /// selected.
-fn input(m: &Metadata, unit: &Unit) -> Result<Value, NotRebuilt> {
+fn input(m: &Metadata, unit: &Unit, outputs: &[&str]) -> Result<Value, NotRebuilt> {
     let mut sources = Map::new();
     for (path, s) in m.sources {
         let text = s
@@ -126,10 +126,7 @@ fn input(m: &Metadata, unit: &Unit) -> Result<Value, NotRebuilt> {
     }
     settings.insert(
         "outputSelection".into(),
-        json!({ m.target_file: { m.target_name: [
-            "evm.bytecode.object", "evm.bytecode.sourceMap",
-            "evm.deployedBytecode.object", "evm.deployedBytecode.sourceMap",
-        ] } }),
+        json!({ m.target_file: { m.target_name: outputs } }),
     );
     Ok(json!({ "language": m.language, "sources": sources, "settings": settings }))
 }
@@ -254,32 +251,17 @@ pub fn rebuild(
 ) -> Result<Rebuilt, NotRebuilt> {
     let m = metadata(metadata_value)?;
     let solc = find_solc(m.version, explicit_solc)?;
-    let input = input(&m, unit)?;
     let start = Instant::now();
-    let text = serde_json::to_vec(&input).map_err(|e| NotRebuilt(e.to_string()))?;
-    let out = run(&solc, &["--standard-json"], Some(&text), COMPILE_TIMEOUT).map_err(NotRebuilt)?;
-    let out: Value = serde_json::from_slice(&out)
-        .map_err(|e| NotRebuilt(format!("{} answered no JSON: {e}", solc.display())))?;
-    if let Some(err) = out
-        .get("errors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|e| e.get("severity").and_then(Value::as_str) == Some("error"))
-    {
-        let msg = err
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("an error");
-        return Err(NotRebuilt(format!("solc refused the rebuild: {msg}")));
-    }
-    let evm = out
-        .pointer(&format!(
-            "/contracts/{}/{}/evm",
-            m.target_file.replace('~', "~0").replace('/', "~1"),
-            m.target_name
-        ))
-        .ok_or_else(|| NotRebuilt("solc's output lacks the contract".into()))?;
+    let outputs = [
+        "evm.bytecode.object",
+        "evm.bytecode.sourceMap",
+        "evm.deployedBytecode.object",
+        "evm.deployedBytecode.sourceMap",
+    ];
+    let out = compile(&m, unit, &solc, &outputs)?;
+    let evm = contract(&out, &m)?
+        .get("evm")
+        .ok_or_else(|| NotRebuilt("solc's output lacks the contract's code".into()))?;
     let part = |key: &str, creation: bool| -> Option<String> {
         let b = evm.get(key)?;
         let object = b.get("object")?.as_str()?;
@@ -310,6 +292,102 @@ pub fn rebuild(
     })
 }
 
+/// The standard-JSON output of compiling the metadata's contract alone for `outputs`; solc's
+/// first error refuses it.
+fn compile(m: &Metadata, unit: &Unit, solc: &Path, outputs: &[&str]) -> Result<Value, NotRebuilt> {
+    let input = input(m, unit, outputs)?;
+    let text = serde_json::to_vec(&input).map_err(|e| NotRebuilt(e.to_string()))?;
+    let out = run(solc, &["--standard-json"], Some(&text), COMPILE_TIMEOUT).map_err(NotRebuilt)?;
+    let out: Value = serde_json::from_slice(&out)
+        .map_err(|e| NotRebuilt(format!("{} answered no JSON: {e}", solc.display())))?;
+    if let Some(err) = out
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|e| e.get("severity").and_then(Value::as_str) == Some("error"))
+    {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("an error");
+        return Err(NotRebuilt(format!("solc refused the rebuild: {msg}")));
+    }
+    Ok(out)
+}
+
+/// The metadata's contract in a standard-JSON output.
+fn contract<'o>(out: &'o Value, m: &Metadata) -> Result<&'o Value, NotRebuilt> {
+    out.pointer(&format!(
+        "/contracts/{}/{}",
+        m.target_file.replace('~', "~0").replace('/', "~1"),
+        m.target_name.replace('~', "~0").replace('/', "~1")
+    ))
+    .ok_or_else(|| NotRebuilt("solc's output lacks the contract".into()))
+}
+
+/// A contract's storage layouts, compiled from its solc metadata.
+#[derive(Debug, Clone)]
+pub struct RebuiltLayout {
+    pub storage: Option<Value>,
+    /// solc 0.8.27 and later: its `transient` state variables.
+    pub transient: Option<Value>,
+    pub solc: PathBuf,
+    pub took: Duration,
+}
+
+/// Whether a solc version (`0.8.30+commit…`) is at least `min` (major, minor, patch).
+fn at_least(version: &str, min: (u32, u32, u32)) -> bool {
+    let core = version.split(['+', '-']).next().unwrap_or_default();
+    let mut it = core.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let v = (
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+    );
+    v >= min
+}
+
+/// The storage layout (and, from solc 0.8.27, the transient storage layout) of the contract
+/// `metadata` names, compiled by a solc of its version from its own sources and settings (the
+/// same compiler search as a rebuilt map): what a build without `storageLayout` in its output
+/// (Foundry's default artifacts) is named by. Only analysis is asked of solc, no code.
+pub fn rebuild_layout(
+    metadata_value: &Value,
+    unit: &Unit,
+    explicit_solc: Option<&Path>,
+) -> Result<RebuiltLayout, NotRebuilt> {
+    let m = metadata(metadata_value)?;
+    if !at_least(m.version, (0, 5, 13)) {
+        return Err(NotRebuilt(format!(
+            "solc {} reports no storageLayout (0.5.13 and later do)",
+            m.version
+        )));
+    }
+    let solc = find_solc(m.version, explicit_solc)?;
+    let start = Instant::now();
+    let mut outputs = vec!["storageLayout"];
+    if at_least(m.version, (0, 8, 27)) {
+        outputs.push("transientStorageLayout");
+    }
+    let out = compile(&m, unit, &solc, &outputs)?;
+    let c = contract(&out, &m)?;
+    let layout = |key: &str| c.get(key).filter(|l| l.is_object()).cloned();
+    let storage = layout("storageLayout");
+    if storage.is_none() {
+        return Err(NotRebuilt(format!(
+            "{} gave no storageLayout",
+            solc.display()
+        )));
+    }
+    Ok(RebuiltLayout {
+        storage,
+        transient: layout("transientStorageLayout"),
+        solc,
+        took: start.elapsed(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,15 +408,15 @@ mod tests {
             "sources": {"src/A.sol": {"keccak256": "0x00", "content": "contract A {}"}}
         });
         let m = metadata(&meta).unwrap();
-        let i = input(&m, &Unit::default()).unwrap();
+        let i = input(&m, &Unit::default(), &["storageLayout"]).unwrap();
         assert_eq!(
             i["settings"]["libraries"],
             json!({"src/L.sol": {"L": "0x00000000000000000000000000000000000000aa"}})
         );
         assert!(i["settings"].get("compilationTarget").is_none());
         assert_eq!(
-            i["settings"]["outputSelection"]["src/A.sol"]["A"][3],
-            "evm.deployedBytecode.sourceMap"
+            i["settings"]["outputSelection"],
+            json!({"src/A.sol": {"A": ["storageLayout"]}})
         );
         assert_eq!(i["sources"]["src/A.sol"]["content"], "contract A {}");
         assert_eq!(i["settings"]["optimizer"]["runs"], 800);
@@ -352,8 +430,20 @@ mod tests {
             "sources": {"src/A.sol": {"keccak256": "0x00"}}
         });
         let m = metadata(&meta).unwrap();
-        let e = input(&m, &Unit::default()).unwrap_err();
+        let e = input(&m, &Unit::default(), &[]).unwrap_err();
         assert!(e.0.contains("src/A.sol"), "{e:?}");
+    }
+
+    #[test]
+    fn layouts_are_asked_of_the_versions_that_report_them() {
+        assert!(at_least("0.8.30+commit.73712a01", (0, 8, 27)));
+        assert!(!at_least("0.8.26+commit.8a97fa7a", (0, 8, 27)));
+        assert!(at_least("0.5.13", (0, 5, 13)));
+        assert!(!at_least("0.4.26+commit.4563c3fc", (0, 5, 13)));
+        let old = json!({"compiler": {"version": "0.5.12+commit.7709ece9"},
+            "settings": {"compilationTarget": {"A.sol": "A"}}, "sources": {}});
+        let e = rebuild_layout(&old, &Unit::default(), None).unwrap_err();
+        assert!(e.0.contains("reports no storageLayout"), "{e:?}");
     }
 
     #[test]
