@@ -145,6 +145,7 @@ fn with_variables(rows: &[Access], vars: &SlotVars) -> serde_json::Value {
                 let named = super::state_view::to_json(&StateChanges {
                     changes: found.clone(),
                     notes: Vec::new(),
+                    quiet_if_empty: false,
                 });
                 o.insert("variables".into(), named);
             }

@@ -345,7 +345,10 @@ impl BlockArgs {
                 }
                 if self.trace.decode && matches!(t.result, TraceResult::Call(_)) {
                     let decoder = super::names::decoder_for(&names, &self.trace, t, snapshot);
-                    let state = states.get(i).map(super::state_view::to_json);
+                    let state = states
+                        .get(i)
+                        .filter(|s| s.shown())
+                        .map(super::state_view::to_json);
                     let mut buf = Vec::new();
                     write_decoded(&mut buf, &t.result, &decoder, None, state.as_ref())?;
                     write!(out, "{{\"txHash\":\"{:?}\",", t.hash)?;

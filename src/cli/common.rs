@@ -503,6 +503,7 @@ pub fn print_trace(
     assets: Option<&AssetChanges>,
     state: Option<&chaintrace::names::state::StateChanges>,
 ) -> Result<(), CliError> {
+    let state = state.filter(|s| s.shown());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let TraceResult::Gas(report) = &t.result {

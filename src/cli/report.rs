@@ -280,7 +280,7 @@ pub fn write(
         decoder: &decoder,
         currency,
         assets: Some(&runs.assets),
-        state: runs.state.as_ref(),
+        state: runs.state.as_ref().filter(|s| s.shown()),
         diff: match &runs.diff.result {
             TraceResult::Prestate(p) => Some(p),
             _ => None,

@@ -69,6 +69,7 @@ pub fn of_prestate_diff(
     Ok(StateChanges {
         notes: namer.notes,
         changes,
+        quiet_if_empty: false,
     })
 }
 
@@ -186,5 +187,6 @@ pub fn diff(names: &Names, state: &StateSnapshot, mined: &Keyed, patched: &Keyed
     StateChanges {
         changes,
         notes: namer.notes,
+        quiet_if_empty: !names.layouts_declared(),
     }
 }

@@ -78,14 +78,24 @@ struct Spans<'s> {
 }
 
 impl Names {
-    /// Whether any loaded artifact carries a `storageLayout`: only then are state changes
-    /// worked out.
+    /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
+    /// compiled from: only then are state changes worked out.
     pub fn has_layouts(&self) -> bool {
-        self.index.artifacts.iter().any(|a| {
-            a.storage_layout.is_some()
-                || a.transient_layout.is_some()
-                || a.sources.as_ref().is_some_and(|s| s.metadata.is_some())
-        })
+        self.layouts_declared()
+            || self
+                .index
+                .artifacts
+                .iter()
+                .any(|a| a.sources.as_ref().is_some_and(|s| s.metadata.is_some()))
+    }
+
+    /// Whether some loaded artifact declares a layout itself (rather than one compiled from
+    /// its metadata when needed).
+    pub fn layouts_declared(&self) -> bool {
+        self.index
+            .artifacts
+            .iter()
+            .any(|a| a.storage_layout.is_some() || a.transient_layout.is_some())
     }
 
     /// The slots the by-variable view of an access run's `rows` needs beyond them, read by
@@ -165,6 +175,7 @@ impl Names {
         StateChanges {
             changes,
             notes: namer.notes,
+            quiet_if_empty: !self.layouts_declared(),
         }
     }
 }

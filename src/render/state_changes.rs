@@ -73,6 +73,16 @@ pub struct Named {
 pub struct StateChanges {
     pub changes: Vec<StateChange>,
     pub notes: Vec<String>,
+    /// Worked out only by layouts compiled from the build's metadata (no artifact declares
+    /// one): when nothing changed, no section is shown, as for a build without layouts.
+    pub quiet_if_empty: bool,
+}
+
+impl StateChanges {
+    /// Whether the changes are shown (a section, `stateChanges`, the report's part).
+    pub fn shown(&self) -> bool {
+        !(self.quiet_if_empty && self.changes.is_empty())
+    }
 }
 
 /// Most values a transient variable's change lists: past them, the first ones, how many more,
@@ -200,6 +210,7 @@ mod tests {
             part: None,
         };
         let rows = storage_change_rows(&StateChanges {
+            quiet_if_empty: false,
             changes: vec![change(Some(named), false, &[]), change(None, false, &[])],
             notes: Vec::new(),
         });
