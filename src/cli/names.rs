@@ -38,7 +38,10 @@ pub fn load_names_from(abi: &[String], names: &super::common::NameArgs) -> Resul
         cwd.as_deref()
     };
     Names::load(abi, &names.signatures, discover)
-        .map(|n| n.with_solc(names.solc.clone()))
+        .map(|n| {
+            n.with_solc(names.solc.clone())
+                .with_layout_cache(cache_dir().map(|d| d.join("layouts")))
+        })
         .map_err(|e| CliError::input(e.to_string()))
 }
 

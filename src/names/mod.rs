@@ -88,6 +88,47 @@ struct SourceIndex {
     /// Storage layouts compiled for artifacts whose build has none, by artifact (its sources'
     /// address): each compiled once per run, its note kept with it.
     layouts: Mutex<HashMap<usize, Arc<RebuiltLayout>>>,
+    /// Where compiled layouts are kept between runs, by their metadata's digest.
+    layout_cache: Option<PathBuf>,
+}
+
+/// A layout an earlier run compiled and kept ([`keep_layout`]); `None` when there is none or it
+/// is not one (a torn or foreign file is compiled again).
+fn read_kept_layout(path: &Path) -> Option<RebuiltLayout> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let part = |k: &str| v.get(k).filter(|l| l.is_object()).cloned();
+    let storage = part("storageLayout");
+    storage.as_ref()?;
+    Some(RebuiltLayout {
+        storage,
+        transient: part("transientStorageLayout"),
+        note: String::new(),
+    })
+}
+
+/// Keeps a compiled layout at `path` (written whole, then renamed into place); a failure only
+/// means the next run compiles again.
+fn keep_layout(
+    path: &Path,
+    storage: Option<&serde_json::Value>,
+    transient: Option<&serde_json::Value>,
+) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let mut v = serde_json::Map::new();
+    if let Some(s) = storage {
+        v.insert("storageLayout".into(), s.clone());
+    }
+    if let Some(t) = transient {
+        v.insert("transientStorageLayout".into(), t.clone());
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, serde_json::Value::Object(v).to_string()).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
+    let _ = std::fs::remove_file(&tmp);
 }
 
 /// An artifact's storage layouts compiled from its metadata ([`Names::rebuilt_layout`]), or why
@@ -151,23 +192,47 @@ impl Names {
     /// metadata and sources to compile from. Compiled once per run.
     pub fn rebuilt_layout(&self, a: &Artifact) -> Option<Arc<RebuiltLayout>> {
         let s = a.sources.as_ref()?;
-        let meta = s.metadata.as_deref().and_then(sources::Metadata::value)?;
+        let metadata = s.metadata.as_deref()?;
+        let meta = metadata.value()?;
         let key = Arc::as_ptr(s) as usize;
         let mut cache = self.index.layouts.lock().ok()?;
         let got = cache.entry(key).or_insert_with(|| {
+            // The metadata fixes the layout (compiler version, settings, each source's hash):
+            // one compiled before is kept on disk by its digest.
+            let kept = self
+                .index
+                .layout_cache
+                .as_ref()
+                .map(|d| d.join(format!("{:x}.json", metadata.digest())));
+            if let Some(r) = kept.as_deref().and_then(read_kept_layout) {
+                return Arc::new(RebuiltLayout {
+                    note: format!(
+                        "the build has no storageLayout for {}: compiled from its metadata by an \
+                         earlier run (kept in {})",
+                        a.name,
+                        kept.as_deref().unwrap_or(Path::new("")).display()
+                    ),
+                    ..r
+                });
+            }
             Arc::new(
                 match sources::rebuild::rebuild_layout(meta, &s.unit, self.index.solc.as_deref()) {
-                    Ok(r) => RebuiltLayout {
-                        note: format!(
-                            "the build has no storageLayout for {}: compiled from its metadata \
-                             with {} in {:.1} s",
-                            a.name,
-                            r.solc.display(),
-                            r.took.as_secs_f64()
-                        ),
-                        storage: r.storage,
-                        transient: r.transient,
-                    },
+                    Ok(r) => {
+                        if let Some(path) = &kept {
+                            keep_layout(path, r.storage.as_ref(), r.transient.as_ref());
+                        }
+                        RebuiltLayout {
+                            note: format!(
+                                "the build has no storageLayout for {}: compiled from its \
+                                 metadata with {} in {:.1} s",
+                                a.name,
+                                r.solc.display(),
+                                r.took.as_secs_f64()
+                            ),
+                            storage: r.storage,
+                            transient: r.transient,
+                        }
+                    }
                     Err(why) => RebuiltLayout {
                         note: format!(
                             "the build has no storageLayout for {}, and none was compiled: {}",
@@ -180,6 +245,15 @@ impl Names {
             )
         });
         Some(got.clone())
+    }
+
+    /// Where layouts compiled from metadata are kept between runs (the cache directory's
+    /// `layouts/`); `None` keeps none.
+    pub fn with_layout_cache(mut self, dir: Option<PathBuf>) -> Names {
+        if let Some(index) = Arc::get_mut(&mut self.index) {
+            index.layout_cache = dir;
+        }
+        self
     }
 
     /// Whether any source map may be found: a loaded artifact has one, or a build info waits.

@@ -521,6 +521,35 @@ fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["stateChanges"], want);
 
+    // With a cache directory, the compiled layout is kept: the next run needs no compiler.
+    let kept = dir.join("cache");
+    let cached = |extra: &[&str]| {
+        tx(extra)
+            .env_remove("CHAINTRACE_NO_CACHE")
+            .env("CHAINTRACE_CACHE_DIR", kept.to_str().unwrap())
+    };
+    let r = cached(&["--solc", solc.to_str().unwrap()])
+        .env("PATH", &std::env::var("PATH").unwrap())
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("compiled from its metadata with"),
+        "{}",
+        r.stderr
+    );
+    let files = std::fs::read_dir(kept.join("layouts")).unwrap().count();
+    assert_eq!(files, 1);
+    let r = cached(&[]).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the build has no storageLayout for Token: compiled from its metadata by an earlier run"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["stateChanges"], want);
+
     // No solc 0.8.30 anywhere: raw slots, and why.
     let r = tx(&[]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);

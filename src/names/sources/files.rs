@@ -55,6 +55,16 @@ impl Metadata {
             .as_ref()
     }
 
+    /// keccak256 of the metadata as solc wrote it (an object: as serde_json writes it): what
+    /// a layout compiled from it is kept by.
+    pub fn digest(&self) -> alloy_primitives::B256 {
+        match (&self.text, self.value.get()) {
+            (Some(t), _) => alloy_primitives::keccak256(t.as_bytes()),
+            (None, Some(Some(v))) => alloy_primitives::keccak256(v.to_string().as_bytes()),
+            (None, _) => alloy_primitives::B256::ZERO,
+        }
+    }
+
     /// `sources[*].keccak256`: each source's hash at build time, by the path the compiler
     /// named it. From text, only those members are built.
     pub fn source_hashes(&self) -> SourceHashes {
