@@ -375,10 +375,9 @@ fn an_erc20_transfer_approve_and_transfer_from_named_by_variable() {
     assert_eq!(plain.stdout, unnamed.stdout);
 }
 
-/// A malformed `storageLayout` (a type it names is missing): one note, every slot raw with
-/// its words, the run otherwise as without it.
-#[test]
-fn a_malformed_layout_gives_one_note_and_raw_slots() {
+/// A fresh anvil with the token deployed (10e18 to the first account) and a transfer of 7 to
+/// the second: the chain, its accounts, the token and the transfer's hash.
+fn token_transfer() -> (Anvil, Vec<Address>, Address, alloy_primitives::B256) {
     let anvil = Anvil::start();
     let accounts = anvil.accounts();
     let token = anvil.deploy(&with_ctor_args(
@@ -387,6 +386,14 @@ fn a_malformed_layout_gives_one_note_and_raw_slots() {
     ));
     let data = calldata("transfer(address,uint256)", &[w_addr(accounts[1]), w_u(7)]);
     let (h, _) = anvil.send_and_wait(json!({"to": token, "data": hex0x(&data)}));
+    (anvil, accounts, token, h)
+}
+
+/// A malformed `storageLayout` (a type it names is missing): one note, every slot raw with
+/// its words, the run otherwise as without it.
+#[test]
+fn a_malformed_layout_gives_one_note_and_raw_slots() {
+    let (anvil, accounts, token, h) = token_transfer();
     let mut out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
     out["contracts"]["State.sol"]["Token"]["storageLayout"]["types"]
         .as_object_mut()
@@ -441,14 +448,7 @@ fn a_malformed_layout_gives_one_note_and_raw_slots() {
 /// build's own layout would, with one note; without that solc, raw slots and a note saying why.
 #[test]
 fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
-    let anvil = Anvil::start();
-    let accounts = anvil.accounts();
-    let token = anvil.deploy(&with_ctor_args(
-        &creation("Token"),
-        &[e18(10).to_be_bytes()],
-    ));
-    let data = calldata("transfer(address,uint256)", &[w_addr(accounts[1]), w_u(7)]);
-    let (h, _) = anvil.send_and_wait(json!({"to": token, "data": hex0x(&data)}));
+    let (anvil, _, _, h) = token_transfer();
     let hash = format!("{h:?}");
     let want = state_changes(&anvil, &hash);
     assert_eq!(want.as_array().unwrap().len(), 2, "{want}");

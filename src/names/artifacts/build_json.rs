@@ -86,12 +86,19 @@ macro_rules! scalar_visits {
     };
 }
 
-impl<'de> DeserializeSeed<'de> for Level<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
+/// Each reader is its own seed: it reads whatever value comes.
+macro_rules! seeded {
+    ($t:ident) => {
+        impl<'de> DeserializeSeed<'de> for $t<'_> {
+            type Value = Value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
 }
+
+seeded!(Level);
 
 impl<'de> Visitor<'de> for Level<'_> {
     type Value = Value;
@@ -118,12 +125,7 @@ impl<'de> Visitor<'de> for Level<'_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Sources<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seeded!(Sources);
 
 impl<'de> Visitor<'de> for Sources<'_> {
     type Value = Value;
@@ -144,12 +146,7 @@ impl<'de> Visitor<'de> for Sources<'_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Source<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seeded!(Source);
 
 impl<'de> Visitor<'de> for Source<'_> {
     type Value = Value;
