@@ -5,9 +5,10 @@
 use alloy_primitives::{Address, Bytes, U256};
 use chaintrace::replay::call::{prepare_call, CallRequest, TracedCall};
 use chaintrace::replay::overrides::{BlockOverrides, StateOverride};
-use chaintrace::replay::CallTraced;
+use chaintrace::replay::{CallTraced, TraceResult};
 use chaintrace::source::fixture::{parse_hex, parse_u256_str};
 use chaintrace::source::StateSnapshot;
+use chaintrace::trace::prestate::PrestateResult;
 use clap::Args;
 use serde_json::Value;
 
@@ -272,13 +273,31 @@ impl CallArgs {
             true => Some(by_variable(&mut snapshot, &mut passes)?),
             false => None,
         };
+        // A prestateTracer diff for people: its slots named by variable, as `tx` names them.
+        let diff_named = match (&traced.result, self.trace.json || !names.has_layouts()) {
+            (TraceResult::Prestate(PrestateResult::Diff { pre, post }), false) => {
+                let slots = super::state_view::prestate_diff_slots(pre, post);
+                let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
+                    names.span_values(s, r, p, read)
+                };
+                let t = prepared
+                    .access(&source, overrides, std::mem::take(&mut snapshot), &more)
+                    .map_err(call_error)?;
+                passes += t.passes;
+                let named =
+                    super::state_changes::diff_slots(&names, &t.snapshot, &t.traced.0, &slots);
+                snapshot = t.snapshot;
+                Some(named)
+            }
+            _ => None,
+        };
         print_trace(
             &traced,
             &self.trace,
             &decoder,
             currency,
             assets.as_ref(),
-            state.as_ref(),
+            diff_named.as_ref().or(state.as_ref()),
         )?;
         if let Some(html) = &self.html {
             // The state changes by variable: those shown already, or one more local run.

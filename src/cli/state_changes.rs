@@ -58,7 +58,19 @@ pub fn of_prestate_diff(
     slots: &[(Address, U256, U256, U256)],
 ) -> Result<StateChanges, CliError> {
     let (keyed, _) = mined.run(source, cache, access(names))?;
-    let mut namer = Namer::new(names, &mined.snapshot, &keyed.preimages);
+    Ok(diff_slots(names, &mined.snapshot, &keyed, slots))
+}
+
+/// A prestateTracer diff's slots (address, slot, before, after) named by variable on `state`,
+/// keys exact from `keyed`'s preimages (the access run of the same transaction or call); notes
+/// go to stderr.
+pub fn diff_slots(
+    names: &Names,
+    state: &StateSnapshot,
+    keyed: &Keyed,
+    slots: &[(Address, U256, U256, U256)],
+) -> StateChanges {
+    let mut namer = Namer::new(names, state, &keyed.preimages);
     let mut changes = Vec::new();
     for (address, slot, before, after) in slots {
         changes.extend(namer.slot(*address, *slot, *before, *after, true));
@@ -66,11 +78,11 @@ pub fn of_prestate_diff(
     for n in &namer.notes {
         note!("note: {n}");
     }
-    Ok(StateChanges {
+    StateChanges {
         notes: namer.notes,
         changes,
         quiet_if_empty: false,
-    })
+    }
 }
 
 /// One transaction run under the access inspector: its rows, preimages and the slots its

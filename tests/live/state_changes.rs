@@ -1098,6 +1098,7 @@ fn a_prestate_diff_names_each_slot_by_variable() {
     let entry_slot = entry(b"bob", U256::from(2));
     let marks = U256::from_be_bytes(keccak256(U256::from(3).to_be_bytes::<32>()).0);
     let me_s = me.to_checksum(None);
+    let reg_s = registry.to_checksum(None);
     let zero = Address::ZERO.to_checksum(None);
     // Every slot the diff lists, with the word cast storage reads after the transaction.
     for (slot, _) in post.as_object().unwrap() {
@@ -1142,6 +1143,30 @@ fn a_prestate_diff_names_each_slot_by_variable() {
         text.contains(&format!("    {} marks[0]: 0 → 42\n", z(marks))),
         "{text}"
     );
+    // `call` of the same input on the block before names its diff the same way.
+    let before = (block - 1).to_string();
+    let mut a = vec![
+        "call",
+        "--from",
+        me_s.as_str(),
+        "--to",
+        reg_s.as_str(),
+        "--data",
+        data.as_str(),
+        "--block",
+        before.as_str(),
+        "--rpc-url",
+        anvil.url(),
+        "--no-project",
+        "--abi",
+        OUT,
+    ];
+    a.extend(diff);
+    let r = run::cmd(&a).no_cache().run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for part in [&want, &entry_lines] {
+        assert!(r.stdout.contains(part.as_str()), "{}", r.stdout);
+    }
     // The getters agree at the transaction's block.
     let b = block.to_string();
     let call = |sig: &str, args: &[&str]| {
