@@ -314,7 +314,7 @@ fn pending_sources(v: &Value, metadata: Option<Arc<sources::Metadata>>) -> Pendi
             }),
         source_hashes: metadata
             .as_deref()
-            .map(sources::Metadata::source_hashes)
+            .map(|m| m.source_hashes().clone())
             .unwrap_or_default(),
         metadata,
     }
@@ -383,7 +383,7 @@ fn standard_json(
         for c in per_file.1.as_object().into_iter().flatten() {
             let parsed = parse_metadata(c.1);
             if let Some(m) = parsed.as_deref() {
-                hashes.extend(m.source_hashes());
+                hashes.extend(m.source_hashes().iter().map(|(k, v)| (k.clone(), *v)));
             }
             metadata.insert((per_file.0.as_str(), c.0.as_str()), parsed);
         }

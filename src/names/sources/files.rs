@@ -25,22 +25,24 @@ pub type SourceHashes = HashMap<String, alloy_primitives::B256>;
 pub struct Metadata {
     text: Option<String>,
     value: OnceLock<Option<Value>>,
+    /// `sources[*].keccak256`, read when the artifact is loaded (every artifact's are needed).
+    hashes: SourceHashes,
 }
 
 impl Metadata {
     /// An artifact's `metadata` member, when it is text or an object.
     pub fn of(member: &Value) -> Option<Metadata> {
-        match member {
-            Value::String(text) => Some(Metadata {
-                text: Some(text.clone()),
-                value: OnceLock::new(),
-            }),
-            Value::Object(_) => Some(Metadata {
-                text: None,
-                value: OnceLock::from(Some(member.clone())),
-            }),
-            _ => None,
-        }
+        let (text, value) = match member {
+            Value::String(text) => (Some(text.clone()), OnceLock::new()),
+            Value::Object(_) => (None, OnceLock::from(Some(member.clone()))),
+            _ => return None,
+        };
+        let hashes = source_hashes(text.as_deref(), value.get().and_then(Option::as_ref));
+        Some(Metadata {
+            text,
+            value,
+            hashes,
+        })
     }
 
     /// The metadata parsed; `None` when its text is not a JSON object.
@@ -66,28 +68,33 @@ impl Metadata {
     }
 
     /// `sources[*].keccak256`: each source's hash at build time, by the path the compiler
-    /// named it. From text, only those members are built.
-    pub fn source_hashes(&self) -> SourceHashes {
-        #[derive(serde::Deserialize)]
-        struct Hashes {
-            #[serde(default)]
-            sources: HashMap<String, Hash>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Hash {
-            keccak256: Option<Value>,
-        }
-        let hashes = match (&self.text, self.value.get()) {
-            (_, Some(Some(v))) => Hashes::deserialize(v).ok(),
-            (Some(text), _) => serde_json::from_str::<Hashes>(text).ok(),
-            _ => None,
-        };
-        hashes
-            .into_iter()
-            .flat_map(|h| h.sources)
-            .filter_map(|(path, s)| Some((path, s.keccak256?.as_str()?.parse().ok()?)))
-            .collect()
+    /// named it.
+    pub fn source_hashes(&self) -> &SourceHashes {
+        &self.hashes
     }
+}
+
+/// `sources[*].keccak256` of metadata given as an object, or as text (only those members built).
+fn source_hashes(text: Option<&str>, value: Option<&Value>) -> SourceHashes {
+    #[derive(Deserialize)]
+    struct Hashes {
+        #[serde(default)]
+        sources: HashMap<String, Hash>,
+    }
+    #[derive(Deserialize)]
+    struct Hash {
+        keccak256: Option<Value>,
+    }
+    let hashes = match (text, value) {
+        (_, Some(v)) => Hashes::deserialize(v).ok(),
+        (Some(text), None) => serde_json::from_str::<Hashes>(text).ok(),
+        (None, None) => None,
+    };
+    hashes
+        .into_iter()
+        .flat_map(|h| h.sources)
+        .filter_map(|(path, s)| Some((path, s.keccak256?.as_str()?.parse().ok()?)))
+        .collect()
 }
 
 /// Where a source file's text comes from.
