@@ -106,17 +106,13 @@ fn read_kept_layout(path: &Path) -> Option<RebuiltLayout> {
     })
 }
 
-/// Keeps a compiled layout at `path` (written whole, then renamed into place); a failure only
-/// means the next run compiles again.
+/// Keeps a compiled layout at `path`, whole or not at all ([`crate::source::cache::write_atomic`]);
+/// a failure only means the next run compiles again, and is said (the text to add to the note).
 fn keep_layout(
     path: &Path,
     storage: Option<&serde_json::Value>,
     transient: Option<&serde_json::Value>,
-) {
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
+) -> Option<String> {
     let mut v = serde_json::Map::new();
     if let Some(s) = storage {
         v.insert("storageLayout".into(), s.clone());
@@ -124,11 +120,10 @@ fn keep_layout(
     if let Some(t) = transient {
         v.insert("transientStorageLayout".into(), t.clone());
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, serde_json::Value::Object(v).to_string()).is_ok() {
-        let _ = std::fs::rename(&tmp, path);
-    }
-    let _ = std::fs::remove_file(&tmp);
+    let body = serde_json::Value::Object(v).to_string();
+    crate::source::cache::write_atomic(path, body.as_bytes())
+        .err()
+        .map(|e| format!("; not kept ({}: {e})", path.display()))
 }
 
 /// An artifact's storage layouts compiled from its metadata ([`Names::rebuilt_layout`]), or why
@@ -204,30 +199,33 @@ impl Names {
                 .layout_cache
                 .as_ref()
                 .map(|d| d.join(format!("{:x}.json", metadata.digest())));
-            if let Some(r) = kept.as_deref().and_then(read_kept_layout) {
-                return Arc::new(RebuiltLayout {
-                    note: format!(
-                        "the build has no storageLayout for {}: compiled from its metadata by an \
-                         earlier run (kept in {})",
-                        a.name,
-                        kept.as_deref().unwrap_or(Path::new("")).display()
-                    ),
-                    ..r
-                });
+            if let Some(path) = &kept {
+                if let Some(r) = read_kept_layout(path) {
+                    return Arc::new(RebuiltLayout {
+                        note: format!(
+                            "the build has no storageLayout for {}: compiled from its metadata \
+                             by an earlier run (kept in {})",
+                            a.name,
+                            path.display()
+                        ),
+                        ..r
+                    });
+                }
             }
             Arc::new(
                 match sources::rebuild::rebuild_layout(meta, &s.unit, self.index.solc.as_deref()) {
                     Ok(r) => {
-                        if let Some(path) = &kept {
-                            keep_layout(path, r.storage.as_ref(), r.transient.as_ref());
-                        }
+                        let not_kept = kept.as_deref().and_then(|path| {
+                            keep_layout(path, r.storage.as_ref(), r.transient.as_ref())
+                        });
                         RebuiltLayout {
                             note: format!(
                                 "the build has no storageLayout for {}: compiled from its \
-                                 metadata with {} in {:.1} s",
+                                 metadata with {} in {:.1} s{}",
                                 a.name,
                                 r.solc.display(),
-                                r.took.as_secs_f64()
+                                r.took.as_secs_f64(),
+                                not_kept.unwrap_or_default()
                             ),
                             storage: r.storage,
                             transient: r.transient,
