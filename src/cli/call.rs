@@ -249,11 +249,11 @@ impl CallArgs {
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);
-        // What the call changed, by variable: one more local run on the state already read
-        // (it comes back filled further).
-        let by_variable = |snapshot: &mut StateSnapshot,
-                           passes: &mut usize|
-         -> Result<chaintrace::names::state::StateChanges, CliError> {
+        // The call once more under the access inspector, on the state already read (it comes
+        // back filled further): the hashes and writes its storage is named by.
+        let access_run = |snapshot: &mut StateSnapshot,
+                          passes: &mut usize|
+         -> Result<chaintrace::replay::access::Keyed, CliError> {
             let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
                 names.span_values(s, r, p, read)
             };
@@ -261,12 +261,18 @@ impl CallArgs {
                 .access(&source, overrides, std::mem::take(snapshot), &more)
                 .map_err(call_error)?;
             *passes += t.passes;
-            let (keyed, _) = &t.traced;
-            let changes = names.state_changes(&t.snapshot, keyed);
+            *snapshot = t.snapshot;
+            Ok(t.traced.0)
+        };
+        // What the call changed, by variable.
+        let by_variable = |snapshot: &mut StateSnapshot,
+                           passes: &mut usize|
+         -> Result<chaintrace::names::state::StateChanges, CliError> {
+            let keyed = access_run(snapshot, passes)?;
+            let changes = names.state_changes(snapshot, &keyed);
             for n in &changes.notes {
                 note!("note: {n}");
             }
-            *snapshot = t.snapshot;
             Ok(changes)
         };
         let state = match super::state_changes::wanted(&self.trace, &spec, &names) {
@@ -277,17 +283,10 @@ impl CallArgs {
         let diff_named = match (&traced.result, self.trace.json || !names.has_layouts()) {
             (TraceResult::Prestate(PrestateResult::Diff { pre, post }), false) => {
                 let slots = super::state_view::prestate_diff_slots(pre, post);
-                let more = |s: &_, r: &[_], p: &_, read: &mut dyn FnMut(_, _) -> _| {
-                    names.span_values(s, r, p, read)
-                };
-                let t = prepared
-                    .access(&source, overrides, std::mem::take(&mut snapshot), &more)
-                    .map_err(call_error)?;
-                passes += t.passes;
-                let named =
-                    super::state_changes::diff_slots(&names, &t.snapshot, &t.traced.0, &slots);
-                snapshot = t.snapshot;
-                Some(named)
+                let keyed = access_run(&mut snapshot, &mut passes)?;
+                Some(super::state_changes::diff_slots(
+                    &names, &snapshot, &keyed, &slots,
+                ))
             }
             _ => None,
         };
