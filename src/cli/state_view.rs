@@ -68,11 +68,17 @@ fn by_contract(changes: &[StateChange], indent: &str, out: &mut impl Write) -> s
 
 /// What-if's by-variable diff: per transaction (`ids[i]`), each variable whose value after it
 /// differs between the mined run (left) and the patched one (right). On stdout for people, on
-/// stderr with `--json` (stdout stays geth's JSON), like the what-if table.
+/// stderr with `--json` (stdout stays geth's JSON), like the what-if table. A diff not shown
+/// ([`StateChanges::shown`]: only compiled layouts, nothing differs) is left out, and with none
+/// shown, the section.
 pub fn print_diff(ids: &[String], diffs: &[StateChanges], json: bool) -> std::io::Result<()> {
+    let shown: Vec<_> = ids.iter().zip(diffs).filter(|(_, d)| d.shown()).collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
     let mut text = Vec::new();
     writeln!(text, "state after: mined → patched")?;
-    for (id, d) in ids.iter().zip(diffs) {
+    for (id, d) in shown {
         writeln!(text, "  {id}")?;
         if d.changes.is_empty() {
             writeln!(text, "    (every slot ends the same)")?;
