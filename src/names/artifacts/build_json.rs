@@ -52,10 +52,14 @@ struct Source<'a> {
     path: String,
 }
 
-/// Any JSON value other than an object, as a `Value` (what a member of an unexpected shape is
-/// read as).
-macro_rules! scalar_visits {
+/// A reader's visitor: any JSON value other than an object read as a `Value` (what a member of
+/// an unexpected shape is read as); each reader adds its own `visit_map`.
+macro_rules! any_value {
     () => {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("JSON")
+        }
         fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
             Ok(Value::Bool(v))
         }
@@ -101,11 +105,7 @@ macro_rules! seeded {
 seeded!(Level);
 
 impl<'de> Visitor<'de> for Level<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("JSON")
-    }
-    scalar_visits!();
+    any_value!();
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = m.next_key::<String>()? {
@@ -128,11 +128,7 @@ impl<'de> Visitor<'de> for Level<'_> {
 seeded!(Sources);
 
 impl<'de> Visitor<'de> for Sources<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("JSON")
-    }
-    scalar_visits!();
+    any_value!();
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(path) = m.next_key::<String>()? {
@@ -149,11 +145,7 @@ impl<'de> Visitor<'de> for Sources<'_> {
 seeded!(Source);
 
 impl<'de> Visitor<'de> for Source<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("JSON")
-    }
-    scalar_visits!();
+    any_value!();
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = m.next_key::<String>()? {

@@ -150,9 +150,11 @@ impl AstDecls {
             }
             _ => {}
         }
-        let inner = inner.to_string();
-        for child in node.nodes {
-            self.walk(child, &inner);
+        if !node.nodes.is_empty() {
+            let inner = inner.to_string();
+            for child in node.nodes {
+                self.walk(child, &inner);
+            }
         }
     }
 }
