@@ -29,10 +29,12 @@ export RUSTC_WORKSPACE_WRAPPER="$CLIPPY_DRIVER"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 echo "== cargo clippy --all-targets -- -D warnings, in the test build of every target" >&2
 cargo test --locked --no-run --all-targets
-# --examples brings the dev-dependencies in, so their features unify as in the build above and no
-# dependency is compiled again; linted the same way.
+# --examples brings the dev-dependencies in (boa and parquet among them, Cargo.toml says why), so
+# every dependency's features unify as in the build above and none is compiled again; linted the
+# same way, at opt-level 0: it is only compiled, never run.
 echo "== the core without the JS engine or parquet (--no-default-features), linted" >&2
-cargo build --locked --no-default-features --lib --examples
+cargo build --locked --no-default-features --lib --examples \
+    --config 'profile.dev.package.chaintrace.opt-level=0'
 
 # The test binaries are run directly where two run side by side: two cargo commands would wait on
 # each other's lock of the target directory.
