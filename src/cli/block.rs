@@ -9,6 +9,7 @@ use chaintrace::replay::remote::{replay_block, replay_txs_from};
 use chaintrace::replay::EvmEnv;
 use chaintrace::replay::TraceResult;
 use chaintrace::source::StateSnapshot;
+use chaintrace::trace::prestate::PrestateResult;
 use clap::Args;
 
 use super::common::finish;
@@ -297,6 +298,43 @@ impl BlockArgs {
                 _ => {}
             }
         }
+        // A prestateTracer diff for people: each transaction's slots named by variable, keys
+        // from its own access run, as `tx` names them.
+        let mut diffs_named: Vec<StateChanges> = Vec::new();
+        if let (Some(r), None, false, true) = (
+            replay.as_mut(),
+            patched.as_ref(),
+            self.trace.json,
+            names.has_layouts(),
+        ) {
+            let slots: Option<Vec<_>> = r
+                .traces
+                .iter()
+                .map(|t| match &t.result {
+                    TraceResult::Prestate(PrestateResult::Diff { pre, post }) => {
+                        Some(super::state_view::prestate_diff_slots(pre, post))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if let Some(slots) = slots.filter(|s| !s.is_empty()) {
+                let parent = source.parent_at(&block.info);
+                let taken = std::mem::take(&mut r.snapshot);
+                let (runs, snap, n) = super::state_changes::of_block(
+                    &names,
+                    &source,
+                    &block.txs,
+                    &env,
+                    &parent,
+                    taken,
+                    &|_| {},
+                )?;
+                r.snapshot = snap;
+                state_passes += n;
+                diffs_named =
+                    super::state_changes::block_diff_slots(&names, &r.snapshot, &runs, &slots);
+            }
+        }
         let empty = StateSnapshot::default();
         let (traces, mut passes, mut snapshot) = match &replay {
             None => (&[][..], 0, &empty),
@@ -392,7 +430,7 @@ impl BlockArgs {
                     &decoder,
                     currency,
                     assets.get(i),
-                    states.get(i),
+                    diffs_named.get(i).or(states.get(i)),
                 )?;
             }
         }

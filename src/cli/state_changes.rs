@@ -70,19 +70,61 @@ pub fn diff_slots(
     keyed: &Keyed,
     slots: &[(Address, U256, U256, U256)],
 ) -> StateChanges {
+    let changes = name_diff_slots(names, state, keyed, slots);
+    for n in &changes.notes {
+        note!("note: {n}");
+    }
+    changes
+}
+
+fn name_diff_slots(
+    names: &Names,
+    state: &StateSnapshot,
+    keyed: &Keyed,
+    slots: &[(Address, U256, U256, U256)],
+) -> StateChanges {
+    let mut written: Vec<Address> = slots.iter().map(|s| s.0).collect();
+    written.dedup();
+    names.fetch_verified(state, &written);
     let mut namer = Namer::new(names, state, &keyed.preimages);
     let mut changes = Vec::new();
     for (address, slot, before, after) in slots {
         changes.extend(namer.slot(*address, *slot, *before, *after, true));
-    }
-    for n in &namer.notes {
-        note!("note: {n}");
     }
     StateChanges {
         notes: namer.notes,
         changes,
         quiet_if_empty: false,
     }
+}
+
+/// A block's prestateTracer diffs for people, one per transaction (`slots`: each one's diff
+/// slots, [`diff_slots`]), named on `state` (the block's pre-state) with the keys its own
+/// access run hashed (`runs`, in the same order); notes go to stderr once.
+pub fn block_diff_slots(
+    names: &Names,
+    state: &StateSnapshot,
+    runs: &[Keyed],
+    slots: &[Vec<(Address, U256, U256, U256)>],
+) -> Vec<StateChanges> {
+    let mut notes: Vec<String> = Vec::new();
+    let out = runs
+        .iter()
+        .zip(slots)
+        .map(|(keyed, slots)| {
+            let c = name_diff_slots(names, state, keyed, slots);
+            for n in &c.notes {
+                if !notes.contains(n) {
+                    notes.push(n.clone());
+                }
+            }
+            c
+        })
+        .collect();
+    for n in notes {
+        note!("note: {n}");
+    }
+    out
 }
 
 /// One transaction run under the access inspector: its rows, preimages and the slots its

@@ -320,7 +320,7 @@ impl Explorer {
 /// What chaintrace asks Sourcify for: the ABI, and what locating failures needs — the verified
 /// sources, their compiler ids, the contract's name, and both codes with their source maps.
 pub const SOURCIFY_FIELDS: &str =
-    "abi,sources,sourceIds,compilation,runtimeBytecode,creationBytecode";
+    "abi,sources,sourceIds,compilation,runtimeBytecode,creationBytecode,storageLayout";
 
 impl Explorer {
     /// Writes a cache entry whole or not at all; a cache that cannot be written only costs a

@@ -78,8 +78,8 @@ struct SourceIndex {
     /// Build infos holding whole compilations (Hardhat's), read on first need.
     build_infos: Vec<PathBuf>,
     from_build_infos: OnceLock<Vec<Artifact>>,
-    /// Artifacts found after loading: Sourcify's verified sources and maps.
-    fetched: Mutex<Vec<Artifact>>,
+    /// Artifacts found after loading: Sourcify's verified sources, maps and layouts.
+    fetched: Mutex<Vec<Arc<Artifact>>>,
     /// Decoded source maps by (code hash, creation code?): each decoded once per run.
     maps: Mutex<MapCache>,
     /// `--solc`: the compiler a map that does not fit its code is rebuilt with (else one is
@@ -282,6 +282,46 @@ impl Names {
         self.index.artifacts.iter().find(|a| a.matches(code))
     }
 
+    /// The verified artifact (Sourcify's, fetched already) whose runtime code is `code`.
+    pub fn fetched_for_code(&self, code: &[u8]) -> Option<Arc<Artifact>> {
+        let fetched = self.index.fetched.lock().ok()?;
+        fetched.iter().find(|a| a.matches(code)).cloned()
+    }
+
+    /// Whether Sourcify is asked for what no loaded artifact names.
+    fn asks_sourcify(&self) -> bool {
+        self.explorer.as_ref().is_some_and(|e| e.sourcify.is_some())
+    }
+
+    /// Asks Sourcify (when configured) for the contracts at `addrs`, and their EIP-1967
+    /// implementations, whose code no loaded or fetched artifact matches: their verified
+    /// compilations (with solc's `storageLayout`) name their storage. Lookups run in parallel
+    /// and are cached on disk as the decoder's are.
+    pub fn fetch_verified(&self, state: &StateSnapshot, addrs: &[Address]) {
+        let Some(e) = self.explorer.as_ref().filter(|e| e.sourcify.is_some()) else {
+            return;
+        };
+        let mut ask: Vec<Address> = Vec::new();
+        for a in addrs {
+            let implementation = proxy::eip1967_implementation(state, *a);
+            for x in std::iter::once(*a).chain(implementation) {
+                let Some(c) = code_of(state, &x) else {
+                    continue;
+                };
+                if self.artifact_for_code(&c).is_none() && self.fetched_for_code(&c).is_none() {
+                    ask.push(x);
+                }
+            }
+        }
+        ask.sort();
+        ask.dedup();
+        if ask.is_empty() {
+            return;
+        }
+        e.abis(&ask);
+        self.index.add(e.take_artifacts());
+    }
+
     /// The artifact whose creation code `init` begins with, and that code's length (what
     /// follows is the constructor's arguments).
     pub fn artifact_for_creation(&self, init: &[u8]) -> Option<(&Artifact, usize)> {
@@ -331,7 +371,7 @@ impl SourceIndex {
             return;
         }
         if let Ok(mut f) = self.fetched.lock() {
-            f.extend(found);
+            f.extend(found.into_iter().map(Arc::new));
         }
         if let Ok(mut m) = self.maps.lock() {
             m.retain(|_, hit| hit.is_some());
@@ -404,7 +444,7 @@ impl SourceIndex {
         };
         let found = last_declared()
             .or_else(|| self.artifacts.iter().chain(lazy().iter()).find_map(map_of))
-            .or_else(|| self.fetched.lock().ok()?.iter().find_map(map_of));
+            .or_else(|| self.fetched.lock().ok()?.iter().find_map(|a| map_of(a)));
         if let Ok(mut m) = self.maps.lock() {
             m.insert(key, found.clone());
         }

@@ -79,8 +79,14 @@ struct Spans<'s> {
 
 impl Names {
     /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
-    /// compiled from: only then are state changes worked out.
+    /// compiled from, or Sourcify is asked for verified ones: only then are state changes
+    /// worked out.
     pub fn has_layouts(&self) -> bool {
+        self.local_layouts() || self.asks_sourcify()
+    }
+
+    /// [`has_layouts`](Self::has_layouts) from the loaded artifacts alone.
+    fn local_layouts(&self) -> bool {
         self.layouts_declared()
             || self
                 .index
@@ -152,6 +158,13 @@ impl Names {
                 .or_else(|| keyed.values.get(&(a, s)).map(|v| (*v, *v)))
         };
         let mut joined = BTreeSet::new();
+        let written: Vec<Address> = keyed
+            .rows
+            .iter()
+            .filter(|r| r.write_order.is_some() || !r.transient_writes.is_empty())
+            .map(|r| r.address)
+            .collect();
+        self.fetch_verified(state, &written);
         let mut namer = Namer::new(self, state, &keyed.preimages);
         let mut changes = Vec::new();
         for r in changed_writes(&keyed.rows) {
@@ -172,6 +185,15 @@ impl Names {
             let slot = r.slot.unwrap_or_default();
             changes.extend(namer.transient(r.address, slot, &r.transient_writes));
         }
+        // Only Sourcify to name by, and it verified none of the contracts written: nothing to
+        // say beyond the trace.
+        if !self.local_layouts() && !namer.found_any() {
+            return StateChanges {
+                changes: Vec::new(),
+                notes: Vec::new(),
+                quiet_if_empty: true,
+            };
+        }
         StateChanges {
             changes,
             notes: namer.notes,
@@ -189,6 +211,15 @@ pub struct Namer<'a> {
     known: BTreeMap<Address, Known>,
     /// For stderr: a malformed layout, a namespace not laid out.
     pub notes: Vec<String>,
+}
+
+impl Namer<'_> {
+    /// Whether an artifact (loaded or fetched) matched any contract named so far.
+    pub fn found_any(&self) -> bool {
+        self.known
+            .values()
+            .any(|k| k.contract.is_some() || k.layout.is_ok() || k.transient.is_ok())
+    }
 }
 
 /// Variable `v` of `layout` at `slot` of `address`, its value `before` and `after` shown by type.
@@ -475,7 +506,14 @@ impl<'a> Namer<'a> {
         let Some(code) = code_of(self.state, addr) else {
             return none("no code before the transaction to match an artifact to");
         };
-        let own = self.names.artifact_for_code(&code);
+        // Sourcify's verified compilation where no loaded artifact matches
+        // ([`Names::fetch_verified`] fetched it).
+        let loaded = self.names.artifact_for_code(&code);
+        let fetched_own = loaded
+            .is_none()
+            .then(|| self.names.fetched_for_code(&code))
+            .flatten();
+        let own = loaded.or(fetched_own.as_deref());
         let declares = |a: &Artifact| {
             [&a.storage_layout, &a.transient_layout].iter().any(|l| {
                 l.as_ref()
@@ -484,9 +522,15 @@ impl<'a> Namer<'a> {
                     .is_some_and(|s| !s.is_empty())
             })
         };
-        let implementation = proxy::eip1967_implementation(self.state, *addr)
-            .and_then(|i| code_of(self.state, &i))
-            .and_then(|c| self.names.artifact_for_code(&c))
+        let implementation_code =
+            proxy::eip1967_implementation(self.state, *addr).and_then(|i| code_of(self.state, &i));
+        let fetched_implementation = implementation_code
+            .as_ref()
+            .and_then(|c| self.names.fetched_for_code(c));
+        let implementation = implementation_code
+            .as_ref()
+            .and_then(|c| self.names.artifact_for_code(c))
+            .or(fetched_implementation.as_deref())
             .filter(|a| a.storage_layout.is_some() || a.transient_layout.is_some());
         let a = match (own, implementation) {
             (Some(o), _) if declares(o) => o,

@@ -389,6 +389,124 @@ fn token_transfer() -> (Anvil, Vec<Address>, Address, alloy_primitives::B256) {
     (anvil, accounts, token, h)
 }
 
+/// Sourcify's answer for the deployed Token, in the shape of argotorg/sourcify's
+/// `services/server/src/apiv2.yaml` (`VerifiedContract`, the fields chaintrace asks for): the
+/// ABI, the compilation's name, both bytecodes and solc's own `storageLayout`, all from the
+/// build solc-js wrote; `layout` false: Sourcify has none (`null`).
+fn sourcify_token(anvil: &Anvil, token: Address, layout: bool) -> Value {
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(OUT).unwrap()).unwrap();
+    let c = &out["contracts"]["State.sol"]["Token"];
+    let onchain = anvil.rpc("eth_getCode", json!([token, "latest"]));
+    json!({
+        "match": "exact_match", "creationMatch": "exact_match", "runtimeMatch": "exact_match",
+        "chainId": anvil.chain_id().to_string(), "address": token,
+        "abi": c["abi"],
+        "compilation": {"language": "Solidity", "compiler": "solc",
+            "compilerVersion": "0.8.30+commit.73712a01", "compilerSettings": {},
+            "name": "Token", "fullyQualifiedName": "State.sol:Token"},
+        "runtimeBytecode": {"onchainBytecode": onchain,
+            "recompiledBytecode": format!("0x{}", c["evm"]["deployedBytecode"]["object"].as_str().unwrap()),
+            "sourceMap": c["evm"]["deployedBytecode"]["sourceMap"],
+            "linkReferences": c["evm"]["deployedBytecode"]["linkReferences"],
+            "immutableReferences": c["evm"]["deployedBytecode"]["immutableReferences"]},
+        "creationBytecode": {
+            "recompiledBytecode": format!("0x{}", c["evm"]["bytecode"]["object"].as_str().unwrap()),
+            "sourceMap": c["evm"]["bytecode"]["sourceMap"],
+            "linkReferences": c["evm"]["bytecode"]["linkReferences"]},
+        "storageLayout": if layout { c["storageLayout"].clone() } else { Value::Null },
+    })
+}
+
+/// A contract nobody built here, verified on Sourcify: its storage named by the verified
+/// compilation's `storageLayout` (asked for with the sources, cached with them), the same
+/// `stateChanges` the build's own layout gives; where Sourcify has no layout, raw slots saying
+/// so; where it verified nothing, no section at all.
+#[test]
+fn a_verified_contract_is_named_by_sourcifys_storage_layout() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let (anvil, accounts, token, h) = token_transfer();
+    let hash = format!("{h:?}");
+    let expected = state_changes(&anvil, &hash);
+    assert_eq!(expected.as_array().map(Vec::len), Some(2), "{expected}");
+    let serve = |answer: Option<Value>| {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counter = hits.clone();
+        let token = format!("{token:#x}");
+        let url = crate::http::serve(move |r: &crate::http::Request| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let target = r.path.to_lowercase();
+            assert!(target.contains("storagelayout"), "{target}");
+            match (&answer, target.contains(&token)) {
+                (Some(a), true) => crate::http::Reply::Answer(200, a.to_string()),
+                _ => {
+                    crate::http::Reply::Answer(404, json!({"customCode": "not_found"}).to_string())
+                }
+            }
+        });
+        (url, hits)
+    };
+    let cache =
+        std::env::temp_dir().join(format!("chaintrace-sourcify-layout-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let run_with = |url: &str, extra: &[&str]| {
+        let mut a = vec![
+            "tx",
+            hash.as_str(),
+            "--rpc-url",
+            anvil.url(),
+            "--no-project",
+            "--sourcify-url",
+            url,
+        ];
+        a.extend(extra);
+        let r = run::cmd(&a)
+            .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+            .run();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    let (url, hits) = serve(Some(sourcify_token(&anvil, token, true)));
+    let r = run_with(&url, &["--json", "--decode"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["stateChanges"], expected, "{}", r.stderr);
+    let asked = hits.load(Ordering::SeqCst);
+    assert!(asked >= 1, "{asked}");
+    // The human section, and the next run from the cache alone.
+    let r = run_with(&url, &[]);
+    let section = format!(
+        "state changes\n  {} (Token)\n    \
+         Token._balances[{}]: 10000000000000000000 [1e19] → 9999999999999999993 [9.9999e18]\n    \
+         Token._balances[{}]: 0 → 7\n",
+        token.to_checksum(None),
+        accounts[0].to_checksum(None),
+        accounts[1].to_checksum(None)
+    );
+    assert!(r.stdout.contains(&section), "{}", r.stdout);
+    assert_eq!(hits.load(Ordering::SeqCst), asked);
+    let _ = std::fs::remove_dir_all(&cache);
+    // Verified without a layout: raw slots, each saying why.
+    let (url, _) = serve(Some(sourcify_token(&anvil, token, false)));
+    let r = run_with(&url, &["--json", "--decode"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["stateChanges"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{v}");
+    for c in changes {
+        assert_eq!(c["contract"], "Token", "{c}");
+        assert_eq!(c["raw"], "the artifact Token has no storageLayout", "{c}");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    // Not verified: geth's tree and names as before, no state changes.
+    let (url, hits) = serve(None);
+    let r = run_with(&url, &["--json", "--decode"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(v.get("stateChanges").is_none(), "{v}");
+    assert!(hits.load(Ordering::SeqCst) >= 1);
+    let r = run_with(&url, &[]);
+    assert!(!r.stdout.contains("state changes"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 /// A malformed `storageLayout` (a type it names is missing): one note, every slot raw with
 /// its words, the run otherwise as without it.
 #[test]
@@ -1155,6 +1273,23 @@ fn a_prestate_diff_names_each_slot_by_variable() {
         data.as_str(),
         "--block",
         before.as_str(),
+        "--rpc-url",
+        anvil.url(),
+        "--no-project",
+        "--abi",
+        OUT,
+    ];
+    a.extend(diff);
+    let r = run::cmd(&a).no_cache().run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for part in [&want, &entry_lines] {
+        assert!(r.stdout.contains(part.as_str()), "{}", r.stdout);
+    }
+    // `block` names each transaction's diff the same way.
+    let b = block.to_string();
+    let mut a = vec![
+        "block",
+        b.as_str(),
         "--rpc-url",
         anvil.url(),
         "--no-project",

@@ -46,7 +46,11 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
     if let Some(c) = answer.get("creationBytecode").and_then(code) {
         evm.insert("bytecode".into(), c);
     }
-    let contract = serde_json::json!({"abi": answer.get("abi")?, "evm": evm});
+    let mut contract = serde_json::json!({"abi": answer.get("abi")?, "evm": evm});
+    // solc's own storageLayout of the verified compilation (null where Sourcify has none).
+    if let Some(layout) = answer.get("storageLayout").filter(|l| l.is_object()) {
+        contract["storageLayout"] = layout.clone();
+    }
     let output = serde_json::json!({
         "sources": answer.get("sourceIds").cloned().unwrap_or_default(),
         "contracts": {file: {name: contract}},
