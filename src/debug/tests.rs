@@ -189,7 +189,8 @@ fn the_view_at_the_revert_has_the_stack_of_tx_and_the_storage_written() {
     assert!(calls[2].starts_with("at Hub.failNested(code: 48879) (Hub.sol:"));
     assert!(calls[2].contains(&at("Hub.sol", "this.failInner(code);")));
     // `attempts += 1` read slot 0 and wrote 1 before the revert, in the current contract
-    // (first); the Hub wrote its slot 1 before calling it.
+    // (first); the Hub wrote its slot 1 (`counter`) before calling it. The fixture's build
+    // has no storageLayout: the names come from its AST, laid out by solc's rules.
     let storage: Vec<String> = panes::storage(&s, &v)
         .iter()
         .map(|l| l.to_string())
@@ -198,9 +199,9 @@ fn the_view_at_the_revert_has_the_stack_of_tx_and_the_storage_written() {
         storage,
         [
             "0x9fE4…a6e0",
-            "  0x0: read 0x0 wrote 0x1",
+            "  attempts: 0 → 1",
             "0xa513…C853",
-            "  0x1: read 0x5 wrote 0x6"
+            "  counter: 5 → 6"
         ]
     );
     // The REVERT's memory range is the custom error's encoding, returned as revert data.

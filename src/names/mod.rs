@@ -14,6 +14,7 @@
 //! state) and [`trace`](crate::trace) (which contracts a trace touched).
 
 pub mod artifacts;
+pub mod ast_layout;
 mod compiled_layout;
 pub mod explorer;
 pub mod gas_source;

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 
+use super::ast_layout::{self, AstStorage};
 use super::layout::{span_words, spanning_bytes, Part, Shown, StorageLayout, Var};
 use super::{code_of, proxy, Artifact, Names};
 use crate::replay::access::{Access, Keyed, Preimages, Values};
@@ -79,8 +80,8 @@ struct Spans<'s> {
 
 impl Names {
     /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
-    /// compiled from, or Sourcify is asked for verified ones: only then are state changes
-    /// worked out.
+    /// compiled from, or an AST one may be computed from, or Sourcify is asked for verified
+    /// ones: only then are state changes worked out.
     pub fn has_layouts(&self) -> bool {
         self.local_layouts() || self.asks_sourcify()
     }
@@ -93,6 +94,14 @@ impl Names {
                 .artifacts
                 .iter()
                 .any(|a| a.sources.as_ref().is_some_and(|s| s.metadata.is_some()))
+            || self.index.artifacts.iter().any(|a| {
+                a.sources.as_ref().is_some_and(|s| {
+                    s.unit
+                        .files
+                        .values()
+                        .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
+                })
+            })
     }
 
     /// Whether some loaded artifact declares a layout itself (rather than one compiled from
@@ -548,16 +557,69 @@ impl<'a> Namer<'a> {
                 self.notes.push(r.note.clone());
             }
         }
-        let (storage_layout, transient_layout) = match &rebuilt {
-            Some(r) => (r.storage.as_ref(), r.transient.as_ref()),
-            None => (a.storage_layout.as_ref(), a.transient_layout.as_ref()),
-        };
         let files: Vec<_> = a
             .sources
             .iter()
             .flat_map(|s| s.unit.files.values())
             .collect();
-        let asts: Vec<_> = files.iter().map(|f| &f.storage).collect();
+        let asts: Vec<(&str, &AstStorage)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), &f.storage))
+            .collect();
+        // Neither declared nor compiled: computed from the build's AST by solc's rules.
+        let computed = (a.storage_layout.is_none()
+            && a.transient_layout.is_none()
+            && rebuilt
+                .as_ref()
+                .is_none_or(|r| r.storage.is_none() && r.transient.is_none()))
+        .then(|| {
+            let target = a
+                .sources
+                .as_ref()
+                .and_then(|s| s.metadata.as_deref())
+                .and_then(|m| m.value())
+                .and_then(|m| m.pointer("/settings/compilationTarget")?.as_object().cloned())
+                .and_then(|t| t.keys().next().cloned());
+            // A combined-JSON key names the source too (`src/Token.sol:Token`).
+            let (path, name) = match a.name.rsplit_once(':') {
+                Some((p, n)) => (Some(p.to_string()), n),
+                None => (target, a.name.as_str()),
+            };
+            match ast_layout::contract_layouts(name, path.as_deref(), &asts) {
+                Ok(None) => None,
+                Ok(Some(l)) => {
+                    let note = match &rebuilt {
+                        Some(r) => format!("{}; computed from its AST by solc's rules", r.note),
+                        None => format!(
+                            "the build has no storageLayout for {}: computed from its AST by \
+                             solc's rules",
+                            a.name
+                        ),
+                    };
+                    self.notes.retain(|n| rebuilt.as_ref().is_none_or(|r| *n != r.note));
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    Some(l)
+                }
+                Err(why) => {
+                    let note = format!(
+                        "the build has no storageLayout for {}, and its AST was not laid out: {why}",
+                        a.name
+                    );
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    None
+                }
+            }
+        })
+        .flatten();
+        let (storage_layout, transient_layout) = match (&computed, &rebuilt) {
+            (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
+            (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),
+            (None, None) => (a.storage_layout.as_ref(), a.transient_layout.as_ref()),
+        };
         let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
         for w in why {
             self.notes.push(format!("{w}: its slots are shown raw"));

@@ -41,7 +41,7 @@ fn suite_dir() -> PathBuf {
     Path::new(ROOT).join("tests/contracts/edr/0_8")
 }
 
-fn build_dir() -> PathBuf {
+pub(crate) fn build_dir() -> PathBuf {
     Path::new(ROOT).join("target/edr-suite/solc-0.8.30")
 }
 
@@ -102,8 +102,14 @@ fn not_applicable(test: &Value) -> Option<&'static str> {
     None
 }
 
-/// Compiles the suite (cached): `scripts/compile-edr-suite.js` with the pinned solc-js.
-fn compile() {
+/// Compiles the suite (cached): `scripts/compile-edr-suite.js` with the pinned solc-js; once
+/// per test binary (tests/live/ast_layouts.rs reads the same outputs).
+pub(crate) fn compile() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(compile_suite);
+}
+
+fn compile_suite() {
     let solc_js = Path::new(ROOT).join(".tools/js");
     assert!(
         solc_js.join("node_modules/solc/package.json").exists(),

@@ -21,6 +21,7 @@ mod serve_support;
 mod tmux;
 
 mod assets;
+mod ast_layouts;
 mod call_inputs;
 mod chain_live;
 mod columnar;

@@ -563,9 +563,10 @@ fn a_malformed_layout_gives_one_note_and_raw_slots() {
 
 /// A build without `storageLayout` (Foundry's default artifacts): the layout compiled from the
 /// artifact's own solc metadata by a solc of its version names the same variables as the
-/// build's own layout would, with one note; without that solc, raw slots and a note saying why.
+/// build's own layout would, with one note; without that solc, the layout computed from the
+/// build's AST does; without either, raw slots and a note saying why.
 #[test]
-fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
+fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata_or_its_ast() {
     let (anvil, _, _, h) = token_transfer();
     let hash = format!("{h:?}");
     let want = state_changes(&anvil, &hash);
@@ -668,7 +669,29 @@ fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["stateChanges"], want);
 
-    // No solc 0.8.30 anywhere: raw slots, and why.
+    // No solc 0.8.30 anywhere: the layout computed from the build's AST by solc's rules names
+    // the same variables.
+    let r = tx(&[]).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .lines()
+            .filter(|l| l.starts_with(
+                "note: the build has no storageLayout for Token, and none was compiled: no solc 0.8.30 was found"
+            ) && l.ends_with("; computed from its AST by solc's rules"))
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["stateChanges"], want);
+
+    // Nor an AST: raw slots, and why.
+    for s in out["sources"].as_object_mut().unwrap().values_mut() {
+        s.as_object_mut().unwrap().remove("ast");
+    }
+    std::fs::write(&stripped, out.to_string()).unwrap();
     let r = tx(&[]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
@@ -679,6 +702,7 @@ fn a_build_without_layouts_is_named_by_layouts_compiled_from_its_metadata() {
         "{}",
         r.stderr
     );
+    assert!(!r.stderr.contains("computed from its AST"), "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let changes = v["stateChanges"].as_array().unwrap();
     assert_eq!(changes.len(), 2, "{v}");

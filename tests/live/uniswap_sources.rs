@@ -131,6 +131,7 @@ struct Uni {
     pool: Address,
     callee: Address,
     swap_pay: Address,
+    tokens: [Address; 2],
 }
 
 fn send(anvil: &Anvil, to: Address, data: Vec<u8>) -> Value {
@@ -214,6 +215,7 @@ fn uniswap() -> Uni {
         pool,
         callee,
         swap_pay,
+        tokens: [a, b],
     }
 }
 
@@ -526,4 +528,143 @@ fn a_map_that_does_not_fit_is_said_and_never_read() {
         "{}",
         r.stdout
     );
+}
+
+/// A swap through Uniswap's own caller, named by the pool's layout computed from the build's AST
+/// (the committed build has no `storageLayout`; no solc at hand) and by the layout compiled from
+/// its metadata with solc 0.7.6 where svm keeps it: the same changes, every name and value read
+/// back from anvil — the packed `slot0`'s price and tick by the pool's `slot0()` getter, the fee
+/// growth by `feeGrowthGlobal0X128()`, each token's `balanceOf[…]` by `balanceOf`, and each
+/// variable's bytes by `eth_getStorageAt` of its slot.
+#[test]
+fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
+    let u = uniswap();
+    let r = send(
+        &u.anvil,
+        u.callee,
+        calldata(
+            "swapExact0For1(address,uint256,address,uint160)",
+            &[
+                w_addr(u.pool),
+                w_u(10u128.pow(15)),
+                w_addr(u.me),
+                w_u(MIN_SQRT_RATIO + 1),
+            ],
+        ),
+    );
+    let hash = r["transactionHash"].as_str().unwrap().to_string();
+    let changes = |home: &Path| {
+        let abi = format!("{DIR}/solc-output.json");
+        let cache = home.join(".cache");
+        let args = ["tx", &hash, "--rpc-url", u.anvil.url(), "--abi", &abi];
+        let r = run::cmd(&[&args[..], &["--json", "--decode"]].concat())
+            .no_cache()
+            .env("HOME", home.to_str().unwrap())
+            .env("XDG_CACHE_HOME", cache.to_str().unwrap())
+            .env_remove("CHAINTRACE_SOLC")
+            .run();
+        assert_eq!(r.code, 0, "chaintrace: {}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        (v["stateChanges"].clone(), r.stderr)
+    };
+    let (computed, notes) = changes(&home(false));
+    assert!(
+        notes.lines().any(|l| l.starts_with(
+            "note: the build has no storageLayout for UniswapV3Pool, and none was compiled: no solc 0.7.6 was found"
+        ) && l.ends_with("; computed from its AST by solc's rules")),
+        "{notes}"
+    );
+    assert_eq!(
+        notes.matches("storageLayout for TestERC20").count(),
+        1,
+        "{notes}"
+    );
+    let (compiled, notes) = changes(&u.home);
+    assert!(
+        notes.contains(
+            "the build has no storageLayout for UniswapV3Pool: compiled from its metadata with"
+        ),
+        "{notes}"
+    );
+    assert_eq!(computed, compiled);
+
+    let list = computed.as_array().unwrap();
+    let find = |addr: Address, name: &str| -> &Value {
+        list.iter()
+            .find(|c| {
+                c["address"]
+                    .as_str()
+                    .unwrap()
+                    .eq_ignore_ascii_case(&addr.to_string())
+                    && c["name"] == name
+            })
+            .unwrap_or_else(|| panic!("{addr} {name} not among {computed:#}"))
+    };
+    let word =
+        |hex: &str, i: usize| U256::from_str_radix(&hex[2 + 64 * i..2 + 64 * (i + 1)], 16).unwrap();
+    let slot0 = u.anvil.call(u.pool, &calldata("slot0()", &[]));
+    assert_eq!(
+        find(u.pool, "slot0.sqrtPriceX96")["after"],
+        word(&slot0, 0).to_string()
+    );
+    // int24: the word's low 24 bits, sign-extended.
+    let tick = ((word(&slot0, 1) & U256::from(0xff_ffffu32)).to::<u32>() as i32) << 8 >> 8;
+    assert_eq!(find(u.pool, "slot0.tick")["after"], tick.to_string());
+    let fee = u
+        .anvil
+        .call(u.pool, &calldata("feeGrowthGlobal0X128()", &[]));
+    assert_eq!(
+        find(u.pool, "feeGrowthGlobal0X128")["after"],
+        word(&fee, 0).to_string()
+    );
+    for token in u.tokens {
+        for holder in [u.pool, u.me] {
+            let name = format!("balanceOf[{}]", holder.to_checksum(None));
+            let got = u
+                .anvil
+                .call(token, &calldata("balanceOf(address)", &[w_addr(holder)]));
+            assert_eq!(
+                find(token, &name)["after"],
+                word(&got, 0).to_string(),
+                "{name}"
+            );
+        }
+    }
+    // Every change named, and its value the bytes of its slot now.
+    let mut read_back = 0;
+    for c in list {
+        assert!(c["variable"].is_string(), "unnamed: {c}");
+        let Some(offset) = c["offset"].as_u64() else {
+            continue;
+        };
+        let stored = u.anvil.rpc(
+            "eth_getStorageAt",
+            json!([c["address"], c["slot"], "latest"]),
+        );
+        let stored =
+            U256::from_str_radix(stored.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let ty = c["type"].as_str().unwrap();
+        let bits = match ty {
+            t if t.starts_with("uint") => t[4..].parse::<usize>().unwrap(),
+            t if t.starts_with("int") => t[3..].parse::<usize>().unwrap(),
+            "bool" => 8,
+            _ => continue,
+        };
+        let raw = (stored >> (offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1));
+        let want = if ty.starts_with("int") && raw.bit(bits - 1) {
+            format!("-{}", (U256::from(1) << bits) - raw)
+        } else if ty == "bool" {
+            (raw == U256::from(1)).to_string()
+        } else {
+            raw.to_string()
+        };
+        assert_eq!(c["after"], want, "{c}");
+        read_back += 1;
+    }
+    let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    eprintln!(
+        "uniswap swap: {} state changes named ({names:?}), {read_back} read back by eth_getStorageAt",
+        list.len()
+    );
+    assert!(read_back >= 6, "{read_back}");
 }

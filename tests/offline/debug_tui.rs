@@ -83,13 +83,13 @@ fn jumping_to_the_revert_and_stepping_back_shows_the_failing_line_and_the_stack(
     // moves its first line down (no further than its last), PgUp back.
     t.keys(&["Tab", "Tab", "Tab"]);
     t.wait_for("▸ Storage", 30);
-    assert!(t.text().contains("0x0: read 0x0 wrote 0x1"));
+    assert!(t.text().contains("attempts: 0 → 1"));
     t.keys(&["PageDown"]);
     let down = t.wait_for("▸ Storage ↓3", 30);
-    assert!(!down.contains("0x0: read 0x0 wrote 0x1"), "{down}");
-    assert!(down.contains("0x1: read 0x5 wrote 0x6"), "{down}");
+    assert!(!down.contains("attempts: 0 → 1"), "{down}");
+    assert!(down.contains("counter: 5 → 6"), "{down}");
     t.keys(&["PageUp"]);
-    t.wait_for("0x0: read 0x0 wrote 0x1", 30);
+    t.wait_for("attempts: 0 → 1", 30);
     // A breakpoint on the line shown, from the frame's start: `c` stops on it.
     let line = sol
         .lines()

@@ -1,5 +1,6 @@
 //! solc's compact AST, read for its declarations only: functions and modifiers (with their
-//! spans and parameters), enums, structs and contracts. Those sit in a source unit's `nodes`
+//! spans and parameters), enums, structs, user-defined value types, and contracts with their
+//! state variables. Those sit in a source unit's `nodes`
 //! and a contract's `nodes`; everything below them (function bodies, expressions, Yul) is most
 //! of an AST's bytes and is skipped by serde without being built, so a build's ASTs cost a scan
 //! rather than a tree of maps (issue 44: they were 207 KiB of a 291 KiB build output, parsed
@@ -13,7 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::spans::{abi_type, FnSpan};
-use crate::names::namespaces::{erc7201, AstContract, AstStorage, AstStruct};
+use crate::names::ast_layout::{AstContract, AstMember, AstStorage, AstStruct};
+use crate::names::namespaces::erc7201;
 
 /// What the names read from one source file's AST.
 #[derive(Clone, Debug, Default)]
@@ -45,12 +47,23 @@ struct Node {
     nodes: Vec<Node>,
     members: Option<Vec<Member>>,
     parameters: Option<ParameterList>,
+    /// A state variable's: `constant`, `immutable`, `mutable` (solc 0.6.5 and later).
+    mutability: Option<String>,
+    /// A state variable's, before `mutability`.
+    constant: Option<bool>,
+    /// `transient` for a transient state variable (solc 0.8.27 and later).
+    storage_location: Option<String>,
+    /// A state variable's type.
+    type_name: Option<Value>,
+    /// A user-defined value type's underlying type.
+    underlying_type: Option<Value>,
 }
 
 /// A struct's member (a variable declaration) or an enum's value.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Member {
+    id: Option<i64>,
     name: Option<String>,
     type_name: Option<Value>,
 }
@@ -99,10 +112,33 @@ impl AstDecls {
             "ContractDefinition" => {
                 inner = &node.name;
                 if let Some(id) = node.id {
+                    // Its state variables in declaration order; constants and immutables
+                    // take no slot.
+                    let vars = node
+                        .nodes
+                        .iter()
+                        .filter(|n| n.node_type == "VariableDeclaration")
+                        .filter(|n| {
+                            n.constant != Some(true)
+                                && !matches!(
+                                    n.mutability.as_deref(),
+                                    Some("constant" | "immutable")
+                                )
+                        })
+                        .filter_map(|n| {
+                            Some(AstMember {
+                                id: n.id?,
+                                name: n.name.clone(),
+                                type_name: n.type_name.clone()?,
+                                transient: n.storage_location.as_deref() == Some("transient"),
+                            })
+                        })
+                        .collect();
                     self.storage.contracts.push(AstContract {
                         id,
                         name: node.name.clone(),
                         bases: node.linearized_base_contracts.clone().unwrap_or_default(),
+                        vars,
                     });
                 }
             }
@@ -135,7 +171,14 @@ impl AstDecls {
                         .members
                         .into_iter()
                         .flatten()
-                        .filter_map(|m| Some((m.name?, m.type_name?)))
+                        .filter_map(|m| {
+                            Some(AstMember {
+                                id: m.id?,
+                                name: m.name?,
+                                type_name: m.type_name?,
+                                transient: false,
+                            })
+                        })
                         .collect();
                     self.storage.structs.push(AstStruct {
                         id,
@@ -145,6 +188,12 @@ impl AstDecls {
                         namespace: node.documentation.as_ref().and_then(erc7201),
                         members,
                     });
+                }
+                return;
+            }
+            "UserDefinedValueTypeDefinition" => {
+                if let (Some(id), Some(t)) = (node.id, node.underlying_type) {
+                    self.storage.value_types.push((id, t));
                 }
                 return;
             }

@@ -132,9 +132,9 @@ pub struct SourceFile {
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
     /// empty without one: a stored enum is then shown by its number.
     pub enums: Vec<(String, Vec<String>)>,
-    /// Its structs (ERC-7201 namespaces among them), contracts and enums, from its AST
-    /// ([`crate::names::namespaces`]); empty without one.
-    pub storage: crate::names::namespaces::AstStorage,
+    /// Its structs (ERC-7201 namespaces among them), contracts with their state variables,
+    /// enums and value types, from its AST ([`crate::names::ast_layout`]); empty without one.
+    pub storage: crate::names::ast_layout::AstStorage,
     /// Byte offsets where each line starts, built on first need.
     line_starts: OnceLock<Vec<usize>>,
     /// The build gave an AST that is not solc's compact JSON: read as a file without one.
