@@ -8,8 +8,22 @@ cd "$(dirname "$0")/.."
 # A from-scratch run gains nothing from incremental state, which would add gigabytes to the target
 # directory (a cold CI target once ran out of disk); a caller may still set it.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-bash scripts/install-test-tools.sh
-echo "== cargo fmt --check" >&2
+# The pinned test tools (npm, apt: mostly waiting on the registries) install while the build
+# below compiles; the tests that need them wait for it (`tools_ready`).
+tools_log=$(mktemp)
+agree_log=$(mktemp -d)
+trap 'rm -rf "$tools_log" "$agree_log"' EXIT
+bash scripts/install-test-tools.sh > "$tools_log" 2>&1 &
+tools=$!
+# Each phase's header with the seconds since the start, for reading where CI's time goes.
+phase() { echo "== [${SECONDS} s] $*" >&2; }
+tools_ready() {
+    local rc=0
+    wait $tools || rc=$?
+    cat "$tools_log" >&2
+    [ $rc = 0 ] || { echo "scripts/test.sh: installing the test tools failed (above)" >&2; exit 1; }
+}
+phase "cargo fmt --check"
 cargo fmt --all -- --check
 
 # Clippy inside the build. `cargo clippy` type-checks every dependency a second time, in check
@@ -27,12 +41,13 @@ fi
 export RUSTC_WORKSPACE_WRAPPER="$CLIPPY_DRIVER"
 # cargo-clippy's way of passing `-- -D warnings` to the driver.
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-echo "== cargo clippy --all-targets -- -D warnings, in the test build of every target" >&2
+phase "cargo clippy --all-targets -- -D warnings, in the test build of every target"
 cargo test --locked --no-run --all-targets
+tools_ready
 # --examples brings the dev-dependencies in (boa and parquet among them, Cargo.toml says why), so
 # every dependency's features unify as in the build above and none is compiled again; linted the
 # same way, at opt-level 0: it is only compiled, never run.
-echo "== the core without the JS engine or parquet (--no-default-features), linted" >&2
+phase "the core without the JS engine or parquet (--no-default-features), linted"
 cargo build --locked --no-default-features --lib --examples \
     --config 'profile.dev.package.chaintrace.opt-level=0'
 
@@ -42,20 +57,18 @@ lib_tests=$(cargo test --locked --lib --no-run --message-format=json 2>/dev/null
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
 [ -x "$lib_tests" ] || { echo "scripts/test.sh: no library test binary found" >&2; exit 2; }
 
-echo "== JS suites with the native evaluator off" >&2
+phase "JS suites with the native evaluator off"
 CHAINTRACE_JS_FAST=0 cargo test --locked --test js
 CHAINTRACE_JS_FAST=0 cargo test --locked --test offline failed_steps::
 
 # Each seed's runs are one thread of CPU with no deadline to meet: the two seeds run side by side.
-echo "== native JS evaluator vs boa: 2 x 3000 generated scripts, 2 x 1000 early-return prefixes, 2 x 1000 enter/exit hooks" >&2
+phase "native JS evaluator vs boa: 2 x 3000 generated scripts, 2 x 1000 early-return prefixes, 2 x 1000 enter/exit hooks"
 agree() {
     local seed=$1
     JS_FAST_SEED=$seed JS_FAST_ROUNDS=3000 "$lib_tests" generated_scripts_agree_with_boa &&
         JS_FAST_SEED=$seed JS_FAST_ROUNDS=1000 "$lib_tests" early_returns_decided_natively_agree_with_boa &&
         JS_FAST_SEED=$seed JS_FAST_ROUNDS=1000 "$lib_tests" generated_frame_hooks_agree_with_boa
 }
-agree_log=$(mktemp -d)
-trap 'rm -rf "$agree_log"' EXIT
 agree 1 > "$agree_log/1" 2>&1 &
 seed1=$!
 agree 2 > "$agree_log/2" 2>&1 &
@@ -66,5 +79,15 @@ wait $seed2 || failed=1
 cat "$agree_log/1" "$agree_log/2"
 [ $failed = 0 ] || { echo "scripts/test.sh: the native evaluator and boa disagree (above)" >&2; exit 1; }
 
-echo "== cargo test" >&2
-cargo test --locked "$@"
+phase "cargo test"
+if [ $# -gt 0 ]; then
+    cargo test --locked "$@"
+    exit
+fi
+cargo test --locked --lib --bins --test js --test offline --test peers
+cargo test --locked --doc
+# The live suite waits on its anvils, solc-js and the network stack more than on the CPU: two
+# threads kept it at ~110 % of one core (196 s in CI), four at ~185 % (98 s warm).
+phase "the live-node suite, 4 threads"
+cargo test --locked --test live -- --test-threads 4
+phase "done"

@@ -571,4 +571,83 @@ mod tests {
         }
         assert_eq!(compared, 28);
     }
+
+    /// An AST that does not hold what a layout needs gives the reason, never a layout by a
+    /// guess, a panic or a stack overflow.
+    #[test]
+    fn an_ast_short_of_a_layout_gives_the_reason() {
+        let path = format!(
+            "{}/tests/contracts/oz/solc-output-state.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let out: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let decls: Vec<(String, AstDecls)> = out["sources"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(p, s)| (p.clone(), AstDecls::from_value(&s["ast"]).unwrap()))
+            .collect();
+        let layout = |decls: &[(String, AstDecls)], name: &str, path: Option<&str>| {
+            let files: Vec<(&str, &AstStorage)> = decls
+                .iter()
+                .map(|(p, d)| (p.as_str(), &d.storage))
+                .collect();
+            contract_layouts(name, path, &files)
+        };
+        assert!(layout(&decls, "Token", None).unwrap().is_some());
+        assert!(layout(&decls, "Nobody", None).unwrap().is_none());
+
+        // Its base's source left out.
+        let without: Vec<_> = decls
+            .iter()
+            .filter(|(p, _)| !p.ends_with("ERC20.sol"))
+            .cloned()
+            .collect();
+        let e = layout(&without, "Token", None).unwrap_err();
+        assert!(e.starts_with("its base contract "), "{e}");
+
+        // A type node of another kind; a mapping nested past any real one.
+        let mut odd = decls.clone();
+        for (_, d) in odd.iter_mut() {
+            for c in d
+                .storage
+                .contracts
+                .iter_mut()
+                .filter(|c| c.name == "Registry")
+            {
+                c.vars[0].type_name = json!({"nodeType": "Weird"});
+            }
+        }
+        let e = layout(&odd, "Registry", None).unwrap_err();
+        assert_eq!(e, "the type node \"Weird\" is not laid out here");
+        let mut deep = json!({"nodeType": "ElementaryTypeName",
+            "typeDescriptions": {"typeString": "uint256"}});
+        for _ in 0..200 {
+            deep = json!({"nodeType": "Mapping", "keyType": {"nodeType": "ElementaryTypeName",
+                "typeDescriptions": {"typeString": "address"}}, "valueType": deep});
+        }
+        for (_, d) in odd.iter_mut() {
+            for c in d
+                .storage
+                .contracts
+                .iter_mut()
+                .filter(|c| c.name == "Registry")
+            {
+                c.vars[0].type_name = deep.clone();
+            }
+        }
+        let e = layout(&odd, "Registry", None).unwrap_err();
+        assert_eq!(e, "types nested too deep");
+
+        // Two contracts of one name and no source path to choose between them.
+        let mut twice = decls.clone();
+        twice.push(("Other.sol".into(), decls[0].1.clone()));
+        let name = &decls[0].1.storage.contracts[0].name;
+        let e = layout(&twice, name, None).unwrap_err();
+        assert!(
+            e.contains(&format!("contracts named {name} in the build")),
+            "{e}"
+        );
+        assert!(layout(&twice, name, Some("Other.sol")).unwrap().is_some());
+    }
 }
