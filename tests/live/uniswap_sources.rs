@@ -530,109 +530,48 @@ fn a_map_that_does_not_fit_is_said_and_never_read() {
     );
 }
 
-/// A swap through Uniswap's own caller, named by the pool's layout computed from the build's AST
-/// (the committed build has no `storageLayout`; no solc at hand) and by the layout compiled from
-/// its metadata with solc 0.7.6 where svm keeps it: the same changes, every name and value read
-/// back from anvil — the packed `slot0`'s price and tick by the pool's `slot0()` getter, the fee
-/// growth by `feeGrowthGlobal0X128()`, each token's `balanceOf[…]` by `balanceOf`, and each
-/// variable's bytes by `eth_getStorageAt` of its slot.
-#[test]
-fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
-    let u = uniswap();
-    let r = send(
-        &u.anvil,
-        u.callee,
-        calldata(
-            "swapExact0For1(address,uint256,address,uint160)",
-            &[
-                w_addr(u.pool),
-                w_u(10u128.pow(15)),
-                w_addr(u.me),
-                w_u(MIN_SQRT_RATIO + 1),
-            ],
-        ),
-    );
-    let hash = r["transactionHash"].as_str().unwrap().to_string();
-    let changes = |home: &Path| {
-        let abi = format!("{DIR}/solc-output.json");
-        let cache = home.join(".cache");
-        let args = ["tx", &hash, "--rpc-url", u.anvil.url(), "--abi", &abi];
-        let r = run::cmd(&[&args[..], &["--json", "--decode"]].concat())
-            .no_cache()
-            .env("HOME", home.to_str().unwrap())
-            .env("XDG_CACHE_HOME", cache.to_str().unwrap())
-            .env_remove("CHAINTRACE_SOLC")
-            .run();
-        assert_eq!(r.code, 0, "chaintrace: {}", r.stderr);
-        let v: Value = serde_json::from_str(&r.stdout).unwrap();
-        (v["stateChanges"].clone(), r.stderr)
-    };
-    let (computed, notes) = changes(&home(false));
-    assert!(
-        notes.lines().any(|l| l.starts_with(
-            "note: the build has no storageLayout for UniswapV3Pool, and none was compiled: no solc 0.7.6 was found"
-        ) && l.ends_with("; computed from its AST by solc's rules")),
-        "{notes}"
-    );
-    assert_eq!(
-        notes.matches("storageLayout for TestERC20").count(),
-        1,
-        "{notes}"
-    );
-    let (compiled, notes) = changes(&u.home);
-    assert!(
-        notes.contains(
-            "the build has no storageLayout for UniswapV3Pool: compiled from its metadata with"
-        ),
-        "{notes}"
-    );
-    assert_eq!(computed, compiled);
+/// `tx HASH --json --decode`'s `stateChanges` with `home` as HOME (a solc there or not), and its
+/// stderr.
+fn named_changes(u: &Uni, hash: &str, home: &Path) -> (Value, String) {
+    let abi = format!("{DIR}/solc-output.json");
+    let cache = home.join(".cache");
+    let args = ["tx", hash, "--rpc-url", u.anvil.url(), "--abi", &abi];
+    let r = run::cmd(&[&args[..], &["--json", "--decode"]].concat())
+        .no_cache()
+        .env("HOME", home.to_str().unwrap())
+        .env("XDG_CACHE_HOME", cache.to_str().unwrap())
+        .env_remove("CHAINTRACE_SOLC")
+        .run();
+    assert_eq!(r.code, 0, "chaintrace: {}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    (v["stateChanges"].clone(), r.stderr)
+}
 
-    let list = computed.as_array().unwrap();
-    let find = |addr: Address, name: &str| -> &Value {
-        list.iter()
-            .find(|c| {
-                c["address"]
-                    .as_str()
-                    .unwrap()
-                    .eq_ignore_ascii_case(&addr.to_string())
-                    && c["name"] == name
-            })
-            .unwrap_or_else(|| panic!("{addr} {name} not among {computed:#}"))
-    };
-    let word =
-        |hex: &str, i: usize| U256::from_str_radix(&hex[2 + 64 * i..2 + 64 * (i + 1)], 16).unwrap();
-    let slot0 = u.anvil.call(u.pool, &calldata("slot0()", &[]));
-    assert_eq!(
-        find(u.pool, "slot0.sqrtPriceX96")["after"],
-        word(&slot0, 0).to_string()
-    );
-    // int24: the word's low 24 bits, sign-extended.
-    let tick = ((word(&slot0, 1) & U256::from(0xff_ffffu32)).to::<u32>() as i32) << 8 >> 8;
-    assert_eq!(find(u.pool, "slot0.tick")["after"], tick.to_string());
-    let fee = u
-        .anvil
-        .call(u.pool, &calldata("feeGrowthGlobal0X128()", &[]));
-    assert_eq!(
-        find(u.pool, "feeGrowthGlobal0X128")["after"],
-        word(&fee, 0).to_string()
-    );
-    for token in u.tokens {
-        for holder in [u.pool, u.me] {
-            let name = format!("balanceOf[{}]", holder.to_checksum(None));
-            let got = u
-                .anvil
-                .call(token, &calldata("balanceOf(address)", &[w_addr(holder)]));
-            assert_eq!(
-                find(token, &name)["after"],
-                word(&got, 0).to_string(),
-                "{name}"
-            );
-        }
-    }
-    // Every change named, and its value the bytes of its slot now.
-    let mut read_back = 0;
-    for c in list {
+/// The change of variable `name` (`slot0.tick`, `balanceOf[0x…]`) at `addr`.
+fn change<'a>(list: &'a Value, addr: Address, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["address"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case(&addr.to_string())
+                && c["name"] == name
+        })
+        .unwrap_or_else(|| panic!("{addr} {name} not among {list:#}"))
+}
+
+/// Word `i` of a call's hex result.
+fn word(hex: &str, i: usize) -> U256 {
+    U256::from_str_radix(&hex[2 + 64 * i..2 + 64 * (i + 1)], 16).unwrap()
+}
+
+/// Every change named, and each integer's or bool's value the bytes of its slot now
+/// (`eth_getStorageAt`, at its offset and width): how many were read back.
+fn read_back(u: &Uni, list: &Value) -> usize {
+    let mut n = 0;
+    for c in list.as_array().unwrap() {
         assert!(c["variable"].is_string(), "unnamed: {c}");
         let Some(offset) = c["offset"].as_u64() else {
             continue;
@@ -659,12 +598,151 @@ fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
             raw.to_string()
         };
         assert_eq!(c["after"], want, "{c}");
-        read_back += 1;
+        n += 1;
     }
-    let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    eprintln!(
-        "uniswap swap: {} state changes named ({names:?}), {read_back} read back by eth_getStorageAt",
-        list.len()
+    n
+}
+
+/// A swap and a mint through Uniswap's own callers, named by the pool's layout computed from the
+/// build's AST (the committed build has no `storageLayout`; no solc at hand) and by the layout
+/// compiled from its metadata with solc 0.7.6 where svm keeps it: the same changes, every name
+/// and value read back from anvil — the packed `slot0`'s price and tick by the pool's `slot0()`
+/// getter, the fee growth by `feeGrowthGlobal0X128()`, each token's `balanceOf[…]` by
+/// `balanceOf`, the mint's `ticks[-1200]`, `positions[keccak256(owner, lower, upper)]` and
+/// `liquidity` by their getters, and each variable's bytes by `eth_getStorageAt` of its slot.
+#[test]
+fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
+    let u = uniswap();
+    let r = send(
+        &u.anvil,
+        u.callee,
+        calldata(
+            "swapExact0For1(address,uint256,address,uint160)",
+            &[
+                w_addr(u.pool),
+                w_u(10u128.pow(15)),
+                w_addr(u.me),
+                w_u(MIN_SQRT_RATIO + 1),
+            ],
+        ),
     );
-    assert!(read_back >= 6, "{read_back}");
+    let swap = r["transactionHash"].as_str().unwrap().to_string();
+    let (computed, notes) = named_changes(&u, &swap, &home(false));
+    assert!(
+        notes.lines().any(|l| l.starts_with(
+            "note: the build has no storageLayout for UniswapV3Pool, and none was compiled: no solc 0.7.6 was found"
+        ) && l.ends_with("; computed from its AST by solc's rules")),
+        "{notes}"
+    );
+    assert_eq!(
+        notes.matches("storageLayout for TestERC20").count(),
+        1,
+        "{notes}"
+    );
+    let (compiled, notes) = named_changes(&u, &swap, &u.home);
+    assert!(
+        notes.contains(
+            "the build has no storageLayout for UniswapV3Pool: compiled from its metadata with"
+        ),
+        "{notes}"
+    );
+    assert_eq!(computed, compiled);
+
+    let slot0 = u.anvil.call(u.pool, &calldata("slot0()", &[]));
+    assert_eq!(
+        change(&computed, u.pool, "slot0.sqrtPriceX96")["after"],
+        word(&slot0, 0).to_string()
+    );
+    // int24: the word's low 24 bits, sign-extended.
+    let tick = ((word(&slot0, 1) & U256::from(0xff_ffffu32)).to::<u32>() as i32) << 8 >> 8;
+    assert_eq!(
+        change(&computed, u.pool, "slot0.tick")["after"],
+        tick.to_string()
+    );
+    let fee = u
+        .anvil
+        .call(u.pool, &calldata("feeGrowthGlobal0X128()", &[]));
+    assert_eq!(
+        change(&computed, u.pool, "feeGrowthGlobal0X128")["after"],
+        word(&fee, 0).to_string()
+    );
+    for token in u.tokens {
+        for holder in [u.pool, u.me] {
+            let name = format!("balanceOf[{}]", holder.to_checksum(None));
+            let got = u
+                .anvil
+                .call(token, &calldata("balanceOf(address)", &[w_addr(holder)]));
+            assert_eq!(
+                change(&computed, token, &name)["after"],
+                word(&got, 0).to_string(),
+                "{name}"
+            );
+        }
+    }
+    let swap_read = read_back(&u, &computed);
+
+    // A position between ticks -1200 and 1200, the price inside it.
+    let amount = 10u128.pow(16);
+    let r = send(
+        &u.anvil,
+        u.callee,
+        calldata(
+            "mint(address,address,int24,int24,uint128)",
+            &[
+                w_addr(u.pool),
+                w_addr(u.me),
+                w_i(-1200),
+                w_i(1200),
+                w_u(amount),
+            ],
+        ),
+    );
+    let mint = r["transactionHash"].as_str().unwrap().to_string();
+    let (minted, _) = named_changes(&u, &mint, &home(false));
+    let tick = u
+        .anvil
+        .call(u.pool, &calldata("ticks(int24)", &[w_i(-1200)]));
+    assert_eq!(
+        change(&minted, u.pool, "ticks[-1200].liquidityGross")["after"],
+        word(&tick, 0).to_string()
+    );
+    assert_eq!(word(&tick, 0), U256::from(amount));
+    assert_eq!(
+        change(&minted, u.pool, "ticks[1200].initialized")["after"],
+        "true"
+    );
+    // Position.get: keccak256(abi.encodePacked(owner, tickLower, tickUpper)).
+    let mut packed = u.me.to_vec();
+    packed.extend_from_slice(&(-1200i32).to_be_bytes()[1..]);
+    packed.extend_from_slice(&1200i32.to_be_bytes()[1..]);
+    let key = alloy_primitives::keccak256(&packed);
+    let position = u
+        .anvil
+        .call(u.pool, &calldata("positions(bytes32)", &[key.0]));
+    assert_eq!(
+        change(&minted, u.pool, &format!("positions[{key}].liquidity"))["after"],
+        word(&position, 0).to_string()
+    );
+    let liquidity = u.anvil.call(u.pool, &calldata("liquidity()", &[]));
+    assert_eq!(
+        change(&minted, u.pool, "liquidity")["after"],
+        word(&liquidity, 0).to_string()
+    );
+    let mint_read = read_back(&u, &minted);
+    let names = |l: &Value| -> Vec<String> {
+        l.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    eprintln!(
+        "uniswap: the swap's {} changes ({:?}), {swap_read} read back by eth_getStorageAt; the \
+         mint's {} ({:?}), {mint_read} read back",
+        computed.as_array().unwrap().len(),
+        names(&computed),
+        minted.as_array().unwrap().len(),
+        names(&minted),
+    );
+    assert!(swap_read >= 6 && mint_read >= 6, "{swap_read} {mint_read}");
 }
