@@ -8,6 +8,8 @@
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
 #   .tools/js/node_modules/solc -> solc-js 0.8.30 (npm): compiles EDR's stack-trace suite at test
 #       time (tests/live/edr_suite.rs, scripts/compile-edr-suite.js)
+#   .tools/js/node_modules/@openzeppelin/contracts -> OpenZeppelin Contracts 5.7.0 (npm): storage
+#       layouts computed from their ASTs, an ERC4626 vault with AccessControl built from them
 #   .tools/js/node_modules/@vscode/vsce -> vsce 4.1.0 (npm): packages editors/vscode in a test
 #       (tests/offline/vscode_extension.rs), and its yauzl reads the package back
 #   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
@@ -132,6 +134,9 @@ PLAYWRIGHT_VERSION="1.65.1"
 SOLC_JS_VERSION="0.8.30"
 # The VS Code extension packager: tests/offline/vscode_extension.rs packages editors/vscode.
 VSCE_VERSION="4.1.0"
+# OpenZeppelin's contracts as npm publishes them: tests/live/ast_layouts.rs lays out the whole
+# tree and tests/live/oz_world.rs builds an ERC4626 vault with AccessControl from it.
+OZ_VERSION="5.7.0"
 
 # A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
 # that version is already there; a mirror that no longer carries it (a security update replaced
@@ -191,5 +196,6 @@ install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
 install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"
 install_npm_js solc "$SOLC_JS_VERSION" "solc-js (the EDR suite's compiler)"
 install_npm_js @vscode/vsce "$VSCE_VERSION" "packaging the VS Code extension"
+install_npm_js @openzeppelin/contracts "$OZ_VERSION" "OpenZeppelin's contracts"
 install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
 install_deb tmux "$TMUX_VERSION" /usr/bin/tmux

@@ -28,12 +28,12 @@ fn compile(solc_js: &Path, dir: &str) -> Value {
     let out = std::env::temp_dir().join(format!(
         "chaintrace-layouts-{}-{}.json",
         std::process::id(),
-        dir.replace('/', "-")
+        dir.trim_start_matches('/').replace('/', "-")
     ));
     let r = std::process::Command::new("node")
         .arg(Path::new(ROOT).join("scripts/compile-layouts.js"))
         .arg(solc_js)
-        .arg(Path::new(ROOT).join(dir))
+        .arg(Path::new(ROOT).join(dir)) // an absolute `dir` stays itself
         .arg(&out)
         .output()
         .expect("node");
@@ -192,4 +192,27 @@ fn layouts_computed_from_the_ast_are_solcs_for_uniswap_v3() {
     eprintln!("ast layouts: {s} layouts of Uniswap v3's core compared with solc 0.7.6's");
     assert!(d.is_empty(), "{}", d.join("\n"));
     assert!(s >= 30, "{s} layouts compared");
+}
+
+/// Every contract, library and interface of OpenZeppelin Contracts as npm publishes them (5.7.0,
+/// scripts/install-test-tools.sh): ERC4626, AccessControl, governance, the account abstraction
+/// and cross-chain contracts, the transient-storage guards among them.
+#[test]
+fn layouts_computed_from_the_ast_are_solcs_for_openzeppelin_as_npm_publishes_it() {
+    let oz = solc_js_0_8_30().join("node_modules/@openzeppelin/contracts");
+    assert!(
+        oz.join("package.json").is_file(),
+        "{} is missing: run scripts/install-test-tools.sh",
+        oz.display()
+    );
+    let dir = std::env::temp_dir().join(format!("chaintrace-oz-npm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("@openzeppelin")).unwrap();
+    std::os::unix::fs::symlink(&oz, dir.join("@openzeppelin/contracts")).unwrap();
+    let output = compile(&solc_js_0_8_30(), dir.to_str().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    let (s, t, d) = compare(&output);
+    eprintln!("ast layouts: {s} storage and {t} transient layouts of OpenZeppelin 5.7.0 compared with solc 0.8.30's");
+    assert!(d.is_empty(), "{}", d.join("\n"));
+    assert!(s >= 250 && s == t, "{s} {t}");
 }

@@ -41,6 +41,7 @@ mod opcode_live;
 mod ots_search;
 mod ots_serve;
 mod oz_sources;
+mod oz_world;
 mod parity_live;
 mod parity_serve;
 mod policy;

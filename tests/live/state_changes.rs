@@ -1448,3 +1448,59 @@ fn the_debuggers_storage_is_named_by_variable() {
     );
     c.request("disconnect", json!({}));
 }
+
+/// The change of variable `name` (`slot0.tick`, `balanceOf[0x…]`) at `addr`.
+pub(crate) fn change_of<'a>(list: &'a Value, addr: Address, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["address"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case(&addr.to_string())
+                && c["name"] == name
+        })
+        .unwrap_or_else(|| panic!("{addr} {name} not among {list:#}"))
+}
+
+/// Word `i` of a call's hex result.
+pub(crate) fn word(hex: &str, i: usize) -> U256 {
+    U256::from_str_radix(&hex[2 + 64 * i..2 + 64 * (i + 1)], 16).unwrap()
+}
+
+/// Every change named, and each integer's or bool's value the bytes of its slot now
+/// (`eth_getStorageAt`, at its offset and width): how many were read back.
+pub(crate) fn read_back(anvil: &Anvil, list: &Value) -> usize {
+    let mut n = 0;
+    for c in list.as_array().unwrap() {
+        assert!(c["variable"].is_string(), "unnamed: {c}");
+        let Some(offset) = c["offset"].as_u64() else {
+            continue;
+        };
+        let stored = anvil.rpc(
+            "eth_getStorageAt",
+            json!([c["address"], c["slot"], "latest"]),
+        );
+        let stored =
+            U256::from_str_radix(stored.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let ty = c["type"].as_str().unwrap();
+        let bits = match ty {
+            t if t.starts_with("uint") => t[4..].parse::<usize>().unwrap(),
+            t if t.starts_with("int") => t[3..].parse::<usize>().unwrap(),
+            "bool" => 8,
+            _ => continue,
+        };
+        let raw = (stored >> (offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1));
+        let want = if ty.starts_with("int") && raw.bit(bits - 1) {
+            format!("-{}", (U256::from(1) << bits) - raw)
+        } else if ty == "bool" {
+            (raw == U256::from(1)).to_string()
+        } else {
+            raw.to_string()
+        };
+        assert_eq!(c["after"], want, "{c}");
+        n += 1;
+    }
+    n
+}

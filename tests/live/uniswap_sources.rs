@@ -15,6 +15,7 @@
 //! the `.sol` text by the test; the expected Solidity stack is the functions that really ran,
 //! each at its call expression, also found in the text — never taken from chaintrace's output.
 
+use crate::state_changes::{change_of, read_back, word};
 use crate::{anvil, run};
 use std::path::{Path, PathBuf};
 
@@ -547,62 +548,6 @@ fn named_changes(u: &Uni, hash: &str, home: &Path) -> (Value, String) {
     (v["stateChanges"].clone(), r.stderr)
 }
 
-/// The change of variable `name` (`slot0.tick`, `balanceOf[0x…]`) at `addr`.
-fn change<'a>(list: &'a Value, addr: Address, name: &str) -> &'a Value {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|c| {
-            c["address"]
-                .as_str()
-                .unwrap()
-                .eq_ignore_ascii_case(&addr.to_string())
-                && c["name"] == name
-        })
-        .unwrap_or_else(|| panic!("{addr} {name} not among {list:#}"))
-}
-
-/// Word `i` of a call's hex result.
-fn word(hex: &str, i: usize) -> U256 {
-    U256::from_str_radix(&hex[2 + 64 * i..2 + 64 * (i + 1)], 16).unwrap()
-}
-
-/// Every change named, and each integer's or bool's value the bytes of its slot now
-/// (`eth_getStorageAt`, at its offset and width): how many were read back.
-fn read_back(u: &Uni, list: &Value) -> usize {
-    let mut n = 0;
-    for c in list.as_array().unwrap() {
-        assert!(c["variable"].is_string(), "unnamed: {c}");
-        let Some(offset) = c["offset"].as_u64() else {
-            continue;
-        };
-        let stored = u.anvil.rpc(
-            "eth_getStorageAt",
-            json!([c["address"], c["slot"], "latest"]),
-        );
-        let stored =
-            U256::from_str_radix(stored.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
-        let ty = c["type"].as_str().unwrap();
-        let bits = match ty {
-            t if t.starts_with("uint") => t[4..].parse::<usize>().unwrap(),
-            t if t.starts_with("int") => t[3..].parse::<usize>().unwrap(),
-            "bool" => 8,
-            _ => continue,
-        };
-        let raw = (stored >> (offset as usize * 8)) & ((U256::from(1) << bits) - U256::from(1));
-        let want = if ty.starts_with("int") && raw.bit(bits - 1) {
-            format!("-{}", (U256::from(1) << bits) - raw)
-        } else if ty == "bool" {
-            (raw == U256::from(1)).to_string()
-        } else {
-            raw.to_string()
-        };
-        assert_eq!(c["after"], want, "{c}");
-        n += 1;
-    }
-    n
-}
-
 /// A swap and a mint through Uniswap's own callers, named by the pool's layout computed from the
 /// build's AST (the committed build has no `storageLayout`; no solc at hand) and by the layout
 /// compiled from its metadata with solc 0.7.6 where svm keeps it: the same changes, every name
@@ -650,20 +595,20 @@ fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
 
     let slot0 = u.anvil.call(u.pool, &calldata("slot0()", &[]));
     assert_eq!(
-        change(&computed, u.pool, "slot0.sqrtPriceX96")["after"],
+        change_of(&computed, u.pool, "slot0.sqrtPriceX96")["after"],
         word(&slot0, 0).to_string()
     );
     // int24: the word's low 24 bits, sign-extended.
     let tick = ((word(&slot0, 1) & U256::from(0xff_ffffu32)).to::<u32>() as i32) << 8 >> 8;
     assert_eq!(
-        change(&computed, u.pool, "slot0.tick")["after"],
+        change_of(&computed, u.pool, "slot0.tick")["after"],
         tick.to_string()
     );
     let fee = u
         .anvil
         .call(u.pool, &calldata("feeGrowthGlobal0X128()", &[]));
     assert_eq!(
-        change(&computed, u.pool, "feeGrowthGlobal0X128")["after"],
+        change_of(&computed, u.pool, "feeGrowthGlobal0X128")["after"],
         word(&fee, 0).to_string()
     );
     for token in u.tokens {
@@ -673,13 +618,13 @@ fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
                 .anvil
                 .call(token, &calldata("balanceOf(address)", &[w_addr(holder)]));
             assert_eq!(
-                change(&computed, token, &name)["after"],
+                change_of(&computed, token, &name)["after"],
                 word(&got, 0).to_string(),
                 "{name}"
             );
         }
     }
-    let swap_read = read_back(&u, &computed);
+    let swap_read = read_back(&u.anvil, &computed);
 
     // A position between ticks -1200 and 1200, the price inside it.
     let amount = 10u128.pow(16);
@@ -703,12 +648,12 @@ fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
         .anvil
         .call(u.pool, &calldata("ticks(int24)", &[w_i(-1200)]));
     assert_eq!(
-        change(&minted, u.pool, "ticks[-1200].liquidityGross")["after"],
+        change_of(&minted, u.pool, "ticks[-1200].liquidityGross")["after"],
         word(&tick, 0).to_string()
     );
     assert_eq!(word(&tick, 0), U256::from(amount));
     assert_eq!(
-        change(&minted, u.pool, "ticks[1200].initialized")["after"],
+        change_of(&minted, u.pool, "ticks[1200].initialized")["after"],
         "true"
     );
     // Position.get: keccak256(abi.encodePacked(owner, tickLower, tickUpper)).
@@ -720,15 +665,15 @@ fn a_swaps_state_changes_are_named_by_the_pools_layout_from_its_ast() {
         .anvil
         .call(u.pool, &calldata("positions(bytes32)", &[key.0]));
     assert_eq!(
-        change(&minted, u.pool, &format!("positions[{key}].liquidity"))["after"],
+        change_of(&minted, u.pool, &format!("positions[{key}].liquidity"))["after"],
         word(&position, 0).to_string()
     );
     let liquidity = u.anvil.call(u.pool, &calldata("liquidity()", &[]));
     assert_eq!(
-        change(&minted, u.pool, "liquidity")["after"],
+        change_of(&minted, u.pool, "liquidity")["after"],
         word(&liquidity, 0).to_string()
     );
-    let mint_read = read_back(&u, &minted);
+    let mint_read = read_back(&u.anvil, &minted);
     let names = |l: &Value| -> Vec<String> {
         l.as_array()
             .unwrap()
