@@ -107,20 +107,22 @@ pub fn block_diff_slots(
     runs: &[Keyed],
     slots: &[Vec<(Address, U256, U256, U256)>],
 ) -> Vec<StateChanges> {
-    let mut notes: Vec<String> = Vec::new();
-    let out = runs
-        .iter()
-        .zip(slots)
-        .map(|(keyed, slots)| {
-            let c = name_diff_slots(names, state, keyed, slots);
-            for n in &c.notes {
-                if !notes.contains(n) {
-                    notes.push(n.clone());
-                }
-            }
-            c
-        })
-        .collect();
+    noted_once(
+        runs.iter()
+            .zip(slots)
+            .map(|(keyed, slots)| name_diff_slots(names, state, keyed, slots))
+            .collect(),
+    )
+}
+
+/// `out`, each of its notes written to stderr once (a block's transactions share artifacts).
+fn noted_once(out: Vec<StateChanges>) -> Vec<StateChanges> {
+    let mut notes: Vec<&String> = Vec::new();
+    for n in out.iter().flat_map(|c| &c.notes) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     for n in notes {
         note!("note: {n}");
     }
@@ -178,23 +180,11 @@ pub fn of_block(
 /// A block's state changes, one per transaction, named on `state` (the block's pre-state);
 /// notes go to stderr once.
 pub fn named(names: &Names, state: &StateSnapshot, runs: &[Keyed]) -> Vec<StateChanges> {
-    let mut notes: Vec<String> = Vec::new();
-    let out = runs
-        .iter()
-        .map(|keyed| {
-            let c = names.state_changes(state, keyed);
-            for n in &c.notes {
-                if !notes.contains(n) {
-                    notes.push(n.clone());
-                }
-            }
-            c
-        })
-        .collect();
-    for n in notes {
-        note!("note: {n}");
-    }
-    out
+    noted_once(
+        runs.iter()
+            .map(|keyed| names.state_changes(state, keyed))
+            .collect(),
+    )
 }
 
 /// What-if: the variables whose value after the transaction differs between the mined run

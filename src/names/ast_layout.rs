@@ -531,6 +531,19 @@ mod tests {
     use super::*;
     use crate::names::sources::AstDecls;
 
+    /// A solc output of tests/contracts/oz, and each of its sources' AST read.
+    fn fixture(file: &str) -> (Value, Vec<(String, AstDecls)>) {
+        let path = format!("{}/tests/contracts/oz/{file}", env!("CARGO_MANIFEST_DIR"));
+        let out: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let decls = out["sources"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(p, s)| (p.clone(), AstDecls::from_value(&s["ast"]).unwrap()))
+            .collect();
+        (out, decls)
+    }
+
     /// Every contract of solc 0.8.30's outputs in tests/contracts/oz (OpenZeppelin's ERC20,
     /// its upgradeable ERC20 and Ownable, ERC1967Proxy, the state-changes contracts with
     /// packed slots, enums, a mapping by string to a struct and a dynamic array): the layout
@@ -543,15 +556,7 @@ mod tests {
             "solc-output-upgradeable.json",
             "solc-output-spans.json",
         ] {
-            let path = format!("{}/tests/contracts/oz/{file}", env!("CARGO_MANIFEST_DIR"));
-            let out: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let decls: Vec<(String, AstDecls)> = out["sources"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(p, s)| (p.clone(), AstDecls::from_value(&s["ast"]).unwrap()))
-                .collect();
+            let (out, decls) = fixture(file);
             let files: Vec<(&str, &AstStorage)> = decls
                 .iter()
                 .map(|(p, d)| (p.as_str(), &d.storage))
@@ -576,17 +581,7 @@ mod tests {
     /// guess, a panic or a stack overflow.
     #[test]
     fn an_ast_short_of_a_layout_gives_the_reason() {
-        let path = format!(
-            "{}/tests/contracts/oz/solc-output-state.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let out: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let decls: Vec<(String, AstDecls)> = out["sources"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(p, s)| (p.clone(), AstDecls::from_value(&s["ast"]).unwrap()))
-            .collect();
+        let (_, decls) = fixture("solc-output-state.json");
         let layout = |decls: &[(String, AstDecls)], name: &str, path: Option<&str>| {
             let files: Vec<(&str, &AstStorage)> = decls
                 .iter()
