@@ -602,17 +602,21 @@ mod tests {
         assert!(e.starts_with("its base contract "), "{e}");
 
         // A type node of another kind; a mapping nested past any real one.
-        let mut odd = decls.clone();
-        for (_, d) in odd.iter_mut() {
-            for c in d
-                .storage
-                .contracts
-                .iter_mut()
-                .filter(|c| c.name == "Registry")
-            {
-                c.vars[0].type_name = json!({"nodeType": "Weird"});
+        let registry_first = |ty: Value| {
+            let mut odd = decls.clone();
+            for (_, d) in odd.iter_mut() {
+                for c in d
+                    .storage
+                    .contracts
+                    .iter_mut()
+                    .filter(|c| c.name == "Registry")
+                {
+                    c.vars[0].type_name = ty.clone();
+                }
             }
-        }
+            odd
+        };
+        let odd = registry_first(json!({"nodeType": "Weird"}));
         let e = layout(&odd, "Registry", None).unwrap_err();
         assert_eq!(e, "the type node \"Weird\" is not laid out here");
         let mut deep = json!({"nodeType": "ElementaryTypeName",
@@ -621,17 +625,7 @@ mod tests {
             deep = json!({"nodeType": "Mapping", "keyType": {"nodeType": "ElementaryTypeName",
                 "typeDescriptions": {"typeString": "address"}}, "valueType": deep});
         }
-        for (_, d) in odd.iter_mut() {
-            for c in d
-                .storage
-                .contracts
-                .iter_mut()
-                .filter(|c| c.name == "Registry")
-            {
-                c.vars[0].type_name = deep.clone();
-            }
-        }
-        let e = layout(&odd, "Registry", None).unwrap_err();
+        let e = layout(&registry_first(deep), "Registry", None).unwrap_err();
         assert_eq!(e, "types nested too deep");
 
         // Two contracts of one name and no source path to choose between them.

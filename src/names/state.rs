@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 
-use super::ast_layout::{self, AstStorage};
+use super::ast_layout::{self, AstLayouts, AstStorage};
 use super::layout::{span_words, spanning_bytes, Part, Shown, StorageLayout, Var};
 use super::{code_of, proxy, Artifact, Names};
 use crate::replay::access::{Access, Keyed, Preimages, Values};
@@ -80,7 +80,7 @@ struct Spans<'s> {
 
 impl Names {
     /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
-    /// compiled from, or an AST one may be computed from, or Sourcify is asked for verified
+    /// compiled from, or an AST with state variables one may be computed from, or Sourcify is asked for verified
     /// ones: only then are state changes worked out.
     pub fn has_layouts(&self) -> bool {
         self.local_layouts() || self.asks_sourcify()
@@ -89,17 +89,13 @@ impl Names {
     /// [`has_layouts`](Self::has_layouts) from the loaded artifacts alone.
     fn local_layouts(&self) -> bool {
         self.layouts_declared()
-            || self
-                .index
-                .artifacts
-                .iter()
-                .any(|a| a.sources.as_ref().is_some_and(|s| s.metadata.is_some()))
             || self.index.artifacts.iter().any(|a| {
                 a.sources.as_ref().is_some_and(|s| {
-                    s.unit
-                        .files
-                        .values()
-                        .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
+                    s.metadata.is_some()
+                        || s.unit
+                            .files
+                            .values()
+                            .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
                 })
             })
     }
@@ -222,7 +218,43 @@ pub struct Namer<'a> {
     pub notes: Vec<String>,
 }
 
+/// The layouts of artifact `a` computed from its build's ASTs (`asts`, each source's path and
+/// declarations): `None` when they do not hold the contract, the reason when they hold it but do
+/// not lay it out exactly.
+fn computed_layout(
+    a: &Artifact,
+    asts: &[(&str, &AstStorage)],
+) -> Option<Result<AstLayouts, String>> {
+    // A combined-JSON key names the source too (`src/Token.sol:Token`); else the metadata's
+    // compilation target, when there is metadata.
+    let (path, name) = match a.name.rsplit_once(':') {
+        Some((p, n)) => (Some(p.to_string()), n),
+        None => {
+            let target = a
+                .sources
+                .as_ref()
+                .and_then(|s| s.metadata.as_deref())
+                .and_then(|m| m.value())
+                .and_then(|m| {
+                    m.pointer("/settings/compilationTarget")?
+                        .as_object()
+                        .cloned()
+                })
+                .and_then(|t| t.keys().next().cloned());
+            (target, a.name.as_str())
+        }
+    };
+    ast_layout::contract_layouts(name, path.as_deref(), asts).transpose()
+}
+
 impl Namer<'_> {
+    /// `note` among the run's notes, once.
+    fn note_once(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
     /// Whether an artifact (loaded or fetched) matched any contract named so far.
     pub fn found_any(&self) -> bool {
         self.known
@@ -552,11 +584,6 @@ impl<'a> Namer<'a> {
         let rebuilt = (a.storage_layout.is_none() && a.transient_layout.is_none())
             .then(|| self.names.rebuilt_layout(a))
             .flatten();
-        if let Some(r) = &rebuilt {
-            if !self.notes.contains(&r.note) {
-                self.notes.push(r.note.clone());
-            }
-        }
         let files: Vec<_> = a
             .sources
             .iter()
@@ -567,54 +594,35 @@ impl<'a> Namer<'a> {
             .map(|f| (f.path.as_str(), &f.storage))
             .collect();
         // Neither declared nor compiled: computed from the build's AST by solc's rules.
-        let computed = (a.storage_layout.is_none()
-            && a.transient_layout.is_none()
-            && rebuilt
-                .as_ref()
-                .is_none_or(|r| r.storage.is_none() && r.transient.is_none()))
-        .then(|| {
-            let target = a
-                .sources
-                .as_ref()
-                .and_then(|s| s.metadata.as_deref())
-                .and_then(|m| m.value())
-                .and_then(|m| m.pointer("/settings/compilationTarget")?.as_object().cloned())
-                .and_then(|t| t.keys().next().cloned());
-            // A combined-JSON key names the source too (`src/Token.sol:Token`).
-            let (path, name) = match a.name.rsplit_once(':') {
-                Some((p, n)) => (Some(p.to_string()), n),
-                None => (target, a.name.as_str()),
-            };
-            match ast_layout::contract_layouts(name, path.as_deref(), &asts) {
-                Ok(None) => None,
-                Ok(Some(l)) => {
-                    let note = match &rebuilt {
-                        Some(r) => format!("{}; computed from its AST by solc's rules", r.note),
-                        None => format!(
-                            "the build has no storageLayout for {}: computed from its AST by \
-                             solc's rules",
-                            a.name
-                        ),
-                    };
-                    self.notes.retain(|n| rebuilt.as_ref().is_none_or(|r| *n != r.note));
-                    if !self.notes.contains(&note) {
-                        self.notes.push(note);
-                    }
-                    Some(l)
-                }
-                Err(why) => {
-                    let note = format!(
-                        "the build has no storageLayout for {}, and its AST was not laid out: {why}",
-                        a.name
-                    );
-                    if !self.notes.contains(&note) {
-                        self.notes.push(note);
-                    }
-                    None
-                }
+        let compiled = rebuilt
+            .as_ref()
+            .is_some_and(|r| r.storage.is_some() || r.transient.is_some());
+        let computed = if a.storage_layout.is_none() && a.transient_layout.is_none() && !compiled {
+            computed_layout(a, &asts)
+        } else {
+            None
+        };
+        match (&computed, &rebuilt) {
+            (Some(Ok(_)), Some(r)) => {
+                self.note_once(format!("{}; computed from its AST by solc's rules", r.note))
             }
-        })
-        .flatten();
+            (Some(Ok(_)), None) => self.note_once(format!(
+                "the build has no storageLayout for {}: computed from its AST by solc's rules",
+                a.name
+            )),
+            (Some(Err(why)), _) => {
+                if let Some(r) = &rebuilt {
+                    self.note_once(r.note.clone());
+                }
+                self.note_once(format!(
+                    "the build has no storageLayout for {}, and its AST was not laid out: {why}",
+                    a.name
+                ));
+            }
+            (None, Some(r)) => self.note_once(r.note.clone()),
+            (None, None) => {}
+        }
+        let computed = computed.and_then(Result::ok);
         let (storage_layout, transient_layout) = match (&computed, &rebuilt) {
             (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
             (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),

@@ -1285,47 +1285,23 @@ fn a_prestate_diff_names_each_slot_by_variable() {
         text.contains(&format!("    {} marks[0]: 0 → 42\n", z(marks))),
         "{text}"
     );
-    // `call` of the same input on the block before names its diff the same way.
+    // `call` of the same input on the block before, and `block` for each of its transactions,
+    // name their diffs the same way.
+    let shows_the_named_diff = |command: &[&str]| {
+        let mut a = command.to_vec();
+        a.extend(["--rpc-url", anvil.url(), "--no-project", "--abi", OUT]);
+        a.extend(diff);
+        let r = run::cmd(&a).no_cache().run();
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for part in [&want, &entry_lines] {
+            assert!(r.stdout.contains(part.as_str()), "{}", r.stdout);
+        }
+    };
     let before = (block - 1).to_string();
-    let mut a = vec![
-        "call",
-        "--from",
-        me_s.as_str(),
-        "--to",
-        reg_s.as_str(),
-        "--data",
-        data.as_str(),
-        "--block",
-        before.as_str(),
-        "--rpc-url",
-        anvil.url(),
-        "--no-project",
-        "--abi",
-        OUT,
-    ];
-    a.extend(diff);
-    let r = run::cmd(&a).no_cache().run();
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    for part in [&want, &entry_lines] {
-        assert!(r.stdout.contains(part.as_str()), "{}", r.stdout);
-    }
-    // `block` names each transaction's diff the same way.
-    let b = block.to_string();
-    let mut a = vec![
-        "block",
-        b.as_str(),
-        "--rpc-url",
-        anvil.url(),
-        "--no-project",
-        "--abi",
-        OUT,
-    ];
-    a.extend(diff);
-    let r = run::cmd(&a).no_cache().run();
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    for part in [&want, &entry_lines] {
-        assert!(r.stdout.contains(part.as_str()), "{}", r.stdout);
-    }
+    shows_the_named_diff(&[
+        "call", "--from", &me_s, "--to", &reg_s, "--data", &data, "--block", &before,
+    ]);
+    shows_the_named_diff(&["block", &block.to_string()]);
     // The getters agree at the transaction's block.
     let b = block.to_string();
     let call = |sig: &str, args: &[&str]| {

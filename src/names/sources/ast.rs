@@ -106,7 +106,7 @@ impl AstDecls {
         out
     }
 
-    fn walk(&mut self, node: Node, contract: &str) {
+    fn walk(&mut self, mut node: Node, contract: &str) {
         let mut inner = contract;
         match node.node_type.as_str() {
             "ContractDefinition" => {
@@ -116,7 +116,7 @@ impl AstDecls {
                     // take no slot.
                     let vars = node
                         .nodes
-                        .iter()
+                        .iter_mut()
                         .filter(|n| n.node_type == "VariableDeclaration")
                         .filter(|n| {
                             n.constant != Some(true)
@@ -129,7 +129,8 @@ impl AstDecls {
                             Some(AstMember {
                                 id: n.id?,
                                 name: n.name.clone(),
-                                type_name: n.type_name.clone()?,
+                                // Taken: nothing below reads a declaration's type again.
+                                type_name: n.type_name.take()?,
                                 transient: n.storage_location.as_deref() == Some("transient"),
                             })
                         })
