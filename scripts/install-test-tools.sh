@@ -4,12 +4,18 @@
 #
 #   .tools/bin/anvil  -> anvil 1.7.1 (from the npm package @foundry-rs/anvil-linux-amd64)
 #   .tools/bin/cast   -> cast 1.7.1 (npm @foundry-rs/cast-linux-amd64): a real client of `serve`
+#   .tools/bin/forge  -> forge 1.7.1 (npm @foundry-rs/forge-linux-amd64): builds the Foundry
+#       project tests/contracts/forge-world (scripts/build-forge-world.sh) offline, with solc-js
+#       behind scripts/solc-js-standin
 #   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
 #   .tools/js/node_modules/solc -> solc-js 0.8.30 (npm): compiles EDR's stack-trace suite at test
 #       time (tests/live/edr_suite.rs, scripts/compile-edr-suite.js)
 #   .tools/js/node_modules/@openzeppelin/contracts -> OpenZeppelin Contracts 5.7.0 (npm): storage
 #       layouts computed from their ASTs, an ERC4626 vault with AccessControl built from them
+#   .tools/js/node_modules/@openzeppelin/contracts-upgradeable -> OpenZeppelin Contracts
+#       Upgradeable 5.7.0 (npm; its peer is the @openzeppelin/contracts above): the ERC-7201
+#       ledger behind an ERC1967Proxy in tests/contracts/forge-world
 #   .tools/js/node_modules/@vscode/vsce -> vsce 4.1.0 (npm): packages editors/vscode in a test
 #       (tests/offline/vscode_extension.rs), and its yauzl reads the package back
 #   /usr/bin/chromium -> Debian's chromium (apt): the HTML report's browser test
@@ -110,6 +116,35 @@ install_cast() {
     log "installed: $("$BIN/cast" --version | head -n1) at $BIN/cast"
 }
 
+FORGE_VERSION="1.7.1"
+FORGE_PKG="@foundry-rs/forge-linux-amd64"
+FORGE_TGZ_SHA1="a8c467a9f366a7596bca1c40842ecbe99a8a0fce"
+FORGE_DEST="$TOOLS/forge-$FORGE_VERSION"
+
+install_forge() {
+    if [ -x "$BIN/forge" ] && "$BIN/forge" --version 2>/dev/null | head -n1 | grep -q "Version: $FORGE_VERSION\b"; then
+        log "forge $FORGE_VERSION already installed at $BIN/forge"
+        return 0
+    fi
+    local tmp
+    tmp="$(mktemp -d)"
+    log "fetching $FORGE_PKG@$FORGE_VERSION from the npm registry"
+    ( cd "$tmp" && npm pack --silent "$FORGE_PKG@$FORGE_VERSION" >/dev/null ) \
+        || die "npm pack $FORGE_PKG@$FORGE_VERSION failed"
+    local tgz
+    tgz="$(ls "$tmp"/*.tgz | head -n1)"
+    [ "$(sha1sum "$tgz" | cut -d' ' -f1)" = "$FORGE_TGZ_SHA1" ] || die "sha1 mismatch for $tgz"
+    tar -xzf "$tgz" -C "$tmp" || die "could not extract $tgz"
+    [ -f "$tmp/package/bin/forge" ] || die "package layout changed: package/bin/forge not found"
+    mkdir -p "$FORGE_DEST" "$BIN"
+    install -m 0755 "$tmp/package/bin/forge" "$FORGE_DEST/forge"
+    ln -sfn "../forge-$FORGE_VERSION/forge" "$BIN/forge"
+    rm -rf "$tmp"
+    "$BIN/forge" --version | head -n1 | grep -q "Version: $FORGE_VERSION" \
+        || die "installed $BIN/forge does not report $FORGE_VERSION"
+    log "installed: $("$BIN/forge" --version | head -n1) at $BIN/forge"
+}
+
 # An npm package pinned to VERSION, installed into .tools/js (--save-exact, with the registry's
 # integrity hashes recorded in package-lock.json) unless that version is already there. WHY
 # names what needs it.
@@ -137,6 +172,9 @@ VSCE_VERSION="4.1.0"
 # OpenZeppelin's contracts as npm publishes them: tests/live/ast_layouts.rs lays out the whole
 # tree and tests/live/oz_world.rs builds an ERC4626 vault with AccessControl from it.
 OZ_VERSION="5.7.0"
+# Their upgradeable twin, same version (its peer dependency pins @openzeppelin/contracts to it):
+# tests/contracts/forge-world's Ledger, behind an ERC1967Proxy. Installed after the contracts.
+OZ_UPGRADEABLE_VERSION="$OZ_VERSION"
 
 # A Debian package pinned to VERSION, providing the executable BIN: installed with apt unless
 # that version is already there; a mirror that no longer carries it (a security update replaced
@@ -191,11 +229,14 @@ install_solc_old() {
 
 install_anvil
 install_cast
+install_forge
 install_solc_old
 install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
 install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"
 install_npm_js solc "$SOLC_JS_VERSION" "solc-js (the EDR suite's compiler)"
 install_npm_js @vscode/vsce "$VSCE_VERSION" "packaging the VS Code extension"
 install_npm_js @openzeppelin/contracts "$OZ_VERSION" "OpenZeppelin's contracts"
+install_npm_js @openzeppelin/contracts-upgradeable "$OZ_UPGRADEABLE_VERSION" \
+    "OpenZeppelin's upgradeable contracts"
 install_deb chromium "$CHROMIUM_VERSION" /usr/bin/chromium
 install_deb tmux "$TMUX_VERSION" /usr/bin/tmux
