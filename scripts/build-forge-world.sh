@@ -10,14 +10,14 @@
 # leave it), and what `forge build` leaves: out/<File>.sol/<Contract>.json artifacts (abi,
 # bytecode and deployedBytecode with source maps, metadata, AST, storageLayout), out/build-info/
 # and cache/solidity-files-cache.json. forge compiles with solc-js 0.8.30 behind
-# scripts/solc-js-standin, whose absolute path is appended to OUT_DIR/foundry.toml as `solc`, so
+# .tools/js/solc (scripts/solc-standin.js, put there by install-test-tools.sh), whose absolute path is appended to OUT_DIR/foundry.toml as `solc`, so
 # `forge build` run again in OUT_DIR needs no flags. Nothing is downloaded (`offline = true`,
 # no compiler from svm). Logs go to stderr; stdout stays empty.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FORGE="$ROOT/.tools/bin/forge"
-STANDIN="$ROOT/scripts/solc-js-standin"
+STANDIN="$ROOT/.tools/js/solc"
 NODE_MODULES="$ROOT/.tools/js/node_modules"
 SRC="$ROOT/tests/contracts/forge-world"
 FORGE_VERSION="1.7.1"

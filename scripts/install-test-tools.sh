@@ -6,11 +6,13 @@
 #   .tools/bin/cast   -> cast 1.7.1 (npm @foundry-rs/cast-linux-amd64): a real client of `serve`
 #   .tools/bin/forge  -> forge 1.7.1 (npm @foundry-rs/forge-linux-amd64): builds the Foundry
 #       project tests/contracts/forge-world (scripts/build-forge-world.sh) offline, with solc-js
-#       behind scripts/solc-js-standin
+#       behind .tools/js/solc
 #   .tools/js/node_modules/ethers -> ethers 6.16.0 (npm): the ethers.js client of `serve`
 #   .tools/js/node_modules/playwright-core -> playwright-core 1.65.1 (npm): drives the browser
 #   .tools/js/node_modules/solc -> solc-js 0.8.30 (npm): compiles EDR's stack-trace suite at test
 #       time (tests/live/edr_suite.rs, scripts/compile-edr-suite.js)
+#   .tools/js/solc -> scripts/solc-standin.js beside it: solc-js 0.8.30 answering as a native
+#       `solc` (--version, --standard-json), the compiler forge is given
 #   .tools/js/node_modules/@openzeppelin/contracts -> OpenZeppelin Contracts 5.7.0 (npm): storage
 #       layouts computed from their ASTs, an ERC4626 vault with AccessControl built from them
 #   .tools/js/node_modules/@openzeppelin/contracts-upgradeable -> OpenZeppelin Contracts
@@ -234,6 +236,11 @@ install_solc_old
 install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
 install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"
 install_npm_js solc "$SOLC_JS_VERSION" "solc-js (the EDR suite's compiler)"
+# The stand-in finds solc-js in the node_modules beside it; copied each run (it is tiny), so an
+# edited stand-in is never left stale.
+install -m 0755 "$ROOT/scripts/solc-standin.js" "$TOOLS/js/solc"
+"$TOOLS/js/solc" --version | grep -q "Version: $SOLC_JS_VERSION+" \
+    || die "the solc stand-in at $TOOLS/js/solc does not report $SOLC_JS_VERSION"
 install_npm_js @vscode/vsce "$VSCE_VERSION" "packaging the VS Code extension"
 install_npm_js @openzeppelin/contracts "$OZ_VERSION" "OpenZeppelin's contracts"
 install_npm_js @openzeppelin/contracts-upgradeable "$OZ_UPGRADEABLE_VERSION" \
