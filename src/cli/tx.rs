@@ -79,12 +79,9 @@ impl TxArgs {
                  used with --fixture or --remote",
             ));
         }
-        let mut names = match &self.fixture {
-            Some(f) => load_names(&with_fixture_sources(&self.trace, f))?,
-            None => load_names(&self.trace)?,
-        };
         let hardfork = self.trace.hardfork()?;
         if let Some(path) = &self.fixture {
+            let names = load_names(&with_fixture_sources(&self.trace, path))?;
             if self.remote {
                 return Err(CliError::input(
                     "--remote asks the node for its own trace; a --fixture is replayed locally \
@@ -171,6 +168,7 @@ impl TxArgs {
         }
         let hash = parse_hash(self.hash.as_deref().unwrap_or_default(), "transaction hash")?;
         if self.remote {
+            let names = load_names(&self.trace)?;
             let source = self.rpc.source()?;
             let opts = node_tracer_options(&self.trace)?;
             let (v, currency) =
@@ -179,10 +177,23 @@ impl TxArgs {
             report(&source, None, None, 0);
             return Ok(node_result_code(&v));
         }
-        let spec = super::names::with_source_steps(self.trace.spec(None)?, &names, &self.trace);
+        let spec = self.trace.spec(None)?;
         let source = self.rpc.source()?;
         let cache = self.state.cache();
-        let mut mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork)?;
+        // The names are read from local files while the node is asked for the transaction and
+        // its state: the two overlap (naming's cost is mostly hidden behind the round trips).
+        // A names error is still reported before the node's.
+        let (names, mined) = std::thread::scope(|s| {
+            let names = s.spawn(|| load_names(&self.trace));
+            let mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork);
+            let names = names
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (names, mined)
+        });
+        let mut names = names?;
+        let spec = super::names::with_source_steps(spec, &names, &self.trace);
+        let mut mined = mined?;
         attach_explorer(
             &mut names,
             &self.trace,
