@@ -31,6 +31,7 @@ mod dask_example;
 mod edr_cases;
 mod edr_suite;
 mod faults;
+mod forge_world;
 mod gas_source_live;
 mod html_report;
 mod index;

@@ -1,5 +1,6 @@
 //! A build's JSON read in one pass with its ASTs apart: `sources.<path>.ast` (standard-JSON
-//! output, at the top or under a build info's `output`) is taken as raw text and read for its
+//! output, at the top or under a build info's `output`) and an artifact's own top-level `ast`
+//! (Foundry's with `ast = true`, Truffle's) are taken as raw text and read for their
 //! declarations only ([`AstDecls`]); every other member becomes a `serde_json::Value` as before.
 //! solc's ASTs are most of a build output's bytes (207 KiB of the 291 KiB the naming bench
 //! reads), and a tree of maps for them cost more than the rest of naming together (issue 44).
@@ -19,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::names::sources::AstDecls;
 
 /// Declarations of each source's AST by the path the build names it; `None` for an AST that is
-/// not solc's compact JSON.
+/// not solc's compact JSON. An artifact's own AST is under its `absolutePath`.
 pub type Asts = HashMap<String, Option<AstDecls>>;
 
 /// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations.
@@ -117,6 +118,21 @@ impl<'de> Visitor<'de> for Level<'_> {
                     asts: &mut *self.asts,
                     top: false,
                 })?,
+                // An artifact's own AST: only its path is left in the value.
+                "ast" if self.top => {
+                    let raw = m.next_value::<&RawValue>()?;
+                    match AstDecls::from_json(raw.get()) {
+                        Some(decls) => {
+                            let path = decls.path.clone().unwrap_or_default();
+                            self.asts.insert(path.clone(), Some(decls));
+                            serde_json::json!({ "absolutePath": path })
+                        }
+                        // Not solc's shape: kept whole, as any other member.
+                        None => {
+                            serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
+                        }
+                    }
+                }
                 _ => m.next_value::<Value>()?,
             };
             out.insert(key, v);
@@ -202,5 +218,23 @@ mod tests {
         assert_eq!(v["input"]["sources"]["A.sol"]["ast"], 1);
         assert!(v["output"]["sources"]["A.sol"].get("ast").is_none());
         assert!(asts["A.sol"].is_some());
+    }
+
+    #[test]
+    fn an_artifacts_own_ast_is_read_apart_by_its_path() {
+        let text = r#"{"abi": [], "ast": {"nodeType": "SourceUnit", "absolutePath": "src/L.sol",
+            "nodes": [{"nodeType": "ContractDefinition", "id": 4, "name": "L", "src": "0:9:0",
+                "linearizedBaseContracts": [4], "nodes": []}]}, "id": 0}"#;
+        let (v, asts) = parse(text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"abi": [], "ast": {"absolutePath": "src/L.sol"}, "id": 0})
+        );
+        let l = asts["src/L.sol"].as_ref().unwrap();
+        assert_eq!(l.storage.contracts[0].name, "L");
+        // Not solc's shape: the member as it is, nothing read apart.
+        let (v, asts) = parse(r#"{"ast": [1]}"#).unwrap();
+        assert_eq!(v, serde_json::json!({"ast": [1]}));
+        assert!(asts.is_empty());
     }
 }

@@ -194,7 +194,10 @@ fn foundry_cache(project: &Path) -> HashMap<String, String> {
 
 /// Gives Foundry artifacts their compilation: the build the cache names for the artifact, else
 /// the newest build whose id table puts the artifact's own file at its id, else a table made of
-/// the artifacts' own ids and files. Texts are read from the project (`out/`'s parent).
+/// the artifacts' own ids and files. Texts are read from the project (`out/`'s parent); each
+/// file of a compilation gets the AST an artifact of that compilation carries for it (Foundry
+/// writes one per artifact with `ast = true`): ids in one compilation's ASTs refer to each
+/// other, so a contract's bases and namespaces are found across its files.
 pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_paths: &[String]) {
     let project = dir.parent().unwrap_or(dir).to_path_buf();
     let mut roots = vec![project.clone()];
@@ -209,16 +212,33 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
     for p in artifacts.iter().filter_map(|a| a.pending.as_ref()) {
         hashes.extend(p.source_hashes.iter().map(|(k, v)| (k.clone(), *v)));
     }
-    let mut units: HashMap<String, Arc<Unit>> = HashMap::new();
-    let mut unit_of = |id: &str| -> Option<Arc<Unit>> {
-        let (paths, _) = builds.get(id)?;
-        Some(
-            units
-                .entry(id.to_string())
-                .or_insert_with(|| Arc::new(sources::unit_from_paths(paths, &roots, &hashes)))
-                .clone(),
-        )
+    // Each artifact's build (`None`: the fallback table), and the ASTs carried for each build.
+    let build_of = |a: &Artifact, rel: &str| -> Option<String> {
+        let p = a.pending.as_ref()?;
+        if let Some(id) = cache.get(rel).filter(|id| builds.contains_key(*id)) {
+            return Some(id.clone());
+        }
+        let (id, path) = (p.source_id? as i32, p.source_path.as_deref()?);
+        builds
+            .iter()
+            .filter(|(_, (paths, _))| paths.iter().any(|(i, q)| *i == id && q == path))
+            .max_by_key(|(_, (_, t))| *t)
+            .map(|(k, _)| k.clone())
     };
+    let keys: Vec<Option<String>> = artifacts
+        .iter()
+        .zip(rel_paths)
+        .map(|(a, rel)| build_of(a, rel))
+        .collect();
+    let mut asts: HashMap<Option<String>, HashMap<String, sources::AstDecls>> = HashMap::new();
+    for (a, key) in artifacts.iter_mut().zip(&keys) {
+        let Some(p) = a.pending.as_mut() else {
+            continue;
+        };
+        if let (Some(ast), Some(path)) = (p.ast.take(), p.source_path.clone()) {
+            asts.entry(key.clone()).or_default().insert(path, ast);
+        }
+    }
     let own_ids: Vec<(i32, String)> = {
         let mut v: Vec<(i32, String)> = artifacts
             .iter()
@@ -229,23 +249,18 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
         v.dedup();
         v
     };
-    let fallback = Arc::new(sources::unit_from_paths(&own_ids, &roots, &hashes));
-    for (a, rel) in artifacts.iter_mut().zip(rel_paths) {
+    let mut units: HashMap<Option<String>, Arc<Unit>> = HashMap::new();
+    for (a, key) in artifacts.iter_mut().zip(keys) {
         let Some(p) = a.pending.take() else { continue };
-        let by_cache = cache.get(rel.as_str()).and_then(|id| unit_of(id));
-        let by_table = || {
-            let (id, path) = (p.source_id? as i32, p.source_path.as_deref()?);
-            let newest = builds
-                .iter()
-                .filter(|(_, (paths, _))| paths.iter().any(|(i, q)| *i == id && q == path))
-                .max_by_key(|(_, (_, t))| *t)
-                .map(|(k, _)| k.clone())?;
-            unit_of(&newest)
-        };
-        let unit = by_cache
-            .or_else(by_table)
-            .unwrap_or_else(|| fallback.clone());
-        a.sources = p.into_sources(unit);
+        let unit = units.entry(key).or_insert_with_key(|key| {
+            let paths = match key {
+                Some(id) => &builds[id].0,
+                None => &own_ids,
+            };
+            let asts = asts.remove(key).unwrap_or_default();
+            Arc::new(sources::unit_from_paths(paths, &roots, &hashes, asts))
+        });
+        a.sources = p.into_sources(unit.clone());
     }
 }
 

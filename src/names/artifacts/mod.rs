@@ -8,6 +8,7 @@
 //! standard-JSON output (`sources` ids and ASTs) and Hardhat's `artifacts/build-info/` (input
 //! and output together, read only when a failure is to be located).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -69,6 +70,9 @@ struct Pending {
     source_hashes: sources::SourceHashes,
     /// solc's metadata: what a map that does not fit its code is rebuilt from.
     metadata: Option<Arc<sources::Metadata>>,
+    /// The AST of its own source file, when the artifact carries one (Foundry's `ast = true`):
+    /// the tree gives each file of the compilation the AST some artifact of it carries.
+    ast: Option<sources::AstDecls>,
 }
 
 impl Pending {
@@ -317,6 +321,7 @@ fn pending_sources(v: &Value, metadata: Option<Arc<sources::Metadata>>) -> Pendi
             .map(|m| m.source_hashes().clone())
             .unwrap_or_default(),
         metadata,
+        ast: None,
     }
 }
 
@@ -352,7 +357,9 @@ fn artifact_with_metadata(
             .filter(|s| s.is_object())
             .cloned(),
         sources: None,
-        pending: pending.has_maps().then_some(pending),
+        // Kept without maps too when the artifact carries its file's AST (an abstract contract,
+        // an interface, a library's file): the tree gives it to the file's compilation.
+        pending: (pending.has_maps() || v.get("ast").is_some()).then_some(pending),
     })
 }
 
@@ -475,6 +482,7 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                 &list,
                 &sources::roots_for(path),
                 &sources::SourceHashes::default(),
+                HashMap::new(),
             ));
             return contracts
                 .iter()
@@ -490,13 +498,20 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                 .collect();
         }
     }
-    Ok(vec![artifact(&stem, &v).map_err(|_| {
+    let mut art = artifact(&stem, &v).map_err(|_| {
         let why = Abi::from_value(&v)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         NamesError::Abi(shown, why)
-    })?])
+    })?;
+    if let (Some(p), Some(path)) = (
+        art.pending.as_mut(),
+        v.pointer("/ast/absolutePath").and_then(Value::as_str),
+    ) {
+        p.ast = asts.remove(path).flatten();
+    }
+    Ok(vec![art])
 }
 
 /// Every artifact under `dir` (Foundry `out/`, Hardhat `artifacts/`): JSON files that hold an

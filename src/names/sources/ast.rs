@@ -26,6 +26,8 @@ pub struct AstDecls {
     pub enums: Vec<(String, Vec<String>)>,
     /// Structs (ERC-7201 namespaces among them), contracts and enums' widths.
     pub storage: AstStorage,
+    /// The source unit's `absolutePath`: the path the build names the file by.
+    pub path: Option<String>,
 }
 
 /// One declaration-level node; the fields of every other kind are ignored.
@@ -40,6 +42,8 @@ struct Node {
     src: Option<String>,
     kind: Option<String>,
     canonical_name: Option<String>,
+    /// A source unit's.
+    absolute_path: Option<String>,
     scope: Option<i64>,
     documentation: Option<Value>,
     linearized_base_contracts: Option<Vec<i64>>,
@@ -100,8 +104,11 @@ impl AstDecls {
         Node::deserialize(ast).ok().map(Self::of)
     }
 
-    fn of(root: Node) -> AstDecls {
-        let mut out = AstDecls::default();
+    fn of(mut root: Node) -> AstDecls {
+        let mut out = AstDecls {
+            path: root.absolute_path.take(),
+            ..AstDecls::default()
+        };
         out.walk(root, "");
         out
     }

@@ -392,8 +392,14 @@ pub fn unit_from_standard_json(
 }
 
 /// A compilation unit from an id → path table (Foundry's build info `source_id_to_path`, solc's
-/// combined-JSON `sourceList`), texts read from disk under `roots`.
-pub fn unit_from_paths(paths: &[(i32, String)], roots: &[PathBuf], hashes: &SourceHashes) -> Unit {
+/// combined-JSON `sourceList`), texts read from disk under `roots`, each file's AST from `asts`
+/// by its path when some artifact carried it.
+pub fn unit_from_paths(
+    paths: &[(i32, String)],
+    roots: &[PathBuf],
+    hashes: &SourceHashes,
+    mut asts: HashMap<String, AstDecls>,
+) -> Unit {
     let mut unit = Unit::default();
     for (id, path) in paths {
         unit.files.insert(
@@ -401,7 +407,7 @@ pub fn unit_from_paths(paths: &[(i32, String)], roots: &[PathBuf], hashes: &Sour
             Arc::new(SourceFile::new(
                 path.clone(),
                 TextOrigin::Disk(disk_candidates(path, roots), hashes.get(path).copied()),
-                None,
+                asts.remove(path),
             )),
         );
     }

@@ -1,0 +1,218 @@
+//! A Foundry project nobody tuned for chaintrace: tests/contracts/forge-world, built by the
+//! pinned forge 1.7.1 (scripts/build-forge-world.sh: solc-js 0.8.30 behind the solc stand-in,
+//! offline) from npm's OpenZeppelin Contracts and Contracts Upgradeable 5.7.0 — an ERC20 asset,
+//! an ERC4626 + AccessControl vault, an ERC-7201 UUPS ledger behind an ERC1967Proxy and a router
+//! whose `zap` moves through all three — deployed by `forge create` and driven by `cast`
+//! (scripts/forge-world-demo.sh). `chaintrace tx` is run from inside the project, given nothing
+//! but the hash: it finds `out/` itself and names every storage change of the zap by variable,
+//! the ledger's behind the proxy by its implementation's ERC-7201 namespaces. Each value is then
+//! read back by `cast storage` (before and after, at the blocks around the zap) and by
+//! `cast call` of the variable's getter.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use alloy_primitives::U256;
+use serde_json::Value;
+
+use crate::anvil::Anvil;
+use crate::run;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn tool(name: &str) -> PathBuf {
+    let p = Path::new(ROOT).join(".tools/bin").join(name);
+    assert!(
+        p.is_file(),
+        "{} is missing: run scripts/install-test-tools.sh",
+        p.display()
+    );
+    p
+}
+
+/// Runs a script of the project's; its stdout, or a panic with its stderr.
+fn script(args: &[&str]) -> String {
+    let r = Command::new("bash")
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .expect("bash");
+    assert!(
+        r.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    String::from_utf8(r.stdout).unwrap()
+}
+
+/// `cast ARGS --rpc-url URL`'s one line of output.
+fn cast(url: &str, args: &[&str]) -> String {
+    let r = Command::new(tool("cast"))
+        .args(args)
+        .args(["--rpc-url", url])
+        .output()
+        .expect("cast");
+    assert!(
+        r.status.success(),
+        "cast {args:?}: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    String::from_utf8(r.stdout).unwrap().trim().to_string()
+}
+
+fn u256(hex: &str) -> U256 {
+    U256::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap()
+}
+
+/// The getter that reads variable `name` (`_balances[0x…]`, `$LedgerStorage.count`): its
+/// signature and arguments.
+fn getter(name: &str) -> (&'static str, Vec<String>) {
+    let name = match name.strip_prefix('$') {
+        Some(rest) => rest.split_once('.').expect("a namespace's member").1,
+        None => name,
+    };
+    let (var, keys) = name.split_once('[').unwrap_or((name, ""));
+    let keys: Vec<String> = keys
+        .split(['[', ']'])
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .collect();
+    let sig = match var {
+        "_balances" => "balanceOf(address)",
+        "_allowances" => "allowance(address,address)",
+        "_totalSupply" => "totalSupply()",
+        "credits" => "credits(address)",
+        "count" => "count()",
+        other => panic!("no getter known for {other}"),
+    };
+    (sig, keys)
+}
+
+#[test]
+fn a_forge_projects_zap_is_named_by_variable_through_the_proxy_and_read_back_by_cast() {
+    let dir = std::env::temp_dir().join(format!("chaintrace-forge-world-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    script(&["scripts/build-forge-world.sh", d]);
+    let anvil = Anvil::start();
+    let url = anvil.url();
+    let out = script(&["scripts/forge-world-demo.sh", url, d]);
+    let var = |k: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("{k} not in {out}"))
+            .to_string()
+    };
+    let zap = var("ZAP_TX");
+
+    // From inside the project, nothing but the hash: `out/` is found next to foundry.toml.
+    let r = run::cmd(&["tx", &zap, "--rpc-url", url, "--json", "--decode"])
+        .no_cache()
+        .dir(&dir)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let changes = v["stateChanges"].as_array().unwrap();
+    let got: Vec<(String, String, String, String)> = changes
+        .iter()
+        .map(|c| {
+            assert!(c["variable"].is_string(), "unnamed: {c}");
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (s("contract"), s("name"), s("before"), s("after"))
+        })
+        .collect();
+    let (user, router, vault) = (var("USER"), var("ROUTER"), var("VAULT"));
+    let e20 = |n: u64| (U256::from(n) * U256::from(10u64).pow(U256::from(18))).to_string();
+    let want = [
+        (
+            "Asset",
+            format!("_allowances[{user}][{router}]"),
+            e20(250),
+            e20(150),
+        ),
+        ("Asset", format!("_balances[{user}]"), e20(1000), e20(900)),
+        ("Asset", format!("_balances[{vault}]"), "0".into(), e20(100)),
+        ("Vault", "_totalSupply".into(), "0".into(), e20(100)),
+        ("Vault", format!("_balances[{user}]"), "0".into(), e20(100)),
+        (
+            "Ledger",
+            format!("$LedgerStorage.credits[{user}]"),
+            "0".into(),
+            e20(100),
+        ),
+        (
+            "Ledger",
+            "$LedgerStorage.count".into(),
+            "0".into(),
+            "1".into(),
+        ),
+        (
+            "Ledger",
+            "$ERC20Storage._totalSupply".into(),
+            "0".into(),
+            e20(100),
+        ),
+        (
+            "Ledger",
+            format!("$ERC20Storage._balances[{user}]"),
+            "0".into(),
+            e20(100),
+        ),
+    ]
+    .map(|(c, n, b, a)| (c.to_string(), n, b, a));
+    assert_eq!(got, want, "{:#}", v["stateChanges"]);
+    // The ledger's changes are at the proxy's address, named by the implementation's layout.
+    let ledger = var("LEDGER");
+    for c in &changes[5..] {
+        assert_eq!(c["address"], ledger.as_str(), "{c}");
+    }
+
+    // For people: the same names, the proxy's section headed by the implementation's name.
+    let human = run::cmd(&["tx", &zap, "--rpc-url", url])
+        .no_cache()
+        .env("NO_COLOR", "1")
+        .dir(&dir)
+        .run();
+    assert_eq!(human.code, 0, "{}", human.stderr);
+    for line in [
+        format!("  {ledger} (Ledger)"),
+        format!("    Ledger.$LedgerStorage.credits[{user}]: 0 → 100000000000000000000 [1e20]"),
+        "    Ledger.$LedgerStorage.count: 0 → 1".to_string(),
+    ] {
+        assert!(human.stdout.contains(&line), "{line}\n{}", human.stdout);
+    }
+
+    // Read back by cast at the zap's block and the one before it.
+    let block: u64 = cast(url, &["receipt", &zap, "blockNumber"])
+        .parse()
+        .unwrap();
+    let mut read = 0;
+    for c in changes {
+        let address = c["address"].as_str().unwrap();
+        let slot = c["slot"].as_str().unwrap();
+        let offset = c["offset"].as_u64().unwrap() as usize;
+        let bits = c["type"].as_str().unwrap()["uint".len()..]
+            .parse::<usize>()
+            .unwrap();
+        let mask = (U256::from(1) << bits) - U256::from(1);
+        let (sig, keys) = getter(c["name"].as_str().unwrap());
+        for (at, want) in [(block - 1, &c["before"]), (block, &c["after"])] {
+            let at = at.to_string();
+            let word = u256(&cast(url, &["storage", address, slot, "--block", &at]));
+            let stored = (word >> (offset * 8)) & mask;
+            assert_eq!(want, &stored.to_string(), "cast storage: {c}");
+            let mut args = vec!["call", address, sig];
+            args.extend(keys.iter().map(String::as_str));
+            args.extend(["--block", &at]);
+            assert_eq!(
+                want,
+                &u256(&cast(url, &args)).to_string(),
+                "cast call {sig}: {c}"
+            );
+        }
+        read += 1;
+    }
+    eprintln!("forge world: {} changes named, {read} read back by cast storage and cast call at two blocks", changes.len());
+    assert_eq!(read, 9);
+    let _ = std::fs::remove_dir_all(dir);
+}
