@@ -522,11 +522,11 @@ pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
     files.sort();
     let mut out = Vec::new();
     let mut rel_paths = Vec::new();
-    for f in files {
-        if let Ok(found) = load_file(&f) {
+    for (f, found) in files.iter().zip(load_files(&files)) {
+        if let Ok(found) = found {
             let rel = f
                 .strip_prefix(dir)
-                .unwrap_or(&f)
+                .unwrap_or(f)
                 .to_string_lossy()
                 .into_owned();
             rel_paths.extend(std::iter::repeat_n(rel, found.len()));
@@ -537,6 +537,40 @@ pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
         resolve_foundry_units(dir, &mut out, &rel_paths);
     }
     Ok(out)
+}
+
+/// [`load_file`] of each of `files`, in their order, read by as many threads as there are cores
+/// (at most 8): a project's artifacts are many independent JSON files, most of their bytes ASTs,
+/// and reading them is most of what naming costs a run (issue 44).
+fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(files.len());
+    if threads <= 1 {
+        return files.iter().map(|f| load_file(f)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut got: Vec<(usize, Result<Vec<Artifact>, NamesError>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break mine };
+                        mine.push((i, load_file(f)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    got.sort_by_key(|(i, _)| *i);
+    got.into_iter().map(|(_, r)| r).collect()
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesError> {
