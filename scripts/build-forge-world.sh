@@ -2,7 +2,11 @@
 # Build tests/contracts/forge-world, a Foundry project on OpenZeppelin Contracts (Upgradeable)
 # 5.7.0, with the pinned forge, offline, into OUT_DIR:
 #
-#   bash scripts/build-forge-world.sh OUT_DIR    # after scripts/install-test-tools.sh
+#   bash scripts/build-forge-world.sh [--defaults] OUT_DIR    # after scripts/install-test-tools.sh
+#
+# --defaults builds with forge's default artifacts instead: `extra_output` and `ast` dropped from
+# foundry.toml, so the artifacts carry neither storageLayout nor AST (what most projects have;
+# the bytecode is the same, those outputs do not enter the metadata).
 #
 # OUT_DIR (created if missing, else it must be empty) becomes a forge project of its own: the
 # sources (src/, foundry.toml), the OpenZeppelin packages copied from .tools/js/node_modules into
@@ -27,7 +31,12 @@ OZ_VERSION="5.7.0"
 die() { echo "build-forge-world: ERROR: $*" >&2; exit 1; }
 log() { echo "build-forge-world: $*" >&2; }
 
-[ $# -eq 1 ] && [ -n "$1" ] || die "usage: $0 OUT_DIR"
+DEFAULTS=0
+if [ "${1:-}" = "--defaults" ]; then
+    DEFAULTS=1
+    shift
+fi
+[ $# -eq 1 ] && [ -n "$1" ] || die "usage: $0 [--defaults] OUT_DIR"
 OUT="$1"
 
 [ -x "$FORGE" ] || die "no forge at $FORGE: run scripts/install-test-tools.sh"
@@ -50,6 +59,9 @@ cp -R "$SRC/." "$OUT/" || die "cannot copy $SRC to $OUT"
 mkdir -p "$OUT/node_modules/@openzeppelin"
 cp -R "$NODE_MODULES/@openzeppelin/contracts" "$NODE_MODULES/@openzeppelin/contracts-upgradeable" \
     "$OUT/node_modules/@openzeppelin/" || die "cannot copy the OpenZeppelin packages to $OUT"
+if [ "$DEFAULTS" = 1 ]; then
+    sed -i -e '/^extra_output = /d' -e '/^ast = /d' "$OUT/foundry.toml"
+fi
 # The compiler, for this build and any later `forge build` in OUT: the last key of
 # [profile.default], the file's only table.
 printf '\n# Written by scripts/build-forge-world.sh: solc-js %s behind the stand-in.\nsolc = "%s"\n' \
@@ -68,8 +80,12 @@ MS=$(( ($(date +%s%N) - START) / 1000000 ))
 for a in Asset.sol/Asset Vault.sol/Vault Ledger.sol/Ledger Router.sol/Router ERC1967Proxy.sol/ERC1967Proxy; do
     f="$OUT/out/$a.json"
     [ -f "$f" ] || die "forge left no $f"
-    grep -q '"storageLayout":' "$f" && grep -q '"ast":' "$f" && grep -q '"metadata":' "$f" \
-        || die "$f lacks storageLayout, ast or metadata"
+    grep -q '"metadata":' "$f" || die "$f lacks metadata"
+    if [ "$DEFAULTS" = 1 ]; then
+        ! grep -q '"storageLayout":\|"ast":' "$f" || die "$f has storageLayout or ast with --defaults"
+    else
+        grep -q '"storageLayout":' "$f" && grep -q '"ast":' "$f" || die "$f lacks storageLayout or ast"
+    fi
 done
 [ -f "$OUT/cache/solidity-files-cache.json" ] || die "forge left no cache/solidity-files-cache.json"
 log "built in ${MS} ms: $OUT/out ($(find "$OUT/out" -name '*.json' -not -path '*/build-info/*' | wc -l) artifacts)"

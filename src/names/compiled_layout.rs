@@ -1,12 +1,13 @@
 //! Storage layouts for a build that has none (Foundry's default artifacts): compiled from an
 //! artifact's own solc metadata by a solc of its version ([`sources::rebuild::rebuild_layout`]),
-//! once per run, and kept between runs in the cache directory's `layouts/` by the metadata's
+//! the ERC-7201 namespaces of its bases added from the same compilation's ASTs, once per run, and kept between runs in the cache directory's `layouts/` by the metadata's
 //! keccak256 (it fixes the compiler, the settings and every source's hash).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::artifacts::Artifact;
+use super::ast_layout::AstStorage;
 use super::{sources, Names};
 
 /// A layout an earlier run compiled and kept ([`keep_layout`]); `None` when there is none or it
@@ -86,19 +87,32 @@ impl Names {
             Arc::new(
                 match sources::rebuild::rebuild_layout(meta, &s.unit, self.index.solc.as_deref()) {
                     Ok(r) => {
+                        // The namespaces of its bases, from the ASTs of the same compilation:
+                        // kept with the layout.
+                        let files: Vec<(&str, &AstStorage)> = r
+                            .asts
+                            .iter()
+                            .map(|(p, d)| (p.as_str(), &d.storage))
+                            .collect();
+                        let (storage, why) =
+                            super::namespaces::with_namespaces(r.storage.as_ref(), &a.name, &files);
                         let not_kept = kept.as_deref().and_then(|path| {
-                            keep_layout(path, r.storage.as_ref(), r.transient.as_ref())
+                            keep_layout(path, storage.as_ref(), r.transient.as_ref())
                         });
+                        let why: String = why
+                            .iter()
+                            .map(|w| format!("; {w}: its slots are shown raw"))
+                            .collect();
                         RebuiltLayout {
                             note: format!(
                                 "the build has no storageLayout for {}: compiled from its \
-                                 metadata with {} in {:.1} s{}",
+                                 metadata with {} in {:.1} s{}{why}",
                                 a.name,
                                 r.solc.display(),
                                 r.took.as_secs_f64(),
                                 not_kept.unwrap_or_default()
                             ),
-                            storage: r.storage,
+                            storage,
                             transient: r.transient,
                         }
                     }

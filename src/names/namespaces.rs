@@ -53,10 +53,19 @@ pub fn with_namespaces(
     };
     let asts: Vec<&AstStorage> = files.iter().map(|(_, a)| *a).collect();
     let mut b = Builder::new(&asts, format!("{file}:{contract}"));
+    // A layout that has them already (one compiled from metadata and kept) gets none twice.
+    let present: Vec<&str> = layout
+        .and_then(|l| l.get("storage"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("label").and_then(Value::as_str))
+        .collect();
     let mut spaces: Vec<&AstStruct> = asts
         .iter()
         .flat_map(|a| a.structs.iter())
         .filter(|s| s.namespace.is_some() && c.bases.contains(&s.scope))
+        .filter(|s| !present.contains(&format!("${}", s.name).as_str()))
         .collect();
     if spaces.is_empty() {
         return (layout.cloned(), why);

@@ -571,8 +571,7 @@ impl<'a> Namer<'a> {
         let implementation = implementation_code
             .as_ref()
             .and_then(|c| self.names.artifact_for_code(c))
-            .or(fetched_implementation.as_deref())
-            .filter(|a| a.storage_layout.is_some() || a.transient_layout.is_some());
+            .or(fetched_implementation.as_deref());
         let a = match (own, implementation) {
             (Some(o), _) if declares(o) => o,
             (_, Some(i)) => i,

@@ -7,7 +7,9 @@
 //! but the hash: it finds `out/` itself and names every storage change of the zap by variable,
 //! the ledger's behind the proxy by its implementation's ERC-7201 namespaces. Each value is then
 //! read back by `cast storage` (before and after, at the blocks around the zap) and by
-//! `cast call` of the variable's getter.
+//! `cast call` of the variable's getter. The same project built with forge's default artifacts
+//! (no storageLayout, no AST) gets the same names: the layouts compiled from each artifact's
+//! metadata by the solc given with `--solc`, the namespaces from that compilation's ASTs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -166,6 +168,33 @@ fn a_forge_projects_zap_is_named_by_variable_through_the_proxy_and_read_back_by_
     for c in &changes[5..] {
         assert_eq!(c["address"], ledger.as_str(), "{c}");
     }
+
+    // Forge's default artifacts: layouts and namespaces compiled from the metadata.
+    let defaults = dir.with_extension("defaults");
+    let _ = std::fs::remove_dir_all(&defaults);
+    script(&[
+        "scripts/build-forge-world.sh",
+        "--defaults",
+        defaults.to_str().unwrap(),
+    ]);
+    let solc = Path::new(ROOT).join(".tools/js/solc");
+    let r = run::cmd(&["tx", &zap, "--rpc-url", url, "--json", "--decode"])
+        .args(["--solc", solc.to_str().unwrap()])
+        .no_cache()
+        .env("PATH", "/usr/bin:/bin")
+        .dir(&defaults)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for name in ["Asset", "Vault", "Ledger"] {
+        let note = format!(
+            "note: the build has no storageLayout for {name}: compiled from its metadata with {}",
+            solc.display()
+        );
+        assert!(r.stderr.contains(&note), "{note}\n{}", r.stderr);
+    }
+    let compiled: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(compiled["stateChanges"], v["stateChanges"]);
+    let _ = std::fs::remove_dir_all(defaults);
 
     // For people: the same names, the proxy's section headed by the implementation's name.
     let human = run::cmd(&["tx", &zap, "--rpc-url", url])

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::ast::AstDecls;
 use super::files::Unit;
 
 /// How long one compilation may take (solc-js on a large contract takes a few seconds).
@@ -86,7 +87,7 @@ fn metadata(m: &Value) -> Result<Metadata<'_>, NotRebuilt> {
 
 /// The standard-JSON input that rebuilds the metadata's contract alone: the metadata's sources
 /// (texts from `unit`, or the metadata's literal content) and settings, only that contract
-/// selected.
+/// selected (`ast` among `outputs` is a file's output: asked of every source).
 fn input(m: &Metadata, unit: &Unit, outputs: &[&str]) -> Result<Value, NotRebuilt> {
     let mut sources = Map::new();
     for (path, s) in m.sources {
@@ -124,10 +125,13 @@ fn input(m: &Metadata, unit: &Unit, outputs: &[&str]) -> Result<Value, NotRebuil
             settings.insert("libraries".into(), Value::Object(nested));
         }
     }
-    settings.insert(
-        "outputSelection".into(),
-        json!({ m.target_file: { m.target_name: outputs } }),
-    );
+    let (per_file, per_contract): (Vec<&str>, Vec<&str>) =
+        outputs.iter().partition(|o| **o == "ast");
+    let mut selection = json!({ m.target_file: { m.target_name: per_contract } });
+    if !per_file.is_empty() {
+        selection["*"] = json!({ "": per_file });
+    }
+    settings.insert("outputSelection".into(), selection);
     Ok(json!({ "language": m.language, "sources": sources, "settings": settings }))
 }
 
@@ -332,6 +336,8 @@ pub struct RebuiltLayout {
     pub storage: Option<Value>,
     /// solc 0.8.27 and later: its `transient` state variables.
     pub transient: Option<Value>,
+    /// Each source's AST declarations, by path.
+    pub asts: Vec<(String, AstDecls)>,
     pub solc: PathBuf,
     pub took: Duration,
 }
@@ -366,7 +372,9 @@ pub fn rebuild_layout(
     }
     let solc = find_solc(m.version, explicit_solc)?;
     let start = Instant::now();
-    let mut outputs = vec!["storageLayout"];
+    // Every source's AST too: the ERC-7201 namespaces of the contract's bases are laid out
+    // from them (`@custom:storage-location`, which solc's storageLayout leaves out).
+    let mut outputs = vec!["storageLayout", "ast"];
     if at_least(m.version, (0, 8, 27)) {
         outputs.push("transientStorageLayout");
     }
@@ -380,9 +388,17 @@ pub fn rebuild_layout(
             solc.display()
         )));
     }
+    let asts = out
+        .get("sources")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(path, s)| Some((path.clone(), AstDecls::from_value(s.get("ast")?)?)))
+        .collect();
     Ok(RebuiltLayout {
         storage,
         transient: layout("transientStorageLayout"),
+        asts,
         solc,
         took: start.elapsed(),
     })
@@ -417,6 +433,11 @@ mod tests {
         assert_eq!(
             i["settings"]["outputSelection"],
             json!({"src/A.sol": {"A": ["storageLayout"]}})
+        );
+        let i = input(&m, &Unit::default(), &["storageLayout", "ast"]).unwrap();
+        assert_eq!(
+            i["settings"]["outputSelection"],
+            json!({"src/A.sol": {"A": ["storageLayout"]}, "*": {"": ["ast"]}})
         );
         assert_eq!(i["sources"]["src/A.sol"]["content"], "contract A {}");
         assert_eq!(i["settings"]["optimizer"]["runs"], 800);
