@@ -63,17 +63,20 @@ def vm_hwm_kb(pid):
 
 
 def run_measured(cmd, stdout_path):
-    """Runs cmd with stdout to a file; returns (seconds, peak RSS MB, exit code)."""
-    with open(stdout_path, "wb") as out:
+    """Runs cmd with stdout to a file; returns (seconds, peak RSS MB, exit code). The peak is
+    GNU time's: the rusage of a child of this script would include the forked Python image,
+    whose peak Linux keeps across exec."""
+    with open(stdout_path, "wb") as out, tempfile.NamedTemporaryFile("r") as rss:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, stdout=out,
+                           stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
-    err = p.stderr.read().decode()
-    code = os.waitstatus_to_exitcode(status)
+        peak = rss.read().split()
+    err = p.stderr.decode()
+    code = p.returncode
     if code not in (0, 3):
         raise SystemExit(f"{' '.join(cmd)} failed ({code}): {err}")
-    return dt, usage.ru_maxrss / 1024.0, code
+    return dt, int(peak[-1]) / 1024.0 if peak else 0.0, code
 
 
 def anvil_trace_to(url, h, path):
