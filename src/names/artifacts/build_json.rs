@@ -1,7 +1,8 @@
 //! A build's JSON read in one pass with its ASTs apart: `sources.<path>.ast` (standard-JSON
 //! output, at the top or under a build info's `output`) and an artifact's own top-level `ast`
-//! (Foundry's with `ast = true`, Truffle's) are taken as raw text and read for their
-//! declarations only ([`AstDecls`]); every other member becomes a `serde_json::Value` as before.
+//! (Foundry's with `ast = true`, Truffle's) are read straight into their declarations only
+//! ([`AstDecls`]; taken as text first when one is not solc's); every other member becomes a `serde_json::Value` as before,
+//! but Foundry's `metadata` object, which repeats the `rawMetadata` text before it.
 //! solc's ASTs are most of a build output's bytes (207 KiB of the 291 KiB the naming bench
 //! reads), and a tree of maps for them cost more than the rest of naming together (issue 44).
 //!
@@ -24,12 +25,21 @@ use crate::names::sources::AstDecls;
 pub type Asts = HashMap<String, Option<AstDecls>>;
 
 /// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations.
+///
+/// Read once with each AST read straight into its declarations; only when that fails (an AST
+/// of another shape, or no JSON at all) read again with each AST taken as text first, so that
+/// an AST solc did not write is read as none instead of failing the build.
 pub fn parse(text: &str) -> serde_json::Result<(Value, Asts)> {
+    parse_with(text, false).or_else(|_| parse_with(text, true))
+}
+
+fn parse_with(text: &str, careful: bool) -> serde_json::Result<(Value, Asts)> {
     let mut asts = Asts::new();
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Level {
         asts: &mut asts,
         top: true,
+        careful,
     }
     .deserialize(&mut de)?;
     de.end()?;
@@ -40,17 +50,32 @@ pub fn parse(text: &str) -> serde_json::Result<(Value, Asts)> {
 struct Level<'a> {
     asts: &'a mut Asts,
     top: bool,
+    careful: bool,
 }
 
 /// `sources`: each source's members, its `ast` read apart.
 struct Sources<'a> {
     asts: &'a mut Asts,
+    careful: bool,
 }
 
 /// One source's members.
 struct Source<'a> {
     asts: &'a mut Asts,
     path: String,
+    careful: bool,
+}
+
+/// An AST read straight into its declarations: an error when it is not solc's compact AST.
+fn read_ast<'de, A: MapAccess<'de>>(m: &mut A) -> Result<AstDecls, A::Error> {
+    struct Seed;
+    impl<'de> DeserializeSeed<'de> for Seed {
+        type Value = AstDecls;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<AstDecls, D::Error> {
+            AstDecls::deserialize(d)
+        }
+    }
+    m.next_value_seed(Seed)
 }
 
 /// A reader's visitor: any JSON value other than an object read as a `Value` (what a member of
@@ -109,16 +134,36 @@ impl<'de> Visitor<'de> for Level<'_> {
     any_value!();
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
+        let mut raw_metadata = false;
         while let Some(key) = m.next_key::<String>()? {
             let v = match key.as_str() {
+                "rawMetadata" if self.top => {
+                    let v = m.next_value::<Value>()?;
+                    raw_metadata = v.is_string();
+                    v
+                }
+                // Foundry's `metadata` object after its `rawMetadata`: the same, read from the
+                // text (`artifacts::parse_metadata`), so not built.
+                "metadata" if self.top && raw_metadata => {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
                 "sources" => m.next_value_seed(Sources {
                     asts: &mut *self.asts,
+                    careful: self.careful,
                 })?,
                 "output" if self.top => m.next_value_seed(Level {
                     asts: &mut *self.asts,
                     top: false,
+                    careful: self.careful,
                 })?,
                 // An artifact's own AST: only its path is left in the value.
+                "ast" if self.top && !self.careful => {
+                    let decls = read_ast(&mut m)?;
+                    let path = decls.path.clone().unwrap_or_default();
+                    self.asts.insert(path.clone(), Some(decls));
+                    serde_json::json!({ "absolutePath": path })
+                }
                 "ast" if self.top => {
                     let raw = m.next_value::<&RawValue>()?;
                     match AstDecls::from_json(raw.get()) {
@@ -151,6 +196,7 @@ impl<'de> Visitor<'de> for Sources<'_> {
             let v = m.next_value_seed(Source {
                 asts: &mut *self.asts,
                 path: path.clone(),
+                careful: self.careful,
             })?;
             out.insert(path, v);
         }
@@ -165,8 +211,11 @@ impl<'de> Visitor<'de> for Source<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = m.next_key::<String>()? {
-            if key == "ast" {
-                // Kept as text first: an AST of another shape must not fail the whole build.
+            if key == "ast" && !self.careful {
+                let decls = read_ast(&mut m)?;
+                self.asts.insert(self.path.clone(), Some(decls));
+            } else if key == "ast" {
+                // Taken as text first: an AST of another shape must not fail the whole build.
                 let raw = m.next_value::<&RawValue>()?;
                 self.asts
                     .insert(self.path.clone(), AstDecls::from_json(raw.get()));
@@ -218,6 +267,22 @@ mod tests {
         assert_eq!(v["input"]["sources"]["A.sol"]["ast"], 1);
         assert!(v["output"]["sources"]["A.sol"].get("ast").is_none());
         assert!(asts["A.sol"].is_some());
+    }
+
+    #[test]
+    fn foundrys_metadata_object_is_left_to_its_raw_text() {
+        let text = r#"{"rawMetadata": "{\"x\":1}", "metadata": {"x": 1}, "abi": []}"#;
+        let (v, _) = parse(text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"rawMetadata": "{\"x\":1}", "abi": []})
+        );
+        // Without the text before it, the object is kept.
+        let text = r#"{"metadata": {"x": 1}, "rawMetadata": "{\"x\":1}"}"#;
+        assert_eq!(
+            parse(text).unwrap().0["metadata"],
+            serde_json::json!({"x": 1})
+        );
     }
 
     #[test]

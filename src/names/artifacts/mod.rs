@@ -310,6 +310,7 @@ fn pending_sources(v: &Value, metadata: Option<Arc<sources::Metadata>>) -> Pendi
             .pointer("/metadata/settings/compilationTarget")
             .and_then(Value::as_object)
             .and_then(|o| o.keys().next().cloned())
+            .or_else(|| metadata.as_deref()?.target().map(str::to_string))
             .or_else(|| {
                 outer
                     .pointer("/ast/absolutePath")
@@ -328,7 +329,10 @@ fn pending_sources(v: &Value, metadata: Option<Arc<sources::Metadata>>) -> Pendi
 /// solc's metadata of an artifact object (a JSON string in solc's outputs, an object in
 /// Foundry's), read once.
 fn parse_metadata(v: &Value) -> Option<Arc<sources::Metadata>> {
-    v.get("metadata")
+    // Foundry's `rawMetadata` is the text solc wrote: read lazily, hashed as written.
+    v.get("rawMetadata")
+        .filter(|m| m.is_string())
+        .or_else(|| v.get("metadata"))
         .and_then(sources::Metadata::of)
         .map(Arc::new)
 }

@@ -99,6 +99,12 @@ impl AstDecls {
         serde_json::from_str::<Node>(text).ok().map(Self::of)
     }
 
+    /// From an AST being read: the members it needs built, the rest skipped. An error when it
+    /// is not solc's compact AST (the reader then reads it again as text, [`Self::from_json`]).
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AstDecls, D::Error> {
+        Node::deserialize(d).map(Self::of)
+    }
+
     /// From an AST already parsed (a build read whole, a remote answer).
     pub fn from_value(ast: &Value) -> Option<AstDecls> {
         Node::deserialize(ast).ok().map(Self::of)

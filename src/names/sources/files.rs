@@ -27,22 +27,32 @@ pub struct Metadata {
     value: OnceLock<Option<Value>>,
     /// `sources[*].keccak256`, read when the artifact is loaded (every artifact's are needed).
     hashes: SourceHashes,
+    /// `settings.compilationTarget`'s file, read with the hashes.
+    target: Option<String>,
 }
 
 impl Metadata {
-    /// An artifact's `metadata` member, when it is text or an object.
+    /// An artifact's `metadata` member (or Foundry's `rawMetadata`), when it is text or an
+    /// object.
     pub fn of(member: &Value) -> Option<Metadata> {
         let (text, value) = match member {
             Value::String(text) => (Some(text.clone()), OnceLock::new()),
             Value::Object(_) => (None, OnceLock::from(Some(member.clone()))),
             _ => return None,
         };
-        let hashes = source_hashes(text.as_deref(), value.get().and_then(Option::as_ref));
+        let (hashes, target) =
+            hashes_and_target(text.as_deref(), value.get().and_then(Option::as_ref));
         Some(Metadata {
             text,
             value,
             hashes,
+            target,
         })
+    }
+
+    /// The file of `settings.compilationTarget`: the artifact's own source.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
     }
 
     /// The metadata parsed; `None` when its text is not a JSON object.
@@ -74,27 +84,42 @@ impl Metadata {
     }
 }
 
-/// `sources[*].keccak256` of metadata given as an object, or as text (only those members built).
-fn source_hashes(text: Option<&str>, value: Option<&Value>) -> SourceHashes {
+/// `sources[*].keccak256` and `settings.compilationTarget`'s file of metadata given as an
+/// object, or as text (only those members built).
+fn hashes_and_target(text: Option<&str>, value: Option<&Value>) -> (SourceHashes, Option<String>) {
     #[derive(Deserialize)]
     struct Hashes {
         #[serde(default)]
         sources: HashMap<String, Hash>,
+        settings: Option<Settings>,
     }
     #[derive(Deserialize)]
     struct Hash {
         keccak256: Option<Value>,
     }
-    let hashes = match (text, value) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Settings {
+        compilation_target: Option<HashMap<String, Value>>,
+    }
+    let read = match (text, value) {
         (_, Some(v)) => Hashes::deserialize(v).ok(),
         (Some(text), None) => serde_json::from_str::<Hashes>(text).ok(),
         (None, None) => None,
     };
-    hashes
+    let Some(read) = read else {
+        return Default::default();
+    };
+    let target = read
+        .settings
+        .and_then(|s| s.compilation_target)
+        .and_then(|t| t.into_keys().next());
+    let hashes = read
+        .sources
         .into_iter()
-        .flat_map(|h| h.sources)
         .filter_map(|(path, s)| Some((path, s.keccak256?.as_str()?.parse().ok()?)))
-        .collect()
+        .collect();
+    (hashes, target)
 }
 
 /// Where a source file's text comes from.
