@@ -89,62 +89,33 @@ log "installed: $("$BIN/anvil" --version | head -n1) at $BIN/anvil"
 rm -rf "$TMP"
 }
 
-CAST_VERSION="1.7.1"
-CAST_PKG="@foundry-rs/cast-linux-amd64"
-CAST_TGZ_SHA1="e625e24080f1e8a3cbc1ed9dbba11c9aec05c121"
-CAST_DEST="$TOOLS/cast-$CAST_VERSION"
-
-install_cast() {
-    if [ -x "$BIN/cast" ] && "$BIN/cast" --version 2>/dev/null | head -n1 | grep -q "Version: $CAST_VERSION\b"; then
-        log "cast $CAST_VERSION already installed at $BIN/cast"
+# A Foundry binary (cast, forge) from its npm package: install_foundry_bin NAME VERSION PKG SHA1
+# puts .tools/NAME-VERSION/NAME in place, linked from .tools/bin/NAME, unless that version is
+# there already. The tarball's sha1 is pinned besides npm's own integrity check.
+install_foundry_bin() {
+    local name="$1" version="$2" pkg="$3" sha1="$4"
+    local dest="$TOOLS/$name-$version"
+    if [ -x "$BIN/$name" ] && "$BIN/$name" --version 2>/dev/null | head -n1 | grep -q "Version: $version\b"; then
+        log "$name $version already installed at $BIN/$name"
         return 0
     fi
     local tmp
     tmp="$(mktemp -d)"
-    log "fetching $CAST_PKG@$CAST_VERSION from the npm registry"
-    ( cd "$tmp" && npm pack --silent "$CAST_PKG@$CAST_VERSION" >/dev/null ) \
-        || die "npm pack $CAST_PKG@$CAST_VERSION failed"
+    log "fetching $pkg@$version from the npm registry"
+    ( cd "$tmp" && npm pack --silent "$pkg@$version" >/dev/null ) \
+        || die "npm pack $pkg@$version failed"
     local tgz
     tgz="$(ls "$tmp"/*.tgz | head -n1)"
-    [ "$(sha1sum "$tgz" | cut -d' ' -f1)" = "$CAST_TGZ_SHA1" ] || die "sha1 mismatch for $tgz"
+    [ "$(sha1sum "$tgz" | cut -d' ' -f1)" = "$sha1" ] || die "sha1 mismatch for $tgz"
     tar -xzf "$tgz" -C "$tmp" || die "could not extract $tgz"
-    [ -f "$tmp/package/bin/cast" ] || die "package layout changed: package/bin/cast not found"
-    mkdir -p "$CAST_DEST" "$BIN"
-    install -m 0755 "$tmp/package/bin/cast" "$CAST_DEST/cast"
-    ln -sfn "../cast-$CAST_VERSION/cast" "$BIN/cast"
+    [ -f "$tmp/package/bin/$name" ] || die "package layout changed: package/bin/$name not found"
+    mkdir -p "$dest" "$BIN"
+    install -m 0755 "$tmp/package/bin/$name" "$dest/$name"
+    ln -sfn "../$name-$version/$name" "$BIN/$name"
     rm -rf "$tmp"
-    "$BIN/cast" --version | head -n1 | grep -q "Version: $CAST_VERSION" \
-        || die "installed $BIN/cast does not report $CAST_VERSION"
-    log "installed: $("$BIN/cast" --version | head -n1) at $BIN/cast"
-}
-
-FORGE_VERSION="1.7.1"
-FORGE_PKG="@foundry-rs/forge-linux-amd64"
-FORGE_TGZ_SHA1="a8c467a9f366a7596bca1c40842ecbe99a8a0fce"
-FORGE_DEST="$TOOLS/forge-$FORGE_VERSION"
-
-install_forge() {
-    if [ -x "$BIN/forge" ] && "$BIN/forge" --version 2>/dev/null | head -n1 | grep -q "Version: $FORGE_VERSION\b"; then
-        log "forge $FORGE_VERSION already installed at $BIN/forge"
-        return 0
-    fi
-    local tmp
-    tmp="$(mktemp -d)"
-    log "fetching $FORGE_PKG@$FORGE_VERSION from the npm registry"
-    ( cd "$tmp" && npm pack --silent "$FORGE_PKG@$FORGE_VERSION" >/dev/null ) \
-        || die "npm pack $FORGE_PKG@$FORGE_VERSION failed"
-    local tgz
-    tgz="$(ls "$tmp"/*.tgz | head -n1)"
-    [ "$(sha1sum "$tgz" | cut -d' ' -f1)" = "$FORGE_TGZ_SHA1" ] || die "sha1 mismatch for $tgz"
-    tar -xzf "$tgz" -C "$tmp" || die "could not extract $tgz"
-    [ -f "$tmp/package/bin/forge" ] || die "package layout changed: package/bin/forge not found"
-    mkdir -p "$FORGE_DEST" "$BIN"
-    install -m 0755 "$tmp/package/bin/forge" "$FORGE_DEST/forge"
-    ln -sfn "../forge-$FORGE_VERSION/forge" "$BIN/forge"
-    rm -rf "$tmp"
-    "$BIN/forge" --version | head -n1 | grep -q "Version: $FORGE_VERSION" \
-        || die "installed $BIN/forge does not report $FORGE_VERSION"
-    log "installed: $("$BIN/forge" --version | head -n1) at $BIN/forge"
+    "$BIN/$name" --version | head -n1 | grep -q "Version: $version" \
+        || die "installed $BIN/$name does not report $version"
+    log "installed: $("$BIN/$name" --version | head -n1) at $BIN/$name"
 }
 
 # An npm package pinned to VERSION, installed into .tools/js (--save-exact, with the registry's
@@ -230,8 +201,8 @@ install_solc_old() {
 }
 
 install_anvil
-install_cast
-install_forge
+install_foundry_bin cast 1.7.1 @foundry-rs/cast-linux-amd64 e625e24080f1e8a3cbc1ed9dbba11c9aec05c121
+install_foundry_bin forge 1.7.1 @foundry-rs/forge-linux-amd64 a8c467a9f366a7596bca1c40842ecbe99a8a0fce
 install_solc_old
 install_npm_js ethers "$ETHERS_VERSION" "the ethers.js client test"
 install_npm_js playwright-core "$PLAYWRIGHT_VERSION" "the browser test"

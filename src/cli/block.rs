@@ -57,8 +57,9 @@ impl BlockArgs {
             let has = n.has_layouts();
             if !has {
                 note!(
-                    "note: no artifact of --abi has a storageLayout: no storage_changes table \
-                     (build with storageLayout in outputSelection, e.g. forge's \
+                    "note: no artifact of --abi has a storageLayout, metadata to compile one \
+                     from, or an AST to compute one from: no storage_changes table (build with \
+                     storageLayout in outputSelection, e.g. forge's \
                      extra_output = [\"storageLayout\"])"
                 );
             }
