@@ -184,7 +184,17 @@ impl TxArgs {
         // its state: the two overlap (naming's cost is mostly hidden behind the round trips).
         // A names error is still reported before the node's.
         let (names, mined) = std::thread::scope(|s| {
-            let names = s.spawn(|| load_names(&self.trace));
+            // The main thread's stack: a build is read as deep as serde_json lets it.
+            let names = std::thread::Builder::new()
+                .stack_size(8 << 20)
+                .spawn_scoped(s, || load_names(&self.trace));
+            let Ok(names) = names else {
+                // No thread to be had: one after the other.
+                return (
+                    load_names(&self.trace),
+                    Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork),
+                );
+            };
             let mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork);
             let names = names
                 .join()

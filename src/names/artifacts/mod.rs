@@ -558,21 +558,32 @@ fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
     let mut got: Vec<(usize, Result<Vec<Artifact>, NamesError>)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(f) = files.get(i) else { break mine };
-                        mine.push((i, load_file(f)));
-                    }
-                })
+                // The main thread's stack: a document is read as deep as serde_json lets it.
+                std::thread::Builder::new()
+                    .stack_size(8 << 20)
+                    .spawn_scoped(s, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(f) = files.get(i) else { break mine };
+                            mine.push((i, load_file(f)));
+                        }
+                    })
             })
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .flat_map(|w| match w {
+                Ok(w) => w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(_) => Vec::new(),
+            })
             .collect()
     });
+    // No thread to be had at all: the files none took are read here.
+    let taken = next.into_inner().min(files.len());
+    for (i, f) in files.iter().enumerate().skip(taken) {
+        got.push((i, load_file(f)));
+    }
     got.sort_by_key(|(i, _)| *i);
     got.into_iter().map(|(_, r)| r).collect()
 }
@@ -670,6 +681,34 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, v.to_string()).unwrap();
         p
+    }
+
+    #[test]
+    fn a_tree_of_artifacts_nested_as_deep_as_json_allows_is_read_by_its_threads() {
+        let dir = std::env::temp_dir().join(format!("chaintrace-deep-tree-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("A.sol")).unwrap();
+        // Each level of AST nodes is two of serde_json's 128 (an object, its `nodes` array).
+        let nested = |levels: usize| {
+            let mut ast = serde_json::json!({"nodeType": "ContractDefinition", "nodes": []});
+            let mut deep = serde_json::json!(1);
+            for _ in 0..levels {
+                ast = serde_json::json!({"nodeType": "ContractDefinition", "nodes": [ast]});
+                deep = serde_json::json!([deep]);
+            }
+            let ast = serde_json::json!({"nodeType": "SourceUnit", "absolutePath": "A.sol",
+                "nodes": [ast]});
+            serde_json::json!({"abi": [], "deep": deep, "ast": ast,
+                "deployedBytecode": {"object": "0x6000", "sourceMap": "0:1:0"}})
+        };
+        for n in 0..4 {
+            std::fs::write(dir.join(format!("A.sol/A{n}.json")), nested(60).to_string()).unwrap();
+        }
+        // Past the limit: that file is not an artifact, and nothing else is lost.
+        std::fs::write(dir.join("A.sol/Deeper.json"), nested(70).to_string()).unwrap();
+        let got = load_tree(&dir).unwrap();
+        assert_eq!(got.len(), 4);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
