@@ -1,8 +1,9 @@
 //! A build's JSON read in one pass with its ASTs apart: `sources.<path>.ast` (standard-JSON
 //! output, at the top or under a build info's `output`) and an artifact's own top-level `ast`
 //! (Foundry's with `ast = true`, Truffle's) are read straight into their declarations only
-//! ([`AstDecls`]; taken as text first when one is not solc's); every other member becomes a `serde_json::Value` as before,
-//! but Foundry's `metadata` object, which repeats the `rawMetadata` text before it.
+//! ([`AstDecls`]; taken as text first when one is not solc's); every other member becomes a
+//! `serde_json::Value` as before, but Foundry's `metadata` object, which repeats the
+//! `rawMetadata` text before it.
 //! solc's ASTs are most of a build output's bytes (207 KiB of the 291 KiB the naming bench
 //! reads), and a tree of maps for them cost more than the rest of naming together (issue 44).
 //!
@@ -66,8 +67,12 @@ struct Source<'a> {
     careful: bool,
 }
 
-/// An AST read straight into its declarations: an error when it is not solc's compact AST.
-fn read_ast<'de, A: MapAccess<'de>>(m: &mut A) -> Result<AstDecls, A::Error> {
+/// The next value, an AST, read into its declarations: straight (an error when it is not
+/// solc's compact AST), or (`careful`) taken as text first, the text itself when it is not.
+fn read_ast<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    careful: bool,
+) -> Result<Result<AstDecls, &'de RawValue>, A::Error> {
     struct Seed;
     impl<'de> DeserializeSeed<'de> for Seed {
         type Value = AstDecls;
@@ -75,7 +80,11 @@ fn read_ast<'de, A: MapAccess<'de>>(m: &mut A) -> Result<AstDecls, A::Error> {
             AstDecls::deserialize(d)
         }
     }
-    m.next_value_seed(Seed)
+    if !careful {
+        return m.next_value_seed(Seed).map(Ok);
+    }
+    let raw = m.next_value::<&RawValue>()?;
+    Ok(AstDecls::from_json(raw.get()).ok_or(raw))
 }
 
 /// A reader's visitor: any JSON value other than an object read as a `Value` (what a member of
@@ -158,26 +167,17 @@ impl<'de> Visitor<'de> for Level<'_> {
                     careful: self.careful,
                 })?,
                 // An artifact's own AST: only its path is left in the value.
-                "ast" if self.top && !self.careful => {
-                    let decls = read_ast(&mut m)?;
-                    let path = decls.path.clone().unwrap_or_default();
-                    self.asts.insert(path.clone(), Some(decls));
-                    serde_json::json!({ "absolutePath": path })
-                }
-                "ast" if self.top => {
-                    let raw = m.next_value::<&RawValue>()?;
-                    match AstDecls::from_json(raw.get()) {
-                        Some(decls) => {
-                            let path = decls.path.clone().unwrap_or_default();
-                            self.asts.insert(path.clone(), Some(decls));
-                            serde_json::json!({ "absolutePath": path })
-                        }
-                        // Not solc's shape: kept whole, as any other member.
-                        None => {
-                            serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
-                        }
+                "ast" if self.top => match read_ast(&mut m, self.careful)? {
+                    Ok(decls) => {
+                        let path = decls.path.clone().unwrap_or_default();
+                        self.asts.insert(path.clone(), Some(decls));
+                        serde_json::json!({ "absolutePath": path })
                     }
-                }
+                    // Not solc's shape: kept whole, as any other member.
+                    Err(raw) => {
+                        serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
+                    }
+                },
                 _ => m.next_value::<Value>()?,
             };
             out.insert(key, v);
@@ -211,14 +211,9 @@ impl<'de> Visitor<'de> for Source<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = m.next_key::<String>()? {
-            if key == "ast" && !self.careful {
-                let decls = read_ast(&mut m)?;
-                self.asts.insert(self.path.clone(), Some(decls));
-            } else if key == "ast" {
-                // Taken as text first: an AST of another shape must not fail the whole build.
-                let raw = m.next_value::<&RawValue>()?;
-                self.asts
-                    .insert(self.path.clone(), AstDecls::from_json(raw.get()));
+            if key == "ast" {
+                let decls = read_ast(&mut m, self.careful)?.ok();
+                self.asts.insert(self.path.clone(), decls);
             } else {
                 out.insert(key, m.next_value::<Value>()?);
             }
