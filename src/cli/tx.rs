@@ -188,17 +188,12 @@ impl TxArgs {
             let names = std::thread::Builder::new()
                 .stack_size(8 << 20)
                 .spawn_scoped(s, || load_names(&self.trace));
-            let Ok(names) = names else {
-                // No thread to be had: one after the other.
-                return (
-                    load_names(&self.trace),
-                    Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork),
-                );
-            };
             let mined = Mined::load(&source, cache.as_ref(), hash, self.state.mode(), hardfork);
-            let names = names
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let names = match names {
+                Ok(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                // No thread to be had: one after the other.
+                Err(_) => load_names(&self.trace),
+            };
             (names, mined)
         });
         let mut names = names?;
