@@ -1,7 +1,8 @@
 //! Storage layouts for a build that has none (Foundry's default artifacts): compiled from an
 //! artifact's own solc metadata by a solc of its version ([`sources::rebuild::rebuild_layout`]),
-//! the ERC-7201 namespaces of its bases added from the same compilation's ASTs, once per run, and kept between runs in the cache directory's `layouts/` by the metadata's
-//! keccak256 (it fixes the compiler, the settings and every source's hash).
+//! the ERC-7201 namespaces of its bases added from the same compilation's ASTs, once per run,
+//! and kept between runs in the cache directory's `layouts/` by the metadata's keccak256 (it
+//! fixes the compiler, the settings and every source's hash).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -80,8 +80,8 @@ struct Spans<'s> {
 
 impl Names {
     /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
-    /// compiled from, or an AST with state variables one may be computed from, or Sourcify is asked for verified
-    /// ones: only then are state changes worked out.
+    /// compiled from, or an AST with state variables one may be computed from, or Sourcify is
+    /// asked for verified ones: only then are state changes worked out.
     pub fn has_layouts(&self) -> bool {
         self.local_layouts() || self.asks_sourcify()
     }
@@ -233,14 +233,8 @@ fn computed_layout(
             let target = a
                 .sources
                 .as_ref()
-                .and_then(|s| s.metadata.as_deref())
-                .and_then(|m| m.value())
-                .and_then(|m| {
-                    m.pointer("/settings/compilationTarget")?
-                        .as_object()
-                        .cloned()
-                })
-                .and_then(|t| t.keys().next().cloned());
+                .and_then(|s| s.metadata.as_deref()?.target())
+                .map(str::to_string);
             (target, a.name.as_str())
         }
     };
