@@ -11,7 +11,7 @@
 //! (no storageLayout, no AST) gets the same names: the layouts compiled from each artifact's
 //! metadata by the solc given with `--solc`, the namespaces from that compilation's ASTs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use alloy_primitives::U256;
@@ -21,16 +21,6 @@ use crate::anvil::Anvil;
 use crate::run;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn tool(name: &str) -> PathBuf {
-    let p = Path::new(ROOT).join(".tools/bin").join(name);
-    assert!(
-        p.is_file(),
-        "{} is missing: run scripts/install-test-tools.sh",
-        p.display()
-    );
-    p
-}
 
 /// Runs a script of the project's; its stdout, or a panic with its stderr.
 fn script(args: &[&str]) -> String {
@@ -49,17 +39,7 @@ fn script(args: &[&str]) -> String {
 
 /// `cast ARGS --rpc-url URL`'s one line of output.
 fn cast(url: &str, args: &[&str]) -> String {
-    let r = Command::new(tool("cast"))
-        .args(args)
-        .args(["--rpc-url", url])
-        .output()
-        .expect("cast");
-    assert!(
-        r.status.success(),
-        "cast {args:?}: {}",
-        String::from_utf8_lossy(&r.stderr)
-    );
-    String::from_utf8(r.stdout).unwrap().trim().to_string()
+    crate::state_changes::cast(&[args, &["--rpc-url", url]].concat())
 }
 
 fn u256(hex: &str) -> U256 {
