@@ -202,7 +202,10 @@ impl CallArgs {
                 passes,
             )
         };
-        let (run, assets) = match assets_call(&spec).filter(|_| wants_assets) {
+        // Failures are located by a second replay, only when a frame failed.
+        let plain = super::names::without_source_steps(&spec);
+        let run_spec = plain.as_ref().unwrap_or(&spec);
+        let (run, assets) = match assets_call(run_spec).filter(|_| wants_assets) {
             // The user's own run is the callTracer with logs: the changes are read from it.
             Some(config) => {
                 let t = prepared
@@ -216,7 +219,7 @@ impl CallArgs {
             }
             None => {
                 let t = prepared
-                    .trace(&source, &spec, overrides, StateSnapshot::partial())
+                    .trace(&source, run_spec, overrides, StateSnapshot::partial())
                     .map_err(call_error)?;
                 if wants_assets {
                     let again = prepared
@@ -246,6 +249,17 @@ impl CallArgs {
             splice_note,
             ..
         } = run;
+        let traced = match plain {
+            Some(_) if super::names::needs_source_steps(&traced.result) => {
+                let t = prepared
+                    .trace(&source, &spec, overrides, std::mem::take(&mut snapshot))
+                    .map_err(call_error)?;
+                passes += t.passes;
+                snapshot = t.snapshot;
+                t.traced
+            }
+            _ => traced,
+        };
         let currency = chaintrace::chain::currency(chain_id);
         attach_explorer(&mut names, &self.trace, chain_id, source.client.timeout());
         let decoder = decoder_for(&names, &self.trace, &traced, &snapshot);

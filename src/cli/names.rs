@@ -115,6 +115,33 @@ pub fn with_source_steps(mut spec: TracerSpec, names: &Names, args: &TraceArgs) 
     spec
 }
 
+/// `spec` without its source steps, when it records them: a replay that locates failures
+/// (source steps, and the stack words of internal functions' arguments at the jumps the maps
+/// mark) costs about as much again as one that does not, and only failed frames keep what it
+/// recorded. A run first replays without them and replays with them ([`needs_source_steps`])
+/// only when a frame failed. `None`: `spec` records none, or its steps are used otherwise
+/// (gas by line or function).
+pub fn without_source_steps(spec: &TracerSpec) -> Option<TracerSpec> {
+    match spec {
+        TracerSpec::Call(c) if c.source_steps => {
+            let mut c = c.clone();
+            c.source_steps = false;
+            c.marks = None;
+            Some(TracerSpec::Call(c))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a call tree replayed [`without_source_steps`] must be replayed with them: one of
+/// its frames failed (only failed frames are located).
+pub fn needs_source_steps(result: &TraceResult) -> bool {
+    fn failed(f: &chaintrace::trace::call::CallFrame) -> bool {
+        f.error.is_some() || f.calls.iter().any(failed)
+    }
+    matches!(result, TraceResult::Call(root) if failed(root))
+}
+
 /// Attaches the explorer/Sourcify lookup and the signature database when the user opted in,
 /// for `chain_id`.
 pub fn attach_explorer(names: &mut Names, args: &TraceArgs, chain_id: u64, timeout: Duration) {

@@ -206,7 +206,13 @@ impl TxArgs {
             source.client.timeout(),
         );
         let mut meta_passes = 0;
-        let (mut traced, assets) = match &spec {
+        // Failures are located by a second replay, only when a frame failed.
+        let plain = match patch {
+            None => super::names::without_source_steps(&spec),
+            Some(_) => None,
+        };
+        let run_spec = plain.as_ref().unwrap_or(&spec);
+        let (mut traced, assets) = match run_spec {
             // geth's JSON of a struct log goes to stdout as the replay runs: written once.
             TracerSpec::StructLog(cfg)
                 if self.trace.json && !self.trace.decode && patch.is_none() =>
@@ -216,12 +222,20 @@ impl TxArgs {
                 (t, None)
             }
             _ if patch.is_none() && self.wants_assets(&spec) => {
-                let (traced, assets) =
-                    mined_assets(&mut mined, &source, cache.as_ref(), &spec, &mut meta_passes)?;
+                let (traced, assets) = mined_assets(
+                    &mut mined,
+                    &source,
+                    cache.as_ref(),
+                    run_spec,
+                    &mut meta_passes,
+                )?;
                 (traced, Some(assets))
             }
-            _ => (mined.trace(&source, cache.as_ref(), &spec)?, None),
+            _ => (mined.trace(&source, cache.as_ref(), run_spec)?, None),
         };
+        if plain.is_some() && super::names::needs_source_steps(&traced.result) {
+            traced = mined.trace(&source, cache.as_ref(), &spec)?;
+        }
         // Gas by source follows internal functions while it runs: when Sourcify has the maps
         // of contracts no local artifact covers, run again with them.
         if matches!(&spec, TracerSpec::Gas(c) if c.marks.is_some())
