@@ -37,10 +37,12 @@ pub fn load_names_from(abi: &[String], names: &super::common::NameArgs) -> Resul
     } else {
         cwd.as_deref()
     };
-    Names::load(abi, &names.signatures, discover)
+    let cache = cache_dir();
+    let kept = cache.as_ref().map(|d| d.join("names"));
+    Names::load_kept(abi, &names.signatures, discover, kept.as_deref())
         .map(|n| {
             n.with_solc(names.solc.clone())
-                .with_layout_cache(cache_dir().map(|d| d.join("layouts")))
+                .with_layout_cache(cache.map(|d| d.join("layouts")))
         })
         .map_err(|e| CliError::input(e.to_string()))
 }

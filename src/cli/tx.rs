@@ -342,6 +342,9 @@ impl TxArgs {
             Some(&mined),
             mined.passes + meta_passes,
         );
+        // The process ends with this command: a project's names (tens of thousands of small
+        // allocations, nothing to flush) are left to the exit rather than freed one by one.
+        std::mem::forget(names);
         Ok(finish(
             traced.hash,
             &traced.outcome,

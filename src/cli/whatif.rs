@@ -129,7 +129,7 @@ impl Patch {
     /// Names the patched contracts by their artifacts' ABIs and names.
     pub fn name(&self, decoder: &mut Decoder) {
         for (addr, a) in &self.artifacts {
-            decoder.add_contract(*addr, a.abi.clone());
+            decoder.add_contract(*addr, a.abi().clone());
             if !a.name.is_empty() {
                 decoder.add_label(*addr, a.name.clone());
             }

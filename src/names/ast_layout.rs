@@ -27,7 +27,7 @@ use alloy_primitives::U256;
 use serde_json::{json, Map, Value};
 
 /// A state variable, or a struct's member: its AST id, name and type.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AstMember {
     pub id: i64,
     pub name: String,
@@ -37,7 +37,7 @@ pub struct AstMember {
 }
 
 /// A struct definition of an AST: its members, and its ERC-7201 namespace.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AstStruct {
     pub id: i64,
     /// `ERC20Upgradeable.ERC20Storage`.
@@ -52,7 +52,7 @@ pub struct AstStruct {
 
 /// A contract definition: its name, linearized bases (itself first) and the state variables
 /// that take storage (constants and immutables left out).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AstContract {
     pub id: i64,
     pub name: String,
@@ -61,7 +61,7 @@ pub struct AstContract {
 }
 
 /// What one source's AST says about storage.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct AstStorage {
     pub structs: Vec<AstStruct>,
     pub contracts: Vec<AstContract>,

@@ -103,27 +103,44 @@ impl Names {
         signature_paths: &[String],
         discover_in: Option<&Path>,
     ) -> Result<Names, NamesError> {
+        Names::load_kept(abi_paths, signature_paths, discover_in, None)
+    }
+
+    /// [`Names::load`], the artifact trees (`--abi DIR`, the project's) kept between runs in
+    /// the directory `kept` ([`artifacts::load_tree_cached`]).
+    pub fn load_kept(
+        abi_paths: &[String],
+        signature_paths: &[String],
+        discover_in: Option<&Path>,
+        kept: Option<&Path>,
+    ) -> Result<Names, NamesError> {
         let mut found: Vec<Artifact> = Vec::new();
         let mut build_infos = Vec::new();
+        // Each tree's or file's ABIs merged, then these merged in order: the same items, in the
+        // same order, as all the artifacts' merged one by one.
+        let mut merged: Option<Abi> = None;
+        let mut add = |(more, abi): (Vec<Artifact>, Option<Abi>)| {
+            found.extend(more);
+            match (&mut merged, abi) {
+                (Some(m), Some(abi)) => m.merge(abi),
+                (None, abi) => merged = abi,
+                (_, None) => {}
+            }
+        };
         for p in abi_paths {
             let path = Path::new(p);
             if path.is_dir() {
-                found.extend(artifacts::load_tree(path)?);
+                add(artifacts::load_tree_cached(path, kept)?);
                 build_infos.extend(artifacts::build_infos(path));
             } else {
-                found.extend(artifacts::load_file(path)?);
+                let more = artifacts::load_file(path)?;
+                let abi = artifacts::merged_abi(&more);
+                add((more, abi));
             }
         }
         if let Some(dir) = discover_in.and_then(artifacts::find_project) {
-            found.extend(artifacts::load_tree(&dir)?);
+            add(artifacts::load_tree_cached(&dir, kept)?);
             build_infos.extend(artifacts::build_infos(&dir));
-        }
-        let mut merged: Option<Abi> = None;
-        for a in &found {
-            match &mut merged {
-                Some(m) => m.merge((*a.abi).clone()),
-                None => merged = Some((*a.abi).clone()),
-            }
         }
         let mut base = Decoder::new(merged);
         for p in signature_paths {
@@ -213,7 +230,7 @@ impl Names {
             let Some(c) = code(&addr) else { continue };
             match self.artifact_for_code(&c) {
                 Some(a) => {
-                    own.insert(addr, a.abi.clone());
+                    own.insert(addr, a.abi().clone());
                     if !a.name.is_empty() {
                         decoder.add_label(addr, a.name.clone());
                     }
@@ -338,7 +355,7 @@ impl Names {
         if f.kind.is_create() {
             let found = self.artifact_for_creation(&f.input);
             if let Some((a, len)) = found.filter(|(a, _)| !a.name.is_empty()) {
-                decoder.add_creation(&f.input, a.name.clone(), len, a.abi.clone());
+                decoder.add_creation(&f.input, a.name.clone(), len, a.abi().clone());
             }
         }
         for c in &f.calls {

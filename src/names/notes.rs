@@ -65,7 +65,7 @@ impl Names {
             if f.kind.is_create() {
                 let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
                 let inferred = self.artifact_for_creation(&f.input).and_then(|(a, len)| {
-                    infer::constructor(f, &a.abi, f.input.get(len..)?, &enum_size)
+                    infer::constructor(f, a.abi(), f.input.get(len..)?, &enum_size)
                 });
                 if let Some((why, function)) = inferred {
                     let at = function.and_then(|name| {
@@ -82,13 +82,13 @@ impl Names {
             };
             let enum_size = |name: &str| map.and_then(|m| m.enum_members(name));
             let inferred = artifact.and_then(|a| {
-                let library = infer::library_call(f, &code, &a.abi).map(|(why, function)| {
+                let library = infer::library_call(f, &code, a.abi()).map(|(why, function)| {
                     // A library's ABI lists none of the functions it runs by DELEGATECALL only.
                     let selector = f.input.get(..4).and_then(|s| s.try_into().ok());
                     let by_ast = || map?.function_named_by(selector?);
                     (why, function.or_else(by_ast))
                 });
-                library.or_else(|| infer::infer(f, &a.abi, &enum_size))
+                library.or_else(|| infer::infer(f, a.abi(), &enum_size))
             });
             if let Some((why, function)) = inferred {
                 // A function's declaration, or a public state variable's: its getter.
@@ -114,7 +114,7 @@ impl Names {
                 return Some((why, at));
             }
             if let (Some(a), Some(m)) = (artifact, map) {
-                if let Some((why, getter)) = infer::array_getter(f, &a.abi, &|n| m.public_array(n))
+                if let Some((why, getter)) = infer::array_getter(f, a.abi(), &|n| m.public_array(n))
                 {
                     // The getter is code the compiler generated: the stack shows it at the
                     // variable's declaration.

@@ -149,6 +149,43 @@ fn a_forge_projects_zap_is_named_by_variable_through_the_proxy_and_read_back_by_
         assert_eq!(c["address"], ledger.as_str(), "{c}");
     }
 
+    // The project's artifacts kept between runs: a run that reads them from the store prints
+    // what the run that loaded them printed. (The tree is aged first: one whose files changed
+    // in the last two seconds is not kept.)
+    fn age(dir: &Path) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                age(&p);
+            } else {
+                let f = std::fs::File::options().write(true).open(&p).unwrap();
+                let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+                f.set_modified(t).unwrap();
+            }
+        }
+    }
+    // (forge's own `cache/` too: its solidity-files-cache.json chooses the builds.)
+    age(&dir.join("out"));
+    age(&dir.join("cache"));
+    let cache = dir.with_extension("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let kept_run = || {
+        run::cmd(&["tx", &zap, "--rpc-url", url, "--json", "--decode"])
+            .env("CHAINTRACE_NO_CACHE", "")
+            .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+            .dir(&dir)
+            .run()
+    };
+    let first = kept_run();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let kept: Vec<_> = std::fs::read_dir(cache.join("names")).unwrap().collect();
+    assert_eq!(kept.len(), 1, "one store for the project");
+    let second = kept_run();
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(first.stdout, r.stdout);
+    assert_eq!(second.stdout, r.stdout);
+    let _ = std::fs::remove_dir_all(&cache);
+
     // Forge's default artifacts: layouts and namespaces compiled from the metadata.
     let defaults = dir.with_extension("defaults");
     let _ = std::fs::remove_dir_all(&defaults);

@@ -22,15 +22,30 @@ use crate::render::abi::Abi;
 
 mod build_json;
 mod builds;
+mod cached;
 mod immutables;
 mod override_code;
 mod tree;
 
 use builds::resolve_foundry_units;
 pub use builds::{build_infos, from_sourcify, load_build_info};
+pub use cached::load_tree_cached;
 pub use immutables::{fill_immutables, immutables_of, Immutable, ImmutableError};
 pub use override_code::{override_code, OverrideCode};
 pub use tree::{find_project, load_tree};
+
+/// The ABIs of `found` merged, in their order (one artifact's: that ABI, its entry points and
+/// constructor kept).
+pub fn merged_abi(found: &[Artifact]) -> Option<Abi> {
+    let mut merged: Option<Abi> = None;
+    for a in found {
+        match &mut merged {
+            Some(m) => m.merge((**a.abi()).clone()),
+            None => merged = Some((**a.abi()).clone()),
+        }
+    }
+    merged
+}
 
 /// Byte ranges (start, length) of runtime code to ignore when comparing.
 type Ranges = Vec<(usize, usize)>;
@@ -40,7 +55,7 @@ type Ranges = Vec<(usize, usize)>;
 pub struct Artifact {
     /// Contract name (file stem or the combined JSON key).
     pub name: String,
-    pub abi: Arc<Abi>,
+    abi: LazyAbi,
     /// Runtime code as compiled, metadata stripped, with its masked ranges (immutables, library
     /// addresses) zeroed; `None` when the artifact has no runtime code.
     code: Option<Vec<u8>>,
@@ -99,7 +114,47 @@ impl Pending {
     }
 }
 
+/// An artifact's ABI: read with it, or, kept between runs ([`load_tree_cached`]), read back
+/// from its stored form when first asked for (a run uses the ABIs of the few contracts it
+/// touched; the merge of all of them is kept apart).
+#[derive(Clone, Debug)]
+struct LazyAbi {
+    abi: std::sync::OnceLock<Arc<Abi>>,
+    stored: Option<Arc<[u8]>>,
+}
+
+impl LazyAbi {
+    fn read(abi: Abi) -> LazyAbi {
+        LazyAbi {
+            abi: Arc::new(abi).into(),
+            stored: None,
+        }
+    }
+
+    /// Its stored form (what [`Self::get`] reads back); `None` when it cannot be written.
+    fn stored(&self) -> Option<Arc<[u8]>> {
+        match &self.stored {
+            Some(s) => Some(s.clone()),
+            None => rmp_serde::to_vec(&**self.get()).ok().map(Arc::from),
+        }
+    }
+
+    fn get(&self) -> &Arc<Abi> {
+        self.abi.get_or_init(|| {
+            let stored = self.stored.as_deref().unwrap_or_default();
+            // What this program wrote, whole (the store is renamed into place): an empty ABI
+            // only if the file was altered since.
+            Arc::new(rmp_serde::from_slice(stored).unwrap_or_default())
+        })
+    }
+}
+
 impl Artifact {
+    /// Its ABI.
+    pub fn abi(&self) -> &Arc<Abi> {
+        self.abi.get()
+    }
+
     /// How many bytes `deployed` differs from this artifact's runtime code in, when it is
     /// nearly it (lengths within 5%, at least 90% of the bytes equal, position by position):
     /// the same contract rebuilt. `None` when it is not near, or is exactly it.
@@ -354,7 +409,7 @@ fn artifact_with_metadata(
     let pending = pending_sources(v, metadata);
     Ok(Artifact {
         name: name.to_string(),
-        abi: Arc::new(abi),
+        abi: LazyAbi::read(abi),
         code,
         mask,
         storage_layout: v.get("storageLayout").filter(|s| s.is_object()).cloned(),

@@ -10,12 +10,22 @@ use crate::names::NamesError;
 /// Every artifact under `dir` (Foundry `out/`, Hardhat `artifacts/`): JSON files that hold an
 /// ABI; build info, debug files and anything that is not an ABI are skipped.
 pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
+    load_files_of(dir, &tree_files(dir)?)
+}
+
+/// The JSON files of the tree `dir`, in order: what [`load_tree`] reads.
+pub(super) fn tree_files(dir: &Path) -> Result<Vec<PathBuf>, NamesError> {
     let mut files = Vec::new();
     walk(dir, &mut files, 0)?;
     files.sort();
+    Ok(files)
+}
+
+/// The artifacts of `files` (the tree `dir`'s [`tree_files`]).
+pub(super) fn load_files_of(dir: &Path, files: &[PathBuf]) -> Result<Vec<Artifact>, NamesError> {
     let mut out = Vec::new();
     let mut rel_paths = Vec::new();
-    for (f, found) in files.iter().zip(load_files(&files)) {
+    for (f, found) in files.iter().zip(load_files(files)) {
         if let Ok(found) = found {
             let rel = f
                 .strip_prefix(dir)
@@ -86,7 +96,12 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesE
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
+        // The entry's type as the directory lists it (no stat), a link's by following it.
+        let is_dir = match entry.file_type() {
+            Ok(t) if !t.is_symlink() => t.is_dir(),
+            _ => path.is_dir(),
+        };
+        if is_dir {
             if !matches!(
                 name.as_str(),
                 "build-info" | "cache" | "node_modules" | ".git"

@@ -50,6 +50,32 @@ impl Metadata {
         })
     }
 
+    /// What is kept of it between runs: its text (metadata given as an object: as serde_json
+    /// writes it, which is what [`Self::digest`] hashes) and its target. Not its sources'
+    /// hashes: they are read while a tree is loaded, into its files' [`TextOrigin`]s.
+    pub(crate) fn stored(&self) -> StoredMetadata {
+        let text = self.text.clone().or_else(|| {
+            self.value
+                .get()
+                .and_then(Option::as_ref)
+                .map(Value::to_string)
+        });
+        StoredMetadata {
+            text,
+            target: self.target.clone(),
+        }
+    }
+
+    /// [`Self::stored`] read back: parsed again on first need, as when first loaded.
+    pub(crate) fn from_stored(s: StoredMetadata) -> Metadata {
+        Metadata {
+            text: s.text,
+            value: OnceLock::new(),
+            hashes: SourceHashes::default(),
+            target: s.target,
+        }
+    }
+
     /// The file of `settings.compilationTarget`: the artifact's own source.
     pub fn target(&self) -> Option<&str> {
         self.target.as_deref()
@@ -82,6 +108,13 @@ impl Metadata {
     pub fn source_hashes(&self) -> &SourceHashes {
         &self.hashes
     }
+}
+
+/// [`Metadata`] as it is kept between runs.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct StoredMetadata {
+    text: Option<String>,
+    target: Option<String>,
 }
 
 /// `sources[*].keccak256` and `settings.compilationTarget`'s file of metadata given as an
@@ -123,7 +156,7 @@ fn hashes_and_target(text: Option<&str>, value: Option<&Value>) -> (SourceHashes
 }
 
 /// Where a source file's text comes from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum TextOrigin {
     /// Given in the build (standard-JSON input, Hardhat build info).
     Inline(String),
@@ -144,15 +177,18 @@ enum Unread {
     Changed,
 }
 
-/// One source file of a compilation.
-#[derive(Debug)]
+/// One source file of a compilation. (Kept between runs with its project's artifacts,
+/// [`crate::names::artifacts::load_tree_cached`]: what is read on first need is not.)
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct SourceFile {
     /// The path as the compiler named it (`src/Leaf.sol`).
     pub path: String,
     origin: TextOrigin,
+    #[serde(skip)]
     text: OnceLock<Result<String, Unread>>,
     /// From the AST, when the build had one; else scanned from the text.
     ast_functions: Option<Vec<FnSpan>>,
+    #[serde(skip)]
     functions: OnceLock<Vec<FnSpan>>,
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
     /// empty without one: a stored enum is then shown by its number.
@@ -161,6 +197,7 @@ pub struct SourceFile {
     /// enums and value types, from its AST ([`crate::names::ast_layout`]); empty without one.
     pub storage: crate::names::ast_layout::AstStorage,
     /// Byte offsets where each line starts, built on first need.
+    #[serde(skip)]
     line_starts: OnceLock<Vec<usize>>,
     /// The build gave an AST that is not solc's compact JSON: read as a file without one.
     pub ast_unread: bool,
@@ -282,7 +319,7 @@ impl SourceFile {
 }
 
 /// One compilation: its source files by the compiler's source id.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Unit {
     pub files: HashMap<i32, Arc<SourceFile>>,
 }

@@ -2,7 +2,7 @@
 //! AST when the build has one, else from a scan of the source text.
 
 /// A function (or modifier) in a source file: its byte span and names.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FnSpan {
     pub start: usize,
     pub end: usize,

@@ -13,6 +13,8 @@ use alloy_json_abi::{AbiItem, Error as ErrorItem, Event, Function};
 use alloy_primitives::B256;
 use serde_json::Value;
 
+mod stored;
+
 /// Why an ABI file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum AbiError {
@@ -195,6 +197,21 @@ impl Abi {
     /// The constructor's parameters (one contract's JSON ABI; `None` without a constructor).
     pub fn constructor(&self) -> Option<&[alloy_json_abi::Param]> {
         self.constructor.as_deref()
+    }
+
+    /// Every item, each on a line, in an order that does not depend on hash maps (tests).
+    #[cfg(test)]
+    pub(crate) fn item_lines(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .functions
+            .iter()
+            .map(|(k, f)| format!("{k:?} {f:?}"))
+            .chain(self.errors.iter().map(|(k, e)| format!("{k:?} {e:?}")))
+            .chain(self.events.iter().map(|(k, e)| format!("{k:?} {e:?}")))
+            .collect();
+        v.sort();
+        v.push(format!("{:?} {:?}", self.entry, self.constructor));
+        v
     }
 
     /// Every function with this selector, first added first.

@@ -1,0 +1,297 @@
+//! [`Abi`] as it is kept between runs with a project's artifacts (`names/artifacts/cached.rs`):
+//! its items in a shape of their own, every field always written, in order. alloy's serde for
+//! its items is JSON's (tagged by `type`, `stateMutability` flattened, empty fields left out),
+//! which a compact, field-order encoding cannot read back; and a field-order encoding is what
+//! makes the stored form quick to read.
+
+use std::collections::HashMap;
+
+use alloy_json_abi::{
+    Error as ErrorItem, Event, EventParam, Function, InternalType, Param, StateMutability,
+};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{Abi, EntryPoints};
+
+#[derive(Serialize, Deserialize)]
+struct StoredParam {
+    ty: String,
+    name: String,
+    components: Vec<StoredParam>,
+    internal_type: Option<StoredInternal>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum StoredInternal {
+    AddressPayable(String),
+    Contract(String),
+    Enum(Option<String>, String),
+    Struct(Option<String>, String),
+    Other(Option<String>, String),
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredEventParam {
+    ty: String,
+    name: String,
+    indexed: bool,
+    components: Vec<StoredParam>,
+    internal_type: Option<StoredInternal>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredFunction {
+    name: String,
+    inputs: Vec<StoredParam>,
+    outputs: Vec<StoredParam>,
+    /// 0 pure, 1 view, 2 nonpayable, 3 payable.
+    state_mutability: u8,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredEvent {
+    name: String,
+    inputs: Vec<StoredEventParam>,
+    anonymous: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredError {
+    name: String,
+    inputs: Vec<StoredParam>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredAbi {
+    functions: Vec<([u8; 4], Vec<StoredFunction>)>,
+    errors: Vec<([u8; 4], Vec<StoredError>)>,
+    events: Vec<([u8; 32], Vec<StoredEvent>)>,
+    /// (fallback, receive, payable constructor).
+    entry: Option<(Option<bool>, bool, bool)>,
+    constructor: Option<Vec<StoredParam>>,
+}
+
+impl Serialize for Abi {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let stored = StoredAbi {
+            functions: self
+                .functions
+                .iter()
+                .map(|(k, v)| (*k, v.iter().map(function_to).collect()))
+                .collect(),
+            errors: self
+                .errors
+                .iter()
+                .map(|(k, v)| (*k, v.iter().map(error_to).collect()))
+                .collect(),
+            events: self
+                .events
+                .iter()
+                .map(|(k, v)| (k.0, v.iter().map(event_to).collect()))
+                .collect(),
+            entry: self
+                .entry
+                .map(|e| (e.fallback, e.receive, e.payable_constructor)),
+            constructor: self
+                .constructor
+                .as_ref()
+                .map(|c| c.iter().map(param_to).collect()),
+        };
+        stored.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Abi {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Abi, D::Error> {
+        let s = StoredAbi::deserialize(d)?;
+        Ok(Abi {
+            functions: collect(s.functions, function_from),
+            errors: collect(s.errors, error_from),
+            events: s
+                .events
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into_iter().map(event_from).collect()))
+                .collect(),
+            entry: s
+                .entry
+                .map(|(fallback, receive, payable_constructor)| EntryPoints {
+                    fallback,
+                    receive,
+                    payable_constructor,
+                }),
+            constructor: s
+                .constructor
+                .map(|c| c.into_iter().map(param_from).collect()),
+        })
+    }
+}
+
+fn collect<K: std::hash::Hash + Eq, S, T>(
+    items: Vec<(K, Vec<S>)>,
+    from: fn(S) -> T,
+) -> HashMap<K, Vec<T>> {
+    items
+        .into_iter()
+        .map(|(k, v)| (k, v.into_iter().map(from).collect()))
+        .collect()
+}
+
+fn internal_to(t: &InternalType) -> StoredInternal {
+    match t.clone() {
+        InternalType::AddressPayable(s) => StoredInternal::AddressPayable(s),
+        InternalType::Contract(s) => StoredInternal::Contract(s),
+        InternalType::Enum { contract, ty } => StoredInternal::Enum(contract, ty),
+        InternalType::Struct { contract, ty } => StoredInternal::Struct(contract, ty),
+        InternalType::Other { contract, ty } => StoredInternal::Other(contract, ty),
+    }
+}
+
+fn internal_from(t: StoredInternal) -> InternalType {
+    match t {
+        StoredInternal::AddressPayable(s) => InternalType::AddressPayable(s),
+        StoredInternal::Contract(s) => InternalType::Contract(s),
+        StoredInternal::Enum(contract, ty) => InternalType::Enum { contract, ty },
+        StoredInternal::Struct(contract, ty) => InternalType::Struct { contract, ty },
+        StoredInternal::Other(contract, ty) => InternalType::Other { contract, ty },
+    }
+}
+
+fn param_to(p: &Param) -> StoredParam {
+    StoredParam {
+        ty: p.ty.clone(),
+        name: p.name.clone(),
+        components: p.components.iter().map(param_to).collect(),
+        internal_type: p.internal_type.as_ref().map(internal_to),
+    }
+}
+
+fn param_from(p: StoredParam) -> Param {
+    Param {
+        ty: p.ty,
+        name: p.name,
+        components: p.components.into_iter().map(param_from).collect(),
+        internal_type: p.internal_type.map(internal_from),
+    }
+}
+
+fn function_to(f: &Function) -> StoredFunction {
+    StoredFunction {
+        name: f.name.clone(),
+        inputs: f.inputs.iter().map(param_to).collect(),
+        outputs: f.outputs.iter().map(param_to).collect(),
+        state_mutability: match f.state_mutability {
+            StateMutability::Pure => 0,
+            StateMutability::View => 1,
+            StateMutability::NonPayable => 2,
+            StateMutability::Payable => 3,
+        },
+    }
+}
+
+fn function_from(f: StoredFunction) -> Function {
+    Function {
+        name: f.name,
+        inputs: f.inputs.into_iter().map(param_from).collect(),
+        outputs: f.outputs.into_iter().map(param_from).collect(),
+        state_mutability: match f.state_mutability {
+            0 => StateMutability::Pure,
+            1 => StateMutability::View,
+            3 => StateMutability::Payable,
+            _ => StateMutability::NonPayable,
+        },
+    }
+}
+
+fn error_to(e: &ErrorItem) -> StoredError {
+    StoredError {
+        name: e.name.clone(),
+        inputs: e.inputs.iter().map(param_to).collect(),
+    }
+}
+
+fn error_from(e: StoredError) -> ErrorItem {
+    ErrorItem {
+        name: e.name,
+        inputs: e.inputs.into_iter().map(param_from).collect(),
+    }
+}
+
+fn event_to(e: &Event) -> StoredEvent {
+    StoredEvent {
+        name: e.name.clone(),
+        inputs: e
+            .inputs
+            .iter()
+            .map(|p| StoredEventParam {
+                ty: p.ty.clone(),
+                name: p.name.clone(),
+                indexed: p.indexed,
+                components: p.components.iter().map(param_to).collect(),
+                internal_type: p.internal_type.as_ref().map(internal_to),
+            })
+            .collect(),
+        anonymous: e.anonymous,
+    }
+}
+
+fn event_from(e: StoredEvent) -> Event {
+    Event {
+        name: e.name,
+        inputs: e
+            .inputs
+            .into_iter()
+            .map(|p| EventParam {
+                ty: p.ty,
+                name: p.name,
+                indexed: p.indexed,
+                components: p.components.into_iter().map(param_from).collect(),
+                internal_type: p.internal_type.map(internal_from),
+            })
+            .collect(),
+        anonymous: e.anonymous,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_abi_reads_back_from_its_compact_stored_form_as_it_was() {
+        let json = r#"[
+          {"type":"function","name":"f","stateMutability":"payable",
+           "inputs":[{"name":"p","type":"tuple","internalType":"struct C.P",
+                      "components":[{"name":"a","type":"address","internalType":"address payable"},
+                                    {"name":"k","type":"uint8","internalType":"enum C.Kind"}]}],
+           "outputs":[{"name":"","type":"address","internalType":"contract IERC20"}]},
+          {"type":"function","name":"g","stateMutability":"view","inputs":[],"outputs":[]},
+          {"type":"error","name":"Bad","inputs":[{"name":"x","type":"uint256"}]},
+          {"type":"event","name":"E","anonymous":false,
+           "inputs":[{"name":"from","type":"address","indexed":true},
+                     {"name":"v","type":"uint256[]","indexed":false,"internalType":"uint256[]"}]},
+          {"type":"constructor","stateMutability":"payable",
+           "inputs":[{"name":"owner","type":"address"}]},
+          {"type":"fallback","stateMutability":"nonpayable"},
+          {"type":"receive","stateMutability":"payable"}
+        ]"#;
+        let abi = Abi::from_json(json).unwrap();
+        let bytes = rmp_serde::to_vec(&abi).unwrap();
+        let back: Abi = rmp_serde::from_slice(&bytes).unwrap();
+        // (Maps compared by key: two HashMaps print in their own orders.)
+        assert_eq!(abi.functions.len(), back.functions.len());
+        for (k, v) in &abi.functions {
+            assert_eq!(v, &back.functions[k]);
+        }
+        assert_eq!(abi.errors.len(), back.errors.len());
+        for (k, v) in &abi.errors {
+            assert_eq!(v, &back.errors[k]);
+        }
+        assert_eq!(abi.events.len(), back.events.len());
+        for (k, v) in &abi.events {
+            assert_eq!(v, &back.events[k]);
+        }
+        assert_eq!(abi.entry, back.entry);
+        assert_eq!(abi.constructor, back.constructor);
+        assert!(abi.entry.is_some_and(|e| e.receive) && abi.constructor.is_some());
+    }
+}
