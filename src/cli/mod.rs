@@ -132,6 +132,20 @@ pub enum Command {
 impl Cli {
     pub fn run(&mut self) -> Result<u8, CliError> {
         output::init(self.color, self.quiet, self.verbose);
+        // `--no-cache` and `--cache-dir` reach every store under the cache directory (the
+        // project's artifacts, compiled layouts, verified ABIs, signatures), not only the
+        // chain data.
+        let state = match &self.command {
+            Command::Tx(a) => Some(&a.state),
+            Command::Access(a) => Some(&a.state),
+            Command::Diff(a) => Some(&a.state),
+            Command::Debug(a) => Some(&a.state),
+            Command::Serve(a) => Some(&a.state),
+            _ => None,
+        };
+        if let Some(s) = state {
+            names::set_cache_flags(s.no_cache, s.cache_dir.clone());
+        }
         match &mut self.command {
             Command::Tx(a) => a.run(),
             Command::Block(a) => a.run(),

@@ -33,11 +33,13 @@ pub struct StateArgs {
     /// Where a mined transaction's pre-state comes from.
     #[arg(long, value_enum, default_value = "auto", value_name = "SOURCE")]
     pub state_source: StateSourceArg,
-    /// Cache directory for immutable chain data [default: $XDG_CACHE_HOME/chaintrace or
-    /// ~/.cache/chaintrace].
+    /// Cache directory for immutable chain data, and for the project's artifacts, compiled
+    /// layouts, verified ABIs and signatures kept between runs [default:
+    /// $XDG_CACHE_HOME/chaintrace or ~/.cache/chaintrace].
     #[arg(long, value_name = "DIR", env = "CHAINTRACE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Neither read nor write the on-disk cache (also CHAINTRACE_NO_CACHE=1).
+    /// Neither read nor write the on-disk cache, nor any store under it (also
+    /// CHAINTRACE_NO_CACHE=1).
     #[arg(long, env = "CHAINTRACE_NO_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_cache: bool,
 }

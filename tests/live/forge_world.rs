@@ -185,6 +185,33 @@ fn a_forge_projects_zap_is_named_by_variable_through_the_proxy_and_read_back_by_
     assert_eq!(first.stdout, r.stdout);
     assert_eq!(second.stdout, r.stdout);
     let _ = std::fs::remove_dir_all(&cache);
+    // The flags reach the store too: `--no-cache` writes nothing, `--cache-dir` moves it.
+    let flagged = |flags: &[&str]| {
+        run::cmd(&["tx", &zap, "--rpc-url", url, "--json", "--decode"])
+            .args(flags.iter().copied())
+            .env("CHAINTRACE_NO_CACHE", "")
+            .env("CHAINTRACE_CACHE_DIR", cache.to_str().unwrap())
+            .dir(&dir)
+            .run()
+    };
+    let off = flagged(&["--no-cache"]);
+    assert_eq!((off.code, &off.stdout), (0, &r.stdout), "{}", off.stderr);
+    assert!(!cache.exists(), "--no-cache wrote {}", cache.display());
+    let elsewhere = dir.with_extension("elsewhere");
+    let _ = std::fs::remove_dir_all(&elsewhere);
+    let moved = flagged(&["--cache-dir", elsewhere.to_str().unwrap()]);
+    assert_eq!(
+        (moved.code, &moved.stdout),
+        (0, &r.stdout),
+        "{}",
+        moved.stderr
+    );
+    assert!(!cache.exists(), "--cache-dir wrote {}", cache.display());
+    assert_eq!(
+        std::fs::read_dir(elsewhere.join("names")).unwrap().count(),
+        1
+    );
+    let _ = std::fs::remove_dir_all(&elsewhere);
 
     // Forge's default artifacts: layouts and namespaces compiled from the metadata.
     let defaults = dir.with_extension("defaults");
