@@ -144,7 +144,7 @@ impl Cli {
             _ => None,
         };
         if let Some(s) = state {
-            names::set_cache_flags(s.no_cache, s.cache_dir.clone());
+            names::set_cache_root(s.cache_root());
         }
         match &mut self.command {
             Command::Tx(a) => a.run(),

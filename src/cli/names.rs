@@ -47,26 +47,23 @@ pub fn load_names_from(abi: &[String], names: &super::common::NameArgs) -> Resul
         .map_err(|e| CliError::input(e.to_string()))
 }
 
-/// The command's `--no-cache` and `--cache-dir` (each also read from its environment variable by
-/// clap), where it takes them: set once, before the command runs.
-static CACHE_FLAGS: std::sync::OnceLock<(bool, Option<PathBuf>)> = std::sync::OnceLock::new();
+/// The command's cache directory ([`super::state::StateArgs::cache_root`]: `--no-cache` and
+/// `--cache-dir`, each also read from its environment variable by clap), where it takes them:
+/// set once, before the command runs.
+static CACHE_ROOT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
 
-/// Sets [`CACHE_FLAGS`] (`no_cache`, `dir`), for [`cache_dir`].
-pub(super) fn set_cache_flags(no_cache: bool, dir: Option<PathBuf>) {
-    let _ = CACHE_FLAGS.set((no_cache, dir));
+/// Sets [`CACHE_ROOT`], for [`cache_dir`].
+pub(super) fn set_cache_root(root: Option<PathBuf>) {
+    let _ = CACHE_ROOT.set(root);
 }
 
 /// The cache directory of the stores beside the chain data (a project's artifacts, compiled
-/// layouts, verified ABIs, signatures, a wallet's): the command's `--no-cache`/`--cache-dir`
-/// where it has them, else `CHAINTRACE_NO_CACHE`/`CHAINTRACE_CACHE_DIR`, else the default.
+/// layouts, verified ABIs, signatures, a wallet's): the command's, where it takes
+/// `--no-cache`/`--cache-dir`, else `CHAINTRACE_NO_CACHE`/`CHAINTRACE_CACHE_DIR`, else the
+/// default.
 pub(super) fn cache_dir() -> Option<PathBuf> {
-    if let Some((no_cache, dir)) = CACHE_FLAGS.get() {
-        if *no_cache {
-            return None;
-        }
-        if let Some(d) = dir.clone().filter(|d| !d.as_os_str().is_empty()) {
-            return Some(d);
-        }
+    if let Some(root) = CACHE_ROOT.get() {
+        return root.clone();
     }
     // The same reading as clap's FalseyValueParser gives `--no-cache`.
     let off = std::env::var("CHAINTRACE_NO_CACHE").is_ok_and(|v| {

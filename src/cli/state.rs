@@ -55,16 +55,21 @@ impl StateArgs {
 
     /// The cache, unless `--no-cache` (or no cache directory can be found).
     pub fn cache(&self) -> Option<Cache> {
+        self.cache_root().map(Cache::new)
+    }
+
+    /// The cache directory: `--cache-dir`, else the default; `None` under `--no-cache` (or when
+    /// no directory can be found).
+    pub fn cache_root(&self) -> Option<PathBuf> {
         if self.no_cache {
             return None;
         }
-        let root = self.cache_dir.clone().or_else(|| {
+        self.cache_dir.clone().or_else(|| {
             default_root(
                 std::env::var("XDG_CACHE_HOME").ok().as_deref(),
                 std::env::var("HOME").ok().as_deref(),
             )
-        })?;
-        Some(Cache::new(root))
+        })
     }
 }
 

@@ -81,9 +81,9 @@ struct Stored {
     merged: Option<Abi>,
 }
 
-/// [`load_tree`](super::load_tree) of `dir` and its ABIs merged ([`merged_abi`]), from the store in `cache` (a
-/// directory) when it holds this tree as it is now; else loaded, and stored there for the next
-/// run.
+/// [`load_tree`](super::load_tree) of `dir` and its ABIs merged ([`merged_abi`]), from the
+/// store in `cache` (a directory) when it holds this tree as it is now; else loaded, and stored
+/// there for the next run.
 pub fn load_tree_cached(
     dir: &Path,
     cache: Option<&Path>,
@@ -183,7 +183,7 @@ fn read(path: &Path, key: &Key) -> Option<(Vec<Artifact>, Option<Abi>)> {
                 name: a.name,
                 abi: super::LazyAbi {
                     abi: Default::default(),
-                    stored: Some(Arc::from(&a.abi[..])),
+                    stored: Some(a.abi),
                 },
                 code: a.code.map(|c| c.to_vec()),
                 mask: a.mask,
@@ -197,7 +197,7 @@ fn read(path: &Path, key: &Key) -> Option<(Vec<Artifact>, Option<Abi>)> {
     Some((artifacts, stored.merged))
 }
 
-/// Stores `found` as `key`'s, replacing what `path` held (written aside, then renamed).
+/// Stores `found` as `key`'s, replacing what `path` held, whole or not at all.
 fn store(path: &Path, key: &Key, found: &[Artifact], merged: Option<&Abi>) {
     let mut units: Vec<Arc<Unit>> = Vec::new();
     let mut artifacts = Vec::with_capacity(found.len());
@@ -226,7 +226,7 @@ fn store(path: &Path, key: &Key, found: &[Artifact], merged: Option<&Abi>) {
         let Some(abi) = a.abi.stored() else { return };
         artifacts.push(StoredArtifact {
             name: a.name.clone(),
-            abi: Bytes::copy_from_slice(&abi),
+            abi,
             code: a.code.as_deref().map(Bytes::copy_from_slice),
             mask: a.mask.clone(),
             storage_layout: a.storage_layout.clone(),
@@ -245,16 +245,7 @@ fn store(path: &Path, key: &Key, found: &[Artifact], merged: Option<&Abi>) {
     {
         return;
     }
-    let Some(parent) = path.parent() else { return };
-    if std::fs::create_dir_all(parent).is_err() {
-        return;
-    }
-    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(parent) {
-        use std::io::Write;
-        if tmp.write_all(&bytes).is_ok() {
-            let _ = tmp.persist(path);
-        }
-    }
+    let _ = crate::source::cache::write_atomic(path, &bytes);
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ impl Pending {
 #[derive(Clone, Debug)]
 struct LazyAbi {
     abi: std::sync::OnceLock<Arc<Abi>>,
-    stored: Option<Arc<[u8]>>,
+    stored: Option<alloy_primitives::Bytes>,
 }
 
 impl LazyAbi {
@@ -132,16 +132,16 @@ impl LazyAbi {
     }
 
     /// Its stored form (what [`Self::get`] reads back); `None` when it cannot be written.
-    fn stored(&self) -> Option<Arc<[u8]>> {
+    fn stored(&self) -> Option<alloy_primitives::Bytes> {
         match &self.stored {
             Some(s) => Some(s.clone()),
-            None => rmp_serde::to_vec(&**self.get()).ok().map(Arc::from),
+            None => rmp_serde::to_vec(&**self.get()).ok().map(Into::into),
         }
     }
 
     fn get(&self) -> &Arc<Abi> {
         self.abi.get_or_init(|| {
-            let stored = self.stored.as_deref().unwrap_or_default();
+            let stored: &[u8] = self.stored.as_deref().map_or(&[], |b| b);
             // What this program wrote, whole (the store is renamed into place): an empty ABI
             // only if the file was altered since.
             Arc::new(rmp_serde::from_slice(stored).unwrap_or_default())
