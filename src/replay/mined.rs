@@ -66,6 +66,9 @@ pub struct Mined {
     parent_hash: B256,
     /// Position of the transaction in its block.
     pub index: usize,
+    /// The snapshot's extent when it was last saved to the cache: each pass of a run (the
+    /// trace's, the state changes' access run) saves only what it added.
+    saved: Option<(bool, [usize; 4])>,
 }
 
 /// The fork for a block of a chain, honouring an explicit `--hardfork`.
@@ -211,6 +214,7 @@ impl Mined {
                     note: None,
                     parent_hash,
                     index,
+                    saved: None,
                 });
             }
             Some(Err(e)) if mode == StateMode::Prestate => {
@@ -279,6 +283,7 @@ impl Mined {
             note: None,
             parent_hash,
             index,
+            saved: None,
         };
         let (txs, _) = m.txs();
         let mut driver = Driver::new(source, &m.parent);
@@ -580,9 +585,14 @@ impl Mined {
     }
 
     /// Stores what was fetched from the parent block's state (immutable) in the cache.
-    fn save(&self, cache: Option<&Cache>) {
+    fn save(&mut self, cache: Option<&Cache>) {
         let Some(c) = cache else { return };
         if self.parent_hash == B256::ZERO {
+            return;
+        }
+        // The snapshot only grows as passes fetch: the same extent is the same contents.
+        let extent = (self.fast, self.snapshot.extent());
+        if self.saved.replace(extent) == Some(extent) {
             return;
         }
         let key = format!("{:?}", self.parent_hash);

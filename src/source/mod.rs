@@ -77,6 +77,16 @@ impl StateSnapshot {
         }
     }
 
+    /// How many accounts, slots, block hashes and codes it holds.
+    pub fn extent(&self) -> [usize; 4] {
+        [
+            self.accounts.len(),
+            self.storage.len(),
+            self.block_hashes.len(),
+            self.codes.len(),
+        ]
+    }
+
     /// A snapshot to be filled by speculative prefetch.
     pub fn partial() -> Self {
         StateSnapshot {
