@@ -59,7 +59,7 @@ impl Names {
     /// solc of its version (the compiler search of a rebuilt map); `None` when it carries no
     /// metadata and sources to compile from. Compiled once per run.
     pub fn rebuilt_layout(&self, a: &Artifact) -> Option<Arc<RebuiltLayout>> {
-        let s = a.sources.as_ref()?;
+        let s = a.sources()?;
         let metadata = s.metadata.as_deref()?;
         let meta = metadata.value()?;
         let key = Arc::as_ptr(s) as usize;

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use alloy_primitives::{keccak256, Address, Bytes, B256};
 
-use crate::render::abi::Abi;
+use crate::render::abi::{Abi, LazyAbi};
 use crate::render::decoder::Decoder;
 use crate::replay::TraceResult;
 use crate::source::StateSnapshot;
@@ -93,6 +93,9 @@ struct SourceIndex {
     layouts: Mutex<HashMap<usize, Arc<RebuiltLayout>>>,
     /// Where compiled layouts are kept between runs, by their metadata's digest.
     layout_cache: Option<PathBuf>,
+    /// What names a contract's slots, by (its address, its artifact's address in memory), with
+    /// the notes laying it out made: laid out once per run ([`state::Namer`]).
+    laid: Mutex<HashMap<(Address, usize), state::LaidOut>>,
 }
 
 impl Names {
@@ -117,32 +120,39 @@ impl Names {
         let mut found: Vec<Artifact> = Vec::new();
         let mut build_infos = Vec::new();
         // Each tree's or file's ABIs merged, then these merged in order: the same items, in the
-        // same order, as all the artifacts' merged one by one.
-        let mut merged: Option<Abi> = None;
-        let mut add = |(more, abi): (Vec<Artifact>, Option<Abi>)| {
-            found.extend(more);
-            match (&mut merged, abi) {
-                (Some(m), Some(abi)) => m.merge(abi),
-                (None, abi) => merged = abi,
-                (_, None) => {}
-            }
+        // same order, as all the artifacts' merged one by one. One tree's merge is read back
+        // only when a lookup gets that far.
+        let mut merged: Option<LazyAbi> = None;
+        let mut add = |tree: artifacts::Tree| {
+            found.extend(tree.artifacts);
+            build_infos.extend(tree.build_infos);
+            merged = match (merged.take(), tree.merged) {
+                (Some(m), Some(abi)) => {
+                    let mut m = (**m.get()).clone();
+                    m.merge((**abi.get()).clone());
+                    Some(LazyAbi::read(m))
+                }
+                (m, abi) => m.or(abi),
+            };
         };
         for p in abi_paths {
             let path = Path::new(p);
             if path.is_dir() {
                 add(artifacts::load_tree_cached(path, kept)?);
-                build_infos.extend(artifacts::build_infos(path));
             } else {
                 let more = artifacts::load_file(path)?;
-                let abi = artifacts::merged_abi(&more);
-                add((more, abi));
+                let merged = artifacts::merged_abi(&more).map(LazyAbi::read);
+                add(artifacts::Tree {
+                    artifacts: more,
+                    merged,
+                    build_infos: Vec::new(),
+                });
             }
         }
         if let Some(dir) = discover_in.and_then(artifacts::find_project) {
             add(artifacts::load_tree_cached(&dir, kept)?);
-            build_infos.extend(artifacts::build_infos(&dir));
         }
-        let mut base = Decoder::new(merged);
+        let mut base = Decoder::new_lazy(merged);
         for p in signature_paths {
             base.add_signatures(load_signatures(Path::new(p))?);
         }
@@ -344,9 +354,11 @@ impl Names {
     /// follows is the constructor's arguments).
     pub fn artifact_for_creation(&self, init: &[u8]) -> Option<(&Artifact, usize)> {
         self.index.artifacts.iter().find_map(|a| {
-            let s = a.sources.as_ref()?;
-            let (code, _, _) = s.creation.as_ref()?;
-            s.creation_matches(init).then_some((a, code.len()))
+            if !a.creation_matches(init) {
+                return None;
+            }
+            let (code, _, _) = a.sources()?.creation.as_ref()?;
+            Some((a, code.len()))
         })
     }
 
@@ -379,7 +391,7 @@ impl SourceIndex {
     /// Whether any source map may be found: a loaded artifact has one, or a build info waits.
     /// Only then does a trace record the pcs that locate failures.
     fn has_sources(&self) -> bool {
-        !self.build_infos.is_empty() || self.artifacts.iter().any(|a| a.sources.is_some())
+        !self.build_infos.is_empty() || self.artifacts.iter().any(Artifact::has_sources)
     }
 
     /// Adds artifacts found after loading (Sourcify's verified sources); codes no map matched
@@ -416,13 +428,15 @@ impl SourceIndex {
             })
         };
         let map_of = |a: &Artifact| -> Option<Arc<CodeMap>> {
-            let s = a.sources.as_ref()?;
-            let map = if creation {
-                let (_, _, map) = s.creation.as_ref()?;
-                s.creation_matches(code).then_some(map)?
-            } else {
-                let map = s.runtime_map.as_ref()?;
-                a.matches(code).then_some(map)?
+            // Matched first: a kept artifact's sources are read only for the code it is.
+            let fits = match creation {
+                true => a.creation_matches(code),
+                false => a.matches(code),
+            };
+            let s = fits.then(|| a.sources()).flatten()?;
+            let map = match creation {
+                true => &s.creation.as_ref()?.2,
+                false => s.runtime_map.as_ref()?,
             };
             let cm = CodeMap::new(&a.name, code, map, s.unit.clone())
                 .with_args_from_stack(legacy_codegen(s))
@@ -439,7 +453,7 @@ impl SourceIndex {
         // EDR's identifier keeps the last of identical bytecodes.
         let last_declared = || -> Option<Arc<CodeMap>> {
             fn creation_code(a: &Artifact) -> Option<&Vec<u8>> {
-                Some(&a.sources.as_ref()?.creation.as_ref()?.0)
+                Some(&a.sources()?.creation.as_ref()?.0)
             }
             if !creation {
                 return None;
@@ -448,13 +462,13 @@ impl SourceIndex {
                 .artifacts
                 .iter()
                 .chain(lazy().iter())
-                .filter(|a| a.sources.as_ref().is_some_and(|s| s.creation_matches(code)))
+                .filter(|a| a.creation_matches(code))
                 .collect();
             let first = creation_code(tied.first()?);
             if tied.len() < 2 || tied.iter().any(|a| creation_code(a) != first) {
                 return None;
             }
-            let declared = |a: &Artifact| a.sources.as_ref()?.unit.declaration_id(&a.name);
+            let declared = |a: &Artifact| a.sources()?.unit.declaration_id(&a.name);
             let ids: Option<Vec<i64>> = tied.iter().map(|a| declared(a)).collect();
             let ids = ids?;
             let last = (0..tied.len()).max_by_key(|&i| ids[i])?;
@@ -567,13 +581,7 @@ impl SourceIndex {
 /// (its functions are then read from its text, its enums shown by number, its ERC-7201
 /// namespaces not named).
 fn unread_asts(found: &[Artifact]) -> Vec<String> {
-    let mut paths: Vec<&str> = found
-        .iter()
-        .filter_map(|a| a.sources.as_ref())
-        .flat_map(|s| s.unit.files.values())
-        .filter(|f| f.ast_unread)
-        .map(|f| f.path.as_str())
-        .collect();
+    let mut paths: Vec<String> = found.iter().flat_map(Artifact::unread_asts).collect();
     paths.sort_unstable();
     paths.dedup();
     paths
@@ -685,7 +693,7 @@ mod tests {
             .iter()
             .find(|a| a.name == "Token")
             .unwrap();
-        let unit = &token.sources.as_ref().unwrap().unit;
+        let unit = &token.sources().unwrap().unit;
         let file = |p: &str| unit.files.values().find(|f| f.path == p).unwrap().clone();
         assert!(file("State.sol").storage.contracts.is_empty());
         assert!(!file("@openzeppelin/contracts/token/ERC20/ERC20.sol")

@@ -17,6 +17,7 @@
 //! ([`super::namespaces`]) beside solc's `storageLayout`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 
@@ -36,7 +37,7 @@ fn word(v: U256) -> Shown {
 }
 
 /// What names one contract's slots: its artifact's name and checked layouts, or why none.
-struct Known {
+pub(super) struct Known {
     contract: Option<String>,
     layout: Result<StorageLayout, String>,
     /// Its `transientStorageLayout`.
@@ -79,6 +80,28 @@ struct Spans<'s> {
 }
 
 impl Names {
+    /// What `make` gives for `key` (a contract and its artifact), made once per run.
+    fn laid_out(
+        &self,
+        key: (Address, usize),
+        make: impl FnOnce() -> (Arc<Known>, Notes),
+    ) -> LaidOut {
+        let hit = self
+            .index
+            .laid
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned());
+        if let Some(hit) = hit {
+            return hit;
+        }
+        let made = Arc::new(make());
+        if let Ok(mut m) = self.index.laid.lock() {
+            m.insert(key, made.clone());
+        }
+        made
+    }
+
     /// Whether any loaded artifact carries a `storageLayout`, or the solc metadata one may be
     /// compiled from, or an AST with state variables one may be computed from, or Sourcify is
     /// asked for verified ones: only then are state changes worked out.
@@ -88,25 +111,13 @@ impl Names {
 
     /// [`has_layouts`](Self::has_layouts) from the loaded artifacts alone.
     fn local_layouts(&self) -> bool {
-        self.layouts_declared()
-            || self.index.artifacts.iter().any(|a| {
-                a.sources.as_ref().is_some_and(|s| {
-                    s.metadata.is_some()
-                        || s.unit
-                            .files
-                            .values()
-                            .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
-                })
-            })
+        self.layouts_declared() || self.index.artifacts.iter().any(Artifact::may_lay_out)
     }
 
     /// Whether some loaded artifact declares a layout itself (rather than one compiled from
     /// its metadata when needed).
     pub fn layouts_declared(&self) -> bool {
-        self.index
-            .artifacts
-            .iter()
-            .any(|a| a.storage_layout.is_some() || a.transient_layout.is_some())
+        self.index.artifacts.iter().any(Artifact::declares_layout)
     }
 
     /// The slots the by-variable view of an access run's `rows` needs beyond them, read by
@@ -213,7 +224,7 @@ pub struct Namer<'a> {
     names: &'a Names,
     state: &'a StateSnapshot,
     preimages: &'a Preimages,
-    known: BTreeMap<Address, Known>,
+    known: BTreeMap<Address, Arc<Known>>,
     /// For stderr: a malformed layout, a namespace not laid out.
     pub notes: Vec<String>,
 }
@@ -231,8 +242,7 @@ fn computed_layout(
         Some((p, n)) => (Some(p.to_string()), n),
         None => {
             let target = a
-                .sources
-                .as_ref()
+                .sources()
                 .and_then(|s| s.metadata.as_deref()?.target())
                 .map(str::to_string);
             (target, a.name.as_str())
@@ -531,12 +541,14 @@ impl<'a> Namer<'a> {
     /// The artifact and layout naming the contract at `addr`, or why there is none: its own
     /// artifact's, or, for a proxy whose own artifact declares no variables (or none matches),
     /// its EIP-1967 implementation's. A malformed layout adds a note.
-    fn known_for(&mut self, addr: &Address) -> Known {
-        let none = |why: &str| Known {
-            contract: None,
-            layout: Err(why.to_string()),
-            transient: Err(why.to_string()),
-            enums: Vec::new(),
+    fn known_for(&mut self, addr: &Address) -> Arc<Known> {
+        let none = |why: &str| {
+            Arc::new(Known {
+                contract: None,
+                layout: Err(why.to_string()),
+                transient: Err(why.to_string()),
+                enums: Vec::new(),
+            })
         };
         let Some(code) = code_of(self.state, addr) else {
             return none("no code before the transaction to match an artifact to");
@@ -550,9 +562,8 @@ impl<'a> Namer<'a> {
             .flatten();
         let own = loaded.or(fetched_own.as_deref());
         let declares = |a: &Artifact| {
-            [&a.storage_layout, &a.transient_layout].iter().any(|l| {
-                l.as_ref()
-                    .and_then(|l| l.get("storage"))
+            [a.storage_layout(), a.transient_layout()].iter().any(|l| {
+                l.and_then(|l| l.get("storage"))
                     .and_then(|s| s.as_array())
                     .is_some_and(|s| !s.is_empty())
             })
@@ -572,90 +583,127 @@ impl<'a> Namer<'a> {
             (Some(o), None) => o,
             (None, None) => return none("no loaded artifact matches its code"),
         };
-        let contract = (!a.name.is_empty()).then(|| a.name.clone());
-        // A build without layouts (Foundry's default artifacts): compiled from the metadata.
-        let rebuilt = (a.storage_layout.is_none() && a.transient_layout.is_none())
-            .then(|| self.names.rebuilt_layout(a))
-            .flatten();
-        let files: Vec<_> = a
-            .sources
-            .iter()
-            .flat_map(|s| s.unit.files.values())
-            .collect();
-        let asts: Vec<(&str, &AstStorage)> = files
-            .iter()
-            .map(|f| (f.path.as_str(), &f.storage))
-            .collect();
-        // Neither declared nor compiled: computed from the build's AST by solc's rules.
-        let compiled = rebuilt
-            .as_ref()
-            .is_some_and(|r| r.storage.is_some() || r.transient.is_some());
-        let computed = if a.storage_layout.is_none() && a.transient_layout.is_none() && !compiled {
-            computed_layout(a, &asts)
-        } else {
-            None
-        };
-        match (&computed, &rebuilt) {
-            (Some(Ok(_)), Some(r)) => {
-                self.note_once(format!("{}; computed from its AST by solc's rules", r.note))
+        // Laid out once per run for each contract and artifact: the trace's namer and the
+        // access run's both ask.
+        let key = (*addr, a as *const Artifact as usize);
+        let laid = self.names.laid_out(key, || {
+            let mut notes = Notes::default();
+            let known = lay_out(self.names, addr, a, &mut notes);
+            (Arc::new(known), notes)
+        });
+        for (note, once) in &laid.1 .0 {
+            match once {
+                true => self.note_once(note.clone()),
+                false => self.notes.push(note.clone()),
             }
-            (Some(Ok(_)), None) => self.note_once(format!(
-                "the build has no storageLayout for {}: computed from its AST by solc's rules",
+        }
+        laid.0.clone()
+    }
+}
+
+/// Notes made while laying out a contract, each with whether it is added once.
+#[derive(Default)]
+pub(super) struct Notes(Vec<(String, bool)>);
+
+/// A contract laid out, and the notes doing so made.
+pub(super) type LaidOut = Arc<(Arc<Known>, Notes)>;
+
+impl Notes {
+    fn note_once(&mut self, note: String) {
+        self.0.push((note, true));
+    }
+}
+
+/// What names the slots of `addr`, whose artifact (its own or its implementation's) is `a`.
+fn lay_out(names: &Names, addr: &Address, a: &Artifact, notes: &mut Notes) -> Known {
+    let contract = (!a.name.is_empty()).then(|| a.name.clone());
+    // A build without layouts (Foundry's default artifacts): compiled from the metadata.
+    let rebuilt = (a.storage_layout().is_none() && a.transient_layout().is_none())
+        .then(|| names.rebuilt_layout(a))
+        .flatten();
+    let files: Vec<_> = a
+        .sources()
+        .into_iter()
+        .flat_map(|s| s.unit.files.values())
+        .collect();
+    let asts: Vec<(&str, &AstStorage)> = files
+        .iter()
+        .map(|f| (f.path.as_str(), &f.storage))
+        .collect();
+    // Neither declared nor compiled: computed from the build's AST by solc's rules.
+    let compiled = rebuilt
+        .as_ref()
+        .is_some_and(|r| r.storage.is_some() || r.transient.is_some());
+    let computed = if a.storage_layout().is_none() && a.transient_layout().is_none() && !compiled {
+        computed_layout(a, &asts)
+    } else {
+        None
+    };
+    match (&computed, &rebuilt) {
+        (Some(Ok(_)), Some(r)) => {
+            notes.note_once(format!("{}; computed from its AST by solc's rules", r.note))
+        }
+        (Some(Ok(_)), None) => notes.note_once(format!(
+            "the build has no storageLayout for {}: computed from its AST by solc's rules",
+            a.name
+        )),
+        (Some(Err(why)), _) => {
+            if let Some(r) = &rebuilt {
+                notes.note_once(r.note.clone());
+            }
+            notes.note_once(format!(
+                "the build has no storageLayout for {}, and its AST was not laid out: {why}",
                 a.name
-            )),
-            (Some(Err(why)), _) => {
-                if let Some(r) = &rebuilt {
-                    self.note_once(r.note.clone());
-                }
-                self.note_once(format!(
-                    "the build has no storageLayout for {}, and its AST was not laid out: {why}",
-                    a.name
-                ));
-            }
-            (None, Some(r)) => self.note_once(r.note.clone()),
-            (None, None) => {}
+            ));
         }
-        let computed = computed.and_then(Result::ok);
-        let (storage_layout, transient_layout) = match (&computed, &rebuilt) {
-            (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
-            (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),
-            (None, None) => (a.storage_layout.as_ref(), a.transient_layout.as_ref()),
-        };
-        let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
-        for w in why {
-            self.notes.push(format!("{w}: its slots are shown raw"));
-        }
-        let layout = match &with {
-            None => Err(format!("the artifact {} has no storageLayout", a.name)),
-            Some(v) => StorageLayout::parse(v).map_err(|e| {
-                self.notes.push(format!(
+        (None, Some(r)) => notes.note_once(r.note.clone()),
+        (None, None) => {}
+    }
+    let computed = computed.and_then(Result::ok);
+    let (storage_layout, transient_layout) = match (&computed, &rebuilt) {
+        (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
+        (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),
+        (None, None) => (a.storage_layout(), a.transient_layout()),
+    };
+    let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
+    for w in why {
+        notes
+            .0
+            .push((format!("{w}: its slots are shown raw"), false));
+    }
+    let layout = match &with {
+        None => Err(format!("the artifact {} has no storageLayout", a.name)),
+        Some(v) => StorageLayout::parse(v).map_err(|e| {
+            notes.0.push((
+                format!(
                     "the storageLayout of {} is malformed ({e}): the slots of {} are shown raw",
                     a.name,
                     addr.to_checksum(None)
-                ));
-                format!("the storageLayout of {} is malformed", a.name)
-            }),
-        };
-        let transient = match transient_layout {
+                ),
+                false,
+            ));
+            format!("the storageLayout of {} is malformed", a.name)
+        }),
+    };
+    let transient = match transient_layout {
             None => Err(format!(
                 "the artifact {} has no transientStorageLayout",
                 a.name
             )),
             Some(v) => StorageLayout::parse(v).map_err(|e| {
-                self.notes.push(format!(
+                notes.0.push((format!(
                     "the transientStorageLayout of {} is malformed ({e}): the transient slots of {} are shown raw",
                     a.name,
                     addr.to_checksum(None)
-                ));
+                ), false));
                 format!("the transientStorageLayout of {} is malformed", a.name)
             }),
         };
-        let enums = files.iter().flat_map(|f| f.enums.iter().cloned()).collect();
-        Known {
-            contract,
-            layout,
-            transient,
-            enums,
-        }
+    let enums = files.iter().flat_map(|f| f.enums.iter().cloned()).collect();
+    Known {
+        contract,
+        layout,
+        transient,
+        enums,
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use alloy_primitives::{hex, Address, B256, U256};
 
-use super::abi::Abi;
+use super::abi::{Abi, LazyAbi};
 use super::revert::{abi_string, panic_reason, ERROR_SELECTOR, PANIC_SELECTOR};
 use super::signatures;
 use super::source::SourceNotes;
@@ -23,7 +23,7 @@ use super::values::{decode_log, decode_params, format_call, Shown};
 /// Names calls, reverts and logs with the user's ABIs, per-contract ABIs and signature tables.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
-    abi: Option<Abi>,
+    abi: Option<Arc<LazyAbi>>,
     contracts: HashMap<Address, Arc<Abi>>,
     labels: HashMap<Address, String>,
     signatures: Option<Abi>,
@@ -62,15 +62,20 @@ impl Found {
 
 impl Decoder {
     pub fn new(abi: Option<Abi>) -> Self {
+        Decoder::new_lazy(abi.map(LazyAbi::read))
+    }
+
+    /// [`Decoder::new`] of an ABI read when a lookup first reaches it.
+    pub fn new_lazy(abi: Option<LazyAbi>) -> Self {
         Decoder {
-            abi,
+            abi: abi.map(Arc::new),
             ..Decoder::default()
         }
     }
 
     /// The merged `--abi` files.
     pub fn abi(&self) -> Option<&Abi> {
-        self.abi.as_ref()
+        self.abi.as_deref().map(|a| &**a.get())
     }
 
     /// Adds `--signatures` entries, looked up together with the bundled table.
@@ -171,7 +176,9 @@ impl Decoder {
     /// that far, which a fully named trace never does.
     fn tiers(&self, at: Option<Address>) -> impl Iterator<Item = Vec<&Abi>> {
         let own = at.and_then(|a| self.contracts.get(&a)).map(|c| vec![&**c]);
-        let given = self.abi.as_ref().map(|a| vec![a]);
+        // Read back (kept between runs) only when a lookup gets this far.
+        let given =
+            std::iter::once_with(move || self.abi.as_deref().map(|a| vec![&**a.get()])).flatten();
         let tables = std::iter::once_with(move || {
             let mut table: Vec<&Abi> = self.signatures.iter().collect();
             table.push(signatures::bundled());

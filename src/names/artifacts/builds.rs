@@ -260,7 +260,7 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
             let asts = asts.remove(key).unwrap_or_default();
             Arc::new(sources::unit_from_paths(paths, &roots, &hashes, asts))
         });
-        a.sources = p.into_sources(unit.clone());
+        a.set_sources(p.into_sources(unit.clone()));
     }
 }
 

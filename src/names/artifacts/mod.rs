@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::sources::{self, ArtifactSources, Unit};
 use super::NamesError;
-use crate::render::abi::Abi;
+use crate::render::abi::{Abi, LazyAbi};
 
 mod build_json;
 mod builds;
@@ -29,7 +29,7 @@ mod tree;
 
 use builds::resolve_foundry_units;
 pub use builds::{build_infos, from_sourcify, load_build_info};
-pub use cached::load_tree_cached;
+pub use cached::{load_tree_cached, Tree};
 pub use immutables::{fill_immutables, immutables_of, Immutable, ImmutableError};
 pub use override_code::{override_code, OverrideCode};
 pub use tree::{find_project, load_tree};
@@ -62,6 +62,15 @@ pub struct Artifact {
     /// Byte ranges to ignore when comparing; `None` means "unknown": zero bytes of the compiled
     /// code may differ (Hardhat artifacts do not list immutables).
     mask: Option<Ranges>,
+    /// Its layouts and sources: read with it, or kept between runs.
+    rest: Rest,
+    /// Source maps read, their compilation not yet known (Foundry: resolved by the tree).
+    pending: Option<Pending>,
+}
+
+/// What an artifact says besides its ABI and code.
+#[derive(Clone, Debug, Default)]
+pub struct Parts {
     /// Foundry's `storageLayout`, when the artifact has one.
     pub storage_layout: Option<Value>,
     /// solc's `transientStorageLayout` (solc 0.8.27 and later, its `transient` state
@@ -69,8 +78,45 @@ pub struct Artifact {
     pub transient_layout: Option<Value>,
     /// Source maps and the compilation they point into, when known.
     pub sources: Option<Arc<ArtifactSources>>,
-    /// Source maps read, their compilation not yet known (Foundry: resolved by the tree).
-    pending: Option<Pending>,
+}
+
+/// An artifact's [`Parts`]: read with it, or kept between runs ([`load_tree_cached`]) and read
+/// back when first asked for — a run reads those of the few contracts it touched, while what
+/// every artifact's would answer (has it a layout, sources, does a CREATE's code start with
+/// its creation code) is kept beside them.
+#[derive(Clone, Debug)]
+enum Rest {
+    Read(Parts),
+    Kept(cached::KeptParts),
+}
+
+/// What is known of an artifact's [`Parts`] without reading them.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub(super) struct Flags {
+    storage_layout: bool,
+    transient_layout: bool,
+    sources: bool,
+    /// Its sources carry solc metadata (a layout may be compiled from it).
+    metadata: bool,
+    /// Its compilation's ASTs declare state variables (a layout may be computed from them).
+    vars: bool,
+}
+
+impl Flags {
+    fn of(p: &Parts) -> Flags {
+        Flags {
+            storage_layout: p.storage_layout.is_some(),
+            transient_layout: p.transient_layout.is_some(),
+            sources: p.sources.is_some(),
+            metadata: p.sources.as_ref().is_some_and(|s| s.metadata.is_some()),
+            vars: p.sources.as_ref().is_some_and(|s| {
+                s.unit
+                    .files
+                    .values()
+                    .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
+            }),
+        }
+    }
 }
 
 /// What an artifact says about its sources before its compilation unit is known.
@@ -114,45 +160,95 @@ impl Pending {
     }
 }
 
-/// An artifact's ABI: read with it, or, kept between runs ([`load_tree_cached`]), read back
-/// from its stored form when first asked for (a run uses the ABIs of the few contracts it
-/// touched; the merge of all of them is kept apart).
-#[derive(Clone, Debug)]
-struct LazyAbi {
-    abi: std::sync::OnceLock<Arc<Abi>>,
-    stored: Option<alloy_primitives::Bytes>,
-}
-
-impl LazyAbi {
-    fn read(abi: Abi) -> LazyAbi {
-        LazyAbi {
-            abi: Arc::new(abi).into(),
-            stored: None,
-        }
-    }
-
-    /// Its stored form (what [`Self::get`] reads back); `None` when it cannot be written.
-    fn stored(&self) -> Option<alloy_primitives::Bytes> {
-        match &self.stored {
-            Some(s) => Some(s.clone()),
-            None => rmp_serde::to_vec(&**self.get()).ok().map(Into::into),
-        }
-    }
-
-    fn get(&self) -> &Arc<Abi> {
-        self.abi.get_or_init(|| {
-            let stored: &[u8] = self.stored.as_deref().map_or(&[], |b| b);
-            // What this program wrote, whole (the store is renamed into place): an empty ABI
-            // only if the file was altered since.
-            Arc::new(rmp_serde::from_slice(stored).unwrap_or_default())
-        })
-    }
-}
-
 impl Artifact {
     /// Its ABI.
     pub fn abi(&self) -> &Arc<Abi> {
         self.abi.get()
+    }
+
+    /// Its layouts and sources (read back first, when kept between runs).
+    pub fn parts(&self) -> &Parts {
+        match &self.rest {
+            Rest::Read(p) => p,
+            Rest::Kept(k) => k.parts(),
+        }
+    }
+
+    /// Foundry's `storageLayout`, when the artifact has one.
+    pub fn storage_layout(&self) -> Option<&Value> {
+        self.parts().storage_layout.as_ref()
+    }
+
+    /// solc's `transientStorageLayout`, when the artifact has one.
+    pub fn transient_layout(&self) -> Option<&Value> {
+        self.parts().transient_layout.as_ref()
+    }
+
+    /// Its source maps and the compilation they point into, when known.
+    pub fn sources(&self) -> Option<&Arc<ArtifactSources>> {
+        self.parts().sources.as_ref()
+    }
+
+    /// What is known of its parts, without reading them.
+    fn flags(&self) -> Flags {
+        match &self.rest {
+            Rest::Read(p) => Flags::of(p),
+            Rest::Kept(k) => k.flags,
+        }
+    }
+
+    /// Whether it declares a storage or transient layout itself.
+    pub fn declares_layout(&self) -> bool {
+        let f = self.flags();
+        f.storage_layout || f.transient_layout
+    }
+
+    /// Whether it has source maps.
+    pub fn has_sources(&self) -> bool {
+        self.flags().sources
+    }
+
+    /// Whether a layout may be compiled (its solc metadata) or computed (state variables in its
+    /// compilation's ASTs) for it.
+    pub fn may_lay_out(&self) -> bool {
+        let f = self.flags();
+        f.metadata || f.vars
+    }
+
+    /// Whether `init` (a CREATE frame's input) starts with its creation code
+    /// ([`ArtifactSources::creation_matches`]).
+    pub fn creation_matches(&self, init: &[u8]) -> bool {
+        match &self.rest {
+            Rest::Read(p) => p.sources.as_ref().is_some_and(|s| s.creation_matches(init)),
+            Rest::Kept(k) => k.creation_matches(init),
+        }
+    }
+
+    /// The source files of its compilation whose AST the build gave in a shape other than
+    /// solc's compact JSON.
+    pub fn unread_asts(&self) -> Vec<String> {
+        match &self.rest {
+            Rest::Read(p) => p
+                .sources
+                .iter()
+                .flat_map(|s| s.unit.files.values())
+                .filter(|f| f.ast_unread)
+                .map(|f| f.path.clone())
+                .collect(),
+            Rest::Kept(k) => k.unread_asts(),
+        }
+    }
+
+    /// Gives it its source maps and compilation.
+    fn set_sources(&mut self, sources: Option<Arc<ArtifactSources>>) {
+        match &mut self.rest {
+            Rest::Read(p) => p.sources = sources,
+            Rest::Kept(k) => {
+                let mut parts = k.parts().clone();
+                parts.sources = sources;
+                self.rest = Rest::Read(parts);
+            }
+        }
     }
 
     /// How many bytes `deployed` differs from this artifact's runtime code in, when it is
@@ -412,12 +508,14 @@ fn artifact_with_metadata(
         abi: LazyAbi::read(abi),
         code,
         mask,
-        storage_layout: v.get("storageLayout").filter(|s| s.is_object()).cloned(),
-        transient_layout: v
-            .get("transientStorageLayout")
-            .filter(|s| s.is_object())
-            .cloned(),
-        sources: None,
+        rest: Rest::Read(Parts {
+            storage_layout: v.get("storageLayout").filter(|s| s.is_object()).cloned(),
+            transient_layout: v
+                .get("transientStorageLayout")
+                .filter(|s| s.is_object())
+                .cloned(),
+            sources: None,
+        }),
         // Kept without maps too when the artifact carries its file's AST (an abstract contract,
         // an interface, a library's file): the tree gives it to the file's compilation.
         pending: (pending.has_maps() || v.get("ast").is_some()).then_some(pending),
@@ -474,7 +572,7 @@ fn standard_json(
             let mut a = artifact_with_metadata(name, c, parsed)
                 .map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
             if let Some(p) = a.pending.take() {
-                a.sources = p.into_sources(unit.clone());
+                a.set_sources(p.into_sources(unit.clone()));
             }
             out.push(a);
         }
@@ -552,7 +650,7 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                     let mut art = artifact(short, a)
                         .map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
                     if let Some(p) = art.pending.take().filter(|_| !list.is_empty()) {
-                        art.sources = p.into_sources(unit.clone());
+                        art.set_sources(p.into_sources(unit.clone()));
                     }
                     Ok(art)
                 })

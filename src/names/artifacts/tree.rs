@@ -15,10 +15,15 @@ pub fn load_tree(dir: &Path) -> Result<Vec<Artifact>, NamesError> {
 
 /// The JSON files of the tree `dir`, in order: what [`load_tree`] reads.
 pub(super) fn tree_files(dir: &Path) -> Result<Vec<PathBuf>, NamesError> {
-    let mut files = Vec::new();
-    walk(dir, &mut files, 0)?;
+    Ok(tree_listing(dir)?.0)
+}
+
+/// [`tree_files`], and the directories walked to find them (`dir` first).
+pub(super) fn tree_listing(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), NamesError> {
+    let (mut files, mut dirs) = (Vec::new(), vec![dir.to_path_buf()]);
+    walk(dir, &mut files, &mut dirs, 0)?;
     files.sort();
-    Ok(files)
+    Ok((files, dirs))
 }
 
 /// The artifacts of `files` (the tree `dir`'s [`tree_files`]).
@@ -87,7 +92,12 @@ fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
     got.into_iter().map(|(_, r)| r).collect()
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesError> {
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    dirs: &mut Vec<PathBuf>,
+    depth: usize,
+) -> Result<(), NamesError> {
     if depth > 12 {
         return Ok(());
     }
@@ -106,7 +116,8 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, depth: usize) -> Result<(), NamesE
                 name.as_str(),
                 "build-info" | "cache" | "node_modules" | ".git"
             ) {
-                walk(&path, files, depth + 1)?;
+                walk(&path, files, dirs, depth + 1)?;
+                dirs.push(path);
             }
         } else if name.ends_with(".json") && !name.ends_with(".dbg.json") {
             files.push(path);

@@ -187,7 +187,7 @@ pub struct SourceFile {
     #[serde(skip)]
     text: OnceLock<Result<String, Unread>>,
     /// From the AST, when the build had one; else scanned from the text.
-    ast_functions: Option<Vec<FnSpan>>,
+    ast_functions: Option<AstFunctions>,
     #[serde(skip)]
     functions: OnceLock<Vec<FnSpan>>,
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
@@ -203,10 +203,48 @@ pub struct SourceFile {
     pub ast_unread: bool,
 }
 
+/// A file's functions from its AST: as read, or kept between runs in their own stored form,
+/// read back on first need — a run that locates no failure needs none of them, and they are
+/// most of what a compilation's files keep.
+#[derive(Debug)]
+enum AstFunctions {
+    Read(Vec<FnSpan>),
+    Kept(alloy_primitives::Bytes),
+}
+
+impl AstFunctions {
+    fn spans(&self) -> Vec<FnSpan> {
+        match self {
+            AstFunctions::Read(f) => f.clone(),
+            // What this program wrote (a store's length is checked when opened): none only if
+            // the file was altered since.
+            AstFunctions::Kept(b) => rmp_serde::from_slice(b).unwrap_or_default(),
+        }
+    }
+}
+
+impl serde::Serialize for AstFunctions {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AstFunctions::Read(f) => {
+                let bytes = rmp_serde::to_vec(f).map_err(serde::ser::Error::custom)?;
+                s.serialize_bytes(&bytes)
+            }
+            AstFunctions::Kept(b) => s.serialize_bytes(b),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AstFunctions {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AstFunctions, D::Error> {
+        alloy_primitives::Bytes::deserialize(d).map(AstFunctions::Kept)
+    }
+}
+
 impl SourceFile {
     pub fn new(path: String, origin: TextOrigin, ast: Option<AstDecls>) -> SourceFile {
         let (ast_functions, enums, storage) = match ast {
-            Some(a) => (Some(a.functions), a.enums, a.storage),
+            Some(a) => (Some(AstFunctions::Read(a.functions)), a.enums, a.storage),
             None => Default::default(),
         };
         SourceFile {
@@ -253,7 +291,7 @@ impl SourceFile {
 
     pub fn functions(&self) -> &[FnSpan] {
         self.functions.get_or_init(|| match &self.ast_functions {
-            Some(f) => f.clone(),
+            Some(f) => f.spans(),
             None => self.text().map(scan_functions).unwrap_or_default(),
         })
     }
@@ -379,14 +417,20 @@ impl ArtifactSources {
         let Some((code, mask, _)) = &self.creation else {
             return false;
         };
-        if code.is_empty() || init.len() < code.len() {
-            return false;
-        }
-        code.iter()
-            .zip(init)
-            .enumerate()
-            .all(|(i, (a, b))| a == b || mask.iter().any(|(s, l)| i >= *s && i < s + l))
+        starts_with_code(code, mask, init)
     }
+}
+
+/// Whether `init` starts with the creation code `code`, ignoring its `mask`ed ranges (library
+/// placeholders, the embedded runtime code's metadata).
+pub fn starts_with_code(code: &[u8], mask: &[(usize, usize)], init: &[u8]) -> bool {
+    if code.is_empty() || init.len() < code.len() {
+        return false;
+    }
+    code.iter()
+        .zip(init)
+        .enumerate()
+        .all(|(i, (a, b))| a == b || mask.iter().any(|(s, l)| i >= *s && i < s + l))
 }
 
 /// Byte offset of the start of 1-based `line`.

@@ -15,6 +15,8 @@ use serde_json::Value;
 
 mod stored;
 
+pub use stored::{KeptBytes, LazyAbi};
+
 /// Why an ABI file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum AbiError {

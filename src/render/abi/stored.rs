@@ -295,3 +295,59 @@ mod tests {
         assert!(abi.entry.is_some_and(|e| e.receive) && abi.constructor.is_some());
     }
 }
+
+/// Where a kept [`Abi`]'s stored form is read from, when first asked for.
+pub trait KeptBytes: std::fmt::Debug + Send + Sync {
+    /// The stored form; `None` when it cannot be read.
+    fn bytes(&self) -> Option<Vec<u8>>;
+}
+
+/// An [`Abi`] as read, or kept between runs and read back from its stored form when first
+/// asked for: a run uses the ABIs of the few contracts it touched, and the merge of a whole
+/// project's only for what none of those names.
+#[derive(Clone, Debug, Default)]
+pub struct LazyAbi {
+    abi: std::sync::OnceLock<std::sync::Arc<Abi>>,
+    kept: Option<std::sync::Arc<dyn KeptBytes>>,
+}
+
+impl LazyAbi {
+    /// An ABI already read.
+    pub fn read(abi: Abi) -> LazyAbi {
+        LazyAbi {
+            abi: std::sync::Arc::new(abi).into(),
+            kept: None,
+        }
+    }
+
+    /// An ABI kept in its stored form (what [`LazyAbi::stored`] gave), read on first use.
+    pub fn kept(kept: std::sync::Arc<dyn KeptBytes>) -> LazyAbi {
+        LazyAbi {
+            abi: Default::default(),
+            kept: Some(kept),
+        }
+    }
+
+    /// Its stored form; `None` when it cannot be written.
+    pub fn stored(&self) -> Option<Vec<u8>> {
+        match (&self.kept, self.abi.get()) {
+            (_, Some(abi)) => rmp_serde::to_vec(&**abi).ok(),
+            (Some(k), None) => k.bytes(),
+            (None, None) => rmp_serde::to_vec(&Abi::default()).ok(),
+        }
+    }
+
+    /// The ABI, read from its stored form the first time.
+    pub fn get(&self) -> &std::sync::Arc<Abi> {
+        self.abi.get_or_init(|| {
+            let stored = self
+                .kept
+                .as_ref()
+                .and_then(|k| k.bytes())
+                .unwrap_or_default();
+            // What this program wrote, whole (a store is renamed into place and its length
+            // checked when opened): an empty ABI only if the file was altered since.
+            std::sync::Arc::new(rmp_serde::from_slice(&stored).unwrap_or_default())
+        })
+    }
+}
