@@ -22,8 +22,8 @@ exact), alternating the two RUNS times each. Measured twice per project:
 - `project kept`: the default on-disk cache (CHAINTRACE_CACHE_DIR, a fresh directory in
   /dev/shm where there is one), its chain data deleted before every run (each run a transaction
   not seen before) and the project's artifacts, as loaded, kept between runs
-  (names/artifacts/cached.rs; `--abi FILE` is not kept): a developer's next `tx` in a project
-  already used. Both commands write the chain data they fetch, as by default; in memory, so
+  (names/artifacts/cached.rs: a tree, or an `--abi` file): a developer's next `tx` in a
+  project already used. Both commands write the chain data they fetch, as by default; in memory, so
   that the disk's sync time (3-10 ms a run here, varying) does not swamp what is measured.
 
 Reported per project and way: the median wall time and peak RSS of each, and what naming adds,

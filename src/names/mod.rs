@@ -109,8 +109,9 @@ impl Names {
         Names::load_kept(abi_paths, signature_paths, discover_in, None)
     }
 
-    /// [`Names::load`], the artifact trees (`--abi DIR`, the project's) kept between runs in
-    /// the directory `kept` ([`artifacts::load_tree_cached`]).
+    /// [`Names::load`], the artifact trees (`--abi DIR`, the project's) and `--abi` files kept
+    /// between runs in the directory `kept` ([`artifacts::load_tree_cached`],
+    /// [`artifacts::load_file_cached`]).
     pub fn load_kept(
         abi_paths: &[String],
         signature_paths: &[String],
@@ -140,13 +141,7 @@ impl Names {
             if path.is_dir() {
                 add(artifacts::load_tree_cached(path, kept)?);
             } else {
-                let more = artifacts::load_file(path)?;
-                let merged = artifacts::merged_abi(&more).map(LazyAbi::read);
-                add(artifacts::Tree {
-                    artifacts: more,
-                    merged,
-                    build_infos: Vec::new(),
-                });
+                add(artifacts::load_file_cached(path, kept)?);
             }
         }
         if let Some(dir) = discover_in.and_then(artifacts::find_project) {

@@ -1,6 +1,7 @@
 //! A project's artifacts kept between runs (issue 44): what [`load_tree`](super::load_tree) loaded from a Foundry
-//! or Hardhat tree is stored under the cache directory (`names/`) and used again while none of
-//! the files it was loaded from changed. Reading a forge project's 42 artifacts (3 MiB of JSON,
+//! or Hardhat tree, or [`load_file`](super::load_file) from an `--abi` file, is stored under
+//! the cache directory (`names/`) and used again while none of the files it was loaded from
+//! changed. Reading a forge project's 42 artifacts (3 MiB of JSON,
 //! most of it ASTs) took more CPU than the whole rest of a `tx`.
 //!
 //! A run reads little of what is kept: an index (each artifact's name, runtime code and masks,
@@ -50,8 +51,8 @@ const HEADER: usize = 20;
 /// How long a tree must have been unchanged to be stored.
 const SETTLED: Duration = Duration::from_secs(2);
 
-/// A tree as loaded: its artifacts, their ABIs merged ([`merged_abi`]), its build infos
-/// ([`build_infos`]).
+/// A tree or file as loaded: its artifacts, their ABIs merged ([`merged_abi`]), a tree's
+/// build infos ([`build_infos`]).
 pub struct Tree {
     pub artifacts: Vec<Artifact>,
     pub merged: Option<LazyAbi>,
@@ -66,6 +67,7 @@ struct Key<'a> {
     /// same version may read artifacts otherwise).
     #[serde(borrow)]
     program: (&'a str, u64, u128),
+    /// The tree's directory, or the file.
     dir: &'a str,
     cwd: Option<&'a str>,
     /// Every directory walked, and `build-info`: path, mtime in nanoseconds.
@@ -245,30 +247,83 @@ impl KeptParts {
 /// store in `cache` (a directory) when it holds this tree as it is now; else loaded, and
 /// stored there for the next run.
 pub fn load_tree_cached(dir: &Path, cache: Option<&Path>) -> Result<Tree, NamesError> {
+    load_cached(dir, cache, |dir| {
+        let (files, dirs) = tree_listing(dir)?;
+        let artifacts = load_files_of(dir, &files)?;
+        let tree = Tree {
+            merged: merged_abi(&artifacts).map(LazyAbi::read),
+            artifacts,
+            build_infos: build_infos(dir),
+        };
+        Ok((tree, tree_reads(dir, files, dirs)))
+    })
+}
+
+/// [`load_file`](super::load_file) of `file` (an `--abi` file: a standard-JSON output of a
+/// whole compilation may be megabytes) and its ABIs merged, kept between runs as a tree is.
+pub fn load_file_cached(file: &Path, cache: Option<&Path>) -> Result<Tree, NamesError> {
+    load_cached(file, cache, |file| {
+        let artifacts = super::load_file(file)?;
+        let tree = Tree {
+            merged: merged_abi(&artifacts).map(LazyAbi::read),
+            artifacts,
+            build_infos: Vec::new(),
+        };
+        let reads = Reads {
+            dirs: Vec::new(),
+            files: vec![file.to_path_buf()],
+        };
+        Ok((tree, reads))
+    })
+}
+
+/// What loading a tree or file read: the directories walked (an entry added, removed or
+/// renamed changes a directory's mtime) and the files read, or looked for.
+struct Reads {
+    dirs: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+}
+
+/// What loading the tree `dir` read: its `files` and `dirs`, its `build-info/` and what that
+/// holds, and Foundry's cache beside it.
+fn tree_reads(dir: &Path, mut files: Vec<PathBuf>, mut dirs: Vec<PathBuf>) -> Reads {
+    let info_dir = dir.join("build-info");
+    if let Ok(entries) = std::fs::read_dir(&info_dir) {
+        let mut infos: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        infos.sort();
+        files.extend(infos);
+        dirs.push(info_dir);
+    }
+    files.push(foundry_cache(dir));
+    Reads { dirs, files }
+}
+
+/// What `load` gives for `at` (a tree or a file), from the store in `cache` when it holds `at`
+/// as it is now; else loaded, and stored for the next run.
+fn load_cached(
+    at: &Path,
+    cache: Option<&Path>,
+    load: impl FnOnce(&Path) -> Result<(Tree, Reads), NamesError>,
+) -> Result<Tree, NamesError> {
     let program = cache.and_then(|_| program());
     let path = cache.zip(program.as_ref()).map(|(c, _)| {
         let cwd = std::env::current_dir().ok();
-        let id = keccak256(format!("{}\n{:?}", dir.display(), cwd).as_bytes());
+        let id = keccak256(format!("{}\n{:?}", at.display(), cwd).as_bytes());
         c.join(format!(
             "{}.msgpack",
             alloy_primitives::hex::encode(&id[..16])
         ))
     });
     if let (Some(path), Some(program)) = (&path, &program) {
-        if let Some(found) = read(path, dir, program) {
+        if let Some(found) = read(path, at, program) {
             return Ok(found);
         }
     }
-    let (files, dirs) = tree_listing(dir)?;
-    let artifacts = load_files_of(dir, &files)?;
-    let merged = merged_abi(&artifacts).map(LazyAbi::read);
-    let tree = Tree {
-        artifacts,
-        merged,
-        build_infos: build_infos(dir),
-    };
+    let (tree, reads) = load(at)?;
     if let (Some(path), Some(program)) = (&path, &program) {
-        store(path, dir, program, &files, &dirs, &tree);
+        if let Some(bytes) = stored(at, program, &reads, &tree) {
+            let _ = crate::source::cache::write_atomic(path, &bytes);
+        }
     }
     Ok(tree)
 }
@@ -387,31 +442,9 @@ fn read(path: &Path, dir: &Path, program: &(String, u64, u128)) -> Option<Tree> 
     })
 }
 
-/// Stores `tree`, loaded from `files` (walking `dirs`), as `dir`'s, replacing what `path`
-/// held, whole or not at all; nothing when anything of it changed within [`SETTLED`] or a path
-/// is not UTF-8.
-fn store(
-    path: &Path,
-    dir: &Path,
-    program: &(String, u64, u128),
-    files: &[PathBuf],
-    dirs: &[PathBuf],
-    tree: &Tree,
-) {
-    let Some(bytes) = stored(dir, program, files, dirs, tree) else {
-        return;
-    };
-    let _ = crate::source::cache::write_atomic(path, &bytes);
-}
-
-/// The stored form of [`store`]; `None` when it is not to be stored.
-fn stored(
-    dir: &Path,
-    program: &(String, u64, u128),
-    files: &[PathBuf],
-    dirs: &[PathBuf],
-    tree: &Tree,
-) -> Option<Vec<u8>> {
+/// The stored form of `tree`, loaded from `at` having read `reads`; `None` when anything of
+/// it changed within [`SETTLED`] or a path is not UTF-8.
+fn stored(at: &Path, program: &(String, u64, u128), reads: &Reads, tree: &Tree) -> Option<Vec<u8>> {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -423,34 +456,20 @@ fn stored(
         None => None,
     };
     // The key's texts first: the key borrows them.
-    let info_dir = dir.join("build-info");
-    let mut dir_list: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-    if info_dir.is_dir() {
-        dir_list.push(&info_dir);
-    }
-    let infos: Vec<PathBuf> = match std::fs::read_dir(&info_dir) {
-        Ok(entries) => {
-            let mut infos: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            infos.sort();
-            infos
-        }
-        Err(_) => Vec::new(),
-    };
-    let cache_file = foundry_cache(dir);
-    let dir_texts: Vec<(String, u128)> = dir_list
+    let dir_texts: Vec<(String, u128)> = reads
+        .dirs
         .iter()
         .map(|d| Some((text(d)?, stat(d)?.1)))
         .collect::<Option<_>>()?;
-    let mut file_texts: Vec<(String, u64, u128)> = files
+    let file_texts: Vec<(String, u64, u128)> = reads
+        .files
         .iter()
-        .chain(&infos)
         .map(|f| {
-            let (len, mtime) = stat(f)?;
+            // Absent is a state too: (path, 0, 0).
+            let (len, mtime) = stat(f).unwrap_or((0, 0));
             Some((text(f)?, len, mtime))
         })
         .collect::<Option<_>>()?;
-    let (len, mtime) = stat(&cache_file).unwrap_or((0, 0));
-    file_texts.push((text(&cache_file)?, len, mtime));
     if !dir_texts.iter().all(|(_, m)| settled(*m))
         || !file_texts.iter().all(|(_, _, m)| settled(*m))
     {
@@ -458,7 +477,7 @@ fn stored(
     }
     let key = Key {
         program: (program.0.as_str(), program.1, program.2),
-        dir: dir.to_str()?,
+        dir: at.to_str()?,
         cwd: cwd.as_deref(),
         dirs: dir_texts.iter().map(|(d, m)| (d.as_str(), *m)).collect(),
         files: file_texts
@@ -676,6 +695,38 @@ mod tests {
         let got = load_tree_cached(&tree, Some(&cache)).unwrap();
         assert!(!from_store(&got));
         assert_eq!(got.artifacts.len(), other.len() + 2);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn an_abi_file_kept_between_runs_reads_back_as_loaded_until_it_changes() {
+        let root =
+            std::env::temp_dir().join(format!("chaintrace-kept-file-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let cache = root.join("cache");
+        std::fs::create_dir_all(&root).unwrap();
+        let build = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/contracts/oz");
+        let file = root.join("build.json");
+        std::fs::copy(build.join("solc-output-state.json"), &file).unwrap();
+        age(&file, 60);
+        let fresh = super::super::load_file(&file).unwrap();
+        let want = fingerprint(&fresh, merged_abi(&fresh).map(LazyAbi::read).as_ref());
+        let got = load_file_cached(&file, Some(&cache)).unwrap();
+        assert!(!from_store(&got));
+        assert_eq!(fingerprint(&got.artifacts, got.merged.as_ref()), want);
+        let got = load_file_cached(&file, Some(&cache)).unwrap();
+        assert!(from_store(&got));
+        assert_eq!(fingerprint(&got.artifacts, got.merged.as_ref()), want);
+        // Another build in its place, aged as the first: read anew.
+        std::fs::copy(build.join("solc-output-fixed.json"), &file).unwrap();
+        age(&file, 60);
+        let other = super::super::load_file(&file).unwrap();
+        let got = load_file_cached(&file, Some(&cache)).unwrap();
+        assert!(!from_store(&got));
+        assert_eq!(
+            fingerprint(&got.artifacts, got.merged.as_ref()),
+            fingerprint(&other, merged_abi(&other).map(LazyAbi::read).as_ref())
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -29,7 +29,7 @@ mod tree;
 
 use builds::resolve_foundry_units;
 pub use builds::{build_infos, from_sourcify, load_build_info};
-pub use cached::{load_tree_cached, Tree};
+pub use cached::{load_file_cached, load_tree_cached, Tree};
 pub use immutables::{fill_immutables, immutables_of, Immutable, ImmutableError};
 pub use override_code::{override_code, OverrideCode};
 pub use tree::{find_project, load_tree};
