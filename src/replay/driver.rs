@@ -147,6 +147,11 @@ pub struct Driver<'a> {
     pub state_reads: bool,
     /// Round trips spent so far (state batches and the node's frames).
     pub passes: usize,
+    /// The plan ran to its end on this snapshot before, missing nothing (the same transactions
+    /// in the same environment): [`run`](Self::run)'s first pass is the traced one, without a
+    /// speculative pass to find what is missing first. A traced pass that misses something is
+    /// run again, as always.
+    pub settled: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -156,6 +161,7 @@ impl<'a> Driver<'a> {
             state_at,
             state_reads: true,
             passes: 0,
+            settled: false,
         }
     }
 
@@ -220,7 +226,8 @@ impl<'a> Driver<'a> {
             })
             .collect();
         let mut asked = false;
-        let mut traced = false;
+        // Splices are asked for and corrected by the untraced passes.
+        let mut traced = self.settled && !splicing;
         loop {
             let (result, misses, post) = {
                 let mut db = snap.db();

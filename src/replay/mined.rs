@@ -69,6 +69,9 @@ pub struct Mined {
     /// The snapshot's extent when it was last saved to the cache: each pass of a run (the
     /// trace's, the state changes' access run) saves only what it added.
     saved: Option<(bool, [usize; 4])>,
+    /// The `unread` of the last drive that ran to its end without a `prepare`: a next such
+    /// drive finds nothing missing ([`Driver::settled`]).
+    settled: Option<bool>,
 }
 
 /// The fork for a block of a chain, honouring an explicit `--hardfork`.
@@ -215,6 +218,7 @@ impl Mined {
                     parent_hash,
                     index,
                     saved: None,
+            settled: None,
                 });
             }
             Some(Err(e)) if mode == StateMode::Prestate => {
@@ -284,6 +288,7 @@ impl Mined {
             parent_hash,
             index,
             saved: None,
+            settled: None,
         };
         let (txs, _) = m.txs();
         let mut driver = Driver::new(source, &m.parent);
@@ -324,12 +329,16 @@ impl Mined {
             let mut driver = Driver::new(source, &self.parent);
             // The node's prestate of a later transaction is not its block's parent state.
             driver.state_reads = !(self.fast && self.index > 0);
+            driver.settled = prepare.is_none() && self.settled == Some(unread);
             let driven = driver.run(&mut self.snapshot, &plan, &|db, env, tx, offset, _| {
                 f(db, env, tx, offset)
             });
             self.passes += driver.passes;
             match driven {
                 Ok(mut d) => {
+                    if prepare.is_none() {
+                        self.settled = Some(unread);
+                    }
                     self.env.splice = d.splices.get(first).cloned().flatten();
                     self.save(cache);
                     let t = d.traced.pop().ok_or_else(|| SourceError::BadData {
