@@ -69,8 +69,9 @@ pub struct Mined {
     /// The snapshot's extent when it was last saved to the cache: each pass of a run (the
     /// trace's, the state changes' access run) saves only what it added.
     saved: Option<(bool, [usize; 4])>,
-    /// The `unread` of the last drive that ran to its end without a `prepare`: a next such
-    /// drive finds nothing missing ([`Driver::settled`]).
+    /// Whether the last drive that ran to its end without a `prepare` skipped unknown vaults
+    /// (the one way its environment differs from another's): a next such drive in the same
+    /// environment finds nothing missing ([`Driver::settled`]).
     settled: Option<bool>,
 }
 
@@ -329,7 +330,7 @@ impl Mined {
             let mut driver = Driver::new(source, &self.parent);
             // The node's prestate of a later transaction is not its block's parent state.
             driver.state_reads = !(self.fast && self.index > 0);
-            driver.settled = prepare.is_none() && self.settled == Some(unread);
+            driver.settled = prepare.is_none() && self.settled == Some(env.skip_unknown_vaults);
             let driven = driver.run(&mut self.snapshot, &plan, &|db, env, tx, offset, _| {
                 f(db, env, tx, offset)
             });
@@ -337,7 +338,7 @@ impl Mined {
             match driven {
                 Ok(mut d) => {
                     if prepare.is_none() {
-                        self.settled = Some(unread);
+                        self.settled = Some(env.skip_unknown_vaults);
                     }
                     self.env.splice = d.splices.get(first).cloned().flatten();
                     self.save(cache);

@@ -126,7 +126,10 @@ struct StoredSources {
 /// for (the file as it was opened: a store written since replaces it by a rename).
 #[derive(Debug)]
 struct Kept {
-    file: std::sync::Mutex<std::fs::File>,
+    file: std::fs::File,
+    /// One seek-and-read at a time, where reads cannot say where.
+    #[cfg(not(unix))]
+    reading: std::sync::Mutex<()>,
     /// Where the parts start in the file.
     parts_at: u64,
     units: Vec<KeptUnit>,
@@ -143,12 +146,21 @@ struct KeptUnit {
 
 impl Kept {
     fn part(&self, (at, len): Span) -> Option<Vec<u8>> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file = self.file.lock().ok()?;
-        file.seek(SeekFrom::Start(self.parts_at + u64::from(at)))
-            .ok()?;
         let mut out = vec![0; len as usize];
-        file.read_exact(&mut out).ok()?;
+        let at = self.parts_at + u64::from(at);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            self.file.read_exact_at(&mut out, at).ok()?;
+        }
+        #[cfg(not(unix))]
+        {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut file = &self.file;
+            let _one = self.reading.lock().ok()?;
+            file.seek(SeekFrom::Start(at)).ok()?;
+            file.read_exact(&mut out).ok()?;
+        }
         Some(out)
     }
 
@@ -397,7 +409,9 @@ fn read(path: &Path, dir: &Path, program: &(String, u64, u128)) -> Option<Tree> 
     }
     let index: Index = rmp_serde::from_slice(&head[key_len..]).ok()?;
     let kept = Arc::new(Kept {
-        file: std::sync::Mutex::new(file),
+        file,
+        #[cfg(not(unix))]
+        reading: std::sync::Mutex::new(()),
         parts_at: parts_at as u64,
         units: index
             .units
