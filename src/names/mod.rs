@@ -95,7 +95,7 @@ struct SourceIndex {
     layout_cache: Option<PathBuf>,
     /// What names a contract's slots, by (its address, its artifact's address in memory), with
     /// the notes laying it out made: laid out once per run ([`state::Namer`]).
-    laid: Mutex<HashMap<(Address, usize), state::LaidOut>>,
+    laid: Mutex<HashMap<(Address, usize), Arc<state::LaidOut>>>,
 }
 
 impl Names {

@@ -37,7 +37,7 @@ fn word(v: U256) -> Shown {
 }
 
 /// What names one contract's slots: its artifact's name and checked layouts, or why none.
-pub(super) struct Known {
+struct Known {
     contract: Option<String>,
     layout: Result<StorageLayout, String>,
     /// Its `transientStorageLayout`.
@@ -81,11 +81,7 @@ struct Spans<'s> {
 
 impl Names {
     /// What `make` gives for `key` (a contract and its artifact), made once per run.
-    fn laid_out(
-        &self,
-        key: (Address, usize),
-        make: impl FnOnce() -> (Arc<Known>, Notes),
-    ) -> LaidOut {
+    fn laid_out(&self, key: (Address, usize), make: impl FnOnce() -> LaidOut) -> Arc<LaidOut> {
         let hit = self
             .index
             .laid
@@ -588,27 +584,34 @@ impl<'a> Namer<'a> {
         let key = (*addr, a as *const Artifact as usize);
         let laid = self.names.laid_out(key, || {
             let mut notes = Notes::default();
-            let known = lay_out(self.names, addr, a, &mut notes);
-            (Arc::new(known), notes)
+            let known = Arc::new(lay_out(self.names, addr, a, &mut notes));
+            LaidOut { known, notes }
         });
-        for (note, once) in &laid.1 .0 {
+        for (note, once) in &laid.notes.0 {
             match once {
                 true => self.note_once(note.clone()),
                 false => self.notes.push(note.clone()),
             }
         }
-        laid.0.clone()
+        laid.known.clone()
     }
+}
+
+/// A contract laid out, and the notes doing so made (each namer that asks makes them its own).
+pub(super) struct LaidOut {
+    known: Arc<Known>,
+    notes: Notes,
 }
 
 /// Notes made while laying out a contract, each with whether it is added once.
 #[derive(Default)]
-pub(super) struct Notes(Vec<(String, bool)>);
-
-/// A contract laid out, and the notes doing so made.
-pub(super) type LaidOut = Arc<(Arc<Known>, Notes)>;
+struct Notes(Vec<(String, bool)>);
 
 impl Notes {
+    fn note(&mut self, note: String) {
+        self.0.push((note, false));
+    }
+
     fn note_once(&mut self, note: String) {
         self.0.push((note, true));
     }
@@ -667,38 +670,34 @@ fn lay_out(names: &Names, addr: &Address, a: &Artifact, notes: &mut Notes) -> Kn
     };
     let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
     for w in why {
-        notes
-            .0
-            .push((format!("{w}: its slots are shown raw"), false));
+        notes.note(format!("{w}: its slots are shown raw"));
     }
     let layout = match &with {
         None => Err(format!("the artifact {} has no storageLayout", a.name)),
         Some(v) => StorageLayout::parse(v).map_err(|e| {
-            notes.0.push((
-                format!(
-                    "the storageLayout of {} is malformed ({e}): the slots of {} are shown raw",
-                    a.name,
-                    addr.to_checksum(None)
-                ),
-                false,
+            notes.note(format!(
+                "the storageLayout of {} is malformed ({e}): the slots of {} are shown raw",
+                a.name,
+                addr.to_checksum(None)
             ));
             format!("the storageLayout of {} is malformed", a.name)
         }),
     };
     let transient = match transient_layout {
-            None => Err(format!(
-                "the artifact {} has no transientStorageLayout",
-                a.name
-            )),
-            Some(v) => StorageLayout::parse(v).map_err(|e| {
-                notes.0.push((format!(
-                    "the transientStorageLayout of {} is malformed ({e}): the transient slots of {} are shown raw",
-                    a.name,
-                    addr.to_checksum(None)
-                ), false));
-                format!("the transientStorageLayout of {} is malformed", a.name)
-            }),
-        };
+        None => Err(format!(
+            "the artifact {} has no transientStorageLayout",
+            a.name
+        )),
+        Some(v) => StorageLayout::parse(v).map_err(|e| {
+            notes.note(format!(
+                "the transientStorageLayout of {} is malformed ({e}): the transient slots of {} \
+                 are shown raw",
+                a.name,
+                addr.to_checksum(None)
+            ));
+            format!("the transientStorageLayout of {} is malformed", a.name)
+        }),
+    };
     let enums = files.iter().flat_map(|f| f.enums.iter().cloned()).collect();
     Known {
         contract,

@@ -219,7 +219,7 @@ impl Mined {
                     parent_hash,
                     index,
                     saved: None,
-            settled: None,
+                    settled: None,
                 });
             }
             Some(Err(e)) if mode == StateMode::Prestate => {

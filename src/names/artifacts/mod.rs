@@ -199,13 +199,18 @@ impl Artifact {
 
     /// Whether it declares a storage or transient layout itself.
     pub fn declares_layout(&self) -> bool {
-        let f = self.flags();
-        f.storage_layout || f.transient_layout
+        match &self.rest {
+            Rest::Read(p) => p.storage_layout.is_some() || p.transient_layout.is_some(),
+            Rest::Kept(k) => k.flags.storage_layout || k.flags.transient_layout,
+        }
     }
 
     /// Whether it has source maps.
     pub fn has_sources(&self) -> bool {
-        self.flags().sources
+        match &self.rest {
+            Rest::Read(p) => p.sources.is_some(),
+            Rest::Kept(k) => k.flags.sources,
+        }
     }
 
     /// Whether a layout may be compiled (its solc metadata) or computed (state variables in its
@@ -290,14 +295,14 @@ impl Artifact {
         let Some(mine) = &self.code else {
             return false;
         };
-        same_code(mine, self.mask.as_ref(), strip_metadata(deployed))
+        same_code(mine, self.mask.as_deref(), strip_metadata(deployed))
     }
 }
 
 /// Whether compiled code `mine` (metadata stripped) is `theirs`, byte by byte except where
 /// `mask` says (immutables, library addresses); without a mask ("unknown"), a zero byte of
 /// `mine` may be anything.
-fn same_code(mine: &[u8], mask: Option<&Ranges>, theirs: &[u8]) -> bool {
+fn same_code(mine: &[u8], mask: Option<&[(usize, usize)]>, theirs: &[u8]) -> bool {
     // Compared a chunk at a time (a memcmp), bytes looked at one by one only in chunks that
     // differ: a contract's code is matched against a project's artifacts many times a run.
     const CHUNK: usize = 64;
@@ -318,6 +323,13 @@ fn same_code(mine: &[u8], mask: Option<&Ranges>, theirs: &[u8]) -> bool {
                         .enumerate()
                         .all(|(j, (x, y))| x == y || allowed(c * CHUNK + j, *x))
             })
+}
+
+/// Whether `init` (a CREATE's input) starts with the creation code `code`, ignoring its
+/// `mask`ed ranges (library placeholders, the embedded runtime code's metadata).
+pub(crate) fn starts_with_code(code: &[u8], mask: &[(usize, usize)], init: &[u8]) -> bool {
+    init.get(..code.len())
+        .is_some_and(|start| same_code(code, Some(mask), start))
 }
 
 /// Whether solc's `object` (hex; immutables as zeros, library placeholders) is `code`: the

@@ -417,20 +417,8 @@ impl ArtifactSources {
         let Some((code, mask, _)) = &self.creation else {
             return false;
         };
-        starts_with_code(code, mask, init)
+        crate::names::artifacts::starts_with_code(code, mask, init)
     }
-}
-
-/// Whether `init` starts with the creation code `code`, ignoring its `mask`ed ranges (library
-/// placeholders, the embedded runtime code's metadata).
-pub fn starts_with_code(code: &[u8], mask: &[(usize, usize)], init: &[u8]) -> bool {
-    if code.is_empty() || init.len() < code.len() {
-        return false;
-    }
-    code.iter()
-        .zip(init)
-        .enumerate()
-        .all(|(i, (a, b))| a == b || mask.iter().any(|(s, l)| i >= *s && i < s + l))
 }
 
 /// Byte offset of the start of 1-based `line`.

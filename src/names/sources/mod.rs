@@ -22,7 +22,6 @@ pub mod rebuild;
 mod spans;
 
 pub use ast::AstDecls;
-pub(crate) use files::starts_with_code;
 pub(crate) use files::StoredMetadata;
 pub use files::{
     disk_candidates, roots_for, unit_from_paths, unit_from_standard_json, ArtifactSources,
