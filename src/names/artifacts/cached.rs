@@ -244,7 +244,7 @@ impl KeptParts {
             return false;
         };
         self.creation_code()
-            .is_some_and(|code| super::starts_with_code(code, mask, init))
+            .is_some_and(|code| crate::names::sources::starts_with_code(code, mask, init))
     }
 
     pub(super) fn unread_asts(&self) -> Vec<String> {

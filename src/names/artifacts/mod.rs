@@ -295,41 +295,8 @@ impl Artifact {
         let Some(mine) = &self.code else {
             return false;
         };
-        same_code(mine, self.mask.as_deref(), strip_metadata(deployed))
+        sources::same_code(mine, self.mask.as_deref(), strip_metadata(deployed))
     }
-}
-
-/// Whether compiled code `mine` (metadata stripped) is `theirs`, byte by byte except where
-/// `mask` says (immutables, library addresses); without a mask ("unknown"), a zero byte of
-/// `mine` may be anything.
-fn same_code(mine: &[u8], mask: Option<&[(usize, usize)]>, theirs: &[u8]) -> bool {
-    // Compared a chunk at a time (a memcmp), bytes looked at one by one only in chunks that
-    // differ: a contract's code is matched against a project's artifacts many times a run.
-    const CHUNK: usize = 64;
-    let allowed = |i: usize, a: u8| match mask {
-        Some(ranges) => ranges.iter().any(|(s, l)| i >= *s && i < s + l),
-        None => a == 0,
-    };
-    !mine.is_empty()
-        && mine.len() == theirs.len()
-        && mine
-            .chunks(CHUNK)
-            .zip(theirs.chunks(CHUNK))
-            .enumerate()
-            .all(|(c, (a, b))| {
-                a == b
-                    || a.iter()
-                        .zip(b)
-                        .enumerate()
-                        .all(|(j, (x, y))| x == y || allowed(c * CHUNK + j, *x))
-            })
-}
-
-/// Whether `init` (a CREATE's input) starts with the creation code `code`, ignoring its
-/// `mask`ed ranges (library placeholders, the embedded runtime code's metadata).
-pub(crate) fn starts_with_code(code: &[u8], mask: &[(usize, usize)], init: &[u8]) -> bool {
-    init.get(..code.len())
-        .is_some_and(|start| same_code(code, Some(mask), start))
 }
 
 /// Whether solc's `object` (hex; immutables as zeros, library placeholders) is `code`: the
@@ -345,7 +312,7 @@ pub fn object_is(object: &str, code: &[u8], creation: bool) -> bool {
     } else {
         Some(strip_metadata(code))
     };
-    theirs.is_some_and(|theirs| same_code(mine, None, theirs))
+    theirs.is_some_and(|theirs| sources::same_code(mine, None, theirs))
 }
 
 /// How many times each opcode occurs in `code` (PUSH data skipped).

@@ -417,8 +417,41 @@ impl ArtifactSources {
         let Some((code, mask, _)) = &self.creation else {
             return false;
         };
-        crate::names::artifacts::starts_with_code(code, mask, init)
+        starts_with_code(code, mask, init)
     }
+}
+
+/// Whether compiled code `mine` (metadata stripped) is `theirs`, byte by byte except where
+/// `mask` says (immutables, library addresses); without a mask ("unknown"), a zero byte of
+/// `mine` may be anything.
+pub fn same_code(mine: &[u8], mask: Option<&[(usize, usize)]>, theirs: &[u8]) -> bool {
+    // Compared a chunk at a time (a memcmp), bytes looked at one by one only in chunks that
+    // differ: a contract's code is matched against a project's artifacts many times a run.
+    const CHUNK: usize = 64;
+    let allowed = |i: usize, a: u8| match mask {
+        Some(ranges) => ranges.iter().any(|(s, l)| i >= *s && i < s + l),
+        None => a == 0,
+    };
+    !mine.is_empty()
+        && mine.len() == theirs.len()
+        && mine
+            .chunks(CHUNK)
+            .zip(theirs.chunks(CHUNK))
+            .enumerate()
+            .all(|(c, (a, b))| {
+                a == b
+                    || a.iter()
+                        .zip(b)
+                        .enumerate()
+                        .all(|(j, (x, y))| x == y || allowed(c * CHUNK + j, *x))
+            })
+}
+
+/// Whether `init` (a CREATE's input) starts with the creation code `code`, ignoring its
+/// `mask`ed ranges (library placeholders, the embedded runtime code's metadata).
+pub fn starts_with_code(code: &[u8], mask: &[(usize, usize)], init: &[u8]) -> bool {
+    init.get(..code.len())
+        .is_some_and(|start| same_code(code, Some(mask), start))
 }
 
 /// Byte offset of the start of 1-based `line`.

@@ -27,6 +27,7 @@ pub use files::{
     disk_candidates, roots_for, unit_from_paths, unit_from_standard_json, ArtifactSources,
     Creation, Metadata, SourceFile, SourceHashes, TextOrigin, Unit,
 };
+pub(crate) use files::{same_code, starts_with_code};
 pub use map::{decode_source_map, instruction_index, instructions, misfit, Misfit, SrcEntry};
 pub use spans::{scan_functions, FnSpan};
 
