@@ -24,12 +24,15 @@ exact), alternating the two RUNS times each. Measured twice per project:
   not seen before) and the project's artifacts, as loaded, kept between runs
   (names/artifacts/cached.rs: a tree, or an `--abi` file): a developer's next `tx` in a
   project already used. Both commands write the chain data they fetch, as by default; in memory, so
-  that the disk's sync time (3-10 ms a run here, varying) does not swamp what is measured.
+  that the disk's sync time (3-10 ms a run here, varying) does not swamp what is measured;
+- with `--all-kept`, also `all kept`: the same cache, nothing deleted between runs (the same
+  transaction traced again, its chain data read from the cache: the bare run is shortest, and
+  naming's share of it largest).
 
 Reported per project and way: the median wall time and peak RSS of each, and what naming adds,
 in percent.
 
-    python3 scripts/bench-naming.py --chaintrace target/release/chaintrace --anvil .tools/bin/anvil [--project oz|forge|both]
+    python3 scripts/bench-naming.py --chaintrace target/release/chaintrace --anvil .tools/bin/anvil [--project oz|forge|both] [--all-kept]
 """
 
 import argparse
@@ -123,8 +126,9 @@ class Way:
     """How runs are made: `kept` = None: nothing cached; else the cache directory whose chain
     data is deleted before every run (the project's artifacts kept)."""
 
-    def __init__(self, kept=None):
+    def __init__(self, kept=None, wipe=True):
         self.kept = kept
+        self.wipe = wipe
 
     def env(self):
         if self.kept is None:
@@ -134,7 +138,7 @@ class Way:
         return env
 
     def before(self):
-        if self.kept is None or not os.path.isdir(self.kept):
+        if self.kept is None or not self.wipe or not os.path.isdir(self.kept):
             return
         for d in os.listdir(self.kept):
             if d not in ("names", "layouts"):
@@ -142,6 +146,7 @@ class Way:
 
 
 WAY = Way()
+ALL_KEPT = False
 
 
 def run(cmd, cwd=None):
@@ -180,6 +185,9 @@ def measure(name, cmds, runs, work):
     WAY = Way(kept)
     try:
         measure_way(f"{name}; project kept", cmds, runs)
+        if ALL_KEPT:
+            WAY = Way(kept, wipe=False)
+            measure_way(f"{name}; all kept", cmds, runs)
     finally:
         shutil.rmtree(kept, ignore_errors=True)
     WAY = Way()
@@ -210,7 +218,10 @@ def main():
     ap.add_argument("--anvil", required=True)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--project", choices=["oz", "forge", "both"], default="both")
+    ap.add_argument("--all-kept", action="store_true")
     a = ap.parse_args()
+    global ALL_KEPT
+    ALL_KEPT = a.all_kept
     chaintrace = os.path.abspath(a.chaintrace)
     port = free_port()
     node = subprocess.Popen(

@@ -41,6 +41,17 @@ pub fn with_namespaces(
     contract: &str,
     files: &[(&str, &AstStorage)],
 ) -> (Option<Value>, Vec<String>) {
+    let (added, why) = added_namespaces(layout, contract, files);
+    (added.or_else(|| layout.cloned()), why)
+}
+
+/// [`with_namespaces`], the layout given only where a namespace was added (`None`: `layout`
+/// as it is).
+pub fn added_namespaces(
+    layout: Option<&Value>,
+    contract: &str,
+    files: &[(&str, &AstStorage)],
+) -> (Option<Value>, Vec<String>) {
     let mut why = Vec::new();
     let contracts: Vec<(&str, &AstContract)> = files
         .iter()
@@ -49,10 +60,8 @@ pub fn with_namespaces(
         .collect();
     // Two contracts of one name in the build: which one this is, the AST does not say.
     let [(file, c)] = contracts[..] else {
-        return (layout.cloned(), why);
+        return (None, why);
     };
-    let asts: Vec<&AstStorage> = files.iter().map(|(_, a)| *a).collect();
-    let mut b = Builder::new(&asts, format!("{file}:{contract}"));
     // A layout that has them already (one compiled from metadata and kept) gets none twice.
     let present: Vec<&str> = layout
         .and_then(|l| l.get("storage"))
@@ -61,15 +70,17 @@ pub fn with_namespaces(
         .flatten()
         .filter_map(|v| v.get("label").and_then(Value::as_str))
         .collect();
-    let mut spaces: Vec<&AstStruct> = asts
+    let mut spaces: Vec<&AstStruct> = files
         .iter()
-        .flat_map(|a| a.structs.iter())
+        .flat_map(|(_, a)| a.structs.iter())
         .filter(|s| s.namespace.is_some() && c.bases.contains(&s.scope))
         .filter(|s| !present.contains(&format!("${}", s.name).as_str()))
         .collect();
     if spaces.is_empty() {
-        return (layout.cloned(), why);
+        return (None, why);
     }
+    let asts: Vec<&AstStorage> = files.iter().map(|(_, a)| *a).collect();
+    let mut b = Builder::new(&asts, format!("{file}:{contract}"));
     // Most base-like first, as the bases are linearized (the contract itself first).
     spaces.sort_by_key(|s| std::cmp::Reverse(c.bases.iter().position(|b| *b == s.scope)));
     let mut storage: Vec<Value> = Vec::new();
@@ -95,13 +106,14 @@ pub fn with_namespaces(
     let mut out = layout
         .cloned()
         .unwrap_or_else(|| json!({"storage": [], "types": {}}));
+    // A layout of another shape is left as it is.
     let Some(o) = out.as_object_mut() else {
-        return (layout.cloned(), why);
+        return (None, why);
     };
     if let Some(Value::Array(list)) = o.get_mut("storage") {
         list.extend(storage);
     } else {
-        return (layout.cloned(), why);
+        return (None, why);
     }
     match o.get_mut("types") {
         Some(Value::Object(t)) => {

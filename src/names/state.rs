@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use alloy_primitives::{keccak256, Address, B256, U256};
+use serde_json::Value;
 
 use super::ast_layout::{self, AstLayouts, AstStorage};
 use super::layout::{span_words, spanning_bytes, Part, Shown, StorageLayout, Var};
@@ -620,59 +621,30 @@ impl Notes {
 /// What names the slots of `addr`, whose artifact (its own or its implementation's) is `a`.
 fn lay_out(names: &Names, addr: &Address, a: &Artifact, notes: &mut Notes) -> Known {
     let contract = (!a.name.is_empty()).then(|| a.name.clone());
-    // A build without layouts (Foundry's default artifacts): compiled from the metadata.
-    let rebuilt = (a.storage_layout().is_none() && a.transient_layout().is_none())
-        .then(|| names.rebuilt_layout(a))
-        .flatten();
-    let files: Vec<_> = a
-        .sources()
-        .into_iter()
-        .flat_map(|s| s.unit.files.values())
-        .collect();
-    let asts: Vec<(&str, &AstStorage)> = files
-        .iter()
-        .map(|f| (f.path.as_str(), &f.storage))
-        .collect();
-    // Neither declared nor compiled: computed from the build's AST by solc's rules.
-    let compiled = rebuilt
-        .as_ref()
-        .is_some_and(|r| r.storage.is_some() || r.transient.is_some());
-    let computed = if a.storage_layout().is_none() && a.transient_layout().is_none() && !compiled {
-        computed_layout(a, &asts)
-    } else {
-        None
-    };
-    match (&computed, &rebuilt) {
-        (Some(Ok(_)), Some(r)) => {
-            notes.note_once(format!("{}; computed from its AST by solc's rules", r.note))
+    // Declared by the build, made ready when it was loaded (its compilation's files are not
+    // read here); else compiled from the metadata or computed from the ASTs.
+    let undeclared;
+    let (with, transient_layout, left_out, enums) = match a.declared() {
+        Some(d) => (
+            d.namespaced.as_ref().or(a.storage_layout()),
+            a.transient_layout(),
+            &d.left_out,
+            d.enums.clone(),
+        ),
+        None => {
+            undeclared = undeclared_layout(names, a, notes);
+            (
+                undeclared.storage.as_ref(),
+                undeclared.transient.as_ref(),
+                &undeclared.left_out,
+                undeclared.enums.clone(),
+            )
         }
-        (Some(Ok(_)), None) => notes.note_once(format!(
-            "the build has no storageLayout for {}: computed from its AST by solc's rules",
-            a.name
-        )),
-        (Some(Err(why)), _) => {
-            if let Some(r) = &rebuilt {
-                notes.note_once(r.note.clone());
-            }
-            notes.note_once(format!(
-                "the build has no storageLayout for {}, and its AST was not laid out: {why}",
-                a.name
-            ));
-        }
-        (None, Some(r)) => notes.note_once(r.note.clone()),
-        (None, None) => {}
-    }
-    let computed = computed.and_then(Result::ok);
-    let (storage_layout, transient_layout) = match (&computed, &rebuilt) {
-        (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
-        (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),
-        (None, None) => (a.storage_layout(), a.transient_layout()),
     };
-    let (with, why) = super::namespaces::with_namespaces(storage_layout, &a.name, &asts);
-    for w in why {
+    for w in left_out {
         notes.note(format!("{w}: its slots are shown raw"));
     }
-    let layout = match &with {
+    let layout = match with {
         None => Err(format!("the artifact {} has no storageLayout", a.name)),
         Some(v) => StorageLayout::parse(v).map_err(|e| {
             notes.note(format!(
@@ -698,11 +670,73 @@ fn lay_out(names: &Names, addr: &Address, a: &Artifact, notes: &mut Notes) -> Kn
             format!("the transientStorageLayout of {} is malformed", a.name)
         }),
     };
-    let enums = files.iter().flat_map(|f| f.enums.iter().cloned()).collect();
     Known {
         contract,
         layout,
         transient,
         enums,
+    }
+}
+
+/// The layouts of a contract whose build declares none: compiled from its metadata, else
+/// computed from its compilation's ASTs by solc's rules; its bases' ERC-7201 namespaces added.
+struct Undeclared {
+    storage: Option<Value>,
+    transient: Option<Value>,
+    /// Each namespace left out, and why.
+    left_out: Vec<String>,
+    /// Every enum of the compilation.
+    enums: Vec<(String, Vec<String>)>,
+}
+
+fn undeclared_layout(names: &Names, a: &Artifact, notes: &mut Notes) -> Undeclared {
+    // A build without layouts (Foundry's default artifacts): compiled from the metadata.
+    let rebuilt = names.rebuilt_layout(a);
+    let files: Vec<_> = a
+        .sources()
+        .into_iter()
+        .flat_map(|s| s.unit.files.values())
+        .collect();
+    let asts: Vec<(&str, &AstStorage)> = files
+        .iter()
+        .map(|f| (f.path.as_str(), &f.storage))
+        .collect();
+    // Not compiled: computed from the build's AST by solc's rules.
+    let compiled = rebuilt
+        .as_ref()
+        .is_some_and(|r| r.storage.is_some() || r.transient.is_some());
+    let computed = (!compiled).then(|| computed_layout(a, &asts)).flatten();
+    match (&computed, &rebuilt) {
+        (Some(Ok(_)), Some(r)) => {
+            notes.note_once(format!("{}; computed from its AST by solc's rules", r.note))
+        }
+        (Some(Ok(_)), None) => notes.note_once(format!(
+            "the build has no storageLayout for {}: computed from its AST by solc's rules",
+            a.name
+        )),
+        (Some(Err(why)), _) => {
+            if let Some(r) = &rebuilt {
+                notes.note_once(r.note.clone());
+            }
+            notes.note_once(format!(
+                "the build has no storageLayout for {}, and its AST was not laid out: {why}",
+                a.name
+            ));
+        }
+        (None, Some(r)) => notes.note_once(r.note.clone()),
+        (None, None) => {}
+    }
+    let computed = computed.and_then(Result::ok);
+    let (storage, transient) = match (&computed, &rebuilt) {
+        (Some(c), _) => (Some(&c.storage), Some(&c.transient)),
+        (None, Some(r)) => (r.storage.as_ref(), r.transient.as_ref()),
+        (None, None) => (None, None),
+    };
+    let (storage, left_out) = super::namespaces::with_namespaces(storage, &a.name, &asts);
+    Undeclared {
+        storage,
+        transient: transient.cloned(),
+        left_out,
+        enums: files.iter().flat_map(|f| f.enums.iter().cloned()).collect(),
     }
 }

@@ -7,8 +7,10 @@
 //! A run reads little of what is kept: an index (each artifact's name, runtime code and masks,
 //! creation code, and what its parts hold), and then the parts of the artifacts whose code it
 //! met — layouts, source maps, metadata, the compilation's files, an ABI — each read back when
-//! first asked for ([`KeptParts`], [`LazyAbi`]). What a run costs does not grow with the
-//! project's size beyond its index.
+//! first asked for ([`KeptParts`], [`LazyAbi`]). An artifact's layouts are a part of their own,
+//! with what naming its storage needs of its compilation worked out ([`Declared`]): a run that
+//! names storage and locates no failure reads no source map, metadata or compilation. What a
+//! run costs does not grow with the project's size beyond its index.
 //!
 //! Kept by: this program (its version, size and mtime), the tree's directory, the working
 //! directory (relative source paths are also looked for there), every directory walked (an
@@ -37,13 +39,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::tree::{load_files_of, tree_listing};
-use super::{build_infos, merged_abi, Artifact, Flags, Parts, Ranges, Rest};
+use super::{build_infos, merged_abi, Artifact, Declared, Flags, Ranges, Rest};
 use crate::names::sources::{ArtifactSources, Metadata, StoredMetadata, Unit};
 use crate::names::NamesError;
 use crate::render::abi::{KeptBytes, LazyAbi};
 
 /// The stored form's version: a change to any stored type changes it.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 /// The header: format, the key's length, the index's length (u32 each), the file's (u64).
 const HEADER: usize = 20;
@@ -104,15 +106,19 @@ struct IndexArtifact {
     flags: Flags,
     /// Its compilation, by index into [`Index::units`].
     unit: Option<u32>,
-    parts: Span,
+    /// Its [`Layouts`] (a part).
+    layouts: Span,
+    /// Its [`StoredSources`] (a part), when it has sources.
+    sources: Option<Span>,
 }
 
-/// An artifact's [`Parts`] as stored.
-#[derive(Serialize, Deserialize)]
-struct StoredParts {
-    storage_layout: Option<Value>,
-    transient_layout: Option<Value>,
-    sources: Option<StoredSources>,
+/// An artifact's layouts as stored, apart from its sources: a run naming storage reads these
+/// alone.
+#[derive(Serialize, Deserialize, Default, Debug)]
+pub(super) struct Layouts {
+    pub(super) storage_layout: Option<Value>,
+    pub(super) transient_layout: Option<Value>,
+    pub(super) declared: Option<Declared>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -189,45 +195,48 @@ impl KeptBytes for KeptAbi {
     }
 }
 
-/// A kept artifact's [`Parts`], read back when first asked for.
+/// A kept artifact's layouts and sources, each read back when first asked for.
 #[derive(Clone, Debug)]
 pub(super) struct KeptParts {
     kept: Arc<Kept>,
-    at: Span,
+    layouts_at: Span,
+    sources_at: Option<Span>,
     unit: Option<u32>,
     /// Its creation code (a part) and masked ranges, when it has a creation map.
     creation: Option<(Span, Ranges)>,
     creation_code: OnceLock<Option<Vec<u8>>>,
     pub(super) flags: Flags,
-    got: OnceLock<Parts>,
+    layouts: OnceLock<Arc<Layouts>>,
+    sources: OnceLock<Option<Arc<ArtifactSources>>>,
 }
 
 impl KeptParts {
-    pub(super) fn parts(&self) -> &Parts {
-        self.got.get_or_init(|| {
-            let read = self.kept.part(self.at);
-            let Some(p) = read.and_then(|b| rmp_serde::from_slice::<StoredParts>(&b).ok()) else {
-                return Parts::default();
+    pub(super) fn layouts(&self) -> &Layouts {
+        self.layouts.get_or_init(|| {
+            let read = self.kept.part(self.layouts_at);
+            Arc::new(
+                read.and_then(|b| rmp_serde::from_slice(&b).ok())
+                    .unwrap_or_default(),
+            )
+        })
+    }
+
+    pub(super) fn sources(&self) -> &Option<Arc<ArtifactSources>> {
+        self.sources.get_or_init(|| {
+            let read = self.kept.part(self.sources_at?);
+            let s: StoredSources = rmp_serde::from_slice(&read?).ok()?;
+            let creation = match (&self.creation, s.creation_map) {
+                (Some((_, mask)), Some(map)) => {
+                    Some((self.creation_code()?.to_vec(), mask.clone(), map))
+                }
+                _ => None,
             };
-            let sources = p.sources.and_then(|s| {
-                let creation = match (&self.creation, s.creation_map) {
-                    (Some((_, mask)), Some(map)) => {
-                        Some((self.creation_code()?.to_vec(), mask.clone(), map))
-                    }
-                    _ => None,
-                };
-                Some(Arc::new(ArtifactSources {
-                    runtime_map: s.runtime_map,
-                    creation,
-                    unit: self.kept.unit(self.unit?)?,
-                    metadata: s.metadata.map(|m| Arc::new(Metadata::from_stored(m))),
-                }))
-            });
-            Parts {
-                storage_layout: p.storage_layout,
-                transient_layout: p.transient_layout,
-                sources,
-            }
+            Some(Arc::new(ArtifactSources {
+                runtime_map: s.runtime_map,
+                creation,
+                unit: self.kept.unit(self.unit?)?,
+                metadata: s.metadata.map(|m| Arc::new(Metadata::from_stored(m))),
+            }))
         })
     }
 
@@ -439,12 +448,14 @@ fn read(path: &Path, dir: &Path, program: &(String, u64, u128)) -> Option<Tree> 
             mask: a.mask,
             rest: Rest::Kept(KeptParts {
                 kept: kept.clone(),
-                at: a.parts,
+                layouts_at: a.layouts,
+                sources_at: a.sources,
                 unit: a.unit,
                 creation: a.creation,
                 creation_code: OnceLock::new(),
                 flags: a.flags,
-                got: OnceLock::new(),
+                layouts: OnceLock::new(),
+                sources: OnceLock::new(),
             }),
             pending: None,
         })
@@ -513,7 +524,10 @@ fn stored(at: &Path, program: &(String, u64, u128), reads: &Reads, tree: &Tree) 
         if a.pending.is_some() {
             return None;
         }
-        let p = a.parts();
+        // A tree is stored as loaded, its parts all read.
+        let Rest::Read(p) = &a.rest else {
+            return None;
+        };
         let unit = match &p.sources {
             Some(s) => Some(match units.iter().position(|u| Arc::ptr_eq(u, &s.unit)) {
                 Some(i) => i,
@@ -526,14 +540,22 @@ fn stored(at: &Path, program: &(String, u64, u128), reads: &Reads, tree: &Tree) 
             }),
             None => None,
         };
-        let stored_parts = StoredParts {
+        let layouts = Layouts {
             storage_layout: p.storage_layout.clone(),
             transient_layout: p.transient_layout.clone(),
-            sources: p.sources.as_ref().map(|s| StoredSources {
-                runtime_map: s.runtime_map.clone(),
-                creation_map: s.creation.as_ref().map(|(_, _, map)| map.clone()),
-                metadata: s.metadata.as_ref().map(|m| m.stored()),
-            }),
+            declared: a.declared().cloned(),
+        };
+        let layouts = put(&rmp_serde::to_vec(&layouts).ok()?)?;
+        let sources = match &p.sources {
+            Some(s) => {
+                let stored = StoredSources {
+                    runtime_map: s.runtime_map.clone(),
+                    creation_map: s.creation.as_ref().map(|(_, _, map)| map.clone()),
+                    metadata: s.metadata.as_ref().map(|m| m.stored()),
+                };
+                Some(put(&rmp_serde::to_vec(&stored).ok()?)?)
+            }
+            None => None,
         };
         let abi = put(&a.abi.stored()?)?;
         let creation = match p.sources.as_ref().and_then(|s| s.creation.as_ref()) {
@@ -551,7 +573,8 @@ fn stored(at: &Path, program: &(String, u64, u128), reads: &Reads, tree: &Tree) 
                 Some(u) => Some(u32::try_from(u).ok()?),
                 None => None,
             },
-            parts: put(&rmp_serde::to_vec(&stored_parts).ok()?)?,
+            layouts,
+            sources,
         });
     }
     let merged = match &tree.merged {

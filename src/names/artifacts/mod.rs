@@ -23,6 +23,7 @@ use crate::render::abi::{Abi, LazyAbi};
 mod build_json;
 mod builds;
 mod cached;
+mod declared;
 mod immutables;
 mod override_code;
 mod tree;
@@ -30,6 +31,7 @@ mod tree;
 use builds::resolve_foundry_units;
 pub use builds::{build_infos, from_sourcify, load_build_info};
 pub use cached::{load_file_cached, load_tree_cached, Tree};
+pub use declared::Declared;
 pub use immutables::{fill_immutables, immutables_of, Immutable, ImmutableError};
 pub use override_code::{override_code, OverrideCode};
 pub use tree::{find_project, load_tree};
@@ -78,6 +80,21 @@ pub struct Parts {
     pub transient_layout: Option<Value>,
     /// Source maps and the compilation they point into, when known.
     pub sources: Option<Arc<ArtifactSources>>,
+    /// Its declared layouts made ready to name storage with, once asked for.
+    declared: std::sync::OnceLock<Option<Declared>>,
+}
+
+impl Parts {
+    fn declared(&self, name: &str) -> Option<&Declared> {
+        self.declared
+            .get_or_init(|| {
+                let (storage, transient) =
+                    (self.storage_layout.as_ref(), self.transient_layout.as_ref());
+                (storage.is_some() || transient.is_some())
+                    .then(|| Declared::of(name, storage, transient, self.sources.as_deref()))
+            })
+            .as_ref()
+    }
 }
 
 /// An artifact's [`Parts`]: read with it, or kept between runs ([`load_tree_cached`]) and read
@@ -166,27 +183,37 @@ impl Artifact {
         self.abi.get()
     }
 
-    /// Its layouts and sources (read back first, when kept between runs).
-    pub fn parts(&self) -> &Parts {
-        match &self.rest {
-            Rest::Read(p) => p,
-            Rest::Kept(k) => k.parts(),
-        }
-    }
-
     /// Foundry's `storageLayout`, when the artifact has one.
     pub fn storage_layout(&self) -> Option<&Value> {
-        self.parts().storage_layout.as_ref()
+        match &self.rest {
+            Rest::Read(p) => p.storage_layout.as_ref(),
+            Rest::Kept(k) => k.layouts().storage_layout.as_ref(),
+        }
     }
 
     /// solc's `transientStorageLayout`, when the artifact has one.
     pub fn transient_layout(&self) -> Option<&Value> {
-        self.parts().transient_layout.as_ref()
+        match &self.rest {
+            Rest::Read(p) => p.transient_layout.as_ref(),
+            Rest::Kept(k) => k.layouts().transient_layout.as_ref(),
+        }
+    }
+
+    /// Its declared layouts made ready to name storage with ([`Declared`]); `None` where it
+    /// declares none.
+    pub fn declared(&self) -> Option<&Declared> {
+        match &self.rest {
+            Rest::Read(p) => p.declared(&self.name),
+            Rest::Kept(k) => k.layouts().declared.as_ref(),
+        }
     }
 
     /// Its source maps and the compilation they point into, when known.
     pub fn sources(&self) -> Option<&Arc<ArtifactSources>> {
-        self.parts().sources.as_ref()
+        match &self.rest {
+            Rest::Read(p) => p.sources.as_ref(),
+            Rest::Kept(k) => k.sources().as_ref(),
+        }
     }
 
     /// What is known of its parts, without reading them.
@@ -247,11 +274,18 @@ impl Artifact {
     /// Gives it its source maps and compilation.
     fn set_sources(&mut self, sources: Option<Arc<ArtifactSources>>) {
         match &mut self.rest {
-            Rest::Read(p) => p.sources = sources,
+            Rest::Read(p) => {
+                p.sources = sources;
+                p.declared = Default::default();
+            }
             Rest::Kept(k) => {
-                let mut parts = k.parts().clone();
-                parts.sources = sources;
-                self.rest = Rest::Read(parts);
+                let layouts = k.layouts();
+                self.rest = Rest::Read(Parts {
+                    storage_layout: layouts.storage_layout.clone(),
+                    transient_layout: layouts.transient_layout.clone(),
+                    sources,
+                    declared: Default::default(),
+                });
             }
         }
     }
@@ -505,6 +539,7 @@ fn artifact_with_metadata(
                 .filter(|s| s.is_object())
                 .cloned(),
             sources: None,
+            declared: Default::default(),
         }),
         // Kept without maps too when the artifact carries its file's AST (an abstract contract,
         // an interface, a library's file): the tree gives it to the file's compilation.

@@ -1,0 +1,92 @@
+//! What naming a contract's storage needs beyond the layouts its artifact declares (solc's
+//! `storageLayout` and `transientStorageLayout`): the ERC-7201 namespaces of its bases and the
+//! enums its layouts name, both found in its compilation's ASTs. Worked out once from the
+//! artifact as read, and kept with it between runs ([`super::cached`]), so that a run naming a
+//! contract's slots reads neither its compilation's files nor their ASTs — for a forge
+//! project, one compilation of every source, the largest part a run would otherwise read back.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::names::ast_layout::AstStorage;
+use crate::names::namespaces::added_namespaces;
+use crate::names::sources::ArtifactSources;
+
+/// An artifact's declared layouts, made ready to name storage with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Declared {
+    /// The storage layout with the ERC-7201 namespaces of the contract's linearized bases
+    /// added, when there are any (else the declared layout is used as it is).
+    pub namespaced: Option<Value>,
+    /// Each namespace left out, and why (its slots are shown raw).
+    pub left_out: Vec<String>,
+    /// The enums the layouts' types name (canonical name, members in order), in the order of
+    /// the compilation's files.
+    pub enums: Vec<(String, Vec<String>)>,
+}
+
+impl Declared {
+    /// Of the contract `name`, whose artifact declares `storage` and `transient`, compiled in
+    /// the compilation `sources` points into (none: no namespace is found, no enum named).
+    pub fn of(
+        name: &str,
+        storage: Option<&Value>,
+        transient: Option<&Value>,
+        sources: Option<&ArtifactSources>,
+    ) -> Declared {
+        let files: Vec<_> = sources
+            .into_iter()
+            .flat_map(|s| s.unit.files.values())
+            .collect();
+        let asts: Vec<(&str, &AstStorage)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), &f.storage))
+            .collect();
+        let (namespaced, left_out) = added_namespaces(storage, name, &asts);
+        let named = enum_labels([namespaced.as_ref().or(storage), transient]);
+        let enums = files
+            .iter()
+            .flat_map(|f| f.enums.iter())
+            .filter(|(canonical, _)| named.contains(&canonical.as_str()))
+            .cloned()
+            .collect();
+        Declared {
+            namespaced,
+            left_out,
+            enums,
+        }
+    }
+}
+
+/// The canonical names of the enums whose type `layouts` list (`"label": "enum Vault.Kind"`).
+fn enum_labels<const N: usize>(layouts: [Option<&Value>; N]) -> Vec<&str> {
+    layouts
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("types")?.as_object())
+        .flat_map(|types| types.values())
+        .filter_map(|t| t.get("label")?.as_str()?.strip_prefix("enum "))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn enum_labels_are_the_types_enums() {
+        let storage = json!({"storage": [], "types": {
+            "t_enum(Kind)12": {"label": "enum Vault.Kind", "encoding": "inplace"},
+            "t_uint256": {"label": "uint256"},
+        }});
+        let transient = json!({"storage": [], "types": {
+            "t_enum(Lock)3": {"label": "enum Guard.Lock"},
+        }});
+        assert_eq!(
+            enum_labels([Some(&storage), Some(&transient)]),
+            vec!["Vault.Kind", "Guard.Lock"]
+        );
+        assert!(enum_labels([None, Some(&json!({"storage": []}))]).is_empty());
+    }
+}
