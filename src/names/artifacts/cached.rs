@@ -615,12 +615,13 @@ mod tests {
         let mut out = Vec::new();
         for a in found {
             out.push(format!(
-                "{} {:?} {:?} {:?} {:?}",
+                "{} {:?} {:?} {:?} {:?} {:?}",
                 a.name,
                 a.code,
                 a.mask,
                 a.storage_layout(),
-                a.transient_layout()
+                a.transient_layout(),
+                a.declared()
             ));
             out.extend(a.abi().item_lines());
             if let Some(s) = a.sources() {

@@ -34,10 +34,13 @@ impl Declared {
         transient: Option<&Value>,
         sources: Option<&ArtifactSources>,
     ) -> Declared {
-        let files: Vec<_> = sources
+        // In the compilation's order (its source ids), the same on every run.
+        let mut files: Vec<_> = sources
             .into_iter()
-            .flat_map(|s| s.unit.files.values())
+            .flat_map(|s| s.unit.files.iter())
             .collect();
+        files.sort_by_key(|(id, _)| **id);
+        let files: Vec<_> = files.into_iter().map(|(_, f)| f).collect();
         let asts: Vec<(&str, &AstStorage)> = files
             .iter()
             .map(|f| (f.path.as_str(), &f.storage))
