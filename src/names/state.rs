@@ -685,18 +685,16 @@ struct Undeclared {
     transient: Option<Value>,
     /// Each namespace left out, and why.
     left_out: Vec<String>,
-    /// Every enum of the compilation.
+    /// Every enum of the compilation, in its files' order.
     enums: Vec<(String, Vec<String>)>,
 }
 
 fn undeclared_layout(names: &Names, a: &Artifact, notes: &mut Notes) -> Undeclared {
     // A build without layouts (Foundry's default artifacts): compiled from the metadata.
     let rebuilt = names.rebuilt_layout(a);
-    let files: Vec<_> = a
+    let files = a
         .sources()
-        .into_iter()
-        .flat_map(|s| s.unit.files.values())
-        .collect();
+        .map_or_else(Vec::new, |s| s.unit.files_in_order());
     let asts: Vec<(&str, &AstStorage)> = files
         .iter()
         .map(|f| (f.path.as_str(), &f.storage))

@@ -34,13 +34,7 @@ impl Declared {
         transient: Option<&Value>,
         sources: Option<&ArtifactSources>,
     ) -> Declared {
-        // In the compilation's order (its source ids), the same on every run.
-        let mut files: Vec<_> = sources
-            .into_iter()
-            .flat_map(|s| s.unit.files.iter())
-            .collect();
-        files.sort_by_key(|(id, _)| **id);
-        let files: Vec<_> = files.into_iter().map(|(_, f)| f).collect();
+        let files = sources.map_or_else(Vec::new, |s| s.unit.files_in_order());
         let asts: Vec<(&str, &AstStorage)> = files
             .iter()
             .map(|f| (f.path.as_str(), &f.storage))

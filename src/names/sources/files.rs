@@ -363,6 +363,14 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// Its files in the compiler's order (by source id): the same on every run, where the map's
+    /// order is not.
+    pub fn files_in_order(&self) -> Vec<&SourceFile> {
+        let mut files: Vec<_> = self.files.iter().collect();
+        files.sort_by_key(|(id, _)| **id);
+        files.into_iter().map(|(_, f)| &**f).collect()
+    }
+
     /// The AST id of the contract `name` declares, where one contract of the compilation has
     /// that name: ids follow the sources' order and each file's declarations.
     pub fn declaration_id(&self, name: &str) -> Option<i64> {
