@@ -63,6 +63,16 @@ def peak_rss_kib(pid):
     return 0
 
 
+def cpu_ms(pid):
+    """CPU time (user + system) a process has used so far, in ms."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
 def generate(node, blocks, txs_per_block):
     accts = rpc(node, "eth_accounts", [])
     frm = accts[0]
@@ -193,17 +203,38 @@ def main():
                     ("cold", 1, a.clients, target, pid),
                     ("walk", 1, 1, walk_target, walk_pid),
                     ("repeated", a.rounds, a.clients, target, pid)):
+                cpu0 = (cpu_ms(at_pid), cpu_ms(anvil.pid))
                 wall, lat, errors = run_clients(at, blocks, clients, rounds, check)
+                cpu1 = (cpu_ms(at_pid), cpu_ms(anvil.pid))
                 if errors:
                     print(f"bench-serve: {name} ({phase}): {len(errors)} failed calls, "
                           f"first: {errors[0]}", file=sys.stderr)
                     sys.exit(1)
+                # CPU the serving process and the node used during the phase (one process
+                # when anvil serves itself).
+                server_cpu = cpu1[0] - cpu0[0]
+                node_cpu = cpu1[1] - cpu0[1] if at_pid != anvil.pid else 0.0
                 rows[(name, phase)] = (len(lat) / wall, pct(lat, 50) * 1e3,
-                                       pct(lat, 99) * 1e3, peak_rss_kib(at_pid) / 1024, len(lat))
-        print("| target | blocks | calls | calls/s | p50 ms | p99 ms | peak RSS MiB |")
-        print("|---|---|---|---|---|---|---|")
-        for (name, phase), (tput, p50, p99, rss, n) in rows.items():
-            print(f"| {name} | {phase} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} |")
+                                       pct(lat, 99) * 1e3, peak_rss_kib(at_pid) / 1024, len(lat),
+                                       server_cpu, node_cpu, wall)
+        print("| target | blocks | calls | calls/s | p50 ms | p99 ms | peak RSS MiB "
+              "| server CPU ms | node CPU ms |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for (name, phase), (tput, p50, p99, rss, n, scpu, ncpu, _) in rows.items():
+            node = f"{ncpu:.0f}" if name != "anvil" else "-"
+            print(f"| {name} | {phase} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} "
+                  f"| {scpu:.0f} | {node} |")
+        print()
+        # What bounds the walk when serve and its node share this machine's cores: the CPU
+        # both used for the walk, spread over every core, against anvil's own walk's wall time.
+        cores = os.cpu_count() or 1
+        s_walk, n_walk = rows[("chaintrace serve", "walk")], rows[("anvil", "walk")]
+        busy = (s_walk[5] + s_walk[6]) / cores
+        if busy > 0:
+            print(f"walk: serve used {s_walk[5] / len(blocks):.2f} ms of CPU a block and its "
+                  f"node {s_walk[6] / len(blocks):.2f} ms (anvil tracing a block itself: "
+                  f"{n_walk[5] / len(blocks):.2f} ms); on {cores} cores that CPU bounds the walk "
+                  f"at {n_walk[7] * 1e3 / busy:.2f}x anvil")
         print()
         for phase in ("cold", "walk", "repeated"):
             s, n = rows[("chaintrace serve", phase)], rows[("anvil", phase)]
