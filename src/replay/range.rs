@@ -422,7 +422,7 @@ fn claim(
                     // Someone waits on a growing range's blocks in order: the stretches
                     // nearest the next block to hand over are the shortest, so the first
                     // blocks are ready first (1, 1, 1, 2, 3, 4, 6, 8 … blocks).
-                    k = k.min((((start - g.handed) + 1) / 2).max(1) as usize);
+                    k = k.min((start - g.handed).div_ceil(2).max(1) as usize);
                 }
                 g.next = (start + k.max(1) as u64).min(g.blocks.len);
                 let positions = start..g.next;
