@@ -285,8 +285,7 @@ where
 /// Workers claim block positions in order; a worker waits while its next block is
 /// [`window`] blocks past the next one to hand over, so memory stays bounded. A growing range
 /// ([`Range::growth`]) whose blocks are all claimed asks for more (one worker at a time, the
-/// others waiting) and ends when there are none; its stretches are shorter the nearer they are
-/// to the next block to hand over (someone waits on them in order).
+/// others waiting) and ends when there are none.
 pub fn run<T, E>(
     range: &Range<'_>,
     each_worker: &(dyn Fn(&mut dyn FnMut()) + Sync),
@@ -415,15 +414,9 @@ fn claim(
         if g.next < g.blocks.len {
             if g.next < g.handed + win {
                 let start = g.next;
-                let mut k = K
+                let k = K
                     .load(Ordering::Relaxed)
                     .min(range.max_stretch.unwrap_or(K_MAX));
-                if range.growth.is_some() {
-                    // Someone waits on a growing range's blocks in order: the stretches
-                    // nearest the next block to hand over are the shortest, so the first
-                    // blocks are ready first (1, 1, 1, 2, 3, 4, 6, 8 … blocks).
-                    k = k.min((start - g.handed).div_ceil(2).max(1) as usize);
-                }
                 g.next = (start + k.max(1) as u64).min(g.blocks.len);
                 let positions = start..g.next;
                 let numbers = positions.clone().map(|p| g.blocks.at(p)).collect();

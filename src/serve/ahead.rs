@@ -13,13 +13,6 @@
 //! block to block; it hands its workers at least a stretch of blocks at a time, and reads the
 //! head again only once it has handed out every block below the head it read last.
 //!
-//! The block whose request showed the walk is the preparation's own first block: its request
-//! waits for it rather than replaying it beside the preparation's first fetches (the node
-//! would answer those side by side, each later). The stretches nearest the walk are the
-//! shortest ([`crate::replay::range::run`]), so the next blocks are ready first. On
-//! scripts/bench-serve.py's walk the two took the median of 9 runs from 2.27× anvil to 2.72×
-//! (6 runs).
-//!
 //! A block being prepared is held under its walk key from when it is handed to the workers
 //! until its answer is kept; a request for it waits for it (to its own deadline) rather than
 //! replaying it a second time, and a block a request already holds is not prepared. At most
@@ -204,15 +197,9 @@ impl Ahead {
         let Some(id) = job else {
             return;
         };
-        // The block asked is the preparation's first: the request waits for it (its first
-        // stretch, one block) rather than replaying it beside the preparation's first
-        // fetches, which the node would answer side by side (all of them later).
-        let first = block_key(number, walk_key);
-        let first = self.memo.reserve_key(&first).then_some(first);
         self.running.fetch_add(1, Ordering::SeqCst);
         let me = self.clone();
         let options = options.cloned();
-        let release = first.clone();
         let spawned = std::thread::Builder::new()
             .name("serve-ahead".into())
             .spawn(move || {
@@ -228,17 +215,13 @@ impl Ahead {
                     }
                 }
                 let _done = Done(&me, walk_key, id);
-                let first = first.map(|key| (number, me.memo.adopt_key(key)));
                 let deadline = Instant::now() + me.cfg.timeout;
                 crate::replay::cancel::within(deadline, Some(me.cfg.budget), || {
                     // A preparation that fails leaves nothing behind: the requests replay.
-                    let _ = me.prepare(id, options.as_ref(), walk_key, deadline, first);
+                    let _ = me.prepare(id, options.as_ref(), walk_key, deadline);
                 });
             });
         if spawned.is_err() {
-            if let Some(key) = release {
-                drop(self.memo.adopt_key(key));
-            }
             self.running.fetch_sub(1, Ordering::SeqCst);
             if let Some(w) = self.walks().get_mut(&walk_key) {
                 w.job = None;
@@ -257,15 +240,13 @@ impl Ahead {
     /// ([`Growth`]) replays, under the walk's trace options, the blocks up to `--ahead` past
     /// the walk's last (those below the head that no request holds) and keeps each block's
     /// answer, until the walk is forgotten or restarted elsewhere, the head is reached, a
-    /// block fails or the deadline passes. `first`: the block asked that started it, held
-    /// for it, replayed first.
-    fn prepare<'m>(
-        &'m self,
+    /// block fails or the deadline passes.
+    fn prepare(
+        &self,
         id: u64,
         options: Option<&Value>,
         walk_key: AnswerKey,
         deadline: Instant,
-        first: Option<(u64, KeyGuard<'m>)>,
     ) -> Option<()> {
         let opts = super::methods::trace_opts(options).ok()?;
         let source = self.cfg.upstream.source(Some(deadline)).ok()?;
@@ -288,17 +269,10 @@ impl Ahead {
             held: Mutex::new(BTreeMap::new()),
             stopped: AtomicBool::new(false),
         };
-        let segments: Vec<(u64, u64)> = first.iter().map(|(n, _)| (*n, *n)).collect();
-        if let Some((n, guard)) = first {
-            job.held
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(n, guard);
-        }
         let range = Range {
             source: &source,
             chain_id,
-            segments: &segments,
+            segments: &[],
             spec: &opts.spec,
             hardfork: None,
             jobs,

@@ -184,18 +184,6 @@ impl Memo {
         })
     }
 
-    /// Holds `key` for a guard to be made later, on another thread ([`Self::adopt_key`]), if
-    /// no one holds it now.
-    pub fn reserve_key(&self, key: &str) -> bool {
-        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        busy.insert(key.to_string())
-    }
-
-    /// The guard of `key`, reserved by [`Self::reserve_key`]: held until it drops.
-    pub fn adopt_key(&self, key: String) -> KeyGuard<'_> {
-        KeyGuard { memo: self, key }
-    }
-
     /// Holds `key` until the guard drops, if no one holds it now.
     pub fn try_lock_key(&self, key: &str) -> Option<KeyGuard<'_>> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());

@@ -1741,10 +1741,9 @@ fn a_divergent_replay_is_an_error_unless_allowed() {
     assert!(log.contains("\"selfCheck\":\"FAILED: "), "{log}");
 }
 
-/// A client walking the chain block by block (an indexer): from its second block on (the
-/// block that shows it is a walk is the preparation's first), the blocks are replayed ahead on
-/// the ranges engine and kept, so every request after the first is answered from them — each
-/// answer byte for byte a server's without `--ahead`.
+/// A client walking the chain block by block (an indexer): after its second block, the blocks
+/// after it are replayed ahead on the ranges engine and kept, so the walk's later requests are
+/// answered from them — each answer byte for byte a server's without `--ahead`.
 #[test]
 fn a_walk_through_the_chain_is_answered_from_blocks_prepared_ahead() {
     let s = anvil::scenario();
@@ -1776,7 +1775,7 @@ fn a_walk_through_the_chain_is_answered_from_blocks_prepared_ahead() {
         "walk of {head} blocks: {hits} answered from prepared blocks; upstream requests {ahead_requests} (without --ahead: {plain_requests})"
     );
     assert!(
-        hits + 1 >= head,
+        hits + 3 >= head,
         "{hits} of {head} blocks prepared ahead\n{log}"
     );
     assert!(
