@@ -7,8 +7,9 @@ with debug_traceBlockByNumber (callTracer), first through `chaintrace serve --rp
 then straight at anvil: once over every block (cold: serve has fetched nothing yet), once by one
 client walking the blocks in order (walk: a second, fresh serve process), then ROUNDS times more
 (repeated: pre-states and node answers fetched). Reported per target and phase:
-throughput (calls/s), p50/p99 latency, peak RSS of the serving process; and the serve/anvil
-ratios of each phase. Every serve answer is checked to be a
+throughput (calls/s), p50/p99 latency, peak RSS of the serving process, the CPU it used and
+(behind serve) the CPU its node used; the bound that CPU puts on the walk on this machine's
+cores; and the serve/anvil ratios of each phase. Every serve answer is checked to be a
 result (not an error) with one item per transaction.
 
     python3 scripts/bench-serve.py --chaintrace target/release/chaintrace --anvil .tools/bin/anvil
@@ -25,6 +26,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections import namedtuple
 
 COUNTER_RUNTIME = "60003560005b81811015601a57805460010181556001016005565b00"
 
@@ -61,6 +63,11 @@ def peak_rss_kib(pid):
     except OSError:
         pass
     return 0
+
+
+# One target's phase: throughput, latencies, peak RSS, the CPU the serving process used, the
+# CPU its node used (None when the node serves itself), and the phase's wall time in seconds.
+Row = namedtuple("Row", "tput p50 p99 rss calls server_cpu node_cpu wall")
 
 
 def cpu_ms(pid):
@@ -210,36 +217,33 @@ def main():
                     print(f"bench-serve: {name} ({phase}): {len(errors)} failed calls, "
                           f"first: {errors[0]}", file=sys.stderr)
                     sys.exit(1)
-                # CPU the serving process and the node used during the phase (one process
-                # when anvil serves itself).
-                server_cpu = cpu1[0] - cpu0[0]
-                node_cpu = cpu1[1] - cpu0[1] if at_pid != anvil.pid else 0.0
-                rows[(name, phase)] = (len(lat) / wall, pct(lat, 50) * 1e3,
-                                       pct(lat, 99) * 1e3, peak_rss_kib(at_pid) / 1024, len(lat),
-                                       server_cpu, node_cpu, wall)
+                rows[(name, phase)] = Row(
+                    len(lat) / wall, pct(lat, 50) * 1e3, pct(lat, 99) * 1e3,
+                    peak_rss_kib(at_pid) / 1024, len(lat), cpu1[0] - cpu0[0],
+                    cpu1[1] - cpu0[1] if at_pid != anvil.pid else None, wall)
         print("| target | blocks | calls | calls/s | p50 ms | p99 ms | peak RSS MiB "
               "| server CPU ms | node CPU ms |")
         print("|---|---|---|---|---|---|---|---|---|")
-        for (name, phase), (tput, p50, p99, rss, n, scpu, ncpu, _) in rows.items():
-            node = f"{ncpu:.0f}" if name != "anvil" else "-"
-            print(f"| {name} | {phase} | {n} | {tput:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} "
-                  f"| {scpu:.0f} | {node} |")
+        for (name, phase), r in rows.items():
+            node = "-" if r.node_cpu is None else f"{r.node_cpu:.0f}"
+            print(f"| {name} | {phase} | {r.calls} | {r.tput:.1f} | {r.p50:.1f} | {r.p99:.1f} "
+                  f"| {r.rss:.0f} | {r.server_cpu:.0f} | {node} |")
         print()
         # What bounds the walk when serve and its node share this machine's cores: the CPU
         # both used for the walk, spread over every core, against anvil's own walk's wall time.
         cores = os.cpu_count() or 1
         s_walk, n_walk = rows[("chaintrace serve", "walk")], rows[("anvil", "walk")]
-        busy = (s_walk[5] + s_walk[6]) / cores
+        busy = (s_walk.server_cpu + s_walk.node_cpu) / cores
         if busy > 0:
-            print(f"walk: serve used {s_walk[5] / len(blocks):.2f} ms of CPU a block and its "
-                  f"node {s_walk[6] / len(blocks):.2f} ms (anvil tracing a block itself: "
-                  f"{n_walk[5] / len(blocks):.2f} ms); on {cores} cores that CPU bounds the walk "
-                  f"at {n_walk[7] * 1e3 / busy:.2f}x anvil")
+            print(f"walk: serve used {s_walk.server_cpu / len(blocks):.2f} ms of CPU a block and "
+                  f"its node {s_walk.node_cpu / len(blocks):.2f} ms (anvil tracing a block itself: "
+                  f"{n_walk.server_cpu / len(blocks):.2f} ms); on {cores} cores that CPU bounds "
+                  f"the walk at {n_walk.wall * 1e3 / busy:.2f}x anvil")
         print()
         for phase in ("cold", "walk", "repeated"):
             s, n = rows[("chaintrace serve", phase)], rows[("anvil", phase)]
-            print(f"ratios, {phase} blocks (serve / anvil): throughput {s[0] / n[0]:.2f}x, "
-                  f"p50 {n[1] / s[1]:.2f}x faster, p99 {n[2] / s[2]:.2f}x faster")
+            print(f"ratios, {phase} blocks (serve / anvil): throughput {s.tput / n.tput:.2f}x, "
+                  f"p50 {n.p50 / s.p50:.2f}x faster, p99 {n.p99 / s.p99:.2f}x faster")
         print("(anvil's RSS includes its whole chain; serve's is the tracer alone; anvil has "
               "every block in memory in both phases)")
     finally:
