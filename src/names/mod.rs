@@ -690,9 +690,9 @@ mod tests {
             .unwrap();
         let unit = &token.sources().unwrap().unit;
         let file = |p: &str| unit.files.values().find(|f| f.path == p).unwrap().clone();
-        assert!(file("State.sol").storage.contracts.is_empty());
+        assert!(file("State.sol").storage().contracts.is_empty());
         assert!(!file("@openzeppelin/contracts/token/ERC20/ERC20.sol")
-            .storage
+            .storage()
             .contracts
             .is_empty());
         std::fs::remove_dir_all(&dir).ok();

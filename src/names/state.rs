@@ -697,7 +697,7 @@ fn undeclared_layout(names: &Names, a: &Artifact, notes: &mut Notes) -> Undeclar
         .map_or_else(Vec::new, |s| s.unit.files_in_order());
     let asts: Vec<(&str, &AstStorage)> = files
         .iter()
-        .map(|f| (f.path.as_str(), &f.storage))
+        .map(|f| (f.path.as_str(), f.storage()))
         .collect();
     // Not compiled: computed from the build's AST by solc's rules.
     let compiled = rebuilt
@@ -735,6 +735,9 @@ fn undeclared_layout(names: &Names, a: &Artifact, notes: &mut Notes) -> Undeclar
         storage,
         transient: transient.cloned(),
         left_out,
-        enums: files.iter().flat_map(|f| f.enums.iter().cloned()).collect(),
+        enums: files
+            .iter()
+            .flat_map(|f| f.enums().iter().cloned())
+            .collect(),
     }
 }

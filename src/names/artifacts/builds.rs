@@ -66,7 +66,7 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
 /// `artifacts/build-info/*.json`; Hardhat 3's `*.output.json` beside its input file).
 pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let (v, mut asts) = read_build(path)?;
+    let (v, mut asts, _) = read_build(path)?;
     let Some(output) = v.get("output") else {
         return Ok(Vec::new());
     };
@@ -230,7 +230,7 @@ pub(super) fn resolve_foundry_units(dir: &Path, artifacts: &mut [Artifact], rel_
         .zip(rel_paths)
         .map(|(a, rel)| build_of(a, rel))
         .collect();
-    let mut asts: HashMap<Option<String>, HashMap<String, sources::AstDecls>> = HashMap::new();
+    let mut asts: HashMap<Option<String>, HashMap<String, sources::GivenAst>> = HashMap::new();
     for (a, key) in artifacts.iter_mut().zip(&keys) {
         let Some(p) = a.pending.as_mut() else {
             continue;

@@ -45,7 +45,7 @@ use crate::names::NamesError;
 use crate::render::abi::{KeptBytes, LazyAbi};
 
 /// The stored form's version: a change to any stored type changes it.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
 /// The header: format, the key's length, the index's length (u32 each), the file's (u64).
 const HEADER: usize = 20;
@@ -638,8 +638,8 @@ mod tests {
                         "{id} {} {:?} {:?} {:?} {:?} {}",
                         f.path,
                         f.functions(),
-                        f.enums,
-                        f.storage,
+                        f.enums(),
+                        f.storage(),
                         f.text().map(str::len),
                         f.ast_unread
                     ));

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::names::ast_layout::AstStorage;
 use crate::names::namespaces::added_namespaces;
-use crate::names::sources::ArtifactSources;
+use crate::names::sources::{ArtifactSources, SourceFile};
 
 /// An artifact's declared layouts, made ready to name storage with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -35,15 +35,35 @@ impl Declared {
         sources: Option<&ArtifactSources>,
     ) -> Declared {
         let files = sources.map_or_else(Vec::new, |s| s.unit.files_in_order());
-        let asts: Vec<(&str, &AstStorage)> = files
+        fn asts<'a>(files: &[&'a SourceFile]) -> Vec<(&'a str, &'a AstStorage)> {
+            files
+                .iter()
+                .map(|f| (f.path.as_str(), f.storage()))
+                .collect()
+        }
+        // Read first from the files that may declare the contract or a namespace (an AST kept
+        // as text is read only where it mentions one, [`SourceFile::may_mention`]); that is the
+        // answer when it laid every namespace out. A namespace whose types another file
+        // declares fails there and is worked out again from every file.
+        let own = format!("\"name\":\"{name}\"");
+        let few: Vec<&SourceFile> = files
             .iter()
-            .map(|f| (f.path.as_str(), &f.storage))
+            .filter(|f| f.may_declare_namespace() || f.may_mention(&own))
+            .copied()
             .collect();
-        let (namespaced, left_out) = added_namespaces(storage, name, &asts);
+        let (namespaced, left_out) = match added_namespaces(storage, name, &asts(&few)) {
+            (got, why) if why.is_empty() => (got, why),
+            _ => added_namespaces(storage, name, &asts(&files)),
+        };
         let named = enum_labels([namespaced.as_ref().or(storage), transient]);
         let enums = files
             .iter()
-            .flat_map(|f| f.enums.iter())
+            .filter(|f| {
+                named
+                    .iter()
+                    .any(|n| f.may_mention(&format!("\"canonicalName\":\"{n}\"")))
+            })
+            .flat_map(|f| f.enums().iter())
             .filter(|(canonical, _)| named.contains(&canonical.as_str()))
             .cloned()
             .collect();

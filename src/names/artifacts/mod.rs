@@ -130,7 +130,7 @@ impl Flags {
                 s.unit
                     .files
                     .values()
-                    .any(|f| f.storage.contracts.iter().any(|c| !c.vars.is_empty()))
+                    .any(|f| f.storage().contracts.iter().any(|c| !c.vars.is_empty()))
             }),
         }
     }
@@ -152,7 +152,7 @@ struct Pending {
     metadata: Option<Arc<sources::Metadata>>,
     /// The AST of its own source file, when the artifact carries one (Foundry's `ast = true`):
     /// the tree gives each file of the compilation the AST some artifact of it carries.
-    ast: Option<sources::AstDecls>,
+    ast: Option<sources::GivenAst>,
 }
 
 impl Pending {
@@ -623,19 +623,69 @@ fn read_json(path: &Path) -> Result<Value, NamesError> {
     serde_json::from_str(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
 }
 
-/// A build's JSON with the ASTs under its `sources` read apart ([`build_json`]).
-fn read_build(path: &Path) -> Result<(Value, build_json::Asts), NamesError> {
+/// A build's JSON with the ASTs under its `sources` read apart ([`build_json`]); and a Foundry
+/// artifact's own AST, where it is the last member but `id` as forge writes it, kept as text
+/// ([`split_own_ast`]): the AST's text, `[start, end)` of the file's.
+fn read_build(
+    path: &Path,
+) -> Result<(Value, build_json::Asts, Option<sources::RawAst>), NamesError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
-    build_json::parse(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
+    if let Some((v, asts, start, end)) = split_own_ast(&text) {
+        let raw = sources::RawAst::new(Arc::new(text), start, end);
+        return Ok((v, asts, raw));
+    }
+    let (v, asts) = build_json::parse(&text)
+        .map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
+    Ok((v, asts, None))
+}
+
+/// A Foundry artifact (`{"abi": …, …, "ast": {"absolutePath": …}, "id": N}`, compact: forge
+/// writes its artifact struct's fields in declaration order, `ast` and `id` the last two —
+/// foundry-compilers' `ConfigurableContractArtifact`) read without its AST, which is most of its bytes and is kept as text until its
+/// declarations are needed ([`sources::RawAst`]): everything before `,"ast":{"absolutePath":"`
+/// is read as the document (it must be a whole object there, so that member is the top
+/// level's), the `id` from the end. `None` where the text is not laid out so: it is then read
+/// whole. The AST itself is checked only when read; one that is not solc's compact JSON then
+/// counts as none, as it does when read with the artifact.
+fn split_own_ast(text: &str) -> Option<(Value, build_json::Asts, usize, usize)> {
+    const AST: &str = ",\"ast\":{\"absolutePath\":";
+    let at = text.find(AST)?;
+    // The end: `,"id":N}` and nothing but white space after it.
+    let body = text.trim_end();
+    let inner = body.strip_suffix('}')?;
+    let digits = inner.len() - inner.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let before_id = inner[..inner.len() - digits].strip_suffix(",\"id\":")?;
+    let id: i64 = inner[inner.len() - digits..].parse().ok()?;
+    let (ast_start, ast_end) = (at + AST.len() - "{\"absolutePath\":".len(), before_id.len());
+    // The AST, an object, ends right before `,"id"`.
+    if digits == 0 || ast_end <= ast_start || !before_id.ends_with('}') {
+        return None;
+    }
+    let path: String = {
+        let from = at + AST.len();
+        let mut de = serde_json::Deserializer::from_str(&text[from..ast_end]);
+        serde::Deserialize::deserialize(&mut de).ok()?
+    };
+    let mut head = String::with_capacity(at + 1);
+    head.push_str(&text[..at]);
+    head.push('}');
+    let (mut v, asts) = build_json::parse(&head).ok()?;
+    let obj = v.as_object_mut()?;
+    if obj.contains_key("ast") || obj.contains_key("id") {
+        return None;
+    }
+    obj.insert("ast".into(), serde_json::json!({ "absolutePath": path }));
+    obj.insert("id".into(), Value::from(id));
+    Some((v, asts, ast_start, ast_end))
 }
 
 /// The artifacts of one JSON file: a bare ABI, an artifact with `abi`, or a combined JSON
 /// (`{"contracts": {name: artifact}}`).
 pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let (v, mut asts) = read_build(path)?;
+    let (v, mut asts, own_ast) = read_build(path)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -693,7 +743,10 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
         art.pending.as_mut(),
         v.pointer("/ast/absolutePath").and_then(Value::as_str),
     ) {
-        p.ast = asts.remove(path).flatten();
+        p.ast = match own_ast {
+            Some(raw) => Some(sources::GivenAst::Text(raw)),
+            None => asts.remove(path).flatten().map(sources::GivenAst::Read),
+        };
     }
     Ok(vec![art])
 }
@@ -701,6 +754,32 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_foundry_artifacts_own_ast_is_kept_as_text_and_reads_as_when_read_with_it() {
+        let ast = r#"{"absolutePath":"src/V.sol","id":9,"nodeType":"SourceUnit","nodes":[{"id":8,"nodeType":"ContractDefinition","name":"V","linearizedBaseContracts":[8],"nodes":[{"id":3,"nodeType":"EnumDefinition","name":"Kind","canonicalName":"V.Kind","members":[{"id":1,"name":"A","nodeType":"EnumValue"},{"id":2,"name":"B","nodeType":"EnumValue"}],"src":"20:16:0"}],"src":"0:60:0"}],"src":"0:60:0"}"#;
+        let text = format!(
+            r#"{{"abi":[],"rawMetadata":"{{\"x\":1}}","storageLayout":{{"storage":[],"types":{{}}}},"ast":{ast},"id":4}}"#
+        );
+        let (v, asts, start, end) = split_own_ast(&text).unwrap();
+        let (whole, mut eager) = build_json::parse(&text).unwrap();
+        assert_eq!(v, whole);
+        assert!(asts.is_empty());
+        assert_eq!(&text[start..end], ast);
+        let raw = sources::RawAst::new(Arc::new(text.clone()), start, end).unwrap();
+        let read = eager.remove("src/V.sol").flatten().unwrap();
+        assert_eq!(format!("{:?}", raw.decls().unwrap()), format!("{read:?}"));
+        assert!(raw.contains("\"canonicalName\":\"V.Kind\"") && !raw.contains("erc7201"));
+        // Laid out otherwise: read whole.
+        for other in [
+            format!(r#"{{"abi":[],"ast":{ast},"id":4,"x":1}}"#),
+            format!(r#"{{"abi":[],"ast":{ast},"x":1,"id":4}}"#),
+            format!(r#"{{"abi":[],"x":{{"ast":{ast},"id":4}}}}"#),
+            format!(r#"{{"abi": [], "ast": {ast}, "id": 4}}"#),
+        ] {
+            assert!(split_own_ast(&other).is_none(), "{other}");
+        }
+    }
 
     #[test]
     fn metadata_and_masks() {

@@ -93,6 +93,44 @@ struct TypeDescriptions {
     type_string: Option<String>,
 }
 
+/// An AST kept as the text it came in until its declarations are first needed: a Foundry
+/// artifact's own, which is most of the artifact's bytes (issue 44: a run reads the ASTs of
+/// the few contracts it touched, not the project's). `text[start..end]` is the AST's JSON.
+#[derive(Clone)]
+pub struct RawAst {
+    text: std::sync::Arc<String>,
+    start: usize,
+    end: usize,
+}
+
+impl std::fmt::Debug for RawAst {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "RawAst({} bytes)", self.end - self.start)
+    }
+}
+
+impl RawAst {
+    /// `text[start..end]`, when that is a range of it on character boundaries.
+    pub fn new(text: std::sync::Arc<String>, start: usize, end: usize) -> Option<RawAst> {
+        text.get(start..end)?;
+        Some(RawAst { text, start, end })
+    }
+
+    /// Whether its text holds `needle`.
+    pub fn contains(&self, needle: &str) -> bool {
+        memchr::memmem::find(
+            &self.text.as_bytes()[self.start..self.end],
+            needle.as_bytes(),
+        )
+        .is_some()
+    }
+
+    /// Its declarations; `None` when it is not solc's compact AST, or not JSON.
+    pub fn decls(&self) -> Option<AstDecls> {
+        AstDecls::from_json(&self.text[self.start..self.end])
+    }
+}
+
 impl AstDecls {
     /// From an AST's JSON text; `None` when it is not solc's compact AST.
     pub fn from_json(text: &str) -> Option<AstDecls> {

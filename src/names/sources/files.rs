@@ -186,16 +186,10 @@ pub struct SourceFile {
     origin: TextOrigin,
     #[serde(skip)]
     text: OnceLock<Result<String, Unread>>,
-    /// From the AST, when the build had one; else scanned from the text.
-    ast_functions: Option<AstFunctions>,
+    /// What its AST declares, read when first needed where the build's AST was kept as text.
+    ast: FileAst,
     #[serde(skip)]
     functions: OnceLock<Vec<FnSpan>>,
-    /// The enums the file defines (`canonicalName`, member names in order), from its AST;
-    /// empty without one: a stored enum is then shown by its number.
-    pub enums: Vec<(String, Vec<String>)>,
-    /// Its structs (ERC-7201 namespaces among them), contracts with their state variables,
-    /// enums and value types, from its AST ([`crate::names::ast_layout`]); empty without one.
-    pub storage: crate::names::ast_layout::AstStorage,
     /// Byte offsets where each line starts, built on first need.
     #[serde(skip)]
     line_starts: OnceLock<Vec<usize>>,
@@ -241,23 +235,135 @@ impl<'de> serde::Deserialize<'de> for AstFunctions {
     }
 }
 
+/// A file's AST as a build gave it: read into its declarations, or (a Foundry artifact's own)
+/// kept as its text, read when one of its declarations is first needed.
+#[derive(Clone, Debug)]
+pub enum GivenAst {
+    Read(AstDecls),
+    Text(super::ast::RawAst),
+}
+
+/// What a file's AST declares ([`AstDecls`] but its path), as kept between runs.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct AstParts {
+    /// Its functions, when the build had an AST; else scanned from the text.
+    functions: Option<AstFunctions>,
+    /// The enums the file defines (`canonicalName`, member names in order); empty without an
+    /// AST: a stored enum is then shown by its number.
+    enums: Vec<(String, Vec<String>)>,
+    /// Its structs (ERC-7201 namespaces among them), contracts with their state variables,
+    /// enums and value types ([`crate::names::ast_layout`]); empty without an AST.
+    storage: crate::names::ast_layout::AstStorage,
+}
+
+impl AstParts {
+    fn of(a: Option<AstDecls>) -> AstParts {
+        match a {
+            Some(a) => AstParts {
+                functions: Some(AstFunctions::Read(a.functions)),
+                enums: a.enums,
+                storage: a.storage,
+            },
+            None => AstParts::default(),
+        }
+    }
+}
+
+/// A file's [`AstParts`]: read with the build, or from its AST's text on first need (an AST
+/// that is not solc's compact JSON then gives none, as it would have when read with the build).
+#[derive(Debug, Default)]
+struct FileAst {
+    parts: OnceLock<AstParts>,
+    text: Option<super::ast::RawAst>,
+    /// Whether the text mentions an ERC-7201 namespace, once asked.
+    namespaced: OnceLock<bool>,
+}
+
+impl FileAst {
+    fn of(ast: Option<GivenAst>) -> FileAst {
+        match ast {
+            Some(GivenAst::Text(raw)) => FileAst {
+                text: Some(raw),
+                ..FileAst::default()
+            },
+            Some(GivenAst::Read(a)) => FileAst {
+                parts: OnceLock::from(AstParts::of(Some(a))),
+                ..FileAst::default()
+            },
+            None => FileAst {
+                parts: OnceLock::from(AstParts::default()),
+                ..FileAst::default()
+            },
+        }
+    }
+
+    fn get(&self) -> &AstParts {
+        self.parts
+            .get_or_init(|| AstParts::of(self.text.as_ref().and_then(|t| t.decls())))
+    }
+}
+
+impl serde::Serialize for FileAst {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FileAst {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FileAst, D::Error> {
+        AstParts::deserialize(d).map(|p| FileAst {
+            parts: OnceLock::from(p),
+            ..FileAst::default()
+        })
+    }
+}
+
 impl SourceFile {
     pub fn new(path: String, origin: TextOrigin, ast: Option<AstDecls>) -> SourceFile {
-        let (ast_functions, enums, storage) = match ast {
-            Some(a) => (Some(AstFunctions::Read(a.functions)), a.enums, a.storage),
-            None => Default::default(),
-        };
+        SourceFile::given(path, origin, ast.map(GivenAst::Read))
+    }
+
+    /// [`SourceFile::new`] with its AST as the build gave it (read, or kept as text).
+    pub fn given(path: String, origin: TextOrigin, ast: Option<GivenAst>) -> SourceFile {
         SourceFile {
             path,
             origin,
             text: OnceLock::new(),
-            ast_functions,
+            ast: FileAst::of(ast),
             functions: OnceLock::new(),
-            enums,
-            storage,
             line_starts: OnceLock::new(),
             ast_unread: false,
         }
+    }
+
+    /// Whether its AST may hold `needle` (compact JSON, as solc writes it): where the AST is
+    /// still text, whether the text has it; else yes. What asks for a declaration among a
+    /// compilation's files reads the ASTs of those alone.
+    pub fn may_mention(&self, needle: &str) -> bool {
+        match (&self.ast.text, self.ast.parts.get()) {
+            (Some(raw), None) => raw.contains(needle),
+            _ => true,
+        }
+    }
+
+    /// [`Self::may_mention`] of an ERC-7201 namespace's annotation, found once.
+    pub fn may_declare_namespace(&self) -> bool {
+        *self
+            .ast
+            .namespaced
+            .get_or_init(|| self.may_mention("@custom:storage-location"))
+    }
+
+    /// The enums the file defines (`canonicalName`, member names in order), from its AST;
+    /// empty without one: a stored enum is then shown by its number.
+    pub fn enums(&self) -> &[(String, Vec<String>)] {
+        &self.ast.get().enums
+    }
+
+    /// Its structs (ERC-7201 namespaces among them), contracts with their state variables,
+    /// enums and value types, from its AST ([`crate::names::ast_layout`]); empty without one.
+    pub fn storage(&self) -> &crate::names::ast_layout::AstStorage {
+        &self.ast.get().storage
     }
 
     pub fn text(&self) -> Option<&str> {
@@ -290,10 +396,11 @@ impl SourceFile {
     }
 
     pub fn functions(&self) -> &[FnSpan] {
-        self.functions.get_or_init(|| match &self.ast_functions {
-            Some(f) => f.spans(),
-            None => self.text().map(scan_functions).unwrap_or_default(),
-        })
+        self.functions
+            .get_or_init(|| match &self.ast.get().functions {
+                Some(f) => f.spans(),
+                None => self.text().map(scan_functions).unwrap_or_default(),
+            })
     }
 
     /// The 1-based line holding byte `offset`, by a binary search in the line index.
@@ -377,7 +484,7 @@ impl Unit {
         let mut named = self
             .files
             .values()
-            .flat_map(|f| f.storage.contracts.iter())
+            .flat_map(|f| f.storage().contracts.iter())
             .filter(|d| d.name == name);
         match (named.next(), named.next()) {
             (Some(d), None) => Some(d.id),
@@ -389,7 +496,11 @@ impl Unit {
     /// compilation's ASTs give them; empty where no AST names it, or two contracts of the
     /// compilation have that name (which one runs, the AST does not say).
     pub fn bases_of(&self, name: &str) -> Vec<String> {
-        let defs = || self.files.values().flat_map(|f| f.storage.contracts.iter());
+        let defs = || {
+            self.files
+                .values()
+                .flat_map(|f| f.storage().contracts.iter())
+        };
         let mut named = defs().filter(|d| d.name == name);
         let (Some(def), None) = (named.next(), named.next()) else {
             return Vec::new();
@@ -533,13 +644,13 @@ pub fn unit_from_paths(
     paths: &[(i32, String)],
     roots: &[PathBuf],
     hashes: &SourceHashes,
-    mut asts: HashMap<String, AstDecls>,
+    mut asts: HashMap<String, GivenAst>,
 ) -> Unit {
     let mut unit = Unit::default();
     for (id, path) in paths {
         unit.files.insert(
             *id,
-            Arc::new(SourceFile::new(
+            Arc::new(SourceFile::given(
                 path.clone(),
                 TextOrigin::Disk(disk_candidates(path, roots), hashes.get(path).copied()),
                 asts.remove(path),

@@ -21,11 +21,11 @@ mod map;
 pub mod rebuild;
 mod spans;
 
-pub use ast::AstDecls;
+pub use ast::{AstDecls, RawAst};
 pub(crate) use files::StoredMetadata;
 pub use files::{
     disk_candidates, roots_for, unit_from_paths, unit_from_standard_json, ArtifactSources,
-    Creation, Metadata, SourceFile, SourceHashes, TextOrigin, Unit,
+    Creation, GivenAst, Metadata, SourceFile, SourceHashes, TextOrigin, Unit,
 };
 pub(crate) use files::{same_code, starts_with_code};
 pub use map::{decode_source_map, instruction_index, instructions, misfit, Misfit, SrcEntry};
@@ -89,7 +89,7 @@ impl CodeMap {
         self.unit
             .files
             .values()
-            .flat_map(|f| f.enums.iter())
+            .flat_map(|f| f.enums().iter())
             .find(|(n, _)| n == name)
             .map(|(_, members)| members.len())
     }
