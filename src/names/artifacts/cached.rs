@@ -342,11 +342,37 @@ fn load_cached(
     }
     let (tree, reads) = load(at)?;
     if let (Some(path), Some(program)) = (&path, &program) {
+        read_asts(&tree);
         if let Some(bytes) = stored(at, program, &reads, &tree) {
             let _ = crate::source::cache::write_atomic(path, &bytes);
         }
     }
     Ok(tree)
+}
+
+/// Every AST of the tree's compilations still kept as text read into its declarations (the
+/// store keeps those, not the text), by two threads: what loading the tree left unread.
+fn read_asts(tree: &Tree) {
+    let mut files: Vec<&crate::names::sources::SourceFile> = tree
+        .artifacts
+        .iter()
+        .filter_map(Artifact::sources)
+        .flat_map(|s| s.unit.files.values().map(|f| &**f))
+        .filter(|f| f.ast_still_text())
+        .collect();
+    files.sort_by_key(|f| *f as *const _ as usize);
+    files.dedup_by_key(|f| *f as *const _ as usize);
+    let half = files.len() / 2;
+    let (a, b) = files.split_at(half);
+    std::thread::scope(|s| {
+        let other = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn_scoped(s, || a.iter().for_each(|f| f.read_ast()));
+        if other.is_err() {
+            a.iter().for_each(|f| f.read_ast());
+        }
+        b.iter().for_each(|f| f.read_ast());
+    });
 }
 
 /// This program's version, and its executable's length and mtime.

@@ -346,6 +346,16 @@ impl SourceFile {
         }
     }
 
+    /// Whether its AST is still text, not yet read.
+    pub fn ast_still_text(&self) -> bool {
+        self.ast.text.is_some() && self.ast.parts.get().is_none()
+    }
+
+    /// Reads its AST now, where it is still text.
+    pub fn read_ast(&self) {
+        self.ast.get();
+    }
+
     /// [`Self::may_mention`] of an ERC-7201 namespace's annotation, found once.
     pub fn may_declare_namespace(&self) -> bool {
         *self
