@@ -25,6 +25,11 @@ use crate::names::sources::AstDecls;
 /// not solc's compact JSON. An artifact's own AST is under its `absolutePath`.
 pub type Asts = HashMap<String, Option<AstDecls>>;
 
+/// What is left in the document of an artifact's own AST read apart: its path.
+pub fn own_ast_left(path: String) -> Value {
+    serde_json::json!({ "absolutePath": path })
+}
+
 /// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations.
 ///
 /// Read once with each AST read straight into its declarations; only when that fails (an AST
@@ -171,7 +176,7 @@ impl<'de> Visitor<'de> for Level<'_> {
                     Ok(decls) => {
                         let path = decls.path.clone().unwrap_or_default();
                         self.asts.insert(path.clone(), Some(decls));
-                        serde_json::json!({ "absolutePath": path })
+                        own_ast_left(path)
                     }
                     // Not solc's shape: kept whole, as any other member.
                     Err(raw) => {

@@ -38,7 +38,7 @@ use alloy_primitives::{keccak256, Bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::tree::{load_files_of, tree_listing};
+use super::tree::{by_threads, load_files_of, tree_listing};
 use super::{build_infos, merged_abi, Artifact, Declared, Flags, Ranges, Rest};
 use crate::names::sources::{ArtifactSources, Metadata, StoredMetadata, Unit};
 use crate::names::NamesError;
@@ -351,7 +351,8 @@ fn load_cached(
 }
 
 /// Every AST of the tree's compilations still kept as text read into its declarations (the
-/// store keeps those, not the text), by two threads: what loading the tree left unread.
+/// store keeps those, not the text), by one thread per core ([`by_threads`]): what loading the
+/// tree left unread.
 fn read_asts(tree: &Tree) {
     let mut files: Vec<&crate::names::sources::SourceFile> = tree
         .artifacts
@@ -362,17 +363,7 @@ fn read_asts(tree: &Tree) {
         .collect();
     files.sort_by_key(|f| *f as *const _ as usize);
     files.dedup_by_key(|f| *f as *const _ as usize);
-    let half = files.len() / 2;
-    let (a, b) = files.split_at(half);
-    std::thread::scope(|s| {
-        let other = std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn_scoped(s, || a.iter().for_each(|f| f.read_ast()));
-        if other.is_err() {
-            a.iter().for_each(|f| f.read_ast());
-        }
-        b.iter().for_each(|f| f.read_ast());
-    });
+    by_threads(&files, |f| f.read_ast());
 }
 
 /// This program's version, and its executable's length and mtime.

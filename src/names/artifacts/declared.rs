@@ -56,13 +56,13 @@ impl Declared {
             _ => added_namespaces(storage, name, &asts(&files)),
         };
         let named = enum_labels([namespaced.as_ref().or(storage), transient]);
+        let defined: Vec<String> = named
+            .iter()
+            .map(|n| format!("\"canonicalName\":\"{n}\""))
+            .collect();
         let enums = files
             .iter()
-            .filter(|f| {
-                named
-                    .iter()
-                    .any(|n| f.may_mention(&format!("\"canonicalName\":\"{n}\"")))
-            })
+            .filter(|f| defined.iter().any(|d| f.may_mention(d)))
             .flat_map(|f| f.enums().iter())
             .filter(|(canonical, _)| named.contains(&canonical.as_str()))
             .cloned()

@@ -47,30 +47,36 @@ pub(super) fn load_files_of(dir: &Path, files: &[PathBuf]) -> Result<Vec<Artifac
     Ok(out)
 }
 
-/// [`load_file`] of each of `files`, in their order, read by as many threads as there are cores
-/// (at most 8): a project's artifacts are many independent JSON files, most of their bytes ASTs,
-/// and reading them is most of what naming costs a run (issue 44).
+/// [`load_file`] of each of `files`, in their order, read by [`by_threads`]: a project's
+/// artifacts are many independent JSON files, most of their bytes ASTs, and reading them is
+/// most of what naming costs a run (issue 44).
 fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
+    by_threads(files, |f| load_file(f))
+}
+
+/// `work` of each of `items`, in their order, by as many threads as there are cores (at most
+/// 8), each with the main thread's stack (a document is read as deep as serde_json lets it);
+/// on this thread alone where there is one item, one core, or no thread to be had.
+pub(super) fn by_threads<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8)
-        .min(files.len());
+        .min(items.len());
     if threads <= 1 {
-        return files.iter().map(|f| load_file(f)).collect();
+        return items.iter().map(&work).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut got: Vec<(usize, Result<Vec<Artifact>, NamesError>)> = std::thread::scope(|s| {
+    let mut got: Vec<(usize, R)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                // The main thread's stack: a document is read as deep as serde_json lets it.
                 std::thread::Builder::new()
                     .stack_size(8 << 20)
                     .spawn_scoped(s, || {
                         let mut mine = Vec::new();
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(f) = files.get(i) else { break mine };
-                            mine.push((i, load_file(f)));
+                            let Some(item) = items.get(i) else { break mine };
+                            mine.push((i, work(item)));
                         }
                     })
             })
@@ -83,10 +89,10 @@ fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
             })
             .collect()
     });
-    // No thread to be had at all: the files none took are read here.
-    let taken = next.into_inner().min(files.len());
-    for (i, f) in files.iter().enumerate().skip(taken) {
-        got.push((i, load_file(f)));
+    // No thread to be had at all: the items none took are worked here.
+    let taken = next.into_inner().min(items.len());
+    for (i, item) in items.iter().enumerate().skip(taken) {
+        got.push((i, work(item)));
     }
     got.sort_by_key(|(i, _)| *i);
     got.into_iter().map(|(_, r)| r).collect()

@@ -290,10 +290,8 @@ impl FileAst {
                 parts: OnceLock::from(AstParts::of(Some(a))),
                 ..FileAst::default()
             },
-            None => FileAst {
-                parts: OnceLock::from(AstParts::default()),
-                ..FileAst::default()
-            },
+            // No AST: its parts, when asked, are none.
+            None => FileAst::default(),
         }
     }
 
