@@ -124,14 +124,23 @@ impl Flags {
             storage_layout: p.storage_layout.is_some(),
             transient_layout: p.transient_layout.is_some(),
             sources: p.sources.is_some(),
-            metadata: p.sources.as_ref().is_some_and(|s| s.metadata.is_some()),
-            vars: p.sources.as_ref().is_some_and(|s| {
-                s.unit
-                    .files
-                    .values()
-                    .any(|f| f.storage().contracts.iter().any(|c| !c.vars.is_empty()))
-            }),
+            metadata: Flags::metadata(p),
+            vars: Flags::vars(p),
         }
+    }
+
+    fn metadata(p: &Parts) -> bool {
+        p.sources.as_ref().is_some_and(|s| s.metadata.is_some())
+    }
+
+    /// Reads every AST of the compilation that is still text.
+    fn vars(p: &Parts) -> bool {
+        p.sources.as_ref().is_some_and(|s| {
+            s.unit
+                .files
+                .values()
+                .any(|f| f.storage().contracts.iter().any(|c| !c.vars.is_empty()))
+        })
     }
 }
 
@@ -242,8 +251,11 @@ impl Artifact {
     /// Whether a layout may be compiled (its solc metadata) or computed (state variables in its
     /// compilation's ASTs) for it.
     pub fn may_lay_out(&self) -> bool {
-        let f = self.flags();
-        f.metadata || f.vars
+        match &self.rest {
+            // The metadata first: the ASTs are read only where there is none.
+            Rest::Read(p) => Flags::metadata(p) || Flags::vars(p),
+            Rest::Kept(k) => k.flags.metadata || k.flags.vars,
+        }
     }
 
     /// Whether `init` (a CREATE frame's input) starts with its creation code
