@@ -34,21 +34,29 @@ impl Declared {
         transient: Option<&Value>,
         sources: Option<&ArtifactSources>,
     ) -> Declared {
-        let files = sources.map_or_else(Vec::new, |s| s.unit.files_in_order());
+        let files = compilation(sources);
         fn asts<'a>(files: &[&'a SourceFile]) -> Vec<(&'a str, &'a AstStorage)> {
             files
                 .iter()
                 .map(|f| (f.path.as_str(), f.storage()))
                 .collect()
         }
-        // Read first from the files that may declare the contract or a namespace (an AST kept
-        // as text is read only where it mentions one, [`SourceFile::may_mention`]); that is the
-        // answer when it laid every namespace out. A namespace whose types another file
-        // declares fails there and is worked out again from every file.
+        // Read first from the contract's own file and the files that may declare a namespace
+        // (an AST kept as text is read only where it mentions one,
+        // [`SourceFile::may_declare_namespace`]); that is the answer when it laid every
+        // namespace out. A namespace whose types another file declares fails there and is
+        // worked out again from every file. Without its file's path (no metadata, or a path the
+        // compilation does not have), the own file is any that mentions the contract's name.
+        let target = sources
+            .and_then(|s| s.metadata.as_deref()?.target())
+            .filter(|t| files.iter().any(|f| f.path == *t));
         let own = format!("\"name\":\"{name}\"");
         let few: Vec<&SourceFile> = files
             .iter()
-            .filter(|f| f.may_declare_namespace() || f.may_mention(&own))
+            .filter(|f| {
+                f.may_declare_namespace()
+                    || target.map_or_else(|| f.may_mention(&own), |t| f.path == t)
+            })
             .copied()
             .collect();
         let (namespaced, left_out) = match added_namespaces(storage, name, &asts(&few)) {
@@ -72,6 +80,33 @@ impl Declared {
             left_out,
             enums,
         }
+    }
+}
+
+/// The files of the compilation `sources` points into that the contract's own compilation read:
+/// those its metadata lists (its file and every import, closed), where the compilation has them
+/// all by the same paths; else all of them. A forge project is one compilation of every source,
+/// and a contract's declarations can only come from the files it imports.
+fn compilation(sources: Option<&ArtifactSources>) -> Vec<&SourceFile> {
+    let Some(s) = sources else {
+        return Vec::new();
+    };
+    let all = s.unit.files_in_order();
+    let listed = s.metadata.as_deref().map(|m| m.source_hashes());
+    match listed {
+        Some(listed) if !listed.is_empty() => {
+            let of: Vec<&SourceFile> = all
+                .iter()
+                .filter(|f| listed.contains_key(&f.path))
+                .copied()
+                .collect();
+            if of.len() == listed.len() {
+                of
+            } else {
+                all
+            }
+        }
+        _ => all,
     }
 }
 
