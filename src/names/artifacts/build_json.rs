@@ -36,26 +36,44 @@ pub fn own_ast_left(path: String) -> Value {
 /// of another shape, or no JSON at all) read again with each AST taken as text first, so that
 /// an AST solc did not write is read as none instead of failing the build.
 pub fn parse(text: &str) -> serde_json::Result<(Value, Asts)> {
-    parse_with(text, false).or_else(|_| parse_with(text, true))
+    let (v, asts, _) = parse_with(text, false, false).or_else(|_| parse_with(text, true, false))?;
+    Ok((v, asts))
 }
 
-fn parse_with(text: &str, careful: bool) -> serde_json::Result<(Value, Asts)> {
+/// [`parse`], and an artifact's top-level `abi`, where it is an array, kept as text: in the
+/// value it is `null`. A project's ABIs are read when first used ([`LazyAbi::json`]), most of
+/// them never.
+///
+/// [`LazyAbi::json`]: crate::render::abi::LazyAbi::json
+pub fn parse_artifact(text: &str) -> serde_json::Result<(Value, Asts, Option<Box<RawValue>>)> {
+    parse_with(text, false, true).or_else(|_| parse_with(text, true, true))
+}
+
+fn parse_with(
+    text: &str,
+    careful: bool,
+    keep_abi: bool,
+) -> serde_json::Result<(Value, Asts, Option<Box<RawValue>>)> {
     let mut asts = Asts::new();
+    let mut abi = None;
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Level {
         asts: &mut asts,
         top: true,
+        abi: keep_abi.then_some(&mut abi),
         careful,
     }
     .deserialize(&mut de)?;
     de.end()?;
-    Ok((value, asts))
+    Ok((value, asts, abi))
 }
 
 /// The document (`top`) or a build info's `output`: its `sources` read apart.
 struct Level<'a> {
     asts: &'a mut Asts,
     top: bool,
+    /// Where the top's `abi`, an array, is kept as text, if it is.
+    abi: Option<&'a mut Option<Box<RawValue>>>,
     careful: bool,
 }
 
@@ -146,19 +164,31 @@ seeded!(Level);
 
 impl<'de> Visitor<'de> for Level<'_> {
     any_value!();
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut m: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         let mut raw_metadata = false;
+        let top = self.top;
         while let Some(key) = m.next_key::<String>()? {
             let v = match key.as_str() {
-                "rawMetadata" if self.top => {
+                "abi" if self.abi.is_some() => {
+                    let raw = m.next_value::<&RawValue>()?;
+                    if raw.get().starts_with('[') {
+                        if let Some(kept) = self.abi.as_deref_mut() {
+                            *kept = Some(raw.to_owned());
+                        }
+                        Value::Null
+                    } else {
+                        serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
+                    }
+                }
+                "rawMetadata" if top => {
                     let v = m.next_value::<Value>()?;
                     raw_metadata = v.is_string();
                     v
                 }
                 // Foundry's `metadata` object after its `rawMetadata`: the same, read from the
                 // text (`artifacts::parse_metadata`), so not built.
-                "metadata" if self.top && raw_metadata => {
+                "metadata" if top && raw_metadata => {
                     m.next_value::<serde::de::IgnoredAny>()?;
                     continue;
                 }
@@ -166,13 +196,14 @@ impl<'de> Visitor<'de> for Level<'_> {
                     asts: &mut *self.asts,
                     careful: self.careful,
                 })?,
-                "output" if self.top => m.next_value_seed(Level {
+                "output" if top => m.next_value_seed(Level {
                     asts: &mut *self.asts,
                     top: false,
+                    abi: None,
                     careful: self.careful,
                 })?,
                 // An artifact's own AST: only its path is left in the value.
-                "ast" if self.top => match read_ast(&mut m, self.careful)? {
+                "ast" if top => match read_ast(&mut m, self.careful)? {
                     Ok(decls) => {
                         let path = decls.path.clone().unwrap_or_default();
                         self.asts.insert(path.clone(), Some(decls));

@@ -66,7 +66,9 @@ pub fn from_sourcify(answer: &Value) -> Option<Artifact> {
 /// `artifacts/build-info/*.json`; Hardhat 3's `*.output.json` beside its input file).
 pub fn load_build_info(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let (v, mut asts, _) = read_build(path)?;
+    let super::read::Build {
+        value: v, mut asts, ..
+    } = read_build(path, false)?;
     let Some(output) = v.get("output") else {
         return Ok(Vec::new());
     };

@@ -272,7 +272,7 @@ pub fn load_tree_cached(dir: &Path, cache: Option<&Path>) -> Result<Tree, NamesE
         let (files, dirs) = tree_listing(dir)?;
         let artifacts = load_files_of(dir, &files)?;
         let tree = Tree {
-            merged: merged_abi(&artifacts).map(LazyAbi::read),
+            merged: merged_abi(&artifacts),
             artifacts,
             build_infos: build_infos(dir),
         };
@@ -286,7 +286,7 @@ pub fn load_file_cached(file: &Path, cache: Option<&Path>) -> Result<Tree, Names
     load_cached(file, cache, |file| {
         let artifacts = super::load_file(file)?;
         let tree = Tree {
-            merged: merged_abi(&artifacts).map(LazyAbi::read),
+            merged: merged_abi(&artifacts),
             artifacts,
             build_infos: Vec::new(),
         };
@@ -688,7 +688,7 @@ mod tests {
         let file = tree.join("build.json");
         std::fs::copy(build.join("solc-output-state.json"), &file).unwrap();
         let fresh = load_tree(&tree).unwrap();
-        let want = fingerprint(&fresh, merged_abi(&fresh).map(LazyAbi::read).as_ref());
+        let want = fingerprint(&fresh, merged_abi(&fresh).as_ref());
         assert!(fresh
             .iter()
             .any(|a| a.sources().is_some() && a.storage_layout().is_some()));
@@ -727,10 +727,7 @@ mod tests {
         let other = load_tree(&tree).unwrap();
         let got = load_tree_cached(&tree, Some(&cache)).unwrap();
         let changed = fingerprint(&got.artifacts, got.merged.as_ref());
-        assert_eq!(
-            changed,
-            fingerprint(&other, merged_abi(&other).map(LazyAbi::read).as_ref())
-        );
+        assert_eq!(changed, fingerprint(&other, merged_abi(&other).as_ref()));
         assert_ne!(changed, want);
         // A file added to the tree is seen too (its directory's mtime changed; the tree is
         // not walked while nothing did), in a directory of its own or beside others.
@@ -765,7 +762,7 @@ mod tests {
         std::fs::copy(build.join("solc-output-state.json"), &file).unwrap();
         age(&file, 60);
         let fresh = super::super::load_file(&file).unwrap();
-        let want = fingerprint(&fresh, merged_abi(&fresh).map(LazyAbi::read).as_ref());
+        let want = fingerprint(&fresh, merged_abi(&fresh).as_ref());
         let got = load_file_cached(&file, Some(&cache)).unwrap();
         assert!(!from_store(&got));
         assert_eq!(fingerprint(&got.artifacts, got.merged.as_ref()), want);
@@ -780,7 +777,7 @@ mod tests {
         assert!(!from_store(&got));
         assert_eq!(
             fingerprint(&got.artifacts, got.merged.as_ref()),
-            fingerprint(&other, merged_abi(&other).map(LazyAbi::read).as_ref())
+            fingerprint(&other, merged_abi(&other).as_ref())
         );
         let _ = std::fs::remove_dir_all(&root);
     }

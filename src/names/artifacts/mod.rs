@@ -36,16 +36,9 @@ use read::{artifact, read_build, read_json, standard_json};
 pub use tree::{find_project, load_tree};
 
 /// The ABIs of `found` merged, in their order (one artifact's: that ABI, its entry points and
-/// constructor kept).
-pub fn merged_abi(found: &[Artifact]) -> Option<Abi> {
-    let mut merged: Option<Abi> = None;
-    for a in found {
-        match &mut merged {
-            Some(m) => m.merge((**a.abi()).clone()),
-            None => merged = Some((**a.abi()).clone()),
-        }
-    }
-    merged
+/// constructor kept), when first used: each artifact's is read then, once for both.
+pub fn merged_abi(found: &[Artifact]) -> Option<LazyAbi> {
+    LazyAbi::merged(found.iter().map(|a| a.abi.clone()).collect())
 }
 
 /// Byte ranges (start, length) of runtime code to ignore when comparing.

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use revm::bytecode::opcode::{ADDRESS, EQ, PUSH20};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{build_json, decode_code, strip_metadata, Artifact, Parts, Pending, Ranges, Rest};
@@ -138,21 +139,28 @@ fn parse_metadata(v: &Value) -> Option<Arc<sources::Metadata>> {
 }
 
 pub(super) fn artifact(name: &str, v: &Value) -> Result<Artifact, NamesError> {
-    artifact_with_metadata(name, v, parse_metadata(v))
+    artifact_with_metadata(name, v, parse_metadata(v), None)
 }
 
-/// [`artifact`] with its metadata read already ([`parse_metadata`]).
+/// [`artifact`] with its metadata read already ([`parse_metadata`]), and its ABI where it was
+/// kept as text (the value's `abi` is then `null`): read when first used.
 fn artifact_with_metadata(
     name: &str,
     v: &Value,
     metadata: Option<Arc<sources::Metadata>>,
+    abi_text: Option<Box<RawValue>>,
 ) -> Result<Artifact, NamesError> {
-    let abi = Abi::from_value(v).map_err(|e| NamesError::Abi(name.to_string(), e.to_string()))?;
+    let abi = match abi_text {
+        Some(text) => LazyAbi::json(text),
+        None => LazyAbi::read(
+            Abi::from_value(v).map_err(|e| NamesError::Abi(name.to_string(), e.to_string()))?,
+        ),
+    };
     let (code, mask) = runtime_code(v);
     let pending = pending_sources(v, metadata);
     Ok(Artifact {
         name: name.to_string(),
-        abi: LazyAbi::read(abi),
+        abi,
         code,
         mask,
         rest: Rest::Read(Parts {
@@ -217,7 +225,7 @@ pub(super) fn standard_json(
                 continue;
             }
             let parsed = metadata.remove(&(file.as_str(), name.as_str())).flatten();
-            let mut a = artifact_with_metadata(name, c, parsed)
+            let mut a = artifact_with_metadata(name, c, parsed, None)
                 .map_err(|e| NamesError::Abi(shown.clone(), e.to_string()))?;
             if let Some(p) = a.pending.take() {
                 a.set_sources(p.into_sources(unit.clone()));
@@ -246,22 +254,47 @@ pub(super) fn read_json(path: &Path) -> Result<Value, NamesError> {
     serde_json::from_str(&text).map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))
 }
 
+/// A JSON file as [`read_build`] reads it.
+pub(super) struct Build {
+    /// The document, without the ASTs read apart (and the top's `abi` where it is kept).
+    pub value: Value,
+    pub asts: build_json::Asts,
+    /// A Foundry artifact's own AST kept as text ([`split_own_ast`]).
+    pub own_ast: Option<sources::RawAst>,
+    /// The top's `abi`, an array, kept as text where `abi_text` was asked for
+    /// ([`build_json::parse_artifact`]).
+    pub abi: Option<Box<RawValue>>,
+}
+
 /// A build's JSON with the ASTs under its `sources` read apart ([`build_json`]); and a Foundry
 /// artifact's own AST, where it is the last member but `id` as forge writes it, kept as text
-/// ([`split_own_ast`]): the AST's text, `[start, end)` of the file's.
-pub(super) fn read_build(
-    path: &Path,
-) -> Result<(Value, build_json::Asts, Option<sources::RawAst>), NamesError> {
+/// ([`split_own_ast`]): the AST's text, `[start, end)` of the file's. With `abi_text`, the
+/// top's `abi` too.
+pub(super) fn read_build(path: &Path, abi_text: bool) -> Result<Build, NamesError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
-    if let Some((v, asts, start, end)) = split_own_ast(&text) {
-        let raw = sources::RawAst::new(Arc::new(text), start, end);
-        return Ok((v, asts, raw));
+    if let Some((value, asts, abi, start, end)) = split_own_ast(&text, abi_text) {
+        let own_ast = sources::RawAst::new(Arc::new(text), start, end);
+        return Ok(Build {
+            value,
+            asts,
+            own_ast,
+            abi,
+        });
     }
-    let (v, asts) = build_json::parse(&text)
-        .map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
-    Ok((v, asts, None))
+    let parsed = match abi_text {
+        true => build_json::parse_artifact(&text),
+        false => build_json::parse(&text).map(|(v, asts)| (v, asts, None)),
+    };
+    let (value, asts, abi) =
+        parsed.map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
+    Ok(Build {
+        value,
+        asts,
+        own_ast: None,
+        abi,
+    })
 }
 
 /// A Foundry artifact (`{"abi": …, …, "ast": {"absolutePath": …}, "id": N}`, compact: forge
@@ -272,7 +305,11 @@ pub(super) fn read_build(
 /// level's), the `id` from the end. `None` where the text is not laid out so: it is then read
 /// whole. The AST itself is checked only when read; one that is not solc's compact JSON then
 /// counts as none, as it does when read with the artifact.
-fn split_own_ast(text: &str) -> Option<(Value, build_json::Asts, usize, usize)> {
+#[allow(clippy::type_complexity)]
+fn split_own_ast(
+    text: &str,
+    abi_text: bool,
+) -> Option<(Value, build_json::Asts, Option<Box<RawValue>>, usize, usize)> {
     const AST: &str = ",\"ast\":{\"absolutePath\":";
     let at = text.find(AST)?;
     // The end: `,"id":N}` and nothing but white space after it.
@@ -294,21 +331,41 @@ fn split_own_ast(text: &str) -> Option<(Value, build_json::Asts, usize, usize)> 
     let mut head = String::with_capacity(at + 1);
     head.push_str(&text[..at]);
     head.push('}');
-    let (mut v, asts) = build_json::parse(&head).ok()?;
+    let (mut v, asts, abi) = match abi_text {
+        true => build_json::parse_artifact(&head).ok()?,
+        false => build_json::parse(&head).map(|(v, a)| (v, a, None)).ok()?,
+    };
     let obj = v.as_object_mut()?;
     if obj.contains_key("ast") || obj.contains_key("id") {
         return None;
     }
     obj.insert("ast".into(), build_json::own_ast_left(path));
     obj.insert("id".into(), Value::from(id));
-    Some((v, asts, ast_start, ast_end))
+    Some((v, asts, abi, ast_start, ast_end))
 }
 
 /// The artifacts of one JSON file: a bare ABI, an artifact with `abi`, or a combined JSON
-/// (`{"contracts": {name: artifact}}`).
+/// (`{"contracts": {name: artifact}}`); an ABI that does not read is an error.
 pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
+    let found = load_file_lazily(path)?;
+    for a in &found {
+        a.abi
+            .check()
+            .map_err(|e| NamesError::Abi(path.display().to_string(), e.to_string()))?;
+    }
+    Ok(found)
+}
+
+/// [`load_file`], an artifact's ABI kept as text and read when first used (one of a tree's:
+/// most are never used); one that does not read is then empty.
+pub(super) fn load_file_lazily(path: &Path) -> Result<Vec<Artifact>, NamesError> {
     let shown = path.display().to_string();
-    let (v, mut asts, own_ast) = read_build(path)?;
+    let Build {
+        value: v,
+        mut asts,
+        own_ast,
+        abi,
+    } = read_build(path, true)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -355,7 +412,8 @@ pub fn load_file(path: &Path) -> Result<Vec<Artifact>, NamesError> {
                 .collect();
         }
     }
-    let mut art = artifact(&stem, &v).map_err(|_| {
+    let metadata = parse_metadata(&v);
+    let mut art = artifact_with_metadata(&stem, &v, metadata, abi).map_err(|_| {
         let why = Abi::from_value(&v)
             .err()
             .map(|e| e.to_string())
@@ -384,9 +442,16 @@ mod tests {
         let text = format!(
             r#"{{"abi":[],"rawMetadata":"{{\"x\":1}}","storageLayout":{{"storage":[],"types":{{}}}},"ast":{ast},"id":4}}"#
         );
-        let (v, asts, start, end) = split_own_ast(&text).unwrap();
+        let (v, asts, abi, start, end) = split_own_ast(&text, false).unwrap();
         let (whole, mut eager) = build_json::parse(&text).unwrap();
         assert_eq!(v, whole);
+        assert!(abi.is_none());
+        // With the ABI kept as text: `null` in the document, the text apart.
+        let (lazy, _, abi, ..) = split_own_ast(&text, true).unwrap();
+        assert_eq!(abi.unwrap().get(), "[]");
+        let mut without = whole.clone();
+        without["abi"] = Value::Null;
+        assert_eq!(lazy, without);
         assert!(asts.is_empty());
         assert_eq!(&text[start..end], ast);
         let raw = sources::RawAst::new(Arc::new(text.clone()), start, end).unwrap();
@@ -400,7 +465,7 @@ mod tests {
             format!(r#"{{"abi":[],"x":{{"ast":{ast},"id":4}}}}"#),
             format!(r#"{{"abi": [], "ast": {ast}, "id": 4}}"#),
         ] {
-            assert!(split_own_ast(&other).is_none(), "{other}");
+            assert!(split_own_ast(&other, false).is_none(), "{other}");
         }
     }
 

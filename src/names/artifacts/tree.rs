@@ -1,10 +1,11 @@
 //! A project's artifact tree (Foundry `out/`, Hardhat `artifacts/`): the project around a
-//! directory found, its JSON files walked and read — each by [`load_file`], by one thread per
+//! directory found, its JSON files walked and read — each by [`load_file`](super::load_file) (its ABI read when first used), by one thread per
 //! core — and Foundry's given their compilations ([`resolve_foundry_units`]).
 
 use std::path::{Path, PathBuf};
 
-use super::{load_file, resolve_foundry_units, Artifact};
+use super::read::load_file_lazily;
+use super::{resolve_foundry_units, Artifact};
 use crate::names::NamesError;
 
 /// Every artifact under `dir` (Foundry `out/`, Hardhat `artifacts/`): JSON files that hold an
@@ -47,11 +48,11 @@ pub(super) fn load_files_of(dir: &Path, files: &[PathBuf]) -> Result<Vec<Artifac
     Ok(out)
 }
 
-/// [`load_file`] of each of `files`, in their order, read by [`by_threads`]: a project's
+/// [`load_file_lazily`] of each of `files`, in their order, read by [`by_threads`]: a project's
 /// artifacts are many independent JSON files, most of their bytes ASTs, and reading them is
 /// most of what naming costs a run (issue 44).
 fn load_files(files: &[PathBuf]) -> Vec<Result<Vec<Artifact>, NamesError>> {
-    by_threads(files, |f| load_file(f))
+    by_threads(files, |f| load_file_lazily(f))
 }
 
 /// `work` of each of `items`, in their order, by as many threads as there are cores (at most

@@ -11,7 +11,7 @@ use alloy_json_abi::{
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Abi, EntryPoints};
+use super::{Abi, AbiError, EntryPoints};
 
 #[derive(Serialize, Deserialize)]
 struct StoredParam {
@@ -257,6 +257,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_abi_given_as_text_reads_when_first_used_and_a_merge_as_merged_then() {
+        let a = r#"[{"type":"function","name":"f","inputs":[{"name":"x","type":"uint256"}],
+            "outputs":[],"stateMutability":"nonpayable"},{"type":"receive",
+            "stateMutability":"payable"}]"#;
+        let b = r#"[{"type":"event","name":"E","anonymous":false,
+            "inputs":[{"name":"who","type":"address","indexed":true}]}]"#;
+        let text = |t: &str| serde_json::value::RawValue::from_string(t.to_string()).unwrap();
+        let (la, lb) = (LazyAbi::json(text(a)), LazyAbi::json(text(b)));
+        let merged = LazyAbi::merged(vec![la.clone(), lb.clone()]).unwrap();
+        let (ea, eb) = (Abi::from_json(a).unwrap(), Abi::from_json(b).unwrap());
+        assert_eq!(la.get().item_lines(), ea.item_lines());
+        assert_eq!(la.get().entry, ea.entry);
+        let mut want = ea.clone();
+        want.merge(eb);
+        assert_eq!(merged.get().item_lines(), want.item_lines());
+        assert_eq!(
+            (merged.get().entry, merged.get().constructor.is_none()),
+            (None, true)
+        );
+        // A clone shares the reading.
+        assert!(std::sync::Arc::ptr_eq(la.get(), &la.clone().get().clone()));
+        assert!(LazyAbi::merged(Vec::new()).is_none());
+        // Not an ABI: an error when checked, empty when used.
+        let bad = LazyAbi::json(text(
+            r#"[{"type":"function","name":"f","inputs":[{"type":"uint7"}]}]"#,
+        ));
+        assert!(bad.check().is_err());
+        assert_eq!(bad.get().item_lines(), Abi::default().item_lines());
+        assert!(la.check().is_ok());
+    }
+
+    #[test]
     fn an_abi_reads_back_from_its_compact_stored_form_as_it_was() {
         let json = r#"[
           {"type":"function","name":"f","stateMutability":"payable",
@@ -302,52 +334,105 @@ pub trait KeptBytes: std::fmt::Debug + Send + Sync {
     fn bytes(&self) -> Option<Vec<u8>>;
 }
 
-/// An [`Abi`] as read, or kept between runs and read back from its stored form when first
-/// asked for: a run uses the ABIs of the few contracts it touched, and the merge of a whole
-/// project's only for what none of those names.
+/// An [`Abi`] as read, or read when first asked for: from its stored form (kept between runs),
+/// from its JSON text (an artifact as loaded), or as the merge of others. A run uses the ABIs
+/// of the few contracts it touched, and the merge of a whole project's only for what none of
+/// those names. Clones share one reading.
 #[derive(Clone, Debug, Default)]
-pub struct LazyAbi {
+pub struct LazyAbi(std::sync::Arc<Lazy>);
+
+#[derive(Debug, Default)]
+struct Lazy {
     abi: std::sync::OnceLock<std::sync::Arc<Abi>>,
-    kept: Option<std::sync::Arc<dyn KeptBytes>>,
+    from: Option<AbiFrom>,
+}
+
+/// Where an ABI not yet read comes from.
+#[derive(Debug)]
+enum AbiFrom {
+    Kept(std::sync::Arc<dyn KeptBytes>),
+    /// A JSON ABI (an array of items); one that does not read is empty.
+    Json(Box<serde_json::value::RawValue>),
+    /// These merged in order ([`Abi::merge`]), the first one's copy merged into.
+    Merge(Vec<LazyAbi>),
 }
 
 impl LazyAbi {
+    fn of(from: AbiFrom) -> LazyAbi {
+        LazyAbi(std::sync::Arc::new(Lazy {
+            abi: Default::default(),
+            from: Some(from),
+        }))
+    }
+
     /// An ABI already read.
     pub fn read(abi: Abi) -> LazyAbi {
-        LazyAbi {
+        LazyAbi(std::sync::Arc::new(Lazy {
             abi: std::sync::Arc::new(abi).into(),
-            kept: None,
-        }
+            from: None,
+        }))
     }
 
     /// An ABI kept in its stored form (what [`LazyAbi::stored`] gave), read on first use.
     pub fn kept(kept: std::sync::Arc<dyn KeptBytes>) -> LazyAbi {
-        LazyAbi {
-            abi: Default::default(),
-            kept: Some(kept),
+        LazyAbi::of(AbiFrom::Kept(kept))
+    }
+
+    /// A JSON ABI's text, read on first use ([`Abi::from_json`]); empty if it does not read
+    /// ([`LazyAbi::check`] says why).
+    pub fn json(text: Box<serde_json::value::RawValue>) -> LazyAbi {
+        LazyAbi::of(AbiFrom::Json(text))
+    }
+
+    /// `parts` merged in order on first use; `None` for none.
+    pub fn merged(parts: Vec<LazyAbi>) -> Option<LazyAbi> {
+        match parts.len() {
+            0 => None,
+            _ => Some(LazyAbi::of(AbiFrom::Merge(parts))),
+        }
+    }
+
+    /// Whether it reads: an ABI given as JSON text that is not one is an error.
+    pub fn check(&self) -> Result<(), AbiError> {
+        match &self.0.from {
+            Some(AbiFrom::Json(text)) if self.0.abi.get().is_none() => {
+                let abi = Abi::from_json(text.get())?;
+                let _ = self.0.abi.set(std::sync::Arc::new(abi));
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
     /// Its stored form; `None` when it cannot be written.
     pub fn stored(&self) -> Option<Vec<u8>> {
-        match (&self.kept, self.abi.get()) {
+        match (&self.0.from, self.0.abi.get()) {
             (_, Some(abi)) => rmp_serde::to_vec(&**abi).ok(),
-            (Some(k), None) => k.bytes(),
-            (None, None) => rmp_serde::to_vec(&Abi::default()).ok(),
+            (Some(AbiFrom::Kept(k)), None) => k.bytes(),
+            _ => rmp_serde::to_vec(&**self.get()).ok(),
         }
     }
 
-    /// The ABI, read from its stored form the first time.
+    /// The ABI, read the first time.
     pub fn get(&self) -> &std::sync::Arc<Abi> {
-        self.abi.get_or_init(|| {
-            let stored = self
-                .kept
-                .as_ref()
-                .and_then(|k| k.bytes())
-                .unwrap_or_default();
-            // What this program wrote, whole (a store is renamed into place and its length
-            // checked when opened): an empty ABI only if the file was altered since.
-            std::sync::Arc::new(rmp_serde::from_slice(&stored).unwrap_or_default())
+        self.0.abi.get_or_init(|| {
+            std::sync::Arc::new(match &self.0.from {
+                // What this program wrote, whole (a store is renamed into place and its length
+                // checked when opened): an empty ABI only if the file was altered since.
+                Some(AbiFrom::Kept(k)) => k
+                    .bytes()
+                    .and_then(|b| rmp_serde::from_slice(&b).ok())
+                    .unwrap_or_default(),
+                Some(AbiFrom::Json(text)) => Abi::from_json(text.get()).unwrap_or_default(),
+                Some(AbiFrom::Merge(parts)) => {
+                    let mut merged = (**parts[0].get()).clone();
+                    for p in &parts[1..] {
+                        merged.merge((**p.get()).clone());
+                    }
+                    merged
+                }
+                None => Abi::default(),
+            })
         })
     }
 }
