@@ -267,15 +267,41 @@ pub(super) struct Build {
 }
 
 /// A build's JSON with the ASTs under its `sources` read apart ([`build_json`]); and a Foundry
-/// artifact's own AST, where it is the last member but `id` as forge writes it, kept as text
-/// ([`split_own_ast`]): the AST's text, `[start, end)` of the file's. With `abi_text`, the
-/// top's `abi` too.
+/// artifact's own AST, where it is the last member but `id` as forge writes it, left in the
+/// file until its declarations are needed ([`split_own_ast`], [`sources::RawAst::in_file`]).
+/// With `abi_text`, the top's `abi` kept as text.
+///
+/// The file is read into this thread's buffer, used again for the next file (up to
+/// [`KEEP_BUFFER`]): a tree's artifacts are megabytes, most of them ASTs, and reading them
+/// into fresh memory cost as much again in page faults as the copy itself (issue 44).
 pub(super) fn read_build(path: &Path, abi_text: bool) -> Result<Build, NamesError> {
+    thread_local! {
+        static BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| {
+        let mut buffer = cell.take();
+        buffer.clear();
+        let read = read_build_into(path, abi_text, &mut buffer);
+        if buffer.capacity() <= KEEP_BUFFER {
+            buffer.clear();
+            cell.set(buffer);
+        }
+        read
+    })
+}
+
+/// The largest buffer a reading thread keeps for its next file.
+const KEEP_BUFFER: usize = 8 << 20;
+
+fn read_build_into(path: &Path, abi_text: bool, bytes: &mut Vec<u8>) -> Result<Build, NamesError> {
+    use std::io::Read;
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| NamesError::Read(shown.clone(), e.to_string()))?;
-    if let Some((value, asts, abi, start, end)) = split_own_ast(&text, abi_text) {
-        let own_ast = sources::RawAst::new(Arc::new(text), start, end);
+    let failed = |e: std::io::Error| NamesError::Read(shown.clone(), e.to_string());
+    let mut file = std::fs::File::open(path).map_err(failed)?;
+    let mtime = file.metadata().ok().and_then(|m| m.modified().ok());
+    file.read_to_end(bytes).map_err(failed)?;
+    if let Some((value, asts, abi, start, end)) = split_own_ast(bytes, abi_text) {
+        let own_ast = sources::RawAst::in_file(path, bytes, mtime, start, end);
         return Ok(Build {
             value,
             asts,
@@ -283,9 +309,12 @@ pub(super) fn read_build(path: &Path, abi_text: bool) -> Result<Build, NamesErro
             abi,
         });
     }
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        NamesError::Read(shown.clone(), "stream did not contain valid UTF-8".into())
+    })?;
     let parsed = match abi_text {
-        true => build_json::parse_artifact(&text),
-        false => build_json::parse(&text).map(|(v, asts)| (v, asts, None)),
+        true => build_json::parse_artifact(text),
+        false => build_json::parse(text).map(|(v, asts)| (v, asts, None)),
     };
     let (value, asts, abi) =
         parsed.map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
@@ -299,37 +328,48 @@ pub(super) fn read_build(path: &Path, abi_text: bool) -> Result<Build, NamesErro
 
 /// A Foundry artifact (`{"abi": …, …, "ast": {"absolutePath": …}, "id": N}`, compact: forge
 /// writes its artifact struct's fields in declaration order, `ast` and `id` the last two —
-/// foundry-compilers' `ConfigurableContractArtifact`) read without its AST, which is most of its bytes and is kept as text until its
-/// declarations are needed ([`sources::RawAst`]): everything before `,"ast":{"absolutePath":"`
-/// is read as the document (it must be a whole object there, so that member is the top
-/// level's), the `id` from the end. `None` where the text is not laid out so: it is then read
-/// whole. The AST itself is checked only when read; one that is not solc's compact JSON then
-/// counts as none, as it does when read with the artifact.
+/// foundry-compilers' `ConfigurableContractArtifact`) read without its AST, which is most of
+/// its bytes and is read only when its declarations are needed ([`sources::RawAst`]):
+/// everything before `,"ast":{"absolutePath":"` is read as the document (it must be a whole
+/// object there, so that member is the top level's), the `id` from the end; the AST is
+/// `[start, end)`. `None` where the text is not laid out so: it is then read whole. The AST
+/// itself is checked only when read; one that is not solc's compact JSON then counts as none,
+/// as it does when read with the artifact.
 #[allow(clippy::type_complexity)]
 fn split_own_ast(
-    text: &str,
+    text: &[u8],
     abi_text: bool,
 ) -> Option<(Value, build_json::Asts, Option<Box<RawValue>>, usize, usize)> {
-    const AST: &str = ",\"ast\":{\"absolutePath\":";
-    let at = text.find(AST)?;
+    const AST: &[u8] = b",\"ast\":{\"absolutePath\":";
+    let at = memchr::memmem::find(text, AST)?;
     // The end: `,"id":N}` and nothing but white space after it.
-    let body = text.trim_end();
-    let inner = body.strip_suffix('}')?;
-    let digits = inner.len() - inner.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-    let before_id = inner[..inner.len() - digits].strip_suffix(",\"id\":")?;
-    let id: i64 = inner[inner.len() - digits..].parse().ok()?;
-    let (ast_start, ast_end) = (at + AST.len() - "{\"absolutePath\":".len(), before_id.len());
+    let body = text.trim_ascii_end();
+    let inner = body.strip_suffix(b"}")?;
+    let digits = inner
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let before_id = inner[..inner.len() - digits].strip_suffix(b",\"id\":")?;
+    let id: i64 = std::str::from_utf8(&inner[inner.len() - digits..])
+        .ok()?
+        .parse()
+        .ok()?;
+    let (ast_start, ast_end) = (
+        at + AST.len() - b"{\"absolutePath\":".len(),
+        before_id.len(),
+    );
     // The AST, an object, ends right before `,"id"`.
-    if ast_end <= ast_start || !before_id.ends_with('}') {
+    if ast_end <= ast_start || !before_id.ends_with(b"}") {
         return None;
     }
     let path: String = {
         let from = at + AST.len();
-        let mut de = serde_json::Deserializer::from_str(&text[from..ast_end]);
+        let mut de = serde_json::Deserializer::from_slice(&text[from..ast_end]);
         serde::Deserialize::deserialize(&mut de).ok()?
     };
     let mut head = String::with_capacity(at + 1);
-    head.push_str(&text[..at]);
+    head.push_str(std::str::from_utf8(&text[..at]).ok()?);
     head.push('}');
     let (mut v, asts, abi) = match abi_text {
         true => build_json::parse_artifact(&head).ok()?,
@@ -442,12 +482,12 @@ mod tests {
         let text = format!(
             r#"{{"abi":[],"rawMetadata":"{{\"x\":1}}","storageLayout":{{"storage":[],"types":{{}}}},"ast":{ast},"id":4}}"#
         );
-        let (v, asts, abi, start, end) = split_own_ast(&text, false).unwrap();
+        let (v, asts, abi, start, end) = split_own_ast(text.as_bytes(), false).unwrap();
         let (whole, mut eager) = build_json::parse(&text).unwrap();
         assert_eq!(v, whole);
         assert!(abi.is_none());
         // With the ABI kept as text: `null` in the document, the text apart.
-        let (lazy, _, abi, ..) = split_own_ast(&text, true).unwrap();
+        let (lazy, _, abi, ..) = split_own_ast(text.as_bytes(), true).unwrap();
         assert_eq!(abi.unwrap().get(), "[]");
         let mut without = whole.clone();
         without["abi"] = Value::Null;
@@ -465,8 +505,40 @@ mod tests {
             format!(r#"{{"abi":[],"x":{{"ast":{ast},"id":4}}}}"#),
             format!(r#"{{"abi": [], "ast": {ast}, "id": 4}}"#),
         ] {
-            assert!(split_own_ast(&other, false).is_none(), "{other}");
+            assert!(split_own_ast(other.as_bytes(), false).is_none(), "{other}");
         }
+    }
+
+    #[test]
+    fn a_foundry_artifacts_own_ast_is_left_in_its_file_and_read_only_while_the_file_holds_it() {
+        let ast = r#"{"absolutePath":"src/V.sol","id":9,"nodeType":"SourceUnit","nodes":[{"id":8,"nodeType":"ContractDefinition","name":"V","linearizedBaseContracts":[8],"nodes":[{"id":3,"nodeType":"StructDefinition","name":"S","canonicalName":"V.S","members":[],"documentation":{"id":2,"nodeType":"StructuredDocumentation","src":"0:9:0","text":"@custom:storage-location erc7201:v.main"},"src":"20:16:0","visibility":"public"}],"src":"0:60:0"}],"src":"0:60:0"}"#;
+        let text = format!(r#"{{"abi":[],"ast":{ast},"id":4}}"#);
+        let dir =
+            std::env::temp_dir().join(format!("chaintrace-ast-in-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("V.json");
+        std::fs::write(&path, &text).unwrap();
+        let read = |p: &Path| read_build(p, true).unwrap().own_ast.unwrap();
+        let raw = read(&path);
+        let (_, mut eager) = build_json::parse(&text).unwrap();
+        let want = format!("{:?}", eager.remove("src/V.sol").flatten().unwrap());
+        assert!(raw.contains("@custom:storage-location") && raw.contains("\"name\":\"V\""));
+        assert_eq!(format!("{:?}", raw.decls().unwrap()), want);
+        // Rewritten since it was read (here the same length and mtime, another `id` after the
+        // AST): its AST is not read, so nothing is named from another file's.
+        let raw = read(&path);
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::fs::write(&path, text.replace(r#""id":4}"#, r#""id":5}"#)).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(mtime).unwrap();
+        assert!(raw.decls().is_none() && !raw.contains("\"name\":\"V\""));
+        // What was looked for while it was read still holds.
+        assert!(raw.contains("@custom:storage-location"));
+        // Grown or shrunk: the same.
+        let raw = read(&path);
+        std::fs::write(&path, format!("{text} ")).unwrap();
+        assert!(raw.decls().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

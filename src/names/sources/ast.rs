@@ -95,39 +95,130 @@ struct TypeDescriptions {
 
 /// An AST kept as the text it came in until its declarations are first needed: a Foundry
 /// artifact's own, which is most of the artifact's bytes (issue 44: a run reads the ASTs of
-/// the few contracts it touched, not the project's). `text[start..end]` is the AST's JSON.
+/// the few contracts it touched, not the project's). Its text is in memory, or left in its
+/// file and read from there when first needed ([`RawAst::in_file`]). Clones share one reading.
 #[derive(Clone)]
-pub struct RawAst {
-    text: std::sync::Arc<String>,
-    start: usize,
-    end: usize,
+pub struct RawAst(std::sync::Arc<Raw>);
+
+struct Raw {
+    text: Text,
+    /// Whether the text mentions an ERC-7201 namespace's annotation, where that was looked for
+    /// when the text was at hand.
+    namespaced: Option<bool>,
+}
+
+enum Text {
+    /// `text[start..end]`.
+    Held(std::sync::Arc<String>, usize, usize),
+    /// In its file, read once when first needed; `None` when the file no longer holds it.
+    InFile(InFile, std::sync::OnceLock<Option<String>>),
+}
+
+/// Where an AST left in its file is: `[start, end)` of the file as it was read — its length
+/// and mtime, and what followed the AST to the end (the artifact's `,"id":N}`).
+struct InFile {
+    path: std::path::PathBuf,
+    start: u64,
+    end: u64,
+    len: u64,
+    mtime: Option<std::time::SystemTime>,
+    after: Box<[u8]>,
+}
+
+impl InFile {
+    /// The AST's text, when the file is still as it was read (its length, mtime and what
+    /// follows the AST, and an object where the AST was): else `None`, and names from it go
+    /// missing rather than wrong.
+    fn read(&self) -> Option<String> {
+        use std::io::{Read, Seek};
+        let mut f = std::fs::File::open(&self.path).ok()?;
+        let m = f.metadata().ok()?;
+        if m.len() != self.len || m.modified().ok() != self.mtime {
+            return None;
+        }
+        f.seek(std::io::SeekFrom::Start(self.start)).ok()?;
+        let mut bytes = vec![0; usize::try_from(self.len - self.start).ok()?];
+        f.read_exact(&mut bytes).ok()?;
+        let ast_len = usize::try_from(self.end - self.start).ok()?;
+        if bytes[ast_len..] != *self.after || bytes.first() != Some(&b'{') {
+            return None;
+        }
+        bytes.truncate(ast_len);
+        String::from_utf8(bytes).ok()
+    }
 }
 
 impl std::fmt::Debug for RawAst {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "RawAst({} bytes)", self.end - self.start)
+        match &self.0.text {
+            Text::Held(_, start, end) => write!(f, "RawAst({} bytes)", end - start),
+            Text::InFile(at, _) => write!(f, "RawAst({} bytes in its file)", at.end - at.start),
+        }
     }
 }
+
+/// The annotation of an ERC-7201 namespace as solc's AST carries it.
+pub const NAMESPACE_ANNOTATION: &str = "@custom:storage-location";
 
 impl RawAst {
     /// `text[start..end]`, when that is a range of it on character boundaries.
     pub fn new(text: std::sync::Arc<String>, start: usize, end: usize) -> Option<RawAst> {
         text.get(start..end)?;
-        Some(RawAst { text, start, end })
+        Some(RawAst(std::sync::Arc::new(Raw {
+            text: Text::Held(text, start, end),
+            namespaced: None,
+        })))
     }
 
-    /// Whether its text holds `needle`.
+    /// The AST at `[start, end)` of the file `path` as read — `whole`, its bytes, its length
+    /// and `mtime` — left there and read again when first needed. Whether it mentions a
+    /// namespace is looked for now, in `whole`.
+    pub fn in_file(
+        path: &std::path::Path,
+        whole: &[u8],
+        mtime: Option<std::time::SystemTime>,
+        start: usize,
+        end: usize,
+    ) -> Option<RawAst> {
+        let ast = whole.get(start..end)?;
+        let namespaced = memchr::memmem::find(ast, NAMESPACE_ANNOTATION.as_bytes()).is_some();
+        let at = InFile {
+            path: path.to_path_buf(),
+            start: start as u64,
+            end: end as u64,
+            len: whole.len() as u64,
+            mtime,
+            after: whole[end..].into(),
+        };
+        Some(RawAst(std::sync::Arc::new(Raw {
+            text: Text::InFile(at, std::sync::OnceLock::new()),
+            namespaced: Some(namespaced),
+        })))
+    }
+
+    /// Its text; `None` when it was left in a file that no longer holds it.
+    fn text(&self) -> Option<&str> {
+        match &self.0.text {
+            Text::Held(text, start, end) => Some(&text[*start..*end]),
+            Text::InFile(at, read) => read.get_or_init(|| at.read()).as_deref(),
+        }
+    }
+
+    /// Whether its text holds `needle` (no, when its text cannot be read).
     pub fn contains(&self, needle: &str) -> bool {
-        memchr::memmem::find(
-            &self.text.as_bytes()[self.start..self.end],
-            needle.as_bytes(),
-        )
-        .is_some()
+        if needle == NAMESPACE_ANNOTATION {
+            if let Some(known) = self.0.namespaced {
+                return known;
+            }
+        }
+        self.text()
+            .is_some_and(|t| memchr::memmem::find(t.as_bytes(), needle.as_bytes()).is_some())
     }
 
-    /// Its declarations; `None` when it is not solc's compact AST, or not JSON.
+    /// Its declarations; `None` when it is not solc's compact AST, or not JSON, or cannot be
+    /// read.
     pub fn decls(&self) -> Option<AstDecls> {
-        AstDecls::from_json(&self.text[self.start..self.end])
+        AstDecls::from_json(self.text()?)
     }
 }
 

@@ -359,7 +359,7 @@ impl SourceFile {
         *self
             .ast
             .namespaced
-            .get_or_init(|| self.may_mention("@custom:storage-location"))
+            .get_or_init(|| self.may_mention(super::ast::NAMESPACE_ANNOTATION))
     }
 
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
