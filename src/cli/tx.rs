@@ -199,6 +199,11 @@ impl TxArgs {
         let mut names = names?;
         let spec = super::names::with_source_steps(spec, &names, &self.trace);
         let mut mined = mined?;
+        names.read_ahead(
+            &mined.snapshot,
+            !self.trace.json || self.trace.decode,
+            super::state_changes::wanted(&self.trace, &spec, &names),
+        );
         attach_explorer(
             &mut names,
             &self.trace,

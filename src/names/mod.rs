@@ -300,6 +300,40 @@ impl Names {
         any
     }
 
+    /// Starts reading, on a thread of its own, what naming the contracts of `state` will first
+    /// ask of their artifacts — each matched one's ABI (`abis`: calls will be decoded) and
+    /// declared layouts (`layouts`: storage will be named; its compilation's ASTs among them)
+    /// — while the caller replays the transaction: on a first run in a project these are most
+    /// of what naming costs once the artifacts are read (issue 44). Nothing waits for it: what
+    /// it has not read when asked is read then, once (each is a `OnceLock`).
+    pub fn read_ahead(&self, state: &StateSnapshot, abis: bool, layouts: bool) {
+        let codes: Vec<Bytes> = state
+            .accounts
+            .values()
+            .map(|a| a.code.clone())
+            .filter(|c| !c.is_empty())
+            .collect();
+        if codes.is_empty() || self.index.artifacts.is_empty() || !(abis || layouts) {
+            return;
+        }
+        let index = self.index.clone();
+        // The main thread's stack: an AST is read as deep as serde_json lets it.
+        let _ = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || {
+                for code in &codes {
+                    if let Some(a) = index.artifacts.iter().find(|a| a.matches(code)) {
+                        if abis {
+                            a.abi();
+                        }
+                        if layouts {
+                            a.declared();
+                        }
+                    }
+                }
+            });
+    }
+
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
         self.index.artifacts.iter().find(|a| a.matches(code))
