@@ -127,6 +127,57 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_contract_is_laid_out_from_the_files_its_own_compilation_read() {
+        use crate::names::sources::{unit_from_paths, Metadata, SourceHashes};
+        use std::sync::Arc;
+        let paths: Vec<(i32, String)> = ["src/V.sol", "src/Base.sol", "other/V.sol"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as i32, p.to_string()))
+            .collect();
+        let unit = Arc::new(unit_from_paths(
+            &paths,
+            &[],
+            &SourceHashes::default(),
+            Default::default(),
+        ));
+        let hash = format!("0x{}", "11".repeat(32));
+        let metadata = |listed: &[&str]| {
+            let sources: serde_json::Map<String, Value> = listed
+                .iter()
+                .map(|p| (p.to_string(), json!({ "keccak256": hash })))
+                .collect();
+            let text = json!({"sources": sources,
+                "settings": {"compilationTarget": {"src/V.sol": "V"}}})
+            .to_string();
+            Metadata::of(&Value::String(text)).map(Arc::new)
+        };
+        let sources = |metadata: Option<Arc<Metadata>>| ArtifactSources {
+            runtime_map: None,
+            creation: None,
+            unit: unit.clone(),
+            metadata,
+        };
+        let paths_of = |s: &ArtifactSources| -> Vec<String> {
+            compilation(Some(s))
+                .iter()
+                .map(|f| f.path.clone())
+                .collect()
+        };
+        // Its metadata's sources: the other `V.sol` is not among them.
+        let own = sources(metadata(&["src/V.sol", "src/Base.sol"]));
+        assert_eq!(paths_of(&own), ["src/V.sol", "src/Base.sol"]);
+        // A source the compilation does not have by that path, or no metadata: every file.
+        let all = ["src/V.sol", "src/Base.sol", "other/V.sol"];
+        assert_eq!(
+            paths_of(&sources(metadata(&["src/V.sol", "lib/X.sol"]))),
+            all
+        );
+        assert_eq!(paths_of(&sources(None)), all);
+        assert!(compilation(None).is_empty());
+    }
+
+    #[test]
     fn enum_labels_are_the_types_enums() {
         let storage = json!({"storage": [], "types": {
             "t_enum(Kind)12": {"label": "enum Vault.Kind", "encoding": "inplace"},
