@@ -290,8 +290,11 @@ pub(super) fn read_build(path: &Path, abi_text: bool) -> Result<Build, NamesErro
     })
 }
 
-/// The largest buffer a reading thread keeps for its next file.
-const KEEP_BUFFER: usize = 8 << 20;
+/// The largest buffer a reading thread keeps for its next file: a forge artifact's size (the
+/// largest of the forge project's 42 is 397 KiB). A tree's reading threads end with its
+/// reading; a thread that goes on (the main thread, a `serve` worker reading a build info)
+/// keeps at most this.
+const KEEP_BUFFER: usize = 1 << 20;
 
 fn read_build_into(path: &Path, abi_text: bool, bytes: &mut Vec<u8>) -> Result<Build, NamesError> {
     use std::io::Read;
