@@ -323,7 +323,7 @@ impl Names {
             .stack_size(8 << 20)
             .spawn(move || {
                 for code in &codes {
-                    if let Some(a) = index.artifacts.iter().find(|a| a.matches(code)) {
+                    if let Some(a) = index.artifact_for_code(code) {
                         if abis {
                             a.abi();
                         }
@@ -337,7 +337,7 @@ impl Names {
 
     /// The artifact whose runtime code is `code` (for storage layouts).
     pub fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
-        self.index.artifacts.iter().find(|a| a.matches(code))
+        self.index.artifact_for_code(code)
     }
 
     /// The verified artifact (Sourcify's, fetched already) whose runtime code is `code`.
@@ -418,6 +418,11 @@ impl Names {
 }
 
 impl SourceIndex {
+    /// The artifact whose runtime code is `code`.
+    fn artifact_for_code(&self, code: &[u8]) -> Option<&Artifact> {
+        self.artifacts.iter().find(|a| a.matches(code))
+    }
+
     /// Whether any source map may be found: a loaded artifact has one, or a build info waits.
     /// Only then does a trace record the pcs that locate failures.
     fn has_sources(&self) -> bool {
@@ -437,9 +442,7 @@ impl SourceIndex {
             m.retain(|_, hit| hit.is_some());
         }
     }
-}
 
-impl SourceIndex {
     /// A note for stderr about the maps, said once per run.
     fn note(&self, note: String) {
         if let Ok(mut n) = self.notes.lock() {
