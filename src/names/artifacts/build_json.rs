@@ -30,23 +30,21 @@ pub fn own_ast_left(path: String) -> Value {
     serde_json::json!({ "absolutePath": path })
 }
 
-/// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations.
+/// `text` as a `Value` without the ASTs under `sources`, and those ASTs' declarations; with
+/// `keep_abi`, an artifact's top-level `abi`, where it is an array, kept as text (in the value
+/// it is `null`): a project's ABIs are read when first used ([`LazyAbi::json`]), most of them
+/// never.
 ///
 /// Read once with each AST read straight into its declarations; only when that fails (an AST
 /// of another shape, or no JSON at all) read again with each AST taken as text first, so that
 /// an AST solc did not write is read as none instead of failing the build.
-pub fn parse(text: &str) -> serde_json::Result<(Value, Asts)> {
-    let (v, asts, _) = parse_with(text, false, false).or_else(|_| parse_with(text, true, false))?;
-    Ok((v, asts))
-}
-
-/// [`parse`], and an artifact's top-level `abi`, where it is an array, kept as text: in the
-/// value it is `null`. A project's ABIs are read when first used ([`LazyAbi::json`]), most of
-/// them never.
 ///
 /// [`LazyAbi::json`]: crate::render::abi::LazyAbi::json
-pub fn parse_artifact(text: &str) -> serde_json::Result<(Value, Asts, Option<Box<RawValue>>)> {
-    parse_with(text, false, true).or_else(|_| parse_with(text, true, true))
+pub fn parse(
+    text: &str,
+    keep_abi: bool,
+) -> serde_json::Result<(Value, Asts, Option<Box<RawValue>>)> {
+    parse_with(text, false, keep_abi).or_else(|_| parse_with(text, true, keep_abi))
 }
 
 fn parse_with(
@@ -273,7 +271,7 @@ mod tests {
                         "typeDescriptions": {"typeString": "uint256"}}]},
                      "body": {"nodeType": "Block", "statements": [{"weird": [1, {"nodes": 7}]}]}}]}]}},
                 "B.sol": {"id": 1, "ast": {"nodeType": "SourceUnit", "nodes": 5}}}}"#;
-        let (v, asts) = parse(text).unwrap();
+        let (v, asts, _) = parse(text, false).unwrap();
         let mut whole: Value = serde_json::from_str(text).unwrap();
         for s in ["A.sol", "B.sol"] {
             whole["sources"][s].as_object_mut().unwrap().remove("ast");
@@ -286,15 +284,18 @@ mod tests {
         // Not solc's shape: no declarations, not an error.
         assert!(asts["B.sol"].is_none());
         // Not an object at all: the value as it is.
-        assert_eq!(parse("[1, \"x\"]").unwrap().0, serde_json::json!([1, "x"]));
-        assert!(parse("{").is_err());
+        assert_eq!(
+            parse("[1, \"x\"]", false).unwrap().0,
+            serde_json::json!([1, "x"])
+        );
+        assert!(parse("{", false).is_err());
     }
 
     #[test]
     fn a_build_info_output_is_read_apart_but_not_its_input() {
         let text = r#"{"input": {"sources": {"A.sol": {"content": "x", "ast": 1}}},
             "output": {"sources": {"A.sol": {"id": 0, "ast": {"nodeType": "SourceUnit"}}}}}"#;
-        let (v, asts) = parse(text).unwrap();
+        let (v, asts, _) = parse(text, false).unwrap();
         assert_eq!(v["input"]["sources"]["A.sol"]["ast"], 1);
         assert!(v["output"]["sources"]["A.sol"].get("ast").is_none());
         assert!(asts["A.sol"].is_some());
@@ -303,7 +304,7 @@ mod tests {
     #[test]
     fn foundrys_metadata_object_is_left_to_its_raw_text() {
         let text = r#"{"rawMetadata": "{\"x\":1}", "metadata": {"x": 1}, "abi": []}"#;
-        let (v, _) = parse(text).unwrap();
+        let (v, ..) = parse(text, false).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"rawMetadata": "{\"x\":1}", "abi": []})
@@ -311,7 +312,7 @@ mod tests {
         // Without the text before it, the object is kept.
         let text = r#"{"metadata": {"x": 1}, "rawMetadata": "{\"x\":1}"}"#;
         assert_eq!(
-            parse(text).unwrap().0["metadata"],
+            parse(text, false).unwrap().0["metadata"],
             serde_json::json!({"x": 1})
         );
     }
@@ -321,7 +322,7 @@ mod tests {
         let text = r#"{"abi": [], "ast": {"nodeType": "SourceUnit", "absolutePath": "src/L.sol",
             "nodes": [{"nodeType": "ContractDefinition", "id": 4, "name": "L", "src": "0:9:0",
                 "linearizedBaseContracts": [4], "nodes": []}]}, "id": 0}"#;
-        let (v, asts) = parse(text).unwrap();
+        let (v, asts, _) = parse(text, false).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"abi": [], "ast": {"absolutePath": "src/L.sol"}, "id": 0})
@@ -329,7 +330,7 @@ mod tests {
         let l = asts["src/L.sol"].as_ref().unwrap();
         assert_eq!(l.storage.contracts[0].name, "L");
         // Not solc's shape: the member as it is, nothing read apart.
-        let (v, asts) = parse(r#"{"ast": [1]}"#).unwrap();
+        let (v, asts, _) = parse(r#"{"ast": [1]}"#, false).unwrap();
         assert_eq!(v, serde_json::json!({"ast": [1]}));
         assert!(asts.is_empty());
     }

@@ -262,7 +262,7 @@ pub(super) struct Build {
     /// A Foundry artifact's own AST kept as text ([`split_own_ast`]).
     pub own_ast: Option<sources::RawAst>,
     /// The top's `abi`, an array, kept as text where `abi_text` was asked for
-    /// ([`build_json::parse_artifact`]).
+    /// ([`build_json::parse`]).
     pub abi: Option<Box<RawValue>>,
 }
 
@@ -315,12 +315,8 @@ fn read_build_into(path: &Path, abi_text: bool, bytes: &mut Vec<u8>) -> Result<B
     let text = std::str::from_utf8(bytes).map_err(|_| {
         NamesError::Read(shown.clone(), "stream did not contain valid UTF-8".into())
     })?;
-    let parsed = match abi_text {
-        true => build_json::parse_artifact(text),
-        false => build_json::parse(text).map(|(v, asts)| (v, asts, None)),
-    };
-    let (value, asts, abi) =
-        parsed.map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
+    let (value, asts, abi) = build_json::parse(text, abi_text)
+        .map_err(|e| NamesError::Abi(shown, format!("invalid JSON: {e}")))?;
     Ok(Build {
         value,
         asts,
@@ -374,10 +370,7 @@ fn split_own_ast(
     let mut head = String::with_capacity(at + 1);
     head.push_str(std::str::from_utf8(&text[..at]).ok()?);
     head.push('}');
-    let (mut v, asts, abi) = match abi_text {
-        true => build_json::parse_artifact(&head).ok()?,
-        false => build_json::parse(&head).map(|(v, a)| (v, a, None)).ok()?,
-    };
+    let (mut v, asts, abi) = build_json::parse(&head, abi_text).ok()?;
     let obj = v.as_object_mut()?;
     if obj.contains_key("ast") || obj.contains_key("id") {
         return None;
@@ -456,12 +449,10 @@ pub(super) fn load_file_lazily(path: &Path) -> Result<Vec<Artifact>, NamesError>
         }
     }
     let metadata = parse_metadata(&v);
-    let mut art = artifact_with_metadata(&stem, &v, metadata, abi).map_err(|_| {
-        let why = Abi::from_value(&v)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        NamesError::Abi(shown, why)
+    // An ABI that does not read: the file named, with why (read once).
+    let mut art = artifact_with_metadata(&stem, &v, metadata, abi).map_err(|e| match e {
+        NamesError::Abi(_, why) => NamesError::Abi(shown, why),
+        other => other,
     })?;
     if let (Some(p), Some(path)) = (
         art.pending.as_mut(),
@@ -486,7 +477,7 @@ mod tests {
             r#"{{"abi":[],"rawMetadata":"{{\"x\":1}}","storageLayout":{{"storage":[],"types":{{}}}},"ast":{ast},"id":4}}"#
         );
         let (v, asts, abi, start, end) = split_own_ast(text.as_bytes(), false).unwrap();
-        let (whole, mut eager) = build_json::parse(&text).unwrap();
+        let (whole, mut eager, _) = build_json::parse(&text, false).unwrap();
         assert_eq!(v, whole);
         assert!(abi.is_none());
         // With the ABI kept as text: `null` in the document, the text apart.
@@ -497,10 +488,17 @@ mod tests {
         assert_eq!(lazy, without);
         assert!(asts.is_empty());
         assert_eq!(&text[start..end], ast);
-        let raw = sources::RawAst::new(Arc::new(text.clone()), start, end).unwrap();
+        let dir = std::env::temp_dir().join(format!("chaintrace-own-ast-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("V.json");
+        std::fs::write(&path, &text).unwrap();
+        let mtime = std::fs::metadata(&path).unwrap().modified().ok();
+        let raw = sources::RawAst::in_file(&path, text.as_bytes(), mtime, start, end).unwrap();
         let read = eager.remove("src/V.sol").flatten().unwrap();
         assert_eq!(format!("{:?}", raw.decls().unwrap()), format!("{read:?}"));
         assert!(raw.contains("\"canonicalName\":\"V.Kind\"") && !raw.contains("erc7201"));
+        assert!(!raw.mentions_namespace());
+        let _ = std::fs::remove_dir_all(&dir);
         // Laid out otherwise: read whole.
         for other in [
             format!(r#"{{"abi":[],"ast":{ast},"id":4,"x":1}}"#),
@@ -523,9 +521,9 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let read = |p: &Path| read_build(p, true).unwrap().own_ast.unwrap();
         let raw = read(&path);
-        let (_, mut eager) = build_json::parse(&text).unwrap();
+        let (_, mut eager, _) = build_json::parse(&text, false).unwrap();
         let want = format!("{:?}", eager.remove("src/V.sol").flatten().unwrap());
-        assert!(raw.contains("@custom:storage-location") && raw.contains("\"name\":\"V\""));
+        assert!(raw.mentions_namespace() && raw.contains("\"name\":\"V\""));
         assert_eq!(format!("{:?}", raw.decls().unwrap()), want);
         // Rewritten since it was read (here the same length and mtime, another `id` after the
         // AST): its AST is not read, so nothing is named from another file's.
@@ -536,7 +534,7 @@ mod tests {
         f.set_modified(mtime).unwrap();
         assert!(raw.decls().is_none() && !raw.contains("\"name\":\"V\""));
         // What was looked for while it was read still holds.
-        assert!(raw.contains("@custom:storage-location"));
+        assert!(raw.mentions_namespace());
         // Grown or shrunk: the same.
         let raw = read(&path);
         std::fs::write(&path, format!("{text} ")).unwrap();

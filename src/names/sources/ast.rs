@@ -93,25 +93,20 @@ struct TypeDescriptions {
     type_string: Option<String>,
 }
 
-/// An AST kept as the text it came in until its declarations are first needed: a Foundry
-/// artifact's own, which is most of the artifact's bytes (issue 44: a run reads the ASTs of
-/// the few contracts it touched, not the project's). Its text is in memory, or left in its
-/// file and read from there when first needed ([`RawAst::in_file`]). Clones share one reading.
+/// A Foundry artifact's own AST, which is most of the artifact's bytes, left in its file until
+/// its declarations are first needed (issue 44: a run reads the ASTs of the few contracts it
+/// touched, not the project's), and read from there once ([`RawAst::in_file`]). Clones share
+/// one reading.
 #[derive(Clone)]
 pub struct RawAst(std::sync::Arc<Raw>);
 
 struct Raw {
-    text: Text,
-    /// Whether the text mentions an ERC-7201 namespace's annotation, where that was looked for
-    /// when the text was at hand.
-    namespaced: Option<bool>,
-}
-
-enum Text {
-    /// `text[start..end]`.
-    Held(std::sync::Arc<String>, usize, usize),
-    /// In its file, read once when first needed; `None` when the file no longer holds it.
-    InFile(InFile, std::sync::OnceLock<Option<String>>),
+    at: InFile,
+    /// Its text, read once when first needed; `None` when the file no longer holds it.
+    text: std::sync::OnceLock<Option<String>>,
+    /// Whether it mentions an ERC-7201 namespace's annotation, looked for while the file was
+    /// in memory.
+    namespaced: bool,
 }
 
 /// Where an AST left in its file is: `[start, end)` of the file as it was read — its length
@@ -150,26 +145,15 @@ impl InFile {
 
 impl std::fmt::Debug for RawAst {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match &self.0.text {
-            Text::Held(_, start, end) => write!(f, "RawAst({} bytes)", end - start),
-            Text::InFile(at, _) => write!(f, "RawAst({} bytes in its file)", at.end - at.start),
-        }
+        let at = &self.0.at;
+        write!(f, "RawAst({} bytes in its file)", at.end - at.start)
     }
 }
 
 /// The annotation of an ERC-7201 namespace as solc's AST carries it.
-pub const NAMESPACE_ANNOTATION: &str = "@custom:storage-location";
+const NAMESPACE_ANNOTATION: &[u8] = b"@custom:storage-location";
 
 impl RawAst {
-    /// `text[start..end]`, when that is a range of it on character boundaries.
-    pub fn new(text: std::sync::Arc<String>, start: usize, end: usize) -> Option<RawAst> {
-        text.get(start..end)?;
-        Some(RawAst(std::sync::Arc::new(Raw {
-            text: Text::Held(text, start, end),
-            namespaced: None,
-        })))
-    }
-
     /// The AST at `[start, end)` of the file `path` as read — `whole`, its bytes, its length
     /// and `mtime` — left there and read again when first needed. Whether it mentions a
     /// namespace is looked for now, in `whole`.
@@ -181,7 +165,6 @@ impl RawAst {
         end: usize,
     ) -> Option<RawAst> {
         let ast = whole.get(start..end)?;
-        let namespaced = memchr::memmem::find(ast, NAMESPACE_ANNOTATION.as_bytes()).is_some();
         let at = InFile {
             path: path.to_path_buf(),
             start: start as u64,
@@ -191,28 +174,26 @@ impl RawAst {
             after: whole[end..].into(),
         };
         Some(RawAst(std::sync::Arc::new(Raw {
-            text: Text::InFile(at, std::sync::OnceLock::new()),
-            namespaced: Some(namespaced),
+            at,
+            text: std::sync::OnceLock::new(),
+            namespaced: memchr::memmem::find(ast, NAMESPACE_ANNOTATION).is_some(),
         })))
     }
 
-    /// Its text; `None` when it was left in a file that no longer holds it.
+    /// Its text; `None` when its file no longer holds it.
     fn text(&self) -> Option<&str> {
-        match &self.0.text {
-            Text::Held(text, start, end) => Some(&text[*start..*end]),
-            Text::InFile(at, read) => read.get_or_init(|| at.read()).as_deref(),
-        }
+        self.0.text.get_or_init(|| self.0.at.read()).as_deref()
     }
 
     /// Whether its text holds `needle` (no, when its text cannot be read).
     pub fn contains(&self, needle: &str) -> bool {
-        if needle == NAMESPACE_ANNOTATION {
-            if let Some(known) = self.0.namespaced {
-                return known;
-            }
-        }
         self.text()
             .is_some_and(|t| memchr::memmem::find(t.as_bytes(), needle.as_bytes()).is_some())
+    }
+
+    /// Whether it mentions an ERC-7201 namespace's annotation (known without reading it).
+    pub fn mentions_namespace(&self) -> bool {
+        self.0.namespaced
     }
 
     /// Its declarations; `None` when it is not solc's compact AST, or not JSON, or cannot be

@@ -275,8 +275,6 @@ impl AstParts {
 struct FileAst {
     parts: OnceLock<AstParts>,
     text: Option<super::ast::RawAst>,
-    /// Whether the text mentions an ERC-7201 namespace, once asked.
-    namespaced: OnceLock<bool>,
 }
 
 impl FileAst {
@@ -354,12 +352,13 @@ impl SourceFile {
         self.ast.get();
     }
 
-    /// [`Self::may_mention`] of an ERC-7201 namespace's annotation, found once.
+    /// Whether its AST may declare an ERC-7201 namespace: where it was kept as text, whether
+    /// the text mentions one's annotation (known since it was read); else yes.
     pub fn may_declare_namespace(&self) -> bool {
-        *self
-            .ast
-            .namespaced
-            .get_or_init(|| self.may_mention(super::ast::NAMESPACE_ANNOTATION))
+        self.ast
+            .text
+            .as_ref()
+            .is_none_or(super::ast::RawAst::mentions_namespace)
     }
 
     /// The enums the file defines (`canonicalName`, member names in order), from its AST;
