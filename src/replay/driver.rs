@@ -148,9 +148,10 @@ pub struct Driver<'a> {
     /// Round trips spent so far (state batches and the node's frames).
     pub passes: usize,
     /// The plan ran to its end on this snapshot before, missing nothing (the same transactions
-    /// in the same environment): [`run`](Self::run)'s first pass is the traced one, without a
-    /// speculative pass to find what is missing first. A traced pass that misses something is
-    /// run again, as always.
+    /// in the same environment), or the snapshot is likely complete for it (a stretch's block
+    /// on the state carried from the block before): [`run`](Self::run)'s first pass is the
+    /// traced one, without a speculative pass to find what is missing first. A traced pass
+    /// that misses something is run again, as always.
     pub settled: bool,
 }
 

@@ -188,6 +188,9 @@ impl<'a> Stretch<'a> {
         }
         let parent = self.source.parent_at(&block.info);
         let mut driver = Driver::new(self.source, &parent);
+        // On the state carried from the block before, the block's first pass is its traced
+        // one: what the transactions read is mostly there already.
+        driver.settled = continues;
         driver.prefetch(&mut snap, &block.txs, env)?;
         let r = super::remote::drive_txs(&mut driver, snap, &block.txs, env, 0, tracer, None)?;
         self.passes += driver.passes;
