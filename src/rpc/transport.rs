@@ -1,13 +1,20 @@
-//! The project's one HTTP stack: reqwest (rustls, ring) on one shared tokio runtime.
+//! The project's one HTTP stack: reqwest (rustls, ring) on tokio.
 //!
 //! Every outgoing HTTP request of chaintrace goes through here: the JSON-RPC client
 //! ([`super::RpcClient`]), the operator GET client (`node/http.rs`), explorer ABI lookups and the
-//! test proxy. `chaintrace serve` runs its axum server on the same runtime ([`runtime`]).
+//! test proxy. `chaintrace serve` runs its axum server on the shared runtime ([`runtime`]).
 //!
 //! The library's callers are synchronous (a replay waits on every answer anyway), so
 //! [`block_on`] drives one request from a plain thread: the CLI's main thread, a `block A..B`
 //! worker, or a `serve` worker started with `spawn_blocking`. It must not be called from an
 //! async task (tokio refuses to block a thread that drives other tasks).
+//!
+//! Each such thread has its own single-threaded runtime and its own clients ([`client`],
+//! [`credentialed_client`]): a request is written, and its answer read, by the thread that waits
+//! for it. On the shared runtime every request cost two hand-overs between threads (the
+//! connection's task woken on a runtime worker, then the waiting thread woken by it), which
+//! took a `serve` walk about a quarter of its CPU. A client therefore stays on its thread: the
+//! task of one of its connections runs only while that thread is inside [`block_on`].
 //!
 //! What callers need from a transport failure is narrower than reqwest's error: whether it is
 //! worth a retry, whether the node was never reached (refused connection), and a message that
@@ -86,18 +93,41 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// Runs `f` to completion from a synchronous thread (see the module docs).
+thread_local! {
+    /// This thread's runtime for [`block_on`] (`None`: it could not be built, and the shared
+    /// one is used).
+    static LOCAL: std::cell::OnceCell<Option<tokio::runtime::Runtime>> =
+        const { std::cell::OnceCell::new() };
+    static CLIENT: std::cell::OnceCell<reqwest::Client> = const { std::cell::OnceCell::new() };
+    static CREDENTIALED: std::cell::OnceCell<reqwest::Client> =
+        const { std::cell::OnceCell::new() };
+}
+
+/// Runs `f` to completion from a synchronous thread, on that thread's own runtime (see the
+/// module docs). Were that runtime impossible to build (no file descriptors left), on the
+/// shared one, whose workers then run the connections it opens.
 pub fn block_on<F: Future>(f: F) -> F::Output {
-    runtime().handle().block_on(f)
+    LOCAL.with(|local| {
+        let rt = local.get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()
+        });
+        match rt {
+            Some(rt) => rt.block_on(f),
+            None => runtime().handle().block_on(f),
+        }
+    })
 }
 
 /// The HTTP client every chaintrace request uses: our user agent, error statuses returned as
 /// answers (a JSON-RPC error often comes with a 4xx/5xx), per-request timeouts set by callers.
-/// One client (one connection pool) per process; clones share it.
+/// One client (one connection pool) per thread, for that thread's [`block_on`]; clones share it
+/// and must stay on the thread (see the module docs).
 pub fn client() -> reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
+    CLIENT.with(|c| {
+        c.get_or_init(|| {
             // reqwest is built without a default crypto provider (the aws-lc one needs a C
             // toolchain); ring is the one rustls already uses here.
             reqwest::Client::builder()
@@ -109,6 +139,7 @@ pub fn client() -> reqwest::Client {
                 .unwrap_or_else(|_| reqwest::Client::new())
         })
         .clone()
+    })
 }
 
 /// The TLS side of both clients: rustls with ring (reqwest is built without a default crypto
@@ -116,20 +147,26 @@ pub fn client() -> reqwest::Client {
 /// verifier as reqwest's own default does, but that verifier (which reads every root
 /// certificate the system has, about 4 ms and a fifth of a `tx` run here) made on the first TLS
 /// handshake instead of when the client is built: most runs talk to a node over plain http.
+/// One configuration for the process (every thread's clients share its verifier).
 fn tls_config() -> rustls::ClientConfig {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports TLS 1.2 and 1.3")
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(LazyVerifier {
-            provider,
-            inner: OnceLock::new(),
-        }))
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    config
+    static CONFIG: OnceLock<rustls::ClientConfig> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .expect("ring supports TLS 1.2 and 1.3")
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(LazyVerifier {
+                    provider,
+                    inner: OnceLock::new(),
+                }))
+                .with_no_client_auth();
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            config
+        })
+        .clone()
 }
 
 /// The platform's certificate verifier, made on first use.
@@ -200,9 +237,8 @@ impl rustls::client::danger::ServerCertVerifier for LazyVerifier {
 ///   (and not for hosts `NO_PROXY` names): reqwest tunnels those with CONNECT, so the proxy
 ///   sees the host name, never a header.
 pub fn credentialed_client() -> reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
+    CREDENTIALED.with(|c| {
+        c.get_or_init(|| {
             let mut builder = reqwest::Client::builder()
                 .tls_backend_preconfigured(tls_config())
                 .user_agent(USER_AGENT)
@@ -225,6 +261,7 @@ pub fn credentialed_client() -> reqwest::Client {
             })
         })
         .clone()
+    })
 }
 
 /// An answer as [`send_keeping_location`] reads it.
