@@ -213,6 +213,7 @@ pub fn run(
         hardfork,
         jobs: default_jobs(),
         max_stretch: None,
+        max_fetching: None,
         growth: None,
     };
     let work = |b: RangeBlock<'_>| replay_one(b, extras, source);

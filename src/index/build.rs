@@ -51,6 +51,7 @@ pub fn index_blocks(
         hardfork: None,
         jobs,
         max_stretch: None,
+        max_fetching: None,
         growth: None,
     };
     let work = |b: RangeBlock<'_>| -> Result<IndexedBlock, IndexError> {

@@ -36,6 +36,8 @@ pub struct Range<'a> {
     /// to 32). A short range that someone waits on (`serve` preparing a walk's next blocks)
     /// spreads its blocks over the workers instead.
     pub max_stretch: Option<usize>,
+    /// Stretches whose blocks are fetched at once, at most (`None`: one per worker).
+    pub max_fetching: Option<usize>,
     /// Blocks added while the range runs (`serve` preparing the blocks ahead of a client
     /// walking the chain, whose end moves with the client): asked for when every block so far
     /// is claimed. `None`: `segments` are all.
@@ -162,6 +164,40 @@ fn fetch_blocks(
     }
 }
 
+/// At most a number of callers inside [`Gate::through`] at once, the others waiting.
+struct Gate {
+    free: Mutex<usize>,
+    cond: Condvar,
+}
+
+impl Gate {
+    fn new(n: usize) -> Gate {
+        Gate {
+            free: Mutex::new(n),
+            cond: Condvar::new(),
+        }
+    }
+
+    fn through<R>(&self, f: impl FnOnce() -> R) -> R {
+        {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            while *free == 0 {
+                free = self.cond.wait(free).unwrap_or_else(|e| e.into_inner());
+            }
+            *free -= 1;
+        }
+        struct Leave<'a>(&'a Gate);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                self.0.cond.notify_one();
+            }
+        }
+        let _leave = Leave(self);
+        f()
+    }
+}
+
 /// What a worker runs on each block, and what it needs of the caller's error type.
 pub trait Work<T, E>: Fn(RangeBlock<'_>) -> Result<T, E> + Sync {}
 impl<T, E, F: Fn(RangeBlock<'_>) -> Result<T, E> + Sync> Work<T, E> for F {}
@@ -177,6 +213,7 @@ const MAX_PARKED_ENTRIES: usize = 1 << 16;
 /// and every transaction matched its receipt: the next stretch may start from it.
 fn replay_stretch<T, E>(
     range: &Range<'_>,
+    fetching: &Gate,
     positions: std::ops::Range<u64>,
     numbers: &[u64],
     carried: Option<Carried>,
@@ -187,7 +224,7 @@ where
     E: From<SourceError> + From<super::Error>,
 {
     let source = range.source;
-    let fetched = match fetch_blocks(source, numbers) {
+    let fetched = match fetching.through(|| fetch_blocks(source, numbers)) {
         Ok(f) => f,
         Err(e) => {
             send(positions.start, Err(e.into()));
@@ -313,11 +350,12 @@ where
         parked: None,
     });
     let cond = Condvar::new();
+    let fetching = Gate::new(range.max_fetching.unwrap_or(jobs).max(1));
     let (send, recv) = channel::<(u64, Result<T, E>)>();
     std::thread::scope(|s| -> Result<(), E> {
         for _ in 0..jobs {
             let send = send.clone();
-            let (state, cond) = (&state, &cond);
+            let (state, cond, fetching) = (&state, &cond, &fetching);
             s.spawn(move || {
                 each_worker(&mut || loop {
                     let Some((claimed, numbers, carried)) = claim(range, state, cond, win) else {
@@ -329,7 +367,8 @@ where
                         !stopped && send.send((pos, item)).is_ok()
                     };
                     let end = claimed.end;
-                    let ended_on = replay_stretch(range, claimed, &numbers, carried, work, &go_on);
+                    let ended_on =
+                        replay_stretch(range, fetching, claimed, &numbers, carried, work, &go_on);
                     // Kept for the stretch that starts right after this one, when none has
                     // claimed it yet (stretches claimed side by side each start anew).
                     if let Some(c) = ended_on {

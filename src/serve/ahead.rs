@@ -61,6 +61,11 @@ const MAX_JOBS: usize = 8;
 /// each, so they are spread over the workers.
 const MAX_STRETCH: usize = 8;
 
+/// Stretches of one preparation whose blocks are fetched at once: the walk waits on the first
+/// block of the first stretch, which a burst of every worker's batch at once delays (the node
+/// answers them side by side); the others' replays go on meanwhile.
+const MAX_FETCHING: usize = 2;
+
 /// Walks remembered at once (one per trace options); the oldest goes first.
 const MAX_WALKS: usize = 64;
 
@@ -277,6 +282,7 @@ impl Ahead {
             hardfork: None,
             jobs,
             max_stretch: Some(stretch),
+            max_fetching: Some(MAX_FETCHING),
             growth: Some(&job),
         };
         // Each block's answer as `trace_block` writes it, or `None` when a transaction

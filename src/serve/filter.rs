@@ -136,6 +136,7 @@ pub fn trace_filter(
         hardfork: None,
         jobs,
         max_stretch: None,
+        max_fetching: None,
         growth: None,
     };
     let work = |b: RangeBlock<'_>| -> Result<Matched, Fault> {
