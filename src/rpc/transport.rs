@@ -103,6 +103,20 @@ thread_local! {
         const { std::cell::OnceCell::new() };
 }
 
+/// Lets this thread's runtime take in what happened on its connections while the thread was
+/// away (nothing polls a current-thread runtime between two [`block_on`]s): a connection the
+/// server closed meanwhile (an idle keep-alive timeout) is then seen closed and left out of the
+/// pool, instead of being picked for the next request, which would fail as "closed" once
+/// written. The first yield makes the scheduler pull the pending I/O events, the second runs
+/// the connection tasks they woke (tokio's current-thread `block_on`: the future is polled,
+/// then the queued tasks run, and an idle queue with a deferred yield parks for no time,
+/// which reads the I/O driver). `serve`'s test of a client cut off for idling holds it to
+/// this.
+async fn caught_up() {
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+}
+
 /// Runs `f` to completion from a synchronous thread, on that thread's own runtime (see the
 /// module docs). Were that runtime impossible to build (no file descriptors left), on the
 /// shared one, whose workers then run the connections it opens.
@@ -115,7 +129,10 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
                 .ok()
         });
         match rt {
-            Some(rt) => rt.block_on(f),
+            Some(rt) => rt.block_on(async {
+                caught_up().await;
+                f.await
+            }),
             None => runtime().handle().block_on(f),
         }
     })
