@@ -453,4 +453,48 @@ mod tests {
         );
         assert_eq!(got, Err(Failure::Refused));
     }
+
+    /// A keep-alive server that answers each connection's first request and then closes it:
+    /// the next request from the same thread, after a pause, goes out on a new connection, and
+    /// another thread's request on one of its own. (hyper retries this one itself, having seen
+    /// the close before writing; the case where the request is written first, which
+    /// [`caught_up`] prevents, is `serve`'s test of a client cut off for idling.)
+    #[test]
+    fn a_connection_closed_while_idle_is_not_reused() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let mut taken = 0;
+            for stream in listener.incoming().take(3) {
+                let mut stream = stream.unwrap();
+                taken += 1;
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = stream.read(&mut buf).unwrap();
+                    assert!(n > 0, "the client closed before its request");
+                    seen.extend_from_slice(&buf[..n]);
+                }
+                let body = format!("answer {taken}");
+                write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+                // Closed at once: the client's pool still holds the connection as idle.
+            }
+            taken
+        });
+        let ask = |url: &str| get(url, Duration::from_secs(5), 1 << 20);
+        assert_eq!(ask(&url), Ok((200, "answer 1".to_string())));
+        // The server's close reaches this thread's runtime only when it next runs.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(ask(&url), Ok((200, "answer 2".to_string())));
+        let other = url.clone();
+        let from_other = std::thread::spawn(move || ask(&other)).join().unwrap();
+        assert_eq!(from_other, Ok((200, "answer 3".to_string())));
+        assert_eq!(server.join().unwrap(), 3);
+    }
 }
