@@ -12,8 +12,9 @@
 //! Each such thread has its own single-threaded runtime and its own clients ([`client`],
 //! [`credentialed_client`]): a request is written, and its answer read, by the thread that waits
 //! for it. On the shared runtime every request cost two hand-overs between threads (the
-//! connection's task woken on a runtime worker, then the waiting thread woken by it), which
-//! took a `serve` walk about a quarter of its CPU. A client therefore stays on its thread: the
+//! connection's task woken on a runtime worker, then the waiting thread woken by it): in a
+//! `serve` walk, task switches and futex wake-ups were a fifth of its samples, and its CPU per
+//! block fell from 1.05 to 0.90 ms without them. A client therefore stays on its thread: the
 //! task of one of its connections runs only while that thread is inside [`block_on`].
 //!
 //! What callers need from a transport failure is narrower than reqwest's error: whether it is
