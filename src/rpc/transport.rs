@@ -94,11 +94,23 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// A thread's own runtime, shut down without waiting when the thread ends: a blocking task it
+/// started (reqwest's name lookup runs on one) must not hold the thread's end, or the
+/// process's exit, until it returns.
+struct Local(Option<tokio::runtime::Runtime>);
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 thread_local! {
     /// This thread's runtime for [`block_on`] (`None`: it could not be built, and the shared
     /// one is used).
-    static LOCAL: std::cell::OnceCell<Option<tokio::runtime::Runtime>> =
-        const { std::cell::OnceCell::new() };
+    static LOCAL: std::cell::OnceCell<Local> = const { std::cell::OnceCell::new() };
     static CLIENT: std::cell::OnceCell<reqwest::Client> = const { std::cell::OnceCell::new() };
     static CREDENTIALED: std::cell::OnceCell<reqwest::Client> =
         const { std::cell::OnceCell::new() };
@@ -124,12 +136,14 @@ async fn caught_up() {
 pub fn block_on<F: Future>(f: F) -> F::Output {
     LOCAL.with(|local| {
         let rt = local.get_or_init(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()
+            Local(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok(),
+            )
         });
-        match rt {
+        match &rt.0 {
             Some(rt) => rt.block_on(async {
                 caught_up().await;
                 f.await
