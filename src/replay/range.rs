@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 use revm::primitives::hardfork::SpecId;
 use serde_json::Value;
@@ -63,6 +64,8 @@ pub struct RangeBlock<'r> {
     pub env: &'r EvmEnv,
     pub replay: Option<&'r mut BlockReplay>,
     pub passes: usize,
+    /// When the node's answer with this block arrived: what the block is known to be as of.
+    pub fetched: Instant,
 }
 
 /// Number of replay workers: `CHAINTRACE_JOBS` if set (1 = sequential), else four per core, at
@@ -231,6 +234,7 @@ where
             return None;
         }
     };
+    let fetched_at = Instant::now();
     // The blocks up to the first that could not be had; that one's error after them.
     let mut prepared = Vec::with_capacity(fetched.len());
     let mut failed: Option<(u64, E)> = None;
@@ -275,6 +279,7 @@ where
                 env: &env,
                 replay: None,
                 passes,
+                fetched: fetched_at,
             })
         } else {
             match stretch.replay(&block, &env, range.spec) {
@@ -292,6 +297,7 @@ where
                         env: &env,
                         replay: Some(&mut r),
                         passes,
+                        fetched: fetched_at,
                     });
                     stretch.carry_on(&block, &mut r);
                     item

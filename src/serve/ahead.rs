@@ -9,7 +9,9 @@
 //! ([`Growth`]), replaying in the background the blocks up to `--ahead` past the last one
 //! asked, and keeping their answers in the memory cache ([`super::memo`]) under the keys the
 //! walk's next requests look up: the same text a request would have made, kept only when every
-//! transaction matched its receipt. Its workers, its source and the head it read carry on from
+//! transaction matched its receipt; with each, the block's hash as the preparation read it,
+//! which answers for the block's number for [`super::memo::READ_HASH_FOR`] (a walk's next
+//! request then costs the node nothing). Its workers, its source and the head it read carry on from
 //! block to block; it hands its workers at least a stretch of blocks at a time, and reads the
 //! head again only once it has handed out every block below the head it read last.
 //!
@@ -31,7 +33,7 @@ use std::time::{Duration, Instant};
 use alloy_primitives::B256;
 use serde_json::Value;
 
-use super::memo::{Answer, AnswerKey, KeyGuard, Memo};
+use super::memo::{Answer, AnswerKey, KeyGuard, Memo, ReadBlock};
 use crate::replay::range::{default_jobs, Growth, Range, RangeBlock};
 use crate::source::rpc::RpcSource;
 
@@ -297,18 +299,26 @@ impl Ahead {
                     .is_none_or(|rc| super::methods::divergence(t.hash, &t.outcome, rc).is_some())
             });
             if diverged {
-                return Ok((number, hash, None));
+                return Ok((number, hash, b.fetched, None));
             }
             let mut text = Vec::new();
             super::methods::write_block_answer(&mut text, traces)
                 .map_err(|e| super::methods::Fault::server(e.to_string()))?;
-            Ok((number, hash, Some(text)))
+            Ok((number, hash, b.fetched, Some(text)))
         };
         let mut notes = Vec::new();
-        let mut keep = |(number, hash, text): Prepared| {
+        let mut keep = |(number, hash, fetched, text): Prepared| {
             notes.extend(source.take_notes());
             if let (Some(hash), Some(text)) = (hash, text.and_then(|t| String::from_utf8(t).ok())) {
-                self.memo.seen(&format!("{number:#x}"));
+                let block_ref = format!("{number:#x}");
+                self.memo.seen(&block_ref);
+                let read = ReadBlock {
+                    chain_id,
+                    client: client.clone(),
+                    hash,
+                    at: fetched,
+                };
+                self.memo.note_read(block_ref, read);
                 self.memo.put_answer(
                     AnswerKey::new(chain_id, &client, hash, options),
                     Answer {
@@ -439,6 +449,6 @@ impl Job<'_> {
     }
 }
 
-/// A block a preparation replayed: its number, its hash and its answer (`None` when a
-/// transaction departed from its receipt).
-type Prepared = (u64, Option<B256>, Option<Vec<u8>>);
+/// A block a preparation replayed: its number, its hash, when the node's answer with it
+/// arrived, and its answer (`None` when a transaction departed from its receipt).
+type Prepared = (u64, Option<B256>, Instant, Option<Vec<u8>>);

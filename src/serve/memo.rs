@@ -10,9 +10,9 @@
 //! never kept), and its key, text and notes all count in the byte bound; the least recently
 //! used answer goes first, in constant time.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use alloy_primitives::{keccak256, B256};
 use serde_json::Value;
@@ -28,6 +28,28 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 << 20;
 /// Block references (`0x1f`) asked before, remembered up to this many: a reference seen once is
 /// looked up by its hash first the next time.
 const MAX_SEEN: usize = 100_000;
+
+/// How long a block's hash, as a walk's preparation read it from the node, stands for the
+/// block's number: a request for the number within it is answered from the prepared answer
+/// without asking the node for the hash again (one round trip, most of a prepared request's
+/// time). A reorg in between is seen by the requests after it, so an answer outlives one by
+/// this long at most, as if the node had answered that much earlier; no block time of the
+/// chains served is shorter (Arbitrum's 0.25 s, Ethereum's 12 s).
+pub const READ_HASH_FOR: Duration = Duration::from_millis(250);
+
+/// Blocks' hashes as preparations read them, remembered up to this many (those older than
+/// [`READ_HASH_FOR`] go first).
+const MAX_READ: usize = 4096;
+
+/// A block as a walk's preparation read it from the node: the node's chain and client, the
+/// block's hash, and when the node's answer arrived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadBlock {
+    pub chain_id: u64,
+    pub client: String,
+    pub hash: B256,
+    pub at: Instant,
+}
 
 /// A block trace as it was answered: the JSON text and the notes its replay gave.
 pub struct Answer {
@@ -131,6 +153,8 @@ pub struct Memo {
     answers: Mutex<Answers>,
     max_answer_bytes: usize,
     seen: Mutex<HashSet<String>>,
+    /// Blocks by number (`0x1f`) as preparations last read them.
+    read: Mutex<HashMap<String, ReadBlock>>,
     busy: Mutex<HashSet<String>>,
     freed: Condvar,
 }
@@ -160,6 +184,7 @@ impl Memo {
             }),
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             seen: Mutex::new(HashSet::new()),
+            read: Mutex::new(HashMap::new()),
             busy: Mutex::new(HashSet::new()),
             freed: Condvar::new(),
         }
@@ -274,6 +299,26 @@ impl Memo {
     pub fn was_seen(&self, block_ref: &str) -> bool {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         seen.contains(block_ref)
+    }
+
+    /// Block `block_ref` (a number, `0x1f`) as a preparation read it just now.
+    pub fn note_read(&self, block_ref: String, block: ReadBlock) {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        if read.len() >= MAX_READ {
+            read.retain(|_, b| b.at.elapsed() < READ_HASH_FOR);
+            if read.len() >= MAX_READ {
+                read.clear();
+            }
+        }
+        read.insert(block_ref, block);
+    }
+
+    /// Block `block_ref` as a preparation read it less than [`READ_HASH_FOR`] before `now`.
+    pub fn recent_read(&self, block_ref: &str, now: Instant) -> Option<ReadBlock> {
+        let read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        read.get(block_ref)
+            .filter(|b| now.saturating_duration_since(b.at) < READ_HASH_FOR)
+            .cloned()
     }
 
     /// Blocks cached right now.
@@ -395,6 +440,63 @@ mod tests {
         assert_eq!(k(json!({})), AnswerKey::new(1, "anvil", B256::ZERO, None));
         assert_ne!(k(json!({})), k(json!({"enableMemory": true})));
         assert_eq!(std::mem::size_of::<AnswerKey>(), 32);
+    }
+
+    #[test]
+    fn a_read_block_stands_for_its_number_for_a_moment() {
+        let memo = Memo::new(10);
+        let now = Instant::now();
+        let read = |at| ReadBlock {
+            chain_id: 1,
+            client: "anvil/v1.7.1".into(),
+            hash: B256::repeat_byte(7),
+            at,
+        };
+        memo.note_read("0x5".into(), read(now));
+        assert_eq!(memo.recent_read("0x5", now), Some(read(now)));
+        assert_eq!(
+            memo.recent_read("0x5", now + READ_HASH_FOR / 2),
+            Some(read(now))
+        );
+        assert_eq!(memo.recent_read("0x5", now + READ_HASH_FOR), None);
+        assert_eq!(memo.recent_read("0x6", now), None);
+        // Read again later: it stands from then.
+        let again = now + READ_HASH_FOR;
+        memo.note_read("0x5".into(), read(again));
+        assert_eq!(memo.recent_read("0x5", again), Some(read(again)));
+    }
+
+    #[test]
+    fn read_blocks_are_bounded() {
+        let memo = Memo::new(10);
+        let now = Instant::now();
+        let stale = now.checked_sub(READ_HASH_FOR).unwrap_or(now);
+        for n in 0..MAX_READ as u64 {
+            let at = if n % 2 == 0 { stale } else { now };
+            let block = ReadBlock {
+                chain_id: 1,
+                client: String::new(),
+                hash: B256::ZERO,
+                at,
+            };
+            memo.note_read(format!("{n:#x}"), block);
+        }
+        let fresh = ReadBlock {
+            chain_id: 1,
+            client: String::new(),
+            hash: B256::ZERO,
+            at: now,
+        };
+        // Full: the stale half goes, the fresh half stays.
+        memo.note_read("0xffffff".into(), fresh.clone());
+        let held = memo.read.lock().unwrap().len();
+        assert_eq!(held, MAX_READ / 2 + 1);
+        assert!(memo.recent_read("0x1", now).is_some());
+        // Full of fresh ones: all go.
+        for n in 0..MAX_READ as u64 {
+            memo.note_read(format!("{:#x}", 0x1000000 + n), fresh.clone());
+        }
+        assert!(memo.read.lock().unwrap().len() <= MAX_READ);
     }
 
     fn later() -> Instant {

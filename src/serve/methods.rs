@@ -497,6 +497,22 @@ pub(super) fn trace_block(
     } else {
         block_number_param(params.get(0))?
     };
+    let kept = |a: &super::memo::Answer, outcome: &mut Outcome| {
+        if a.text.len() > ctx.max_response {
+            return Err(too_large());
+        }
+        outcome.cache_hit = true;
+        outcome.notes.extend(a.notes.iter().cloned());
+        Ok(Reply::Text(a.text.clone()))
+    };
+    // A block a walk's preparation read from the node a moment ago: its answer as prepared,
+    // without asking for the hash again (see `memo::READ_HASH_FOR`).
+    if let Some(r) = ctx.memo.recent_read(&block_ref, Instant::now()) {
+        let key = super::memo::AnswerKey::new(r.chain_id, &r.client, r.hash, params.get(1));
+        if let Some(a) = ctx.memo.answer(&key) {
+            return kept(&a, outcome);
+        }
+    }
     // A block asked for before: its hash first (the header alone, one small request), then
     // the answer kept for that hash under these options, if any. A block asked for the first
     // time costs no more than before.
@@ -508,12 +524,7 @@ pub(super) fn trace_block(
     if ctx.memo.seen(&block_ref) {
         let (chain_id, hash) = source.block_identity(&block_ref)?;
         if let Some(a) = ctx.memo.answer(&key(chain_id, hash)) {
-            if a.text.len() > ctx.max_response {
-                return Err(too_large());
-            }
-            outcome.cache_hit = true;
-            outcome.notes.extend(a.notes.iter().cloned());
-            return Ok(Reply::Text(a.text.clone()));
+            return kept(&a, outcome);
         }
         by_hash = Some(format!("{hash:?}"));
     }

@@ -1783,3 +1783,77 @@ fn a_walk_through_the_chain_is_answered_from_blocks_prepared_ahead() {
         "{ahead_requests} vs {plain_requests}"
     );
 }
+
+/// A walk's prepared answer stands for its block's number only for a moment
+/// (`memo::READ_HASH_FOR`, 250 ms, in which a walk's request costs the node nothing): a walk
+/// over blocks that each write, the head among those prepared ahead; then anvil's
+/// `anvil_reorg` replaces the head block with one holding another transaction, and the head's
+/// number asked once the moment has passed is the new block's trace, replayed, as anvil's own
+/// debug API answers it.
+#[test]
+fn a_prepared_block_reorged_after_its_moment_is_answered_from_the_new_chain() {
+    let node = anvil::Anvil::start();
+    let c = "0x000000000000000000000000000000000000c0de";
+    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
+    node.rpc(
+        "anvil_setCode",
+        json!([c, "0x36600b57600054600155005b600560005500"]),
+    );
+    let other = node.accounts()[1];
+    for _ in 0..8 {
+        node.send_and_wait(json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}));
+    }
+    let head = node.block_number();
+    let serve = Serve::start(node.url(), &[]);
+    let opts = json!({"tracer": "callTracer"});
+    let ask = |n: u64| serve.result("debug_traceBlockByNumber", json!([format!("{n:#x}"), opts]));
+    // Every block in order (the head's answer kept).
+    let mut before = String::new();
+    for n in 1..=head {
+        before = ask(n);
+    }
+    let walked = serve.log_when(|l| l.matches("debug_traceBlockByNumber").count() as u64 >= head);
+    let lines: Vec<&str> = walked
+        .lines()
+        .filter(|l| l.contains("debug_traceBlockByNumber"))
+        .collect();
+    assert!(
+        lines.last().unwrap().contains("\"cacheHit\":true"),
+        "the head was not prepared ahead\n{walked}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"cacheHit\":true") && l.contains("\"upstreamRequests\":0")),
+        "no prepared block was answered without asking the node\n{walked}"
+    );
+    node.rpc(
+        "anvil_reorg",
+        json!([1, [[{"from": other, "to": c, "gas": "0x20000"}, 0]]]),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let after = ask(head);
+    assert_ne!(after, before);
+    let top_gas_out = |mut v: Value| {
+        // anvil's top frame `gas` is what is left after the intrinsic gas; geth's (and ours)
+        // is the transaction's gas limit.
+        for item in v.as_array_mut().expect("a block's traces") {
+            item["result"].as_object_mut().map(|r| r.remove("gas"));
+        }
+        v
+    };
+    let theirs = node.rpc(
+        "debug_traceBlockByNumber",
+        json!([format!("{head:#x}"), opts]),
+    );
+    assert_eq!(
+        top_gas_out(serde_json::from_str(&after).unwrap()),
+        top_gas_out(theirs)
+    );
+    let log = serve.log_when(|l| l.matches("debug_traceBlockByNumber").count() as u64 > head);
+    let last = log
+        .lines()
+        .rfind(|l| l.contains("debug_traceBlockByNumber"))
+        .unwrap_or_default();
+    assert!(last.contains("\"cacheHit\":false"), "{log}");
+}
