@@ -259,7 +259,10 @@ where
         None => Stretch::new(source, carry),
     };
     let pairs: Vec<_> = prepared.iter().map(|(b, _, env)| (b, env)).collect();
-    let mut first = match stretch.prefetch(&pairs) {
+    let mut first = match stretch
+        .prefetch(&pairs)
+        .and_then(|()| stretch.discover(&pairs))
+    {
         Ok(()) => stretch.passes,
         Err(e) => {
             send(positions.start, Err(e.into()));

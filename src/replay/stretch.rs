@@ -12,7 +12,11 @@
 //!
 //! What a block's transactions obviously touch (senders, recipients, the coinbase, access
 //! lists) is fetched for the whole stretch in one batch before it runs, each block's at its
-//! parent, kept apart, and merged under the carried state just before that block runs.
+//! parent, kept apart, and merged under the carried state just before that block runs. What
+//! their calls read that no look at them shows (computed slots, contracts called in turn) is
+//! then found by running the stretch once, untraced, on a scratch copy of what is known, and
+//! fetched the same way in a second batch ([`Stretch::discover`]): a sequential range then
+//! costs a few round trips a stretch instead of one for each block that reads something new.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +24,7 @@ use alloy_primitives::{address, Address, B256};
 
 use super::driver::Driver;
 use super::remote::BlockReplay;
-use super::EvmEnv;
+use super::{EvmEnv, ReplayError};
 use crate::source::rpc::{obvious_accounts, RpcBlock, RpcSource};
 use crate::source::{Misses, StateSnapshot};
 use crate::trace::TracerSpec;
@@ -150,6 +154,79 @@ impl<'a> Stretch<'a> {
         self.passes += 1;
         for ((n, _, _), s) in wanted.into_iter().zip(states) {
             self.ahead.insert(n, s);
+        }
+        Ok(())
+    }
+
+    /// Finds what the transactions of `blocks` (the stretch's, after [`Stretch::prefetch`])
+    /// read for the first time that no look at them shows (the slots their calls compute, the
+    /// contracts they call) and fetches it in one batch, each block's at its parent, as
+    /// `prefetch` does for what is obvious: otherwise each block that reads something new
+    /// costs a round trip of its own as it runs, which waits behind whatever else the node is
+    /// answering. The blocks run once, untraced, on a scratch copy of what is known before
+    /// the first (each block's writes carried to the next, what is missing read as empty);
+    /// what they read that is missing is what is fetched. A guess: a block that reads
+    /// something else once it runs on the real state fetches that as it runs, as always.
+    pub fn discover(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<(), super::Error> {
+        if !self.carry || blocks.iter().filter(|(b, _)| !b.txs.is_empty()).count() < 2 {
+            return Ok(());
+        }
+        let mut scratch: Option<StateSnapshot> = None;
+        let mut after = self.after;
+        let mut wanted: Vec<(u64, String, Misses)> = Vec::new();
+        for (b, env) in blocks {
+            let n = b.info.number;
+            let continues = follows(after, b);
+            let known = match scratch.take() {
+                Some(s) if continues => s,
+                // The stretch's first block: what is carried to it, if anything.
+                None if continues => self.state.fork(),
+                _ => StateSnapshot::partial(),
+            };
+            let mut known = known;
+            if let Some(a) = self.ahead.get(&n) {
+                known.absorb(a.fork());
+            }
+            if !b.txs.is_empty() {
+                let post = {
+                    let mut db = known.db();
+                    for tx in &b.txs {
+                        // Failures are the guess's: the real run meets its own.
+                        if let Err(e @ (ReplayError::Cancelled | ReplayError::OverBudget)) =
+                            super::apply(&mut db, env, tx)
+                        {
+                            return Err(e.into());
+                        }
+                    }
+                    db.cache
+                };
+                let missed = known.take_misses();
+                known.carry(&post);
+                if !missed.is_empty() {
+                    wanted.push((n, self.source.parent_at(&b.info), missed));
+                }
+            }
+            if b.uncles > 0 {
+                after = None;
+                continue;
+            }
+            known.forget(&changed_after(b));
+            after = Some((n, b.info.hash));
+            scratch = Some(known);
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let asks: Vec<(&str, &Misses)> = wanted.iter().map(|(_, at, m)| (at.as_str(), m)).collect();
+        let states = self.source.fetch_states(&asks)?;
+        self.passes += 1;
+        for ((n, _, _), s) in wanted.into_iter().zip(states) {
+            match self.ahead.get_mut(&n) {
+                Some(a) => a.absorb(s),
+                None => {
+                    self.ahead.insert(n, s);
+                }
+            }
         }
         Ok(())
     }

@@ -233,3 +233,51 @@ fn carried_state_across_empty_blocks_matches_each_block_alone() {
         );
     }
 }
+
+/// Slots no look at a transaction shows (here the slot is the calldata's word) are found for
+/// the whole stretch before it runs: each block of a sequential range writes a slot of its
+/// own, and the range asks the node for them in one batch instead of one round trip per
+/// block as it replays. The traces are each block's own, and the requests (through a
+/// counting proxy) fewer than the blocks.
+#[test]
+fn a_stretch_fetches_the_slots_its_calls_compute_in_one_batch() {
+    let a = anvil::Anvil::start();
+    let c = "0x000000000000000000000000000000000000c0de";
+    // SSTORE(CALLDATALOAD(0), 1)
+    a.rpc("anvil_setCode", serde_json::json!([c, "0x60016000355500"]));
+    let first = a.block_number() + 1;
+    for k in 0..8u64 {
+        a.send_and_wait(serde_json::json!({
+            "to": c,
+            "data": format!("0x{:064x}", 0x100 + k * 7),
+            "gas": "0x20000",
+        }));
+    }
+    let last = a.block_number();
+    assert_eq!(last - first + 1, 8);
+    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    let r = format!("{first}..{last}");
+    let out = range(&p.url, &r, "1");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = p.stats()["requests"].as_u64().unwrap();
+    let by_block = per_block(&out.stdout);
+    assert_eq!(by_block.len(), 8);
+    for (n, lines) in &by_block {
+        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", a.url(), "--json"])
+            .no_cache()
+            .run();
+        assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
+        let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+        assert_eq!(
+            &serde_json::Value::Array(lines.clone()),
+            &alone,
+            "block {n}"
+        );
+    }
+    eprintln!("8 blocks, each writing a slot of its own: {requests} requests");
+    assert!(
+        requests <= 4,
+        "{requests} requests for 8 blocks\n{}",
+        out.stderr
+    );
+}
