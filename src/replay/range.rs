@@ -201,6 +201,44 @@ impl Gate {
     }
 }
 
+/// When a stretch looks for what its calls read that no look at its transactions shows
+/// ([`Stretch::discover`]). Before it runs, while the range's last look found something for a
+/// block after the one it started at; once a look finds nothing, a stretch looks only when one
+/// of its blocks on the carried state still read something new (at the blocks after that one),
+/// and a look that finds something has stretches look before they run again. A look runs the
+/// stretch once more, untraced: on blocks whose reads the carried state already holds it is
+/// CPU for nothing.
+struct Looking {
+    before: std::sync::atomic::AtomicBool,
+}
+
+impl Default for Looking {
+    fn default() -> Self {
+        Looking {
+            before: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+}
+
+impl Looking {
+    /// Whether a stretch looks before it runs.
+    fn before(&self) -> bool {
+        self.before.load(Ordering::Relaxed)
+    }
+
+    /// What a look found: something for a block after the one it started at, or not.
+    fn found(&self, later: bool) {
+        self.before.store(later, Ordering::Relaxed);
+    }
+}
+
+/// What the workers of one range share besides their claims.
+struct Shared {
+    /// Stretches fetching their blocks at once.
+    fetching: Gate,
+    looking: Looking,
+}
+
 /// What a worker runs on each block, and what it needs of the caller's error type.
 pub trait Work<T, E>: Fn(RangeBlock<'_>) -> Result<T, E> + Sync {}
 impl<T, E, F: Fn(RangeBlock<'_>) -> Result<T, E> + Sync> Work<T, E> for F {}
@@ -216,7 +254,7 @@ const MAX_PARKED_ENTRIES: usize = 1 << 16;
 /// and every transaction matched its receipt: the next stretch may start from it.
 fn replay_stretch<T, E>(
     range: &Range<'_>,
-    fetching: &Gate,
+    shared: &Shared,
     positions: std::ops::Range<u64>,
     numbers: &[u64],
     carried: Option<Carried>,
@@ -227,7 +265,7 @@ where
     E: From<SourceError> + From<super::Error>,
 {
     let source = range.source;
-    let fetched = match fetching.through(|| fetch_blocks(source, numbers)) {
+    let fetched = match shared.fetching.through(|| fetch_blocks(source, numbers)) {
         Ok(f) => f,
         Err(e) => {
             send(positions.start, Err(e.into()));
@@ -258,11 +296,26 @@ where
         Some(c) => Stretch::resume(source, c),
         None => Stretch::new(source, carry),
     };
+    let mut receipts_of: Vec<Vec<Value>> = prepared
+        .iter_mut()
+        .map(|(_, r, _)| std::mem::take(r))
+        .collect();
     let pairs: Vec<_> = prepared.iter().map(|(b, _, env)| (b, env)).collect();
-    let mut first = match stretch
-        .prefetch(&pairs)
-        .and_then(|()| stretch.discover(&pairs))
-    {
+    let look = |stretch: &mut Stretch<'_>, from: usize| -> Result<(), super::Error> {
+        let found = stretch.discover(&pairs[from..])?;
+        shared.looking.found(found.later);
+        Ok(())
+    };
+    // Whether the stretch looked already.
+    let mut looked = shared.looking.before();
+    let ready = stretch.prefetch(&pairs).and_then(|()| {
+        if looked {
+            look(&mut stretch, 0)
+        } else {
+            Ok(())
+        }
+    });
+    let mut first = match ready {
         Ok(()) => stretch.passes,
         Err(e) => {
             send(positions.start, Err(e.into()));
@@ -272,20 +325,22 @@ where
     // Whether every transaction so far matched its receipt (a state that departed from the
     // node's is not handed on).
     let mut matched = true;
-    for (pos, (block, receipts, env)) in positions.zip(prepared) {
+    for (i, (pos, &(block, env))) in positions.zip(&pairs).enumerate() {
+        let receipts = std::mem::take(&mut receipts_of[i]);
         let passes = std::mem::take(&mut first);
         let item = if block.txs.is_empty() {
-            stretch.skip_empty(&block);
+            stretch.skip_empty(block);
             work(RangeBlock {
-                block: &block,
+                block,
                 receipts,
-                env: &env,
+                env,
                 replay: None,
                 passes,
                 fetched: fetched_at,
             })
         } else {
-            match stretch.replay(&block, &env, range.spec) {
+            let on_carried = stretch.carries_into(block);
+            match stretch.replay(block, env, range.spec) {
                 Ok(mut r) => {
                     matched &= receipts.len() == r.traces.len()
                         && r.traces.iter().zip(&receipts).all(|(t, rc)| {
@@ -295,14 +350,20 @@ where
                         });
                     let passes = passes + r.passes;
                     let item = work(RangeBlock {
-                        block: &block,
+                        block,
                         receipts,
-                        env: &env,
+                        env,
                         replay: Some(&mut r),
                         passes,
                         fetched: fetched_at,
                     });
-                    stretch.carry_on(&block, &mut r);
+                    stretch.carry_on(block, &mut r);
+                    // A block on the carried state that still read something new: the blocks
+                    // after it likely do too (a failed look leaves them to fetch it as they run).
+                    if on_carried && r.passes > 0 && !looked {
+                        looked = true;
+                        let _ = look(&mut stretch, i + 1);
+                    }
                     item
                 }
                 Err(e) => Err(e.into()),
@@ -359,12 +420,15 @@ where
         parked: None,
     });
     let cond = Condvar::new();
-    let fetching = Gate::new(range.max_fetching.unwrap_or(jobs).max(1));
+    let shared = Shared {
+        fetching: Gate::new(range.max_fetching.unwrap_or(jobs).max(1)),
+        looking: Looking::default(),
+    };
     let (send, recv) = channel::<(u64, Result<T, E>)>();
     std::thread::scope(|s| -> Result<(), E> {
         for _ in 0..jobs {
             let send = send.clone();
-            let (state, cond, fetching) = (&state, &cond, &fetching);
+            let (state, cond, shared) = (&state, &cond, &shared);
             s.spawn(move || {
                 each_worker(&mut || loop {
                     let Some((claimed, numbers, carried)) = claim(range, state, cond, win) else {
@@ -377,7 +441,7 @@ where
                     };
                     let end = claimed.end;
                     let ended_on =
-                        replay_stretch(range, fetching, claimed, &numbers, carried, work, &go_on);
+                        replay_stretch(range, shared, claimed, &numbers, carried, work, &go_on);
                     // Kept for the stretch that starts right after this one, when none has
                     // claimed it yet (stretches claimed side by side each start anew).
                     if let Some(c) = ended_on {
@@ -512,7 +576,20 @@ pub fn segments(numbers: impl Iterator<Item = u64>) -> Vec<(u64, u64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{segments, Blocks};
+    use super::{segments, Blocks, Looking};
+
+    #[test]
+    fn stretches_look_first_while_looks_find_something() {
+        let l = Looking::default();
+        assert!(l.before());
+        l.found(true);
+        assert!(l.before());
+        l.found(false);
+        assert!(!l.before());
+        // A look after a block that read something new found more: looking first again.
+        l.found(true);
+        assert!(l.before());
+    }
 
     #[test]
     fn positions_run_across_segments() {

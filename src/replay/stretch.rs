@@ -54,6 +54,17 @@ pub struct Stretch<'a> {
     after: Option<(u64, Option<B256>)>,
     /// Round trips spent on state.
     pub passes: usize,
+    /// The first block with transactions that [`Stretch::discover`] ran: its state is found
+    /// already, so its traced pass runs first.
+    looked: Option<u64>,
+}
+
+/// What [`Stretch::discover`] found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// Something to fetch for a block after the first with transactions (what the first reads,
+    /// its own run would find in one round trip all the same).
+    pub later: bool,
 }
 
 /// The state a finished stretch carried, and the block it stands after (number, hash): the
@@ -80,6 +91,7 @@ impl<'a> Stretch<'a> {
             ahead: BTreeMap::new(),
             after: None,
             passes: 0,
+            looked: None,
         }
     }
 
@@ -167,13 +179,16 @@ impl<'a> Stretch<'a> {
     /// the first (each block's writes carried to the next, what is missing read as empty);
     /// what they read that is missing is what is fetched. A guess: a block that reads
     /// something else once it runs on the real state fetches that as it runs, as always.
-    pub fn discover(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<(), super::Error> {
+    /// What it found ([`Found`]).
+    pub fn discover(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<Found, super::Error> {
         if !self.carry || blocks.iter().filter(|(b, _)| !b.txs.is_empty()).count() < 2 {
-            return Ok(());
+            return Ok(Found::default());
         }
         let mut scratch: Option<StateSnapshot> = None;
         let mut after = self.after;
         let mut wanted: Vec<(u64, String, Misses)> = Vec::new();
+        // Whether a block after the first with transactions missed something.
+        let mut later = false;
         for (b, env) in blocks {
             let n = b.info.number;
             let continues = follows(after, b);
@@ -202,7 +217,9 @@ impl<'a> Stretch<'a> {
                 };
                 let missed = known.take_misses();
                 known.carry(&post);
+                self.looked.get_or_insert(n);
                 if !missed.is_empty() {
+                    later |= self.looked != Some(n);
                     wanted.push((n, self.source.parent_at(&b.info), missed));
                 }
             }
@@ -215,7 +232,7 @@ impl<'a> Stretch<'a> {
             scratch = Some(known);
         }
         if wanted.is_empty() {
-            return Ok(());
+            return Ok(Found::default());
         }
         let asks: Vec<(&str, &Misses)> = wanted.iter().map(|(_, at, m)| (at.as_str(), m)).collect();
         let states = self.source.fetch_states(&asks)?;
@@ -228,7 +245,12 @@ impl<'a> Stretch<'a> {
                 }
             }
         }
-        Ok(())
+        Ok(Found { later })
+    }
+
+    /// Whether `block` runs on the state carried from the block before.
+    pub fn carries_into(&self, block: &RpcBlock) -> bool {
+        self.carry && follows(self.after, block)
     }
 
     /// Passes over `block`, which has no transactions: the carried state stands after it too,
@@ -265,9 +287,9 @@ impl<'a> Stretch<'a> {
         }
         let parent = self.source.parent_at(&block.info);
         let mut driver = Driver::new(self.source, &parent);
-        // On the state carried from the block before, the block's first pass is its traced
-        // one: what the transactions read is mostly there already.
-        driver.settled = continues;
+        // On the state carried from the block before, or found by `discover`, the block's
+        // first pass is its traced one: what the transactions read is mostly there already.
+        driver.settled = continues || self.looked == Some(n);
         driver.prefetch(&mut snap, &block.txs, env)?;
         let r = super::remote::drive_txs(&mut driver, snap, &block.txs, env, 0, tracer, None)?;
         self.passes += driver.passes;
