@@ -281,3 +281,55 @@ fn a_stretch_fetches_the_slots_its_calls_compute_in_one_batch() {
         out.stderr
     );
 }
+
+/// A range whose first stretch's look finds nothing (plain transfers) stops looking before
+/// each stretch; when a block on the carried state then reads something new (the second
+/// stretch's calls, each writing a slot of its own), the blocks after it are looked at once,
+/// in one batch, instead of one round trip each.
+#[test]
+fn a_block_that_reads_something_new_has_the_rest_of_its_stretch_looked_at() {
+    let a = anvil::Anvil::start();
+    let acc = a.accounts();
+    let c = "0x000000000000000000000000000000000000c0de";
+    // SSTORE(CALLDATALOAD(0), 1)
+    a.rpc("anvil_setCode", serde_json::json!([c, "0x60016000355500"]));
+    let first = a.block_number() + 1;
+    for k in 0..8u64 {
+        a.send_and_wait(serde_json::json!({
+            "from": acc[1], "to": acc[2], "value": anvil::qty(1000 + k as u128), "gas": "0x5208",
+        }));
+    }
+    for k in 0..8u64 {
+        a.send_and_wait(serde_json::json!({
+            "to": c,
+            "data": format!("0x{:064x}", 0x100 + k * 7),
+            "gas": "0x20000",
+        }));
+    }
+    let last = a.block_number();
+    assert_eq!(last - first + 1, 16);
+    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    let out = range(&p.url, &format!("{first}..{last}"), "1");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = p.stats()["requests"].as_u64().unwrap();
+    let by_block = per_block(&out.stdout);
+    assert_eq!(by_block.len(), 16);
+    for (n, lines) in by_block.iter().skip(8) {
+        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", a.url(), "--json"])
+            .no_cache()
+            .run();
+        assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
+        let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+        assert_eq!(
+            &serde_json::Value::Array(lines.clone()),
+            &alone,
+            "block {n}"
+        );
+    }
+    eprintln!("16 blocks, the last 8 each writing a slot of its own: {requests} requests");
+    assert!(
+        requests <= 8,
+        "{requests} requests for 16 blocks\n{}",
+        out.stderr
+    );
+}
