@@ -98,8 +98,14 @@ fn carried_state_gives_what_each_block_alone_gives() {
     assert_eq!(all.code, 0, "{}", all.stderr);
     let by_block = per_block(&all.stdout);
     assert!(by_block.len() >= 6, "{by_block:?}");
-    for (n, lines) in &by_block {
-        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", &s.url, "--json"])
+    each_as_alone(&s.url, &by_block);
+}
+
+/// Each block's lines of a range are the block's own traces (`block N --json`, on the node's
+/// state at its parent, nothing carried).
+fn each_as_alone(url: &str, by_block: &std::collections::BTreeMap<u64, Vec<serde_json::Value>>) {
+    for (n, lines) in by_block {
+        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", url, "--json"])
             .no_cache()
             .run();
         assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
@@ -234,6 +240,35 @@ fn carried_state_across_empty_blocks_matches_each_block_alone() {
     }
 }
 
+/// Sets at 0x…c0de a contract that writes 1 to the slot its calldata names, then mines 8
+/// blocks, each a call of it with a slot of its own.
+fn eight_slot_writes(a: &anvil::Anvil) {
+    let c = "0x000000000000000000000000000000000000c0de";
+    // SSTORE(CALLDATALOAD(0), 1)
+    a.rpc("anvil_setCode", serde_json::json!([c, "0x60016000355500"]));
+    for k in 0..8u64 {
+        a.send_and_wait(serde_json::json!({
+            "to": c,
+            "data": format!("0x{:064x}", 0x100 + k * 7),
+            "gas": "0x20000",
+        }));
+    }
+}
+
+/// A sequential range of the `blocks` blocks from `first` to the node's head, through a
+/// counting proxy: its requests, and its output, checked to be each block's own traces.
+fn counted_range(a: &anvil::Anvil, first: u64, blocks: usize) -> (u64, Out) {
+    let last = a.block_number();
+    let p = crate::proxy::Proxy::start(a.url(), &[]);
+    let out = range(&p.url, &format!("{first}..{last}"), "1");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = p.stats()["requests"].as_u64().unwrap();
+    let by_block = per_block(&out.stdout);
+    assert_eq!(by_block.len(), blocks);
+    each_as_alone(a.url(), &by_block);
+    (requests, out)
+}
+
 /// Slots no look at a transaction shows (here the slot is the calldata's word) are found for
 /// the whole stretch before it runs: each block of a sequential range writes a slot of its
 /// own, and the range asks the node for them in one batch instead of one round trip per
@@ -242,38 +277,9 @@ fn carried_state_across_empty_blocks_matches_each_block_alone() {
 #[test]
 fn a_stretch_fetches_the_slots_its_calls_compute_in_one_batch() {
     let a = anvil::Anvil::start();
-    let c = "0x000000000000000000000000000000000000c0de";
-    // SSTORE(CALLDATALOAD(0), 1)
-    a.rpc("anvil_setCode", serde_json::json!([c, "0x60016000355500"]));
     let first = a.block_number() + 1;
-    for k in 0..8u64 {
-        a.send_and_wait(serde_json::json!({
-            "to": c,
-            "data": format!("0x{:064x}", 0x100 + k * 7),
-            "gas": "0x20000",
-        }));
-    }
-    let last = a.block_number();
-    assert_eq!(last - first + 1, 8);
-    let p = crate::proxy::Proxy::start(a.url(), &[]);
-    let r = format!("{first}..{last}");
-    let out = range(&p.url, &r, "1");
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let requests = p.stats()["requests"].as_u64().unwrap();
-    let by_block = per_block(&out.stdout);
-    assert_eq!(by_block.len(), 8);
-    for (n, lines) in &by_block {
-        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", a.url(), "--json"])
-            .no_cache()
-            .run();
-        assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
-        let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
-        assert_eq!(
-            &serde_json::Value::Array(lines.clone()),
-            &alone,
-            "block {n}"
-        );
-    }
+    eight_slot_writes(&a);
+    let (requests, out) = counted_range(&a, first, 8);
     eprintln!("8 blocks, each writing a slot of its own: {requests} requests");
     assert!(
         requests <= 4,
@@ -290,42 +296,14 @@ fn a_stretch_fetches_the_slots_its_calls_compute_in_one_batch() {
 fn a_block_that_reads_something_new_has_the_rest_of_its_stretch_looked_at() {
     let a = anvil::Anvil::start();
     let acc = a.accounts();
-    let c = "0x000000000000000000000000000000000000c0de";
-    // SSTORE(CALLDATALOAD(0), 1)
-    a.rpc("anvil_setCode", serde_json::json!([c, "0x60016000355500"]));
     let first = a.block_number() + 1;
     for k in 0..8u64 {
         a.send_and_wait(serde_json::json!({
             "from": acc[1], "to": acc[2], "value": anvil::qty(1000 + k as u128), "gas": "0x5208",
         }));
     }
-    for k in 0..8u64 {
-        a.send_and_wait(serde_json::json!({
-            "to": c,
-            "data": format!("0x{:064x}", 0x100 + k * 7),
-            "gas": "0x20000",
-        }));
-    }
-    let last = a.block_number();
-    assert_eq!(last - first + 1, 16);
-    let p = crate::proxy::Proxy::start(a.url(), &[]);
-    let out = range(&p.url, &format!("{first}..{last}"), "1");
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let requests = p.stats()["requests"].as_u64().unwrap();
-    let by_block = per_block(&out.stdout);
-    assert_eq!(by_block.len(), 16);
-    for (n, lines) in by_block.iter().skip(8) {
-        let one = run::cmd(&["block", &n.to_string(), "--rpc-url", a.url(), "--json"])
-            .no_cache()
-            .run();
-        assert_eq!(one.code, 0, "block {n}: {}", one.stderr);
-        let alone: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
-        assert_eq!(
-            &serde_json::Value::Array(lines.clone()),
-            &alone,
-            "block {n}"
-        );
-    }
+    eight_slot_writes(&a);
+    let (requests, out) = counted_range(&a, first, 16);
     eprintln!("16 blocks, the last 8 each writing a slot of its own: {requests} requests");
     assert!(
         requests <= 8,

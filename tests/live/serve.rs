@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use serde_json::{json, Value};
 
 fn tx_json(url: &str, hash: B256, tracer: &[&str]) -> String {
@@ -1605,6 +1605,26 @@ fn a_small_call_is_served(serve: &Serve) {
     assert_eq!(b["result"]["type"], "CALL", "{b}");
 }
 
+/// The contract at 0x…c0de set on `node` (with calldata: SSTORE(0, 5); without:
+/// SSTORE(1, SLOAD(0))), and the account that calls it.
+fn slot_writer(node: &anvil::Anvil) -> (&'static str, Address) {
+    let c = "0x000000000000000000000000000000000000c0de";
+    node.rpc(
+        "anvil_setCode",
+        json!([c, "0x36600b57600054600155005b600560005500"]),
+    );
+    (c, node.accounts()[1])
+}
+
+/// A block's traces without each top frame's `gas`: anvil's is what is left after the
+/// intrinsic gas, geth's (and ours) the transaction's gas limit. Everything else is the same.
+fn top_gas_out(mut v: Value) -> Value {
+    for item in v.as_array_mut().expect("a block's traces") {
+        item["result"].as_object_mut().map(|r| r.remove("gas"));
+    }
+    v
+}
+
 /// A real reorg (anvil's `anvil_reorg`, issue 43): block N is traced twice (the second from
 /// the kept answer), then replaced by a block with another transaction. By number, `serve`
 /// answers the new block's trace, as anvil's own debug API does, never the kept answer of the
@@ -1612,13 +1632,7 @@ fn a_small_call_is_served(serve: &Serve) {
 #[test]
 fn a_reorged_block_is_never_answered_from_the_old_chain() {
     let node = anvil::Anvil::start();
-    let c = "0x000000000000000000000000000000000000c0de";
-    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
-    node.rpc(
-        "anvil_setCode",
-        json!([c, "0x36600b57600054600155005b600560005500"]),
-    );
-    let other = node.accounts()[1];
+    let (c, other) = slot_writer(&node);
     let (old_tx, _) =
         node.send_and_wait(json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}));
     let receipt = node.receipt(old_tx);
@@ -1630,15 +1644,7 @@ fn a_reorged_block_is_never_answered_from_the_old_chain() {
         serve.result("debug_traceBlockByNumber", json!([number, opts])),
         before
     );
-    // anvil's top frame `gas` is what is left after the intrinsic gas; geth's (and ours) is
-    // the transaction's gas limit. Everything else is the same.
     let same = |ours: &str, theirs: Value| {
-        let top_gas_out = |mut v: Value| {
-            for item in v.as_array_mut().expect("a block's traces") {
-                item["result"].as_object_mut().map(|r| r.remove("gas"));
-            }
-            v
-        };
         let ours: Value = serde_json::from_str(ours).unwrap();
         assert_eq!(top_gas_out(ours), top_gas_out(theirs));
     };
@@ -1793,13 +1799,7 @@ fn a_walk_through_the_chain_is_answered_from_blocks_prepared_ahead() {
 #[test]
 fn a_prepared_block_reorged_after_its_moment_is_answered_from_the_new_chain() {
     let node = anvil::Anvil::start();
-    let c = "0x000000000000000000000000000000000000c0de";
-    // With calldata: SSTORE(0, 5). Without: SSTORE(1, SLOAD(0)).
-    node.rpc(
-        "anvil_setCode",
-        json!([c, "0x36600b57600054600155005b600560005500"]),
-    );
-    let other = node.accounts()[1];
+    let (c, other) = slot_writer(&node);
     for _ in 0..8 {
         node.send_and_wait(json!({"from": other, "to": c, "data": "0x01", "gas": "0x20000"}));
     }
@@ -1834,14 +1834,6 @@ fn a_prepared_block_reorged_after_its_moment_is_answered_from_the_new_chain() {
     std::thread::sleep(Duration::from_millis(300));
     let after = ask(head);
     assert_ne!(after, before);
-    let top_gas_out = |mut v: Value| {
-        // anvil's top frame `gas` is what is left after the intrinsic gas; geth's (and ours)
-        // is the transaction's gas limit.
-        for item in v.as_array_mut().expect("a block's traces") {
-            item["result"].as_object_mut().map(|r| r.remove("gas"));
-        }
-        v
-    };
     let theirs = node.rpc(
         "debug_traceBlockByNumber",
         json!([format!("{head:#x}"), opts]),
