@@ -179,7 +179,7 @@ impl<'a> Stretch<'a> {
     /// the first (each block's writes carried to the next, what is missing read as empty);
     /// what they read that is missing is what is fetched. A guess: a block that reads
     /// something else once it runs on the real state fetches that as it runs, as always.
-    /// What it found ([`Found`]).
+    /// Returns what it found ([`Found`]).
     pub fn discover(&mut self, blocks: &[(&RpcBlock, &EvmEnv)]) -> Result<Found, super::Error> {
         if !self.carry || blocks.iter().filter(|(b, _)| !b.txs.is_empty()).count() < 2 {
             return Ok(Found::default());
@@ -192,13 +192,12 @@ impl<'a> Stretch<'a> {
         for (b, env) in blocks {
             let n = b.info.number;
             let continues = follows(after, b);
-            let known = match scratch.take() {
+            let mut known = match scratch.take() {
                 Some(s) if continues => s,
                 // The stretch's first block: what is carried to it, if anything.
                 None if continues => self.state.fork(),
                 _ => StateSnapshot::partial(),
             };
-            let mut known = known;
             if let Some(a) = self.ahead.get(&n) {
                 known.absorb(a.fork());
             }

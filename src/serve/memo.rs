@@ -33,8 +33,8 @@ const MAX_SEEN: usize = 100_000;
 /// block's number: a request for the number within it is answered from the prepared answer
 /// without asking the node for the hash again (one round trip, most of a prepared request's
 /// time). A reorg in between is seen by the requests after it, so an answer outlives one by
-/// this long at most, as if the node had answered that much earlier; no block time of the
-/// chains served is shorter (Arbitrum's 0.25 s, Ethereum's 12 s).
+/// this long at most, as if the node had answered that much earlier: well under a block time
+/// of Ethereum (12 s) or the OP stack (2 s).
 pub const READ_HASH_FOR: Duration = Duration::from_millis(250);
 
 /// Blocks' hashes as preparations read them, remembered up to this many (those older than
