@@ -222,12 +222,7 @@ impl<'a> Stretch<'a> {
                     wanted.push((n, self.source.parent_at(&b.info), missed));
                 }
             }
-            if b.uncles > 0 {
-                after = None;
-                continue;
-            }
-            known.forget(&changed_after(b));
-            after = Some((n, b.info.hash));
+            stand_after(&mut known, &mut after, b);
             scratch = Some(known);
         }
         if wanted.is_empty() {
@@ -307,17 +302,28 @@ impl<'a> Stretch<'a> {
         self.forget_after(block);
     }
 
-    /// Forgets what changes after `block`'s transactions ([`changed_after`]) and marks the
-    /// carried state as standing after it; a block with ommers ends the carrying.
+    /// Forgets what changes after `block`'s transactions and marks the carried state as
+    /// standing after it ([`stand_after`]).
     fn forget_after(&mut self, block: &RpcBlock) {
-        if block.uncles > 0 {
-            self.after = None;
-            self.state = StateSnapshot::partial();
-            return;
-        }
-        self.state.forget(&changed_after(block));
-        self.after = Some((block.info.number, block.info.hash));
+        stand_after(&mut self.state, &mut self.after, block);
     }
+}
+
+/// Moves `state`, with `block`'s transactions run on it, to stand after `block` (`after`):
+/// forgets what changes after the transactions ([`changed_after`]); a block with ommers ends
+/// the carrying (nothing kept, standing after no block).
+fn stand_after(
+    state: &mut StateSnapshot,
+    after: &mut Option<(u64, Option<B256>)>,
+    block: &RpcBlock,
+) {
+    if block.uncles > 0 {
+        *after = None;
+        *state = StateSnapshot::partial();
+        return;
+    }
+    state.forget(&changed_after(block));
+    *after = Some((block.info.number, block.info.hash));
 }
 
 /// Accounts whose state changes between `block`'s last transaction and the next block's first,
