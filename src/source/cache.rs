@@ -289,8 +289,8 @@ pub fn decode(bytes: &[u8]) -> Result<Value, BadEntry> {
 /// Writes `bytes` to a unique temporary file next to `path` (tempfile's `.<name>.XXXXXX.tmp`),
 /// syncs it, and renames it over `path` (`persist`); readers see the old file, no file, or the
 /// whole new one, and a failed write removes its temporary file. The one way the project
-/// writes a file whole or not at all (cache entries, verified ABIs, signatures, bundles, the
-/// `--out` manifest).
+/// writes a file whole or not at all (verified ABIs, signatures, bundles, the `--out`
+/// manifest; cache entries the same way without the sync, `write_unsynced`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_whole(path, bytes, true)
 }
